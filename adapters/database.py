@@ -1,0 +1,920 @@
+"""DatabaseMemoryBackend: the database-adapter SPI (Memory RFC, "Code structure and
+abstraction boundaries").
+
+This class owns every domain rule a database backend needs: async serialization over
+one worker thread, the unit of work, canonical validation of the plan inside the write
+transaction, manifest and entry-reference validation, search-hit filtering through the
+authoritative manifest, admission and RRF. A concrete adapter (SQLite, OceanBase, a third
+party's) implements only the synchronous primitives marked ``abstract`` below: CRUD, the
+head compare-and-swap, schema, transactions and the search-dialect queries. Every
+primitive runs on the worker thread, inside a transaction this class opened.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+
+from powercontext.core import admission, analyzer, canonical, rrf
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    IntegrityError,
+    InvalidCitationError,
+    InvalidInputError,
+    PowerContextError,
+    ProfileMismatchError,
+    RevisionConflictError,
+    WritesPausedError,
+)
+from powercontext.core.models import (
+    ArtifactRef,
+    EmbeddingProfile,
+    EmbeddingVector,
+    MemoryCapabilities,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryManifestEntry,
+    MemoryRevision,
+    MemoryRevisionChanges,
+    MemorySearchRequest,
+    MemorySearchResult,
+    Source,
+)
+from powercontext.core.plan import MemoryPlan, ProjectionRow
+from powercontext.core.vectors import check_vector
+
+__all__ = [
+    "MEMORY_FAMILY",
+    "Candidate",
+    "DatabaseMemoryBackend",
+    "DatabaseUnitOfWork",
+    "RevisionRow",
+    "VectorRow",
+    "check_vector",
+]
+
+MEMORY_FAMILY = "memory"
+T = TypeVar("T")
+_MANIFEST_CACHE_SIZE = 64
+
+
+@attrs.frozen
+class RevisionRow:
+    """One ``artifact_revisions`` row. ``content`` holds the canonical RFC 8785 bytes of
+    the MemoryContent (an adapter may store them in any encoding that gives these bytes
+    back); ``lineage`` the canonical bytes of the RevisionLineage."""
+
+    artifact_id: str
+    revision: int
+    family: str
+    content: bytes
+    content_hash: str
+    lineage: bytes
+
+
+@attrs.frozen
+class VectorRow:
+    """A vector projection to write beside a head row."""
+
+    embedding_content_hash: str
+    vector: EmbeddingVector
+
+
+@attrs.frozen
+class Candidate:
+    """A search candidate read from the projection (not yet trusted)."""
+
+    artifact_id: str
+    entry_id: str
+    entry_version_id: str
+    entry_content_hash: str
+    searchable_text: str
+    distance: float | None = None
+
+
+@attrs.define
+class _ParsedRevision:
+    revision: MemoryRevision
+    by_entry: dict[str, MemoryManifestEntry]
+
+
+class DatabaseMemoryBackend(abc.ABC):
+    """Base class of SQL backends; implements :class:`powercontext.ports.MemoryBackend`.
+
+    ``profile`` is the deployment's fixed embedding profile (None: no vector
+    infrastructure). The first open of a database stores the profile; a later open with
+    another profile raises :class:`ProfileMismatchError`. ``model`` is the query-time
+    EmbeddingModel used only to decide ``capabilities()``; embeddings themselves are
+    computed by the service outside the transaction.
+    """
+
+    #: Candidate budget per channel (Memory RFC: max(limit * 4, 32)).
+    @staticmethod
+    def candidate_budget(limit: int) -> int:
+        return max(limit * 4, 32)
+
+    def __init__(self, *, profile: EmbeddingProfile | None = None) -> None:
+        self._profile = profile
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._open_lock = threading.Lock()
+        self._opened = False
+        self._db_caps: MemoryCapabilities | None = None
+        self._manifest_cache: OrderedDict[tuple[str, int], _ParsedRevision] = OrderedDict()
+        self._complete_cache: dict[tuple[str, int], bool] = {}
+        self._cache_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ primitives
+    # Everything below until "shared logic" is what a concrete adapter implements.
+
+    @abc.abstractmethod
+    def _open_sync(self) -> MemoryCapabilities:
+        """Connect, create the schema when missing, run the startup probes, and report
+        what the database can do (fts, vector infrastructure for ``self._profile``)."""
+
+    @abc.abstractmethod
+    def _close_sync(self) -> None:
+        """Close the connection (idempotent)."""
+
+    @abc.abstractmethod
+    def _begin_sync(self, write: bool) -> None:
+        """Start a transaction: a write one takes the database's write lock (SQLite
+        ``BEGIN IMMEDIATE``); a read one gives one consistent snapshot."""
+
+    @abc.abstractmethod
+    def _commit_sync(self) -> None:
+        """COMMIT durably."""
+
+    @abc.abstractmethod
+    def _rollback_sync(self) -> None:
+        """ROLLBACK; must not raise when no transaction is open."""
+
+    @abc.abstractmethod
+    def _database_error(self, exc: BaseException) -> PowerContextError | None:
+        """Map a driver exception to a typed error (a unique-key violation on a revision
+        or head to RevisionConflictError, ...), or None when it is not a known case."""
+
+    @abc.abstractmethod
+    def _meta_get_sync(self, key: str) -> str | None:
+        """A value of the deployment metadata table (profile, analyzer, write pause)."""
+
+    @abc.abstractmethod
+    def _meta_set_sync(self, key: str, value: str | None) -> None:
+        """Set (or with None delete) a metadata value."""
+
+    @abc.abstractmethod
+    def _head_sync(self, artifact_id: str) -> int | None:
+        """The current head revision of an Artifact, or None."""
+
+    @abc.abstractmethod
+    def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
+        """Revision rows with ``after < revision <= upto`` in ascending order."""
+
+    @abc.abstractmethod
+    def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
+        """The stored entry versions with these ids (missing ids are left out)."""
+
+    @abc.abstractmethod
+    def _insert_revision_sync(self, row: RevisionRow) -> None:
+        """Insert one Revision row; a duplicate key raises the driver's error."""
+
+    @abc.abstractmethod
+    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
+        """Create the head row of a new Artifact; a duplicate raises the driver's error."""
+
+    @abc.abstractmethod
+    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
+        """``UPDATE artifact_heads SET revision = :revision WHERE artifact_id = :id AND
+        revision = :base``; True when exactly one row matched."""
+
+    @abc.abstractmethod
+    def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
+        """Insert immutable entry versions."""
+
+    @abc.abstractmethod
+    def _delete_projections_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
+        """Delete the head rows of these entries with their FTS and vector rows."""
+
+    @abc.abstractmethod
+    def _insert_projections_sync(
+        self,
+        artifact_id: str,
+        head_revision: int,
+        rows: Sequence[ProjectionRow],
+        vectors: Sequence[VectorRow | None],
+    ) -> None:
+        """Insert head rows (the entries have none at this point) with FTS rows and,
+        where ``vectors[i]`` is not None, the vector projection."""
+
+    @abc.abstractmethod
+    def _fts_candidates_sync(
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+    ) -> list[Candidate]:
+        """Up to ``limit`` head rows of these Memories matching any of ``terms`` (Analyzer
+        v1 tokens, to be quoted, never raw syntax), best first, filtered by Memory
+        inside the index."""
+
+    def _vector_candidates_sync(
+        self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
+    ) -> list[Candidate]:
+        """Up to ``limit`` nearest head rows by L2 with ``distance`` set, filtered by
+        Memory inside the KNN scan."""
+        raise CapabilityNotSupportedError("this backend has no vector search")
+
+    def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
+        """For every head row of the Memory: (entry_content_hash, embedding_content_hash
+        or None when the vector or its metadata is missing)."""
+        raise CapabilityNotSupportedError("this backend has no vector search")
+
+    @abc.abstractmethod
+    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
+        """Insert Sources not yet stored; return each one's journal position."""
+
+    @abc.abstractmethod
+    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
+        """Stored Sources with their journal positions (missing ids left out)."""
+
+    @abc.abstractmethod
+    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
+        """Sources after a journal position, ascending."""
+
+    # ------------------------------------------------------------------ shared logic
+
+    @property
+    def profile(self) -> EmbeddingProfile | None:
+        return self._profile
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=type(self).__name__
+            )
+        return await loop.run_in_executor(self._executor, self._guarded, fn, args)
+
+    def _guarded(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        self._ensure_open_sync()
+        return fn(*args)
+
+    def _ensure_open_sync(self) -> None:
+        with self._open_lock:
+            if not self._opened:
+                self._db_caps = self._open_sync()
+                self._check_profile_sync()
+                self._opened = True
+
+    def _check_profile_sync(self) -> None:
+        stored = self._meta_get_sync("embedding_profile")
+        if self._profile is None:
+            if stored is not None:
+                # Opening without a profile still works for fts and authoritative reads.
+                self._profile = _profile_from_json(stored)
+                self._db_caps = attrs.evolve(
+                    self._db_caps or MemoryCapabilities(True, False, False, None),
+                    embedding_profile=self._profile,
+                )
+            return
+        wanted = canonical.canonical_dumps(self._profile).decode()
+        if stored is None:
+            self._begin_sync(True)
+            try:
+                self._meta_set_sync("embedding_profile", wanted)
+                self._commit_sync()
+            except BaseException:
+                self._rollback_sync()
+                raise
+        elif stored != wanted:
+            raise ProfileMismatchError(
+                f"this database was created with embedding profile {stored}; "
+                f"refusing to open it with {wanted} (a new profile needs "
+                "`powercontext memory rebuild --profile ...`)"
+            )
+
+    def _in_tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        self._begin_sync(write)
+        try:
+            result = fn(*args)
+            self._commit_sync()
+            return result
+        except BaseException as exc:
+            self._rollback_sync()
+            mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
+            if mapped is not None:
+                raise mapped from exc
+            raise
+
+    async def open(self) -> None:
+        """Open the database now (otherwise the first call does)."""
+        await self._run(lambda: None)
+
+    async def close(self) -> None:
+        if self._executor is None:
+            return
+        executor = self._executor
+        if self._opened:
+            await asyncio.get_running_loop().run_in_executor(executor, self._close_sync)
+        self._opened = False
+        self._executor = None
+        executor.shutdown(wait=True)
+
+    def close_sync(self) -> None:
+        """Close from synchronous code (e.g. after ``asyncio.run``)."""
+        if self._executor is not None:
+            self._executor.submit(self._close_sync).result()
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        self._opened = False
+
+    async def capabilities(self) -> MemoryCapabilities:
+        """Database capabilities from the startup probes (the model is the service's)."""
+        await self._run(lambda: None)
+        assert self._db_caps is not None
+        return self._db_caps
+
+    # -- reads ------------------------------------------------------------------
+
+    def _parsed_sync(self, artifact_id: str, revision: int) -> _ParsedRevision:
+        key = (artifact_id, revision)
+        with self._cache_lock:
+            hit = self._manifest_cache.get(key)
+            if hit is not None:
+                self._manifest_cache.move_to_end(key)
+                return hit
+        rows = self._revision_rows_sync(artifact_id, revision - 1, revision)
+        if not rows:
+            raise ArtifactNotFoundError(f"no Revision {revision} of Artifact {artifact_id!r}")
+        parsed = self._parse_row(rows[0])
+        with self._cache_lock:
+            self._manifest_cache[key] = parsed
+            while len(self._manifest_cache) > _MANIFEST_CACHE_SIZE:
+                self._manifest_cache.popitem(last=False)
+        return parsed
+
+    @staticmethod
+    def _parse_row(row: RevisionRow) -> _ParsedRevision:
+        if row.family != MEMORY_FAMILY:
+            raise ArtifactNotFoundError(
+                f"Artifact {row.artifact_id!r} is a {row.family!r} Artifact, not a Memory"
+            )
+        if canonical.artifact_content_hash(row.content) != row.content_hash:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
+                "match its content hash"
+            )
+        content = canonical.parse_content(row.content)
+        if canonical.content_bytes(content) != row.content:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: content is not canonical"
+            )
+        revision = MemoryRevision(
+            ArtifactRef(row.artifact_id, row.revision),
+            content,
+            row.content_hash,
+            canonical.parse_lineage(row.lineage),
+        )
+        return _ParsedRevision(revision, {e.entry_id: e for e in content.manifest.entries})
+
+    def _require_head_sync(self, ref: ArtifactRef) -> int:
+        head = self._head_sync(ref.artifact_id)
+        if head is None:
+            raise ArtifactNotFoundError(f"no Memory Artifact {ref.artifact_id!r}")
+        return head
+
+    def _load_revision_sync(self, ref: ArtifactRef) -> MemoryRevision:
+        head = self._require_head_sync(ref)
+        if not 1 <= ref.revision <= head:
+            raise ArtifactNotFoundError(
+                f"Memory {ref.artifact_id!r} has Revisions 1..{head}; {ref.revision} is not one"
+            )
+        return self._parsed_sync(ref.artifact_id, ref.revision).revision
+
+    async def head(self, artifact_id: str) -> ArtifactRef | None:
+        """The current head ArtifactRef of a Memory, or None when it does not exist."""
+        rev = await self._run(self._in_tx, False, self._head_sync, artifact_id)
+        return None if rev is None else ArtifactRef(artifact_id, rev)
+
+    async def load_revision(self, ref: ArtifactRef) -> MemoryRevision:
+        """The validated Revision (hash and canonical bytes checked). ArtifactNotFoundError."""
+        return await self._run(self._in_tx, False, self._load_revision_sync, ref)
+
+    def _versions_checked_sync(
+        self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]
+    ) -> dict[str, MemoryEntryVersion]:
+        wanted = {}
+        for entry_id in entry_ids:
+            item = manifest.get(entry_id)
+            if item is None:
+                raise ArtifactNotFoundError(f"no entry {entry_id!r} in this Revision")
+            wanted[item.entry_version_id] = item
+        found = {v.entry_version_id: v for v in self._entry_versions_sync(list(wanted))}
+        out: dict[str, MemoryEntryVersion] = {}
+        for version_id, item in wanted.items():
+            v = found.get(version_id)
+            if v is None:
+                raise IntegrityError(f"entry version {version_id!r} of the manifest is missing")
+            _check_version_matches(v, item)
+            out[item.entry_id] = v
+        return out
+
+    def _load_entry_versions_sync(
+        self, ref: ArtifactRef, entry_ids: Sequence[str] | None
+    ) -> dict[str, MemoryEntryVersion]:
+        rev = self._load_revision_sync(ref)
+        manifest = self._parsed_sync(ref.artifact_id, ref.revision).by_entry
+        ids = [e.entry_id for e in rev.content.manifest.entries] if entry_ids is None else entry_ids
+        return self._versions_checked_sync(manifest, ids)
+
+    async def load_entry_versions(
+        self, ref: ArtifactRef, entry_ids: Sequence[str] | None = None
+    ) -> dict[str, MemoryEntryVersion]:
+        """Versions the manifest of ``ref`` points to, by entry_id, each hash-checked."""
+        return await self._run(self._in_tx, False, self._load_entry_versions_sync, ref, entry_ids)
+
+    def _changes_sync(
+        self, memory: ArtifactRef, since_revision: int | None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        self._load_revision_sync(memory)  # target exists and is at most the head
+        if since_revision is None:
+            after = memory.revision - 1
+        else:
+            if isinstance(since_revision, bool) or not isinstance(since_revision, int):
+                raise InvalidInputError("since_revision", "must be an integer")
+            if since_revision < 0:
+                raise InvalidInputError("since_revision", "must be 0 or a positive Revision")
+            if since_revision > memory.revision:
+                raise InvalidInputError(
+                    "since_revision",
+                    f"{since_revision} is after the target Revision {memory.revision}",
+                )
+            after = since_revision
+        rows = self._revision_rows_sync(memory.artifact_id, after, memory.revision)
+        out = []
+        for row in rows:
+            parsed = self._parse_row(row)
+            out.append(MemoryRevisionChanges(parsed.revision.ref, parsed.revision.content.changes))
+        if len(out) != memory.revision - after:
+            raise IntegrityError(f"Revision history of {memory.artifact_id!r} has gaps")
+        return tuple(out)
+
+    async def changes(
+        self, memory: ArtifactRef, since_revision: int | None = None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        """Memory RFC, "changes()": per-Revision changes after ``since_revision``
+        (exclusive; 0 = the whole history; None = the target Revision only), ascending.
+        ArtifactNotFoundError for an unknown Artifact or Revision; ValueError for a
+        negative or too-large ``since_revision``."""
+        return await self._run(self._in_tx, False, self._changes_sync, memory, since_revision)
+
+    def _expand_sync(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
+        out = []
+        for hit in hits:
+            try:
+                self._load_revision_sync(hit.memory_ref)
+            except ArtifactNotFoundError as exc:
+                raise InvalidCitationError(f"citation names no stored Revision: {exc}") from exc
+            manifest = self._parsed_sync(hit.memory_ref.artifact_id, hit.memory_ref.revision)
+            item = manifest.by_entry.get(hit.entry_id)
+            if item is None or item.entry_version_id != hit.entry_version_id:
+                raise InvalidCitationError(
+                    f"Revision {hit.memory_ref.revision} of {hit.memory_ref.artifact_id!r} "
+                    f"does not hold entry {hit.entry_id!r} at version {hit.entry_version_id!r}"
+                )
+            found = self._entry_versions_sync([hit.entry_version_id])
+            if not found:
+                raise InvalidCitationError(f"entry version {hit.entry_version_id!r} is missing")
+            v = found[0]
+            try:
+                _check_version_matches(v, item)
+            except IntegrityError as exc:
+                raise InvalidCitationError(str(exc)) from exc
+            if v.memory_artifact_id != hit.memory_ref.artifact_id:
+                raise InvalidCitationError("entry version belongs to another Memory")
+            out.append(v)
+        return tuple(out)
+
+    async def expand(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
+        """Memory RFC, "expand()": the exact versions the anchors name, after checking
+        id, version id, content hash and canonical bytes. InvalidCitationError."""
+        return await self._run(self._in_tx, False, self._expand_sync, hits)
+
+    # -- sources ------------------------------------------------------------------
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """Persist Sources atomically; identical ones are kept once. ValueError for a
+        different Source under an existing id or a Source whose hash is wrong."""
+        for s in sources:
+            canonical.check_id(s.source_id, "source_id")
+            if canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata) != s.content_hash:
+                raise InvalidInputError("source.content_hash",
+                                        f"does not match the content of {s.source_id!r}")
+        return tuple(await self._run(self._in_tx, True, self._put_sources_checked, list(sources)))
+
+    def _put_sources_checked(self, sources: list[Source]) -> list[int]:
+        existing = dict((s.source_id, s) for _, s in self._get_sources_sync(
+            [s.source_id for s in sources]))
+        for s in sources:
+            old = existing.get(s.source_id)
+            if old is not None and old != s:
+                raise InvalidInputError(
+                    "source_id", f"{s.source_id!r} is already stored with other content"
+                )
+        return self._put_sources_sync(sources)
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        rows = dict((s.source_id, s) for _, s in
+                    await self._run(self._in_tx, False, self._get_sources_sync, list(source_ids)))
+        missing = [i for i in source_ids if i not in rows]
+        if missing:
+            raise ArtifactNotFoundError(f"no stored Source {missing[0]!r}")
+        return tuple(rows[i] for i in source_ids)
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        return tuple(await self._run(self._in_tx, False, self._journal_sync, after, limit))
+
+    # -- writes -----------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def begin(self) -> AsyncIterator[DatabaseUnitOfWork]:
+        """A unit of work; its ``commit`` runs the whole transaction in one worker call."""
+        uow = DatabaseUnitOfWork(self)
+        try:
+            yield uow
+        finally:
+            await uow.rollback()
+
+    def _commit_plan_sync(
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None
+    ) -> ArtifactRef:
+        self._begin_sync(True)
+        try:
+            if self._meta_get_sync("writes_paused"):
+                raise WritesPausedError("writes are paused by an offline rebuild; retry later")
+            ref = self._apply_plan_sync(plan, vectors or {})
+            self._commit_sync()
+        except BaseException as exc:
+            self._rollback_sync()
+            mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
+            if mapped is not None:
+                raise mapped from exc
+            raise
+        self._invalidate(plan.artifact_id)
+        return ref
+
+    def _invalidate(self, artifact_id: str) -> None:
+        with self._cache_lock:
+            for key in [k for k in self._complete_cache if k[0] == artifact_id]:
+                del self._complete_cache[key]
+
+    def _apply_plan_sync(self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector]) -> ArtifactRef:
+        # 1. head compare-and-swap precondition and base manifest
+        head = self._head_sync(plan.artifact_id)
+        base_manifest: dict[str, MemoryManifestEntry] = {}
+        if plan.base is None:
+            if head is not None:
+                raise RevisionConflictError(f"Memory {plan.artifact_id!r} already exists")
+            if plan.revision != 1:
+                raise InvalidInputError("plan.revision", "a new Memory starts at Revision 1")
+        else:
+            if plan.base.artifact_id != plan.artifact_id or plan.revision != plan.base.revision + 1:
+                raise InvalidInputError("plan", "revision must be base.revision + 1")
+            if head is None:
+                raise ArtifactNotFoundError(f"no Memory Artifact {plan.artifact_id!r}")
+            if head != plan.base.revision:
+                raise RevisionConflictError(
+                    f"Memory {plan.artifact_id!r} is at Revision {head}, not {plan.base.revision}"
+                )
+            base_manifest = self._parsed_sync(plan.artifact_id, plan.base.revision).by_entry
+        # 2. canonical validation of the planned content
+        self._validate_plan_sync(plan, base_manifest)
+        # 3. evidence exists exactly as cited
+        self._validate_evidence_sync(plan)
+        # 4. Revision, head CAS, versions
+        self._insert_revision_sync(
+            RevisionRow(plan.artifact_id, plan.revision, MEMORY_FAMILY, plan.content_bytes,
+                        plan.content_hash, canonical.lineage_bytes(plan.lineage))
+        )
+        if plan.base is None:
+            self._insert_head_sync(plan.artifact_id, plan.revision)
+        elif not self._cas_head_sync(plan.artifact_id, plan.base.revision, plan.revision):
+            raise RevisionConflictError(
+                f"Memory {plan.artifact_id!r} moved past Revision {plan.base.revision}"
+            )
+        if plan.new_versions:
+            self._insert_entry_versions_sync(plan.new_versions)
+        # 5. projections: only what changed
+        touched = list(plan.deletes) + [r.entry_id for r in plan.upserts]
+        if touched:
+            self._delete_projections_sync(plan.artifact_id, touched)
+        if plan.upserts:
+            self._insert_projections_sync(
+                plan.artifact_id, plan.revision, plan.upserts,
+                [self._vector_row(r, vectors) for r in plan.upserts],
+            )
+        return plan.ref
+
+    def _vector_row(self, row: ProjectionRow, vectors: dict[str, EmbeddingVector]) -> VectorRow | None:
+        vec = vectors.get(row.entry_version_id)
+        if vec is None:
+            return None
+        if self._profile is None or not (self._db_caps and self._db_caps.vector):
+            raise CapabilityNotSupportedError("vectors given but this database has no vector projection")
+        check_vector(vec, self._profile)
+        return VectorRow(canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec)
+
+    def _validate_plan_sync(self, plan: MemoryPlan, base: dict[str, MemoryManifestEntry]) -> None:
+        content = plan.content
+        if canonical.content_bytes(content) != plan.content_bytes:
+            raise InvalidInputError("plan.content_bytes", "are not the canonical bytes of content")
+        if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
+            raise InvalidInputError("plan.content_hash", "does not match the content")
+        if not content.changes:
+            raise InvalidInputError("plan.changes", "a Revision must change something")
+        entries = content.manifest.entries
+        keys = [e.entry_id.encode() for e in entries]
+        if keys != sorted(keys) or len(set(keys)) != len(keys):
+            raise InvalidInputError("manifest", "entries must be sorted by UTF-8 entry_id and unique")
+        ckeys = [c.entry_id.encode() for c in content.changes]
+        if ckeys != sorted(ckeys) or len(set(ckeys)) != len(ckeys):
+            raise InvalidInputError("changes", "must be sorted by UTF-8 entry_id, one per entry")
+        new = {v.entry_version_id: v for v in plan.new_versions}
+        manifest = {e.entry_id: e for e in entries}
+        changed = {c.entry_id: c for c in content.changes}
+        # Every entry of the base stays; unchanged ones stay exactly as they were.
+        for entry_id, old in base.items():
+            item = manifest.get(entry_id)
+            if item is None:
+                raise InvalidInputError("manifest", f"entry {entry_id!r} was dropped")
+            if entry_id not in changed and item != old:
+                raise InvalidInputError("manifest", f"entry {entry_id!r} changed without a change")
+        for entry_id, change in changed.items():
+            item = manifest.get(entry_id)
+            old = base.get(entry_id)
+            if item is None:
+                raise InvalidInputError("changes", f"entry {entry_id!r} is not in the manifest")
+            _check_change(change, old, item, new)
+        # New versions: exactly the ones the add/revise changes name, chained correctly.
+        named = {c.to_entry_version_id for c in content.changes if c.op in ("add", "revise")}
+        if set(new) != named:
+            raise InvalidInputError("plan.new_versions", "must be exactly the added and revised versions")
+        predecessors = {v.previous_version_id for v in new.values() if v.previous_version_id}
+        stored_prev = {v.entry_version_id: v for v in self._entry_versions_sync(list(predecessors))}
+        clash = self._entry_versions_sync(list(new))
+        if clash:
+            raise RevisionConflictError(f"entry version id {clash[0].entry_version_id!r} exists")
+        for v in new.values():
+            if v.memory_artifact_id != plan.artifact_id or v.created_in_revision != plan.revision:
+                raise InvalidInputError("entry_version", "belongs to another Memory or Revision")
+            if not canonical.version_hash_ok(v):
+                raise InvalidInputError("entry_version.entry_content_hash", "does not match content")
+            if v.previous_version_id is None:
+                if v.version != 1 or v.entry_id in base:
+                    raise InvalidInputError("entry_version", "a first version is 1 of a new entry")
+            else:
+                prev = stored_prev.get(v.previous_version_id)
+                old = base.get(v.entry_id)
+                if (prev is None or old is None or old.entry_version_id != prev.entry_version_id
+                        or prev.entry_id != v.entry_id
+                        or prev.memory_artifact_id != v.memory_artifact_id
+                        or v.version != prev.version + 1):
+                    raise InvalidInputError(
+                        "entry_version.previous_version_id",
+                        "must be the version of the same entry in the base manifest",
+                    )
+                if not set(prev.sources) <= set(v.sources) or not set(prev.artifacts) <= set(v.artifacts):
+                    raise InvalidInputError("entry_version", "a revision keeps its predecessor's evidence")
+        # Projection rows: exactly the active entries that were added, revised or reactivated.
+        want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
+        want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
+        if {r.entry_id for r in plan.upserts} != want_up or set(plan.deletes) != want_del:
+            raise InvalidInputError("plan.projection", "must cover exactly the changed entries")
+        for r in plan.upserts:
+            item = manifest[r.entry_id]
+            if (item.entry_version_id, item.entry_content_hash) != (r.entry_version_id, r.entry_content_hash):
+                raise InvalidInputError("plan.projection", f"row of {r.entry_id!r} is not the manifest's")
+            if r.searchable_text != analyzer.searchable_text(r.text):
+                raise InvalidInputError("plan.projection", "searchable_text is not Analyzer v1 output")
+        # reactivated versions exist and match the manifest
+        reactivated = [manifest[c.entry_id] for c in content.changes if c.op == "reactivate"]
+        if reactivated:
+            found = {v.entry_version_id: v for v in self._entry_versions_sync(
+                [i.entry_version_id for i in reactivated])}
+            for item in reactivated:
+                v = found.get(item.entry_version_id)
+                if v is None:
+                    raise IntegrityError(f"entry version {item.entry_version_id!r} is missing")
+                _check_version_matches(v, item)
+        for r in plan.upserts:
+            src = new.get(r.entry_version_id)
+            if src is not None and src.text != r.text:
+                raise InvalidInputError("plan.projection", "text differs from the entry version")
+
+    def _validate_evidence_sync(self, plan: MemoryPlan) -> None:
+        lineage_sources = set(plan.lineage.sources)
+        lineage_artifacts = set(plan.lineage.artifacts)
+        if lineage_sources:
+            stored = {s.source_id: s.content_hash for _, s in
+                      self._get_sources_sync([r.source_id for r in lineage_sources])}
+            for r in lineage_sources:
+                if stored.get(r.source_id) != r.content_hash:
+                    raise InvalidInputError(
+                        "sources", f"Source {r.source_id!r} is not stored with that content"
+                    )
+        for a in lineage_artifacts:
+            rows = self._revision_rows_sync(a.artifact_id, a.revision - 1, a.revision)
+            if not rows:
+                raise InvalidInputError("artifacts", f"no stored Artifact Revision {a}")
+        for v in plan.new_versions:
+            # entry evidence: operation evidence plus, for a revision, the predecessor's
+            extra_s = set(v.sources) - lineage_sources
+            extra_a = set(v.artifacts) - lineage_artifacts
+            if extra_s or extra_a:
+                prev = (self._entry_versions_sync([v.previous_version_id])
+                        if v.previous_version_id else [])
+                if not prev or not extra_s <= set(prev[0].sources) or not extra_a <= set(prev[0].artifacts):
+                    raise InvalidInputError(
+                        "entry.sources", "cites evidence outside the operation and its predecessor"
+                    )
+
+    # -- search ---------------------------------------------------------------------
+
+    def _complete_sync(self, artifact_id: str, revision: int) -> bool:
+        key = (artifact_id, revision)
+        with self._cache_lock:
+            if key in self._complete_cache:
+                return self._complete_cache[key]
+        assert self._profile is not None
+        profile = self._profile
+        ok = all(
+            emb is not None and emb == canonical.embedding_content_hash(profile, h)
+            for h, emb in self._vector_projection_sync(artifact_id)
+        )
+        with self._cache_lock:
+            self._complete_cache[key] = ok
+        return ok
+
+    def _vector_ready_sync(self, memories: Sequence[ArtifactRef]) -> str | None:
+        """None when vector search can run on every Memory, else the reason it cannot."""
+        if self._profile is None or not (self._db_caps and self._db_caps.vector):
+            return "the database has no vector projection"
+        for m in memories:
+            if not self._complete_sync(m.artifact_id, m.revision):
+                return f"the vector projection of Memory {m.artifact_id!r} is incomplete"
+        return None
+
+    def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
+        manifests: dict[str, _ParsedRevision] = {}
+        for m in request.memories:
+            head = self._require_head_sync(m)
+            if head != m.revision:
+                raise CapabilityNotSupportedError(
+                    f"search needs current heads: Memory {m.artifact_id!r} is at Revision "
+                    f"{head}, not {m.revision}"
+                )
+            manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, m.revision)
+        mode = request.mode
+        if mode == "auto":
+            ready = request.query_vector is not None and self._vector_ready_sync(request.memories) is None
+            mode = "hybrid" if ready else "fts"
+        elif mode in ("vector", "hybrid"):
+            if request.query_vector is None:
+                raise CapabilityNotSupportedError(f"{mode} search needs an embedding model")
+            reason = self._vector_ready_sync(request.memories)
+            if reason is not None:
+                raise CapabilityNotSupportedError(f"{mode} search is unavailable: {reason}")
+        budget = self.candidate_budget(request.limit)
+        ids = sorted(manifests)
+        channels: dict[str, list[tuple[str, str, str]]] = {}
+        if mode in ("fts", "hybrid"):
+            terms = analyzer.query_terms(request.query)
+            admitted = []
+            if terms:
+                for c in self._fts_candidates_sync(ids, terms, budget):
+                    if self._trusted(c, manifests) and admission.fts_admits(
+                        terms, c.searchable_text.split()
+                    ):
+                        admitted.append((c.artifact_id, c.entry_id, c.entry_version_id))
+            channels["fts"] = admitted
+        if mode in ("vector", "hybrid"):
+            assert request.query_vector is not None and self._profile is not None
+            check_vector(request.query_vector, self._profile)
+            admitted = []
+            for c in self._vector_candidates_sync(ids, request.query_vector, budget):
+                if (c.distance is not None and self._trusted(c, manifests)
+                        and admission.vector_admits(c.distance)):
+                    admitted.append((c.artifact_id, c.entry_id, c.entry_version_id))
+            channels["vector"] = admitted
+        fused = rrf.fuse(channels)
+        hits: list[MemoryHit] = []
+        window = fused[: request.limit * 2 + 8]
+        versions = {v.entry_version_id: v for v in self._entry_versions_sync([f.key[2] for f in window])}
+        for f in fused:
+            if len(hits) >= request.limit:
+                break
+            v = versions.get(f.key[2])
+            if v is None:
+                more = self._entry_versions_sync([f.key[2]])
+                v = more[0] if more else None
+            item = manifests[f.key[0]].by_entry[f.key[1]]
+            if v is None or v.entry_id != f.key[1] or v.memory_artifact_id != f.key[0]:
+                continue
+            try:
+                _check_version_matches(v, item)
+            except IntegrityError:
+                continue
+            hits.append(MemoryHit(manifests[f.key[0]].revision.ref, v.entry_id,
+                                  v.entry_version_id, v.text, f.score,
+                                  tuple(f.matched_by), v.kind))  # type: ignore[arg-type]
+        return MemorySearchResult(tuple(hits), mode)
+
+    @staticmethod
+    def _trusted(c: Candidate, manifests: dict[str, _ParsedRevision]) -> bool:
+        parsed = manifests.get(c.artifact_id)
+        item = parsed.by_entry.get(c.entry_id) if parsed else None
+        return (item is not None and item.state == "active"
+                and item.entry_version_id == c.entry_version_id
+                and item.entry_content_hash == c.entry_content_hash)
+
+    async def search(self, request: MemorySearchRequest) -> MemorySearchResult:
+        """Memory RFC, "Search and reads": one read transaction; only active entries of
+        the current heads, re-checked against the manifest; admission then RRF.
+        CapabilityNotSupportedError for a non-head ref or an unservable mode."""
+        return await self._run(self._in_tx, False, self._search_sync, request)
+
+
+class DatabaseUnitOfWork:
+    """The unit of work of :class:`DatabaseMemoryBackend`. ``commit`` is all-or-nothing."""
+
+    def __init__(self, backend: DatabaseMemoryBackend) -> None:
+        self._backend = backend
+        self._done = False
+
+    async def commit(
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None
+    ) -> ArtifactRef:
+        if self._done:
+            raise RuntimeError("this unit of work has already committed")
+        self._done = True
+        return await self._backend._run(self._backend._commit_plan_sync, plan, vectors)
+
+    async def rollback(self) -> None:
+        self._done = True
+
+
+def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> None:
+    if v.entry_id != item.entry_id or v.entry_version_id != item.entry_version_id:
+        raise IntegrityError(f"entry version {v.entry_version_id!r} is not the manifest's")
+    if v.entry_content_hash != item.entry_content_hash or not canonical.version_hash_ok(v):
+        raise IntegrityError(
+            f"entry version {v.entry_version_id!r}: content does not match the manifest hash"
+        )
+
+
+def _check_change(change: Any, old: MemoryManifestEntry | None, item: MemoryManifestEntry,
+                  new: dict[str, MemoryEntryVersion]) -> None:
+    op = change.op
+    ok = False
+    if op == "add":
+        ok = (old is None and change.from_entry_version_id is None
+              and change.to_entry_version_id == item.entry_version_id and item.state == "active")
+    elif op == "revise":
+        ok = (old is not None and old.state == "active" and item.state == "active"
+              and change.from_entry_version_id == old.entry_version_id
+              and change.to_entry_version_id == item.entry_version_id
+              and item.entry_version_id != old.entry_version_id)
+    elif op == "deactivate":
+        ok = (old is not None and old.state == "active" and item.state == "inactive"
+              and change.from_entry_version_id == old.entry_version_id
+              and change.to_entry_version_id is None
+              and (item.entry_version_id, item.entry_content_hash)
+              == (old.entry_version_id, old.entry_content_hash))
+    elif op == "reactivate":
+        ok = (old is not None and old.state == "inactive" and item.state == "active"
+              and change.from_entry_version_id is None
+              and change.to_entry_version_id == old.entry_version_id
+              and (item.entry_version_id, item.entry_content_hash)
+              == (old.entry_version_id, old.entry_content_hash))
+    if not ok:
+        raise InvalidInputError("changes", f"{op} of {change.entry_id!r} does not match the manifests")
+    if op in ("add", "revise"):
+        v = new.get(item.entry_version_id)
+        if v is None or v.entry_id != item.entry_id or v.entry_content_hash != item.entry_content_hash:
+            raise InvalidInputError("changes", f"{op} of {change.entry_id!r} names no new version")
+    if change.reason is not None:
+        canonical.normalize_reason(change.reason)
+
+
+def _profile_from_json(text: str) -> EmbeddingProfile:
+    import json
+
+    d = json.loads(text)
+    return EmbeddingProfile(d["profile_id"], d["model"], int(d["dimension"]), d["distance"],
+                            d["normalization"])
+

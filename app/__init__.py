@@ -1,0 +1,1 @@
+"""powercontext: versioned, citable, searchable memory for coding agents."""

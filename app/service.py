@@ -1,0 +1,399 @@
+"""MemoryService: the public async facade of the Memory family (Memory RFC,
+"Code structure and abstraction boundaries": remember, forget, reactivate, organize,
+changes, search, expand, and Handoff citations).
+
+The service resolves modes, reads the exact base, asks the pure planners in
+:mod:`powercontext.core.planning` for a plan, embeds changed texts outside the
+transaction, and hands the plan to the backend's unit of work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from powercontext.core import canonical, planning
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    InvalidCitationError,
+    InvalidInputError,
+    PowerContextError,
+    RevisionConflictError,
+)
+from powercontext.core.models import (
+    Artifact,
+    ArtifactRef,
+    EmbeddingVector,
+    HandoffCitation,
+    MemoryCapabilities,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryRevision,
+    MemoryRevisionChanges,
+    MemorySearchRequest,
+    MemorySearchResult,
+    SearchMode,
+    Source,
+)
+from powercontext.core.plan import MemoryPlan, NoChange
+from powercontext.core.vectors import check_vector
+from powercontext.ports import CandidatePipeline, EmbeddingModel, MemoryBackend
+
+__all__ = ["MAX_SEARCH_LIMIT", "MemoryService", "RememberMode"]
+
+log = logging.getLogger("powercontext")
+RememberMode = Literal["append", "extract", "auto"]
+#: max(limit * 4, 32) candidates per channel must stay within vec0's k cap of 4096.
+MAX_SEARCH_LIMIT = 1024
+_SEARCH_MODES = ("fts", "vector", "hybrid", "auto")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class MemoryService:
+    """The Memory family service.
+
+    ``backend`` implements :class:`powercontext.ports.MemoryBackend`;
+    ``embedding_model`` (optional) embeds entries and queries for vector and hybrid
+    search; ``candidate_pipeline`` (optional) serves ``remember(mode="extract")``.
+    ``clock`` (milliseconds) and ``entropy`` (n -> n random bytes) feed the id factory.
+    """
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        *,
+        embedding_model: EmbeddingModel | None = None,
+        candidate_pipeline: CandidatePipeline | None = None,
+        clock: Callable[[], int] = _now_ms,
+        entropy: Callable[[int], bytes] = os.urandom,
+    ) -> None:
+        self.backend = backend
+        self.embedding_model = embedding_model
+        self.candidate_pipeline = candidate_pipeline
+        self._clock = clock
+        self._entropy = entropy
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh time-ordered ASCII id with ``prefix`` (e.g. ``mem_ent_``)."""
+        return canonical.make_id(prefix, self._clock(), self._entropy(10))
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+    async def __aenter__(self) -> MemoryService:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ reads
+
+    async def capabilities(self) -> MemoryCapabilities:
+        """Backend capabilities, with vector and hybrid off when no matching model is set."""
+        caps = await self.backend.capabilities()
+        reasons = list(caps.reasons)
+        vector = caps.vector
+        if vector and self.embedding_model is None:
+            vector = False
+            reasons.append("no embedding model is configured")
+        elif vector and self.embedding_model.profile != caps.embedding_profile:  # type: ignore[union-attr]
+            vector = False
+            reasons.append("the embedding model's profile differs from the database's")
+        return MemoryCapabilities(caps.fts, vector, vector and caps.fts, caps.embedding_profile,
+                                  tuple(reasons))
+
+    async def head(self, memory: ArtifactRef | str) -> ArtifactRef:
+        """The current head of a Memory. ArtifactNotFoundError when there is none."""
+        artifact_id = memory if isinstance(memory, str) else memory.artifact_id
+        head = await self.backend.head(artifact_id)
+        if head is None:
+            raise ArtifactNotFoundError(f"no Memory Artifact {artifact_id!r}")
+        return head
+
+    async def revision(self, memory: ArtifactRef) -> MemoryRevision:
+        """The validated Revision ``memory`` names (any Revision, not only the head)."""
+        return await self.backend.load_revision(memory)
+
+    async def entries(
+        self, memory: ArtifactRef, entry_ids: Sequence[str] | None = None
+    ) -> dict[str, MemoryEntryVersion]:
+        """Entry versions the manifest of ``memory`` points to, by entry_id."""
+        return await self.backend.load_entry_versions(memory, entry_ids)
+
+    async def changes(
+        self, memory: ArtifactRef, since_revision: int | None = None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        """Memory RFC, "changes()". ``since_revision`` is exclusive; 0 reads the whole
+        history; None only the target Revision. ArtifactNotFoundError / ValueError."""
+        return await self.backend.changes(memory, since_revision)
+
+    async def expand(
+        self, hits: Sequence[MemoryHit | HandoffCitation], layer: str = "full"
+    ) -> tuple[MemoryEntryVersion, ...]:
+        """Memory RFC, "expand()": the exact entry versions the anchors name.
+        InvalidCitationError on any mismatch of id, version, hash or canonical bytes."""
+        if layer != "full":
+            raise InvalidInputError("layer", "only 'full' is defined")
+        anchors = [h if isinstance(h, MemoryHit) else h.as_hit() for h in hits]
+        return await self.backend.expand(anchors)
+
+    # ------------------------------------------------------------------ citations
+
+    @staticmethod
+    def cite(hit: MemoryHit | MemoryEntryVersion, memory: ArtifactRef | None = None
+             ) -> HandoffCitation:
+        """The Handoff citation of a hit (or of an entry version read at ``memory``):
+        ArtifactRef + entry_id + entry_version_id (Memory RFC, "Handoff citation")."""
+        if isinstance(hit, MemoryHit):
+            return HandoffCitation(hit.memory_ref, hit.entry_id, hit.entry_version_id)
+        if memory is None:
+            raise InvalidInputError("memory", "citing an entry version needs its Revision")
+        return HandoffCitation(memory, hit.entry_id, hit.entry_version_id)
+
+    async def validate_citation(self, citation: HandoffCitation) -> MemoryEntryVersion:
+        """Re-read the cited Revision and check id, version, hash and canonical bytes.
+        Returns the exact version; InvalidCitationError when anything differs."""
+        if not isinstance(citation, HandoffCitation):
+            raise InvalidCitationError("not a HandoffCitation")
+        try:
+            canonical.check_id(citation.memory_ref.artifact_id, "memory_ref.artifact_id")
+            canonical.check_id(citation.entry_id, "entry_id")
+            canonical.check_id(citation.entry_version_id, "entry_version_id")
+        except InvalidInputError as exc:
+            raise InvalidCitationError(str(exc)) from exc
+        (version,) = await self.backend.expand([citation.as_hit()])
+        return version
+
+    # ------------------------------------------------------------------ search
+
+    async def search(
+        self,
+        query: str,
+        memories: Sequence[ArtifactRef],
+        *,
+        limit: int = 8,
+        mode: SearchMode = "auto",
+    ) -> MemorySearchResult:
+        """Memory RFC, "Search and reads".
+
+        ``memories``: one or more current heads (duplicates dropped); a non-head raises
+        CapabilityNotSupportedError. ``limit``: 1..1024 hits. ``mode``: fts, vector,
+        hybrid or auto (hybrid when possible, else fts; ``result.mode`` says which ran).
+        An explicit vector/hybrid request that cannot be served raises
+        CapabilityNotSupportedError. A blank query returns no hits.
+        """
+        canonical._check_str("query", query)
+        if mode not in _SEARCH_MODES:
+            raise InvalidInputError("mode", f"must be one of {', '.join(_SEARCH_MODES)}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise InvalidInputError("limit", f"must be an integer in 1..{MAX_SEARCH_LIMIT}")
+        refs: list[ArtifactRef] = []
+        for i, m in enumerate(memories):
+            if not isinstance(m, ArtifactRef):
+                raise InvalidInputError(f"memories[{i}]", "must be an ArtifactRef")
+            if m not in refs:
+                refs.append(m)
+        if not refs:
+            raise InvalidInputError("memories", "search needs at least one explicit Memory")
+        vector: EmbeddingVector | None = None
+        if mode in ("vector", "hybrid", "auto") and query.strip():
+            vector = await self._query_vector(query, explicit=mode != "auto")
+        request = MemorySearchRequest(query, tuple(refs), limit, mode, vector)
+        if not query.strip():
+            # Still validate the heads (one read transaction), then answer nothing.
+            request = MemorySearchRequest("", tuple(refs), limit, "fts", None)
+            result = await self.backend.search(request)
+            return MemorySearchResult((), "fts" if mode == "auto" else mode)
+        return await self.backend.search(request)
+
+    async def _query_vector(self, query: str, *, explicit: bool) -> EmbeddingVector | None:
+        model = self.embedding_model
+        caps = await self.backend.capabilities()
+        problem = None
+        if model is None:
+            problem = "no embedding model is configured"
+        elif not caps.vector or caps.embedding_profile is None:
+            problem = "the database has no vector projection (" + "; ".join(caps.reasons) + ")"
+        elif model.profile != caps.embedding_profile:
+            problem = "the embedding model's profile differs from the database's"
+        if problem is None:
+            assert model is not None
+            try:
+                result = await model.embed((query,))
+                (vec,) = result.vectors
+                from_profile = caps.embedding_profile
+                assert from_profile is not None
+                check_vector(vec, from_profile)
+                return vec
+            except PowerContextError as exc:
+                problem = f"the embedding model failed: {exc}"
+        if explicit:
+            raise CapabilityNotSupportedError(f"vector search is unavailable: {problem}")
+        return None
+
+    # ------------------------------------------------------------------ writes
+
+    async def _base(self, memory: ArtifactRef, entry_ids: Sequence[str] | None
+                    ) -> planning.MemoryBase:
+        if not isinstance(memory, ArtifactRef):
+            raise InvalidInputError("memory", "must be an ArtifactRef or None")
+        head = await self.head(memory)
+        if head.revision != memory.revision:
+            raise RevisionConflictError(
+                f"Memory {memory.artifact_id!r} is at Revision {head.revision}, "
+                f"not {memory.revision}: reread the head and retry"
+            )
+        rev = await self.backend.load_revision(memory)
+        manifest = {e.entry_id for e in rev.content.manifest.entries}
+        ids = None if entry_ids is None else [i for i in dict.fromkeys(entry_ids) if i in manifest]
+        versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
+        return planning.MemoryBase(memory, rev.content, versions)
+
+    async def _commit(self, plan: MemoryPlan | NoChange, current: ArtifactRef | None
+                      ) -> ArtifactRef | None:
+        if isinstance(plan, NoChange):
+            return current
+        vectors = await self._embed_plan(plan)
+        async with self.backend.begin() as uow:
+            return await uow.commit(plan, vectors)
+
+    async def _embed_plan(self, plan: MemoryPlan) -> dict[str, EmbeddingVector] | None:
+        model = self.embedding_model
+        if model is None or not plan.upserts:
+            return None
+        caps = await self.backend.capabilities()
+        if not caps.vector or caps.embedding_profile != model.profile:
+            return None
+        texts = tuple(r.text for r in plan.upserts)
+        try:
+            result = await model.embed(texts)
+            if len(result.vectors) != len(texts):
+                raise InvalidInputError("vectors", "model returned a different number of vectors")
+            for vec in result.vectors:
+                check_vector(vec, model.profile)
+        except PowerContextError as exc:
+            # Memory RFC: the Revision and its full-text projection still commit; the
+            # vector is absent (never stale, never a placeholder) until a rebuild.
+            log.warning("embedding model unavailable, committing without vectors: %s", exc)
+            return None
+        return {r.entry_version_id: v for r, v in zip(plan.upserts, result.vectors, strict=True)}
+
+    async def remember(
+        self,
+        memory: ArtifactRef | None = None,
+        *,
+        sources: Sequence[Source] = (),
+        artifacts: Sequence[Artifact] = (),
+        entries: Sequence[MemoryEntryInput] = (),
+        mode: RememberMode = "auto",
+        providers: Sequence[str] | None = None,
+    ) -> ArtifactRef | None:
+        """Memory RFC, "remember()".
+
+        ``memory=None`` creates a new Memory only when something is worth saving
+        (else returns None); otherwise ``memory`` must be the exact current head
+        (RevisionConflictError if not) and an unchanged result returns it. ``mode``:
+        ``append`` (needs entries), ``extract`` (needs Sources or Artifacts, no entries;
+        CapabilityNotSupportedError without a candidate pipeline or for an unknown
+        provider), ``auto`` (append when entries are given, else extract). Sources are
+        persisted (idempotently) before the write. ValueError when there is no work.
+        Returns the new head ArtifactRef.
+        """
+        if mode not in ("append", "extract", "auto"):
+            raise InvalidInputError("mode", "must be append, extract or auto")
+        entries = tuple(entries)
+        sources = tuple(sources)
+        artifacts = tuple(artifacts)
+        if mode == "auto":
+            if entries:
+                mode = "append"
+            elif sources or artifacts:
+                mode = "extract"
+            else:
+                raise InvalidInputError("entries", "nothing to remember: no entries and no evidence")
+        if mode == "append" and not entries:
+            raise InvalidInputError("entries", "append needs at least one entry")
+        if mode == "extract":
+            if entries:
+                raise InvalidInputError("entries", "extract takes evidence, not entries")
+            if not sources and not artifacts:
+                raise InvalidInputError("sources", "extract needs at least one Source or Artifact")
+        if sources:
+            await self.backend.put_sources(sources)
+        revised = [e.entry.entry_id for e in entries
+                   if isinstance(e, MemoryEntryInput) and e.entry is not None]
+        if mode == "extract":
+            if self.candidate_pipeline is None:
+                raise CapabilityNotSupportedError(
+                    "remember(mode='extract') needs a candidate pipeline; none is configured"
+                )
+            base = await self._base(memory, None) if memory is not None else None
+            current = tuple(v for e, v in (base.versions.items() if base else ())
+                            if base.manifest[e].state == "active")  # type: ignore[union-attr]
+            entries = await self.candidate_pipeline.extract(
+                sources, current, tuple(providers) if providers is not None else None)
+            if not entries:
+                return memory
+        else:
+            base = await self._base(memory, revised) if memory is not None else None
+        plan = planning.plan_remember(base, entries, sources=sources, artifacts=artifacts,
+                                      new_id=self.new_id)
+        return await self._commit(plan, memory)
+
+    async def forget(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str],
+                     reason: str | None = None) -> ArtifactRef:
+        """Memory RFC, "forget()": a new Revision marking the entries inactive; already
+        inactive entries are a no-op (all inactive returns ``memory``). Entries are
+        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``)."""
+        base, versions = await self._state_base(memory, entries)
+        result = await self._commit(planning.plan_forget(base, versions, reason), memory)
+        assert result is not None
+        return result
+
+    async def reactivate(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str],
+                         reason: str | None = None) -> ArtifactRef:
+        """Memory RFC, "reactivate()": a new Revision marking the same versions active
+        again and restoring their projections; active entries are a no-op."""
+        base, versions = await self._state_base(memory, entries)
+        result = await self._commit(planning.plan_reactivate(base, versions, reason), memory)
+        assert result is not None
+        return result
+
+    async def _state_base(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str]
+                          ) -> tuple[planning.MemoryBase, list[MemoryEntryVersion]]:
+        if not entries:
+            raise InvalidInputError("entries", "name at least one entry")
+        ids = [e if isinstance(e, str) else e.entry_id for e in entries]
+        base = await self._base(memory, [i for i in ids if isinstance(i, str)])
+        out: list[MemoryEntryVersion] = []
+        for i, e in enumerate(entries):
+            if isinstance(e, str):
+                v = base.versions.get(e)
+                if v is None:
+                    raise InvalidInputError(f"entries[{i}]", f"entry {e!r} is not in this Memory")
+                out.append(v)
+            else:
+                out.append(e)
+        return base, out
+
+    async def organize(self, memory: ArtifactRef,
+                       steps: Sequence[planning.OrganizeStep] = ("default",)) -> ArtifactRef:
+        """Memory RFC, "organize()": exact dedupe then reference normalization; returns
+        ``memory`` when nothing changes."""
+        base = await self._base(memory, None)
+        active = [e.entry_id for e in base.content.manifest.entries if e.state == "active"]
+        base = planning.MemoryBase(base.ref, base.content,
+                                   {k: v for k, v in base.versions.items() if k in active})
+        result = await self._commit(planning.plan_organize(base, steps=steps, new_id=self.new_id),
+                                    memory)
+        assert result is not None
+        return result
+

@@ -1,0 +1,38 @@
+"""Per-channel relevance admission applied before fusion (Memory RFC, "Search and reads").
+
+FTS: distinct Analyzer v1 terms. A query of at most two terms needs one matched term;
+a longer one needs at least :data:`FTS_MIN_MATCHED` matched terms and a coverage of at
+least :data:`FTS_MIN_COVERAGE`. Vector: unit vectors, L2 distance turned into cosine
+similarity (``1 - d**2 / 2``), admitted at or above :data:`VECTOR_MIN_COSINE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = ["FTS_MIN_COVERAGE", "FTS_MIN_MATCHED", "VECTOR_MIN_COSINE", "cosine_from_l2",
+           "fts_admits", "vector_admits"]
+
+FTS_MIN_MATCHED = 2
+FTS_MIN_COVERAGE = 0.2
+VECTOR_MIN_COSINE = 0.25
+
+
+def fts_admits(query_terms: tuple[str, ...], document_tokens: Iterable[str]) -> bool:
+    """True when the document's tokens cover enough distinct query terms."""
+    if not query_terms:
+        return False
+    present = set(document_tokens)
+    matched = sum(1 for t in query_terms if t in present)
+    if len(query_terms) <= 2:
+        return matched >= 1
+    return matched >= FTS_MIN_MATCHED and matched / len(query_terms) >= FTS_MIN_COVERAGE
+
+
+def cosine_from_l2(distance: float) -> float:
+    """Cosine similarity of two unit vectors from their L2 distance."""
+    return 1.0 - (distance * distance) / 2.0
+
+
+def vector_admits(distance: float) -> bool:
+    return cosine_from_l2(distance) >= VECTOR_MIN_COSINE

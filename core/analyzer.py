@@ -1,0 +1,105 @@
+"""Analyzer v1: one tokenization for content and queries on every backend (Memory RFC,
+"Normalization, hashing, and the search analyzer"; ARCHITECTURE.md, "Analyzer v1").
+
+Output tokens are ASCII, space separated, made only of ``[a-z0-9_]``, so SQLite FTS5
+(``unicode61`` with ``_`` as a token character) and OceanBase's SPACE parser see the same
+tokens. Rules, in order:
+
+* NFC, then case folding, then NFC again.
+* A run of CJK characters (Han, Hiragana, Katakana, Hangul) gives unigrams ``u_<hex>``
+  and bigrams ``b_<hex>_<hex>`` of adjacent characters (``中文`` -> ``u_4e2d u_6587
+  b_4e2d_6587``).
+* Other runs of letters, digits and combining marks form words. An ASCII word is kept
+  as is; a word with other characters becomes ``x_<utf-8 hex>``. Words are cut to
+  :data:`MAX_WORD_CHARS` characters.
+* Stopwords (:data:`STOPWORDS`) are dropped from content and queries alike.
+
+Changing any rule needs a rebuild of every FTS projection (``powercontext memory rebuild``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["ANALYZER_VERSION", "MAX_WORD_CHARS", "STOPWORDS", "analyze", "is_cjk",
+           "query_terms", "searchable_text"]
+
+ANALYZER_VERSION = "analyzer-v1"
+MAX_WORD_CHARS = 40
+
+STOPWORDS = frozenset(
+    """a about an and are as at be but by for from has have he her his i in is it its
+    of on or our she so than that the their them then there these they this to was we
+    were what when where which who whom why will with would you your""".split()
+)
+
+
+def is_cjk(ch: str) -> bool:
+    """Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul."""
+    cp = ord(ch)
+    return (
+        0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x3134F
+        or 0x3040 <= cp <= 0x309F
+        or 0x30A0 <= cp <= 0x30FF
+        or 0x31F0 <= cp <= 0x31FF
+        or 0xFF66 <= cp <= 0xFF9F
+        or 0x1100 <= cp <= 0x11FF
+        or 0x3130 <= cp <= 0x318F
+        or 0xAC00 <= cp <= 0xD7AF
+    )
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+def _word_token(word: str) -> str | None:
+    word = word[:MAX_WORD_CHARS]
+    if word.isascii():
+        return None if word in STOPWORDS else word
+    return "x_" + word.encode("utf-8").hex()
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    out = [f"u_{ord(c):x}" for c in run]
+    out.extend(f"b_{ord(a):x}_{ord(b):x}" for a, b in zip(run, run[1:], strict=False))
+    return out
+
+
+def analyze(text: str) -> list[str]:
+    """All tokens of ``text`` in order, duplicates kept."""
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    tokens: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if is_cjk(ch):
+            j = i
+            while j < n and is_cjk(text[j]):
+                j += 1
+            tokens.extend(_cjk_tokens(text[i:j]))
+            i = j
+        elif _is_word_char(ch):
+            j = i
+            while j < n and _is_word_char(text[j]) and not is_cjk(text[j]):
+                j += 1
+            tok = _word_token(text[i:j])
+            if tok:
+                tokens.append(tok)
+            i = j
+        else:
+            i += 1
+    return tokens
+
+
+def searchable_text(text: str) -> str:
+    """The FTS projection text of an entry: its tokens joined by single spaces."""
+    return " ".join(analyze(text))
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """Distinct tokens of a query, in first-seen order (safe to quote into MATCH)."""
+    return tuple(dict.fromkeys(analyze(query)))

@@ -1,0 +1,358 @@
+"""Pure planners of the Memory write operations (Memory RFC, "Writes and lifecycle").
+
+Each planner takes the exact base (its Revision, content and the entry versions it
+needs), the caller's input and an id factory, and returns a :class:`MemoryPlan` or
+:data:`NO_CHANGE`. No I/O, no clock: ``new_id(prefix)`` supplies fresh ids. Every
+rule of the spec that can be decided from these values is decided here; the unit of
+work re-validates the plan against the database inside the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+import attrs
+
+from powercontext.core import analyzer, canonical
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import (
+    Artifact,
+    ArtifactRef,
+    MemoryChange,
+    MemoryContent,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    MemoryManifest,
+    MemoryManifestEntry,
+    RevisionLineage,
+    Source,
+    SourceRef,
+)
+from powercontext.core.plan import NO_CHANGE, MemoryPlan, NoChange, ProjectionRow
+
+__all__ = [
+    "ARTIFACT_PREFIX",
+    "ENTRY_PREFIX",
+    "VERSION_PREFIX",
+    "MemoryBase",
+    "NewId",
+    "OrganizeStep",
+    "plan_forget",
+    "plan_organize",
+    "plan_reactivate",
+    "plan_remember",
+]
+
+ARTIFACT_PREFIX = "mem_art_"
+ENTRY_PREFIX = "mem_ent_"
+VERSION_PREFIX = "mem_ver_"
+NewId = Callable[[str], str]
+OrganizeStep = Literal["dedupe", "normalize", "default"]
+
+
+@attrs.frozen(eq=False)
+class MemoryBase:
+    """The exact current head a write starts from.
+
+    ``versions`` maps entry_id to the version its manifest item points to; it must hold
+    every entry the operation names (remember: revised entries; reactivate: the
+    reactivated ones; organize: every active entry).
+    """
+
+    ref: ArtifactRef
+    content: MemoryContent
+    versions: Mapping[str, MemoryEntryVersion] = attrs.field(factory=dict)
+
+    @property
+    def manifest(self) -> dict[str, MemoryManifestEntry]:
+        return {e.entry_id: e for e in self.content.manifest.entries}
+
+
+def _utf8_key(entry_id: str) -> bytes:
+    return entry_id.encode("utf-8")
+
+
+def _evidence(sources: Sequence[Source], artifacts: Sequence[Artifact],
+              field: str) -> tuple[tuple[SourceRef, ...], tuple[ArtifactRef, ...]]:
+    for i, s in enumerate(sources):
+        if not isinstance(s, Source):
+            raise InvalidInputError(f"{field}sources[{i}]", "must be a persisted Source")
+        canonical.check_id(s.source_id, f"{field}sources[{i}].source_id")
+        if canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata) != s.content_hash:
+            raise InvalidInputError(f"{field}sources[{i}].content_hash",
+                                    "does not match the Source content")
+    for i, a in enumerate(artifacts):
+        if not isinstance(a, Artifact):
+            raise InvalidInputError(f"{field}artifacts[{i}]", "must be an Artifact")
+        canonical.check_id(a.ref.artifact_id, f"{field}artifacts[{i}].artifact_id")
+        if isinstance(a.ref.revision, bool) or a.ref.revision < 1:
+            raise InvalidInputError(f"{field}artifacts[{i}].revision", "must be >= 1")
+    return (canonical.sort_source_refs(s.ref for s in sources),
+            canonical.sort_artifact_refs(a.ref for a in artifacts))
+
+
+def _check_current(base: MemoryBase, entry: MemoryEntryVersion, field: str,
+                   want_state: str | None) -> MemoryManifestEntry:
+    """The manifest item for ``entry``; ValueError when the object is stale, unrelated,
+    altered, or (with ``want_state``) in another state."""
+    if not isinstance(entry, MemoryEntryVersion):
+        raise InvalidInputError(field, "must be a MemoryEntryVersion")
+    item = base.manifest.get(entry.entry_id)
+    if entry.memory_artifact_id != base.ref.artifact_id or item is None:
+        raise InvalidInputError(field, f"entry {entry.entry_id!r} is not in this Memory")
+    if item.entry_version_id != entry.entry_version_id:
+        raise InvalidInputError(
+            field, f"entry {entry.entry_id!r} is stale: the head holds {item.entry_version_id!r}"
+        )
+    if item.entry_content_hash != entry.entry_content_hash or not canonical.version_hash_ok(entry):
+        raise InvalidInputError(field, f"entry {entry.entry_id!r} does not match its stored content")
+    stored = base.versions.get(entry.entry_id)
+    if stored is not None and stored != entry:
+        raise InvalidInputError(field, f"entry {entry.entry_id!r} differs from the stored version")
+    if want_state is not None and item.state != want_state:
+        raise InvalidInputError(field, f"entry {entry.entry_id!r} is {item.state}")
+    return item
+
+
+def _projection(v: MemoryEntryVersion) -> ProjectionRow:
+    return ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
+                         analyzer.searchable_text(v.text), v.text)
+
+
+def _build(
+    base: MemoryBase | None,
+    artifact_id: str,
+    items: dict[str, MemoryManifestEntry],
+    changes: list[MemoryChange],
+    new_versions: list[MemoryEntryVersion],
+    upserts: list[ProjectionRow],
+    lineage: RevisionLineage,
+) -> MemoryPlan | NoChange:
+    if not changes:
+        return NO_CHANGE
+    manifest_entries = dict(base.manifest) if base is not None else {}
+    manifest_entries.update(items)
+    entries = tuple(sorted(manifest_entries.values(), key=lambda e: _utf8_key(e.entry_id)))
+    content = MemoryContent(
+        manifest=MemoryManifest(entries=entries),
+        changes=tuple(sorted(changes, key=lambda c: _utf8_key(c.entry_id))),
+    )
+    body = canonical.content_bytes(content)
+    return MemoryPlan(
+        artifact_id=artifact_id,
+        base=base.ref if base is not None else None,
+        revision=base.ref.revision + 1 if base is not None else 1,
+        content=content,
+        content_bytes=body,
+        content_hash=canonical.artifact_content_hash(body),
+        lineage=lineage,
+        new_versions=tuple(sorted(new_versions, key=lambda v: _utf8_key(v.entry_id))),
+        upserts=tuple(sorted(upserts, key=lambda r: _utf8_key(r.entry_id))),
+        deletes=tuple(sorted((c.entry_id for c in changes if c.op == "deactivate"),
+                             key=_utf8_key)),
+    )
+
+
+def plan_remember(
+    base: MemoryBase | None,
+    entries: Sequence[MemoryEntryInput],
+    *,
+    sources: Sequence[Source] = (),
+    artifacts: Sequence[Artifact] = (),
+    new_id: NewId,
+) -> MemoryPlan | NoChange:
+    """Plan ``remember(mode="append")`` (Memory RFC, "remember()", "MemoryEntryInput").
+
+    ``base=None`` creates a new Memory (an id from ``new_id("mem_art_")``). Rules: text
+    NFC-trimmed to 1..8192 UTF-8 bytes; reason <= 512 code points; a new entry cites a
+    subset of the operation evidence; a revision cites within the operation evidence plus
+    its predecessor's and keeps the predecessor's; ``entry`` must be the exact current
+    active version; one entry at most once per batch; identical new entries after the
+    first, and entries identical to an active entry, are dropped; identical revised
+    content is a no-op. Returns NO_CHANGE when nothing changes.
+    Raises InvalidInputError (a ValueError) naming the field.
+    """
+    if not entries:
+        raise InvalidInputError("entries", "append needs at least one entry")
+    op_sources, op_artifacts = _evidence(sources, artifacts, "")
+    op_s, op_a = set(op_sources), set(op_artifacts)
+    artifact_id = base.ref.artifact_id if base is not None else canonical.check_id(
+        new_id(ARTIFACT_PREFIX), "memory_artifact_id")
+    revision = base.ref.revision + 1 if base is not None else 1
+    manifest = base.manifest if base is not None else {}
+    active_hashes = {e.entry_content_hash for e in manifest.values() if e.state == "active"}
+    seen_new: set[str] = set()
+    touched: set[str] = set()
+    items: dict[str, MemoryManifestEntry] = {}
+    changes: list[MemoryChange] = []
+    versions: list[MemoryEntryVersion] = []
+    upserts: list[ProjectionRow] = []
+    for i, candidate in enumerate(entries):
+        field = f"entries[{i}]"
+        if not isinstance(candidate, MemoryEntryInput):
+            raise InvalidInputError(field, "must be a MemoryEntryInput")
+        kind = canonical.normalize_kind(candidate.kind, f"{field}.kind")
+        text = canonical.normalize_text(candidate.text, f"{field}.text")
+        reason = canonical.normalize_reason(candidate.reason, f"{field}.reason")
+        c_sources, c_artifacts = _evidence(candidate.sources, candidate.artifacts, f"{field}.")
+        prev = candidate.entry
+        if prev is None:
+            if not set(c_sources) <= op_s or not set(c_artifacts) <= op_a:
+                raise InvalidInputError(
+                    f"{field}.sources", "a new entry may cite only the operation evidence"
+                )
+            digest = canonical.entry_content_hash(kind, text, c_sources, c_artifacts)
+            if digest in seen_new or digest in active_hashes:
+                continue
+            seen_new.add(digest)
+            entry_id = canonical.check_id(new_id(ENTRY_PREFIX), "entry_id")
+            version = MemoryEntryVersion(
+                artifact_id, entry_id, canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
+                1, None, kind, text, c_sources, c_artifacts, digest, revision,
+            )
+            change = MemoryChange("add", entry_id, None, version.entry_version_id, reason)
+        else:
+            if base is None:
+                raise InvalidInputError(f"{field}.entry", "a new Memory has no entry to revise")
+            _check_current(base, prev, f"{field}.entry", "active")
+            if prev.entry_id in touched:
+                raise InvalidInputError(f"{field}.entry",
+                                        f"entry {prev.entry_id!r} appears twice in one batch")
+            allowed_s = op_s | set(prev.sources)
+            allowed_a = op_a | set(prev.artifacts)
+            if not set(c_sources) <= allowed_s or not set(c_artifacts) <= allowed_a:
+                raise InvalidInputError(
+                    f"{field}.sources",
+                    "a revision may cite only the operation evidence and its predecessor's",
+                )
+            new_sources = canonical.sort_source_refs((*prev.sources, *c_sources))
+            new_artifacts = canonical.sort_artifact_refs((*prev.artifacts, *c_artifacts))
+            digest = canonical.entry_content_hash(kind, text, new_sources, new_artifacts)
+            touched.add(prev.entry_id)
+            if digest == prev.entry_content_hash:
+                continue
+            version = MemoryEntryVersion(
+                artifact_id, prev.entry_id,
+                canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
+                prev.version + 1, prev.entry_version_id, kind, text, new_sources,
+                new_artifacts, digest, revision,
+            )
+            change = MemoryChange("revise", prev.entry_id, prev.entry_version_id,
+                                  version.entry_version_id, reason)
+        if version.entry_id in items:
+            raise InvalidInputError(field, f"id factory repeated entry id {version.entry_id!r}")
+        touched.add(version.entry_id)
+        items[version.entry_id] = MemoryManifestEntry(
+            version.entry_id, version.entry_version_id, version.entry_content_hash, "active")
+        changes.append(change)
+        versions.append(version)
+        upserts.append(_projection(version))
+    return _build(base, artifact_id, items, changes, versions, upserts,
+                  RevisionLineage(op_sources, op_artifacts))
+
+
+def _plan_state(base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None,
+                to_state: Literal["active", "inactive"]) -> MemoryPlan | NoChange:
+    if not entries:
+        raise InvalidInputError("entries", "name at least one entry")
+    why = canonical.normalize_reason(reason)
+    seen: set[str] = set()
+    items: dict[str, MemoryManifestEntry] = {}
+    changes: list[MemoryChange] = []
+    upserts: list[ProjectionRow] = []
+    for i, entry in enumerate(entries):
+        item = _check_current(base, entry, f"entries[{i}]", None)
+        if entry.entry_id in seen:
+            raise InvalidInputError(f"entries[{i}]", f"entry {entry.entry_id!r} appears twice")
+        seen.add(entry.entry_id)
+        if item.state == to_state:
+            continue  # idempotent
+        items[item.entry_id] = attrs.evolve(item, state=to_state)
+        if to_state == "inactive":
+            changes.append(MemoryChange("deactivate", item.entry_id, item.entry_version_id,
+                                        None, why))
+        else:
+            changes.append(MemoryChange("reactivate", item.entry_id, None,
+                                        item.entry_version_id, why))
+            upserts.append(_projection(entry))
+    return _build(base, base.ref.artifact_id, items, changes, [], upserts, RevisionLineage())
+
+
+def plan_forget(base: MemoryBase, entries: Sequence[MemoryEntryVersion],
+                reason: str | None = None) -> MemoryPlan | NoChange:
+    """Plan ``forget()`` (Memory RFC, "forget()"): mark current entries inactive with
+    ``op="deactivate"``. Already inactive entries are skipped; all inactive -> NO_CHANGE.
+    A stale or unrelated entry object raises InvalidInputError."""
+    return _plan_state(base, entries, reason, "inactive")
+
+
+def plan_reactivate(base: MemoryBase, entries: Sequence[MemoryEntryVersion],
+                    reason: str | None = None) -> MemoryPlan | NoChange:
+    """Plan ``reactivate()`` (Memory RFC, "reactivate()"): the same version becomes active
+    again with ``op="reactivate"`` and its projection is restored; active entries are
+    skipped. A stale or unrelated entry object raises InvalidInputError."""
+    return _plan_state(base, entries, reason, "active")
+
+
+def plan_organize(base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default",),
+                  new_id: NewId) -> MemoryPlan | NoChange:
+    """Plan ``organize()`` v1 (Memory RFC, "organize()"): exact deduplication of active
+    entries with equal kind and text (keep the smallest UTF-8 entry_id, deactivate the
+    rest with reason "dedupe"), then normalization of references (a new version with
+    reason "normalize" only where sorted, deduplicated references differ).
+    ``base.versions`` must hold every active entry."""
+    wanted = set(steps) or {"default"}
+    unknown = wanted - {"dedupe", "normalize", "default"}
+    if unknown:
+        raise InvalidInputError("steps", f"unknown organize step {sorted(unknown)[0]!r}")
+    do_dedupe = bool(wanted & {"dedupe", "default"})
+    do_normalize = bool(wanted & {"normalize", "default"})
+    manifest = base.manifest
+    active = sorted((e for e in manifest.values() if e.state == "active"),
+                    key=lambda e: _utf8_key(e.entry_id))
+    for e in active:
+        v = base.versions.get(e.entry_id)
+        if v is None or v.entry_version_id != e.entry_version_id:
+            raise InvalidInputError("base.versions", f"missing current version of {e.entry_id!r}")
+    items: dict[str, MemoryManifestEntry] = {}
+    changes: list[MemoryChange] = []
+    versions: list[MemoryEntryVersion] = []
+    upserts: list[ProjectionRow] = []
+    dropped: set[str] = set()
+    if do_dedupe:
+        keep: dict[tuple[str, str], str] = {}
+        for e in active:
+            v = base.versions[e.entry_id]
+            key = (v.kind, v.text)
+            if key in keep:
+                dropped.add(e.entry_id)
+                items[e.entry_id] = attrs.evolve(e, state="inactive")
+                changes.append(MemoryChange("deactivate", e.entry_id, e.entry_version_id, None,
+                                            "dedupe"))
+            else:
+                keep[key] = e.entry_id
+    if do_normalize:
+        revision = base.ref.revision + 1
+        for e in active:
+            if e.entry_id in dropped:
+                continue
+            v = base.versions[e.entry_id]
+            srcs = canonical.sort_source_refs(v.sources)
+            arts = canonical.sort_artifact_refs(v.artifacts)
+            if srcs == v.sources and arts == v.artifacts:
+                continue
+            digest = canonical.entry_content_hash(v.kind, v.text, srcs, arts)
+            nv = MemoryEntryVersion(
+                v.memory_artifact_id, v.entry_id,
+                canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"), v.version + 1,
+                v.entry_version_id, v.kind, v.text, srcs, arts, digest, revision,
+            )
+            items[e.entry_id] = MemoryManifestEntry(e.entry_id, nv.entry_version_id, digest,
+                                                    "active")
+            changes.append(MemoryChange("revise", e.entry_id, v.entry_version_id,
+                                        nv.entry_version_id, "normalize"))
+            versions.append(nv)
+            upserts.append(_projection(nv))
+    return _build(base, base.ref.artifact_id, items, changes, versions, upserts,
+                  RevisionLineage())

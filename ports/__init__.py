@@ -1,0 +1,116 @@
+"""The interfaces the application drives (Memory RFC, "Code structure and abstraction
+boundaries"): typing.Protocols only, no implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol, runtime_checkable
+
+from powercontext.core.models import (
+    ArtifactRef,
+    EmbeddingProfile,
+    EmbeddingResult,
+    EmbeddingVector,
+    MemoryCapabilities,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryRevision,
+    MemoryRevisionChanges,
+    MemorySearchRequest,
+    MemorySearchResult,
+    Source,
+)
+from powercontext.core.plan import MemoryPlan
+
+__all__ = [
+    "CandidatePipeline",
+    "EmbeddingModel",
+    "MemoryBackend",
+    "MemoryUnitOfWork",
+    "SourceStore",
+]
+
+
+@runtime_checkable
+class EmbeddingModel(Protocol):
+    """Turns texts into unit vectors of the deployment's fixed profile (Memory RFC,
+    "EmbeddingModel"). ``embed`` raises :class:`~powercontext.core.errors.BackendError`
+    (or any ``PowerContextError``) when the model is unavailable."""
+
+    @property
+    def profile(self) -> EmbeddingProfile: ...
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult: ...
+
+
+class MemoryUnitOfWork(Protocol):
+    """One atomic write: the Revision, entry versions, head projection, FTS and vectors
+    commit together or not at all (Memory RFC, "Concurrency and transactions")."""
+
+    async def commit(
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None
+    ) -> ArtifactRef:
+        """Commit ``plan``; ``vectors`` maps entry_version_id to its vector for the
+        entries the plan projects. Raises RevisionConflictError when the base is stale."""
+        ...
+
+    async def rollback(self) -> None: ...
+
+
+class SourceStore(Protocol):
+    """Immutable Sources with stable SourceRefs and a journal position per store."""
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """Persist Sources (idempotent for identical ones); returns journal positions.
+        A different Source under an existing id raises ValueError."""
+        ...
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        """The stored Sources; ArtifactNotFoundError names a missing id."""
+        ...
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        """Sources stored after journal position ``after``, in position order."""
+        ...
+
+
+class MemoryBackend(SourceStore, Protocol):
+    """Capability discovery, exact reads and retrieval (Memory RFC, "MemoryBackend")."""
+
+    async def capabilities(self) -> MemoryCapabilities: ...
+
+    def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]: ...
+
+    async def head(self, artifact_id: str) -> ArtifactRef | None: ...
+
+    async def load_revision(self, ref: ArtifactRef) -> MemoryRevision: ...
+
+    async def load_entry_versions(
+        self, ref: ArtifactRef, entry_ids: Sequence[str] | None = None
+    ) -> dict[str, MemoryEntryVersion]:
+        """The versions the manifest of ``ref`` points to, by entry_id (all when None)."""
+        ...
+
+    async def changes(
+        self, memory: ArtifactRef, since_revision: int | None
+    ) -> tuple[MemoryRevisionChanges, ...]: ...
+
+    async def search(self, request: MemorySearchRequest) -> MemorySearchResult: ...
+
+    async def expand(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]: ...
+
+    async def close(self) -> None: ...
+
+
+class CandidatePipeline(Protocol):
+    """Proposes untrusted candidates from persisted evidence (Memory RFC, "Candidate
+    generation and model-free fallback"). Runs outside any transaction."""
+
+    async def extract(
+        self,
+        sources: tuple[Source, ...],
+        current_entries: tuple[MemoryEntryVersion, ...],
+        providers: tuple[str, ...] | None = None,
+    ) -> tuple[MemoryEntryInput, ...]: ...
