@@ -11,8 +11,14 @@ tokens. Rules, in order:
   b_4e2d_6587``).
 * Other runs of letters, digits and combining marks form words. An ASCII word is kept
   as is; a word with other characters becomes ``x_<utf-8 hex>``. Words are cut to
-  :data:`MAX_WORD_CHARS` characters.
-* Stopwords (:data:`STOPWORDS`) are dropped from content and queries alike.
+  :data:`MAX_WORD_CHARS` characters, and a non-ASCII word further to at most
+  :data:`MAX_WORD_BYTES` UTF-8 bytes (whole characters), so every token is at most 82
+  characters: OceanBase's SPACE parser silently drops tokens longer than its
+  ``max_token_size`` (at most 84; seen on seekdb 1.4.0).
+* Stopwords (:data:`STOPWORDS`) are dropped from content and queries alike. The list
+  contains every word OceanBase's SPACE parser drops by default (the InnoDB default
+  list: ``com``, ``de``, ``en``, ``how``, ``la``, ``und``, ``www`` among them), so both
+  backends index the same tokens.
 
 Changing any rule needs a rebuild of every FTS projection (``powercontext memory rebuild``).
 """
@@ -21,16 +27,18 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["ANALYZER_VERSION", "MAX_WORD_CHARS", "STOPWORDS", "analyze", "is_cjk",
-           "query_terms", "searchable_text"]
+__all__ = ["ANALYZER_VERSION", "MAX_WORD_BYTES", "MAX_WORD_CHARS", "STOPWORDS", "analyze",
+           "is_cjk", "query_terms", "searchable_text"]
 
 ANALYZER_VERSION = "analyzer-v1"
 MAX_WORD_CHARS = 40
+MAX_WORD_BYTES = 40
 
 STOPWORDS = frozenset(
-    """a about an and are as at be but by for from has have he her his i in is it its
-    of on or our she so than that the their them then there these they this to was we
-    were what when where which who whom why will with would you your""".split()
+    """a about an and are as at be but by com de en for from has have he her his how i in
+    is it its la of on or our she so than that the their them then there these they this
+    to und was we were what when where which who whom why will with would www you
+    your""".split()
 )
 
 
@@ -60,7 +68,10 @@ def _word_token(word: str) -> str | None:
     word = word[:MAX_WORD_CHARS]
     if word.isascii():
         return None if word in STOPWORDS else word
-    return "x_" + word.encode("utf-8").hex()
+    data = word.encode("utf-8")
+    if len(data) > MAX_WORD_BYTES:
+        data = data[:MAX_WORD_BYTES].decode("utf-8", "ignore").encode("utf-8")
+    return "x_" + data.hex()
 
 
 def _cjk_tokens(run: str) -> list[str]:

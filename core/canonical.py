@@ -97,8 +97,8 @@ def structure(data: Any, cls: type[Any]) -> Any:
 
 
 def canonical_dumps(value: Any) -> bytes:
-    """RFC 8785 bytes of plain data or of a model. Raises ``rfc8785`` errors on NaN,
-    infinity or integers above 2**53."""
+    """RFC 8785 bytes of plain data or of a model. Raises ``rfc8785`` errors (ValueError)
+    on NaN, infinity or integers of magnitude 2**53 or more."""
     if attrs.has(type(value)):
         value = unstructure(value)
     return rfc8785.dumps(value)
@@ -242,6 +242,8 @@ def make_source(source_id: str, kind: str, content: str, uri: str | None = None,
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
+    if uri is not None:
+        _check_str("source.uri", uri)
     pairs = tuple(sorted((dict(metadata) if not isinstance(metadata, dict) else metadata).items()))
     for k, v in pairs:
         _check_str("source.metadata", k)

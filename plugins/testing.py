@@ -1,0 +1,430 @@
+"""The contract kit: the Memory conformance suite any backend runs.
+
+A backend passes by subclassing :class:`MemoryBackendContract` in its own test module
+and overriding one fixture, ``memory_backend_factory``, that returns a callable
+``factory(profile) -> MemoryBackend`` giving a fresh, empty database each call (call it
+again with the same ``path`` to reopen the same database where the backend allows).
+The SQLite and OceanBase backends of powercontext run exactly this suite.
+
+Tests call ``asyncio.run`` themselves; no asyncio plugin is needed. Strategies for
+Sources and entries are public here for third parties' own properties.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import unicodedata
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import pytest
+from hypothesis import strategies as st
+
+from powercontext.core import canonical
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    InvalidCitationError,
+    RevisionConflictError,
+)
+from powercontext.core.models import (
+    ArtifactRef,
+    EmbeddingProfile,
+    HandoffCitation,
+    MemoryEntryInput,
+    Source,
+)
+from powercontext.ports import MemoryBackend
+
+__all__ = [
+    "NASTY_QUERIES",
+    "MemoryBackendContract",
+    "entry_texts",
+    "run",
+    "sources",
+]
+
+T = TypeVar("T")
+BackendFactory = Callable[[EmbeddingProfile | None], MemoryBackend]
+
+#: Queries that must never reach MATCH as syntax; each returns hits or nothing.
+NASTY_QUERIES = (
+    '"unbalanced', '"balanced"', "multi-agent", "TODO: fix", "*", "AND", "OR", "NOT", "NEAR",
+    "a AND b OR NOT c", "(parens) (", "@name", "50%", "3.11.7", "🙂🚀", "x" * 10_000,
+    "", "   ", "-leading", "col:value", "^start", "{braces}", "NEAR(a b)", "'single'",
+)
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run one coroutine to completion (tests use no asyncio plugin)."""
+    async def _wrap() -> T:
+        return await coro
+    return asyncio.run(_wrap())
+
+
+def entry_texts() -> st.SearchStrategy[str]:
+    """Entry texts valid after NFC and trimming (1..200 code points, no surrogates)."""
+    return st.text(
+        st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200
+    ).filter(lambda t: bool(unicodedata.normalize("NFC", t).strip()))
+
+
+def sources(prefix: str = "src_") -> st.SearchStrategy[Source]:
+    """Persistable Sources with ASCII ids."""
+    return st.builds(
+        lambda n, kind, body: canonical.make_source(f"{prefix}{n}", kind, body),
+        st.integers(0, 10_000), st.sampled_from(["file", "user_note", "task_outcome"]),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
+    )
+
+
+class _Ids:
+    def __init__(self) -> None:
+        self._n = itertools.count(1)
+
+    def __call__(self, n: int) -> bytes:
+        return next(self._n).to_bytes(n, "big")
+
+
+class MemoryBackendContract:
+    """Subclass and override ``memory_backend_factory``; every ``test_*`` here runs."""
+
+    @pytest.fixture
+    def memory_backend_factory(self) -> BackendFactory:
+        raise NotImplementedError("override memory_backend_factory in your test class")
+
+    # -- helpers ---------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _service(self, factory: BackendFactory, profile: EmbeddingProfile | None = None,
+                       model: Any = None) -> AsyncIterator[Any]:
+        from powercontext.service import MemoryService
+
+        backend = factory(profile)
+        service = MemoryService(backend, embedding_model=model, entropy=_Ids())
+        try:
+            yield service
+        finally:
+            await service.close()
+
+    @staticmethod
+    def _src(name: str, body: str) -> Source:
+        return canonical.make_source(name, "file", body)
+
+    async def _scenario(self, svc: Any) -> dict[str, Any]:
+        agents = self._src("src_agents_md", "Use uv. Run make test. Never edit site/.")
+        pyproject = self._src("src_pyproject", "[tool.uv]\nbuild-backend = 'hatchling'")
+        makefile = self._src("src_makefile", "test:\n\tpytest\ncheck:\n\truff")
+        r1 = await svc.remember(
+            None,
+            sources=(agents, pyproject, makefile),
+            entries=(
+                MemoryEntryInput("fact", "powercontext uses uv to manage dependencies and "
+                                 "Hatchling to build.", sources=(agents, pyproject)),
+                MemoryEntryInput("preference", "Validation convention: run make test for "
+                                 "routine code changes; run make check before review.",
+                                 sources=(agents, makefile)),
+                MemoryEntryInput("constraint", "site/ is generated output and must not be "
+                                 "modified as source material.", sources=(agents,)),
+            ),
+            mode="append",
+        )
+        return {"r1": r1, "agents": agents, "pyproject": pyproject, "makefile": makefile}
+
+    # -- remember ----------------------------------------------------------------------
+
+    def test_remember_creates_revision_one_with_sorted_manifest(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                s = await self._scenario(svc)
+                r1 = s["r1"]
+                assert r1.revision == 1
+                rev = await svc.revision(r1)
+                ids = [e.entry_id for e in rev.content.manifest.entries]
+                assert ids == sorted(ids, key=str.encode) and len(ids) == 3
+                assert all(e.state == "active" for e in rev.content.manifest.entries)
+                assert [c.op for c in rev.content.changes] == ["add"] * 3
+                assert rev.content_hash == canonical.artifact_content_hash(
+                    canonical.content_bytes(rev.content))
+                versions = await svc.entries(r1)
+                for e in rev.content.manifest.entries:
+                    v = versions[e.entry_id]
+                    assert (v.version, v.previous_version_id, v.created_in_revision) == (1, None, 1)
+                    assert canonical.version_hash_ok(v)
+                assert set(rev.lineage.sources) == {s["agents"].ref, s["pyproject"].ref,
+                                                    s["makefile"].ref}
+                assert (await svc.head(r1.artifact_id)) == r1
+        run(body())
+
+    def test_revision_links_predecessor_and_unions_evidence(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                s = await self._scenario(svc)
+                r1 = s["r1"]
+                versions = await svc.entries(r1)
+                pref = next(v for v in versions.values() if v.kind == "preference")
+                note = self._src("src_user_note", "prefer make docs-test for docs")
+                r2 = await svc.remember(r1, sources=(note,), entries=(MemoryEntryInput(
+                    "preference", "Validation convention: run make test for routine code "
+                    "changes; prefer make docs-test for documentation-only changes; run make "
+                    "check before review.", entry=pref, sources=(note,)),), mode="append")
+                assert r2 == ArtifactRef(r1.artifact_id, 2)
+                v2 = (await svc.entries(r2, [pref.entry_id]))[pref.entry_id]
+                assert (v2.version, v2.previous_version_id) == (2, pref.entry_version_id)
+                assert set(v2.sources) == set(pref.sources) | {note.ref}
+                rev2 = await svc.revision(r2)
+                assert [(c.op, c.from_entry_version_id, c.to_entry_version_id)
+                        for c in rev2.content.changes] == [
+                    ("revise", pref.entry_version_id, v2.entry_version_id)]
+                # the old Revision and version are untouched
+                old = (await svc.entries(r1, [pref.entry_id]))[pref.entry_id]
+                assert old == pref
+                # a stale entry object (the replaced version) is rejected, nothing written
+                with pytest.raises(ValueError):
+                    await svc.remember(r2, entries=(MemoryEntryInput(
+                        "preference", "something else", entry=pref),), mode="append")
+                assert (await svc.head(r1.artifact_id)) == r2
+        run(body())
+
+    def test_identical_content_is_a_no_op(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                s = await self._scenario(svc)
+                r1 = s["r1"]
+                versions = await svc.entries(r1)
+                fact = next(v for v in versions.values() if v.kind == "fact")
+                same = await svc.remember(r1, entries=(MemoryEntryInput(
+                    fact.kind, "  " + fact.text + "\n", entry=fact),), mode="append")
+                assert same == r1
+                again = await svc.remember(r1, sources=(s["agents"], s["pyproject"]),
+                                           entries=(MemoryEntryInput(
+                    fact.kind, fact.text, sources=(s["agents"], s["pyproject"])),), mode="append")
+                assert again == r1
+                assert (await svc.head(r1.artifact_id)) == r1
+        run(body())
+
+    def test_stale_base_raises_revision_conflict(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "new fact"),))
+                with pytest.raises(RevisionConflictError):
+                    await svc.remember(r1, entries=(MemoryEntryInput("fact", "other fact"),))
+                assert (await svc.head(r1.artifact_id)) == r2
+        run(body())
+
+    def test_bad_input_names_the_field_and_writes_nothing(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                bad = [
+                    (MemoryEntryInput("fact", "x" * 8193), "text"),
+                    (MemoryEntryInput("fact", "é" * 4097), "text"),
+                    (MemoryEntryInput("fact", " \n\t "), "text"),
+                    (MemoryEntryInput("fact", "ok", reason="r" * 513), "reason"),
+                    (MemoryEntryInput("fact", "bad \ud800 text"), "text"),
+                    (MemoryEntryInput("", "ok"), "kind"),
+                ]
+                for entry, field in bad:
+                    with pytest.raises(ValueError, match=field):
+                        await svc.remember(r1, entries=(entry,))
+                outside = self._src("src_outside", "not in the operation")
+                with pytest.raises(ValueError, match="sources"):
+                    await svc.remember(r1, entries=(MemoryEntryInput(
+                        "fact", "cites outside", sources=(outside,)),))
+                for bad_id in ("src_é", "s" * 129, "has space"):
+                    with pytest.raises(ValueError, match="source_id"):
+                        canonical.make_source(bad_id, "file", "x")
+                assert (await svc.head(r1.artifact_id)) == r1
+                assert len(await svc.changes(r1, 0)) == 1
+                assert await svc.remember(None, entries=(MemoryEntryInput("fact", "ok"),),
+                                          mode="append") is not None
+                with pytest.raises(ValueError):
+                    await svc.remember(None, entries=(), mode="append")
+                with pytest.raises(ValueError):
+                    await svc.remember(None)
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.remember(None, sources=(outside,), mode="extract")
+        run(body())
+
+    def test_batch_rules(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                versions = await svc.entries(r1)
+                v = next(iter(versions.values()))
+                with pytest.raises(ValueError, match="twice"):
+                    await svc.remember(r1, entries=(
+                        MemoryEntryInput(v.kind, "one", entry=v),
+                        MemoryEntryInput(v.kind, "two", entry=v)))
+                r2 = await svc.remember(r1, entries=(
+                    MemoryEntryInput("fact", "dup"), MemoryEntryInput("fact", "dup")))
+                rev = await svc.revision(r2)
+                assert len(rev.content.changes) == 1
+        run(body())
+
+    # -- forget / reactivate / organize ----------------------------------------------------
+
+    def test_forget_and_reactivate_are_idempotent_and_keep_versions(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                versions = await svc.entries(r1)
+                site = next(v for v in versions.values() if v.kind == "constraint")
+                r2 = await svc.forget(r1, (site,), reason="user_requested")
+                assert r2.revision == 2
+                rev2 = await svc.revision(r2)
+                item = next(e for e in rev2.content.manifest.entries if e.entry_id == site.entry_id)
+                assert (item.state, item.entry_version_id) == ("inactive", site.entry_version_id)
+                assert [(c.op, c.from_entry_version_id, c.to_entry_version_id, c.reason)
+                        for c in rev2.content.changes] == [
+                    ("deactivate", site.entry_version_id, None, "user_requested")]
+                assert await svc.forget(r2, (site,)) == r2
+                hits = await svc.search("site generated output", (r2,), mode="fts")
+                assert site.entry_id not in {h.entry_id for h in hits.hits}
+                # revising an inactive entry is rejected
+                with pytest.raises(ValueError, match="inactive"):
+                    await svc.remember(r2, entries=(MemoryEntryInput(
+                        "constraint", "changed", entry=site),))
+                r3 = await svc.reactivate(r2, (site,), reason="user_restored")
+                assert await svc.reactivate(r3, (site,)) == r3
+                rev3 = await svc.revision(r3)
+                assert [(c.op, c.to_entry_version_id) for c in rev3.content.changes] == [
+                    ("reactivate", site.entry_version_id)]
+                hits = await svc.search("site generated output", (r3,), mode="fts")
+                assert site.entry_id in {h.entry_id for h in hits.hits}
+                assert (await svc.entries(r3, [site.entry_id]))[site.entry_id] == site
+        run(body())
+
+    def test_organize_dedupes_to_smallest_entry_id(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                a = self._src("src_a", "a")
+                b = self._src("src_b", "b")
+                r1 = await svc.remember(None, sources=(a, b), entries=(
+                    MemoryEntryInput("fact", "same text", sources=(a,)),
+                    MemoryEntryInput("fact", "same text", sources=(b,)),
+                    MemoryEntryInput("fact", "other text")))
+                r2 = await svc.organize(r1)
+                rev = await svc.revision(r2)
+                assert [(c.op, c.reason) for c in rev.content.changes] == [("deactivate", "dedupe")]
+                dup_ids = sorted((e.entry_id for e in (await svc.revision(r1)).content.manifest.entries),
+                                 key=str.encode)
+                versions = await svc.entries(r1)
+                same = sorted((i for i in dup_ids if versions[i].text == "same text"),
+                              key=str.encode)
+                assert rev.content.changes[0].entry_id == same[1]
+                assert await svc.organize(r2) == r2
+        run(body())
+
+    # -- changes / expand / citations --------------------------------------------------------
+
+    def test_changes_semantics(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "second"),))
+                r3 = await svc.remember(r2, entries=(MemoryEntryInput("fact", "third"),))
+                full = await svc.changes(r3, 0)
+                assert [c.memory_ref.revision for c in full] == [1, 2, 3]
+                assert [c.memory_ref.revision for c in await svc.changes(r3, 1)] == [2, 3]
+                assert [c.memory_ref.revision for c in await svc.changes(r3)] == [3]
+                assert await svc.changes(r3, 3) == ()
+                assert [c.memory_ref.revision for c in await svc.changes(r2, 0)] == [1, 2]
+                with pytest.raises(ValueError):
+                    await svc.changes(r3, -1)
+                with pytest.raises(ValueError):
+                    await svc.changes(r2, 3)
+                with pytest.raises(ArtifactNotFoundError):
+                    await svc.changes(ArtifactRef(r1.artifact_id, 9), 0)
+                with pytest.raises(ArtifactNotFoundError):
+                    await svc.changes(ArtifactRef("mem_art_missing", 1), 0)
+        run(body())
+
+    def test_expand_and_citations(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                hits = (await svc.search("make test review", (r1,), mode="fts")).hits
+                assert hits
+                (v,) = await svc.expand(hits[:1])
+                assert (v.entry_id, v.entry_version_id, v.text) == (
+                    hits[0].entry_id, hits[0].entry_version_id, hits[0].text)
+                cite = svc.cite(hits[0])
+                # the Memory moves on; the old citation still validates
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput(
+                    v.kind, v.text + " Also run make lint.", entry=v),))
+                assert r2.revision == 2
+                assert (await svc.validate_citation(cite)) == v
+                for bad in (
+                    HandoffCitation(r2, cite.entry_id, cite.entry_version_id),
+                    HandoffCitation(cite.memory_ref, cite.entry_id, "mem_ver_forged"),
+                    HandoffCitation(ArtifactRef(r1.artifact_id, 7), cite.entry_id,
+                                    cite.entry_version_id),
+                    HandoffCitation(ArtifactRef("mem_art_other", 1), cite.entry_id,
+                                    cite.entry_version_id),
+                ):
+                    with pytest.raises(InvalidCitationError):
+                        await svc.validate_citation(bad)
+        run(body())
+
+    # -- search ------------------------------------------------------------------------------
+
+    def test_search_reads_only_current_heads(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = (await self._scenario(svc))["r1"]
+                other = await svc.remember(None, entries=(MemoryEntryInput(
+                    "fact", "uv is also used in the other memory"),))
+                res = await svc.search("uv dependencies", (r1, r1), mode="auto")
+                assert res.mode == "fts"
+                assert {h.memory_ref for h in res.hits} == {r1}
+                both = await svc.search("uv", (r1, other), mode="fts")
+                assert {h.memory_ref for h in both.hits} == {r1, other}
+                assert all(h.matched_by == ("fts",) for h in both.hits)
+                assert [h.score for h in both.hits] == sorted(
+                    (h.score for h in both.hits), reverse=True)
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "more"),))
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("uv", (r1,), mode="fts")
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("uv", (r2,), mode="vector")
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("uv", (r2,), mode="hybrid")
+                with pytest.raises(ValueError):
+                    await svc.search("uv", (), mode="fts")
+                limited = await svc.search("make test uv site", (r2,), limit=1, mode="fts")
+                assert len(limited.hits) == 1
+        run(body())
+
+    def test_nasty_queries_never_reach_match(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "multi-agent TODO: fix 50% of @name in 3.11.7 "
+                                     "AND OR NOT NEAR (parens) \"quoted\" 🙂"),))
+                for q in NASTY_QUERIES:
+                    res = await svc.search(q, (r1,), mode="fts")
+                    assert isinstance(res.hits, tuple)
+                hit = await svc.search("multi-agent", (r1,), mode="fts")
+                assert len(hit.hits) == 1
+                assert len((await svc.search("TODO: fix", (r1,), mode="fts")).hits) == 1
+                assert (await svc.search("", (r1,), mode="fts")).hits == ()
+        run(body())
+
+    def test_cjk_and_normalization(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                texts = ("使用中文记录偏好", "日本語のテキストです", "한국어 문장을 검색합니다",
+                         unicodedata.normalize("NFD", "café résumé naïve"))
+                r1 = await svc.remember(None, entries=tuple(
+                    MemoryEntryInput("fact", t) for t in texts))
+                for query, expected in (("中文", texts[0]), ("テキ", texts[1]),
+                                        ("문장", texts[2]), ("のテ", texts[1]),
+                                        (unicodedata.normalize("NFC", "résumé"), texts[3]),
+                                        (unicodedata.normalize("NFD", "CAFÉ"), texts[3])):
+                    hits = (await svc.search(query, (r1,), mode="fts")).hits
+                    assert [h.text for h in hits] == [unicodedata.normalize("NFC", expected)], query
+        run(body())
