@@ -1,0 +1,94 @@
+"""The CLI end to end: a real process, a real SQLite file, real files as Sources."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def pc(tmp_path):
+    db = tmp_path / "memory.db"
+    env = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
+    env.pop("POWERCONTEXT_DB", None)
+    env.pop("POWERCONTEXT_EMBEDDING", None)
+
+    def run(*args: str, expect: int = 0, stdin: str | None = None):
+        proc = subprocess.run(
+            [sys.executable, "-m", "powercontext.adapters.cli.main", "--db", str(db), *args],
+            capture_output=True, text=True, env=env, input=stdin, timeout=60,
+        )
+        assert proc.returncode == expect, (args, proc.returncode, proc.stdout, proc.stderr)
+        return proc
+
+    return run
+
+
+def js(proc):
+    return json.loads(proc.stdout)
+
+
+def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
+    makefile = tmp_path / "Makefile"
+    makefile.write_text("test:\n\tpytest\ncheck:\n\truff check\n")
+    out = js(pc("--json", "memory", "remember", "--key", "repo:demo", "--kind", "preference",
+                "--text", "Run make test for routine changes", "--source", str(makefile)))
+    ref = out["memory_ref"]
+    assert out["changed"] and ref["revision"] == 1
+    mem = ref["artifact_id"]
+    out = js(pc("--json", "memory", "remember", "-m", "key:repo:demo", "--kind", "constraint",
+                "--text", "Never edit .venv by hand"))
+    assert out["memory_ref"] == {"artifact_id": mem, "revision": 2}
+
+    shown = js(pc("--json", "memory", "show", mem))
+    assert [e["kind"] for e in shown["entries"]].count("preference") == 1
+    pref = next(e for e in shown["entries"] if e["kind"] == "preference")
+    assert pref["source_refs"][0]["source_id"].startswith("src_")
+
+    hits = js(pc("--json", "memory", "search", "make test", "-m", mem, "--mode", "fts"))
+    assert hits["mode"] == "fts" and hits["untrusted"] is True
+    assert [h["entry_id"] for h in hits["hits"]] == [pref["entry_id"]]
+
+    out = js(pc("--json", "memory", "remember", "-m", mem, "--revise", pref["entry_id"],
+                "--kind", "preference", "--text", "Run make test; make lint for docs",
+                "--reason", "user_correction"))
+    assert out["memory_ref"]["revision"] == 3
+    # the same write from the stale Revision 2 conflicts
+    pc("memory", "remember", "-m", f"{mem}@2", "--text", "late writer", expect=3)
+    pc("memory", "forget", mem, pref["entry_id"], "--reason", "user_requested")
+    pc("memory", "forget", mem, pref["entry_id"])  # idempotent: still exit 0
+    changes = js(pc("--json", "memory", "changes", mem, "--since", "0"))
+    assert [c["changes"][0]["op"] for c in changes] == ["add", "add", "revise", "deactivate"]
+    assert js(pc("--json", "memory", "search", "make test", "-m", mem, "--mode", "fts"))[
+        "hits"] == []
+
+    citation = pc("memory", "cite", f"{mem}@3", pref["entry_id"]).stdout
+    valid = js(pc("--json", "memory", "validate-citation", citation))
+    assert valid["valid"] and valid["entry"]["text"] == "Run make test; make lint for docs"
+    tampered = json.loads(citation)
+    tampered["memory_ref"]["revision"] = 2
+    pc("memory", "validate-citation", json.dumps(tampered), expect=6)
+    pc("memory", "validate-citation", "-", stdin=citation)
+
+    expanded = js(pc("--json", "memory", "expand", f"{mem}@3", pref["entry_id"]))
+    assert expanded[0]["version"] == 2 and expanded[0]["previous_version_id"]
+
+    # distinct exit codes
+    err = pc("--json", "memory", "remember", "-m", mem, "--text", "   ", expect=2)
+    assert js(err)["error"] == "InvalidInputError"
+    pc("memory", "show", "mem_art_missing", expect=4)
+    pc("memory", "search", "x", "-m", mem, "--mode", "vector", expect=5)
+    pc("memory", "show", "key:nope", expect=4)
+
+
+def test_cli_help_is_useful(pc):
+    out = pc("memory", "--help").stdout
+    for command in ("remember", "forget", "reactivate", "organize", "changes", "search",
+                    "expand", "show", "cite", "validate-citation"):
+        assert command in out
+    assert "--source" in pc("memory", "remember", "--help").stdout
