@@ -88,6 +88,32 @@ class _Ids:
         return next(self._n).to_bytes(n, "big")
 
 
+class _SwitchableModel:
+    """Wraps a model; ``mode`` makes it fail ("down") or return bad vectors."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.mode = "ok"
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self.inner.profile  # type: ignore[no-any-return]
+
+    async def embed(self, texts: tuple[str, ...]) -> Any:
+        from powercontext.core.errors import BackendError
+        from powercontext.core.models import EmbeddingResult
+
+        if self.mode == "down":
+            raise BackendError("embedding model unavailable (test)")
+        result = await self.inner.embed(texts)
+        if self.mode == "ok":
+            return result
+        dim = self.profile.dimension
+        bad = {"nan": (float("nan"),) * dim, "short": (1.0,),
+               "long": (1.0,) + (0.0,) * dim}[self.mode]
+        return EmbeddingResult(tuple(bad for _ in texts))
+
+
 class MemoryBackendContract:
     """Subclass and override ``memory_backend_factory``; every ``test_*`` here runs."""
 
@@ -427,6 +453,118 @@ class MemoryBackendContract:
                                         (unicodedata.normalize("NFD", "CAFÉ"), texts[3])):
                     hits = (await svc.search(query, (r1,), mode="fts")).hits
                     assert [h.text for h in hits] == [unicodedata.normalize("NFC", expected)], query
+        run(body())
+
+    # -- vector, hybrid, auto --------------------------------------------------------------
+
+    @pytest.fixture
+    def memory_embedding_model(self) -> Any:
+        """The model the vector tests use; override to test another one."""
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+
+        return DeterministicEmbedding(dimension=64)
+
+    async def _vector_ready(self, svc: Any) -> None:
+        caps = await svc.capabilities()
+        if not caps.vector:
+            pytest.skip(f"backend has no vector capability: {caps.reasons}")
+
+    def test_vector_hybrid_and_auto_with_a_model(self, memory_backend_factory,
+                                                 memory_embedding_model):
+        model = memory_embedding_model
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "the release checklist lives in RELEASING.md"),
+                    MemoryEntryInput("fact", "python dependencies are managed with uv"),
+                    MemoryEntryInput("preference", "prefer small focused pull requests"),
+                ))
+                other = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "python dependencies are managed with uv"),))
+                vec = await svc.search("python dependencies uv", (r1,), mode="vector")
+                assert vec.mode == "vector" and vec.hits
+                assert vec.hits[0].text == "python dependencies are managed with uv"
+                assert all(h.matched_by == ("vector",) for h in vec.hits)
+                assert {h.memory_ref for h in vec.hits} == {r1}  # filtered inside the scan
+                hyb = await svc.search("python dependencies uv", (r1,), mode="hybrid")
+                assert hyb.mode == "hybrid"
+                assert hyb.hits[0].matched_by == ("fts", "vector")
+                assert hyb.hits[0].score == pytest.approx(2 / 61)
+                auto = await svc.search("python dependencies uv", (r1, other), mode="auto")
+                assert auto.mode == "hybrid"
+                assert {h.memory_ref for h in auto.hits} == {r1, other}
+                ties = [h for h in auto.hits if h.score == auto.hits[0].score]
+                keys = [(h.memory_ref.artifact_id, h.entry_id.encode(), h.entry_version_id)
+                        for h in ties]
+                assert keys == sorted(keys)
+        run(body())
+
+    def test_without_a_model_explicit_vector_fails_and_auto_falls_back(
+            self, memory_backend_factory, memory_embedding_model):
+        model = memory_embedding_model
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, None) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "uv rocks"),))
+                assert (await svc.search("uv", (r1,), mode="auto")).mode == "fts"
+                for mode in ("vector", "hybrid"):
+                    with pytest.raises(CapabilityNotSupportedError):
+                        await svc.search("uv", (r1,), mode=mode)
+        run(body())
+
+    def test_model_down_at_write_leaves_no_vector_and_search_falls_back(
+            self, memory_backend_factory, memory_embedding_model):
+        model = _SwitchableModel(memory_embedding_model)
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "uv rocks"),))
+                assert (await svc.search("uv", (r1,), mode="auto")).mode == "hybrid"
+                model.mode = "down"
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "pip is out"),))
+                assert r2.revision == 2  # the Revision and its FTS projection commit
+                model.mode = "ok"
+                assert [h.text for h in (await svc.search("pip", (r2,), mode="fts")).hits] == [
+                    "pip is out"]
+                assert (await svc.search("pip", (r2,), mode="auto")).mode == "fts"
+                with pytest.raises(CapabilityNotSupportedError, match="incomplete"):
+                    await svc.search("pip", (r2,), mode="vector")
+                # a bad vector (NaN, wrong length, not unit) is never written either
+                for bad in ("nan", "short", "long"):
+                    model.mode = bad
+                    fresh = await svc.remember(None, entries=(MemoryEntryInput("fact", bad),))
+                    model.mode = "ok"
+                    with pytest.raises(CapabilityNotSupportedError):
+                        await svc.search(bad, (fresh,), mode="vector")
+                # forgetting the entry without a vector makes the projection complete again
+                versions = await svc.entries(r2)
+                pip = next(v for v in versions.values() if v.text == "pip is out")
+                r3 = await svc.forget(r2, (pip,))
+                assert (await svc.search("uv", (r3,), mode="auto")).mode == "hybrid"
+        run(body())
+
+    def test_forget_drops_vectors_and_reactivate_restores_them(
+            self, memory_backend_factory, memory_embedding_model):
+        model = memory_embedding_model
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "deploys go through the staging cluster"),
+                    MemoryEntryInput("fact", "unrelated note about lunch"),))
+                versions = await svc.entries(r1)
+                deploy = next(v for v in versions.values() if "deploys" in v.text)
+                r2 = await svc.forget(r1, (deploy,))
+                hits = (await svc.search("staging cluster deploys", (r2,), mode="vector")).hits
+                assert deploy.entry_id not in {h.entry_id for h in hits}
+                r3 = await svc.reactivate(r2, (deploy,))
+                hits = (await svc.search("staging cluster deploys", (r3,), mode="vector")).hits
+                assert hits[0].entry_id == deploy.entry_id
+                assert hits[0].entry_version_id == deploy.entry_version_id
         run(body())
 
 

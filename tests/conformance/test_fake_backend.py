@@ -11,3 +11,8 @@ class TestInMemoryBackendContract(MemoryBackendContract):
     @pytest.fixture
     def memory_backend_factory(self):
         return lambda profile: InMemoryBackend(profile=profile)
+
+
+from powercontext.plugins.testing import state_machine_test  # noqa: E402
+
+TestInMemoryStateMachine = state_machine_test(InMemoryBackend)
