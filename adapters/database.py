@@ -55,6 +55,7 @@ from powercontext.core.vectors import check_vector
 __all__ = [
     "MEMORY_FAMILY",
     "Candidate",
+    "RebuildReport",
     "DatabaseMemoryBackend",
     "DatabaseUnitOfWork",
     "RevisionRow",
@@ -99,6 +100,17 @@ class Candidate:
     entry_content_hash: str
     searchable_text: str
     distance: float | None = None
+
+
+@attrs.define
+class RebuildReport:
+    """What a rebuild did: Memories and active entries projected, vectors written, and
+    the Memories whose vector projection is still incomplete."""
+
+    memories: int = 0
+    entries: int = 0
+    vectors: int = 0
+    incomplete: list[str] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -233,6 +245,23 @@ class DatabaseMemoryBackend(abc.ABC):
         """For every head row of the Memory: (entry_content_hash, embedding_content_hash
         or None when the vector or its metadata is missing)."""
         raise CapabilityNotSupportedError("this backend has no vector search")
+
+    # Offline rebuild primitives (Memory RFC, "Vector integrity and offline rebuilds").
+    # Defaults refuse, so a backend without them still passes the rest of the contract.
+
+    def _all_heads_sync(self) -> list[tuple[str, int]]:
+        """Every Memory Artifact's (artifact_id, head revision), sorted by id."""
+        raise CapabilityNotSupportedError(f"{type(self).__name__} cannot rebuild projections")
+
+    def _clear_projection_sync(self, artifact_id: str) -> None:
+        """Delete every head, FTS and vector row of one Memory (whatever they hold)."""
+        raise CapabilityNotSupportedError(f"{type(self).__name__} cannot rebuild projections")
+
+    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
+        """Drop the vector projection of every Memory and recreate it for ``profile``
+        (None: no vector projection). Runs inside a write transaction where the database
+        allows DDL in one; the caller stores the new profile."""
+        raise CapabilityNotSupportedError(f"{type(self).__name__} cannot migrate profiles")
 
     @abc.abstractmethod
     def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
@@ -847,6 +876,113 @@ class DatabaseMemoryBackend(abc.ABC):
         the current heads, re-checked against the manifest; admission then RRF.
         CapabilityNotSupportedError for a non-head ref or an unservable mode."""
         return await self._run(self._in_tx, False, self._search_sync, request)
+
+
+    # -- offline rebuild ------------------------------------------------------------
+
+    async def rebuild(
+        self,
+        model: Any = None,
+        *,
+        new_profile: EmbeddingProfile | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        batch_size: int = 64,
+    ) -> RebuildReport:
+        """Rebuild every Memory's head, FTS and vector projection from the authoritative
+        tables (Memory RFC, "Vector integrity and offline rebuilds").
+
+        Writers are paused for the whole run (``WritesPausedError`` for them; a second
+        rebuild is refused the same way) and resumed at the end, even on failure.
+        Each Memory's active entries are re-validated (manifest membership, content hash,
+        canonical bytes) and projected in one transaction per Memory. ``model`` (an
+        EmbeddingModel whose profile matches) fills every vector; without it no vector is
+        written. ``new_profile`` migrates first: the vector projection is dropped and
+        recreated for that profile, which is stored as the deployment's. ``progress`` is
+        called as ``progress(done, total, artifact_id)``.
+        """
+        await self._run(self._in_tx, True, self._pause_sync)
+        try:
+            if new_profile is not None:
+                await self._run(self._in_tx, True, self._migrate_sync, new_profile)
+            profile = self._profile
+            if model is not None and (profile is None or model.profile != profile):
+                raise ProfileMismatchError(
+                    "the embedding model's profile differs from the database's; "
+                    "migrate with a new profile first"
+                )
+            heads = await self._run(self._in_tx, False, self._all_heads_sync)
+            report = RebuildReport()
+            for done, (artifact_id, revision) in enumerate(heads, start=1):
+                rows = await self._run(self._in_tx, False, self._rebuild_rows_sync,
+                                       ArtifactRef(artifact_id, revision))
+                vectors: list[VectorRow | None] = [None] * len(rows)
+                if model is not None and profile is not None and self._db_caps and self._db_caps.vector:
+                    vectors = []
+                    for i in range(0, len(rows), batch_size):
+                        chunk = rows[i:i + batch_size]
+                        result = await model.embed(tuple(r.text for r in chunk))
+                        if len(result.vectors) != len(chunk):
+                            raise InvalidInputError("vectors", "model returned a different count")
+                        for r, vec in zip(chunk, result.vectors, strict=True):
+                            check_vector(vec, profile)
+                            vectors.append(VectorRow(
+                                canonical.embedding_content_hash(profile, r.entry_content_hash), vec))
+                await self._run(self._in_tx, True, self._write_rebuild_sync,
+                                ArtifactRef(artifact_id, revision), rows, vectors)
+                report.memories += 1
+                report.entries += len(rows)
+                report.vectors += sum(1 for v in vectors if v is not None)
+                if progress is not None:
+                    progress(done, len(heads), artifact_id)
+            if profile is not None and self._db_caps and self._db_caps.vector:
+                for artifact_id, revision in heads:
+                    ok = await self._run(self._in_tx, False, self._complete_sync, artifact_id,
+                                         revision)
+                    if not ok:
+                        report.incomplete.append(artifact_id)
+            return report
+        finally:
+            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+
+    def _pause_sync(self) -> None:
+        if self._meta_get_sync("writes_paused"):
+            raise WritesPausedError("writes are already paused: another rebuild is running "
+                                    "(or one crashed; `powercontext memory rebuild --resume`)")
+        self._meta_set_sync("writes_paused", "rebuild")
+
+    async def resume_writes(self) -> None:
+        """Clear a pause left by a rebuild that crashed."""
+        await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+
+    def _migrate_sync(self, profile: EmbeddingProfile) -> None:
+        self._reset_vectors_sync(profile)
+        self._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
+        self._profile = profile
+        if self._db_caps is not None:
+            self._db_caps = attrs.evolve(self._db_caps, embedding_profile=profile,
+                                         vector=self._db_caps.fts, hybrid=self._db_caps.fts)
+        with self._cache_lock:
+            self._complete_cache.clear()
+
+    def _rebuild_rows_sync(self, ref: ArtifactRef) -> list[ProjectionRow]:
+        from powercontext.core import analyzer as _analyzer
+
+        parsed = self._parsed_sync(ref.artifact_id, ref.revision)
+        active = [e.entry_id for e in parsed.revision.content.manifest.entries
+                  if e.state == "active"]
+        versions = self._versions_checked_sync(parsed.by_entry, active)
+        return [ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
+                              _analyzer.searchable_text(v.text), v.text)
+                for v in (versions[e] for e in active)]
+
+    def _write_rebuild_sync(self, ref: ArtifactRef, rows: list[ProjectionRow],
+                            vectors: list[VectorRow | None]) -> None:
+        if self._head_sync(ref.artifact_id) != ref.revision:
+            raise RevisionConflictError(f"Memory {ref.artifact_id!r} moved during the rebuild")
+        self._clear_projection_sync(ref.artifact_id)
+        if rows:
+            self._insert_projections_sync(ref.artifact_id, ref.revision, rows, vectors)
+        self._invalidate(ref.artifact_id)
 
 
 class DatabaseUnitOfWork:

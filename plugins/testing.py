@@ -568,6 +568,82 @@ class MemoryBackendContract:
         run(body())
 
 
+    # -- offline rebuild ---------------------------------------------------------------
+
+    def test_rebuild_fills_missing_vectors_while_writers_wait(
+            self, memory_backend_factory, memory_embedding_model):
+        from powercontext.core.errors import WritesPausedError
+
+        model = _SwitchableModel(memory_embedding_model)
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                model.mode = "down"
+                r1 = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "the cache lives in redis"),
+                    MemoryEntryInput("fact", "logs go to loki"),))
+                r1b = await svc.remember(None, entries=(MemoryEntryInput("fact", "x y z"),))
+                model.mode = "ok"
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("redis cache", (r1,), mode="vector")
+                blocked: list[str] = []
+
+                class _Probe:
+                    profile = model.profile
+
+                    async def embed(self, texts):
+                        try:
+                            await svc.remember(r1, entries=(MemoryEntryInput("fact", "w"),))
+                        except WritesPausedError as exc:
+                            blocked.append(str(exc))
+                        return await model.embed(texts)
+
+                seen: list[tuple[int, int]] = []
+                try:
+                    report = await svc.backend.rebuild(
+                        _Probe(), progress=lambda d, t, a: seen.append((d, t)))
+                except CapabilityNotSupportedError as exc:
+                    pytest.skip(f"backend cannot rebuild: {exc}")
+                assert blocked, "writers must be paused during a rebuild"
+                assert (report.memories, report.entries, report.vectors) == (2, 3, 3)
+                assert report.incomplete == [] and seen[-1] == (2, 2)
+                hits = await svc.search("redis cache", (r1,), mode="vector")
+                assert hits.hits[0].text == "the cache lives in redis"
+                assert (await svc.search("x", (r1b,), mode="auto")).mode == "hybrid"
+                # writes resume afterwards
+                assert (await svc.remember(r1, entries=(MemoryEntryInput("fact", "w"),))
+                        ).revision == 2
+        run(body())
+
+    def test_rebuild_migrates_to_a_new_profile(self, memory_backend_factory,
+                                               memory_embedding_model):
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+
+        model = memory_embedding_model
+        new_model = DeterministicEmbedding(dimension=model.profile.dimension // 2,
+                                           profile_id="migrated")
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(None, entries=(
+                    MemoryEntryInput("fact", "tests run with pytest"),))
+                try:
+                    report = await svc.backend.rebuild(new_model, new_profile=new_model.profile)
+                except CapabilityNotSupportedError as exc:
+                    pytest.skip(f"backend cannot migrate: {exc}")
+                assert (report.vectors, report.incomplete) == (1, [])
+                caps = await svc.backend.capabilities()
+                assert caps.embedding_profile == new_model.profile
+                svc.embedding_model = new_model
+                hits = await svc.search("pytest", (r1,), mode="vector")
+                assert hits.hits[0].text == "tests run with pytest"
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "lint: ruff"),))
+                assert (await svc.search("ruff", (r2,), mode="auto")).mode == "hybrid"
+        run(body())
+
+
 # ---------------------------------------------------------------------------------------
 # The stateful test: MemoryService against a trusted in-memory model.
 

@@ -467,6 +467,69 @@ def validate_citation(c: Ctx, citation: str) -> None:
     c.run(body)
 
 
+@memory.command()
+@click.option("--migrate", is_flag=True,
+              help="Switch the database to the --embedding model's profile (drops and "
+                   "rebuilds every vector).")
+@click.option("--resume", "resume_only", is_flag=True,
+              help="Only clear a write pause left by a crashed rebuild.")
+@pass_ctx
+def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
+    """Offline rebuild of heads, FTS and vectors from the authoritative tables.
+
+    Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
+    projections (filling vectors with --embedding when given), shows progress on stderr,
+    then resumes writers. Use it after the embedding model was down, after a crash, or
+    with --migrate to move to a new embedding profile.
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from powercontext.plugins.registry import Registry
+
+    registry = Registry()
+    model = registry.embedding_model(c.embedding) if c.embedding else None
+    backend = registry.backend_for_url(c.db_url, profile=None)
+
+    async def body(_: Any) -> None:
+        try:
+            if resume_only:
+                await backend.resume_writes()
+                c.emit({"resumed": True}, lambda: click.echo("Writes resumed."))
+                return
+            caps = await backend.capabilities()
+            stored = caps.embedding_profile
+            new_profile = None
+            if model is not None and stored != model.profile:
+                if not migrate:
+                    raise click.UsageError(
+                        f"the database's embedding profile is {stored}; the model's is "
+                        f"{model.profile}. Pass --migrate to switch (all vectors are rebuilt).")
+                new_profile = model.profile
+            with Progress(transient=True, console=Console(stderr=True), disable=c.as_json) as bar:
+                task = bar.add_task("rebuilding", total=None)
+
+                def tick(done: int, total: int, artifact_id: str) -> None:
+                    bar.update(task, total=total, completed=done, description=artifact_id)
+
+                report = await backend.rebuild(model, new_profile=new_profile, progress=tick)
+        finally:
+            await backend.close()
+        c.emit({"memories": report.memories, "entries": report.entries,
+                "vectors": report.vectors, "incomplete": report.incomplete},
+               lambda: click.echo(f"Rebuilt {report.memories} Memories: {report.entries} active "
+                                  f"entries, {report.vectors} vectors"
+                                  + (f"; still incomplete: {', '.join(report.incomplete)}"
+                                     if report.incomplete else ".")))
+
+    class _NoService:
+        async def close(self) -> None:
+            pass
+
+    c._service = _NoService()
+    c.run(body)
+
+
 def main() -> None:
     cli(prog_name="powercontext")
 

@@ -197,6 +197,17 @@ class InMemoryBackend(DatabaseMemoryBackend):
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after:after + limit]
 
+    def _all_heads_sync(self) -> list[tuple[str, int]]:
+        return sorted(self._state["heads"].items())
+
+    def _clear_projection_sync(self, artifact_id: str) -> None:
+        for key in [k for k in self._state["projection"] if k[0] == artifact_id]:
+            row = self._state["projection"].pop(key)
+            self._state["vectors"].pop(row["projection_id"], None)
+
+    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
+        self._state["vectors"].clear()
+
     # test helpers -------------------------------------------------------------------
 
     def table_sizes(self) -> dict[str, int]:
