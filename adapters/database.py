@@ -55,9 +55,9 @@ from powercontext.core.vectors import check_vector
 __all__ = [
     "MEMORY_FAMILY",
     "Candidate",
-    "RebuildReport",
     "DatabaseMemoryBackend",
     "DatabaseUnitOfWork",
+    "RebuildReport",
     "RevisionRow",
     "VectorRow",
     "check_vector",
@@ -541,14 +541,19 @@ class DatabaseMemoryBackend(abc.ABC):
         different Source under an existing id or a Source whose hash is wrong."""
         for s in sources:
             canonical.check_id(s.source_id, "source_id")
-            if canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata) != s.content_hash:
-                raise InvalidInputError("source.content_hash",
-                                        f"does not match the content of {s.source_id!r}")
+            if (
+                canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata)
+                != s.content_hash
+            ):
+                raise InvalidInputError(
+                    "source.content_hash", f"does not match the content of {s.source_id!r}"
+                )
         return tuple(await self._run(self._in_tx, True, self._put_sources_checked, list(sources)))
 
     def _put_sources_checked(self, sources: list[Source]) -> list[int]:
-        existing = dict((s.source_id, s) for _, s in self._get_sources_sync(
-            [s.source_id for s in sources]))
+        existing = dict(
+            (s.source_id, s) for _, s in self._get_sources_sync([s.source_id for s in sources])
+        )
         for s in sources:
             old = existing.get(s.source_id)
             if old is not None and old != s:
@@ -558,8 +563,12 @@ class DatabaseMemoryBackend(abc.ABC):
         return self._put_sources_sync(sources)
 
     async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
-        rows = dict((s.source_id, s) for _, s in
-                    await self._run(self._in_tx, False, self._get_sources_sync, list(source_ids)))
+        rows = dict(
+            (s.source_id, s)
+            for _, s in await self._run(
+                self._in_tx, False, self._get_sources_sync, list(source_ids)
+            )
+        )
         missing = [i for i in source_ids if i not in rows]
         if missing:
             raise ArtifactNotFoundError(f"no stored Source {missing[0]!r}")
@@ -602,7 +611,9 @@ class DatabaseMemoryBackend(abc.ABC):
             for key in [k for k in self._complete_cache if k[0] == artifact_id]:
                 del self._complete_cache[key]
 
-    def _apply_plan_sync(self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector]) -> ArtifactRef:
+    def _apply_plan_sync(
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector]
+    ) -> ArtifactRef:
         # 1. head compare-and-swap precondition and base manifest
         head = self._head_sync(plan.artifact_id)
         base_manifest: dict[str, MemoryManifestEntry] = {}
@@ -627,8 +638,14 @@ class DatabaseMemoryBackend(abc.ABC):
         self._validate_evidence_sync(plan)
         # 4. Revision, head CAS, versions
         self._insert_revision_sync(
-            RevisionRow(plan.artifact_id, plan.revision, MEMORY_FAMILY, plan.content_bytes,
-                        plan.content_hash, canonical.lineage_bytes(plan.lineage))
+            RevisionRow(
+                plan.artifact_id,
+                plan.revision,
+                MEMORY_FAMILY,
+                plan.content_bytes,
+                plan.content_hash,
+                canonical.lineage_bytes(plan.lineage),
+            )
         )
         if plan.base is None:
             self._insert_head_sync(plan.artifact_id, plan.revision)
@@ -644,19 +661,27 @@ class DatabaseMemoryBackend(abc.ABC):
             self._delete_projections_sync(plan.artifact_id, touched)
         if plan.upserts:
             self._insert_projections_sync(
-                plan.artifact_id, plan.revision, plan.upserts,
+                plan.artifact_id,
+                plan.revision,
+                plan.upserts,
                 [self._vector_row(r, vectors) for r in plan.upserts],
             )
         return plan.ref
 
-    def _vector_row(self, row: ProjectionRow, vectors: dict[str, EmbeddingVector]) -> VectorRow | None:
+    def _vector_row(
+        self, row: ProjectionRow, vectors: dict[str, EmbeddingVector]
+    ) -> VectorRow | None:
         vec = vectors.get(row.entry_version_id)
         if vec is None:
             return None
         if self._profile is None or not (self._db_caps and self._db_caps.vector):
-            raise CapabilityNotSupportedError("vectors given but this database has no vector projection")
+            raise CapabilityNotSupportedError(
+                "vectors given but this database has no vector projection"
+            )
         check_vector(vec, self._profile)
-        return VectorRow(canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec)
+        return VectorRow(
+            canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec
+        )
 
     def _validate_plan_sync(self, plan: MemoryPlan, base: dict[str, MemoryManifestEntry]) -> None:
         content = plan.content
@@ -669,7 +694,9 @@ class DatabaseMemoryBackend(abc.ABC):
         entries = content.manifest.entries
         keys = [e.entry_id.encode() for e in entries]
         if keys != sorted(keys) or len(set(keys)) != len(keys):
-            raise InvalidInputError("manifest", "entries must be sorted by UTF-8 entry_id and unique")
+            raise InvalidInputError(
+                "manifest", "entries must be sorted by UTF-8 entry_id and unique"
+            )
         ckeys = [c.entry_id.encode() for c in content.changes]
         if ckeys != sorted(ckeys) or len(set(ckeys)) != len(ckeys):
             raise InvalidInputError("changes", "must be sorted by UTF-8 entry_id, one per entry")
@@ -692,7 +719,9 @@ class DatabaseMemoryBackend(abc.ABC):
         # New versions: exactly the ones the add/revise changes name, chained correctly.
         named = {c.to_entry_version_id for c in content.changes if c.op in ("add", "revise")}
         if set(new) != named:
-            raise InvalidInputError("plan.new_versions", "must be exactly the added and revised versions")
+            raise InvalidInputError(
+                "plan.new_versions", "must be exactly the added and revised versions"
+            )
         predecessors = {v.previous_version_id for v in new.values() if v.previous_version_id}
         stored_prev = {v.entry_version_id: v for v in self._entry_versions_sync(list(predecessors))}
         clash = self._entry_versions_sync(list(new))
@@ -702,23 +731,33 @@ class DatabaseMemoryBackend(abc.ABC):
             if v.memory_artifact_id != plan.artifact_id or v.created_in_revision != plan.revision:
                 raise InvalidInputError("entry_version", "belongs to another Memory or Revision")
             if not canonical.version_hash_ok(v):
-                raise InvalidInputError("entry_version.entry_content_hash", "does not match content")
+                raise InvalidInputError(
+                    "entry_version.entry_content_hash", "does not match content"
+                )
             if v.previous_version_id is None:
                 if v.version != 1 or v.entry_id in base:
                     raise InvalidInputError("entry_version", "a first version is 1 of a new entry")
             else:
                 prev = stored_prev.get(v.previous_version_id)
                 old = base.get(v.entry_id)
-                if (prev is None or old is None or old.entry_version_id != prev.entry_version_id
-                        or prev.entry_id != v.entry_id
-                        or prev.memory_artifact_id != v.memory_artifact_id
-                        or v.version != prev.version + 1):
+                if (
+                    prev is None
+                    or old is None
+                    or old.entry_version_id != prev.entry_version_id
+                    or prev.entry_id != v.entry_id
+                    or prev.memory_artifact_id != v.memory_artifact_id
+                    or v.version != prev.version + 1
+                ):
                     raise InvalidInputError(
                         "entry_version.previous_version_id",
                         "must be the version of the same entry in the base manifest",
                     )
-                if not set(prev.sources) <= set(v.sources) or not set(prev.artifacts) <= set(v.artifacts):
-                    raise InvalidInputError("entry_version", "a revision keeps its predecessor's evidence")
+                if not set(prev.sources) <= set(v.sources) or not set(prev.artifacts) <= set(
+                    v.artifacts
+                ):
+                    raise InvalidInputError(
+                        "entry_version", "a revision keeps its predecessor's evidence"
+                    )
         # Projection rows: exactly the active entries that were added, revised or reactivated.
         want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
         want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
@@ -726,15 +765,24 @@ class DatabaseMemoryBackend(abc.ABC):
             raise InvalidInputError("plan.projection", "must cover exactly the changed entries")
         for r in plan.upserts:
             item = manifest[r.entry_id]
-            if (item.entry_version_id, item.entry_content_hash) != (r.entry_version_id, r.entry_content_hash):
-                raise InvalidInputError("plan.projection", f"row of {r.entry_id!r} is not the manifest's")
+            if (item.entry_version_id, item.entry_content_hash) != (
+                r.entry_version_id,
+                r.entry_content_hash,
+            ):
+                raise InvalidInputError(
+                    "plan.projection", f"row of {r.entry_id!r} is not the manifest's"
+                )
             if r.searchable_text != analyzer.searchable_text(r.text):
-                raise InvalidInputError("plan.projection", "searchable_text is not Analyzer v1 output")
+                raise InvalidInputError(
+                    "plan.projection", "searchable_text is not Analyzer v1 output"
+                )
         # reactivated versions exist and match the manifest
         reactivated = [manifest[c.entry_id] for c in content.changes if c.op == "reactivate"]
         if reactivated:
-            found = {v.entry_version_id: v for v in self._entry_versions_sync(
-                [i.entry_version_id for i in reactivated])}
+            found = {
+                v.entry_version_id: v
+                for v in self._entry_versions_sync([i.entry_version_id for i in reactivated])
+            }
             for item in reactivated:
                 v = found.get(item.entry_version_id)
                 if v is None:
@@ -749,8 +797,10 @@ class DatabaseMemoryBackend(abc.ABC):
         lineage_sources = set(plan.lineage.sources)
         lineage_artifacts = set(plan.lineage.artifacts)
         if lineage_sources:
-            stored = {s.source_id: s.content_hash for _, s in
-                      self._get_sources_sync([r.source_id for r in lineage_sources])}
+            stored = {
+                s.source_id: s.content_hash
+                for _, s in self._get_sources_sync([r.source_id for r in lineage_sources])
+            }
             for r in lineage_sources:
                 if stored.get(r.source_id) != r.content_hash:
                     raise InvalidInputError(
@@ -765,9 +815,16 @@ class DatabaseMemoryBackend(abc.ABC):
             extra_s = set(v.sources) - lineage_sources
             extra_a = set(v.artifacts) - lineage_artifacts
             if extra_s or extra_a:
-                prev = (self._entry_versions_sync([v.previous_version_id])
-                        if v.previous_version_id else [])
-                if not prev or not extra_s <= set(prev[0].sources) or not extra_a <= set(prev[0].artifacts):
+                prev = (
+                    self._entry_versions_sync([v.previous_version_id])
+                    if v.previous_version_id
+                    else []
+                )
+                if (
+                    not prev
+                    or not extra_s <= set(prev[0].sources)
+                    or not extra_a <= set(prev[0].artifacts)
+                ):
                     raise InvalidInputError(
                         "entry.sources", "cites evidence outside the operation and its predecessor"
                     )
@@ -810,7 +867,10 @@ class DatabaseMemoryBackend(abc.ABC):
             manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, m.revision)
         mode = request.mode
         if mode == "auto":
-            ready = request.query_vector is not None and self._vector_ready_sync(request.memories) is None
+            ready = (
+                request.query_vector is not None
+                and self._vector_ready_sync(request.memories) is None
+            )
             mode = "hybrid" if ready else "fts"
         elif mode in ("vector", "hybrid"):
             if request.query_vector is None:
@@ -836,14 +896,19 @@ class DatabaseMemoryBackend(abc.ABC):
             check_vector(request.query_vector, self._profile)
             admitted = []
             for c in self._vector_candidates_sync(ids, request.query_vector, budget):
-                if (c.distance is not None and self._trusted(c, manifests)
-                        and admission.vector_admits(c.distance)):
+                if (
+                    c.distance is not None
+                    and self._trusted(c, manifests)
+                    and admission.vector_admits(c.distance)
+                ):
                     admitted.append((c.artifact_id, c.entry_id, c.entry_version_id))
             channels["vector"] = admitted
         fused = rrf.fuse(channels)
         hits: list[MemoryHit] = []
         window = fused[: request.limit * 2 + 8]
-        versions = {v.entry_version_id: v for v in self._entry_versions_sync([f.key[2] for f in window])}
+        versions = {
+            v.entry_version_id: v for v in self._entry_versions_sync([f.key[2] for f in window])
+        }
         for f in fused:
             if len(hits) >= request.limit:
                 break
@@ -858,25 +923,35 @@ class DatabaseMemoryBackend(abc.ABC):
                 _check_version_matches(v, item)
             except IntegrityError:
                 continue
-            hits.append(MemoryHit(manifests[f.key[0]].revision.ref, v.entry_id,
-                                  v.entry_version_id, v.text, f.score,
-                                  tuple(f.matched_by), v.kind))  # type: ignore[arg-type]
+            hits.append(
+                MemoryHit(
+                    manifests[f.key[0]].revision.ref,
+                    v.entry_id,
+                    v.entry_version_id,
+                    v.text,
+                    f.score,
+                    tuple(f.matched_by),
+                    v.kind,
+                )
+            )  # type: ignore[arg-type]
         return MemorySearchResult(tuple(hits), mode)
 
     @staticmethod
     def _trusted(c: Candidate, manifests: dict[str, _ParsedRevision]) -> bool:
         parsed = manifests.get(c.artifact_id)
         item = parsed.by_entry.get(c.entry_id) if parsed else None
-        return (item is not None and item.state == "active"
-                and item.entry_version_id == c.entry_version_id
-                and item.entry_content_hash == c.entry_content_hash)
+        return (
+            item is not None
+            and item.state == "active"
+            and item.entry_version_id == c.entry_version_id
+            and item.entry_content_hash == c.entry_content_hash
+        )
 
     async def search(self, request: MemorySearchRequest) -> MemorySearchResult:
         """Memory RFC, "Search and reads": one read transaction; only active entries of
         the current heads, re-checked against the manifest; admission then RRF.
         CapabilityNotSupportedError for a non-head ref or an unservable mode."""
         return await self._run(self._in_tx, False, self._search_sync, request)
-
 
     # -- offline rebuild ------------------------------------------------------------
 
@@ -913,22 +988,38 @@ class DatabaseMemoryBackend(abc.ABC):
             heads = await self._run(self._in_tx, False, self._all_heads_sync)
             report = RebuildReport()
             for done, (artifact_id, revision) in enumerate(heads, start=1):
-                rows = await self._run(self._in_tx, False, self._rebuild_rows_sync,
-                                       ArtifactRef(artifact_id, revision))
+                rows = await self._run(
+                    self._in_tx, False, self._rebuild_rows_sync, ArtifactRef(artifact_id, revision)
+                )
                 vectors: list[VectorRow | None] = [None] * len(rows)
-                if model is not None and profile is not None and self._db_caps and self._db_caps.vector:
+                if (
+                    model is not None
+                    and profile is not None
+                    and self._db_caps
+                    and self._db_caps.vector
+                ):
                     vectors = []
                     for i in range(0, len(rows), batch_size):
-                        chunk = rows[i:i + batch_size]
+                        chunk = rows[i : i + batch_size]
                         result = await model.embed(tuple(r.text for r in chunk))
                         if len(result.vectors) != len(chunk):
                             raise InvalidInputError("vectors", "model returned a different count")
                         for r, vec in zip(chunk, result.vectors, strict=True):
                             check_vector(vec, profile)
-                            vectors.append(VectorRow(
-                                canonical.embedding_content_hash(profile, r.entry_content_hash), vec))
-                await self._run(self._in_tx, True, self._write_rebuild_sync,
-                                ArtifactRef(artifact_id, revision), rows, vectors)
+                            vectors.append(
+                                VectorRow(
+                                    canonical.embedding_content_hash(profile, r.entry_content_hash),
+                                    vec,
+                                )
+                            )
+                await self._run(
+                    self._in_tx,
+                    True,
+                    self._write_rebuild_sync,
+                    ArtifactRef(artifact_id, revision),
+                    rows,
+                    vectors,
+                )
                 report.memories += 1
                 report.entries += len(rows)
                 report.vectors += sum(1 for v in vectors if v is not None)
@@ -936,8 +1027,9 @@ class DatabaseMemoryBackend(abc.ABC):
                     progress(done, len(heads), artifact_id)
             if profile is not None and self._db_caps and self._db_caps.vector:
                 for artifact_id, revision in heads:
-                    ok = await self._run(self._in_tx, False, self._complete_sync, artifact_id,
-                                         revision)
+                    ok = await self._run(
+                        self._in_tx, False, self._complete_sync, artifact_id, revision
+                    )
                     if not ok:
                         report.incomplete.append(artifact_id)
             return report
@@ -946,8 +1038,10 @@ class DatabaseMemoryBackend(abc.ABC):
 
     def _pause_sync(self) -> None:
         if self._meta_get_sync("writes_paused"):
-            raise WritesPausedError("writes are already paused: another rebuild is running "
-                                    "(or one crashed; `powercontext memory rebuild --resume`)")
+            raise WritesPausedError(
+                "writes are already paused: another rebuild is running "
+                "(or one crashed; `powercontext memory rebuild --resume`)"
+            )
         self._meta_set_sync("writes_paused", "rebuild")
 
     async def resume_writes(self) -> None:
@@ -959,8 +1053,12 @@ class DatabaseMemoryBackend(abc.ABC):
         self._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
         self._profile = profile
         if self._db_caps is not None:
-            self._db_caps = attrs.evolve(self._db_caps, embedding_profile=profile,
-                                         vector=self._db_caps.fts, hybrid=self._db_caps.fts)
+            self._db_caps = attrs.evolve(
+                self._db_caps,
+                embedding_profile=profile,
+                vector=self._db_caps.fts,
+                hybrid=self._db_caps.fts,
+            )
         with self._cache_lock:
             self._complete_cache.clear()
 
@@ -968,15 +1066,24 @@ class DatabaseMemoryBackend(abc.ABC):
         from powercontext.core import analyzer as _analyzer
 
         parsed = self._parsed_sync(ref.artifact_id, ref.revision)
-        active = [e.entry_id for e in parsed.revision.content.manifest.entries
-                  if e.state == "active"]
+        active = [
+            e.entry_id for e in parsed.revision.content.manifest.entries if e.state == "active"
+        ]
         versions = self._versions_checked_sync(parsed.by_entry, active)
-        return [ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
-                              _analyzer.searchable_text(v.text), v.text)
-                for v in (versions[e] for e in active)]
+        return [
+            ProjectionRow(
+                v.entry_id,
+                v.entry_version_id,
+                v.entry_content_hash,
+                _analyzer.searchable_text(v.text),
+                v.text,
+            )
+            for v in (versions[e] for e in active)
+        ]
 
-    def _write_rebuild_sync(self, ref: ArtifactRef, rows: list[ProjectionRow],
-                            vectors: list[VectorRow | None]) -> None:
+    def _write_rebuild_sync(
+        self, ref: ArtifactRef, rows: list[ProjectionRow], vectors: list[VectorRow | None]
+    ) -> None:
         if self._head_sync(ref.artifact_id) != ref.revision:
             raise RevisionConflictError(f"Memory {ref.artifact_id!r} moved during the rebuild")
         self._clear_projection_sync(ref.artifact_id)
@@ -1013,35 +1120,61 @@ def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> 
         )
 
 
-def _check_change(change: Any, old: MemoryManifestEntry | None, item: MemoryManifestEntry,
-                  new: dict[str, MemoryEntryVersion]) -> None:
+def _check_change(
+    change: Any,
+    old: MemoryManifestEntry | None,
+    item: MemoryManifestEntry,
+    new: dict[str, MemoryEntryVersion],
+) -> None:
     op = change.op
     ok = False
     if op == "add":
-        ok = (old is None and change.from_entry_version_id is None
-              and change.to_entry_version_id == item.entry_version_id and item.state == "active")
+        ok = (
+            old is None
+            and change.from_entry_version_id is None
+            and change.to_entry_version_id == item.entry_version_id
+            and item.state == "active"
+        )
     elif op == "revise":
-        ok = (old is not None and old.state == "active" and item.state == "active"
-              and change.from_entry_version_id == old.entry_version_id
-              and change.to_entry_version_id == item.entry_version_id
-              and item.entry_version_id != old.entry_version_id)
+        ok = (
+            old is not None
+            and old.state == "active"
+            and item.state == "active"
+            and change.from_entry_version_id == old.entry_version_id
+            and change.to_entry_version_id == item.entry_version_id
+            and item.entry_version_id != old.entry_version_id
+        )
     elif op == "deactivate":
-        ok = (old is not None and old.state == "active" and item.state == "inactive"
-              and change.from_entry_version_id == old.entry_version_id
-              and change.to_entry_version_id is None
-              and (item.entry_version_id, item.entry_content_hash)
-              == (old.entry_version_id, old.entry_content_hash))
+        ok = (
+            old is not None
+            and old.state == "active"
+            and item.state == "inactive"
+            and change.from_entry_version_id == old.entry_version_id
+            and change.to_entry_version_id is None
+            and (item.entry_version_id, item.entry_content_hash)
+            == (old.entry_version_id, old.entry_content_hash)
+        )
     elif op == "reactivate":
-        ok = (old is not None and old.state == "inactive" and item.state == "active"
-              and change.from_entry_version_id is None
-              and change.to_entry_version_id == old.entry_version_id
-              and (item.entry_version_id, item.entry_content_hash)
-              == (old.entry_version_id, old.entry_content_hash))
+        ok = (
+            old is not None
+            and old.state == "inactive"
+            and item.state == "active"
+            and change.from_entry_version_id is None
+            and change.to_entry_version_id == old.entry_version_id
+            and (item.entry_version_id, item.entry_content_hash)
+            == (old.entry_version_id, old.entry_content_hash)
+        )
     if not ok:
-        raise InvalidInputError("changes", f"{op} of {change.entry_id!r} does not match the manifests")
+        raise InvalidInputError(
+            "changes", f"{op} of {change.entry_id!r} does not match the manifests"
+        )
     if op in ("add", "revise"):
         v = new.get(item.entry_version_id)
-        if v is None or v.entry_id != item.entry_id or v.entry_content_hash != item.entry_content_hash:
+        if (
+            v is None
+            or v.entry_id != item.entry_id
+            or v.entry_content_hash != item.entry_content_hash
+        ):
             raise InvalidInputError("changes", f"{op} of {change.entry_id!r} names no new version")
     if change.reason is not None:
         canonical.normalize_reason(change.reason)
@@ -1051,6 +1184,6 @@ def _profile_from_json(text: str) -> EmbeddingProfile:
     import json
 
     d = json.loads(text)
-    return EmbeddingProfile(d["profile_id"], d["model"], int(d["dimension"]), d["distance"],
-                            d["normalization"])
-
+    return EmbeddingProfile(
+        d["profile_id"], d["model"], int(d["dimension"]), d["distance"], d["normalization"]
+    )

@@ -107,8 +107,9 @@ class MemoryService:
         elif vector and self.embedding_model.profile != caps.embedding_profile:  # type: ignore[union-attr]
             vector = False
             reasons.append("the embedding model's profile differs from the database's")
-        return MemoryCapabilities(caps.fts, vector, vector and caps.fts, caps.embedding_profile,
-                                  tuple(reasons))
+        return MemoryCapabilities(
+            caps.fts, vector, vector and caps.fts, caps.embedding_profile, tuple(reasons)
+        )
 
     async def head(self, memory: ArtifactRef | str) -> ArtifactRef:
         """The current head of a Memory. ArtifactNotFoundError when there is none."""
@@ -148,8 +149,9 @@ class MemoryService:
     # ------------------------------------------------------------------ citations
 
     @staticmethod
-    def cite(hit: MemoryHit | MemoryEntryVersion, memory: ArtifactRef | None = None
-             ) -> HandoffCitation:
+    def cite(
+        hit: MemoryHit | MemoryEntryVersion, memory: ArtifactRef | None = None
+    ) -> HandoffCitation:
         """The Handoff citation of a hit (or of an entry version read at ``memory``):
         ArtifactRef + entry_id + entry_version_id (Memory RFC, "Handoff citation")."""
         if isinstance(hit, MemoryHit):
@@ -193,7 +195,11 @@ class MemoryService:
         canonical._check_str("query", query)
         if mode not in _SEARCH_MODES:
             raise InvalidInputError("mode", f"must be one of {', '.join(_SEARCH_MODES)}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, int)
+            or not 1 <= limit <= MAX_SEARCH_LIMIT
+        ):
             raise InvalidInputError("limit", f"must be an integer in 1..{MAX_SEARCH_LIMIT}")
         refs: list[ArtifactRef] = []
         for i, m in enumerate(memories):
@@ -210,7 +216,7 @@ class MemoryService:
         if not query.strip():
             # Still validate the heads (one read transaction), then answer nothing.
             request = MemorySearchRequest("", tuple(refs), limit, "fts", None)
-            result = await self.backend.search(request)
+            await self.backend.search(request)
             return MemorySearchResult((), "fts" if mode == "auto" else mode)
         return await self.backend.search(request)
 
@@ -241,8 +247,9 @@ class MemoryService:
 
     # ------------------------------------------------------------------ writes
 
-    async def _base(self, memory: ArtifactRef, entry_ids: Sequence[str] | None
-                    ) -> planning.MemoryBase:
+    async def _base(
+        self, memory: ArtifactRef, entry_ids: Sequence[str] | None
+    ) -> planning.MemoryBase:
         if not isinstance(memory, ArtifactRef):
             raise InvalidInputError("memory", "must be an ArtifactRef or None")
         head = await self.head(memory)
@@ -257,8 +264,9 @@ class MemoryService:
         versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
         return planning.MemoryBase(memory, rev.content, versions)
 
-    async def _commit(self, plan: MemoryPlan | NoChange, current: ArtifactRef | None
-                      ) -> ArtifactRef | None:
+    async def _commit(
+        self, plan: MemoryPlan | NoChange, current: ArtifactRef | None
+    ) -> ArtifactRef | None:
         if isinstance(plan, NoChange):
             return current
         vectors = await self._embed_plan(plan)
@@ -318,7 +326,9 @@ class MemoryService:
             elif sources or artifacts:
                 mode = "extract"
             else:
-                raise InvalidInputError("entries", "nothing to remember: no entries and no evidence")
+                raise InvalidInputError(
+                    "entries", "nothing to remember: no entries and no evidence"
+                )
         if mode == "append" and not entries:
             raise InvalidInputError("entries", "append needs at least one entry")
         if mode == "extract":
@@ -328,28 +338,40 @@ class MemoryService:
                 raise InvalidInputError("sources", "extract needs at least one Source or Artifact")
         if sources:
             await self.backend.put_sources(sources)
-        revised = [e.entry.entry_id for e in entries
-                   if isinstance(e, MemoryEntryInput) and e.entry is not None]
+        revised = [
+            e.entry.entry_id
+            for e in entries
+            if isinstance(e, MemoryEntryInput) and e.entry is not None
+        ]
         if mode == "extract":
             if self.candidate_pipeline is None:
                 raise CapabilityNotSupportedError(
                     "remember(mode='extract') needs a candidate pipeline; none is configured"
                 )
             base = await self._base(memory, None) if memory is not None else None
-            current = tuple(v for e, v in (base.versions.items() if base else ())
-                            if base.manifest[e].state == "active")  # type: ignore[union-attr]
+            current = tuple(
+                v
+                for e, v in (base.versions.items() if base else ())
+                if base.manifest[e].state == "active"
+            )  # type: ignore[union-attr]
             entries = await self.candidate_pipeline.extract(
-                sources, current, tuple(providers) if providers is not None else None)
+                sources, current, tuple(providers) if providers is not None else None
+            )
             if not entries:
                 return memory
         else:
             base = await self._base(memory, revised) if memory is not None else None
-        plan = planning.plan_remember(base, entries, sources=sources, artifacts=artifacts,
-                                      new_id=self.new_id)
+        plan = planning.plan_remember(
+            base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id
+        )
         return await self._commit(plan, memory)
 
-    async def forget(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str],
-                     reason: str | None = None) -> ArtifactRef:
+    async def forget(
+        self,
+        memory: ArtifactRef,
+        entries: Sequence[MemoryEntryVersion | str],
+        reason: str | None = None,
+    ) -> ArtifactRef:
         """Memory RFC, "forget()": a new Revision marking the entries inactive; already
         inactive entries are a no-op (all inactive returns ``memory``). Entries are
         current MemoryEntryVersion objects (or entry ids, resolved at ``memory``)."""
@@ -358,8 +380,12 @@ class MemoryService:
         assert result is not None
         return result
 
-    async def reactivate(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str],
-                         reason: str | None = None) -> ArtifactRef:
+    async def reactivate(
+        self,
+        memory: ArtifactRef,
+        entries: Sequence[MemoryEntryVersion | str],
+        reason: str | None = None,
+    ) -> ArtifactRef:
         """Memory RFC, "reactivate()": a new Revision marking the same versions active
         again and restoring their projections; active entries are a no-op."""
         base, versions = await self._state_base(memory, entries)
@@ -367,8 +393,9 @@ class MemoryService:
         assert result is not None
         return result
 
-    async def _state_base(self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str]
-                          ) -> tuple[planning.MemoryBase, list[MemoryEntryVersion]]:
+    async def _state_base(
+        self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str]
+    ) -> tuple[planning.MemoryBase, list[MemoryEntryVersion]]:
         if not entries:
             raise InvalidInputError("entries", "name at least one entry")
         ids = [e if isinstance(e, str) else e.entry_id for e in entries]
@@ -384,16 +411,18 @@ class MemoryService:
                 out.append(e)
         return base, out
 
-    async def organize(self, memory: ArtifactRef,
-                       steps: Sequence[planning.OrganizeStep] = ("default",)) -> ArtifactRef:
+    async def organize(
+        self, memory: ArtifactRef, steps: Sequence[planning.OrganizeStep] = ("default",)
+    ) -> ArtifactRef:
         """Memory RFC, "organize()": exact dedupe then reference normalization; returns
         ``memory`` when nothing changes."""
         base = await self._base(memory, None)
         active = [e.entry_id for e in base.content.manifest.entries if e.state == "active"]
-        base = planning.MemoryBase(base.ref, base.content,
-                                   {k: v for k, v in base.versions.items() if k in active})
-        result = await self._commit(planning.plan_organize(base, steps=steps, new_id=self.new_id),
-                                    memory)
+        base = planning.MemoryBase(
+            base.ref, base.content, {k: v for k, v in base.versions.items() if k in active}
+        )
+        result = await self._commit(
+            planning.plan_organize(base, steps=steps, new_id=self.new_id), memory
+        )
         assert result is not None
         return result
-

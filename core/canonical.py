@@ -227,8 +227,9 @@ def parse_artifact_refs(text: str | bytes) -> tuple[ArtifactRef, ...]:
 # --- hashes -----------------------------------------------------------------------
 
 
-def source_content_hash(kind: str, content: str, uri: str | None,
-                        metadata: tuple[tuple[str, str], ...]) -> str:
+def source_content_hash(
+    kind: str, content: str, uri: str | None, metadata: tuple[tuple[str, str], ...]
+) -> str:
     """SHA-256 of the Source's canonical bytes: kind, content, uri, metadata."""
     body = rfc8785.dumps(
         {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri}
@@ -236,8 +237,13 @@ def source_content_hash(kind: str, content: str, uri: str | None,
     return sha256_hex(SOURCE_CONTENT_PREFIX + body)
 
 
-def make_source(source_id: str, kind: str, content: str, uri: str | None = None,
-                metadata: dict[str, str] | tuple[tuple[str, str], ...] = ()) -> Source:
+def make_source(
+    source_id: str,
+    kind: str,
+    content: str,
+    uri: str | None = None,
+    metadata: dict[str, str] | tuple[tuple[str, str], ...] = (),
+) -> Source:
     """A Source with its content hash computed; metadata sorted by key. ValueError on bad ids."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
@@ -248,27 +254,32 @@ def make_source(source_id: str, kind: str, content: str, uri: str | None = None,
     for k, v in pairs:
         _check_str("source.metadata", k)
         _check_str("source.metadata", v)
-    return Source(source_id, kind, content, source_content_hash(kind, content, uri, pairs),
-                  uri, pairs)
+    return Source(
+        source_id, kind, content, source_content_hash(kind, content, uri, pairs), uri, pairs
+    )
 
 
-def entry_content_bytes(kind: str, text: str, sources: tuple[SourceRef, ...],
-                        artifacts: tuple[ArtifactRef, ...]) -> bytes:
+def entry_content_bytes(
+    kind: str, text: str, sources: tuple[SourceRef, ...], artifacts: tuple[ArtifactRef, ...]
+) -> bytes:
     """Canonical bytes of an entry's content: kind, text and references only."""
     return rfc8785.dumps(
         {
-            "artifact_refs": [{"artifact_id": r.artifact_id, "revision": r.revision}
-                              for r in artifacts],
+            "artifact_refs": [
+                {"artifact_id": r.artifact_id, "revision": r.revision} for r in artifacts
+            ],
             "kind": kind,
-            "source_refs": [{"content_hash": r.content_hash, "source_id": r.source_id}
-                            for r in sources],
+            "source_refs": [
+                {"content_hash": r.content_hash, "source_id": r.source_id} for r in sources
+            ],
             "text": text,
         }
     )
 
 
-def entry_content_hash(kind: str, text: str, sources: tuple[SourceRef, ...],
-                       artifacts: tuple[ArtifactRef, ...]) -> str:
+def entry_content_hash(
+    kind: str, text: str, sources: tuple[SourceRef, ...], artifacts: tuple[ArtifactRef, ...]
+) -> str:
     """SHA-256("powercontext:entry-content:v1\\0" + canonical content bytes), 64 hex."""
     return sha256_hex(ENTRY_CONTENT_PREFIX + entry_content_bytes(kind, text, sources, artifacts))
 
@@ -302,8 +313,7 @@ def change_bytes(c: MemoryChange) -> bytes:
     )
 
 
-def content_bytes(content: MemoryContent,
-                  entry_bytes: Iterable[bytes] | None = None) -> bytes:
+def content_bytes(content: MemoryContent, entry_bytes: Iterable[bytes] | None = None) -> bytes:
     """RFC 8785 bytes of a MemoryContent. ``entry_bytes`` may pass precomputed
     manifest-entry bytes in manifest order (a cache of unchanged entries)."""
     if entry_bytes is None:
@@ -331,10 +341,12 @@ def artifact_content_hash(canonical_content: bytes) -> str:
 def lineage_bytes(lineage: RevisionLineage) -> bytes:
     return rfc8785.dumps(
         {
-            "artifacts": [{"artifact_id": r.artifact_id, "revision": r.revision}
-                          for r in lineage.artifacts],
-            "sources": [{"content_hash": r.content_hash, "source_id": r.source_id}
-                        for r in lineage.sources],
+            "artifacts": [
+                {"artifact_id": r.artifact_id, "revision": r.revision} for r in lineage.artifacts
+            ],
+            "sources": [
+                {"content_hash": r.content_hash, "source_id": r.source_id} for r in lineage.sources
+            ],
         }
     )
 
@@ -343,8 +355,9 @@ def parse_lineage(text: str | bytes) -> RevisionLineage:
     data = _loads(text)
     return RevisionLineage(
         sources=tuple(SourceRef(d["source_id"], d["content_hash"]) for d in data["sources"]),
-        artifacts=tuple(ArtifactRef(d["artifact_id"], int(d["revision"]))
-                        for d in data["artifacts"]),
+        artifacts=tuple(
+            ArtifactRef(d["artifact_id"], int(d["revision"])) for d in data["artifacts"]
+        ),
     )
 
 
@@ -355,15 +368,21 @@ def parse_content(text: str | bytes) -> MemoryContent:
     return MemoryContent(
         manifest=MemoryManifest(
             entries=tuple(
-                MemoryManifestEntry(e["entry_id"], e["entry_version_id"],
-                                    e["entry_content_hash"], e["state"])
+                MemoryManifestEntry(
+                    e["entry_id"], e["entry_version_id"], e["entry_content_hash"], e["state"]
+                )
                 for e in manifest["entries"]
             ),
             format=manifest["format"],
         ),
         changes=tuple(
-            MemoryChange(c["op"], c["entry_id"], c["from_entry_version_id"],
-                         c["to_entry_version_id"], c["reason"])
+            MemoryChange(
+                c["op"],
+                c["entry_id"],
+                c["from_entry_version_id"],
+                c["to_entry_version_id"],
+                c["reason"],
+            )
             for c in data["changes"]
         ),
         schema=data["schema"],

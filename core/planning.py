@@ -73,27 +73,32 @@ def _utf8_key(entry_id: str) -> bytes:
     return entry_id.encode("utf-8")
 
 
-def _evidence(sources: Sequence[Source], artifacts: Sequence[Artifact],
-              field: str) -> tuple[tuple[SourceRef, ...], tuple[ArtifactRef, ...]]:
+def _evidence(
+    sources: Sequence[Source], artifacts: Sequence[Artifact], field: str
+) -> tuple[tuple[SourceRef, ...], tuple[ArtifactRef, ...]]:
     for i, s in enumerate(sources):
         if not isinstance(s, Source):
             raise InvalidInputError(f"{field}sources[{i}]", "must be a persisted Source")
         canonical.check_id(s.source_id, f"{field}sources[{i}].source_id")
         if canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata) != s.content_hash:
-            raise InvalidInputError(f"{field}sources[{i}].content_hash",
-                                    "does not match the Source content")
+            raise InvalidInputError(
+                f"{field}sources[{i}].content_hash", "does not match the Source content"
+            )
     for i, a in enumerate(artifacts):
         if not isinstance(a, Artifact):
             raise InvalidInputError(f"{field}artifacts[{i}]", "must be an Artifact")
         canonical.check_id(a.ref.artifact_id, f"{field}artifacts[{i}].artifact_id")
         if isinstance(a.ref.revision, bool) or a.ref.revision < 1:
             raise InvalidInputError(f"{field}artifacts[{i}].revision", "must be >= 1")
-    return (canonical.sort_source_refs(s.ref for s in sources),
-            canonical.sort_artifact_refs(a.ref for a in artifacts))
+    return (
+        canonical.sort_source_refs(s.ref for s in sources),
+        canonical.sort_artifact_refs(a.ref for a in artifacts),
+    )
 
 
-def _check_current(base: MemoryBase, entry: MemoryEntryVersion, field: str,
-                   want_state: str | None) -> MemoryManifestEntry:
+def _check_current(
+    base: MemoryBase, entry: MemoryEntryVersion, field: str, want_state: str | None
+) -> MemoryManifestEntry:
     """The manifest item for ``entry``; ValueError when the object is stale, unrelated,
     altered, or (with ``want_state``) in another state."""
     if not isinstance(entry, MemoryEntryVersion):
@@ -106,7 +111,9 @@ def _check_current(base: MemoryBase, entry: MemoryEntryVersion, field: str,
             field, f"entry {entry.entry_id!r} is stale: the head holds {item.entry_version_id!r}"
         )
     if item.entry_content_hash != entry.entry_content_hash or not canonical.version_hash_ok(entry):
-        raise InvalidInputError(field, f"entry {entry.entry_id!r} does not match its stored content")
+        raise InvalidInputError(
+            field, f"entry {entry.entry_id!r} does not match its stored content"
+        )
     stored = base.versions.get(entry.entry_id)
     if stored is not None and stored != entry:
         raise InvalidInputError(field, f"entry {entry.entry_id!r} differs from the stored version")
@@ -116,8 +123,13 @@ def _check_current(base: MemoryBase, entry: MemoryEntryVersion, field: str,
 
 
 def _projection(v: MemoryEntryVersion) -> ProjectionRow:
-    return ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
-                         analyzer.searchable_text(v.text), v.text)
+    return ProjectionRow(
+        v.entry_id,
+        v.entry_version_id,
+        v.entry_content_hash,
+        analyzer.searchable_text(v.text),
+        v.text,
+    )
 
 
 def _build(
@@ -149,8 +161,7 @@ def _build(
         lineage=lineage,
         new_versions=tuple(sorted(new_versions, key=lambda v: _utf8_key(v.entry_id))),
         upserts=tuple(sorted(upserts, key=lambda r: _utf8_key(r.entry_id))),
-        deletes=tuple(sorted((c.entry_id for c in changes if c.op == "deactivate"),
-                             key=_utf8_key)),
+        deletes=tuple(sorted((c.entry_id for c in changes if c.op == "deactivate"), key=_utf8_key)),
     )
 
 
@@ -177,8 +188,11 @@ def plan_remember(
         raise InvalidInputError("entries", "append needs at least one entry")
     op_sources, op_artifacts = _evidence(sources, artifacts, "")
     op_s, op_a = set(op_sources), set(op_artifacts)
-    artifact_id = base.ref.artifact_id if base is not None else canonical.check_id(
-        new_id(ARTIFACT_PREFIX), "memory_artifact_id")
+    artifact_id = (
+        base.ref.artifact_id
+        if base is not None
+        else canonical.check_id(new_id(ARTIFACT_PREFIX), "memory_artifact_id")
+    )
     revision = base.ref.revision + 1 if base is not None else 1
     manifest = base.manifest if base is not None else {}
     active_hashes = {e.entry_content_hash for e in manifest.values() if e.state == "active"}
@@ -208,8 +222,17 @@ def plan_remember(
             seen_new.add(digest)
             entry_id = canonical.check_id(new_id(ENTRY_PREFIX), "entry_id")
             version = MemoryEntryVersion(
-                artifact_id, entry_id, canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
-                1, None, kind, text, c_sources, c_artifacts, digest, revision,
+                artifact_id,
+                entry_id,
+                canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
+                1,
+                None,
+                kind,
+                text,
+                c_sources,
+                c_artifacts,
+                digest,
+                revision,
             )
             change = MemoryChange("add", entry_id, None, version.entry_version_id, reason)
         else:
@@ -217,8 +240,9 @@ def plan_remember(
                 raise InvalidInputError(f"{field}.entry", "a new Memory has no entry to revise")
             _check_current(base, prev, f"{field}.entry", "active")
             if prev.entry_id in touched:
-                raise InvalidInputError(f"{field}.entry",
-                                        f"entry {prev.entry_id!r} appears twice in one batch")
+                raise InvalidInputError(
+                    f"{field}.entry", f"entry {prev.entry_id!r} appears twice in one batch"
+                )
             allowed_s = op_s | set(prev.sources)
             allowed_a = op_a | set(prev.artifacts)
             if not set(c_sources) <= allowed_s or not set(c_artifacts) <= allowed_a:
@@ -233,27 +257,47 @@ def plan_remember(
             if digest == prev.entry_content_hash:
                 continue
             version = MemoryEntryVersion(
-                artifact_id, prev.entry_id,
+                artifact_id,
+                prev.entry_id,
                 canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
-                prev.version + 1, prev.entry_version_id, kind, text, new_sources,
-                new_artifacts, digest, revision,
+                prev.version + 1,
+                prev.entry_version_id,
+                kind,
+                text,
+                new_sources,
+                new_artifacts,
+                digest,
+                revision,
             )
-            change = MemoryChange("revise", prev.entry_id, prev.entry_version_id,
-                                  version.entry_version_id, reason)
+            change = MemoryChange(
+                "revise", prev.entry_id, prev.entry_version_id, version.entry_version_id, reason
+            )
         if version.entry_id in items:
             raise InvalidInputError(field, f"id factory repeated entry id {version.entry_id!r}")
         touched.add(version.entry_id)
         items[version.entry_id] = MemoryManifestEntry(
-            version.entry_id, version.entry_version_id, version.entry_content_hash, "active")
+            version.entry_id, version.entry_version_id, version.entry_content_hash, "active"
+        )
         changes.append(change)
         versions.append(version)
         upserts.append(_projection(version))
-    return _build(base, artifact_id, items, changes, versions, upserts,
-                  RevisionLineage(op_sources, op_artifacts))
+    return _build(
+        base,
+        artifact_id,
+        items,
+        changes,
+        versions,
+        upserts,
+        RevisionLineage(op_sources, op_artifacts),
+    )
 
 
-def _plan_state(base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None,
-                to_state: Literal["active", "inactive"]) -> MemoryPlan | NoChange:
+def _plan_state(
+    base: MemoryBase,
+    entries: Sequence[MemoryEntryVersion],
+    reason: str | None,
+    to_state: Literal["active", "inactive"],
+) -> MemoryPlan | NoChange:
     if not entries:
         raise InvalidInputError("entries", "name at least one entry")
     why = canonical.normalize_reason(reason)
@@ -270,33 +314,38 @@ def _plan_state(base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason:
             continue  # idempotent
         items[item.entry_id] = attrs.evolve(item, state=to_state)
         if to_state == "inactive":
-            changes.append(MemoryChange("deactivate", item.entry_id, item.entry_version_id,
-                                        None, why))
+            changes.append(
+                MemoryChange("deactivate", item.entry_id, item.entry_version_id, None, why)
+            )
         else:
-            changes.append(MemoryChange("reactivate", item.entry_id, None,
-                                        item.entry_version_id, why))
+            changes.append(
+                MemoryChange("reactivate", item.entry_id, None, item.entry_version_id, why)
+            )
             upserts.append(_projection(entry))
     return _build(base, base.ref.artifact_id, items, changes, [], upserts, RevisionLineage())
 
 
-def plan_forget(base: MemoryBase, entries: Sequence[MemoryEntryVersion],
-                reason: str | None = None) -> MemoryPlan | NoChange:
+def plan_forget(
+    base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None = None
+) -> MemoryPlan | NoChange:
     """Plan ``forget()`` (Memory RFC, "forget()"): mark current entries inactive with
     ``op="deactivate"``. Already inactive entries are skipped; all inactive -> NO_CHANGE.
     A stale or unrelated entry object raises InvalidInputError."""
     return _plan_state(base, entries, reason, "inactive")
 
 
-def plan_reactivate(base: MemoryBase, entries: Sequence[MemoryEntryVersion],
-                    reason: str | None = None) -> MemoryPlan | NoChange:
+def plan_reactivate(
+    base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None = None
+) -> MemoryPlan | NoChange:
     """Plan ``reactivate()`` (Memory RFC, "reactivate()"): the same version becomes active
     again with ``op="reactivate"`` and its projection is restored; active entries are
     skipped. A stale or unrelated entry object raises InvalidInputError."""
     return _plan_state(base, entries, reason, "active")
 
 
-def plan_organize(base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default",),
-                  new_id: NewId) -> MemoryPlan | NoChange:
+def plan_organize(
+    base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default",), new_id: NewId
+) -> MemoryPlan | NoChange:
     """Plan ``organize()`` v1 (Memory RFC, "organize()"): exact deduplication of active
     entries with equal kind and text (keep the smallest UTF-8 entry_id, deactivate the
     rest with reason "dedupe"), then normalization of references (a new version with
@@ -309,8 +358,9 @@ def plan_organize(base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default
     do_dedupe = bool(wanted & {"dedupe", "default"})
     do_normalize = bool(wanted & {"normalize", "default"})
     manifest = base.manifest
-    active = sorted((e for e in manifest.values() if e.state == "active"),
-                    key=lambda e: _utf8_key(e.entry_id))
+    active = sorted(
+        (e for e in manifest.values() if e.state == "active"), key=lambda e: _utf8_key(e.entry_id)
+    )
     for e in active:
         v = base.versions.get(e.entry_id)
         if v is None or v.entry_version_id != e.entry_version_id:
@@ -328,8 +378,9 @@ def plan_organize(base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default
             if key in keep:
                 dropped.add(e.entry_id)
                 items[e.entry_id] = attrs.evolve(e, state="inactive")
-                changes.append(MemoryChange("deactivate", e.entry_id, e.entry_version_id, None,
-                                            "dedupe"))
+                changes.append(
+                    MemoryChange("deactivate", e.entry_id, e.entry_version_id, None, "dedupe")
+                )
             else:
                 keep[key] = e.entry_id
     if do_normalize:
@@ -344,15 +395,26 @@ def plan_organize(base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default
                 continue
             digest = canonical.entry_content_hash(v.kind, v.text, srcs, arts)
             nv = MemoryEntryVersion(
-                v.memory_artifact_id, v.entry_id,
-                canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"), v.version + 1,
-                v.entry_version_id, v.kind, v.text, srcs, arts, digest, revision,
+                v.memory_artifact_id,
+                v.entry_id,
+                canonical.check_id(new_id(VERSION_PREFIX), "entry_version_id"),
+                v.version + 1,
+                v.entry_version_id,
+                v.kind,
+                v.text,
+                srcs,
+                arts,
+                digest,
+                revision,
             )
-            items[e.entry_id] = MemoryManifestEntry(e.entry_id, nv.entry_version_id, digest,
-                                                    "active")
-            changes.append(MemoryChange("revise", e.entry_id, v.entry_version_id,
-                                        nv.entry_version_id, "normalize"))
+            items[e.entry_id] = MemoryManifestEntry(
+                e.entry_id, nv.entry_version_id, digest, "active"
+            )
+            changes.append(
+                MemoryChange(
+                    "revise", e.entry_id, v.entry_version_id, nv.entry_version_id, "normalize"
+                )
+            )
             versions.append(nv)
             upserts.append(_projection(nv))
-    return _build(base, base.ref.artifact_id, items, changes, versions, upserts,
-                  RevisionLineage())
+    return _build(base, base.ref.artifact_id, items, changes, versions, upserts, RevisionLineage())

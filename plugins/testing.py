@@ -51,31 +51,55 @@ BackendFactory = Callable[[EmbeddingProfile | None], MemoryBackend]
 
 #: Queries that must never reach MATCH as syntax; each returns hits or nothing.
 NASTY_QUERIES = (
-    '"unbalanced', '"balanced"', "multi-agent", "TODO: fix", "*", "AND", "OR", "NOT", "NEAR",
-    "a AND b OR NOT c", "(parens) (", "@name", "50%", "3.11.7", "🙂🚀", "x" * 10_000,
-    "", "   ", "-leading", "col:value", "^start", "{braces}", "NEAR(a b)", "'single'",
+    '"unbalanced',
+    '"balanced"',
+    "multi-agent",
+    "TODO: fix",
+    "*",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "a AND b OR NOT c",
+    "(parens) (",
+    "@name",
+    "50%",
+    "3.11.7",
+    "🙂🚀",
+    "x" * 10_000,
+    "",
+    "   ",
+    "-leading",
+    "col:value",
+    "^start",
+    "{braces}",
+    "NEAR(a b)",
+    "'single'",
 )
 
 
 def run(coro: Awaitable[T]) -> T:
     """Run one coroutine to completion (tests use no asyncio plugin)."""
+
     async def _wrap() -> T:
         return await coro
+
     return asyncio.run(_wrap())
 
 
 def entry_texts() -> st.SearchStrategy[str]:
     """Entry texts valid after NFC and trimming (1..200 code points, no surrogates)."""
-    return st.text(
-        st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200
-    ).filter(lambda t: bool(unicodedata.normalize("NFC", t).strip()))
+    return st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200).filter(
+        lambda t: bool(unicodedata.normalize("NFC", t).strip())
+    )
 
 
 def sources(prefix: str = "src_") -> st.SearchStrategy[Source]:
     """Persistable Sources with ASCII ids."""
     return st.builds(
         lambda n, kind, body: canonical.make_source(f"{prefix}{n}", kind, body),
-        st.integers(0, 10_000), st.sampled_from(["file", "user_note", "task_outcome"]),
+        st.integers(0, 10_000),
+        st.sampled_from(["file", "user_note", "task_outcome"]),
         st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
     )
 
@@ -109,8 +133,9 @@ class _SwitchableModel:
         if self.mode == "ok":
             return result
         dim = self.profile.dimension
-        bad = {"nan": (float("nan"),) * dim, "short": (1.0,),
-               "long": (1.0,) + (0.0,) * dim}[self.mode]
+        bad = {"nan": (float("nan"),) * dim, "short": (1.0,), "long": (1.0,) + (0.0,) * dim}[
+            self.mode
+        ]
         return EmbeddingResult(tuple(bad for _ in texts))
 
 
@@ -124,8 +149,9 @@ class MemoryBackendContract:
     # -- helpers ---------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _service(self, factory: BackendFactory, profile: EmbeddingProfile | None = None,
-                       model: Any = None) -> AsyncIterator[Any]:
+    async def _service(
+        self, factory: BackendFactory, profile: EmbeddingProfile | None = None, model: Any = None
+    ) -> AsyncIterator[Any]:
         from powercontext.service import MemoryService
 
         backend = factory(profile)
@@ -147,13 +173,22 @@ class MemoryBackendContract:
             None,
             sources=(agents, pyproject, makefile),
             entries=(
-                MemoryEntryInput("fact", "powercontext uses uv to manage dependencies and "
-                                 "Hatchling to build.", sources=(agents, pyproject)),
-                MemoryEntryInput("preference", "Validation convention: run make test for "
-                                 "routine code changes; run make check before review.",
-                                 sources=(agents, makefile)),
-                MemoryEntryInput("constraint", "site/ is generated output and must not be "
-                                 "modified as source material.", sources=(agents,)),
+                MemoryEntryInput(
+                    "fact",
+                    "powercontext uses uv to manage dependencies and Hatchling to build.",
+                    sources=(agents, pyproject),
+                ),
+                MemoryEntryInput(
+                    "preference",
+                    "Validation convention: run make test for "
+                    "routine code changes; run make check before review.",
+                    sources=(agents, makefile),
+                ),
+                MemoryEntryInput(
+                    "constraint",
+                    "site/ is generated output and must not be modified as source material.",
+                    sources=(agents,),
+                ),
             ),
             mode="append",
         )
@@ -173,15 +208,20 @@ class MemoryBackendContract:
                 assert all(e.state == "active" for e in rev.content.manifest.entries)
                 assert [c.op for c in rev.content.changes] == ["add"] * 3
                 assert rev.content_hash == canonical.artifact_content_hash(
-                    canonical.content_bytes(rev.content))
+                    canonical.content_bytes(rev.content)
+                )
                 versions = await svc.entries(r1)
                 for e in rev.content.manifest.entries:
                     v = versions[e.entry_id]
                     assert (v.version, v.previous_version_id, v.created_in_revision) == (1, None, 1)
                     assert canonical.version_hash_ok(v)
-                assert set(rev.lineage.sources) == {s["agents"].ref, s["pyproject"].ref,
-                                                    s["makefile"].ref}
+                assert set(rev.lineage.sources) == {
+                    s["agents"].ref,
+                    s["pyproject"].ref,
+                    s["makefile"].ref,
+                }
                 assert (await svc.head(r1.artifact_id)) == r1
+
         run(body())
 
     def test_revision_links_predecessor_and_unions_evidence(self, memory_backend_factory):
@@ -192,26 +232,42 @@ class MemoryBackendContract:
                 versions = await svc.entries(r1)
                 pref = next(v for v in versions.values() if v.kind == "preference")
                 note = self._src("src_user_note", "prefer make docs-test for docs")
-                r2 = await svc.remember(r1, sources=(note,), entries=(MemoryEntryInput(
-                    "preference", "Validation convention: run make test for routine code "
-                    "changes; prefer make docs-test for documentation-only changes; run make "
-                    "check before review.", entry=pref, sources=(note,)),), mode="append")
+                r2 = await svc.remember(
+                    r1,
+                    sources=(note,),
+                    entries=(
+                        MemoryEntryInput(
+                            "preference",
+                            "Validation convention: run make test for routine code "
+                            "changes; prefer make docs-test for documentation-only "
+                            "changes; run make check before review.",
+                            entry=pref,
+                            sources=(note,),
+                        ),
+                    ),
+                    mode="append",
+                )
                 assert r2 == ArtifactRef(r1.artifact_id, 2)
                 v2 = (await svc.entries(r2, [pref.entry_id]))[pref.entry_id]
                 assert (v2.version, v2.previous_version_id) == (2, pref.entry_version_id)
                 assert set(v2.sources) == set(pref.sources) | {note.ref}
                 rev2 = await svc.revision(r2)
-                assert [(c.op, c.from_entry_version_id, c.to_entry_version_id)
-                        for c in rev2.content.changes] == [
-                    ("revise", pref.entry_version_id, v2.entry_version_id)]
+                assert [
+                    (c.op, c.from_entry_version_id, c.to_entry_version_id)
+                    for c in rev2.content.changes
+                ] == [("revise", pref.entry_version_id, v2.entry_version_id)]
                 # the old Revision and version are untouched
                 old = (await svc.entries(r1, [pref.entry_id]))[pref.entry_id]
                 assert old == pref
                 # a stale entry object (the replaced version) is rejected, nothing written
                 with pytest.raises(ValueError):
-                    await svc.remember(r2, entries=(MemoryEntryInput(
-                        "preference", "something else", entry=pref),), mode="append")
+                    await svc.remember(
+                        r2,
+                        entries=(MemoryEntryInput("preference", "something else", entry=pref),),
+                        mode="append",
+                    )
                 assert (await svc.head(r1.artifact_id)) == r2
+
         run(body())
 
     def test_identical_content_is_a_no_op(self, memory_backend_factory):
@@ -221,14 +277,25 @@ class MemoryBackendContract:
                 r1 = s["r1"]
                 versions = await svc.entries(r1)
                 fact = next(v for v in versions.values() if v.kind == "fact")
-                same = await svc.remember(r1, entries=(MemoryEntryInput(
-                    fact.kind, "  " + fact.text + "\n", entry=fact),), mode="append")
+                same = await svc.remember(
+                    r1,
+                    entries=(MemoryEntryInput(fact.kind, "  " + fact.text + "\n", entry=fact),),
+                    mode="append",
+                )
                 assert same == r1
-                again = await svc.remember(r1, sources=(s["agents"], s["pyproject"]),
-                                           entries=(MemoryEntryInput(
-                    fact.kind, fact.text, sources=(s["agents"], s["pyproject"])),), mode="append")
+                again = await svc.remember(
+                    r1,
+                    sources=(s["agents"], s["pyproject"]),
+                    entries=(
+                        MemoryEntryInput(
+                            fact.kind, fact.text, sources=(s["agents"], s["pyproject"])
+                        ),
+                    ),
+                    mode="append",
+                )
                 assert again == r1
                 assert (await svc.head(r1.artifact_id)) == r1
+
         run(body())
 
     def test_stale_base_raises_revision_conflict(self, memory_backend_factory):
@@ -239,6 +306,7 @@ class MemoryBackendContract:
                 with pytest.raises(RevisionConflictError):
                     await svc.remember(r1, entries=(MemoryEntryInput("fact", "other fact"),))
                 assert (await svc.head(r1.artifact_id)) == r2
+
         run(body())
 
     def test_bad_input_names_the_field_and_writes_nothing(self, memory_backend_factory):
@@ -258,21 +326,27 @@ class MemoryBackendContract:
                         await svc.remember(r1, entries=(entry,))
                 outside = self._src("src_outside", "not in the operation")
                 with pytest.raises(ValueError, match="sources"):
-                    await svc.remember(r1, entries=(MemoryEntryInput(
-                        "fact", "cites outside", sources=(outside,)),))
+                    await svc.remember(
+                        r1, entries=(MemoryEntryInput("fact", "cites outside", sources=(outside,)),)
+                    )
                 for bad_id in ("src_é", "s" * 129, "has space"):
                     with pytest.raises(ValueError, match="source_id"):
                         canonical.make_source(bad_id, "file", "x")
                 assert (await svc.head(r1.artifact_id)) == r1
                 assert len(await svc.changes(r1, 0)) == 1
-                assert await svc.remember(None, entries=(MemoryEntryInput("fact", "ok"),),
-                                          mode="append") is not None
+                assert (
+                    await svc.remember(
+                        None, entries=(MemoryEntryInput("fact", "ok"),), mode="append"
+                    )
+                    is not None
+                )
                 with pytest.raises(ValueError):
                     await svc.remember(None, entries=(), mode="append")
                 with pytest.raises(ValueError):
                     await svc.remember(None)
                 with pytest.raises(CapabilityNotSupportedError):
                     await svc.remember(None, sources=(outside,), mode="extract")
+
         run(body())
 
     def test_batch_rules(self, memory_backend_factory):
@@ -282,13 +356,19 @@ class MemoryBackendContract:
                 versions = await svc.entries(r1)
                 v = next(iter(versions.values()))
                 with pytest.raises(ValueError, match="twice"):
-                    await svc.remember(r1, entries=(
-                        MemoryEntryInput(v.kind, "one", entry=v),
-                        MemoryEntryInput(v.kind, "two", entry=v)))
-                r2 = await svc.remember(r1, entries=(
-                    MemoryEntryInput("fact", "dup"), MemoryEntryInput("fact", "dup")))
+                    await svc.remember(
+                        r1,
+                        entries=(
+                            MemoryEntryInput(v.kind, "one", entry=v),
+                            MemoryEntryInput(v.kind, "two", entry=v),
+                        ),
+                    )
+                r2 = await svc.remember(
+                    r1, entries=(MemoryEntryInput("fact", "dup"), MemoryEntryInput("fact", "dup"))
+                )
                 rev = await svc.revision(r2)
                 assert len(rev.content.changes) == 1
+
         run(body())
 
     # -- forget / reactivate / organize ----------------------------------------------------
@@ -304,24 +384,28 @@ class MemoryBackendContract:
                 rev2 = await svc.revision(r2)
                 item = next(e for e in rev2.content.manifest.entries if e.entry_id == site.entry_id)
                 assert (item.state, item.entry_version_id) == ("inactive", site.entry_version_id)
-                assert [(c.op, c.from_entry_version_id, c.to_entry_version_id, c.reason)
-                        for c in rev2.content.changes] == [
-                    ("deactivate", site.entry_version_id, None, "user_requested")]
+                assert [
+                    (c.op, c.from_entry_version_id, c.to_entry_version_id, c.reason)
+                    for c in rev2.content.changes
+                ] == [("deactivate", site.entry_version_id, None, "user_requested")]
                 assert await svc.forget(r2, (site,)) == r2
                 hits = await svc.search("site generated output", (r2,), mode="fts")
                 assert site.entry_id not in {h.entry_id for h in hits.hits}
                 # revising an inactive entry is rejected
                 with pytest.raises(ValueError, match="inactive"):
-                    await svc.remember(r2, entries=(MemoryEntryInput(
-                        "constraint", "changed", entry=site),))
+                    await svc.remember(
+                        r2, entries=(MemoryEntryInput("constraint", "changed", entry=site),)
+                    )
                 r3 = await svc.reactivate(r2, (site,), reason="user_restored")
                 assert await svc.reactivate(r3, (site,)) == r3
                 rev3 = await svc.revision(r3)
                 assert [(c.op, c.to_entry_version_id) for c in rev3.content.changes] == [
-                    ("reactivate", site.entry_version_id)]
+                    ("reactivate", site.entry_version_id)
+                ]
                 hits = await svc.search("site generated output", (r3,), mode="fts")
                 assert site.entry_id in {h.entry_id for h in hits.hits}
                 assert (await svc.entries(r3, [site.entry_id]))[site.entry_id] == site
+
         run(body())
 
     def test_organize_dedupes_to_smallest_entry_id(self, memory_backend_factory):
@@ -329,20 +413,29 @@ class MemoryBackendContract:
             async with self._service(memory_backend_factory) as svc:
                 a = self._src("src_a", "a")
                 b = self._src("src_b", "b")
-                r1 = await svc.remember(None, sources=(a, b), entries=(
-                    MemoryEntryInput("fact", "same text", sources=(a,)),
-                    MemoryEntryInput("fact", "same text", sources=(b,)),
-                    MemoryEntryInput("fact", "other text")))
+                r1 = await svc.remember(
+                    None,
+                    sources=(a, b),
+                    entries=(
+                        MemoryEntryInput("fact", "same text", sources=(a,)),
+                        MemoryEntryInput("fact", "same text", sources=(b,)),
+                        MemoryEntryInput("fact", "other text"),
+                    ),
+                )
                 r2 = await svc.organize(r1)
                 rev = await svc.revision(r2)
                 assert [(c.op, c.reason) for c in rev.content.changes] == [("deactivate", "dedupe")]
-                dup_ids = sorted((e.entry_id for e in (await svc.revision(r1)).content.manifest.entries),
-                                 key=str.encode)
+                dup_ids = sorted(
+                    (e.entry_id for e in (await svc.revision(r1)).content.manifest.entries),
+                    key=str.encode,
+                )
                 versions = await svc.entries(r1)
-                same = sorted((i for i in dup_ids if versions[i].text == "same text"),
-                              key=str.encode)
+                same = sorted(
+                    (i for i in dup_ids if versions[i].text == "same text"), key=str.encode
+                )
                 assert rev.content.changes[0].entry_id == same[1]
                 assert await svc.organize(r2) == r2
+
         run(body())
 
     # -- changes / expand / citations --------------------------------------------------------
@@ -367,6 +460,7 @@ class MemoryBackendContract:
                     await svc.changes(ArtifactRef(r1.artifact_id, 9), 0)
                 with pytest.raises(ArtifactNotFoundError):
                     await svc.changes(ArtifactRef("mem_art_missing", 1), 0)
+
         run(body())
 
     def test_expand_and_citations(self, memory_backend_factory):
@@ -377,23 +471,31 @@ class MemoryBackendContract:
                 assert hits
                 (v,) = await svc.expand(hits[:1])
                 assert (v.entry_id, v.entry_version_id, v.text) == (
-                    hits[0].entry_id, hits[0].entry_version_id, hits[0].text)
+                    hits[0].entry_id,
+                    hits[0].entry_version_id,
+                    hits[0].text,
+                )
                 cite = svc.cite(hits[0])
                 # the Memory moves on; the old citation still validates
-                r2 = await svc.remember(r1, entries=(MemoryEntryInput(
-                    v.kind, v.text + " Also run make lint.", entry=v),))
+                r2 = await svc.remember(
+                    r1,
+                    entries=(MemoryEntryInput(v.kind, v.text + " Also run make lint.", entry=v),),
+                )
                 assert r2.revision == 2
                 assert (await svc.validate_citation(cite)) == v
                 for bad in (
                     HandoffCitation(r2, cite.entry_id, cite.entry_version_id),
                     HandoffCitation(cite.memory_ref, cite.entry_id, "mem_ver_forged"),
-                    HandoffCitation(ArtifactRef(r1.artifact_id, 7), cite.entry_id,
-                                    cite.entry_version_id),
-                    HandoffCitation(ArtifactRef("mem_art_other", 1), cite.entry_id,
-                                    cite.entry_version_id),
+                    HandoffCitation(
+                        ArtifactRef(r1.artifact_id, 7), cite.entry_id, cite.entry_version_id
+                    ),
+                    HandoffCitation(
+                        ArtifactRef("mem_art_other", 1), cite.entry_id, cite.entry_version_id
+                    ),
                 ):
                     with pytest.raises(InvalidCitationError):
                         await svc.validate_citation(bad)
+
         run(body())
 
     # -- search ------------------------------------------------------------------------------
@@ -402,8 +504,9 @@ class MemoryBackendContract:
         async def body():
             async with self._service(memory_backend_factory) as svc:
                 r1 = (await self._scenario(svc))["r1"]
-                other = await svc.remember(None, entries=(MemoryEntryInput(
-                    "fact", "uv is also used in the other memory"),))
+                other = await svc.remember(
+                    None, entries=(MemoryEntryInput("fact", "uv is also used in the other memory"),)
+                )
                 res = await svc.search("uv dependencies", (r1, r1), mode="auto")
                 assert res.mode == "fts"
                 assert {h.memory_ref for h in res.hits} == {r1}
@@ -411,7 +514,8 @@ class MemoryBackendContract:
                 assert {h.memory_ref for h in both.hits} == {r1, other}
                 assert all(h.matched_by == ("fts",) for h in both.hits)
                 assert [h.score for h in both.hits] == sorted(
-                    (h.score for h in both.hits), reverse=True)
+                    (h.score for h in both.hits), reverse=True
+                )
                 r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "more"),))
                 with pytest.raises(CapabilityNotSupportedError):
                     await svc.search("uv", (r1,), mode="fts")
@@ -423,14 +527,22 @@ class MemoryBackendContract:
                     await svc.search("uv", (), mode="fts")
                 limited = await svc.search("make test uv site", (r2,), limit=1, mode="fts")
                 assert len(limited.hits) == 1
+
         run(body())
 
     def test_nasty_queries_never_reach_match(self, memory_backend_factory):
         async def body():
             async with self._service(memory_backend_factory) as svc:
-                r1 = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "multi-agent TODO: fix 50% of @name in 3.11.7 "
-                                     "AND OR NOT NEAR (parens) \"quoted\" 🙂"),))
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput(
+                            "fact",
+                            "multi-agent TODO: fix 50% of @name in 3.11.7 "
+                            'AND OR NOT NEAR (parens) "quoted" 🙂',
+                        ),
+                    ),
+                )
                 for q in NASTY_QUERIES:
                     res = await svc.search(q, (r1,), mode="fts")
                     assert isinstance(res.hits, tuple)
@@ -438,21 +550,32 @@ class MemoryBackendContract:
                 assert len(hit.hits) == 1
                 assert len((await svc.search("TODO: fix", (r1,), mode="fts")).hits) == 1
                 assert (await svc.search("", (r1,), mode="fts")).hits == ()
+
         run(body())
 
     def test_cjk_and_normalization(self, memory_backend_factory):
         async def body():
             async with self._service(memory_backend_factory) as svc:
-                texts = ("使用中文记录偏好", "日本語のテキストです", "한국어 문장을 검색합니다",
-                         unicodedata.normalize("NFD", "café résumé naïve"))
-                r1 = await svc.remember(None, entries=tuple(
-                    MemoryEntryInput("fact", t) for t in texts))
-                for query, expected in (("中文", texts[0]), ("テキ", texts[1]),
-                                        ("문장", texts[2]), ("のテ", texts[1]),
-                                        (unicodedata.normalize("NFC", "résumé"), texts[3]),
-                                        (unicodedata.normalize("NFD", "CAFÉ"), texts[3])):
+                texts = (
+                    "使用中文记录偏好",
+                    "日本語のテキストです",
+                    "한국어 문장을 검색합니다",
+                    unicodedata.normalize("NFD", "café résumé naïve"),
+                )
+                r1 = await svc.remember(
+                    None, entries=tuple(MemoryEntryInput("fact", t) for t in texts)
+                )
+                for query, expected in (
+                    ("中文", texts[0]),
+                    ("テキ", texts[1]),
+                    ("문장", texts[2]),
+                    ("のテ", texts[1]),
+                    (unicodedata.normalize("NFC", "résumé"), texts[3]),
+                    (unicodedata.normalize("NFD", "CAFÉ"), texts[3]),
+                ):
                     hits = (await svc.search(query, (r1,), mode="fts")).hits
                     assert [h.text for h in hits] == [unicodedata.normalize("NFC", expected)], query
+
         run(body())
 
     # -- vector, hybrid, auto --------------------------------------------------------------
@@ -469,20 +592,26 @@ class MemoryBackendContract:
         if not caps.vector:
             pytest.skip(f"backend has no vector capability: {caps.reasons}")
 
-    def test_vector_hybrid_and_auto_with_a_model(self, memory_backend_factory,
-                                                 memory_embedding_model):
+    def test_vector_hybrid_and_auto_with_a_model(
+        self, memory_backend_factory, memory_embedding_model
+    ):
         model = memory_embedding_model
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
                 await self._vector_ready(svc)
-                r1 = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "the release checklist lives in RELEASING.md"),
-                    MemoryEntryInput("fact", "python dependencies are managed with uv"),
-                    MemoryEntryInput("preference", "prefer small focused pull requests"),
-                ))
-                other = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "python dependencies are managed with uv"),))
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput("fact", "the release checklist lives in RELEASING.md"),
+                        MemoryEntryInput("fact", "python dependencies are managed with uv"),
+                        MemoryEntryInput("preference", "prefer small focused pull requests"),
+                    ),
+                )
+                other = await svc.remember(
+                    None,
+                    entries=(MemoryEntryInput("fact", "python dependencies are managed with uv"),),
+                )
                 vec = await svc.search("python dependencies uv", (r1,), mode="vector")
                 assert vec.mode == "vector" and vec.hits
                 assert vec.hits[0].text == "python dependencies are managed with uv"
@@ -496,13 +625,17 @@ class MemoryBackendContract:
                 assert auto.mode == "hybrid"
                 assert {h.memory_ref for h in auto.hits} == {r1, other}
                 ties = [h for h in auto.hits if h.score == auto.hits[0].score]
-                keys = [(h.memory_ref.artifact_id, h.entry_id.encode(), h.entry_version_id)
-                        for h in ties]
+                keys = [
+                    (h.memory_ref.artifact_id, h.entry_id.encode(), h.entry_version_id)
+                    for h in ties
+                ]
                 assert keys == sorted(keys)
+
         run(body())
 
     def test_without_a_model_explicit_vector_fails_and_auto_falls_back(
-            self, memory_backend_factory, memory_embedding_model):
+        self, memory_backend_factory, memory_embedding_model
+    ):
         model = memory_embedding_model
 
         async def body():
@@ -512,10 +645,12 @@ class MemoryBackendContract:
                 for mode in ("vector", "hybrid"):
                     with pytest.raises(CapabilityNotSupportedError):
                         await svc.search("uv", (r1,), mode=mode)
+
         run(body())
 
     def test_model_down_at_write_leaves_no_vector_and_search_falls_back(
-            self, memory_backend_factory, memory_embedding_model):
+        self, memory_backend_factory, memory_embedding_model
+    ):
         model = _SwitchableModel(memory_embedding_model)
 
         async def body():
@@ -528,7 +663,8 @@ class MemoryBackendContract:
                 assert r2.revision == 2  # the Revision and its FTS projection commit
                 model.mode = "ok"
                 assert [h.text for h in (await svc.search("pip", (r2,), mode="fts")).hits] == [
-                    "pip is out"]
+                    "pip is out"
+                ]
                 assert (await svc.search("pip", (r2,), mode="auto")).mode == "fts"
                 with pytest.raises(CapabilityNotSupportedError, match="incomplete"):
                     await svc.search("pip", (r2,), mode="vector")
@@ -544,18 +680,24 @@ class MemoryBackendContract:
                 pip = next(v for v in versions.values() if v.text == "pip is out")
                 r3 = await svc.forget(r2, (pip,))
                 assert (await svc.search("uv", (r3,), mode="auto")).mode == "hybrid"
+
         run(body())
 
     def test_forget_drops_vectors_and_reactivate_restores_them(
-            self, memory_backend_factory, memory_embedding_model):
+        self, memory_backend_factory, memory_embedding_model
+    ):
         model = memory_embedding_model
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
                 await self._vector_ready(svc)
-                r1 = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "deploys go through the staging cluster"),
-                    MemoryEntryInput("fact", "unrelated note about lunch"),))
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput("fact", "deploys go through the staging cluster"),
+                        MemoryEntryInput("fact", "unrelated note about lunch"),
+                    ),
+                )
                 versions = await svc.entries(r1)
                 deploy = next(v for v in versions.values() if "deploys" in v.text)
                 r2 = await svc.forget(r1, (deploy,))
@@ -565,13 +707,14 @@ class MemoryBackendContract:
                 hits = (await svc.search("staging cluster deploys", (r3,), mode="vector")).hits
                 assert hits[0].entry_id == deploy.entry_id
                 assert hits[0].entry_version_id == deploy.entry_version_id
-        run(body())
 
+        run(body())
 
     # -- offline rebuild ---------------------------------------------------------------
 
     def test_rebuild_fills_missing_vectors_while_writers_wait(
-            self, memory_backend_factory, memory_embedding_model):
+        self, memory_backend_factory, memory_embedding_model
+    ):
         from powercontext.core.errors import WritesPausedError
 
         model = _SwitchableModel(memory_embedding_model)
@@ -580,9 +723,13 @@ class MemoryBackendContract:
             async with self._service(memory_backend_factory, model.profile, model) as svc:
                 await self._vector_ready(svc)
                 model.mode = "down"
-                r1 = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "the cache lives in redis"),
-                    MemoryEntryInput("fact", "logs go to loki"),))
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput("fact", "the cache lives in redis"),
+                        MemoryEntryInput("fact", "logs go to loki"),
+                    ),
+                )
                 r1b = await svc.remember(None, entries=(MemoryEntryInput("fact", "x y z"),))
                 model.mode = "ok"
                 with pytest.raises(CapabilityNotSupportedError):
@@ -602,7 +749,8 @@ class MemoryBackendContract:
                 seen: list[tuple[int, int]] = []
                 try:
                     report = await svc.backend.rebuild(
-                        _Probe(), progress=lambda d, t, a: seen.append((d, t)))
+                        _Probe(), progress=lambda d, t, a: seen.append((d, t))
+                    )
                 except CapabilityNotSupportedError as exc:
                     pytest.skip(f"backend cannot rebuild: {exc}")
                 assert blocked, "writers must be paused during a rebuild"
@@ -612,23 +760,28 @@ class MemoryBackendContract:
                 assert hits.hits[0].text == "the cache lives in redis"
                 assert (await svc.search("x", (r1b,), mode="auto")).mode == "hybrid"
                 # writes resume afterwards
-                assert (await svc.remember(r1, entries=(MemoryEntryInput("fact", "w"),))
-                        ).revision == 2
+                assert (
+                    await svc.remember(r1, entries=(MemoryEntryInput("fact", "w"),))
+                ).revision == 2
+
         run(body())
 
-    def test_rebuild_migrates_to_a_new_profile(self, memory_backend_factory,
-                                               memory_embedding_model):
+    def test_rebuild_migrates_to_a_new_profile(
+        self, memory_backend_factory, memory_embedding_model
+    ):
         from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 
         model = memory_embedding_model
-        new_model = DeterministicEmbedding(dimension=model.profile.dimension // 2,
-                                           profile_id="migrated")
+        new_model = DeterministicEmbedding(
+            dimension=model.profile.dimension // 2, profile_id="migrated"
+        )
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
                 await self._vector_ready(svc)
-                r1 = await svc.remember(None, entries=(
-                    MemoryEntryInput("fact", "tests run with pytest"),))
+                r1 = await svc.remember(
+                    None, entries=(MemoryEntryInput("fact", "tests run with pytest"),)
+                )
                 try:
                     report = await svc.backend.rebuild(new_model, new_profile=new_model.profile)
                 except CapabilityNotSupportedError as exc:
@@ -641,6 +794,7 @@ class MemoryBackendContract:
                 assert hits.hits[0].text == "tests run with pytest"
                 r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "lint: ruff"),))
                 assert (await svc.search("ruff", (r2,), mode="auto")).mode == "hybrid"
+
         run(body())
 
 
@@ -699,15 +853,26 @@ class MemoryStateMachine(RuleBasedStateMachine):
     def _record(self, ref: ArtifactRef) -> None:
         rev = self._run(self.svc.revision(ref))
         versions = self._run(self.svc.entries(ref))
-        state = {e.entry_id: (e.entry_version_id, e.state, versions[e.entry_id].kind,
-                              versions[e.entry_id].text, versions[e.entry_id].version)
-                 for e in rev.content.manifest.entries}
+        state = {
+            e.entry_id: (
+                e.entry_version_id,
+                e.state,
+                versions[e.entry_id].kind,
+                versions[e.entry_id].text,
+                versions[e.entry_id].version,
+            )
+            for e in rev.content.manifest.entries
+        }
         self.model.setdefault(ref.artifact_id, []).append(state)
         assert len(self.model[ref.artifact_id]) == ref.revision
         self.hashes[(ref.artifact_id, ref.revision)] = rev.content_hash
 
-    def _expect(self, artifact_id: str, after: ArtifactRef | None,
-                expected: dict[str, tuple[str | None, str, str, str, int]]) -> None:
+    def _expect(
+        self,
+        artifact_id: str,
+        after: ArtifactRef | None,
+        expected: dict[str, tuple[str | None, str, str, str, int]],
+    ) -> None:
         """Check the new Revision against the expected entries (version id None = new)."""
         prev = self.model[artifact_id][-1]
         changed = any(
@@ -731,14 +896,20 @@ class MemoryStateMachine(RuleBasedStateMachine):
 
     @rule(target=memories, words=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3))
     def create(self, words: list[str]) -> str:
-        ref = self._run(self.svc.remember(None, entries=(
-            MemoryEntryInput("fact", self._text(words)),), mode="append"))
+        ref = self._run(
+            self.svc.remember(
+                None, entries=(MemoryEntryInput("fact", self._text(words)),), mode="append"
+            )
+        )
         assert ref is not None and ref.revision == 1
         self._record(ref)
         return ref.artifact_id
 
-    @rule(memory=memories, words=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3),
-          kind=st.sampled_from(["fact", "decision"]))
+    @rule(
+        memory=memories,
+        words=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3),
+        kind=st.sampled_from(["fact", "decision"]),
+    )
     def add(self, memory: str, words: list[str], kind: str) -> None:
         head = self._head(memory)
         text = self._text(words)
@@ -758,8 +929,11 @@ class MemoryStateMachine(RuleBasedStateMachine):
         for e, v in expected.items():
             assert self.model[memory][-1][e] == v
 
-    @rule(memory=memories, data=st.data(),
-          words=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3))
+    @rule(
+        memory=memories,
+        data=st.data(),
+        words=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3),
+    )
     def revise(self, memory: str, data: st.DataObject, words: list[str]) -> None:
         prev = self.model[memory][-1]
         active = sorted(e for e, v in prev.items() if v[1] == "active")
@@ -769,8 +943,9 @@ class MemoryStateMachine(RuleBasedStateMachine):
         head = self._head(memory)
         current = self._run(self.svc.entries(head, [entry_id]))[entry_id]
         text = self._text(words)
-        after = self._run(self.svc.remember(head, entries=(
-            MemoryEntryInput(current.kind, text, entry=current),)))
+        after = self._run(
+            self.svc.remember(head, entries=(MemoryEntryInput(current.kind, text, entry=current),))
+        )
         expected: dict[str, Any] = dict(prev)
         if text != current.text:
             expected[entry_id] = (None, "active", current.kind, text, current.version + 1)
@@ -783,8 +958,9 @@ class MemoryStateMachine(RuleBasedStateMachine):
     @rule(memory=memories, data=st.data(), forget=st.booleans())
     def toggle(self, memory: str, data: st.DataObject, forget: bool) -> None:
         prev = self.model[memory][-1]
-        chosen = data.draw(st.lists(st.sampled_from(sorted(prev)), min_size=1, max_size=3,
-                                    unique=True))
+        chosen = data.draw(
+            st.lists(st.sampled_from(sorted(prev)), min_size=1, max_size=3, unique=True)
+        )
         head = self._head(memory)
         versions = self._run(self.svc.entries(head, chosen))
         fn = self.svc.forget if forget else self.svc.reactivate
@@ -851,11 +1027,16 @@ class MemoryStateMachine(RuleBasedStateMachine):
             assert rev.content_hash == self.hashes[(artifact_id, probe)]
 
 
-def state_machine_test(factory: Callable[[], MemoryBackend], *, max_examples: int | None = None,
-                       stateful_step_count: int = 25) -> Any:
+def state_machine_test(
+    factory: Callable[[], MemoryBackend],
+    *,
+    max_examples: int | None = None,
+    stateful_step_count: int = 25,
+) -> Any:
     """A unittest TestCase class running :class:`MemoryStateMachine` on ``factory``."""
-    machine = type("BoundMemoryStateMachine", (MemoryStateMachine,),
-                   {"backend_factory": staticmethod(factory)})
+    machine = type(
+        "BoundMemoryStateMachine", (MemoryStateMachine,), {"backend_factory": staticmethod(factory)}
+    )
     overrides: dict[str, Any] = {"stateful_step_count": stateful_step_count, "deadline": None}
     if max_examples is not None:
         overrides["max_examples"] = max_examples

@@ -104,12 +104,20 @@ pass_ctx = click.make_pass_decorator(Ctx)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", envvar="POWERCONTEXT_DB", metavar="PATH|URL",
-              help="Database: a SQLite file path, sqlite:///PATH or "
-                   "oceanbase://USER:PASS@HOST:PORT/DB. Default: the per-user data directory.")
+@click.option(
+    "--db",
+    envvar="POWERCONTEXT_DB",
+    metavar="PATH|URL",
+    help="Database: a SQLite file path, sqlite:///PATH or "
+    "oceanbase://USER:PASS@HOST:PORT/DB. Default: the per-user data directory.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents.")
-@click.option("--embedding", envvar="POWERCONTEXT_EMBEDDING", metavar="NAME",
-              help="Embedding model for vector/hybrid search: deterministic, local or openai.")
+@click.option(
+    "--embedding",
+    envvar="POWERCONTEXT_EMBEDDING",
+    metavar="NAME",
+    help="Embedding model for vector/hybrid search: deterministic, local or openai.",
+)
 @click.version_option(package_name="powercontext")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, as_json: bool, embedding: str | None) -> None:
@@ -168,11 +176,16 @@ def _source_from_file(path: str) -> Any:
 
 def _version_json(v: Any) -> dict[str, Any]:
     return {
-        "memory_artifact_id": v.memory_artifact_id, "entry_id": v.entry_id,
-        "entry_version_id": v.entry_version_id, "version": v.version,
-        "previous_version_id": v.previous_version_id, "kind": v.kind, "text": v.text,
-        "source_refs": [{"source_id": s.source_id, "content_hash": s.content_hash}
-                        for s in v.sources],
+        "memory_artifact_id": v.memory_artifact_id,
+        "entry_id": v.entry_id,
+        "entry_version_id": v.entry_version_id,
+        "version": v.version,
+        "previous_version_id": v.previous_version_id,
+        "kind": v.kind,
+        "text": v.text,
+        "source_refs": [
+            {"source_id": s.source_id, "content_hash": s.content_hash} for s in v.sources
+        ],
         "artifact_refs": [_ref_json(a) for a in v.artifacts],
         "entry_content_hash": v.entry_content_hash,
         "created_in_revision": v.created_in_revision,
@@ -180,13 +193,21 @@ def _version_json(v: Any) -> dict[str, Any]:
 
 
 def _change_json(c: Any) -> dict[str, Any]:
-    return {"op": c.op, "entry_id": c.entry_id, "from_entry_version_id": c.from_entry_version_id,
-            "to_entry_version_id": c.to_entry_version_id, "reason": c.reason}
+    return {
+        "op": c.op,
+        "entry_id": c.entry_id,
+        "from_entry_version_id": c.from_entry_version_id,
+        "to_entry_version_id": c.to_entry_version_id,
+        "reason": c.reason,
+    }
 
 
 def _citation_json(cite: Any) -> dict[str, Any]:
-    return {"memory_ref": _ref_json(cite.memory_ref), "entry_id": cite.entry_id,
-            "entry_version_id": cite.entry_version_id}
+    return {
+        "memory_ref": _ref_json(cite.memory_ref),
+        "entry_id": cite.entry_id,
+        "entry_version_id": cite.entry_version_id,
+    }
 
 
 def _parse_citation(text: str) -> Any:
@@ -200,8 +221,11 @@ def _parse_citation(text: str) -> Any:
     try:
         d = json.loads(text)
         ref = d["memory_ref"]
-        return HandoffCitation(ArtifactRef(str(ref["artifact_id"]), int(ref["revision"])),
-                               str(d["entry_id"]), str(d["entry_version_id"]))
+        return HandoffCitation(
+            ArtifactRef(str(ref["artifact_id"]), int(ref["revision"])),
+            str(d["entry_id"]),
+            str(d["entry_version_id"]),
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidCitationError(f"not a citation JSON object: {exc}") from exc
 
@@ -225,23 +249,54 @@ def _report_write(c: Ctx, before: Any, after: Any, what: str) -> None:
 
 
 @memory.command()
-@click.option("--memory", "-m", "name", metavar="MEMORY",
-              help="Memory to write (ID, ID@REV or key:NAME); omit to create a new one.")
+@click.option(
+    "--memory",
+    "-m",
+    "name",
+    metavar="MEMORY",
+    help="Memory to write (ID, ID@REV or key:NAME); omit to create a new one.",
+)
 @click.option("--key", help="Business key to map a newly created Memory to (runtime manifest).")
-@click.option("--kind", default="fact", show_default=True,
-              help="fact, preference, decision, constraint, working_note (any string).")
+@click.option(
+    "--kind",
+    default="fact",
+    show_default=True,
+    help="fact, preference, decision, constraint, working_note (any string).",
+)
 @click.option("--text", "-t", help="The entry text (1..8192 UTF-8 bytes after trimming).")
 @click.option("--reason", help="Why (at most 512 code points).")
-@click.option("--revise", "revise_id", metavar="ENTRY_ID",
-              help="Revise this entry (its current version) instead of adding a new one.")
-@click.option("--source", "-s", "source_files", multiple=True, type=click.Path(exists=True,
-              dir_okay=False), help="A file persisted as a Source and cited as evidence.")
-@click.option("--entries", "entries_file", type=click.File("r"),
-              help='JSON list of {"kind","text","reason","revise"} (use - for stdin).')
+@click.option(
+    "--revise",
+    "revise_id",
+    metavar="ENTRY_ID",
+    help="Revise this entry (its current version) instead of adding a new one.",
+)
+@click.option(
+    "--source",
+    "-s",
+    "source_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A file persisted as a Source and cited as evidence.",
+)
+@click.option(
+    "--entries",
+    "entries_file",
+    type=click.File("r"),
+    help='JSON list of {"kind","text","reason","revise"} (use - for stdin).',
+)
 @pass_ctx
-def remember(c: Ctx, name: str | None, key: str | None, kind: str, text: str | None,
-             reason: str | None, revise_id: str | None, source_files: tuple[str, ...],
-             entries_file: Any) -> None:
+def remember(
+    c: Ctx,
+    name: str | None,
+    key: str | None,
+    kind: str,
+    text: str | None,
+    reason: str | None,
+    revise_id: str | None,
+    source_files: tuple[str, ...],
+    entries_file: Any,
+) -> None:
     """Add or revise entries (Memory RFC, remember(mode="append")).
 
     \b
@@ -276,9 +331,15 @@ def remember(c: Ctx, name: str | None, key: str | None, kind: str, text: str | N
         for i, s in enumerate(specs):
             if not isinstance(s, dict) or "text" not in s:
                 raise InvalidInputError(f"entries[{i}]", "needs at least a text")
-            inputs.append(MemoryEntryInput(
-                kind=s.get("kind", "fact"), text=s["text"], reason=s.get("reason"),
-                entry=current.get(s["revise"]) if s.get("revise") else None, sources=srcs))
+            inputs.append(
+                MemoryEntryInput(
+                    kind=s.get("kind", "fact"),
+                    text=s["text"],
+                    reason=s.get("reason"),
+                    entry=current.get(s["revise"]) if s.get("revise") else None,
+                    sources=srcs,
+                )
+            )
         after = await svc.remember(base, sources=srcs, entries=tuple(inputs), mode="append")
         if base is None and after is not None and key is not None:
             c.manifest().set(key, after.artifact_id)
@@ -305,15 +366,22 @@ def _state_command(op: str) -> Callable[..., None]:
 
 
 memory.command("forget", help="Mark entries inactive in a new Revision (history is kept).")(
-    _state_command("forget"))
+    _state_command("forget")
+)
 memory.command("reactivate", help="Make inactive entries active again (same versions).")(
-    _state_command("reactivate"))
+    _state_command("reactivate")
+)
 
 
 @memory.command()
 @click.argument("memory_name", metavar="MEMORY")
-@click.option("--step", "steps", multiple=True, type=click.Choice(["dedupe", "normalize", "default"]),
-              help="Which steps run (default: dedupe then normalize).")
+@click.option(
+    "--step",
+    "steps",
+    multiple=True,
+    type=click.Choice(["dedupe", "normalize", "default"]),
+    help="Which steps run (default: dedupe then normalize).",
+)
 @pass_ctx
 def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
     """Exact dedupe and reference normalization (Memory RFC, organize())."""
@@ -328,8 +396,13 @@ def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
 
 @memory.command()
 @click.argument("memory_name", metavar="MEMORY")
-@click.option("--since", "since", type=int, default=None,
-              help="Exclusive lower Revision; 0 = the whole history. Default: the target only.")
+@click.option(
+    "--since",
+    "since",
+    type=int,
+    default=None,
+    help="Exclusive lower Revision; 0 = the whole history. Default: the target only.",
+)
 @pass_ctx
 def changes(c: Ctx, memory_name: str, since: int | None) -> None:
     """The compact per-Revision changes (Memory RFC, changes())."""
@@ -342,23 +415,44 @@ def changes(c: Ctx, memory_name: str, since: int | None) -> None:
             for rc in out:
                 click.echo(f"Revision {rc.memory_ref.revision}:")
                 for ch in rc.changes:
-                    click.echo(f"  {ch.op:<10} {ch.entry_id}  {ch.from_entry_version_id or '-'} -> "
-                               f"{ch.to_entry_version_id or '-'}"
-                               + (f"  ({ch.reason})" if ch.reason else ""))
+                    click.echo(
+                        f"  {ch.op:<10} {ch.entry_id}  {ch.from_entry_version_id or '-'} -> "
+                        f"{ch.to_entry_version_id or '-'}"
+                        + (f"  ({ch.reason})" if ch.reason else "")
+                    )
 
-        c.emit([{"memory_ref": _ref_json(rc.memory_ref),
-                 "changes": [_change_json(ch) for ch in rc.changes]} for rc in out], human)
+        c.emit(
+            [
+                {
+                    "memory_ref": _ref_json(rc.memory_ref),
+                    "changes": [_change_json(ch) for ch in rc.changes],
+                }
+                for rc in out
+            ],
+            human,
+        )
 
     c.run(body)
 
 
 @memory.command()
 @click.argument("query")
-@click.option("--memory", "-m", "names", multiple=True, required=True, metavar="MEMORY",
-              help="Memory to search (repeat for several; current heads only).")
+@click.option(
+    "--memory",
+    "-m",
+    "names",
+    multiple=True,
+    required=True,
+    metavar="MEMORY",
+    help="Memory to search (repeat for several; current heads only).",
+)
 @click.option("--limit", "-n", default=8, show_default=True, type=int)
-@click.option("--mode", default="auto", show_default=True,
-              type=click.Choice(["auto", "fts", "vector", "hybrid"]))
+@click.option(
+    "--mode",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "fts", "vector", "hybrid"]),
+)
 @pass_ctx
 def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) -> None:
     """Search active entries of current heads. Results are untrusted context."""
@@ -370,14 +464,31 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
         def human() -> None:
             click.echo(f"{len(res.hits)} hit(s), mode {res.mode}:")
             for h in res.hits:
-                click.echo(f"  [{h.score:.4f} {'+'.join(h.matched_by)}] {h.memory_ref.artifact_id}"
-                           f"@{h.memory_ref.revision} {h.entry_id} ({h.kind})")
+                click.echo(
+                    f"  [{h.score:.4f} {'+'.join(h.matched_by)}] {h.memory_ref.artifact_id}"
+                    f"@{h.memory_ref.revision} {h.entry_id} ({h.kind})"
+                )
                 click.echo(f"      {h.text}")
 
-        c.emit({"mode": res.mode, "untrusted": True, "hits": [
-            {"memory_ref": _ref_json(h.memory_ref), "entry_id": h.entry_id,
-             "entry_version_id": h.entry_version_id, "kind": h.kind, "text": h.text,
-             "score": h.score, "matched_by": list(h.matched_by)} for h in res.hits]}, human)
+        c.emit(
+            {
+                "mode": res.mode,
+                "untrusted": True,
+                "hits": [
+                    {
+                        "memory_ref": _ref_json(h.memory_ref),
+                        "entry_id": h.entry_id,
+                        "entry_version_id": h.entry_version_id,
+                        "kind": h.kind,
+                        "text": h.text,
+                        "score": h.score,
+                        "matched_by": list(h.matched_by),
+                    }
+                    for h in res.hits
+                ],
+            },
+            human,
+        )
 
     c.run(body)
 
@@ -398,15 +509,24 @@ def show(c: Ctx, memory_name: str, show_all: bool) -> None:
         def human() -> None:
             total = len(rev.content.manifest.entries)
             active = sum(1 for e in rev.content.manifest.entries if e.state == "active")
-            click.echo(f"{ref.artifact_id} Revision {ref.revision}: {active} active of {total} "
-                       f"entries; content hash {rev.content_hash}")
+            click.echo(
+                f"{ref.artifact_id} Revision {ref.revision}: {active} active of {total} "
+                f"entries; content hash {rev.content_hash}"
+            )
             for e in items:
                 v = versions[e.entry_id]
                 click.echo(f"  {e.entry_id} v{v.version} {e.state:<8} {v.kind:<12} {v.text}")
 
-        c.emit({"memory_ref": _ref_json(ref), "content_hash": rev.content_hash,
-                "entries": [dict(_version_json(versions[e.entry_id]), state=e.state)
-                            for e in items]}, human)
+        c.emit(
+            {
+                "memory_ref": _ref_json(ref),
+                "content_hash": rev.content_hash,
+                "entries": [
+                    dict(_version_json(versions[e.entry_id]), state=e.state) for e in items
+                ],
+            },
+            human,
+        )
 
     c.run(body)
 
@@ -423,8 +543,9 @@ def expand(c: Ctx, memory_name: str, entry_ids: tuple[str, ...]) -> None:
 
         ref = await _resolve(c, svc, memory_name)
         current = await svc.entries(ref, list(entry_ids))
-        views = await svc.expand([HandoffCitation(ref, i, current[i].entry_version_id)
-                                  for i in entry_ids])
+        views = await svc.expand(
+            [HandoffCitation(ref, i, current[i].entry_version_id) for i in entry_ids]
+        )
 
         def human() -> None:
             for v in views:
@@ -461,18 +582,27 @@ def validate_citation(c: Ctx, citation: str) -> None:
 
     async def body(svc: Any) -> None:
         v = await svc.validate_citation(_parse_citation(citation))
-        c.emit({"valid": True, "entry": _version_json(v)},
-               lambda: click.echo(f"valid: {v.entry_id} v{v.version}: {v.text}"))
+        c.emit(
+            {"valid": True, "entry": _version_json(v)},
+            lambda: click.echo(f"valid: {v.entry_id} v{v.version}: {v.text}"),
+        )
 
     c.run(body)
 
 
 @memory.command()
-@click.option("--migrate", is_flag=True,
-              help="Switch the database to the --embedding model's profile (drops and "
-                   "rebuilds every vector).")
-@click.option("--resume", "resume_only", is_flag=True,
-              help="Only clear a write pause left by a crashed rebuild.")
+@click.option(
+    "--migrate",
+    is_flag=True,
+    help="Switch the database to the --embedding model's profile (drops and "
+    "rebuilds every vector).",
+)
+@click.option(
+    "--resume",
+    "resume_only",
+    is_flag=True,
+    help="Only clear a write pause left by a crashed rebuild.",
+)
 @pass_ctx
 def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
     """Offline rebuild of heads, FTS and vectors from the authoritative tables.
@@ -504,7 +634,8 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 if not migrate:
                     raise click.UsageError(
                         f"the database's embedding profile is {stored}; the model's is "
-                        f"{model.profile}. Pass --migrate to switch (all vectors are rebuilt).")
+                        f"{model.profile}. Pass --migrate to switch (all vectors are rebuilt)."
+                    )
                 new_profile = model.profile
             with Progress(transient=True, console=Console(stderr=True), disable=c.as_json) as bar:
                 task = bar.add_task("rebuilding", total=None)
@@ -515,12 +646,23 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 report = await backend.rebuild(model, new_profile=new_profile, progress=tick)
         finally:
             await backend.close()
-        c.emit({"memories": report.memories, "entries": report.entries,
-                "vectors": report.vectors, "incomplete": report.incomplete},
-               lambda: click.echo(f"Rebuilt {report.memories} Memories: {report.entries} active "
-                                  f"entries, {report.vectors} vectors"
-                                  + (f"; still incomplete: {', '.join(report.incomplete)}"
-                                     if report.incomplete else ".")))
+        c.emit(
+            {
+                "memories": report.memories,
+                "entries": report.entries,
+                "vectors": report.vectors,
+                "incomplete": report.incomplete,
+            },
+            lambda: click.echo(
+                f"Rebuilt {report.memories} Memories: {report.entries} active "
+                f"entries, {report.vectors} vectors"
+                + (
+                    f"; still incomplete: {', '.join(report.incomplete)}"
+                    if report.incomplete
+                    else "."
+                )
+            ),
+        )
 
     class _NoService:
         async def close(self) -> None:

@@ -15,7 +15,8 @@ class TestSQLiteContract(MemoryBackendContract):
     def memory_backend_factory(self, tmp_path):
         counter = itertools.count()
         return lambda profile: SQLiteMemoryBackend(
-            str(tmp_path / f"memory-{next(counter)}.db"), profile=profile)
+            str(tmp_path / f"memory-{next(counter)}.db"), profile=profile
+        )
 
 
 def _fresh_sqlite():

@@ -21,7 +21,11 @@ def pc(tmp_path):
     def run(*args: str, expect: int = 0, stdin: str | None = None):
         proc = subprocess.run(
             [sys.executable, "-m", "powercontext.adapters.cli.main", "--db", str(db), *args],
-            capture_output=True, text=True, env=env, input=stdin, timeout=60,
+            capture_output=True,
+            text=True,
+            env=env,
+            input=stdin,
+            timeout=60,
         )
         assert proc.returncode == expect, (args, proc.returncode, proc.stdout, proc.stderr)
         return proc
@@ -36,13 +40,37 @@ def js(proc):
 def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
     makefile = tmp_path / "Makefile"
     makefile.write_text("test:\n\tpytest\ncheck:\n\truff check\n")
-    out = js(pc("--json", "memory", "remember", "--key", "repo:demo", "--kind", "preference",
-                "--text", "Run make test for routine changes", "--source", str(makefile)))
+    out = js(
+        pc(
+            "--json",
+            "memory",
+            "remember",
+            "--key",
+            "repo:demo",
+            "--kind",
+            "preference",
+            "--text",
+            "Run make test for routine changes",
+            "--source",
+            str(makefile),
+        )
+    )
     ref = out["memory_ref"]
     assert out["changed"] and ref["revision"] == 1
     mem = ref["artifact_id"]
-    out = js(pc("--json", "memory", "remember", "-m", "key:repo:demo", "--kind", "constraint",
-                "--text", "Never edit .venv by hand"))
+    out = js(
+        pc(
+            "--json",
+            "memory",
+            "remember",
+            "-m",
+            "key:repo:demo",
+            "--kind",
+            "constraint",
+            "--text",
+            "Never edit .venv by hand",
+        )
+    )
     assert out["memory_ref"] == {"artifact_id": mem, "revision": 2}
 
     shown = js(pc("--json", "memory", "show", mem))
@@ -54,9 +82,23 @@ def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
     assert hits["mode"] == "fts" and hits["untrusted"] is True
     assert [h["entry_id"] for h in hits["hits"]] == [pref["entry_id"]]
 
-    out = js(pc("--json", "memory", "remember", "-m", mem, "--revise", pref["entry_id"],
-                "--kind", "preference", "--text", "Run make test; make lint for docs",
-                "--reason", "user_correction"))
+    out = js(
+        pc(
+            "--json",
+            "memory",
+            "remember",
+            "-m",
+            mem,
+            "--revise",
+            pref["entry_id"],
+            "--kind",
+            "preference",
+            "--text",
+            "Run make test; make lint for docs",
+            "--reason",
+            "user_correction",
+        )
+    )
     assert out["memory_ref"]["revision"] == 3
     # the same write from the stale Revision 2 conflicts
     pc("memory", "remember", "-m", f"{mem}@2", "--text", "late writer", expect=3)
@@ -64,8 +106,9 @@ def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
     pc("memory", "forget", mem, pref["entry_id"])  # idempotent: still exit 0
     changes = js(pc("--json", "memory", "changes", mem, "--since", "0"))
     assert [c["changes"][0]["op"] for c in changes] == ["add", "add", "revise", "deactivate"]
-    assert js(pc("--json", "memory", "search", "make test", "-m", mem, "--mode", "fts"))[
-        "hits"] == []
+    assert (
+        js(pc("--json", "memory", "search", "make test", "-m", mem, "--mode", "fts"))["hits"] == []
+    )
 
     citation = pc("memory", "cite", f"{mem}@3", pref["entry_id"]).stdout
     valid = js(pc("--json", "memory", "validate-citation", citation))
@@ -88,7 +131,17 @@ def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
 
 def test_cli_help_is_useful(pc):
     out = pc("memory", "--help").stdout
-    for command in ("remember", "forget", "reactivate", "organize", "changes", "search",
-                    "expand", "show", "cite", "validate-citation"):
+    for command in (
+        "remember",
+        "forget",
+        "reactivate",
+        "organize",
+        "changes",
+        "search",
+        "expand",
+        "show",
+        "cite",
+        "validate-citation",
+    ):
         assert command in out
     assert "--source" in pc("memory", "remember", "--help").stdout

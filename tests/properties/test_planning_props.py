@@ -56,7 +56,9 @@ def check_plan(plan: MemoryPlan, base: planning.MemoryBase | None) -> None:
             assert v.version == 1 and v.entry_id not in old
         else:
             prev = base.versions[v.entry_id]  # type: ignore[union-attr]
-            assert old[v.entry_id].entry_version_id == v.previous_version_id == prev.entry_version_id
+            assert (
+                old[v.entry_id].entry_version_id == v.previous_version_id == prev.entry_version_id
+            )
             assert v.version == prev.version + 1
             assert set(prev.sources) <= set(v.sources)
     # unchanged entries stay exactly as they were
@@ -77,15 +79,17 @@ def test_random_operation_sequences_keep_every_invariant(ops):
         ordered = sorted(manifest)
         if kind_ == "add" or base is None:
             kind = arg if kind_ == "add" else "fact"
-            plan = planning.plan_remember(base, [MemoryEntryInput(kind, text or "seed")],
-                                          new_id=new_id)
+            plan = planning.plan_remember(
+                base, [MemoryEntryInput(kind, text or "seed")], new_id=new_id
+            )
         elif kind_ == "revise":
             entry_id = ordered[arg % len(ordered)]
             v = base.versions[entry_id]
             if manifest[entry_id].state != "active":
                 continue
-            plan = planning.plan_remember(base, [MemoryEntryInput(v.kind, text, entry=v)],
-                                          new_id=new_id)
+            plan = planning.plan_remember(
+                base, [MemoryEntryInput(v.kind, text, entry=v)], new_id=new_id
+            )
             if canonical.normalize_text(text) == v.text:
                 assert isinstance(plan, NoChange)
         elif kind_ in ("forget", "reactivate"):
@@ -98,7 +102,8 @@ def test_random_operation_sequences_keep_every_invariant(ops):
         else:
             active = {e: base.versions[e] for e, m in manifest.items() if m.state == "active"}
             plan = planning.plan_organize(
-                planning.MemoryBase(base.ref, base.content, active), new_id=new_id)
+                planning.MemoryBase(base.ref, base.content, active), new_id=new_id
+            )
         if isinstance(plan, NoChange):
             continue
         check_plan(plan, base)

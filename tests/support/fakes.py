@@ -41,8 +41,15 @@ class InMemoryBackend(DatabaseMemoryBackend):
     def __init__(self, *, profile: EmbeddingProfile | None = None) -> None:
         super().__init__(profile=profile)
         self._state: dict[str, Any] = {
-            "meta": {}, "revisions": {}, "heads": {}, "versions": {}, "projection": {},
-            "vectors": {}, "sources": {}, "journal": [], "next_projection": 1,
+            "meta": {},
+            "revisions": {},
+            "heads": {},
+            "versions": {},
+            "projection": {},
+            "vectors": {},
+            "sources": {},
+            "journal": [],
+            "next_projection": 1,
         }
         self._saved: dict[str, Any] | None = None
         self.fail_at: str | None = None
@@ -89,12 +96,14 @@ class InMemoryBackend(DatabaseMemoryBackend):
 
     def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
         revs = self._state["revisions"]
-        return [revs[(artifact_id, r)] for r in range(after + 1, upto + 1)
-                if (artifact_id, r) in revs]
+        return [
+            revs[(artifact_id, r)] for r in range(after + 1, upto + 1) if (artifact_id, r) in revs
+        ]
 
     def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
-        return [self._state["versions"][i] for i in entry_version_ids
-                if i in self._state["versions"]]
+        return [
+            self._state["versions"][i] for i in entry_version_ids if i in self._state["versions"]
+        ]
 
     def _insert_revision_sync(self, row: RevisionRow) -> None:
         self._maybe_fail("_insert_revision_sync")
@@ -130,24 +139,31 @@ class InMemoryBackend(DatabaseMemoryBackend):
             if row is not None:
                 self._state["vectors"].pop(row["projection_id"], None)
 
-    def _insert_projections_sync(self, artifact_id: str, head_revision: int,
-                                 rows: Sequence[ProjectionRow],
-                                 vectors: Sequence[VectorRow | None]) -> None:
+    def _insert_projections_sync(
+        self,
+        artifact_id: str,
+        head_revision: int,
+        rows: Sequence[ProjectionRow],
+        vectors: Sequence[VectorRow | None],
+    ) -> None:
         self._maybe_fail("_insert_projections_sync")
         for row, vec in zip(rows, vectors, strict=True):
             pid = self._state["next_projection"]
             self._state["next_projection"] += 1
             self._state["projection"][(artifact_id, row.entry_id)] = {
-                "projection_id": pid, "row": row, "head_revision": head_revision,
+                "projection_id": pid,
+                "row": row,
+                "head_revision": head_revision,
             }
             if vec is not None:
                 self._state["vectors"][pid] = vec
 
-    def _fts_candidates_sync(self, artifact_ids: Sequence[str], terms: Sequence[str],
-                             limit: int) -> list[Candidate]:
+    def _fts_candidates_sync(
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+    ) -> list[Candidate]:
         wanted = set(terms)
         scored = []
-        for (aid, entry_id), p in self._state["projection"].items():
+        for (aid, _entry_id), p in self._state["projection"].items():
             if aid not in artifact_ids:
                 continue
             tokens = p["row"].searchable_text.split()
@@ -156,11 +172,14 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 score = hits / (len(tokens) + 1)
                 scored.append((-score, p["projection_id"], aid, p["row"]))
         scored.sort()
-        return [Candidate(aid, r.entry_id, r.entry_version_id, r.entry_content_hash,
-                          r.searchable_text) for _, _, aid, r in scored[:limit]]
+        return [
+            Candidate(aid, r.entry_id, r.entry_version_id, r.entry_content_hash, r.searchable_text)
+            for _, _, aid, r in scored[:limit]
+        ]
 
-    def _vector_candidates_sync(self, artifact_ids: Sequence[str], vector: EmbeddingVector,
-                                limit: int) -> list[Candidate]:
+    def _vector_candidates_sync(
+        self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
+    ) -> list[Candidate]:
         scored = []
         for (aid, _), p in self._state["projection"].items():
             vec = self._state["vectors"].get(p["projection_id"])
@@ -168,8 +187,20 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 continue
             d = math.dist(vec.vector, vector)
             r = p["row"]
-            scored.append((d, p["projection_id"], Candidate(
-                aid, r.entry_id, r.entry_version_id, r.entry_content_hash, r.searchable_text, d)))
+            scored.append(
+                (
+                    d,
+                    p["projection_id"],
+                    Candidate(
+                        aid,
+                        r.entry_id,
+                        r.entry_version_id,
+                        r.entry_content_hash,
+                        r.searchable_text,
+                        d,
+                    ),
+                )
+            )
         scored.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in scored[:limit]]
 
@@ -178,8 +209,9 @@ class InMemoryBackend(DatabaseMemoryBackend):
         for (aid, _), p in self._state["projection"].items():
             if aid == artifact_id:
                 vec = self._state["vectors"].get(p["projection_id"])
-                out.append((p["row"].entry_content_hash,
-                            vec.embedding_content_hash if vec else None))
+                out.append(
+                    (p["row"].entry_content_hash, vec.embedding_content_hash if vec else None)
+                )
         return out
 
     def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
@@ -195,7 +227,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
         return [self._state["sources"][i] for i in source_ids if i in self._state["sources"]]
 
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after:after + limit]
+        return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after : after + limit]
 
     def _all_heads_sync(self) -> list[tuple[str, int]]:
         return sorted(self._state["heads"].items())

@@ -30,10 +30,15 @@ def committed(plan, versions=None):
 
 @pytest.fixture
 def base():
-    plan = planning.plan_remember(None, [
-        MemoryEntryInput("fact", "uses uv", sources=(SRC_A,)),
-        MemoryEntryInput("preference", "run make test", sources=(SRC_A, SRC_B)),
-    ], sources=[SRC_A, SRC_B], new_id=ids())
+    plan = planning.plan_remember(
+        None,
+        [
+            MemoryEntryInput("fact", "uses uv", sources=(SRC_A,)),
+            MemoryEntryInput("preference", "run make test", sources=(SRC_A, SRC_B)),
+        ],
+        sources=[SRC_A, SRC_B],
+        new_id=ids(),
+    )
     return committed(plan)
 
 
@@ -49,84 +54,109 @@ def test_new_memory_gets_revision_one_and_sorted_manifest(base):
 
 
 def test_text_is_nfc_and_trimmed():
-    plan = planning.plan_remember(None, [MemoryEntryInput("fact", "  cafe\u0301 \n")],
-                                  new_id=ids())
+    plan = planning.plan_remember(None, [MemoryEntryInput("fact", "  cafe\u0301 \n")], new_id=ids())
     assert plan.new_versions[0].text == "café"
 
 
-@pytest.mark.parametrize(("entry", "field"), [
-    (MemoryEntryInput("fact", "a" * 8193), "entries[0].text"),
-    (MemoryEntryInput("fact", "\u00e9" * 4097), "entries[0].text"),
-    (MemoryEntryInput("fact", " \t\n"), "entries[0].text"),
-    (MemoryEntryInput("fact", "ok", reason="r" * 513), "entries[0].reason"),
-    (MemoryEntryInput("fact", "lone \udc00"), "entries[0].text"),
-    (MemoryEntryInput(" ", "ok"), "entries[0].kind"),
-])
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        (MemoryEntryInput("fact", "a" * 8193), "entries[0].text"),
+        (MemoryEntryInput("fact", "\u00e9" * 4097), "entries[0].text"),
+        (MemoryEntryInput("fact", " \t\n"), "entries[0].text"),
+        (MemoryEntryInput("fact", "ok", reason="r" * 513), "entries[0].reason"),
+        (MemoryEntryInput("fact", "lone \udc00"), "entries[0].text"),
+        (MemoryEntryInput(" ", "ok"), "entries[0].kind"),
+    ],
+)
 def test_bad_input_names_the_field(entry, field):
     with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):
         planning.plan_remember(None, [entry], new_id=ids())
 
 
 def test_limits_are_inclusive():
-    plan = planning.plan_remember(None, [MemoryEntryInput("fact", "a" * 8192,
-                                                          reason="r" * 512)], new_id=ids())
+    plan = planning.plan_remember(
+        None, [MemoryEntryInput("fact", "a" * 8192, reason="r" * 512)], new_id=ids()
+    )
     assert len(plan.new_versions[0].text) == 8192
     assert plan.content.changes[0].reason == "r" * 512
 
 
 def test_new_entry_evidence_must_be_operation_evidence():
     with pytest.raises(ValueError, match="operation evidence"):
-        planning.plan_remember(None, [MemoryEntryInput("fact", "x", sources=(SRC_A,))],
-                               sources=[SRC_B], new_id=ids())
+        planning.plan_remember(
+            None, [MemoryEntryInput("fact", "x", sources=(SRC_A,))], sources=[SRC_B], new_id=ids()
+        )
     art = Artifact(ArtifactRef("mem_art_x", 1), "memory", "0" * 64)
     with pytest.raises(ValueError, match="operation evidence"):
-        planning.plan_remember(None, [MemoryEntryInput("fact", "x", artifacts=(art,))],
-                               new_id=ids())
+        planning.plan_remember(
+            None, [MemoryEntryInput("fact", "x", artifacts=(art,))], new_id=ids()
+        )
 
 
 def test_tampered_source_is_rejected():
     bad = attrs.evolve(SRC_A, content="changed")
     with pytest.raises(ValueError, match="content_hash"):
-        planning.plan_remember(None, [MemoryEntryInput("fact", "x")], sources=[bad],
-                               new_id=ids())
+        planning.plan_remember(None, [MemoryEntryInput("fact", "x")], sources=[bad], new_id=ids())
 
 
 def test_revision_unions_predecessor_evidence(base):
     pref = by_kind(base, "preference")
-    plan = planning.plan_remember(base, [MemoryEntryInput(
-        "preference", "run make docs-test for docs", entry=pref, sources=(SRC_C,))],
-        sources=[SRC_C], new_id=ids())
+    plan = planning.plan_remember(
+        base,
+        [
+            MemoryEntryInput(
+                "preference", "run make docs-test for docs", entry=pref, sources=(SRC_C,)
+            )
+        ],
+        sources=[SRC_C],
+        new_id=ids(),
+    )
     (v,) = plan.new_versions
     assert v.version == 2 and v.previous_version_id == pref.entry_version_id
     assert v.sources == canonical.sort_source_refs([SRC_A.ref, SRC_B.ref, SRC_C.ref])
     assert plan.lineage.sources == (SRC_C.ref,)  # Revision lineage: operation evidence only
     assert [(c.op, c.from_entry_version_id) for c in plan.content.changes] == [
-        ("revise", pref.entry_version_id)]
+        ("revise", pref.entry_version_id)
+    ]
 
 
 def test_revision_may_cite_predecessor_evidence_without_operation_evidence(base):
     fact = by_kind(base, "fact")
-    plan = planning.plan_remember(base, [MemoryEntryInput(
-        "fact", "uses uv and hatch", entry=fact, sources=(SRC_A,))], new_id=ids())
+    plan = planning.plan_remember(
+        base,
+        [MemoryEntryInput("fact", "uses uv and hatch", entry=fact, sources=(SRC_A,))],
+        new_id=ids(),
+    )
     assert plan.new_versions[0].sources == (SRC_A.ref,)
     with pytest.raises(ValueError, match="predecessor"):
-        planning.plan_remember(base, [MemoryEntryInput(
-            "fact", "uses uv and pdm", entry=fact, sources=(SRC_C,))], new_id=ids())
+        planning.plan_remember(
+            base,
+            [MemoryEntryInput("fact", "uses uv and pdm", entry=fact, sources=(SRC_C,))],
+            new_id=ids(),
+        )
 
 
 def test_identical_revision_is_no_change(base):
     fact = by_kind(base, "fact")
-    assert planning.plan_remember(base, [MemoryEntryInput("fact", "uses uv ", entry=fact)],
-                                  new_id=ids()) is NO_CHANGE
+    assert (
+        planning.plan_remember(
+            base, [MemoryEntryInput("fact", "uses uv ", entry=fact)], new_id=ids()
+        )
+        is NO_CHANGE
+    )
 
 
 def test_stale_unrelated_and_inactive_entries_are_rejected(base):
     fact = by_kind(base, "fact")
-    revised = committed(planning.plan_remember(
-        base, [MemoryEntryInput("fact", "uses uv v2", entry=fact)], new_id=ids()), base.versions)
+    revised = committed(
+        planning.plan_remember(
+            base, [MemoryEntryInput("fact", "uses uv v2", entry=fact)], new_id=ids()
+        ),
+        base.versions,
+    )
     with pytest.raises(ValueError, match="stale"):
-        planning.plan_remember(revised, [MemoryEntryInput("fact", "v3", entry=fact)],
-                               new_id=ids())
+        planning.plan_remember(revised, [MemoryEntryInput("fact", "v3", entry=fact)], new_id=ids())
     other = attrs.evolve(fact, memory_artifact_id="mem_art_other")
     with pytest.raises(ValueError, match="not in this Memory"):
         planning.plan_forget(revised, [other])
@@ -136,15 +166,22 @@ def test_stale_unrelated_and_inactive_entries_are_rejected(base):
     current = revised.versions[fact.entry_id]
     forgotten = committed(planning.plan_forget(revised, [current]), revised.versions)
     with pytest.raises(ValueError, match="inactive"):
-        planning.plan_remember(forgotten, [MemoryEntryInput("fact", "v3", entry=current)],
-                               new_id=ids())
+        planning.plan_remember(
+            forgotten, [MemoryEntryInput("fact", "v3", entry=current)], new_id=ids()
+        )
 
 
 def test_batch_never_touches_an_entry_twice(base):
     fact = by_kind(base, "fact")
     with pytest.raises(ValueError, match="twice"):
-        planning.plan_remember(base, [MemoryEntryInput("fact", "one", entry=fact),
-                                      MemoryEntryInput("fact", "two", entry=fact)], new_id=ids())
+        planning.plan_remember(
+            base,
+            [
+                MemoryEntryInput("fact", "one", entry=fact),
+                MemoryEntryInput("fact", "two", entry=fact),
+            ],
+            new_id=ids(),
+        )
     with pytest.raises(ValueError, match="twice"):
         planning.plan_forget(base, [fact, fact])
 
@@ -156,33 +193,54 @@ def test_forget_and_reactivate_keep_the_version(base):
     assert plan.new_versions == () and plan.deletes == (fact.entry_id,)
     (c,) = plan.content.changes
     assert (c.op, c.from_entry_version_id, c.to_entry_version_id, c.reason) == (
-        "deactivate", fact.entry_version_id, None, "user_requested")
+        "deactivate",
+        fact.entry_version_id,
+        None,
+        "user_requested",
+    )
     after = committed(plan, base.versions)
     assert planning.plan_forget(after, [fact]) is NO_CHANGE
     back = planning.plan_reactivate(after, [fact])
     (c,) = back.content.changes
     assert (c.op, c.from_entry_version_id, c.to_entry_version_id) == (
-        "reactivate", None, fact.entry_version_id)
+        "reactivate",
+        None,
+        fact.entry_version_id,
+    )
     assert back.upserts[0].entry_version_id == fact.entry_version_id
     assert planning.plan_reactivate(base, [fact]) is NO_CHANGE
 
 
 def test_organize_dedupes_then_normalizes():
-    plan = planning.plan_remember(None, [
-        MemoryEntryInput("fact", "same", sources=(SRC_A,)),
-        MemoryEntryInput("fact", "same", sources=(SRC_B,)),
-        MemoryEntryInput("fact", "unique", sources=(SRC_A,)),
-    ], sources=[SRC_A, SRC_B], new_id=ids())
+    plan = planning.plan_remember(
+        None,
+        [
+            MemoryEntryInput("fact", "same", sources=(SRC_A,)),
+            MemoryEntryInput("fact", "same", sources=(SRC_B,)),
+            MemoryEntryInput("fact", "unique", sources=(SRC_A,)),
+        ],
+        sources=[SRC_A, SRC_B],
+        new_id=ids(),
+    )
     base = committed(plan)
     # an entry version written by another implementation with unsorted references
     uniq = next(v for v in base.versions.values() if v.text == "unique")
-    unsorted = attrs.evolve(uniq, sources=(SRC_B.ref, SRC_A.ref, SRC_A.ref),
-                            entry_content_hash=canonical.entry_content_hash(
-                                "fact", "unique", (SRC_B.ref, SRC_A.ref, SRC_A.ref), ()))
-    entries = tuple(attrs.evolve(e, entry_content_hash=unsorted.entry_content_hash)
-                    if e.entry_id == uniq.entry_id else e for e in base.content.manifest.entries)
-    content = attrs.evolve(base.content, manifest=attrs.evolve(base.content.manifest,
-                                                               entries=entries))
+    unsorted = attrs.evolve(
+        uniq,
+        sources=(SRC_B.ref, SRC_A.ref, SRC_A.ref),
+        entry_content_hash=canonical.entry_content_hash(
+            "fact", "unique", (SRC_B.ref, SRC_A.ref, SRC_A.ref), ()
+        ),
+    )
+    entries = tuple(
+        attrs.evolve(e, entry_content_hash=unsorted.entry_content_hash)
+        if e.entry_id == uniq.entry_id
+        else e
+        for e in base.content.manifest.entries
+    )
+    content = attrs.evolve(
+        base.content, manifest=attrs.evolve(base.content.manifest, entries=entries)
+    )
     base = planning.MemoryBase(base.ref, content, {**base.versions, uniq.entry_id: unsorted})
     out = planning.plan_organize(base, new_id=ids())
     ops = {c.entry_id: (c.op, c.reason) for c in out.content.changes}
