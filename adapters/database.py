@@ -35,11 +35,17 @@ from powercontext.core.errors import (
     RevisionConflictError,
     WritesPausedError,
 )
+from powercontext.core.manifest import ManifestView, splice
+from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
+    MANIFEST_FORMAT,
+    MEMORY_SCHEMA,
     ArtifactRef,
     EmbeddingProfile,
     EmbeddingVector,
     MemoryCapabilities,
+    MemoryChange,
+    MemoryContent,
     MemoryEntryVersion,
     MemoryHit,
     MemoryManifestEntry,
@@ -113,10 +119,18 @@ class RebuildReport:
     incomplete: list[str] = attrs.field(factory=list)
 
 
-@attrs.define
 class _ParsedRevision:
-    revision: MemoryRevision
-    by_entry: dict[str, MemoryManifestEntry]
+    """A validated Revision with the memoized view of its manifest."""
+
+    __slots__ = ("revision", "view")
+
+    def __init__(self, revision: MemoryRevision, view: ManifestView) -> None:
+        self.revision = revision
+        self.view = view
+
+    @property
+    def by_entry(self) -> dict[str, MemoryManifestEntry]:
+        return self.view.as_dict
 
 
 class DatabaseMemoryBackend(abc.ABC):
@@ -142,6 +156,7 @@ class DatabaseMemoryBackend(abc.ABC):
         self._db_caps: MemoryCapabilities | None = None
         self._manifest_cache: OrderedDict[tuple[str, int], _ParsedRevision] = OrderedDict()
         self._complete_cache: dict[tuple[str, int], bool] = {}
+        self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ primitives
@@ -381,11 +396,15 @@ class DatabaseMemoryBackend(abc.ABC):
         if not rows:
             raise ArtifactNotFoundError(f"no Revision {revision} of Artifact {artifact_id!r}")
         parsed = self._parse_row(rows[0])
+        self._cache_put(key, parsed)
+        return parsed
+
+    def _cache_put(self, key: tuple[str, int], parsed: _ParsedRevision) -> None:
         with self._cache_lock:
             self._manifest_cache[key] = parsed
+            self._manifest_cache.move_to_end(key)
             while len(self._manifest_cache) > _MANIFEST_CACHE_SIZE:
                 self._manifest_cache.popitem(last=False)
-        return parsed
 
     @staticmethod
     def _parse_row(row: RevisionRow) -> _ParsedRevision:
@@ -409,7 +428,7 @@ class DatabaseMemoryBackend(abc.ABC):
             row.content_hash,
             canonical.parse_lineage(row.lineage),
         )
-        return _ParsedRevision(revision, {e.entry_id: e for e in content.manifest.entries})
+        return _ParsedRevision(revision, manifest_view(content.manifest))
 
     def _require_head_sync(self, ref: ArtifactRef) -> int:
         head = self._head_sync(ref.artifact_id)
@@ -591,6 +610,7 @@ class DatabaseMemoryBackend(abc.ABC):
     def _commit_plan_sync(
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None
     ) -> ArtifactRef:
+        self._pending_cache = None
         self._begin_sync(True)
         try:
             if self._meta_get_sync("writes_paused"):
@@ -604,6 +624,9 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise mapped from exc
             raise
         self._invalidate(plan.artifact_id)
+        pending, self._pending_cache = self._pending_cache, None
+        if pending is not None and pending[0] == ref:
+            self._cache_put((ref.artifact_id, ref.revision), pending[1])
         return ref
 
     def _invalidate(self, artifact_id: str) -> None:
@@ -616,7 +639,7 @@ class DatabaseMemoryBackend(abc.ABC):
     ) -> ArtifactRef:
         # 1. head compare-and-swap precondition and base manifest
         head = self._head_sync(plan.artifact_id)
-        base_manifest: dict[str, MemoryManifestEntry] = {}
+        base_view: ManifestView | None = None
         if plan.base is None:
             if head is not None:
                 raise RevisionConflictError(f"Memory {plan.artifact_id!r} already exists")
@@ -631,9 +654,9 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise RevisionConflictError(
                     f"Memory {plan.artifact_id!r} is at Revision {head}, not {plan.base.revision}"
                 )
-            base_manifest = self._parsed_sync(plan.artifact_id, plan.base.revision).by_entry
+            base_view = self._parsed_sync(plan.artifact_id, plan.base.revision).view
         # 2. canonical validation of the planned content
-        self._validate_plan_sync(plan, base_manifest)
+        validated = self._validate_plan_sync(plan, base_view)
         # 3. evidence exists exactly as cited
         self._validate_evidence_sync(plan)
         # 4. Revision, head CAS, versions
@@ -666,6 +689,18 @@ class DatabaseMemoryBackend(abc.ABC):
                 plan.upserts,
                 [self._vector_row(r, vectors) for r in plan.upserts],
             )
+        self._pending_cache = (
+            plan.ref,
+            _ParsedRevision(
+                MemoryRevision(
+                    plan.ref,
+                    attrs.evolve(plan.content, manifest=validated.manifest),
+                    plan.content_hash,
+                    plan.lineage,
+                ),
+                validated,
+            ),
+        )
         return plan.ref
 
     def _vector_row(
@@ -683,67 +718,125 @@ class DatabaseMemoryBackend(abc.ABC):
             canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec
         )
 
-    def _validate_plan_sync(self, plan: MemoryPlan, base: dict[str, MemoryManifestEntry]) -> None:
+    def _validate_plan_sync(self, plan: MemoryPlan, base: ManifestView | None) -> ManifestView:
+        """Re-derive the Revision from the stored base, the changes and the new versions,
+        and require the plan's bytes to be exactly that. Returns the new manifest view.
+
+        Cost is proportional to the changes, not to the Memory: the manifest is spliced
+        from the base's cached item bytes and compared as bytes.
+        """
         content = plan.content
-        if canonical.content_bytes(content) != plan.content_bytes:
-            raise InvalidInputError("plan.content_bytes", "are not the canonical bytes of content")
-        if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
-            raise InvalidInputError("plan.content_hash", "does not match the content")
         if not content.changes:
             raise InvalidInputError("plan.changes", "a Revision must change something")
-        entries = content.manifest.entries
-        keys = [e.entry_id.encode() for e in entries]
-        if keys != sorted(keys) or len(set(keys)) != len(keys):
-            raise InvalidInputError(
-                "manifest", "entries must be sorted by UTF-8 entry_id and unique"
-            )
+        if content.schema != MEMORY_SCHEMA or content.manifest.format != MANIFEST_FORMAT:
+            raise InvalidInputError("plan.content", "unknown schema or manifest format")
         ckeys = [c.entry_id.encode() for c in content.changes]
         if ckeys != sorted(ckeys) or len(set(ckeys)) != len(ckeys):
             raise InvalidInputError("changes", "must be sorted by UTF-8 entry_id, one per entry")
         new = {v.entry_version_id: v for v in plan.new_versions}
-        manifest = {e.entry_id: e for e in entries}
-        changed = {c.entry_id: c for c in content.changes}
-        # Every entry of the base stays; unchanged ones stay exactly as they were.
-        for entry_id, old in base.items():
-            item = manifest.get(entry_id)
-            if item is None:
-                raise InvalidInputError("manifest", f"entry {entry_id!r} was dropped")
-            if entry_id not in changed and item != old:
-                raise InvalidInputError("manifest", f"entry {entry_id!r} changed without a change")
-        for entry_id, change in changed.items():
-            item = manifest.get(entry_id)
-            old = base.get(entry_id)
-            if item is None:
-                raise InvalidInputError("changes", f"entry {entry_id!r} is not in the manifest")
-            _check_change(change, old, item, new)
-        # New versions: exactly the ones the add/revise changes name, chained correctly.
-        named = {c.to_entry_version_id for c in content.changes if c.op in ("add", "revise")}
+        if len(new) != len(plan.new_versions):
+            raise InvalidInputError("plan.new_versions", "repeat an entry version id")
+        predecessors = [v.previous_version_id for v in new.values() if v.previous_version_id]
+        stored = {
+            v.entry_version_id: v
+            for v in self._entry_versions_sync(
+                predecessors
+                + [
+                    c.to_entry_version_id
+                    for c in content.changes
+                    if c.op == "reactivate" and c.to_entry_version_id
+                ]
+            )
+        }
+        if self._entry_versions_sync(list(new)):
+            raise RevisionConflictError("an entry version id of this plan already exists")
+        items: dict[str, MemoryManifestEntry] = {}
+        named: set[str] = set()
+        for change in content.changes:
+            canonical.check_id(change.entry_id, "changes.entry_id")
+            if (
+                change.reason is not None
+                and canonical.normalize_reason(change.reason) != change.reason
+            ):
+                raise InvalidInputError("changes.reason", "is not normalized")
+            old = base.get(change.entry_id) if base is not None else None
+            items[change.entry_id] = self._changed_item(change, old, new, stored, plan)
+            if change.op in ("add", "revise"):
+                named.add(change.to_entry_version_id or "")
         if set(new) != named:
             raise InvalidInputError(
                 "plan.new_versions", "must be exactly the added and revised versions"
             )
-        predecessors = {v.previous_version_id for v in new.values() if v.previous_version_id}
-        stored_prev = {v.entry_version_id: v for v in self._entry_versions_sync(list(predecessors))}
-        clash = self._entry_versions_sync(list(new))
-        if clash:
-            raise RevisionConflictError(f"entry version id {clash[0].entry_version_id!r} exists")
-        for v in new.values():
+        expected = splice(base, items)
+        body = canonical.content_bytes(
+            MemoryContent(expected.manifest, content.changes), expected.joined
+        )
+        if body != plan.content_bytes:
+            raise InvalidInputError(
+                "plan.content", "is not the base manifest with exactly these changes applied"
+            )
+        if canonical.artifact_content_hash(body) != plan.content_hash:
+            raise InvalidInputError("plan.content_hash", "does not match the content")
+        # Projection rows: exactly the active entries that were added, revised or reactivated.
+        want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
+        want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
+        if {r.entry_id for r in plan.upserts} != want_up or set(plan.deletes) != want_del:
+            raise InvalidInputError("plan.projection", "must cover exactly the changed entries")
+        for r in plan.upserts:
+            item = items[r.entry_id]
+            if (item.entry_version_id, item.entry_content_hash) != (
+                r.entry_version_id,
+                r.entry_content_hash,
+            ):
+                raise InvalidInputError(
+                    "plan.projection", f"row of {r.entry_id!r} is not the manifest's"
+                )
+            version = new.get(r.entry_version_id) or stored.get(r.entry_version_id)
+            if version is None or version.text != r.text:
+                raise InvalidInputError("plan.projection", "text differs from the entry version")
+            if r.searchable_text != analyzer.searchable_text(r.text):
+                raise InvalidInputError(
+                    "plan.projection", "searchable_text is not Analyzer v1 output"
+                )
+        return expected
+
+    @staticmethod
+    def _changed_item(
+        change: MemoryChange,
+        old: MemoryManifestEntry | None,
+        new: dict[str, MemoryEntryVersion],
+        stored: dict[str, MemoryEntryVersion],
+        plan: MemoryPlan,
+    ) -> MemoryManifestEntry:
+        """The manifest item a change produces, after checking it against the base."""
+        op = change.op
+        bad = InvalidInputError("changes", f"{op} of {change.entry_id!r} does not fit the base")
+        if op in ("add", "revise"):
+            v = new.get(change.to_entry_version_id or "")
+            if v is None or v.entry_id != change.entry_id:
+                raise bad
             if v.memory_artifact_id != plan.artifact_id or v.created_in_revision != plan.revision:
                 raise InvalidInputError("entry_version", "belongs to another Memory or Revision")
             if not canonical.version_hash_ok(v):
                 raise InvalidInputError(
                     "entry_version.entry_content_hash", "does not match content"
                 )
-            if v.previous_version_id is None:
-                if v.version != 1 or v.entry_id in base:
+            if op == "add":
+                if old is not None or change.from_entry_version_id is not None:
+                    raise bad
+                if v.version != 1 or v.previous_version_id is not None:
                     raise InvalidInputError("entry_version", "a first version is 1 of a new entry")
             else:
-                prev = stored_prev.get(v.previous_version_id)
-                old = base.get(v.entry_id)
+                if (
+                    old is None
+                    or old.state != "active"
+                    or (change.from_entry_version_id != old.entry_version_id)
+                ):
+                    raise bad
+                prev = stored.get(v.previous_version_id or "")
                 if (
                     prev is None
-                    or old is None
-                    or old.entry_version_id != prev.entry_version_id
+                    or prev.entry_version_id != old.entry_version_id
                     or prev.entry_id != v.entry_id
                     or prev.memory_artifact_id != v.memory_artifact_id
                     or v.version != prev.version + 1
@@ -758,40 +851,32 @@ class DatabaseMemoryBackend(abc.ABC):
                     raise InvalidInputError(
                         "entry_version", "a revision keeps its predecessor's evidence"
                     )
-        # Projection rows: exactly the active entries that were added, revised or reactivated.
-        want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
-        want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
-        if {r.entry_id for r in plan.upserts} != want_up or set(plan.deletes) != want_del:
-            raise InvalidInputError("plan.projection", "must cover exactly the changed entries")
-        for r in plan.upserts:
-            item = manifest[r.entry_id]
-            if (item.entry_version_id, item.entry_content_hash) != (
-                r.entry_version_id,
-                r.entry_content_hash,
+            return MemoryManifestEntry(
+                v.entry_id, v.entry_version_id, v.entry_content_hash, "active"
+            )
+        if old is None:
+            raise bad
+        if op == "deactivate":
+            if (
+                old.state != "active"
+                or change.from_entry_version_id != old.entry_version_id
+                or change.to_entry_version_id is not None
             ):
-                raise InvalidInputError(
-                    "plan.projection", f"row of {r.entry_id!r} is not the manifest's"
-                )
-            if r.searchable_text != analyzer.searchable_text(r.text):
-                raise InvalidInputError(
-                    "plan.projection", "searchable_text is not Analyzer v1 output"
-                )
-        # reactivated versions exist and match the manifest
-        reactivated = [manifest[c.entry_id] for c in content.changes if c.op == "reactivate"]
-        if reactivated:
-            found = {
-                v.entry_version_id: v
-                for v in self._entry_versions_sync([i.entry_version_id for i in reactivated])
-            }
-            for item in reactivated:
-                v = found.get(item.entry_version_id)
-                if v is None:
-                    raise IntegrityError(f"entry version {item.entry_version_id!r} is missing")
-                _check_version_matches(v, item)
-        for r in plan.upserts:
-            src = new.get(r.entry_version_id)
-            if src is not None and src.text != r.text:
-                raise InvalidInputError("plan.projection", "text differs from the entry version")
+                raise bad
+            return attrs.evolve(old, state="inactive")
+        if op == "reactivate":
+            if (
+                old.state != "inactive"
+                or change.from_entry_version_id is not None
+                or change.to_entry_version_id != old.entry_version_id
+            ):
+                raise bad
+            v = stored.get(old.entry_version_id)
+            if v is None:
+                raise IntegrityError(f"entry version {old.entry_version_id!r} is missing")
+            _check_version_matches(v, old)
+            return attrs.evolve(old, state="active")
+        raise InvalidInputError("changes.op", f"unknown op {op!r}")
 
     def _validate_evidence_sync(self, plan: MemoryPlan) -> None:
         lineage_sources = set(plan.lineage.sources)
@@ -1118,66 +1203,6 @@ def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> 
         raise IntegrityError(
             f"entry version {v.entry_version_id!r}: content does not match the manifest hash"
         )
-
-
-def _check_change(
-    change: Any,
-    old: MemoryManifestEntry | None,
-    item: MemoryManifestEntry,
-    new: dict[str, MemoryEntryVersion],
-) -> None:
-    op = change.op
-    ok = False
-    if op == "add":
-        ok = (
-            old is None
-            and change.from_entry_version_id is None
-            and change.to_entry_version_id == item.entry_version_id
-            and item.state == "active"
-        )
-    elif op == "revise":
-        ok = (
-            old is not None
-            and old.state == "active"
-            and item.state == "active"
-            and change.from_entry_version_id == old.entry_version_id
-            and change.to_entry_version_id == item.entry_version_id
-            and item.entry_version_id != old.entry_version_id
-        )
-    elif op == "deactivate":
-        ok = (
-            old is not None
-            and old.state == "active"
-            and item.state == "inactive"
-            and change.from_entry_version_id == old.entry_version_id
-            and change.to_entry_version_id is None
-            and (item.entry_version_id, item.entry_content_hash)
-            == (old.entry_version_id, old.entry_content_hash)
-        )
-    elif op == "reactivate":
-        ok = (
-            old is not None
-            and old.state == "inactive"
-            and item.state == "active"
-            and change.from_entry_version_id is None
-            and change.to_entry_version_id == old.entry_version_id
-            and (item.entry_version_id, item.entry_content_hash)
-            == (old.entry_version_id, old.entry_content_hash)
-        )
-    if not ok:
-        raise InvalidInputError(
-            "changes", f"{op} of {change.entry_id!r} does not match the manifests"
-        )
-    if op in ("add", "revise"):
-        v = new.get(item.entry_version_id)
-        if (
-            v is None
-            or v.entry_id != item.entry_id
-            or v.entry_content_hash != item.entry_content_hash
-        ):
-            raise InvalidInputError("changes", f"{op} of {change.entry_id!r} names no new version")
-    if change.reason is not None:
-        canonical.normalize_reason(change.reason)
 
 
 def _profile_from_json(text: str) -> EmbeddingProfile:

@@ -313,17 +313,19 @@ def change_bytes(c: MemoryChange) -> bytes:
     )
 
 
-def content_bytes(content: MemoryContent, entry_bytes: Iterable[bytes] | None = None) -> bytes:
-    """RFC 8785 bytes of a MemoryContent. ``entry_bytes`` may pass precomputed
-    manifest-entry bytes in manifest order (a cache of unchanged entries)."""
-    if entry_bytes is None:
-        entry_bytes = (manifest_entry_bytes(e) for e in content.manifest.entries)
+def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> bytes:
+    """RFC 8785 bytes of a MemoryContent. ``joined_items`` may pass the manifest items'
+    canonical bytes already joined by commas (see :mod:`powercontext.core.manifest`)."""
+    if joined_items is None:
+        from powercontext.core.manifest import view
+
+        joined_items = view(content.manifest).joined
     return b"".join(
         (
             b'{"changes":[',
             b",".join(change_bytes(c) for c in content.changes),
             b'],"manifest":{"entries":[',
-            b",".join(entry_bytes),
+            joined_items,
             b'],"format":',
             rfc8785.dumps(content.manifest.format),
             b'},"schema":',

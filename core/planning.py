@@ -16,6 +16,8 @@ import attrs
 
 from powercontext.core import analyzer, canonical
 from powercontext.core.errors import InvalidInputError
+from powercontext.core.manifest import ManifestView, splice
+from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     Artifact,
     ArtifactRef,
@@ -23,7 +25,6 @@ from powercontext.core.models import (
     MemoryContent,
     MemoryEntryInput,
     MemoryEntryVersion,
-    MemoryManifest,
     MemoryManifestEntry,
     RevisionLineage,
     Source,
@@ -65,8 +66,13 @@ class MemoryBase:
     versions: Mapping[str, MemoryEntryVersion] = attrs.field(factory=dict)
 
     @property
+    def view(self) -> ManifestView:
+        return manifest_view(self.content.manifest)
+
+    @property
     def manifest(self) -> dict[str, MemoryManifestEntry]:
-        return {e.entry_id: e for e in self.content.manifest.entries}
+        """entry_id -> manifest item (memoized per manifest; do not mutate)."""
+        return self.view.as_dict
 
 
 def _utf8_key(entry_id: str) -> bytes:
@@ -103,7 +109,7 @@ def _check_current(
     altered, or (with ``want_state``) in another state."""
     if not isinstance(entry, MemoryEntryVersion):
         raise InvalidInputError(field, "must be a MemoryEntryVersion")
-    item = base.manifest.get(entry.entry_id)
+    item = base.view.get(entry.entry_id)
     if entry.memory_artifact_id != base.ref.artifact_id or item is None:
         raise InvalidInputError(field, f"entry {entry.entry_id!r} is not in this Memory")
     if item.entry_version_id != entry.entry_version_id:
@@ -143,14 +149,12 @@ def _build(
 ) -> MemoryPlan | NoChange:
     if not changes:
         return NO_CHANGE
-    manifest_entries = dict(base.manifest) if base is not None else {}
-    manifest_entries.update(items)
-    entries = tuple(sorted(manifest_entries.values(), key=lambda e: _utf8_key(e.entry_id)))
+    new_view = splice(base.view if base is not None else None, items)
     content = MemoryContent(
-        manifest=MemoryManifest(entries=entries),
+        manifest=new_view.manifest,
         changes=tuple(sorted(changes, key=lambda c: _utf8_key(c.entry_id))),
     )
-    body = canonical.content_bytes(content)
+    body = canonical.content_bytes(content, new_view.joined)
     return MemoryPlan(
         artifact_id=artifact_id,
         base=base.ref if base is not None else None,
@@ -194,8 +198,7 @@ def plan_remember(
         else canonical.check_id(new_id(ARTIFACT_PREFIX), "memory_artifact_id")
     )
     revision = base.ref.revision + 1 if base is not None else 1
-    manifest = base.manifest if base is not None else {}
-    active_hashes = {e.entry_content_hash for e in manifest.values() if e.state == "active"}
+    active_hashes = base.view.active_hashes if base is not None else frozenset()
     seen_new: set[str] = set()
     touched: set[str] = set()
     items: dict[str, MemoryManifestEntry] = {}

@@ -1,0 +1,207 @@
+"""Fast manifest operations: an index and the canonical bytes of every item, memoized per
+manifest object, and splicing a few changed items into a large manifest.
+
+A flat-v1 manifest is rewritten on every Revision (Memory RFC, "Drawbacks"), so a write
+to a Memory of 10k entries must not re-serialize or re-sort 10k items. Revisions are
+immutable, so a view computed once per manifest object never goes stale. The bytes are
+exactly those of :func:`powercontext.core.canonical.manifest_entry_bytes`; the result
+of :func:`splice` is exactly the sorted manifest a full rebuild would give (a property
+test holds both).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+
+from powercontext.core.models import MemoryManifest, MemoryManifestEntry
+
+__all__ = ["ManifestView", "splice", "view"]
+
+
+class ManifestView:
+    """``manifest``'s items with their canonical bytes, UTF-8 sort keys and positions.
+    Treat as immutable."""
+
+    def __init__(
+        self,
+        manifest: MemoryManifest,
+        item_bytes: tuple[bytes, ...],
+        keys: tuple[bytes, ...],
+        index: Mapping[str, int],
+    ) -> None:
+        self.manifest = manifest
+        self.item_bytes = item_bytes
+        self.keys = keys
+        self.index = index
+
+    @functools.cached_property
+    def joined(self) -> bytes:
+        """The items' canonical bytes joined by commas: the inside of the JSON array."""
+        return b",".join(self.item_bytes)
+
+    @functools.cached_property
+    def offsets(self) -> list[int]:
+        """Start offset of each item inside :attr:`joined`."""
+        out = [0] * len(self.item_bytes)
+        pos = 0
+        for i, b in enumerate(self.item_bytes):
+            out[i] = pos
+            pos += len(b) + 1
+        return out
+
+    @functools.cached_property
+    def active_counts(self) -> dict[str, int]:
+        """Content hash -> number of active entries holding it (do not mutate)."""
+        counts: dict[str, int] = {}
+        for e in self.manifest.entries:
+            if e.state == "active":
+                counts[e.entry_content_hash] = counts.get(e.entry_content_hash, 0) + 1
+        return counts
+
+    @property
+    def active_hashes(self) -> Mapping[str, int]:
+        """Content hashes of the active entries (a mapping; use ``in``)."""
+        return self.active_counts
+
+    @functools.cached_property
+    def as_dict(self) -> dict[str, MemoryManifestEntry]:
+        """entry_id -> item (do not mutate)."""
+        return {e.entry_id: e for e in self.manifest.entries}
+
+    def get(self, entry_id: str) -> MemoryManifestEntry | None:
+        i = self.index.get(entry_id)
+        return None if i is None else self.manifest.entries[i]
+
+
+# A small LRU keyed by object identity (hashing a 10k-item manifest is exactly the cost
+# avoided here); a cached view holds its manifest, so an id cannot be reused while cached.
+_CACHE_SIZE = 32
+_views: OrderedDict[int, ManifestView] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _item_bytes(e: MemoryManifestEntry) -> bytes:
+    from powercontext.core.canonical import manifest_entry_bytes
+
+    return manifest_entry_bytes(e)
+
+
+def _remember(v: ManifestView) -> ManifestView:
+    with _lock:
+        _views[id(v.manifest)] = v
+        _views.move_to_end(id(v.manifest))
+        while len(_views) > _CACHE_SIZE:
+            _views.popitem(last=False)
+    return v
+
+
+def view(manifest: MemoryManifest) -> ManifestView:
+    """The memoized view of ``manifest`` (computed once per manifest object)."""
+    with _lock:
+        found = _views.get(id(manifest))
+        if found is not None and found.manifest is manifest:
+            _views.move_to_end(id(manifest))
+            return found
+    entries = manifest.entries
+    return _remember(
+        ManifestView(
+            manifest,
+            tuple(_item_bytes(e) for e in entries),
+            tuple(e.entry_id.encode("utf-8") for e in entries),
+            {e.entry_id: i for i, e in enumerate(entries)},
+        )
+    )
+
+
+def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry]) -> ManifestView:
+    """The view of ``base`` with ``items`` replacing or inserting entries by entry_id,
+    kept sorted by UTF-8 entry_id. ``base=None`` starts from an empty manifest."""
+    if base is None:
+        base = view(MemoryManifest(entries=()))
+    entries = list(base.manifest.entries)
+    item_bytes = list(base.item_bytes)
+    keys = list(base.keys)
+    inserts: list[tuple[bytes, MemoryManifestEntry]] = []
+    replaced: list[int] = []
+    middle = False
+    for entry_id, item in items.items():
+        i = base.index.get(entry_id)
+        if i is None:
+            inserts.append((entry_id.encode("utf-8"), item))
+        else:
+            entries[i] = item
+            item_bytes[i] = _item_bytes(item)
+            replaced.append(i)
+    index = base.index
+    if inserts:
+        inserts.sort(key=lambda t: t[0])
+        if not keys or inserts[0][0] > keys[-1]:
+            entries.extend(item for _, item in inserts)
+            item_bytes.extend(_item_bytes(item) for _, item in inserts)
+            keys.extend(k for k, _ in inserts)
+            index = dict(base.index)
+            start = len(base.keys)
+            index.update((item.entry_id, start + n) for n, (_, item) in enumerate(inserts))
+        else:
+            middle = True
+            for k, item in inserts:
+                pos = bisect.bisect_left(keys, k)
+                keys.insert(pos, k)
+                entries.insert(pos, item)
+                item_bytes.insert(pos, _item_bytes(item))
+            index = {e.entry_id: i for i, e in enumerate(entries)}
+    manifest = MemoryManifest(entries=tuple(entries), format=base.manifest.format)
+    out = ManifestView(manifest, tuple(item_bytes), tuple(keys), index)
+    _carry_over(
+        base,
+        out,
+        items,
+        replaced,
+        middle,
+    )
+    return _remember(out)
+
+
+def _carry_over(
+    base: ManifestView,
+    out: ManifestView,
+    items: Mapping[str, MemoryManifestEntry],
+    replaced: list[int],
+    middle_insert: bool,
+) -> None:
+    """Derive ``out``'s joined bytes and active counts from ``base``'s when those are
+    already computed, in time proportional to the change (plus one memcpy)."""
+    cached = base.__dict__
+    n_appended = len(out.item_bytes) - len(base.item_bytes)
+    if "joined" in cached and not middle_insert:
+        offsets = base.offsets if replaced else []
+        pieces: list[bytes] = []
+        prev = 0
+        joined = base.joined
+        for i in sorted(replaced):
+            start = offsets[i]
+            pieces.append(joined[prev:start])
+            pieces.append(out.item_bytes[i])
+            prev = start + len(base.item_bytes[i])
+        pieces.append(joined[prev:])
+        if n_appended:
+            tail = out.item_bytes[len(base.item_bytes) :]
+            pieces.append((b"," if base.item_bytes else b"") + b",".join(tail))
+        out.__dict__["joined"] = b"".join(pieces)
+    if "active_counts" in cached:
+        counts = dict(base.active_counts)
+        for entry_id, item in items.items():
+            old = base.get(entry_id)
+            if old is not None and old.state == "active":
+                left = counts[old.entry_content_hash] - 1
+                if left:
+                    counts[old.entry_content_hash] = left
+                else:
+                    del counts[old.entry_content_hash]
+            if item.state == "active":
+                counts[item.entry_content_hash] = counts.get(item.entry_content_hash, 0) + 1
+        out.__dict__["active_counts"] = counts
