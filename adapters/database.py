@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from powercontext.adapters import revision_codec
 from powercontext.core import admission, analyzer, canonical, rrf
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -76,9 +77,12 @@ _MANIFEST_CACHE_SIZE = 64
 
 @attrs.frozen
 class RevisionRow:
-    """One ``artifact_revisions`` row. ``content`` holds the canonical RFC 8785 bytes of
-    the MemoryContent (an adapter may store them in any encoding that gives these bytes
-    back); ``lineage`` the canonical bytes of the RevisionLineage."""
+    """One ``artifact_revisions`` row, as stored. ``content`` is in ``encoding`` (see
+    :mod:`powercontext.adapters.revision_codec`; ``identity`` = the canonical RFC 8785
+    bytes of the MemoryContent); ``lineage`` the canonical bytes of the RevisionLineage.
+    An adapter stores ``encoding`` and ``content`` as given and returns them unchanged;
+    one that cannot store the encoding leaves ``supports_revision_encodings`` False and
+    is only ever given ``identity`` rows."""
 
     artifact_id: str
     revision: int
@@ -86,6 +90,7 @@ class RevisionRow:
     content: bytes
     content_hash: str
     lineage: bytes
+    encoding: str = "identity"
 
 
 @attrs.frozen
@@ -142,6 +147,9 @@ class DatabaseMemoryBackend(abc.ABC):
     EmbeddingModel used only to decide ``capabilities()``; embeddings themselves are
     computed by the service outside the transaction.
     """
+
+    #: True when the adapter stores RevisionRow.encoding (so deltas can be written).
+    supports_revision_encodings = False
 
     #: Candidate budget per channel (Memory RFC: max(limit * 4, 32)).
     @staticmethod
@@ -385,19 +393,69 @@ class DatabaseMemoryBackend(abc.ABC):
 
     # -- reads ------------------------------------------------------------------
 
-    def _parsed_sync(self, artifact_id: str, revision: int) -> _ParsedRevision:
-        key = (artifact_id, revision)
+    def _cached(self, key: tuple[str, int]) -> _ParsedRevision | None:
         with self._cache_lock:
             hit = self._manifest_cache.get(key)
             if hit is not None:
                 self._manifest_cache.move_to_end(key)
-                return hit
-        rows = self._revision_rows_sync(artifact_id, revision - 1, revision)
-        if not rows:
+            return hit
+
+    def _parsed_sync(self, artifact_id: str, revision: int) -> _ParsedRevision:
+        """The validated Revision, decoding a delta chain from the nearest full row or
+        cached Revision (each step's content hash checked)."""
+        hit = self._cached((artifact_id, revision))
+        if hit is not None:
+            return hit
+        low = max(1, revision - revision % revision_codec.CHECKPOINT_EVERY)
+        base: _ParsedRevision | None = None
+        for r in range(revision - 1, low - 1, -1):
+            base = self._cached((artifact_id, r))
+            if base is not None:
+                low = r + 1
+                break
+        rows = self._revision_rows_sync(artifact_id, low - 1, revision)
+        if rows and not revision_codec.is_full(rows[0].encoding) and base is None:
+            rows = self._revision_rows_sync(artifact_id, 0, revision)  # no checkpoint: walk all
+        if not rows or rows[-1].revision != revision:
             raise ArtifactNotFoundError(f"no Revision {revision} of Artifact {artifact_id!r}")
-        parsed = self._parse_row(rows[0])
-        self._cache_put(key, parsed)
+        start = max(i for i, row in enumerate(rows)
+                    if revision_codec.is_full(row.encoding) or i == 0)
+        if base is not None and not any(revision_codec.is_full(r.encoding) for r in rows):
+            start = 0
+        elif revision_codec.is_full(rows[start].encoding):
+            base = None
+        parsed = base
+        for row in rows[start:]:
+            parsed = self._decode_row(row, parsed)
+            self._cache_put((artifact_id, row.revision), parsed)
+        assert parsed is not None
         return parsed
+
+    def _decode_row(self, row: RevisionRow, base: _ParsedRevision | None) -> _ParsedRevision:
+        if revision_codec.is_full(row.encoding):
+            return self._parse_row(
+                attrs.evolve(row, content=revision_codec.decode_full(row.encoding, row.content),
+                             encoding=revision_codec.FULL))
+        if row.family != MEMORY_FAMILY:
+            raise ArtifactNotFoundError(f"Artifact {row.artifact_id!r} is not a Memory")
+        if base is None or base.revision.ref.revision != row.revision - 1:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r} is a delta without its base"
+            )
+        items, changes = revision_codec.decode_delta(row.content)
+        view = splice(base.view, items)
+        content = MemoryContent(view.manifest, changes)
+        body = canonical.content_bytes(content, view.joined)
+        if canonical.artifact_content_hash(body) != row.content_hash:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
+                "match its content hash"
+            )
+        revision = MemoryRevision(
+            ArtifactRef(row.artifact_id, row.revision), content, row.content_hash,
+            canonical.parse_lineage(row.lineage),
+        )
+        return _ParsedRevision(revision, view)
 
     def _cache_put(self, key: tuple[str, int], parsed: _ParsedRevision) -> None:
         with self._cache_lock:
@@ -503,13 +561,10 @@ class DatabaseMemoryBackend(abc.ABC):
                     f"{since_revision} is after the target Revision {memory.revision}",
                 )
             after = since_revision
-        rows = self._revision_rows_sync(memory.artifact_id, after, memory.revision)
         out = []
-        for row in rows:
-            parsed = self._parse_row(row)
+        for r in range(after + 1, memory.revision + 1):
+            parsed = self._parsed_sync(memory.artifact_id, r)
             out.append(MemoryRevisionChanges(parsed.revision.ref, parsed.revision.content.changes))
-        if len(out) != memory.revision - after:
-            raise IntegrityError(f"Revision history of {memory.artifact_id!r} has gaps")
         return tuple(out)
 
     async def changes(
@@ -656,18 +711,24 @@ class DatabaseMemoryBackend(abc.ABC):
                 )
             base_view = self._parsed_sync(plan.artifact_id, plan.base.revision).view
         # 2. canonical validation of the planned content
-        validated = self._validate_plan_sync(plan, base_view)
+        validated, changed_items = self._validate_plan_sync(plan, base_view)
         # 3. evidence exists exactly as cited
         self._validate_evidence_sync(plan)
         # 4. Revision, head CAS, versions
+        encoding, stored = revision_codec.FULL, plan.content_bytes
+        if self.supports_revision_encodings:
+            encoding, stored = revision_codec.encode(
+                plan.revision, plan.content, plan.content_bytes, changed_items
+            )
         self._insert_revision_sync(
             RevisionRow(
                 plan.artifact_id,
                 plan.revision,
                 MEMORY_FAMILY,
-                plan.content_bytes,
+                stored,
                 plan.content_hash,
                 canonical.lineage_bytes(plan.lineage),
+                encoding,
             )
         )
         if plan.base is None:
@@ -718,7 +779,9 @@ class DatabaseMemoryBackend(abc.ABC):
             canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec
         )
 
-    def _validate_plan_sync(self, plan: MemoryPlan, base: ManifestView | None) -> ManifestView:
+    def _validate_plan_sync(
+        self, plan: MemoryPlan, base: ManifestView | None
+    ) -> tuple[ManifestView, dict[str, MemoryManifestEntry]]:
         """Re-derive the Revision from the stored base, the changes and the new versions,
         and require the plan's bytes to be exactly that. Returns the new manifest view.
 
@@ -798,7 +861,7 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise InvalidInputError(
                     "plan.projection", "searchable_text is not Analyzer v1 output"
                 )
-        return expected
+        return expected, items
 
     @staticmethod
     def _changed_item(
@@ -963,6 +1026,10 @@ class DatabaseMemoryBackend(abc.ABC):
             reason = self._vector_ready_sync(request.memories)
             if reason is not None:
                 raise CapabilityNotSupportedError(f"{mode} search is unavailable: {reason}")
+        if mode in ("fts", "hybrid") and self._db_caps is not None and not self._db_caps.fts:
+            raise CapabilityNotSupportedError(
+                "full-text search is unavailable: " + "; ".join(self._db_caps.reasons)
+            )
         budget = self.candidate_budget(request.limit)
         ids = sorted(manifests)
         channels: dict[str, list[tuple[str, str, str]]] = {}
@@ -1117,9 +1184,17 @@ class DatabaseMemoryBackend(abc.ABC):
                     )
                     if not ok:
                         report.incomplete.append(artifact_id)
+            await self._run(self._in_tx, True, self._mark_rebuilt_sync)
             return report
         finally:
             await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+
+    def _mark_rebuilt_sync(self) -> None:
+        """Every FTS projection now comes from the current Analyzer v1."""
+        self._meta_set_sync("analyzer_version", analyzer.ANALYZER_VERSION)
+        if self._db_caps is not None and not self._db_caps.fts:
+            reasons = tuple(r for r in self._db_caps.reasons if "FTS projection" not in r)
+            self._db_caps = attrs.evolve(self._db_caps, fts=True, reasons=reasons)
 
     def _pause_sync(self) -> None:
         if self._meta_get_sync("writes_paused"):

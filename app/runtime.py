@@ -54,16 +54,30 @@ def open_service(
     """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`).
 
     ``embedding`` names a registered embedding model (``deterministic``, ``local``,
-    ``openai``; default ``$POWERCONTEXT_EMBEDDING`` or none). Its profile is fixed in
-    the database on first use; opening with another raises ProfileMismatchError on the
-    first call. For a path, the parent directory is created.
+    ``openai``; ``none`` for none). Default: ``$POWERCONTEXT_EMBEDDING``, else the model
+    this database was last opened with (kept in its runtime manifest), else none. The
+    model's profile is fixed in the database on first use; opening with another raises
+    ProfileMismatchError on the first call. For a path, the parent directory is created.
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
     if url_scheme(url) is None and url != ":memory:":
         Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
     name = embedding if embedding is not None else os.environ.get(ENV_EMBEDDING) or None
+    manifest = RuntimeManifest.for_db(url)
+    if name is None:
+        # the model this database was last opened with, so vectors stay complete
+        remembered = manifest.get_state("embedding")
+        if isinstance(remembered, dict) and remembered.get("name"):
+            name = remembered["name"]
+            embedding_options = embedding_options or remembered.get("options") or {}
+    elif name == "none":
+        name = None
     model = registry.embedding_model(name, **(embedding_options or {})) if name else None
+    if name is not None and manifest.get_state("embedding") != {
+        "name": name, "options": embedding_options or {}
+    }:
+        manifest.set_state("embedding", {"name": name, "options": embedding_options or {}})
     backend = registry.backend_for_url(url, profile=model.profile if model else None)
     return MemoryService(backend, embedding_model=model)
 

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["FTS_MIN_COVERAGE", "FTS_MIN_MATCHED", "VECTOR_MIN_COSINE", "cosine_from_l2",
-           "fts_admits", "vector_admits"]
+__all__ = [
+    "FTS_MIN_COVERAGE",
+    "FTS_MIN_MATCHED",
+    "VECTOR_MIN_COSINE",
+    "cosine_from_l2",
+    "fts_admits",
+    "vector_admits",
+]
 
 FTS_MIN_MATCHED = 2
 FTS_MIN_COVERAGE = 0.2
@@ -19,14 +25,15 @@ VECTOR_MIN_COSINE = 0.25
 
 
 def fts_admits(query_terms: tuple[str, ...], document_tokens: Iterable[str]) -> bool:
-    """True when the document's tokens cover enough distinct query terms."""
-    if not query_terms:
+    """True when the document's tokens cover enough distinct query terms (repeated query
+    terms count once)."""
+    terms = set(query_terms)
+    if not terms:
         return False
-    present = set(document_tokens)
-    matched = sum(1 for t in query_terms if t in present)
-    if len(query_terms) <= 2:
+    matched = len(terms.intersection(document_tokens))
+    if len(terms) <= 2:
         return matched >= 1
-    return matched >= FTS_MIN_MATCHED and matched / len(query_terms) >= FTS_MIN_COVERAGE
+    return matched >= FTS_MIN_MATCHED and matched / len(terms) >= FTS_MIN_COVERAGE
 
 
 def cosine_from_l2(distance: float) -> float:

@@ -25,38 +25,121 @@ Changing any rule needs a rebuild of every FTS projection (``powercontext memory
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 
-__all__ = ["ANALYZER_VERSION", "MAX_WORD_BYTES", "MAX_WORD_CHARS", "STOPWORDS", "analyze",
-           "is_cjk", "query_terms", "searchable_text"]
+__all__ = [
+    "ANALYZER_VERSION",
+    "MAX_WORD_BYTES",
+    "MAX_WORD_CHARS",
+    "STOPWORDS",
+    "analyze",
+    "is_cjk",
+    "query_terms",
+    "searchable_text",
+]
 
 ANALYZER_VERSION = "analyzer-v1"
 MAX_WORD_CHARS = 40
 MAX_WORD_BYTES = 40
 
 STOPWORDS = frozenset(
-    """a about an and are as at be but by com de en for from has have he her his how i in
-    is it its la of on or our she so than that the their them then there these they this
-    to und was we were what when where which who whom why will with would www you
-    your""".split()
+    [
+        "a",
+        "about",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "com",
+        "de",
+        "en",
+        "for",
+        "from",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "la",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "und",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "www",
+        "you",
+        "your",
+    ]
 )
 
 
+#: Symbols and punctuation inside the kana blocks (categories Sk, Pd, Po): a fixed list,
+#: not a category test, so tokens do not depend on Python's Unicode version.
+_KANA_PUNCTUATION = frozenset((0x309B, 0x309C, 0x30A0, 0x30FB))
+
+
 def is_cjk(ch: str) -> bool:
-    """Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul."""
+    """Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul; not the kana
+    punctuation inside those blocks (゛ ゜ ゠ ・), which separates like other punctuation.
+
+    Whole blocks and planes, assigned or not, so the answer does not depend on the
+    Unicode version of the running Python (3.12 adds Han Extension H at U+31350).
+    """
     cp = ord(ch)
+    if cp in _KANA_PUNCTUATION:
+        return False
     return (
-        0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x20000 <= cp <= 0x3134F
-        or 0x3040 <= cp <= 0x309F
-        or 0x30A0 <= cp <= 0x30FF
-        or 0x31F0 <= cp <= 0x31FF
-        or 0xFF66 <= cp <= 0xFF9F
-        or 0x1100 <= cp <= 0x11FF
-        or 0x3130 <= cp <= 0x318F
-        or 0xAC00 <= cp <= 0xD7AF
+        0x3400 <= cp <= 0x4DBF  # Han Extension A
+        or 0x4E00 <= cp <= 0x9FFF  # Han
+        or 0xF900 <= cp <= 0xFAFF  # Han compatibility
+        or 0x20000 <= cp <= 0x3FFFF  # Han Extensions B.. and supplements (planes 2, 3)
+        or 0x3040 <= cp <= 0x309F  # Hiragana
+        or 0x30A0 <= cp <= 0x30FF  # Katakana
+        or 0x31F0 <= cp <= 0x31FF  # Katakana phonetic extensions
+        or 0xFF66 <= cp <= 0xFF9F  # halfwidth Katakana
+        or 0x1AFF0 <= cp <= 0x1B16F  # Kana extensions and supplement
+        or 0x1100 <= cp <= 0x11FF  # Hangul Jamo
+        or 0x3130 <= cp <= 0x318F  # Hangul compatibility Jamo
+        or 0xA960 <= cp <= 0xA97F  # Hangul Jamo Extended-A
+        or 0xAC00 <= cp <= 0xD7FF  # Hangul syllables, Jamo Extended-B
+        or 0xFFA0 <= cp <= 0xFFDC  # halfwidth Hangul
     )
 
 
@@ -76,7 +159,7 @@ def _word_token(word: str) -> str | None:
 
 def _cjk_tokens(run: str) -> list[str]:
     out = [f"u_{ord(c):x}" for c in run]
-    out.extend(f"b_{ord(a):x}_{ord(b):x}" for a, b in zip(run, run[1:], strict=False))
+    out.extend(f"b_{ord(a):x}_{ord(b):x}" for a, b in itertools.pairwise(run))
     return out
 
 

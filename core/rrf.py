@@ -31,8 +31,9 @@ def _tie_key(key: tuple[str, str, str]) -> tuple[bytes, bytes, bytes]:
     return (key[0].encode(), key[1].encode(), key[2].encode())
 
 
-def fuse(channels: Mapping[str, Sequence[tuple[str, str, str]]],
-         k: int = RRF_K) -> list[FusedCandidate]:
+def fuse(
+    channels: Mapping[str, Sequence[tuple[str, str, str]]], k: int = RRF_K
+) -> list[FusedCandidate]:
     """Fuse admitted candidates of each channel (already in the channel's order).
 
     Keys are ``(memory_artifact_id, entry_id, entry_version_id)``; a key repeated within

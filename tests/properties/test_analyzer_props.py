@@ -1,0 +1,184 @@
+"""Properties of Analyzer v1 over arbitrary text (Memory RFC, "Normalization, hashing, and
+the search analyzer")."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from powercontext.core.analyzer import STOPWORDS, analyze, is_cjk, query_terms, searchable_text
+
+TOKEN = re.compile(r"[a-z0-9_]+")
+SETTINGS = settings(deadline=None)  # example counts come from the Hypothesis profile
+
+# Any Unicode except lone surrogates, plus hand-picked troublemakers.
+_any_char = st.characters(exclude_categories=("Cs",))
+_tricky_char = st.sampled_from(
+    [
+        "中",
+        "文",
+        "ひ",
+        "カ",
+        "ｱ",
+        "한",
+        "\u1100",
+        "\u1161",
+        "\u11a8",
+        "\U00020000",
+        "ß",
+        "İ",
+        "ſ",
+        "K",
+        "ﬁ",
+        "Σ",
+        "ς",
+        "²",
+        "½",
+        "٣",
+        "१",
+        "Ⅻ",
+        "\u0301",
+        "\u0308",
+        "\u0345",
+        "\u200d",
+        "\u200f",
+        "\u202e",
+        "ا",
+        "ע",
+        "😀",
+        "👩\u200d💻",
+        "\ufe0f",
+        ".",
+        "-",
+        "_",
+        "'",
+        '"',
+        "*",
+        "(",
+        ")",
+        ":",
+        "@",
+        "%",
+        " ",
+        "\t",
+        "\n",
+        "\x00",
+        "a",
+        "Z",
+        "0",
+        "9",
+        "and",
+        "OR",
+        "NOT",
+        "NEAR",
+    ]
+)
+texts = st.lists(st.one_of(_any_char, _tricky_char), max_size=60).map("".join)
+cjk_texts = st.lists(
+    st.one_of(
+        st.sampled_from("中文数据库日本語のテキストデータ한국어문장ｱｲｳ"),
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+        st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3),
+        st.characters(min_codepoint=0x3041, max_codepoint=0x3096),
+        st.sampled_from(" ,.a1é"),
+    ),
+    min_size=2,
+    max_size=40,
+).map("".join)
+
+
+@SETTINGS
+@given(texts)
+@example("x²³ ٣٤ Ⅻ ½")
+@example("\u0130stanbul ΣΊΣΥΦΟΣ ﬁle")
+@example("a\u0301\u0302\u0303" * 30)
+@example("😀" * 50)
+def test_tokens_are_always_ascii_lowercase_alnum_underscore(text: str) -> None:
+    tokens = analyze(text)
+    for token in tokens:
+        assert TOKEN.fullmatch(token), (text, token)
+        assert len(token) <= 82, (text, token)  # OceanBase SPACE max_token_size is 84
+    assert searchable_text(text) == " ".join(tokens)
+
+
+@SETTINGS
+@given(texts)
+def test_query_terms_are_distinct_safe_and_never_stopwords(text: str) -> None:
+    terms = query_terms(text)
+    assert isinstance(terms, tuple)
+    assert len(terms) == len(set(terms))
+    assert all(TOKEN.fullmatch(t) for t in terms)
+    assert not set(terms) & STOPWORDS
+    assert set(terms) == set(analyze(text))
+
+
+@SETTINGS
+@given(texts)
+def test_nfc_and_nfd_spellings_give_same_tokens(text: str) -> None:
+    nfc = unicodedata.normalize("NFC", text)
+    assert analyze(unicodedata.normalize("NFD", text)) == analyze(nfc) == analyze(text)
+
+
+@SETTINGS
+@given(
+    st.text(
+        alphabet=st.one_of(
+            # Turkish dotted/dotless i (İ, ı) do not round-trip through upper/lower by design.
+            st.characters(categories=("Lu", "Ll", "Lt", "Nd"), exclude_characters="İı"),
+            st.sampled_from(" -.ßſﬁΣσςǅ"),
+        ),
+        max_size=40,
+    )
+)
+def test_upper_lower_and_title_case_give_same_tokens(text: str) -> None:
+    expected = analyze(text)
+    assert analyze(text.upper()) == expected
+    assert analyze(text.lower()) == expected
+    assert analyze(text.title()) == expected
+
+
+@SETTINGS
+@given(texts)
+@example("\u0345\u0300")  # casefold(U+0345) is U+03B9, a starter: order matters
+def test_normalization_pipeline_is_idempotent(text: str) -> None:
+    folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    assert analyze(folded) == analyze(text)
+
+
+@SETTINGS
+@given(cjk_texts, st.data())
+def test_any_adjacent_cjk_pair_as_query_is_contained_in_text_tokens(text: str, data) -> None:
+    text = unicodedata.normalize("NFC", text)
+    pairs = [i for i in range(len(text) - 1) if is_cjk(text[i]) and is_cjk(text[i + 1])]
+    tokens = set(analyze(text))
+    if not pairs:
+        return
+    i = data.draw(st.sampled_from(pairs))
+    terms = query_terms(text[i : i + 2])
+    assert terms
+    assert set(terms) <= tokens
+
+
+@SETTINGS
+@given(cjk_texts, st.data())
+def test_any_substring_query_terms_are_contained_in_text_tokens_for_cjk(text: str, data) -> None:
+    # Substrings that start and end on CJK characters never split a word.
+    text = unicodedata.normalize("NFC", text)
+    idx = [i for i, c in enumerate(text) if is_cjk(c)]
+    if not idx:
+        return
+    a = data.draw(st.sampled_from(idx))
+    b = data.draw(st.sampled_from([j for j in idx if j >= a]))
+    assert set(query_terms(text[a : b + 1])) <= set(analyze(text))
+
+
+@SETTINGS
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=200))
+def test_ascii_words_are_kept_lowercase(text: str) -> None:
+    expected = [
+        w[:40] for w in re.findall(r"[A-Za-z0-9]+", text.lower()) if w[:40] not in STOPWORDS
+    ]
+    assert analyze(text) == expected
