@@ -134,6 +134,12 @@ def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""
 
 
+def _register_subcommands() -> None:
+    from powercontext.adapters.cli.repo import repo
+
+    cli.add_command(repo)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -670,6 +676,9 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
 
     c._service = _NoService()
     c.run(body)
+
+
+_register_subcommands()
 
 
 def main() -> None:

@@ -1,0 +1,88 @@
+"""The bounded operating-contract Sources of a repository (Memory RFC, "Source changes
+and incremental evidence": bootstrap reads only what the repository's operating
+contract needs, never all code).
+
+A file Source is content-addressed (``src_file_<hash>``), so the same file content at
+the same path is the same Source whether read from the work tree or from a commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from powercontext.adapters.candidates.git import file_at
+from powercontext.core import canonical
+from powercontext.core.candidates import BOOTSTRAP_FILES, find_secret
+from powercontext.core.models import Source
+
+__all__ = ["MAX_FILE_BYTES", "Skipped", "contract_sources", "file_source", "repo_key"]
+
+MAX_FILE_BYTES = 256 * 1024
+
+
+@attrs.frozen
+class Skipped:
+    """A contract file that was not persisted, and why."""
+
+    path: str
+    reason: str
+
+
+def repo_key(root: Path) -> str:
+    """The runtime-manifest key of a repository: ``repo:<absolute path>``."""
+    return f"repo:{root.resolve()}"
+
+
+def file_source(root: Path, path: str, text: str) -> Source:
+    """The ``file`` Source of ``path`` (relative to ``root``) with content ``text``:
+    uri ``file:///abs/path``, metadata ``path``."""
+    uri = (root.resolve() / path).as_uri()
+    meta = (("path", path),)
+    digest = canonical.source_content_hash("file", text, uri, meta)
+    return canonical.make_source(f"src_file_{digest[:40]}", "file", text, uri, meta)
+
+
+def contract_sources(root: Path, *, commit: str | None = None,
+                     names: Sequence[str] = BOOTSTRAP_FILES,
+                     max_bytes: int = MAX_FILE_BYTES) -> tuple[tuple[Source, ...],
+                                                                tuple[Skipped, ...]]:
+    """File Sources for the root-level ``names`` present in the work tree (or at
+    ``commit``), plus the ones skipped: larger than ``max_bytes``, not UTF-8, or
+    containing a secret (never persisted)."""
+    root = root.resolve()
+    sources: list[Source] = []
+    skipped: list[Skipped] = []
+    for name in names:
+        if commit is None:
+            p = root / name
+            if not p.is_file():
+                continue
+            if p.stat().st_size > max_bytes:
+                skipped.append(Skipped(name, f"larger than {max_bytes} bytes"))
+                continue
+            data = p.read_bytes()
+        else:
+            found = file_at(root, commit, name)
+            if found is None:
+                continue
+            data = found
+            if len(data) > max_bytes:
+                skipped.append(Skipped(name, f"larger than {max_bytes} bytes"))
+                continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            skipped.append(Skipped(name, "not UTF-8 text"))
+            continue
+        secret = find_secret(text)
+        if secret is not None:
+            skipped.append(Skipped(name, f"contains a secret ({secret}); not persisted"))
+            continue
+        if not text.strip():
+            skipped.append(Skipped(name, "empty"))
+            continue
+        sources.append(file_source(root, name, text))
+    return tuple(sources), tuple(skipped)

@@ -1,0 +1,204 @@
+"""``powercontext repo``: repository Memory from its operating contract and from Git
+increments (Memory RFC, "Source changes and incremental evidence", "Coding Agent
+scenario"; issue 5 item 4).
+
+``repo bootstrap PATH`` persists only the bounded contract Sources (pyproject.toml,
+Makefile, tox.ini, package.json, AGENTS.md, CLAUDE.md, CONTRIBUTING.md, README.md when
+present; a file holding a secret is skipped), runs the candidate pipeline and creates or
+updates the repository's Memory. The runtime manifest then maps ``repo:<abs path>`` to
+the Memory id and keeps ``last_processed_commit``.
+
+``repo sync PATH`` persists the Git change ``last_processed_commit..HEAD`` as one
+Source (plus the contract files at HEAD when the change touches one) and runs the
+pipeline against the current head: an entry is revised only when the link is certain
+(its evidence is a file the change touched and the topic or rule line matches),
+otherwise new content becomes a new entry. Nothing is deactivated by absence.
+
+Both honour the global ``--db`` and ``--json``. Register with ``cli.add_command(repo)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["repo"]
+
+_PATH = click.Path(exists=True, file_okay=False, dir_okay=True)
+_PROVIDER_HELP = ("Run only this candidate provider (repeat): contract, rules, git, structured, "
+                  "task_outcome, model. Default: every configured one.")
+
+
+@click.group()
+def repo() -> None:
+    """Repository Memory: bootstrap from the operating contract, sync Git increments."""
+
+
+def _ref_json(ref: Any) -> dict[str, Any] | None:
+    return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
+
+
+async def _mapped_head(svc: Any, manifest: Any, key: str) -> Any:
+    artifact_id = manifest.get(key)
+    return None if artifact_id is None else await svc.head(artifact_id)
+
+
+def _pipeline(svc: Any) -> Any:
+    from powercontext.adapters.candidates import pipeline_from_registry
+    from powercontext.plugins.registry import Registry
+
+    pipeline = pipeline_from_registry(Registry(), source_store=svc.backend)
+    svc.candidate_pipeline = pipeline
+    return pipeline
+
+
+async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after: Any,
+                  sources: Any, skipped: Any, pipeline: Any, commit: str | None,
+                  action: str) -> None:
+    changed = after is not None and after != before
+    rows: list[dict[str, Any]] = []
+    if changed:
+        (rc,) = await svc.changes(after)
+        versions = await svc.entries(after, [ch.entry_id for ch in rc.changes])
+        for ch in rc.changes:
+            v = versions.get(ch.entry_id)
+            rows.append({"op": ch.op, "entry_id": ch.entry_id,
+                         "entry_version_id": ch.to_entry_version_id,
+                         "kind": v.kind if v else None, "text": v.text if v else None,
+                         "source_ids": [s.source_id for s in v.sources] if v else [],
+                         "reason": ch.reason})
+    result = pipeline.last_result if pipeline is not None else None
+    data: dict[str, Any] = {
+        "repo": str(root), "key": key, "memory_ref": _ref_json(after), "changed": changed,
+        "created": before is None and after is not None,
+        "last_processed_commit": commit,
+        "sources": [{"source_id": s.source_id, "kind": s.kind, "uri": s.uri,
+                     "path": dict(s.metadata).get("path")} for s in sources],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
+        "changes": rows,
+        "refused": [{"kind": r.kind, "text": r.text, "reason": r.reason,
+                     "provider": r.provider} for r in (result.refused if result else ())],
+        "notes": list(result.notes) if result else [],
+    }
+
+    def human() -> None:
+        click.echo(f"{action} {root}: {len(sources)} Source(s) persisted"
+                   + (f", {len(skipped)} file(s) skipped" if skipped else "") + ".")
+        for s in skipped:
+            click.echo(f"  skipped {s.path}: {s.reason}")
+        if after is None:
+            click.echo("Nothing worth saving: no Memory was created.")
+        elif not changed:
+            click.echo(f"No change: {after.artifact_id} stays at Revision {after.revision}.")
+        else:
+            verb = "Created" if before is None else "Updated"
+            click.echo(f"{verb} {after.artifact_id} Revision {after.revision} ({key}):")
+            for r in rows:
+                click.echo(f"  {r['op']:<7} {r['entry_id']} {r['kind']:<11} {r['text']}")
+        for r in data["refused"]:
+            click.echo(f"  refused ({r['provider']}): {r['reason']}: {r['text']}")
+        for n in data["notes"]:
+            click.echo(f"  note: {n}")
+        if commit:
+            click.echo(f"Last processed commit: {commit}")
+
+    c.emit(data, human)
+
+
+@repo.command()
+@click.argument("path", type=_PATH, default=".")
+@click.option("--provider", "providers", multiple=True, metavar="NAME", help=_PROVIDER_HELP)
+@click.pass_obj
+def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
+    """Remember a repository's operating contract (build, dependencies, Python/Node
+    requirement, test and verification commands, explicit agent rules).
+
+    \b
+    powercontext repo bootstrap .
+    powercontext --json repo bootstrap ~/src/project
+    """
+
+    async def body(svc: Any) -> None:
+        from powercontext.adapters.candidates.git import head_commit
+        from powercontext.adapters.candidates.repository import contract_sources, repo_key
+        from powercontext.core.candidates import BOOTSTRAP_FILES
+        from powercontext.core.errors import InvalidInputError
+
+        root = Path(path).resolve()
+        key = repo_key(root)
+        sources, skipped = contract_sources(root)
+        if not sources:
+            raise InvalidInputError(
+                "path", f"no operating-contract file ({', '.join(BOOTSTRAP_FILES)}) in {root}")
+        commit = head_commit(root)
+        pipeline = _pipeline(svc)
+        manifest = c.manifest()
+        before = await _mapped_head(svc, manifest, key)
+        after = await svc.remember(before, sources=sources, mode="extract",
+                                   providers=providers or None)
+        if before is None and after is not None:
+            manifest.set(key, after.artifact_id)
+        if commit is not None and (after is not None or before is not None):
+            state = dict(manifest.get_state(key) or {})
+            state["last_processed_commit"] = commit
+            manifest.set_state(key, state)
+        await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,
+                      skipped=skipped, pipeline=pipeline, commit=commit, action="Bootstrapped")
+
+    c.run(body)
+
+
+@repo.command()
+@click.argument("path", type=_PATH, default=".")
+@click.option("--provider", "providers", multiple=True, metavar="NAME", help=_PROVIDER_HELP)
+@click.pass_obj
+def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
+    """Remember what Git changed since the last processed commit (bootstrap first).
+
+    \b
+    powercontext repo sync .
+    """
+
+    async def body(svc: Any) -> None:
+        from powercontext.adapters.candidates.git import GitError, git_change_source, head_commit
+        from powercontext.adapters.candidates.repository import contract_sources, repo_key
+        from powercontext.core.candidates import BOOTSTRAP_FILES
+        from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+
+        root = Path(path).resolve()
+        key = repo_key(root)
+        manifest = c.manifest()
+        if manifest.get(key) is None:
+            raise ArtifactNotFoundError(
+                f"no Memory is mapped to {key!r}: run `powercontext repo bootstrap {root}` first")
+        state = dict(manifest.get_state(key) or {})
+        last = state.get("last_processed_commit")
+        commit = head_commit(root)
+        if commit is None:
+            raise GitError(f"{root} is not a Git work tree with a commit")
+        if not last:
+            raise InvalidInputError("last_processed_commit",
+                                    f"unknown for {key!r}: run `powercontext repo bootstrap` first")
+        before = await _mapped_head(svc, manifest, key)
+        change = git_change_source(root, last, commit)
+        if change is None:
+            await _report(c, svc, root=root, key=key, before=before, after=before, sources=(),
+                          skipped=(), pipeline=None, commit=commit, action="Synced")
+            return
+        paths = dict(change.metadata)["paths"].splitlines()
+        snapshots: tuple[Any, ...] = ()
+        skipped: tuple[Any, ...] = ()
+        if any(p in BOOTSTRAP_FILES for p in paths):
+            snapshots, skipped = contract_sources(root, commit=commit)
+        sources = (change, *snapshots)
+        pipeline = _pipeline(svc)
+        after = await svc.remember(before, sources=sources, mode="extract",
+                                   providers=providers or None)
+        state["last_processed_commit"] = commit
+        manifest.set_state(key, state)
+        await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,
+                      skipped=skipped, pipeline=pipeline, commit=commit, action="Synced")
+
+    c.run(body)

@@ -1,0 +1,89 @@
+"""The pluggy hook specifications of powercontext (ARCHITECTURE.md, "Plugins").
+
+Every hook takes a ``register`` callback owned by the host's
+:class:`~powercontext.plugins.registry.Registry`; a plugin calls it once per thing it
+provides. Built-in adapters register through these same hooks
+(:mod:`powercontext.plugins.builtin`); third parties through the entry-point group
+``powercontext``::
+
+    from powercontext.plugins import hookimpl
+
+    @hookimpl
+    def powercontext_register_backends(register):
+        register("mydb", lambda url, *, profile: MyDbMemoryBackend(url, profile=profile))
+
+Factories are called only when the host asks for the thing, so a plugin module stays
+cheap to import: import heavy SDKs inside the factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pluggy
+
+if TYPE_CHECKING:
+    from powercontext.core.models import EmbeddingProfile
+    from powercontext.ports import EmbeddingModel, MemoryBackend
+
+__all__ = [
+    "PROJECT_NAME",
+    "BackendFactory",
+    "CandidateProviderFactory",
+    "EmbeddingModelFactory",
+    "RegisterBackend",
+    "RegisterCandidateProvider",
+    "RegisterEmbeddingModel",
+    "hookimpl",
+    "hookspec",
+    "powercontext_register_backends",
+    "powercontext_register_candidate_providers",
+    "powercontext_register_embedding_models",
+]
+
+PROJECT_NAME = "powercontext"
+"""The pluggy project name and the entry-point group third-party plugins use."""
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class BackendFactory(Protocol):
+    """Builds a MemoryBackend for ``url`` (its scheme is the one it was registered
+    under); ``profile`` is the deployment's embedding profile or None."""
+
+    def __call__(self, url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend: ...
+
+
+EmbeddingModelFactory = Callable[..., "EmbeddingModel"]
+"""``factory(**options) -> EmbeddingModel``; options are model-specific keywords."""
+
+CandidateProviderFactory = Callable[..., Any]
+"""``factory(**options)`` -> a candidate provider (Memory RFC, "Candidate generation")."""
+
+RegisterBackend = Callable[[str, BackendFactory], None]
+RegisterEmbeddingModel = Callable[[str, EmbeddingModelFactory], None]
+RegisterCandidateProvider = Callable[[str, CandidateProviderFactory], None]
+
+
+@hookspec
+def powercontext_register_backends(register: RegisterBackend) -> None:
+    """Call ``register(url_scheme, factory)`` for each MemoryBackend the plugin provides.
+
+    ``url_scheme`` is lowercase ASCII (``"sqlite"``, ``"oceanbase"``); one scheme has
+    exactly one backend, a second registration raises
+    :class:`~powercontext.plugins.registry.DuplicateRegistrationError`.
+    """
+
+
+@hookspec
+def powercontext_register_embedding_models(register: RegisterEmbeddingModel) -> None:
+    """Call ``register(name, factory)`` for each EmbeddingModel the plugin provides;
+    ``factory(**options)`` returns the model (Memory RFC, "EmbeddingModel")."""
+
+
+@hookspec
+def powercontext_register_candidate_providers(register: RegisterCandidateProvider) -> None:
+    """Call ``register(name, factory)`` for each candidate provider the plugin provides
+    (Memory RFC, "Candidate generation and model-free fallback")."""

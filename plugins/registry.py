@@ -1,0 +1,224 @@
+"""The plugin registry: one object that owns its pluggy PluginManager (ARCHITECTURE.md,
+"Plugins"; no module-global manager).
+
+Building a :class:`Registry` loads the built-in plugins (``DEFAULT_PLUGINS``), any
+plugins passed in, and the entry-point group ``powercontext``, then calls pluggy's
+``check_pending()``, so a plugin whose hook name is misspelled fails at start-up.
+Nothing is collected or imported before that, and factories import their adapters only
+when called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import types
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, final
+
+import pluggy
+
+from powercontext.core.errors import PowerContextError
+from powercontext.plugins import hookspecs
+from powercontext.plugins.hookspecs import (
+    PROJECT_NAME,
+    BackendFactory,
+    CandidateProviderFactory,
+    EmbeddingModelFactory,
+)
+
+if TYPE_CHECKING:
+    from powercontext.core.models import EmbeddingProfile
+    from powercontext.ports import EmbeddingModel, MemoryBackend
+
+__all__ = [
+    "DEFAULT_PLUGINS",
+    "DuplicateRegistrationError",
+    "PluginError",
+    "Registry",
+    "UnknownPluginError",
+    "url_scheme",
+]
+
+DEFAULT_PLUGINS: tuple[str, ...] = ("powercontext.plugins.builtin",)
+"""Modules registered as plugins in every Registry, before entry points."""
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+_NAME = re.compile(r"^[a-z][a-z0-9_.+\-]*$")
+
+
+class PluginError(PowerContextError):
+    """A plugin failed to load, or registered something invalid."""
+
+
+class DuplicateRegistrationError(PluginError, ValueError):
+    """Two plugins registered the same URL scheme, embedding model or provider name."""
+
+
+class UnknownPluginError(PluginError, LookupError):
+    """No plugin registered the requested URL scheme, embedding model or provider."""
+
+
+def url_scheme(url: str) -> str | None:
+    """The lowercase scheme of ``url`` when it has the form ``scheme://...``, else None
+    (a bare filesystem path such as ``memory.db``, ``./x`` or ``C:\\x``)."""
+    match = _SCHEME.match(url)
+    return match.group(1).lower() if match else None
+
+
+@final
+class Registry:
+    """What the installed plugins provide: backends by URL scheme, embedding models and
+    candidate providers by name.
+
+    ``plugins`` are extra plugin objects (modules or instances with ``@hookimpl``
+    methods) registered after the built-ins; ``entry_points=False`` skips the
+    ``powercontext`` entry-point group (tests). Construction collects every hook
+    (cheap: factories import nothing until called) and raises
+    :class:`DuplicateRegistrationError` for a scheme or name registered twice, or
+    :class:`PluginError` when an entry point fails to import, a hook implementation
+    matches no hookspec, or a name or factory is invalid.
+    """
+
+    def __init__(self, *, plugins: Iterable[object] = (), entry_points: bool = True) -> None:
+        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        self._pm.add_hookspecs(hookspecs)
+        for dotted in DEFAULT_PLUGINS:
+            self._pm.register(importlib.import_module(dotted), name=dotted)
+        for plugin in plugins:
+            self._add(plugin, None)
+        if entry_points:
+            try:
+                self._pm.load_setuptools_entrypoints(PROJECT_NAME)
+            except Exception as exc:
+                raise PluginError(
+                    f"loading the {PROJECT_NAME!r} entry-point plugins failed: {exc!r}"
+                ) from exc
+        self._backends: dict[str, BackendFactory] = {}
+        self._models: dict[str, EmbeddingModelFactory] = {}
+        self._providers: dict[str, CandidateProviderFactory] = {}
+        self._refresh()
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The underlying pluggy manager (for introspection and tests)."""
+        return self._pm
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register one more plugin object and collect again. Raises the errors of the
+        constructor; on error the plugin is unregistered and nothing changes."""
+        self._add(plugin, name)
+        try:
+            self._refresh()
+        except Exception:
+            self._pm.unregister(plugin)
+            self._refresh()
+            raise
+
+    def plugin_names(self) -> tuple[str, ...]:
+        """Names of the registered plugins, sorted."""
+        return tuple(sorted(n for n, _ in self._pm.list_name_plugin() if n is not None))
+
+    # -- backends ---------------------------------------------------------------------
+
+    def backend_factories(self) -> Mapping[str, BackendFactory]:
+        """URL scheme -> backend factory, read-only, sorted by scheme."""
+        return types.MappingProxyType(self._backends)
+
+    def backend_for_url(
+        self, url: str | Path, profile: EmbeddingProfile | None = None
+    ) -> MemoryBackend:
+        """Build the MemoryBackend for ``url`` (Memory RFC, "MemoryBackend").
+
+        ``url`` is ``scheme://...`` (``sqlite:///abs/path``,
+        ``oceanbase://user:pass@host:port/db``) or a bare filesystem path, which means
+        SQLite and becomes ``sqlite:///<absolute path>``. ``profile`` is the
+        deployment's embedding profile or None. Raises :class:`UnknownPluginError` for a
+        scheme no plugin registered; the factory's own errors (ImportError when an extra
+        is missing, ValueError for a malformed URL, backend errors) pass through.
+        """
+        text = str(url)
+        scheme = url_scheme(text)
+        if scheme is None:
+            scheme, text = "sqlite", _sqlite_url_for_path(text)
+        factories = self.backend_factories()
+        try:
+            factory = factories[scheme]
+        except KeyError:
+            known = ", ".join(factories) or "none"
+            raise UnknownPluginError(
+                f"no backend for URL scheme {scheme!r} (registered: {known}); "
+                "install the plugin that provides it"
+            ) from None
+        return factory(text, profile=profile)
+
+    # -- embedding models -------------------------------------------------------------
+
+    def embedding_model_factories(self) -> Mapping[str, EmbeddingModelFactory]:
+        """Embedding model name -> factory, read-only, sorted by name."""
+        return types.MappingProxyType(self._models)
+
+    def embedding_model(self, name: str, **options: Any) -> EmbeddingModel:
+        """Build the embedding model registered as ``name`` with ``options``
+        (model-specific keywords). Raises :class:`UnknownPluginError` for an unknown name;
+        the factory's errors (ImportError for a missing extra, ValueError) pass through."""
+        factories = self.embedding_model_factories()
+        try:
+            factory = factories[name]
+        except KeyError:
+            known = ", ".join(factories) or "none"
+            raise UnknownPluginError(f"no embedding model {name!r} (registered: {known})") from None
+        return factory(**options)
+
+    # -- candidate providers ----------------------------------------------------------
+
+    def candidate_providers(self) -> Mapping[str, CandidateProviderFactory]:
+        """Candidate provider name -> factory, read-only, sorted by name."""
+        return types.MappingProxyType(self._providers)
+
+    # -- internals --------------------------------------------------------------------
+
+    def _add(self, plugin: object, name: str | None) -> None:
+        try:
+            self._pm.register(plugin, name=name)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            raise PluginError(f"cannot register plugin {plugin!r}: {exc}") from exc
+
+    def _refresh(self) -> None:
+        try:
+            self._pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(str(exc)) from exc
+        hook = self._pm.hook
+        backends = self._collect(hook.powercontext_register_backends)
+        models = self._collect(hook.powercontext_register_embedding_models)
+        providers = self._collect(hook.powercontext_register_candidate_providers)
+        self._backends, self._models, self._providers = backends, models, providers
+
+    def _collect(self, hook: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        kind = hook.name.removeprefix("powercontext_register_").replace("_", " ")
+
+        def register(name: str, factory: Any) -> None:
+            if not isinstance(name, str) or not _NAME.match(name):
+                raise PluginError(
+                    f"invalid {kind} name {name!r}: lowercase ASCII letters, digits, "
+                    "'_', '.', '+', '-', starting with a letter"
+                )
+            if not callable(factory):
+                raise PluginError(f"{kind} {name!r}: factory {factory!r} is not callable")
+            if name in found:
+                raise DuplicateRegistrationError(
+                    f"two plugins register {kind} {name!r}: {found[name]!r} and {factory!r}"
+                )
+            found[name] = factory
+
+        hook(register=register)
+        return dict(sorted(found.items()))
+
+
+def _sqlite_url_for_path(path: str) -> str:
+    if path == ":memory:":
+        return "sqlite://:memory:"
+    return "sqlite://" + Path(path).expanduser().absolute().as_uri().removeprefix("file://")

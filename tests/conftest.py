@@ -1,0 +1,27 @@
+"""Suite-wide test configuration: Hypothesis profiles.
+
+Profiles (STYLE.md): ``dev`` for the edit loop (few examples), ``ci`` for `.ci/run`
+(more examples, derandomized so a run is reproducible, failing examples printed as
+``@reproduce_failure`` blobs). ``HYPOTHESIS_PROFILE`` picks one; the Makefile sets it
+(``ci`` when CI=true). Async code is tested with plain ``asyncio.run(...)``; we do not
+use pytest-asyncio. Shared helpers and fakes live in ``tests/support`` (importable as
+``support``: pyproject puts ``tests`` on ``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=True,
+    print_blob=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
