@@ -135,9 +135,13 @@ def memory() -> None:
 
 
 def _register_subcommands() -> None:
+    from powercontext.adapters.cli.hook import hook
+    from powercontext.adapters.cli.mcp_cmd import mcp
     from powercontext.adapters.cli.repo import repo
 
     cli.add_command(repo)
+    cli.add_command(hook)
+    cli.add_command(mcp)
 
 
 # --------------------------------------------------------------------------- helpers

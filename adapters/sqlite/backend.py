@@ -77,6 +77,18 @@ def _pack(vector: EmbeddingVector) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
+def _vec0_path() -> str:
+    """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
+    (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite-vec is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 class SQLiteMemoryBackend(DatabaseMemoryBackend):
     """The Memory family on one SQLite file (Memory RFC, "SQLite adapter").
 
@@ -233,10 +245,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     def _load_vec_sync(self, reasons: list[str]) -> bool:
         assert self._conn is not None
         try:
-            import sqlite_vec
-
             self._conn.enable_load_extension(True)
-            self._conn.load_extension(sqlite_vec.loadable_path())
+            self._conn.load_extension(_vec0_path())
             self._conn.enable_load_extension(False)
             return True
         except (ImportError, apsw.Error, OSError) as exc:

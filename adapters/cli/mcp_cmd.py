@@ -1,0 +1,55 @@
+"""``powercontext mcp``: serve the read-only memory tools over MCP (stdio or streamable
+HTTP). The ``mcp`` SDK is imported only when the command runs (extra ``powercontext[mcp]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+__all__ = ["mcp"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@click.command("mcp")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+              show_default=True, help="stdio for an agent that spawns the server; http for "
+                                      "streamable HTTP at http://HOST:PORT/mcp.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="HTTP bind address (no authentication: keep it on loopback).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="HTTP port.")
+@click.option("--log-level", default="WARNING", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
+              help="Server log level (logs go to stderr).")
+@click.pass_obj
+def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any) -> None:
+    """Serve search_memory, expand_memory, memory_changes, validate_citation and
+    list_memories to an MCP client. Read-only; results are marked untrusted.
+
+    \b
+    Claude Code:  claude mcp add powercontext -- powercontext --db PATH mcp
+    Codex:        [mcp_servers.powercontext]
+                  command = "powercontext"
+                  args = ["--db", "PATH", "mcp"]
+    """
+    try:
+        from powercontext.adapters.mcp.server import build_server
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs the mcp SDK 2.x ({exc}): pip install 'powercontext[mcp]'"
+        ) from exc
+    from powercontext.runtime import open_service
+
+    db_url, embedding = obj.db_url, obj.embedding
+    server = build_server(lambda: open_service(db_url, embedding=embedding), obj.manifest(),
+                          log_level=log_level)
+    if transport == "stdio":
+        server.run("stdio")  # stdout carries the protocol: nothing else may print there
+    else:
+        if host not in _LOOPBACK:
+            click.echo(f"powercontext mcp: warning: serving without authentication on {host}",
+                       err=True)
+        server.run("streamable-http", host=host, port=port)
