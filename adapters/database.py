@@ -335,6 +335,8 @@ class DatabaseMemoryBackend(abc.ABC):
                 )
             return
         wanted = canonical.canonical_dumps(self._profile).decode()
+        if stored is None and not (self._db_caps and self._db_caps.vector):
+            return  # no vector projection here: nothing to fix the profile to
         if stored is None:
             self._begin_sync(True)
             try:
@@ -351,8 +353,8 @@ class DatabaseMemoryBackend(abc.ABC):
             )
 
     def _in_tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        self._begin_sync(write)
         try:
+            self._begin_sync(write)
             result = fn(*args)
             self._commit_sync()
             return result
@@ -666,8 +668,8 @@ class DatabaseMemoryBackend(abc.ABC):
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None
     ) -> ArtifactRef:
         self._pending_cache = None
-        self._begin_sync(True)
         try:
+            self._begin_sync(True)
             if self._meta_get_sync("writes_paused"):
                 raise WritesPausedError("writes are paused by an offline rebuild; retry later")
             ref = self._apply_plan_sync(plan, vectors or {})

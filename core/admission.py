@@ -41,5 +41,10 @@ def cosine_from_l2(distance: float) -> float:
     return 1.0 - (distance * distance) / 2.0
 
 
+#: Engines compute distances in float32; a cosine within this of the bar is admitted on
+#: every backend alike (seen: 0.25 exactly admitted by OceanBase, rejected by SQLite).
+VECTOR_COSINE_TOLERANCE = 1e-6
+
+
 def vector_admits(distance: float) -> bool:
-    return cosine_from_l2(distance) >= VECTOR_MIN_COSINE
+    return cosine_from_l2(distance) >= VECTOR_MIN_COSINE - VECTOR_COSINE_TOLERANCE

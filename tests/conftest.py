@@ -11,7 +11,9 @@ use pytest-asyncio. Shared helpers and fakes live in ``tests/support`` (importab
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=25, deadline=None)
@@ -25,3 +27,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def seekdb_url() -> Iterator[str]:
+    """One seekdb server for the whole session (or $POWERCONTEXT_TEST_OCEANBASE_URL),
+    stopped by its process id at the end; each module takes fresh databases on it."""
+    from oceanbase_server import seekdb_server
+
+    with seekdb_server() as url:
+        yield url
