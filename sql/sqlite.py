@@ -1,0 +1,203 @@
+"""SQLite-only statements: FTS5 and sqlite-vec ``vec0`` virtual tables and their queries
+(Memory RFC, "SQLite adapter"; ARCHITECTURE.md, "SQL" and "Decisions").
+
+sqlglot cannot write these (virtual tables, ``MATCH``, ``bm25``, vec0's ``k = ?``), so
+they are fragments here. Identifiers are quoted by sqlglot; every value is a bound
+parameter. The only numbers written into the text are the vector dimension and the
+chunk size of the vec0 DDL, both checked to be positive ``int`` first.
+
+The fragments and the vec0 DDL template are read from :mod:`powercontext.sql.rendered`
+(written by ``python -m powercontext.sql.generate`` from the builders below and checked
+by tests/unit/test_sql_rendered.py), so a process never imports sqlglot for them; a name
+missing there is built with sqlglot on first use.
+
+Projection layout:
+
+* ``memory_entry_search_fts`` -- FTS5 with ``rowid = memory_entry_heads.projection_id``
+  and two columns: ``scope`` holds one token naming the Memory (:func:`scope_token`), so
+  a search filters by Memory inside the index; ``searchable_text`` holds Analyzer v1
+  tokens. The tokenizer keeps ``_`` inside tokens (Analyzer v1 emits ``[a-z0-9_]``).
+* ``memory_entry_search_vector`` -- vec0 with ``rowid = projection_id``, a partition key
+  ``scope`` (the same token; the KNN scan only visits that Memory's chunks) and an
+  ``embedding float[dim]`` compared by L2.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+
+__all__ = [
+    "FTS_TABLE",
+    "FTS_TOKENIZE",
+    "MAX_KNN_K",
+    "VECTOR_CHUNK_SIZE",
+    "VECTOR_TABLE",
+    "fts_match_expression",
+    "fts_scope_expression",
+    "scope_token",
+    "statement",
+    "vector_ddl",
+]
+
+FTS_TABLE = "memory_entry_search_fts"
+VECTOR_TABLE = "memory_entry_search_vector"
+FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
+#: vec0 refuses k above 4096.
+MAX_KNN_K = 4096
+#: Vectors per vec0 chunk (a multiple of 8). Every partition value (one per Memory)
+#: allocates at least one whole chunk, so the default of 1024 makes a file of many small
+#: Memories huge. Measured here with sqlite-vec 0.1.9, 384-dim float32:
+#:   1000 Memories x 10 vectors: chunk 8 -> 26.0 MB, 16 -> 25.4 MB, 64 -> 99.6 MB,
+#:   default 1024 -> 1584 MB (and 12.8 s to insert instead of 0.8 s);
+#:   1 Memory x 10000 vectors, k=32 KNN: chunk 8 -> 4.5 ms, 64 -> 4.2 ms, 256 -> 3.7 ms.
+#: 8 wastes least for Memories of a few entries and costs little on big ones.
+VECTOR_CHUNK_SIZE = 8
+
+
+def _q(name: str) -> str:
+    from sqlglot import exp
+
+    return str(exp.to_identifier(name, quoted=True).sql(dialect="sqlite"))
+
+
+def scope_token(artifact_id: str) -> str:
+    """The ASCII token naming a Memory in the FTS ``scope`` column and the vec0 partition
+    key: ``m_`` + the first 24 hex digits of SHA-256(UTF-8 artifact id)."""
+    return "m_" + hashlib.sha256(artifact_id.encode("utf-8")).hexdigest()[:24]
+
+
+def fts_match_expression(scopes: list[str], terms: list[str]) -> str:
+    """The FTS5 query ``scope : ("m_.." OR ..) AND searchable_text : ("t1" OR ..)``.
+
+    ``scopes`` come from :func:`scope_token` and ``terms`` from Analyzer v1 (both only
+    ``[a-z0-9_]``); anything else raises ValueError, so raw text never reaches MATCH.
+    """
+    for t in [*scopes, *terms]:
+        if not t or not all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
+                or t != t.lower():
+            raise ValueError(f"not an Analyzer v1 token: {t!r}")
+    if not scopes or not terms:
+        raise ValueError("an FTS query needs at least one scope and one term")
+    scope = " OR ".join(f'"{s}"' for s in scopes)
+    text = " OR ".join(f'"{t}"' for t in terms)
+    return f"scope : ({scope}) AND searchable_text : ({text})"
+
+
+def fts_scope_expression(scope: str) -> str:
+    """The FTS5 query ``scope : "m_.."`` selecting every row of one Memory."""
+    if not scope or not all(c.isascii() and (c.isalnum() or c == "_") for c in scope):
+        raise ValueError(f"not a scope token: {scope!r}")
+    return f'scope : "{scope}"'
+
+
+def vector_ddl(dimension: int, chunk_size: int = VECTOR_CHUNK_SIZE) -> str:
+    """CREATE VIRTUAL TABLE for the vec0 projection; ValueError for a bad dimension or a
+    chunk size that is not a positive multiple of 8."""
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or not 0 < dimension <= 8192:
+        raise ValueError(f"vector dimension must be an int in 1..8192, not {dimension!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0 \
+            or chunk_size % 8:
+        raise ValueError(f"vec0 chunk_size must be a positive multiple of 8, not {chunk_size!r}")
+    from powercontext.sql import rendered
+
+    template = getattr(rendered, "SQLITE_VECTOR_DDL", None) or _render_vector_ddl(_q)
+    return template.format(dimension=dimension, chunk_size=chunk_size)
+
+
+def _render_vector_ddl(q: Callable[[str], str]) -> str:
+    """The vec0 DDL as a :meth:`str.format` template whose only fields are
+    ``{dimension:d}`` and ``{chunk_size:d}`` (integers only)."""
+    return (f"CREATE VIRTUAL TABLE IF NOT EXISTS {q(VECTOR_TABLE)} USING vec0("
+            "scope text partition key, embedding float[{dimension:d}] distance_metric=l2, "
+            "chunk_size={chunk_size:d})")
+
+
+@functools.cache
+def statement(name: str) -> str:
+    """A fixed SQLite fragment by name (see :data:`STATEMENTS`); KeyError."""
+    from powercontext.sql import rendered
+
+    sql = rendered.SQLITE_FRAGMENTS.get(name)
+    return sql if sql is not None else _render_fragments(_q)[name]
+
+
+def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
+    """Every fixed fragment by name, identifiers quoted by ``_q``."""
+    fts, vec = _q(FTS_TABLE), _q(VECTOR_TABLE)
+    heads, meta = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
+    cols = ", ".join(f"h.{_q(c)}" for c in (
+        "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
+        "entry_content_hash", "searchable_text"))
+    fragments = {
+        "create_fts": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5("
+                       f"scope, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+        "fts_insert": f"INSERT INTO {fts} (rowid, scope, searchable_text) VALUES (?, ?, ?)",
+        "fts_delete": f"DELETE FROM {fts} WHERE rowid = ?",
+        # bm25 weights: scope 0 (a filter, not evidence), searchable_text 1.
+        "fts_search": (f"SELECT {cols} FROM {fts} JOIN {heads} AS h "
+                       f"ON h.{_q('projection_id')} = {fts}.rowid "
+                       f"WHERE {fts} MATCH ? ORDER BY bm25({fts}, 0.0, 1.0), {fts}.rowid "
+                       f"LIMIT ?"),
+        "fts_delete_scope": (f"DELETE FROM {fts} WHERE rowid IN "
+                             f"(SELECT rowid FROM {fts} WHERE {fts} MATCH ?)"),
+        "fts_integrity_check": f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')",
+        "vector_insert": f"INSERT INTO {vec} (rowid, scope, embedding) VALUES (?, ?, ?)",
+        "vector_delete": f"DELETE FROM {vec} WHERE rowid = ?",
+        "vector_delete_scope": (f"DELETE FROM {vec} WHERE rowid IN "
+                                f"(SELECT rowid FROM {vec} WHERE scope = ?)"),
+        "drop_vector": f"DROP TABLE IF EXISTS {vec}",
+        # The partition key filter runs inside the KNN scan; the metadata join drops a
+        # vector whose metadata does not name the head row's exact version and hash.
+        # MATERIALIZED keeps the KNN a scan of its own (vec0 refuses an outer ORDER BY
+        # pushed into it); the caller orders by distance.
+        "vector_search": (f"WITH knn AS MATERIALIZED (SELECT rowid AS pid, distance FROM {vec} "
+                          f"WHERE embedding MATCH ? AND k = ? AND scope = ?) "
+                          f"SELECT {cols}, knn.distance FROM knn JOIN {heads} AS h "
+                          f"ON h.{_q('projection_id')} = knn.pid JOIN {meta} AS m "
+                          f"ON m.{_q('projection_id')} = h.{_q('projection_id')} "
+                          f"AND m.{_q('entry_version_id')} = h.{_q('entry_version_id')} "
+                          f"AND m.{_q('entry_content_hash')} = h.{_q('entry_content_hash')}"),
+        "vector_projection": (f"SELECT h.{_q('entry_content_hash')}, "
+                              f"CASE WHEN v.rowid IS NULL THEN NULL "
+                              f"ELSE m.{_q('embedding_content_hash')} END "
+                              f"FROM {heads} AS h LEFT JOIN {meta} AS m "
+                              f"ON m.{_q('projection_id')} = h.{_q('projection_id')} "
+                              f"AND m.{_q('entry_version_id')} = h.{_q('entry_version_id')} "
+                              f"AND m.{_q('entry_content_hash')} = h.{_q('entry_content_hash')} "
+                              f"LEFT JOIN {vec} AS v ON v.rowid = h.{_q('projection_id')} "
+                              f"WHERE h.{_q('memory_artifact_id')} = ?"),
+        "vector_count": f"SELECT count(*) FROM {vec}",
+        "table_exists": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+        # Startup probes, on TEMP tables so they never touch the database file.
+        "probe_fts_create": (f"CREATE VIRTUAL TABLE temp.{_q('pc_probe_fts')} USING fts5("
+                             f"scope, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+        "probe_fts_insert": (f"INSERT INTO temp.{_q('pc_probe_fts')} "
+                             "(rowid, scope, searchable_text) VALUES (?, ?, ?)"),
+        "probe_fts_search": (f"SELECT rowid FROM temp.{_q('pc_probe_fts')} "
+                             f"WHERE {_q('pc_probe_fts')} MATCH ?"),
+        "probe_fts_delete": f"DELETE FROM temp.{_q('pc_probe_fts')} WHERE rowid = ?",
+        "probe_fts_drop": f"DROP TABLE IF EXISTS temp.{_q('pc_probe_fts')}",
+        "probe_vec_create": (f"CREATE VIRTUAL TABLE temp.{_q('pc_probe_vec')} USING vec0("
+                             "scope text partition key, embedding float[2] "
+                             "distance_metric=l2, chunk_size=8)"),
+        "probe_vec_insert": (f"INSERT INTO temp.{_q('pc_probe_vec')} (rowid, scope, embedding) "
+                             "VALUES (?, ?, ?)"),
+        "probe_vec_search": (f"SELECT rowid, distance FROM temp.{_q('pc_probe_vec')} "
+                             "WHERE embedding MATCH ? AND k = ? AND scope = ?"),
+        "probe_vec_delete": f"DELETE FROM temp.{_q('pc_probe_vec')} WHERE rowid = ?",
+        "probe_vec_drop": f"DROP TABLE IF EXISTS temp.{_q('pc_probe_vec')}",
+    }
+    return fragments
+
+
+#: Names :func:`statement` accepts (for the golden tests).
+STATEMENTS = (
+    "create_fts", "fts_insert", "fts_delete", "fts_delete_scope", "fts_search",
+    "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
+    "drop_vector", "vector_search", "vector_projection", "vector_count",
+    "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
+    "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
+    "probe_vec_search", "probe_vec_delete", "probe_vec_drop",
+)

@@ -1,0 +1,262 @@
+"""The shared SQL of the Memory family, written once and rendered per dialect
+(Memory RFC, "Storage abstraction and physical model"; ARCHITECTURE.md, "SQL").
+
+Every statement is text in sqlglot's neutral dialect, parsed by sqlglot and rendered
+for ``"sqlite"`` or ``"oceanbase"`` (see :mod:`powercontext.sql.dialects`) with every
+identifier quoted. Values are always bound: ``?`` is a positional parameter, and the
+single named placeholder ``:ids`` marks an ``IN`` list that :func:`render_in` expands to
+``n`` positional parameters. Importing this module parses nothing.
+
+:func:`render` reads :mod:`powercontext.sql.rendered` first: every statement x dialect x
+IN bucket rendered ahead of time by ``python -m powercontext.sql.generate`` (checked
+against a fresh rendering in tests/unit/test_sql_rendered.py), so a process never
+imports sqlglot for them. Any other ``n`` is rendered by sqlglot on first use and cached.
+
+Tables (logical types; the dialect maps them: ``VARCHAR``/``CHAR``/``LONGTEXT`` ->
+SQLite ``TEXT``, ``LONGBLOB`` -> ``BLOB``, ``BIGINT ... AUTO_INCREMENT`` -> SQLite
+``INTEGER PRIMARY KEY AUTOINCREMENT``):
+
+* ``powercontext_meta(key, value)`` -- deployment metadata (schema version, analyzer
+  version, embedding profile, write pause).
+* ``artifact_revisions`` -- insert-only Revisions. ``content`` holds the canonical
+  bytes encoded as ``content_encoding`` says (``identity`` or ``zlib``), so the stored
+  form can evolve without a schema change; ``lineage`` is canonical JSON text.
+* ``artifact_heads`` -- the compare-and-swap pointer, foreign key to its Revision.
+* ``sources`` -- the Source journal: ``journal_position`` is the autoincrement key.
+* ``memory_entry_versions`` -- the spec's columns, keys and foreign keys verbatim.
+* ``memory_entry_heads`` -- the active-head projection keyed by ``projection_id``.
+* ``memory_entry_vector_metadata`` -- created only with an embedding profile.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = [
+    "IN_BUCKETS",
+    "QUERIES",
+    "SCHEMA",
+    "VECTOR_SCHEMA",
+    "bucket",
+    "render",
+    "render_in",
+]
+
+#: Sizes an ``IN`` list is padded to (with NULL, which matches nothing), so each
+#: statement has a handful of rendered forms; longer lists are split into chunks.
+IN_BUCKETS = (1, 4, 16, 64, 256)
+
+_ID = "VARCHAR(128)"
+_HASH = "CHAR(64)"
+
+#: Base DDL, in creation order. Each statement is idempotent (IF NOT EXISTS).
+SCHEMA: dict[str, str] = {
+    "create_meta": f"""
+        CREATE TABLE IF NOT EXISTS powercontext_meta (
+            key {_ID} NOT NULL,
+            value LONGTEXT,
+            PRIMARY KEY (key)
+        )""",
+    "create_artifact_revisions": f"""
+        CREATE TABLE IF NOT EXISTS artifact_revisions (
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            family VARCHAR(64) NOT NULL,
+            content_encoding VARCHAR(16) NOT NULL,
+            content LONGBLOB NOT NULL,
+            content_hash {_HASH} NOT NULL,
+            lineage LONGTEXT NOT NULL,
+            PRIMARY KEY (artifact_id, revision)
+        )""",
+    "create_artifact_heads": f"""
+        CREATE TABLE IF NOT EXISTS artifact_heads (
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            PRIMARY KEY (artifact_id),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_sources": f"""
+        CREATE TABLE IF NOT EXISTS sources (
+            journal_position BIGINT NOT NULL AUTO_INCREMENT,
+            source_id {_ID} NOT NULL,
+            kind VARCHAR(64) NOT NULL,
+            content LONGTEXT NOT NULL,
+            content_hash {_HASH} NOT NULL,
+            uri LONGTEXT,
+            metadata LONGTEXT NOT NULL,
+            PRIMARY KEY (journal_position),
+            UNIQUE (source_id)
+        )""",
+    "create_memory_entry_versions": f"""
+        CREATE TABLE IF NOT EXISTS memory_entry_versions (
+            memory_artifact_id {_ID} NOT NULL,
+            entry_id {_ID} NOT NULL,
+            entry_version_id {_ID} NOT NULL,
+            version BIGINT NOT NULL,
+            previous_version_id {_ID},
+            kind VARCHAR(64) NOT NULL,
+            text LONGTEXT NOT NULL,
+            source_refs LONGTEXT NOT NULL,
+            artifact_refs LONGTEXT NOT NULL,
+            entry_content_hash {_HASH} NOT NULL,
+            created_in_revision BIGINT NOT NULL,
+            PRIMARY KEY (entry_version_id),
+            UNIQUE (memory_artifact_id, entry_id, version),
+            UNIQUE (memory_artifact_id, entry_id, entry_version_id),
+            FOREIGN KEY (previous_version_id)
+                REFERENCES memory_entry_versions (entry_version_id),
+            FOREIGN KEY (memory_artifact_id, created_in_revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_memory_entry_versions_hash_index": """
+        CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_hash
+            ON memory_entry_versions (memory_artifact_id, entry_content_hash)""",
+    "create_memory_entry_heads": f"""
+        CREATE TABLE IF NOT EXISTS memory_entry_heads (
+            projection_id BIGINT NOT NULL AUTO_INCREMENT,
+            memory_artifact_id {_ID} NOT NULL,
+            head_revision BIGINT NOT NULL,
+            entry_id {_ID} NOT NULL,
+            entry_version_id {_ID} NOT NULL,
+            entry_content_hash {_HASH} NOT NULL,
+            searchable_text LONGTEXT NOT NULL,
+            PRIMARY KEY (projection_id),
+            UNIQUE (memory_artifact_id, entry_id),
+            FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
+                REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
+        )""",
+}
+
+#: DDL created only when the deployment has an embedding profile.
+VECTOR_SCHEMA: dict[str, str] = {
+    "create_memory_entry_vector_metadata": f"""
+        CREATE TABLE IF NOT EXISTS memory_entry_vector_metadata (
+            projection_id BIGINT NOT NULL,
+            entry_version_id {_ID} NOT NULL,
+            entry_content_hash {_HASH} NOT NULL,
+            embedding_content_hash {_HASH} NOT NULL,
+            PRIMARY KEY (projection_id),
+            UNIQUE (entry_version_id),
+            FOREIGN KEY (projection_id)
+                REFERENCES memory_entry_heads (projection_id) ON DELETE CASCADE
+        )""",
+}
+
+_REVISION_COLS = "artifact_id, revision, family, content_encoding, content, content_hash, lineage"
+_VERSION_COLS = ("memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, "
+                 "kind, text, source_refs, artifact_refs, entry_content_hash, created_in_revision")
+_SOURCE_COLS = "source_id, kind, content, content_hash, uri, metadata"
+_HEAD_COLS = ("memory_artifact_id, head_revision, entry_id, entry_version_id, "
+              "entry_content_hash, searchable_text")
+
+#: Plain statements shared by both dialects (``:ids`` = an IN list, see render_in).
+QUERIES: dict[str, str] = {
+    "meta_get": "SELECT value FROM powercontext_meta WHERE key = ?",
+    "meta_delete": "DELETE FROM powercontext_meta WHERE key = ?",
+    "meta_insert": "INSERT INTO powercontext_meta (key, value) VALUES (?, ?)",
+    "head_get": "SELECT revision FROM artifact_heads WHERE artifact_id = ?",
+    "head_insert": "INSERT INTO artifact_heads (artifact_id, revision) VALUES (?, ?)",
+    "head_cas": ("UPDATE artifact_heads SET revision = ? "
+                 "WHERE artifact_id = ? AND revision = ?"),
+    "revision_insert": f"INSERT INTO artifact_revisions ({_REVISION_COLS}) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "revision_range": f"SELECT {_REVISION_COLS} FROM artifact_revisions "
+                      "WHERE artifact_id = ? AND revision > ? AND revision <= ? "
+                      "ORDER BY revision",
+    "versions_by_id": f"SELECT {_VERSION_COLS} FROM memory_entry_versions "
+                      "WHERE entry_version_id IN (:ids)",
+    "version_insert": f"INSERT INTO memory_entry_versions ({_VERSION_COLS}) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "head_projection_ids": ("SELECT projection_id FROM memory_entry_heads "
+                            "WHERE memory_artifact_id = ? AND entry_id IN (:ids)"),
+    "head_rows_delete": "DELETE FROM memory_entry_heads WHERE projection_id IN (:ids)",
+    "head_row_insert": f"INSERT INTO memory_entry_heads ({_HEAD_COLS}) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+    "heads_by_projection_id": ("SELECT projection_id, memory_artifact_id, entry_id, "
+                               "entry_version_id, entry_content_hash, searchable_text "
+                               "FROM memory_entry_heads WHERE projection_id IN (:ids)"),
+    "vector_metadata_delete": ("DELETE FROM memory_entry_vector_metadata "
+                               "WHERE projection_id IN (:ids)"),
+    "vector_metadata_insert": ("INSERT INTO memory_entry_vector_metadata (projection_id, "
+                               "entry_version_id, entry_content_hash, embedding_content_hash) "
+                               "VALUES (?, ?, ?, ?)"),
+    "all_heads": ("SELECT h.artifact_id, h.revision FROM artifact_heads AS h "
+                  "JOIN artifact_revisions AS r ON r.artifact_id = h.artifact_id "
+                  "AND r.revision = h.revision WHERE r.family = ? ORDER BY h.artifact_id"),
+    "memory_projection_ids": ("SELECT projection_id FROM memory_entry_heads "
+                              "WHERE memory_artifact_id = ?"),
+    "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
+    "source_insert": f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
+    "sources_by_id": (f"SELECT journal_position, {_SOURCE_COLS} FROM sources "
+                      "WHERE source_id IN (:ids)"),
+    "journal": (f"SELECT journal_position, {_SOURCE_COLS} FROM sources "
+                "WHERE journal_position > ? ORDER BY journal_position LIMIT ?"),
+}
+
+_ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES}
+
+
+def bucket(n: int) -> int:
+    """The smallest IN bucket holding ``n`` values (n <= the largest bucket)."""
+    for b in IN_BUCKETS:
+        if n <= b:
+            return b
+    raise ValueError(f"an IN list holds at most {IN_BUCKETS[-1]} values, not {n}")
+
+
+@functools.cache
+def _parsed(name: str) -> Any:
+    import sqlglot
+
+    return sqlglot.parse_one(_ALL[name])
+
+
+@functools.cache
+def render(name: str, dialect: str, n: int | None = None) -> str:
+    """The statement ``name`` rendered for ``dialect`` (``"sqlite"``/``"oceanbase"``).
+
+    A statement with an ``:ids`` IN list needs ``n`` (the number of positional
+    parameters the list gets); KeyError for an unknown name, ValueError when ``n`` is
+    missing or given for a statement without a list, or for an unknown dialect.
+    Served from :mod:`powercontext.sql.rendered` when there (every name x dialect x
+    :data:`IN_BUCKETS` size), else rendered with sqlglot.
+    """
+    from powercontext.sql import rendered
+
+    sql = rendered.TEMPLATES.get((name, dialect, n))
+    return sql if sql is not None else _render_sql(name, dialect, n)
+
+
+def _render_sql(name: str, dialect: str, n: int | None = None) -> str:
+    """:func:`render` done by sqlglot (what ``powercontext.sql.generate`` records)."""
+    from sqlglot import exp
+
+    from powercontext.sql.dialects import dialect as get_dialect
+
+    tree = _parsed(name)
+    markers = [p for p in tree.find_all(exp.Placeholder) if p.name == "ids"]
+    if markers:
+        if n is None or n < 1:
+            raise ValueError(f"statement {name!r} has an IN list: give n >= 1")
+        tree = tree.copy()
+        for p in [p for p in tree.find_all(exp.Placeholder) if p.name == "ids"]:
+            parent = p.parent
+            assert isinstance(parent, exp.In)
+            parent.set("expressions", [exp.Placeholder() for _ in range(n)])
+    elif n is not None:
+        raise ValueError(f"statement {name!r} has no IN list")
+    return str(tree.sql(dialect=get_dialect(dialect), identify=True))
+
+
+def render_in(name: str, dialect: str, values: list[Any]) -> list[tuple[str, list[Any]]]:
+    """``(sql, IN-list parameters)`` chunks covering ``values``, each padded with None to
+    an :data:`IN_BUCKETS` size (None matches nothing). Empty ``values`` gives ``[]``."""
+    out = []
+    size = IN_BUCKETS[-1]
+    for start in range(0, len(values), size):
+        chunk = list(values[start:start + size])
+        b = bucket(len(chunk))
+        out.append((render(name, dialect, b), chunk + [None] * (b - len(chunk))))
+    return out
