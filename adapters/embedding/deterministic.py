@@ -1,0 +1,115 @@
+"""A deterministic, model-free EmbeddingModel for tests and offline development (Memory
+RFC, "EmbeddingModel"; issue 4 item 2).
+
+Feature hashing: every Analyzer v1 token of the text (:func:`powercontext.core.analyzer.analyze`)
+and every character trigram of each word token is hashed with BLAKE2b into one of
+``dimension`` buckets with a hash-derived sign, the counts are summed in input order and
+the vector is L2-normalized. Only integer hashing and IEEE-754 double arithmetic in a fixed
+order are involved, so a text gets bit-identical values in every process and on every
+platform. Texts that share words (or word fragments) get a higher cosine than unrelated
+texts; it knows nothing of synonyms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Final, final
+
+from powercontext.adapters.embedding._check import build_result, check_texts
+from powercontext.core import analyzer
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import EmbeddingProfile, EmbeddingResult
+
+__all__ = ["DETERMINISTIC_MODEL", "DeterministicEmbedding"]
+
+#: The model id stored in the profile: bump ``hash-v1`` whenever the hashing or weights
+#: change; the analyzer version is part of it because the features are analyzer tokens.
+DETERMINISTIC_MODEL: Final = f"powercontext/deterministic-hash-v1+{analyzer.ANALYZER_VERSION}"
+
+_PERSON: Final = b"pc-detemb-v1"
+_WORD_WEIGHT: Final = 1.0
+_TRIGRAM_WEIGHT: Final = 0.35
+
+
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, person=_PERSON).digest()
+    h = int.from_bytes(digest, "big")
+    return (h >> 1) % dimension, (-1.0 if h & 1 else 1.0)
+
+
+def _features(tokens: list[str]) -> list[tuple[str, float]]:
+    out: list[tuple[str, float]] = []
+    for token in tokens:
+        out.append(("w:" + token, _WORD_WEIGHT))
+        # ASCII words never contain "_"; x_/u_/b_ tokens are hex encodings, not spellings.
+        if "_" not in token:
+            padded = f"#{token}#"
+            out.extend(("t:" + padded[i : i + 3], _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+    return out
+
+
+def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tuple[float, ...]:
+    """The unit vector of one text (``dimension`` floats, L2 norm 1).
+
+    A text without tokens (empty, punctuation or stopwords only) or whose features cancel
+    out still gets a valid unit vector: one signed bucket chosen by hashing the raw text.
+    ``tokens`` are ``analyze(text)`` when the caller already has them.
+    """
+    acc = [0.0] * dimension
+    for feature, weight in _features(analyzer.analyze(text) if tokens is None else tokens):
+        i, sign = _bucket(feature, dimension)
+        acc[i] += sign * weight
+    norm = math.sqrt(math.fsum(x * x for x in acc))
+    if norm == 0.0:
+        i, sign = _bucket("raw:" + text, dimension)
+        acc = [0.0] * dimension
+        acc[i] = sign
+        norm = 1.0
+    return tuple(x / norm for x in acc)
+
+
+@final
+class DeterministicEmbedding:
+    """EmbeddingModel by feature hashing; no model files, no I/O, no randomness.
+
+    ``dimension`` (>= 8, default 384) fixes the profile: ``profile_id`` defaults to
+    ``"deterministic-hash-v1-<dimension>"``, model :data:`DETERMINISTIC_MODEL`, distance
+    ``"l2"``, normalization ``"unit"``. Raises InvalidInputError for a bad dimension or
+    non-str texts; every result passes the shared vector check.
+    """
+
+    def __init__(self, dimension: int = 384, *, profile_id: str | None = None) -> None:
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 8:
+            raise InvalidInputError("dimension", f"must be an int >= 8, not {dimension!r}")
+        self._profile = EmbeddingProfile(
+            profile_id=profile_id or f"deterministic-hash-v1-{dimension}",
+            model=DETERMINISTIC_MODEL,
+            dimension=dimension,
+            distance="l2",
+            normalization="unit",
+        )
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        """The fixed profile this embedder produces vectors for."""
+        return self._profile
+
+    def embed_sync(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        """:meth:`embed` without the event loop (it does no I/O)."""
+        texts = check_texts(texts)
+        dim = self._profile.dimension
+        analyzed = [analyzer.analyze(t) for t in texts]
+        return build_result(
+            (embed_text(t, dim, toks) for t, toks in zip(texts, analyzed, strict=True)),
+            len(texts),
+            self._profile,
+            input_tokens=sum(len(toks) for toks in analyzed),
+        )
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        """One unit vector per text, in input order; usage counts Analyzer v1 tokens."""
+        return self.embed_sync(texts)
+
+    def __repr__(self) -> str:
+        return f"DeterministicEmbedding(dimension={self._profile.dimension})"

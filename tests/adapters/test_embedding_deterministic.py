@@ -1,0 +1,169 @@
+"""DeterministicEmbedding and the shared vector check (issue 4 item 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import pytest
+
+from powercontext.adapters.embedding import DeterministicEmbedding, build_result, check_texts
+from powercontext.adapters.embedding.deterministic import DETERMINISTIC_MODEL, embed_text
+from powercontext.core.errors import BackendError, InvalidInputError
+from powercontext.core.models import EmbeddingProfile, EmbeddingResult
+from powercontext.ports import EmbeddingModel
+
+TEXTS = (
+    "How do I run the test suite?",
+    "Use make test to execute the tests",
+    "The cat sat on the mat",
+    "",
+    "中文 café naïve",
+)
+
+# sha256 over the float.hex() of every value of embed_text() at dimension 64 for fixed token
+# lists (so analyzer changes, pinned by the analyzer's own tests, do not move it): any change
+# of the hashing or weights changes it, and must bump DETERMINISTIC_MODEL.
+GOLDEN_TOKENS: tuple[list[str], ...] = (
+    ["run", "test", "suite"],
+    ["use", "make", "test", "execute", "tests"],
+    [],
+    ["u_4e2d", "u_6587", "b_4e2d_6587", "caf", "x_636166c3a9"],
+)
+GOLDEN_DIGEST_64 = "10a2f0ebe971f9376d24b062a6938f8f32b1d4c768d20d58b632e5a1801259c5"
+
+
+def _digest(vectors: Sequence[tuple[float, ...]]) -> str:
+    return hashlib.sha256(
+        "\n".join(",".join(x.hex() for x in v) for v in vectors).encode()
+    ).hexdigest()
+
+
+def _cos(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_profile_is_fixed_l2_unit_and_port_conforming() -> None:
+    emb = DeterministicEmbedding(dimension=64)
+    assert emb.profile == EmbeddingProfile(
+        "deterministic-hash-v1-64", DETERMINISTIC_MODEL, 64, "l2", "unit"
+    )
+    assert DeterministicEmbedding().profile.dimension == 384
+    assert isinstance(emb, EmbeddingModel)
+
+
+def test_vectors_are_unit_length_with_profile_dimension_in_input_order() -> None:
+    emb = DeterministicEmbedding(dimension=64)
+    result = asyncio.run(emb.embed(TEXTS))
+    assert len(result.vectors) == len(TEXTS)
+    assert result.usage.texts == len(TEXTS)
+    assert result.usage.input_tokens > 0
+    for text, v in zip(TEXTS, result.vectors, strict=True):
+        assert len(v) == 64
+        assert all(type(x) is float and math.isfinite(x) for x in v)
+        assert abs(math.sqrt(math.fsum(x * x for x in v)) - 1.0) < 1e-12
+        assert asyncio.run(emb.embed((text,))).vectors == (v,)
+
+
+def test_values_are_identical_in_another_process() -> None:
+    here = _digest(DeterministicEmbedding(dimension=64).embed_sync(TEXTS).vectors)
+    code = (
+        "import hashlib;"
+        "from powercontext.adapters.embedding import DeterministicEmbedding;"
+        f"r = DeterministicEmbedding(dimension=64).embed_sync({TEXTS!r});"
+        "print(hashlib.sha256('\\n'.join(','.join(x.hex() for x in v) for v in r.vectors)"
+        ".encode()).hexdigest())"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    there = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert here == there
+
+
+def test_hashing_matches_the_golden_digest() -> None:
+    vectors = [embed_text("unused", 64, tokens) for tokens in GOLDEN_TOKENS]
+    assert _digest(vectors) == GOLDEN_DIGEST_64
+    assert vectors[0] == embed_text("How do I run the test suite?", 64, ["run", "test", "suite"])
+    assert DETERMINISTIC_MODEL == "powercontext/deterministic-hash-v1+analyzer-v1"
+
+
+def test_texts_sharing_words_score_higher_cosine_than_unrelated_texts() -> None:
+    emb = DeterministicEmbedding()
+    query, paraphrase, unrelated = emb.embed_sync(
+        (
+            "How do I run the test suite?",
+            "Use make test to execute the tests",
+            "The cat sat on the mat",
+        )
+    ).vectors
+    assert _cos(query, paraphrase) > _cos(query, unrelated) + 0.1
+    # a shared word fragment ("deploy" in "deployment") also counts, through trigrams
+    a, b, c = emb.embed_sync(("deployment pipeline", "deploying", "banana bread")).vectors
+    assert _cos(a, b) > _cos(a, c) + 0.1
+
+
+@pytest.mark.parametrize("text", ["", "   ", "?!", "the of and", "\u2014 \u2026"])
+def test_text_without_tokens_still_gets_a_valid_unit_vector(text: str) -> None:
+    (v,) = DeterministicEmbedding(dimension=32).embed_sync((text,)).vectors
+    assert sorted(abs(x) for x in v)[-1] == 1.0
+    assert sum(1 for x in v if x != 0.0) == 1
+
+
+def test_empty_input_gives_an_empty_result() -> None:
+    assert asyncio.run(DeterministicEmbedding().embed(())) == EmbeddingResult(())
+
+
+@pytest.mark.parametrize("texts", ["a bare string", ("ok", 3), None, b"bytes"])
+def test_non_str_texts_are_rejected(texts: object) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        DeterministicEmbedding().embed_sync(texts)  # type: ignore[arg-type]
+    assert info.value.field == "texts"
+    assert check_texts(["a", "b"]) == ("a", "b")
+
+
+@pytest.mark.parametrize("dimension", [0, 7, -1, 8.0, True, "384"])
+def test_bad_dimension_is_rejected(dimension: object) -> None:
+    with pytest.raises(InvalidInputError):
+        DeterministicEmbedding(dimension=dimension)  # type: ignore[arg-type]
+
+
+PROFILE = EmbeddingProfile("p", "m", 4, "l2", "unit")
+UNIT = (1.0, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected", "message"),
+    [
+        ([UNIT, (math.nan, 0.0, 0.0, 1.0)], 2, "invalid vector 1: vector: contains NaN, infinity"),
+        ([(math.inf, 0.0, 0.0, 0.0)], 1, "contains NaN, infinity"),
+        ([(-math.inf, 0.0, 0.0, 0.0)], 1, "contains NaN, infinity"),
+        ([()], 1, "is empty"),
+        ([(1.0, 0.0, 0.0)], 1, "has 3 dimensions; the profile fixes 4"),
+        ([(0.6, 0.6, 0.0, 0.0)], 1, "not unit length (norm 0.8485)"),
+        ([(0.0, 0.0, 0.0, 0.0)], 1, "not unit length (norm 0.0000)"),
+        ([(1e200, 0.0, 0.0, 0.0)], 1, "not unit length"),
+        ([UNIT], 2, "returned 1 vectors for 2 texts"),
+        ([UNIT, UNIT], 1, "returned 2 vectors for 1 texts"),
+        ([("x", 0.0, 0.0, 0.0)], 1, "non-numeric vector 0"),
+    ],
+)
+def test_shared_check_rejects_bad_model_output(rows: list, expected: int, message: str) -> None:
+    with pytest.raises(BackendError, match="embedding model 'm'") as info:
+        build_result(rows, expected, PROFILE)
+    assert message in str(info.value)
+
+
+def test_shared_check_accepts_unit_vectors_within_tolerance_and_freezes_floats() -> None:
+    almost = (1.0009, 0.0, 0.0, 0.0)
+    result = build_result([UNIT, almost, [0, 1, 0, 0]], 3, PROFILE, input_tokens=7)
+    assert result.vectors == (UNIT, almost, (0.0, 1.0, 0.0, 0.0))
+    assert all(type(x) is float for v in result.vectors for x in v)
+    assert result.usage.input_tokens == 7 and result.usage.texts == 3
+    with pytest.raises(BackendError):
+        build_result([(1.0011, 0.0, 0.0, 0.0)], 1, PROFILE)
