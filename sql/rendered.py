@@ -264,6 +264,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('memory_projection_ids', 'sqlite', None): (
         'SELECT "projection_id" FROM "memory_entry_heads" WHERE "memory_artifact_id" = ?'
     ),
+    ('memory_head_count', 'sqlite', None): (
+        'SELECT COUNT(*) FROM "memory_entry_heads" WHERE "memory_artifact_id" = ?'
+    ),
     ('drop_memory_entry_vector_metadata', 'sqlite', None): (
         'DROP TABLE IF EXISTS "memory_entry_vector_metadata"'
     ),
@@ -589,6 +592,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('memory_projection_ids', 'oceanbase', None): (
         'SELECT `projection_id` FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s'
     ),
+    ('memory_head_count', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s'
+    ),
     ('drop_memory_entry_vector_metadata', 'oceanbase', None): (
         'DROP TABLE IF EXISTS `memory_entry_vector_metadata`'
     ),
@@ -642,9 +648,14 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
 #: SQLite fragment name -> SQL (:func:`powercontext.sql.sqlite.statement`).
 SQLITE_FRAGMENTS: dict[str, str] = {
     'create_fts': (
-        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope, '
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope UNINDEXED, '
         'searchable_text, tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
     ),
+    'create_fts_vocab': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts_vocab" USING '
+        'fts5vocab("memory_entry_search_fts", \'row\')'
+    ),
+    'fts_document_frequency': 'SELECT doc FROM "memory_entry_search_fts_vocab" WHERE term = ?',
     'fts_insert': (
         'INSERT INTO "memory_entry_search_fts" (rowid, scope, searchable_text) VALUES (?, ?, ?)'
     ),
@@ -656,10 +667,7 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         '"memory_entry_search_fts" MATCH ? ORDER BY bm25("memory_entry_search_fts", 0.0, 1.0), '
         '"memory_entry_search_fts".rowid LIMIT ?'
     ),
-    'fts_delete_scope': (
-        'DELETE FROM "memory_entry_search_fts" WHERE rowid IN (SELECT rowid FROM '
-        '"memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ?)'
-    ),
+    'fts_delete_scope': 'DELETE FROM "memory_entry_search_fts" WHERE scope = ?',
     'fts_integrity_check': (
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts") VALUES '
         "('integrity-check')"

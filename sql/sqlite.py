@@ -30,18 +30,21 @@ from collections.abc import Callable
 
 __all__ = [
     "FTS_TABLE",
+    "FTS_VOCAB_TABLE",
     "FTS_TOKENIZE",
     "MAX_KNN_K",
     "VECTOR_CHUNK_SIZE",
     "VECTOR_TABLE",
     "fts_match_expression",
-    "fts_scope_expression",
+    "fts_document",
+    "scoped_terms",
     "scope_token",
     "statement",
     "vector_ddl",
 ]
 
 FTS_TABLE = "memory_entry_search_fts"
+FTS_VOCAB_TABLE = "memory_entry_search_fts_vocab"
 VECTOR_TABLE = "memory_entry_search_vector"
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 #: vec0 refuses k above 4096.
@@ -68,28 +71,39 @@ def scope_token(artifact_id: str) -> str:
     return "m_" + hashlib.sha256(artifact_id.encode("utf-8")).hexdigest()[:24]
 
 
+def _check_tokens(tokens: list[str]) -> None:
+    for t in tokens:
+        if not t or not all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
+                or t != t.lower():
+            raise ValueError(f"not an Analyzer v1 token: {t!r}")
+
+
+def scoped_terms(scope: str, terms: list[str] | tuple[str, ...]) -> list[str]:
+    """The FTS tokens of ``terms`` inside one Memory: ``<scope>_<term>``.
+
+    Every indexed token carries its Memory's scope, so a posting list holds one Memory's
+    rows only: a search reads no other Memory's postings, and document frequencies
+    (fts5vocab) are per Memory.
+    """
+    _check_tokens([scope, *terms])
+    return [f"{scope}_{t}" for t in terms]
+
+
+def fts_document(scope: str, searchable_text: str) -> str:
+    """The text indexed for one head row: its Analyzer v1 tokens, each scoped."""
+    return " ".join(f"{scope}_{t}" for t in searchable_text.split())
+
+
 def fts_match_expression(scopes: list[str], terms: list[str]) -> str:
-    """The FTS5 query ``scope : ("m_.." OR ..) AND searchable_text : ("t1" OR ..)``.
+    """The FTS5 query ``searchable_text : ("<scope>_t1" OR ...)`` over every scope.
 
     ``scopes`` come from :func:`scope_token` and ``terms`` from Analyzer v1 (both only
     ``[a-z0-9_]``); anything else raises ValueError, so raw text never reaches MATCH.
     """
-    for t in [*scopes, *terms]:
-        if not t or not all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
-                or t != t.lower():
-            raise ValueError(f"not an Analyzer v1 token: {t!r}")
     if not scopes or not terms:
         raise ValueError("an FTS query needs at least one scope and one term")
-    scope = " OR ".join(f'"{s}"' for s in scopes)
-    text = " OR ".join(f'"{t}"' for t in terms)
-    return f"scope : ({scope}) AND searchable_text : ({text})"
-
-
-def fts_scope_expression(scope: str) -> str:
-    """The FTS5 query ``scope : "m_.."`` selecting every row of one Memory."""
-    if not scope or not all(c.isascii() and (c.isalnum() or c == "_") for c in scope):
-        raise ValueError(f"not a scope token: {scope!r}")
-    return f'scope : "{scope}"'
+    tokens = [tok for s in scopes for tok in scoped_terms(s, terms)]
+    return "searchable_text : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
 
 
 def vector_ddl(dimension: int, chunk_size: int = VECTOR_CHUNK_SIZE) -> str:
@@ -125,14 +139,18 @@ def statement(name: str) -> str:
 
 def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
     """Every fixed fragment by name, identifiers quoted by ``_q``."""
-    fts, vec = _q(FTS_TABLE), _q(VECTOR_TABLE)
+    fts, vec, vocab = _q(FTS_TABLE), _q(VECTOR_TABLE), _q(FTS_VOCAB_TABLE)
     heads, meta = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
     cols = ", ".join(f"h.{_q(c)}" for c in (
         "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
         "entry_content_hash", "searchable_text"))
     fragments = {
+        # scope is UNINDEXED (kept for offline deletes); the tokens carry the scope.
         "create_fts": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5("
-                       f"scope, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+                       f"scope UNINDEXED, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+        "create_fts_vocab": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING "
+                             f"fts5vocab({fts}, 'row')"),
+        "fts_document_frequency": f"SELECT doc FROM {vocab} WHERE term = ?",
         "fts_insert": f"INSERT INTO {fts} (rowid, scope, searchable_text) VALUES (?, ?, ?)",
         "fts_delete": f"DELETE FROM {fts} WHERE rowid = ?",
         # bm25 weights: scope 0 (a filter, not evidence), searchable_text 1.
@@ -140,8 +158,7 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
                        f"ON h.{_q('projection_id')} = {fts}.rowid "
                        f"WHERE {fts} MATCH ? ORDER BY bm25({fts}, 0.0, 1.0), {fts}.rowid "
                        f"LIMIT ?"),
-        "fts_delete_scope": (f"DELETE FROM {fts} WHERE rowid IN "
-                             f"(SELECT rowid FROM {fts} WHERE {fts} MATCH ?)"),
+        "fts_delete_scope": f"DELETE FROM {fts} WHERE scope = ?",
         "fts_integrity_check": f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')",
         "vector_insert": f"INSERT INTO {vec} (rowid, scope, embedding) VALUES (?, ?, ?)",
         "vector_delete": f"DELETE FROM {vec} WHERE rowid = ?",
@@ -194,7 +211,7 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
 
 #: Names :func:`statement` accepts (for the golden tests).
 STATEMENTS = (
-    "create_fts", "fts_insert", "fts_delete", "fts_delete_scope", "fts_search",
+    "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete", "fts_delete_scope", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "vector_search", "vector_projection", "vector_count",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",

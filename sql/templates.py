@@ -187,6 +187,8 @@ QUERIES: dict[str, str] = {
                   "AND r.revision = h.revision WHERE r.family = ? ORDER BY h.artifact_id"),
     "memory_projection_ids": ("SELECT projection_id FROM memory_entry_heads "
                               "WHERE memory_artifact_id = ?"),
+    "memory_head_count": ("SELECT COUNT(*) FROM memory_entry_heads "
+                          "WHERE memory_artifact_id = ?"),
     "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
     "source_insert": f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
     "sources_by_id": (f"SELECT journal_position, {_SOURCE_COLS} FROM sources "

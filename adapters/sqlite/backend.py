@@ -77,6 +77,11 @@ def _pack(vector: EmbeddingVector) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
+#: Query-term pruning by document frequency (see ``_query_tokens_sync``).
+FTS_PRUNE_MIN_ROWS = 2000
+FTS_PRUNE_FRACTION = 0.1
+
+
 def _vec0_path() -> str:
     """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
     (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
@@ -190,7 +195,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             for name in templates.SCHEMA:
                 self._execute(self._t(name))
             self._execute(frag.statement("create_fts"))
-        elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)):
+            self._execute(frag.statement("create_fts_vocab"))
+        elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
+                  and self._exists_sync(frag.FTS_VOCAB_TABLE)):
             return None
         schema = self._meta_get_sync("schema_version")
         if schema is None:
@@ -257,7 +264,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         try:
             self._execute(frag.statement("probe_fts_drop"))
             self._execute(frag.statement("probe_fts_create"))
-            self._execute(frag.statement("probe_fts_insert"), [7, "m_probe", "probe_x token"])
+            self._execute(frag.statement("probe_fts_insert"),
+                          [7, "m_probe", frag.fts_document("m_probe", "probe_x token")])
             found = self._execute(frag.statement("probe_fts_search"),
                                   [frag.fts_match_expression(["m_probe"], ["probe_x"])])
             self._execute(frag.statement("probe_fts_delete"), [7])
@@ -424,7 +432,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                                         row.entry_version_id, row.entry_content_hash,
                                         row.searchable_text])
             pid = self._conn.last_insert_rowid()
-            self._execute(fts_insert, [pid, scope, row.searchable_text])
+            self._execute(fts_insert, [pid, scope, frag.fts_document(scope, row.searchable_text)])
             if vec is None:
                 continue
             if not self._vec_tables or self._profile is None:
@@ -443,13 +451,39 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     ) -> list[Candidate]:
         if not artifact_ids or not terms or limit <= 0:
             return []
-        query = frag.fts_match_expression([frag.scope_token(a) for a in artifact_ids],
-                                          list(terms))
+        tokens: list[str] = []
+        for a in dict.fromkeys(artifact_ids):
+            tokens.extend(self._query_tokens_sync(a, list(terms)))
+        query = "searchable_text : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
         wanted = set(artifact_ids)
         return [Candidate(a, e, v, h, text)
                 for _pid, a, e, v, h, text
                 in self._execute(frag.statement("fts_search"), [query, limit])
                 if a in wanted]
+
+    def _query_tokens_sync(self, artifact_id: str, terms: list[str]) -> list[str]:
+        """The scoped query tokens for one Memory, leaving out very common terms.
+
+        In a Memory of at least FTS_PRUNE_MIN_ROWS rows, a term in more than
+        FTS_PRUNE_FRACTION of its rows is left out of MATCH (at least the two rarest
+        terms stay): such a term adds almost nothing to bm25 but makes FTS5 score a large
+        share of the Memory. Admission still counts every query term (the service checks
+        the candidate's tokens against all of them), so a row needs the same matches as
+        before to be admitted; only rows matching nothing but common terms are no longer
+        candidates. Document frequencies are exact and per Memory (scoped tokens).
+        """
+        scoped = frag.scoped_terms(frag.scope_token(artifact_id), terms)
+        if len(scoped) <= 2:
+            return scoped
+        rows = self._execute(self._t("memory_head_count"), [artifact_id])[0][0]
+        if rows < FTS_PRUNE_MIN_ROWS:
+            return scoped
+        df_sql = frag.statement("fts_document_frequency")
+        df = {t: (r[0][0] if (r := self._execute(df_sql, [t])) else 0) for t in scoped}
+        keep = [t for t in scoped if df[t] <= FTS_PRUNE_FRACTION * rows]
+        if len(keep) < 2:
+            keep = sorted(scoped, key=lambda t: (df[t], t))[:2]
+        return keep
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
@@ -485,7 +519,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         scope = frag.scope_token(artifact_id)
         pids = [r[0] for r in self._execute(self._t("memory_projection_ids"), [artifact_id])]
         # by scope, so rows left behind without a head row go too
-        self._execute(frag.statement("fts_delete_scope"), [frag.fts_scope_expression(scope)])
+        self._execute(frag.statement("fts_delete_scope"), [scope])
         if self._vec_tables:
             self._execute(frag.statement("vector_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)

@@ -147,6 +147,9 @@ GOLDEN_SQLITE = {
     'memory_projection_ids': (
         'SELECT "projection_id" FROM "memory_entry_heads" WHERE "memory_artifact_id" = ?'
     ),
+    'memory_head_count': (
+        'SELECT COUNT(*) FROM "memory_entry_heads" WHERE "memory_artifact_id" = ?'
+    ),
     'drop_memory_entry_vector_metadata': (
         'DROP TABLE IF EXISTS "memory_entry_vector_metadata"'
     ),
@@ -302,6 +305,9 @@ GOLDEN_OCEANBASE = {
     'memory_projection_ids': (
         'SELECT `projection_id` FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s'
     ),
+    'memory_head_count': (
+        'SELECT COUNT(*) FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s'
+    ),
     'drop_memory_entry_vector_metadata': (
         'DROP TABLE IF EXISTS `memory_entry_vector_metadata`'
     ),
@@ -322,8 +328,16 @@ GOLDEN_OCEANBASE = {
 
 GOLDEN_SQLITE_FRAGMENTS = {
     'create_fts': (
-        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope, '
-        'searchable_text, tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope '
+        'UNINDEXED, searchable_text, tokenize="unicode61 remove_diacritics 0 tokenchars '
+        '\'_\'")'
+    ),
+    'create_fts_vocab': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts_vocab" USING '
+        'fts5vocab("memory_entry_search_fts", \'row\')'
+    ),
+    'fts_document_frequency': (
+        'SELECT doc FROM "memory_entry_search_fts_vocab" WHERE term = ?'
     ),
     'fts_insert': (
         'INSERT INTO "memory_entry_search_fts" (rowid, scope, searchable_text) VALUES (?, '
@@ -333,8 +347,7 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?'
     ),
     'fts_delete_scope': (
-        'DELETE FROM "memory_entry_search_fts" WHERE rowid IN (SELECT rowid FROM '
-        '"memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ?)'
+        'DELETE FROM "memory_entry_search_fts" WHERE scope = ?'
     ),
     'fts_search': (
         'SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
@@ -445,7 +458,9 @@ def test_vector_ddl_and_match_expression_render_exactly() -> None:
         'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_vector" USING vec0('
         "scope text partition key, embedding float[384] distance_metric=l2, chunk_size=8)")
     assert frag.fts_match_expression(["m_ab", "m_cd"], ["uv", "x_c3a9", "b_4e2d_6587"]) == (
-        'scope : ("m_ab" OR "m_cd") AND searchable_text : ("uv" OR "x_c3a9" OR "b_4e2d_6587")')
+        'searchable_text : ("m_ab_uv" OR "m_ab_x_c3a9" OR "m_ab_b_4e2d_6587" OR '
+        '"m_cd_uv" OR "m_cd_x_c3a9" OR "m_cd_b_4e2d_6587")')
+    assert frag.fts_document("m_ab", "uv b_4e2d_6587") == "m_ab_uv m_ab_b_4e2d_6587"
 
 
 @pytest.mark.parametrize("bad", ['a"b', "A", "a b", "", "é", "a*", "NEAR(a"])
@@ -507,6 +522,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     for name in [*templates.SCHEMA, *templates.VECTOR_SCHEMA]:
         t(name)  # idempotent: IF NOT EXISTS on an existing schema
     f("create_fts")
+    f("create_fts_vocab")
     conn.execute(frag.vector_ddl(PROFILE.dimension))
     conn.execute("BEGIN IMMEDIATE")
     t("meta_delete", ("k",))
@@ -527,7 +543,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert t("heads_by_projection_id", (pid, None, None, None), 4)[0][2] == "e1"
     t("vector_metadata_insert", (pid, "v1", H, H2))
     scope = frag.scope_token("art")
-    f("fts_insert", (pid, scope, "uv"))
+    f("fts_insert", (pid, scope, frag.fts_document(scope, "uv")))
     f("vector_insert", (pid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
     hits = f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5))
     assert [h[2] for h in hits] == ["e1"]
@@ -548,9 +564,12 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid2 = conn.last_insert_rowid()
     assert t("memory_projection_ids", ("art",)) == [(pid2,)]
-    f("fts_insert", (pid2, scope, "uv"))
+    f("fts_insert", (pid2, scope, frag.fts_document(scope, "uv")))
+    assert f("fts_document_frequency", (frag.scoped_terms(scope, ["uv"])[0],)) == [(1,)]
+    assert t("memory_head_count", ("art",)) == [(1,)]
     f("vector_insert", (pid2, scope, _vec(0, 1, 0, 0, 0, 0, 0, 0)))
-    f("fts_delete_scope", (frag.fts_scope_expression(scope),))
+    f("fts_delete_scope", (scope,))
+    assert f("fts_document_frequency", (frag.scoped_terms(scope, ["uv"])[0],)) == []
     f("vector_delete_scope", (scope,))
     assert f("vector_count") == [(0,)]
     f("drop_vector")
@@ -559,7 +578,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     conn.execute("ROLLBACK")
     for name in ["probe_fts_drop", "probe_fts_create"]:
         f(name)
-    f("probe_fts_insert", (1, "m_p", "x"))
+    f("probe_fts_insert", (1, "m_p", frag.fts_document("m_p", "x")))
     assert f("probe_fts_search", (frag.fts_match_expression(["m_p"], ["x"]),)) == [(1,)]
     f("probe_fts_delete", (1,))
     f("probe_fts_drop")
