@@ -30,15 +30,15 @@ from collections.abc import Callable
 
 __all__ = [
     "FTS_TABLE",
-    "FTS_VOCAB_TABLE",
     "FTS_TOKENIZE",
+    "FTS_VOCAB_TABLE",
     "MAX_KNN_K",
     "VECTOR_CHUNK_SIZE",
     "VECTOR_TABLE",
-    "fts_match_expression",
     "fts_document",
-    "scoped_terms",
+    "fts_match_expression",
     "scope_token",
+    "scoped_terms",
     "statement",
     "vector_ddl",
 ]
@@ -211,7 +211,8 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
 
 #: Names :func:`statement` accepts (for the golden tests).
 STATEMENTS = (
-    "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete", "fts_delete_scope", "fts_search",
+    "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete",
+    "fts_delete_scope", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "vector_search", "vector_projection", "vector_count",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
