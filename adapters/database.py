@@ -19,7 +19,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -42,6 +42,7 @@ from powercontext.core.models import (
     MANIFEST_FORMAT,
     MEMORY_SCHEMA,
     ArtifactRef,
+    Channel,
     EmbeddingProfile,
     EmbeddingVector,
     MemoryCapabilities,
@@ -1084,10 +1085,10 @@ class DatabaseMemoryBackend(abc.ABC):
                     v.entry_version_id,
                     v.text,
                     f.score,
-                    tuple(f.matched_by),
+                    tuple(cast("list[Channel]", list(f.matched_by))),
                     v.kind,
                 )
-            )  # type: ignore[arg-type]
+            )
         return MemorySearchResult(tuple(hits), mode)
 
     @staticmethod

@@ -349,11 +349,11 @@ class MemoryService:
                     "remember(mode='extract') needs a candidate pipeline; none is configured"
                 )
             base = await self._base(memory, None) if memory is not None else None
-            current = tuple(
-                v
-                for e, v in (base.versions.items() if base else ())
-                if base.manifest[e].state == "active"
-            )  # type: ignore[union-attr]
+            current: tuple[MemoryEntryVersion, ...] = ()
+            if base is not None:
+                manifest = base.manifest
+                current = tuple(v for e, v in base.versions.items()
+                                if manifest[e].state == "active")
             entries = await self.candidate_pipeline.extract(
                 sources, current, tuple(providers) if providers is not None else None
             )

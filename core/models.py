@@ -16,6 +16,7 @@ __all__ = [
     "MEMORY_SCHEMA",
     "Artifact",
     "ArtifactRef",
+    "Channel",
     "EmbeddingProfile",
     "EmbeddingResult",
     "EmbeddingVector",

@@ -17,7 +17,7 @@ import itertools
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 from hypothesis import strategies as st
@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
 BackendFactory = Callable[[EmbeddingProfile | None], MemoryBackend]
 
 #: Queries that must never reach MATCH as syntax; each returns hits or nothing.
@@ -89,7 +90,8 @@ def run(coro: Awaitable[T]) -> T:
 
 def entry_texts() -> st.SearchStrategy[str]:
     """Entry texts valid after NFC and trimming (1..200 code points, no surrogates)."""
-    return st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200).filter(
+    chars = st.characters(blacklist_categories=_SURROGATES)
+    return st.text(chars, min_size=1, max_size=200).filter(
         lambda t: bool(unicodedata.normalize("NFC", t).strip())
     )
 
@@ -100,7 +102,7 @@ def sources(prefix: str = "src_") -> st.SearchStrategy[Source]:
         lambda n, kind, body: canonical.make_source(f"{prefix}{n}", kind, body),
         st.integers(0, 10_000),
         st.sampled_from(["file", "user_note", "task_outcome"]),
-        st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
+        st.text(st.characters(blacklist_categories=_SURROGATES), max_size=80),
     )
 
 
@@ -856,7 +858,7 @@ class MemoryStateMachine(RuleBasedStateMachine):
         state = {
             e.entry_id: (
                 e.entry_version_id,
-                e.state,
+                str(e.state),
                 versions[e.entry_id].kind,
                 versions[e.entry_id].text,
                 versions[e.entry_id].version,
@@ -1040,8 +1042,9 @@ def state_machine_test(
     overrides: dict[str, Any] = {"stateful_step_count": stateful_step_count, "deadline": None}
     if max_examples is not None:
         overrides["max_examples"] = max_examples
-    machine.TestCase.settings = _settings(_settings(), **overrides)
-    return machine.TestCase
+    test_case: Any = getattr(machine, "TestCase")  # noqa: B009 (made by hypothesis)
+    test_case.settings = _settings(_settings(), **overrides)
+    return test_case
 
 
 __all__ += ["VOCABULARY", "MemoryStateMachine", "state_machine_test"]

@@ -625,11 +625,14 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
+    from powercontext.adapters.database import DatabaseMemoryBackend
     from powercontext.plugins.registry import Registry
 
     registry = Registry()
     model = registry.embedding_model(c.embedding) if c.embedding else None
     backend = registry.backend_for_url(c.db_url, profile=None)
+    if not isinstance(backend, DatabaseMemoryBackend):
+        raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
 
     async def body(_: Any) -> None:
         try:
