@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture
-def pc(tmp_path):
-    db = tmp_path / "memory.db"
+@pytest.fixture(params=["sqlite", "oceanbase"])
+def pc(request, tmp_path):
+    if request.param == "sqlite":
+        db = tmp_path / "memory.db"
+    else:  # the same commands against a real seekdb (started once per session)
+        import secrets
+
+        db = request.getfixturevalue("seekdb_url").rstrip("/") + f"/cli_{secrets.token_hex(4)}"
     env = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
     env.pop("POWERCONTEXT_DB", None)
     env.pop("POWERCONTEXT_EMBEDDING", None)
