@@ -841,7 +841,8 @@ class DatabaseMemoryBackend(abc.ABC):
             raise InvalidInputError(
                 "plan.content", "is not the base manifest with exactly these changes applied"
             )
-        if canonical.artifact_content_hash(body) != plan.content_hash:
+        # equal bytes: hash the plan's object (memoized when this process planned it)
+        if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
             raise InvalidInputError("plan.content_hash", "does not match the content")
         # Projection rows: exactly the active entries that were added, revised or reactivated.
         want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}

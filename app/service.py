@@ -24,6 +24,7 @@ from powercontext.core.errors import (
     PowerContextError,
     RevisionConflictError,
 )
+from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     Artifact,
     ArtifactRef,
@@ -259,8 +260,9 @@ class MemoryService:
                 f"not {memory.revision}: reread the head and retry"
             )
         rev = await self.backend.load_revision(memory)
-        manifest = {e.entry_id for e in rev.content.manifest.entries}
-        ids = None if entry_ids is None else [i for i in dict.fromkeys(entry_ids) if i in manifest]
+        view = manifest_view(rev.content.manifest)  # memoized per Revision
+        ids = (None if entry_ids is None
+               else [i for i in dict.fromkeys(entry_ids) if i in view.index])
         versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
         return planning.MemoryBase(memory, rev.content, versions)
 

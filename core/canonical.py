@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -335,9 +337,30 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
     )
 
 
+_content_hashes: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
+_content_hashes_lock = threading.Lock()
+
+
 def artifact_content_hash(canonical_content: bytes) -> str:
-    """SHA-256("powercontext:artifact-content:v1\\0" + canonical MemoryContent bytes)."""
-    return sha256_hex(ARTIFACT_CONTENT_PREFIX + canonical_content)
+    """SHA-256("powercontext:artifact-content:v1\\0" + canonical MemoryContent bytes).
+
+    Memoized by the identity of the bytes object (bytes are immutable; the memo holds
+    them, so an id is never reused while cached): the planner and the unit of work hash
+    the same megabytes of a large manifest once."""
+    key = id(canonical_content)
+    with _content_hashes_lock:
+        hit = _content_hashes.get(key)
+        if hit is not None and hit[0] is canonical_content:
+            return hit[1]
+    h = hashlib.sha256(ARTIFACT_CONTENT_PREFIX)
+    h.update(canonical_content)
+    digest = h.hexdigest()
+    if type(canonical_content) is bytes:
+        with _content_hashes_lock:
+            _content_hashes[key] = (canonical_content, digest)
+            while len(_content_hashes) > 8:
+                _content_hashes.popitem(last=False)
+    return digest
 
 
 def lineage_bytes(lineage: RevisionLineage) -> bytes:
