@@ -108,3 +108,35 @@ def test_missing_package_is_a_backend_error_naming_the_extra(
     assert not LocalEmbedding.available()
     with pytest.raises(BackendError, match=r"not installed; install powercontext\[local\]"):
         asyncio.run(LocalEmbedding().embed(("x",)))
+
+
+def test_hybrid_search_finds_a_paraphrase_that_full_text_misses(
+    local_model: LocalEmbedding, tmp_path
+) -> None:
+    """Issue 4, done means: the real model, through MemoryService and SQLite vec0."""
+    from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.core.models import MemoryEntryInput
+    from powercontext.service import MemoryService
+
+    async def body() -> None:
+        backend = SQLiteMemoryBackend(str(tmp_path / "m.db"), profile=local_model.profile)
+        svc = MemoryService(backend, embedding_model=local_model)
+        try:
+            ref = await svc.remember(None, entries=(
+                MemoryEntryInput("fact", "a garage that fixes automobiles is two streets away"),
+                MemoryEntryInput("fact", "the quarterly budget review is on Friday"),
+                MemoryEntryInput("preference", "prefer tabs over spaces in Makefiles"),
+            ))
+            query = "car repair shop"
+            assert (await svc.search(query, (ref,), mode="fts")).hits == ()
+            vec = await svc.search(query, (ref,), limit=1, mode="vector")
+            assert [h.text for h in vec.hits] == [
+                "a garage that fixes automobiles is two streets away"]
+            auto = await svc.search(query, (ref,), limit=3, mode="auto")
+            assert auto.mode == "hybrid"
+            assert auto.hits[0].text.startswith("a garage") and auto.hits[0].matched_by == (
+                "vector",)
+        finally:
+            await svc.close()
+
+    asyncio.run(body())

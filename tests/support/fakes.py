@@ -245,3 +245,38 @@ class InMemoryBackend(DatabaseMemoryBackend):
     def table_sizes(self) -> dict[str, int]:
         """Row counts of every table (for all-or-nothing checks)."""
         return {k: len(v) for k, v in self._state.items() if isinstance(v, dict | list)}
+
+
+class FakeCandidatePipeline:
+    """A CandidatePipeline that returns scripted candidates and records its calls."""
+
+    def __init__(self, *results: tuple[Any, ...], providers: tuple[str, ...] = ("fake",)) -> None:
+        self.results = list(results)
+        self.providers = providers
+        self.calls: list[tuple[Any, Any, Any]] = []
+
+    async def extract(self, sources: Any, current_entries: Any,
+                      providers: tuple[str, ...] | None = None) -> tuple[Any, ...]:
+        from powercontext.core.errors import CapabilityNotSupportedError
+
+        unknown = set(providers or ()) - set(self.providers)
+        if unknown:
+            raise CapabilityNotSupportedError(f"provider {sorted(unknown)[0]!r} is not configured")
+        self.calls.append((sources, current_entries, providers))
+        return self.results.pop(0) if self.results else ()
+
+
+class CountingEmbeddingModel:
+    """An EmbeddingModel wrapper that counts the texts it embeds."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self.inner.profile  # type: ignore[no-any-return]
+
+    async def embed(self, texts: tuple[str, ...]) -> Any:
+        self.texts.extend(texts)
+        return await self.inner.embed(texts)

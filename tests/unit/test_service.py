@@ -1,0 +1,96 @@
+"""MemoryService orchestration on fakes of its ports (Memory RFC, "remember()")."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from support.fakes import CountingEmbeddingModel, FakeCandidatePipeline, InMemoryBackend
+
+from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+from powercontext.core import canonical
+from powercontext.core.errors import CapabilityNotSupportedError
+from powercontext.core.models import MemoryEntryInput
+from powercontext.plugins.testing import run
+from powercontext.service import MemoryService
+
+NOTE = canonical.make_source("src_note", "user_note", "always run make lint first")
+OTHER = canonical.make_source("src_other", "file", "unrelated")
+
+
+def service(pipeline=None, model=None):
+    counter = itertools.count(1)
+    return MemoryService(InMemoryBackend(profile=model.profile if model else None),
+                         candidate_pipeline=pipeline, embedding_model=model,
+                         entropy=lambda n: next(counter).to_bytes(n, "big"))
+
+
+def test_extract_needs_a_pipeline_and_evidence_and_no_entries():
+    async def body():
+        svc = service()
+        with pytest.raises(CapabilityNotSupportedError):
+            await svc.remember(None, sources=(NOTE,), mode="extract")
+        with pytest.raises(CapabilityNotSupportedError):
+            await svc.remember(None, sources=(NOTE,))  # auto without entries = extract
+        svc = service(FakeCandidatePipeline())
+        with pytest.raises(ValueError, match="entries"):
+            await svc.remember(None, sources=(NOTE,), mode="extract",
+                               entries=(MemoryEntryInput("fact", "x"),))
+        with pytest.raises(ValueError, match="sources"):
+            await svc.remember(None, mode="extract")
+        with pytest.raises(ValueError, match="entries"):
+            await svc.remember(None)  # auto with no work at all
+    run(body())
+
+
+def test_nothing_worth_saving_creates_nothing_but_keeps_the_source():
+    async def body():
+        pipeline = FakeCandidatePipeline()
+        svc = service(pipeline)
+        assert await svc.remember(None, sources=(NOTE,)) is None
+        assert [s.source_id for _, s in await svc.backend.journal()] == ["src_note"]
+        assert pipeline.calls[0][0] == (NOTE,)
+    run(body())
+
+
+def test_candidates_pass_the_same_validation_and_see_only_active_entries():
+    async def body():
+        pipeline = FakeCandidatePipeline(
+            (MemoryEntryInput("constraint", "always run make lint first", sources=(NOTE,)),),
+            (MemoryEntryInput("fact", "invented", sources=(OTHER,)),),
+            (),
+        )
+        svc = service(pipeline)
+        r1 = await svc.remember(None, sources=(NOTE,), mode="extract")
+        assert r1 is not None and r1.revision == 1
+        (v,) = (await svc.entries(r1)).values()
+        assert (v.kind, v.sources) == ("constraint", (NOTE.ref,))
+        # a candidate citing evidence outside the operation is refused, nothing written
+        with pytest.raises(ValueError, match="operation evidence"):
+            await svc.remember(r1, sources=(NOTE,), mode="extract")
+        assert await svc.head(r1.artifact_id) == r1
+        r2 = await svc.forget(r1, (v,))
+        assert await svc.remember(r2, sources=(NOTE,), mode="extract") == r2  # no change
+        assert pipeline.calls[-1][1] == ()  # the inactive entry is not shown
+        with pytest.raises(CapabilityNotSupportedError):
+            await svc.remember(r2, sources=(NOTE,), mode="extract", providers=("model",))
+    run(body())
+
+
+def test_only_changed_texts_are_embedded():
+    async def body():
+        model = CountingEmbeddingModel(DeterministicEmbedding(dimension=16))
+        svc = service(model=model)
+        r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "one"),
+                                               MemoryEntryInput("fact", "two")))
+        assert sorted(model.texts) == ["one", "two"]
+        model.texts.clear()
+        r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "three"),))
+        assert model.texts == ["three"]
+        model.texts.clear()
+        v = next(x for x in (await svc.entries(r2)).values() if x.text == "one")
+        r3 = await svc.forget(r2, (v,))
+        assert model.texts == []  # a deactivation embeds nothing
+        await svc.reactivate(r3, (v,))
+        assert model.texts == ["one"]  # the restored projection gets its vector back
+    run(body())
