@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.core import canonical
-from powercontext.core.errors import InvalidInputError
+from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+from powercontext.core.models import ArtifactRef
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
-__all__ = ["RuntimeManifest", "data_dir", "default_db_url", "open_service"]
+__all__ = ["RuntimeManifest", "data_dir", "default_db_url", "open_service", "resolve_memory"]
 
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
@@ -146,3 +147,24 @@ class RuntimeManifest:
     def set_state(self, key: str, value: Any) -> None:
         with self._locked() as data:
             data["state"][key] = value
+
+
+async def resolve_memory(
+    service: MemoryService, name: object, manifest: RuntimeManifest | None
+) -> ArtifactRef:
+    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
+    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to.
+    InvalidInputError for a malformed name; ArtifactNotFoundError for an unknown one."""
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
+    if name.startswith("key:"):
+        artifact_id = manifest.get(name[4:]) if manifest is not None else None
+        if artifact_id is None:
+            raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
+        return await service.head(artifact_id)
+    if "@" in name:
+        artifact_id, _, rev = name.rpartition("@")
+        if not rev.isdigit() or int(rev) < 1:
+            raise InvalidInputError("memory", f"bad Revision in {name!r}")
+        return ArtifactRef(artifact_id, int(rev))
+    return await service.head(name)

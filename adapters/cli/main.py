@@ -151,24 +151,11 @@ def _ref_json(ref: Any) -> dict[str, Any] | None:
     return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
 
 
-async def _resolve(c: Ctx, svc: Any, name: str | None, *, head: bool = False) -> Any:
-    """A Memory name to an ArtifactRef (``ID`` -> head, ``ID@REV`` -> exact)."""
-    from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-    from powercontext.core.models import ArtifactRef
+async def _resolve(c: Ctx, svc: Any, name: str | None) -> Any:
+    """A Memory name to an ArtifactRef (``ID`` -> head, ``ID@REV`` -> exact, ``key:NAME``)."""
+    from powercontext.runtime import resolve_memory
 
-    if name is None:
-        raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
-    if name.startswith("key:"):
-        artifact_id = c.manifest().get(name[4:])
-        if artifact_id is None:
-            raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
-        return await svc.head(artifact_id)
-    if "@" in name:
-        artifact_id, _, rev = name.rpartition("@")
-        if not rev.isdigit() or int(rev) < 1:
-            raise InvalidInputError("memory", f"bad Revision in {name!r}")
-        return ArtifactRef(artifact_id, int(rev))
-    return await svc.head(name)
+    return await resolve_memory(svc, name, c.manifest())
 
 
 def _source_from_file(path: str) -> Any:

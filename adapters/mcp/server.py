@@ -123,20 +123,9 @@ class MemoryTools:
 
     async def resolve(self, name: str) -> ArtifactRef:
         """``ID`` -> head, ``ID@REV`` -> that Revision, ``key:NAME`` -> the mapped head."""
-        svc = await self.service()
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
-        if name.startswith("key:"):
-            artifact_id = self._manifest.get(name[4:]) if self._manifest is not None else None
-            if artifact_id is None:
-                raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
-            return await svc.head(artifact_id)
-        if "@" in name:
-            artifact_id, _, rev = name.rpartition("@")
-            if not rev.isdigit() or int(rev) < 1:
-                raise InvalidInputError("memory", f"bad Revision in {name!r}")
-            return ArtifactRef(artifact_id, int(rev))
-        return await svc.head(name)
+        from powercontext.runtime import resolve_memory
+
+        return await resolve_memory(await self.service(), name, self._manifest)
 
     async def search(self, query: str, memories: list[str], limit: int, mode: str
                      ) -> dict[str, Any]:
