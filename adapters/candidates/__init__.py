@@ -1,6 +1,6 @@
 """Candidate generation adapters (Memory RFC, "Candidate generation and model-free
 fallback"): the provider pipeline, the built-in providers, Git change Sources, the
-repository's contract Sources and the optional OpenAI-compatible model extractor."""
+repository's contract Sources and the optional model extractor (OpenAI or Anthropic)."""
 
 from __future__ import annotations
 

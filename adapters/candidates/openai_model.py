@@ -8,9 +8,10 @@ pipeline goes on without the model (the Sources stay stored).
 
 from __future__ import annotations
 
+import importlib.util
 from typing import final
 
-from powercontext.core.errors import BackendError, InvalidInputError
+from powercontext.core.errors import BackendError, CapabilityNotSupportedError, InvalidInputError
 
 __all__ = ["OpenAIGenerationModel"]
 
@@ -29,6 +30,9 @@ class OpenAIGenerationModel:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, max_tokens: int = 2000) -> None:
+        if importlib.util.find_spec("openai") is None:
+            raise CapabilityNotSupportedError(
+                "the openai SDK is not installed (install the 'openai' extra)")
         if not isinstance(model, str) or not model:
             raise InvalidInputError("model", "must be a non-empty string")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:

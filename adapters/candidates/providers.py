@@ -8,7 +8,7 @@ hook:
 ``git``         rule revisions certain from a Git change patch
 ``structured``  decisions, constraints, ... given by the caller as ``memory.*`` Sources
 ``task_outcome`` the mechanical working_note of a task outcome
-``model``       the optional model extractor (a GenerationModel; OpenAI-compatible)
+``model``       the optional model extractor (a GenerationModel; OpenAI or Anthropic)
 =============== =====================================================================
 
 Each factory takes keyword options and returns an object with
@@ -18,7 +18,7 @@ Each factory takes keyword options and returns an object with
 from __future__ import annotations
 
 import os
-from typing import final
+from typing import Any, final
 
 from powercontext.adapters.candidates.pipeline import ExtractionRequest
 from powercontext.core import candidates as C
@@ -37,6 +37,7 @@ __all__ = [
 ENV_MODEL = "POWERCONTEXT_EXTRACTOR_MODEL"
 ENV_BASE_URL = "POWERCONTEXT_EXTRACTOR_BASE_URL"
 ENV_API_KEY = "POWERCONTEXT_EXTRACTOR_API_KEY"
+ENV_PROVIDER = "POWERCONTEXT_EXTRACTOR_PROVIDER"
 
 
 @final
@@ -85,25 +86,44 @@ class ModelProvider:
 
     ``model`` is any :class:`~powercontext.core.candidates.GenerationModel`; without
     one, an :class:`~powercontext.adapters.candidates.openai_model.OpenAIGenerationModel`
-    is built from ``model_name``/``base_url``/``api_key``/``timeout`` or the environment
-    (``POWERCONTEXT_EXTRACTOR_MODEL``, ``POWERCONTEXT_EXTRACTOR_BASE_URL``,
-    ``POWERCONTEXT_EXTRACTOR_API_KEY``). Raises CapabilityNotSupportedError when no
-    model is configured. ``max_prompt_chars`` bounds the prompt. The answer is parsed
-    by :func:`~powercontext.core.candidates.parse_model_answer`: a malformed answer gives
+    (``provider`` "openai", the default) or an
+    :class:`~powercontext.adapters.candidates.anthropic_model.AnthropicGenerationModel`
+    (``provider`` "anthropic") is built from ``model_name``/``base_url``/``api_key``/
+    ``timeout`` or the environment (``POWERCONTEXT_EXTRACTOR_MODEL``,
+    ``POWERCONTEXT_EXTRACTOR_BASE_URL``, ``POWERCONTEXT_EXTRACTOR_API_KEY``,
+    ``POWERCONTEXT_EXTRACTOR_PROVIDER``). Raises CapabilityNotSupportedError when no
+    model is configured or the provider is neither "openai" nor "anthropic".
+    ``max_prompt_chars`` bounds the prompt. The answer is parsed by
+    :func:`~powercontext.core.candidates.parse_model_answer`: a malformed answer gives
     no candidates and a note; the Sources stay stored either way.
     """
 
     def __init__(self, model: C.GenerationModel | None = None, *, model_name: str | None = None,
                  base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 30.0, max_prompt_chars: int = 24000) -> None:
+                 timeout: float = 30.0, max_prompt_chars: int = 24000,
+                 provider: str | None = None) -> None:
         if model is None:
             name = model_name or os.environ.get(ENV_MODEL)
             if not name:
                 raise CapabilityNotSupportedError(
                     f"no extraction model is configured (set {ENV_MODEL} and {ENV_BASE_URL})")
-            from powercontext.adapters.candidates.openai_model import OpenAIGenerationModel
+            kind = (provider or os.environ.get(ENV_PROVIDER) or "openai").strip().lower()
+            factory: type[Any]
+            if kind == "openai":
+                from powercontext.adapters.candidates.openai_model import OpenAIGenerationModel
 
-            model = OpenAIGenerationModel(
+                factory = OpenAIGenerationModel
+            elif kind == "anthropic":
+                from powercontext.adapters.candidates.anthropic_model import (
+                    AnthropicGenerationModel,
+                )
+
+                factory = AnthropicGenerationModel
+            else:
+                raise CapabilityNotSupportedError(
+                    f"unknown extraction model provider {kind!r} in {ENV_PROVIDER} "
+                    "(expected 'openai' or 'anthropic')")
+            model = factory(
                 name, base_url=base_url or os.environ.get(ENV_BASE_URL),
                 api_key=api_key or os.environ.get(ENV_API_KEY), timeout=timeout)
         self.model = model
