@@ -10,7 +10,6 @@ entries. The pipeline never writes to the database and never decides the head.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, final, runtime_checkable
 
@@ -159,11 +158,6 @@ def pipeline_from_registry(
     built: dict[str, CandidateProvider] = {}
     unavailable: dict[str, str] = {}
     factories: dict[str, Any] = dict(registry.candidate_providers())
-    from powercontext.adapters.candidates.providers import PROVIDERS
-
-    for name, dotted in PROVIDERS.items():
-        # The built-in providers, until plugins/builtin.py registers them itself.
-        factories.setdefault(name, _lazy(dotted))
     for name, factory in sorted(factories.items()):
         try:
             built[name] = factory(**dict(options.get(name, {})))
@@ -172,13 +166,3 @@ def pipeline_from_registry(
     chosen = tuple(n for n in default if n in built) if default is not None else None
     return ProviderPipeline(built, unavailable=unavailable, default=chosen,
                             source_store=source_store)
-
-
-def _lazy(dotted: str) -> Any:
-    def factory(**options: Any) -> CandidateProvider:
-        module_name, _, attribute = dotted.partition(":")
-        provider: CandidateProvider = getattr(importlib.import_module(module_name), attribute)(
-            **options)
-        return provider
-
-    return factory

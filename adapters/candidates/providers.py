@@ -25,7 +25,6 @@ from powercontext.core import candidates as C
 from powercontext.core.errors import CapabilityNotSupportedError
 
 __all__ = [
-    "PROVIDERS",
     "ContractProvider",
     "GitChangeProvider",
     "ModelProvider",
@@ -135,15 +134,3 @@ class ModelProvider:
         system, prompt = C.model_prompt(request.sources, request.current, self.max_prompt_chars)
         answer = await self.model.generate(system, prompt)
         return C.parse_model_answer(answer, request.sources, request.current)
-
-
-PROVIDERS: dict[str, str] = {
-    "contract": "powercontext.adapters.candidates.providers:ContractProvider",
-    "rules": "powercontext.adapters.candidates.providers:RuleProvider",
-    "git": "powercontext.adapters.candidates.providers:GitChangeProvider",
-    "structured": "powercontext.adapters.candidates.providers:StructuredProvider",
-    "task_outcome": "powercontext.adapters.candidates.providers:TaskOutcomeProvider",
-    "model": "powercontext.adapters.candidates.providers:ModelProvider",
-}
-"""Provider name -> ``module:attribute`` of its factory, in run order (revisions from
-the Git change before the rules that would propose the same line as new)."""
