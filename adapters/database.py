@@ -56,6 +56,7 @@ from powercontext.core.models import (
     MemorySearchRequest,
     MemorySearchResult,
     Source,
+    SourceRef,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.vectors import check_vector
@@ -116,13 +117,15 @@ class Candidate:
 
 @attrs.define
 class RebuildReport:
-    """What a rebuild did: Memories and active entries projected, vectors written, and
-    the Memories whose vector projection is still incomplete."""
+    """What a rebuild did: Memories and active entries projected, vectors written, the
+    Memories whose vector projection is still incomplete, and the Memories whose stored
+    authoritative data failed validation (left untouched, with the reason)."""
 
     memories: int = 0
     entries: int = 0
     vectors: int = 0
     incomplete: list[str] = attrs.field(factory=list)
+    corrupt: list[tuple[str, str]] = attrs.field(factory=list)
 
 
 class _ParsedRevision:
@@ -164,7 +167,7 @@ class DatabaseMemoryBackend(abc.ABC):
         self._opened = False
         self._db_caps: MemoryCapabilities | None = None
         self._manifest_cache: OrderedDict[tuple[str, int], _ParsedRevision] = OrderedDict()
-        self._complete_cache: dict[tuple[str, int], bool] = {}
+        self._complete_cache: dict[tuple[str, int, str], bool] = {}
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
 
@@ -350,7 +353,7 @@ class DatabaseMemoryBackend(abc.ABC):
             raise ProfileMismatchError(
                 f"this database was created with embedding profile {stored}; "
                 f"refusing to open it with {wanted} (a new profile needs "
-                "`powercontext memory rebuild --profile ...`)"
+                "`powercontext --embedding NAME memory rebuild --migrate`)"
             )
 
     def _in_tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
@@ -617,7 +620,14 @@ class DatabaseMemoryBackend(abc.ABC):
         """Persist Sources atomically; identical ones are kept once. ValueError for a
         different Source under an existing id or a Source whose hash is wrong."""
         for s in sources:
+            if not isinstance(s, Source):
+                raise InvalidInputError("sources", "must be Source values")
             canonical.check_id(s.source_id, "source_id")
+            if canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata) != s:
+                raise InvalidInputError(
+                    "sources",
+                    f"Source {s.source_id!r} is not normalized (build it with make_source)",
+                )
             if (
                 canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata)
                 != s.content_hash
@@ -696,6 +706,7 @@ class DatabaseMemoryBackend(abc.ABC):
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector]
     ) -> ArtifactRef:
         # 1. head compare-and-swap precondition and base manifest
+        canonical.check_id(plan.artifact_id, "plan.artifact_id")
         head = self._head_sync(plan.artifact_id)
         base_view: ManifestView | None = None
         if plan.base is None:
@@ -758,7 +769,7 @@ class DatabaseMemoryBackend(abc.ABC):
             _ParsedRevision(
                 MemoryRevision(
                     plan.ref,
-                    attrs.evolve(plan.content, manifest=validated.manifest),
+                    MemoryContent(validated.manifest, tuple(plan.content.changes)),
                     plan.content_hash,
                     plan.lineage,
                 ),
@@ -819,6 +830,8 @@ class DatabaseMemoryBackend(abc.ABC):
         items: dict[str, MemoryManifestEntry] = {}
         named: set[str] = set()
         for change in content.changes:
+            if not isinstance(change, MemoryChange):
+                raise InvalidInputError("changes", "must be MemoryChange values")
             canonical.check_id(change.entry_id, "changes.entry_id")
             if (
                 change.reason is not None
@@ -845,6 +858,10 @@ class DatabaseMemoryBackend(abc.ABC):
         if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
             raise InvalidInputError("plan.content_hash", "does not match the content")
         # Projection rows: exactly the active entries that were added, revised or reactivated.
+        if len({r.entry_id for r in plan.upserts}) != len(plan.upserts) or len(
+            set(plan.deletes)
+        ) != len(plan.deletes):
+            raise InvalidInputError("plan.projection", "names an entry twice")
         want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
         want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
         if {r.entry_id for r in plan.upserts} != want_up or set(plan.deletes) != want_del:
@@ -884,6 +901,7 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise bad
             if v.memory_artifact_id != plan.artifact_id or v.created_in_revision != plan.revision:
                 raise InvalidInputError("entry_version", "belongs to another Memory or Revision")
+            _check_canonical_version(v)
             if not canonical.version_hash_ok(v):
                 raise InvalidInputError(
                     "entry_version.entry_content_hash", "does not match content"
@@ -912,6 +930,8 @@ class DatabaseMemoryBackend(abc.ABC):
                         "entry_version.previous_version_id",
                         "must be the version of the same entry in the base manifest",
                     )
+                if v.entry_content_hash == prev.entry_content_hash:
+                    raise InvalidInputError("entry_version", "identical content is a no-op")
                 if not set(prev.sources) <= set(v.sources) or not set(prev.artifacts) <= set(
                     v.artifacts
                 ):
@@ -958,10 +978,19 @@ class DatabaseMemoryBackend(abc.ABC):
                     raise InvalidInputError(
                         "sources", f"Source {r.source_id!r} is not stored with that content"
                     )
-        for a in lineage_artifacts:
-            rows = self._revision_rows_sync(a.artifact_id, a.revision - 1, a.revision)
-            if not rows:
-                raise InvalidInputError("artifacts", f"no stored Artifact Revision {a}")
+        claimed = {a.ref: a for a in plan.evidence_artifacts}
+        if set(claimed) != lineage_artifacts:
+            raise InvalidInputError(
+                "artifacts", "the lineage's Artifact refs must be the evidence Artifacts given"
+            )
+        for ref, a in claimed.items():
+            rows = self._revision_rows_sync(ref.artifact_id, ref.revision - 1, ref.revision)
+            if not rows or rows[0].revision != ref.revision:
+                raise InvalidInputError("artifacts", f"no stored Artifact Revision {ref}")
+            if (rows[0].family, rows[0].content_hash) != (a.family, a.content_hash):
+                raise InvalidInputError(
+                    "artifacts", f"Artifact {ref} is stored with another family or content hash"
+                )
         for v in plan.new_versions:
             # entry evidence: operation evidence plus, for a revision, the predecessor's
             extra_s = set(v.sources) - lineage_sources
@@ -984,7 +1013,9 @@ class DatabaseMemoryBackend(abc.ABC):
     # -- search ---------------------------------------------------------------------
 
     def _complete_sync(self, artifact_id: str, revision: int) -> bool:
-        key = (artifact_id, revision)
+        # A rebuild changes projections without changing heads: the generation it bumps
+        # is read in this transaction, so another process's rebuild is never missed.
+        key = (artifact_id, revision, self._meta_get_sync("projection_generation") or "0")
         with self._cache_lock:
             if key in self._complete_cache:
                 return self._complete_cache[key]
@@ -1004,7 +1035,10 @@ class DatabaseMemoryBackend(abc.ABC):
             return "the database has no vector projection"
         for m in memories:
             if not self._complete_sync(m.artifact_id, m.revision):
-                return f"the vector projection of Memory {m.artifact_id!r} is incomplete"
+                return (
+                    f"the vector projection of Memory {m.artifact_id!r} is incomplete "
+                    "(fill it offline: `powercontext memory rebuild` with the model)"
+                )
         return None
 
     def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
@@ -1144,9 +1178,19 @@ class DatabaseMemoryBackend(abc.ABC):
             heads = await self._run(self._in_tx, False, self._all_heads_sync)
             report = RebuildReport()
             for done, (artifact_id, revision) in enumerate(heads, start=1):
-                rows = await self._run(
-                    self._in_tx, False, self._rebuild_rows_sync, ArtifactRef(artifact_id, revision)
-                )
+                try:
+                    rows = await self._run(
+                        self._in_tx, False, self._rebuild_rows_sync,
+                        ArtifactRef(artifact_id, revision),
+                    )
+                except IntegrityError as exc:
+                    # authoritative data of this Memory fails its checks: report it, leave
+                    # its projection alone, and go on with the others
+                    report.corrupt.append((artifact_id, str(exc)))
+                    if progress is not None:
+                        progress(done, len(heads), artifact_id)
+                    continue
+
                 vectors: list[VectorRow | None] = [None] * len(rows)
                 if (
                     model is not None
@@ -1214,6 +1258,7 @@ class DatabaseMemoryBackend(abc.ABC):
 
     def _migrate_sync(self, profile: EmbeddingProfile) -> None:
         self._reset_vectors_sync(profile)
+        self._bump_generation_sync()
         self._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
         self._profile = profile
         if self._db_caps is not None:
@@ -1253,7 +1298,12 @@ class DatabaseMemoryBackend(abc.ABC):
         self._clear_projection_sync(ref.artifact_id)
         if rows:
             self._insert_projections_sync(ref.artifact_id, ref.revision, rows, vectors)
+        self._bump_generation_sync()
         self._invalidate(ref.artifact_id)
+
+    def _bump_generation_sync(self) -> None:
+        current = int(self._meta_get_sync("projection_generation") or "0")
+        self._meta_set_sync("projection_generation", str(current + 1))
 
 
 class DatabaseUnitOfWork:
@@ -1273,6 +1323,46 @@ class DatabaseUnitOfWork:
 
     async def rollback(self) -> None:
         self._done = True
+
+
+def _check_canonical_version(v: MemoryEntryVersion) -> None:
+    """A new entry version in canonical form: ASCII ids, integer version, NFC-trimmed
+    text within limits, normalized kind, sorted and deduplicated references of the right
+    types, and no secret. The hash alone cannot prove this: it is computed over whatever
+    values the plan holds."""
+    from powercontext.core.candidates import find_secret
+
+    for field in ("memory_artifact_id", "entry_id", "entry_version_id"):
+        canonical.check_id(getattr(v, field), f"entry_version.{field}")
+    if v.previous_version_id is not None:
+        canonical.check_id(v.previous_version_id, "entry_version.previous_version_id")
+    for field in ("version", "created_in_revision"):
+        value = getattr(v, field)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidInputError(f"entry_version.{field}", "must be an integer >= 1")
+    if canonical.normalize_kind(v.kind, "entry_version.kind") != v.kind:
+        raise InvalidInputError("entry_version.kind", "is not normalized")
+    if canonical.normalize_text(v.text, "entry_version.text") != v.text:
+        raise InvalidInputError("entry_version.text", "is not NFC and trimmed")
+    if find_secret(v.text) is not None:
+        raise InvalidInputError("entry_version.text", "looks like a secret")
+    if not isinstance(v.sources, tuple) or not isinstance(v.artifacts, tuple):
+        raise InvalidInputError("entry_version", "references must be tuples")
+    for r in v.sources:
+        if not isinstance(r, SourceRef):
+            raise InvalidInputError("entry_version.sources", "must be SourceRef values")
+        canonical.check_id(r.source_id, "entry_version.sources.source_id")
+        canonical.check_hash(r.content_hash, "entry_version.sources.content_hash")
+    for a in v.artifacts:
+        if not isinstance(a, ArtifactRef) or isinstance(a.revision, bool) or not isinstance(
+            a.revision, int
+        ) or a.revision < 1:
+            raise InvalidInputError("entry_version.artifacts", "must be exact ArtifactRefs")
+        canonical.check_id(a.artifact_id, "entry_version.artifacts.artifact_id")
+    if canonical.sort_source_refs(v.sources) != v.sources or canonical.sort_artifact_refs(
+        v.artifacts
+    ) != v.artifacts:
+        raise InvalidInputError("entry_version", "references must be sorted and unique")
 
 
 def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> None:

@@ -166,6 +166,10 @@ class MemoryService:
         Returns the exact version; InvalidCitationError when anything differs."""
         if not isinstance(citation, HandoffCitation):
             raise InvalidCitationError("not a HandoffCitation")
+        ref = citation.memory_ref
+        if (not isinstance(ref, ArtifactRef) or isinstance(ref.revision, bool)
+                or not isinstance(ref.revision, int) or ref.revision < 1):
+            raise InvalidCitationError("memory_ref must be an ArtifactRef with an integer Revision")
         try:
             canonical.check_id(citation.memory_ref.artifact_id, "memory_ref.artifact_id")
             canonical.check_id(citation.entry_id, "entry_id")
@@ -314,7 +318,8 @@ class MemoryService:
         ``append`` (needs entries), ``extract`` (needs Sources or Artifacts, no entries;
         CapabilityNotSupportedError without a candidate pipeline or for an unknown
         provider), ``auto`` (append when entries are given, else extract). Sources are
-        persisted (idempotently) before the write. ValueError when there is no work.
+        persisted (idempotently): for append once the input has validated, for extract
+        before the pipeline runs. ValueError when there is no work.
         Returns the new head ArtifactRef.
         """
         if mode not in ("append", "extract", "auto"):
@@ -338,8 +343,6 @@ class MemoryService:
                 raise InvalidInputError("entries", "extract takes evidence, not entries")
             if not sources and not artifacts:
                 raise InvalidInputError("sources", "extract needs at least one Source or Artifact")
-        if sources:
-            await self.backend.put_sources(sources)
         revised = [
             e.entry.entry_id
             for e in entries
@@ -351,6 +354,8 @@ class MemoryService:
                     "remember(mode='extract') needs a candidate pipeline; none is configured"
                 )
             base = await self._base(memory, None) if memory is not None else None
+            if sources:  # the evidence is kept even when extraction yields nothing
+                await self.backend.put_sources(sources)
             current: tuple[MemoryEntryVersion, ...] = ()
             if base is not None:
                 manifest = base.manifest
@@ -366,6 +371,9 @@ class MemoryService:
         plan = planning.plan_remember(
             base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id
         )
+        if mode == "append" and sources and not isinstance(plan, NoChange):
+            # stored only once the input has validated (the commit re-checks them)
+            await self.backend.put_sources(sources)
         return await self._commit(plan, memory)
 
     async def forget(

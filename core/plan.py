@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from powercontext.core.models import (
+    Artifact,
     ArtifactRef,
     MemoryContent,
     MemoryEntryVersion,
@@ -39,6 +40,8 @@ class MemoryPlan:
     RFC 8785 bytes of ``content`` and ``content_hash`` their Artifact content hash.
     ``new_versions`` are the entry versions this Revision creates; ``upserts`` are the
     projection rows to (re)write and ``deletes`` the entry ids whose projection goes.
+    ``evidence_artifacts`` are the operation's Artifact evidence as the caller gave it
+    (ref, family, content hash), re-checked against the store inside the transaction.
     """
 
     artifact_id: str
@@ -51,6 +54,7 @@ class MemoryPlan:
     new_versions: tuple[MemoryEntryVersion, ...]
     upserts: tuple[ProjectionRow, ...]
     deletes: tuple[str, ...]
+    evidence_artifacts: tuple[Artifact, ...] = ()
 
     @property
     def ref(self) -> ArtifactRef:

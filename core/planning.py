@@ -15,6 +15,7 @@ from typing import Literal
 import attrs
 
 from powercontext.core import analyzer, canonical
+from powercontext.core.candidates import find_secret
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import view as manifest_view
@@ -185,7 +186,8 @@ def plan_remember(
     its predecessor's and keeps the predecessor's; ``entry`` must be the exact current
     active version; one entry at most once per batch; identical new entries after the
     first, and entries identical to an active entry, are dropped; identical revised
-    content is a no-op. Returns NO_CHANGE when nothing changes.
+    content is a no-op; a text holding a secret (API key, token, private key) is refused.
+    Returns NO_CHANGE when nothing changes.
     Raises InvalidInputError (a ValueError) naming the field.
     """
     if not entries:
@@ -211,6 +213,11 @@ def plan_remember(
             raise InvalidInputError(field, "must be a MemoryEntryInput")
         kind = canonical.normalize_kind(candidate.kind, f"{field}.kind")
         text = canonical.normalize_text(candidate.text, f"{field}.text")
+        secret = find_secret(text)
+        if secret is not None:
+            raise InvalidInputError(
+                f"{field}.text", f"looks like a secret ({secret}); secrets are never saved"
+            )
         reason = canonical.normalize_reason(candidate.reason, f"{field}.reason")
         c_sources, c_artifacts = _evidence(candidate.sources, candidate.artifacts, f"{field}.")
         prev = candidate.entry
@@ -284,7 +291,7 @@ def plan_remember(
         changes.append(change)
         versions.append(version)
         upserts.append(_projection(version))
-    return _build(
+    plan = _build(
         base,
         artifact_id,
         items,
@@ -293,6 +300,11 @@ def plan_remember(
         upserts,
         RevisionLineage(op_sources, op_artifacts),
     )
+    if isinstance(plan, MemoryPlan) and artifacts:
+        unique = {a.ref: a for a in artifacts}
+        ordered = canonical.sort_artifact_refs(unique)
+        plan = attrs.evolve(plan, evidence_artifacts=tuple(unique[r] for r in ordered))
+    return plan
 
 
 def _plan_state(

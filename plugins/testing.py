@@ -800,6 +800,117 @@ class MemoryBackendContract:
         run(body())
 
 
+    # -- the unit of work re-validates everything (regressions of forged plans) --------
+
+    def test_forged_plans_are_refused_and_write_nothing(self, memory_backend_factory):
+        import attrs
+
+        from powercontext.core import analyzer, planning
+        from powercontext.core.models import MemoryChange, MemoryContent, MemoryManifestEntry
+        from powercontext.core.plan import ProjectionRow
+
+        def forge(plan: Any, op: str, **changes: Any) -> Any:
+            """``plan`` with its one new version changed, every hash and byte recomputed."""
+            old = plan.new_versions[0]
+            v = attrs.evolve(old, **changes)
+            v = attrs.evolve(v, entry_content_hash=canonical.entry_content_hash(
+                v.kind, v.text, v.sources, v.artifacts))
+            items = sorted([e for e in plan.content.manifest.entries
+                            if e.entry_id not in (old.entry_id, v.entry_id)]
+                           + [MemoryManifestEntry(v.entry_id, v.entry_version_id,
+                                                  v.entry_content_hash, "active")],
+                           key=lambda e: e.entry_id.encode())
+            change = MemoryChange(op, v.entry_id, v.previous_version_id, v.entry_version_id)
+            from powercontext.core.models import MemoryManifest
+
+            content = MemoryContent(MemoryManifest(tuple(items)), (change,))
+            body = canonical.canonical_dumps(content)
+            row = ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
+                                analyzer.searchable_text(v.text), v.text)
+            return attrs.evolve(plan, content=content, content_bytes=body,
+                                content_hash=canonical.artifact_content_hash(body),
+                                new_versions=(v,), upserts=(row,))
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha"),))
+                base = await svc._base(ref, None)
+                (current,) = base.versions.values()
+                add = planning.plan_remember(base, [MemoryEntryInput("fact", "new entry")],
+                                             new_id=svc.new_id)
+                revise = planning.plan_remember(
+                    base, [MemoryEntryInput("fact", "alpha two", entry=current)],
+                    new_id=svc.new_id)
+                a, b = self._src("src_a", "a").ref, self._src("src_b", "b").ref
+                forged = [
+                    forge(revise, "revise", text=current.text),  # a no-op revision
+                    forge(add, "add", text="e\u0301cole"),  # not NFC
+                    forge(add, "add", text="  padded  "),
+                    forge(add, "add", text="x" * 9000),
+                    forge(add, "add", kind=""),
+                    forge(add, "add", kind="f\u00e4ct"),
+                    forge(add, "add", kind=5),
+                    forge(add, "add", entry_version_id="mem ver x"),
+                    forge(add, "add", entry_version_id="v" * 300),
+                    forge(add, "add", entry_version_id=12345),
+                    forge(add, "add", sources=(b, a, a)),
+                    forge(add, "add", artifacts=(ArtifactRef(ref.artifact_id, True),)),
+                    forge(add, "add", text="key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
+                    attrs.evolve(add, upserts=add.upserts * 2),
+                ]
+                for plan in forged:
+                    with pytest.raises(ValueError):
+                        async with svc.backend.begin() as uow:
+                            await uow.commit(plan)
+                    assert await svc.head(ref.artifact_id) == ref
+                assert len(await svc.changes(ref, 0)) == 1
+        run(body())
+
+    def test_artifact_evidence_and_citations_are_checked_exactly(self, memory_backend_factory):
+        from powercontext.core.models import Artifact
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha"),))
+                rev = await svc.revision(ref)
+                good = Artifact(ref, "memory", rev.content_hash)
+                other = await svc.remember(None, artifacts=(good,), entries=(
+                    MemoryEntryInput("fact", "cites alpha", artifacts=(good,)),))
+                assert other is not None
+                for bad in (Artifact(ref, "handoff", rev.content_hash),
+                            Artifact(ref, "memory", "0" * 64)):
+                    with pytest.raises(ValueError, match="artifacts"):
+                        await svc.remember(other, artifacts=(bad,), entries=(
+                            MemoryEntryInput("fact", "forged", artifacts=(bad,)),))
+                (v,) = (await svc.entries(ref)).values()
+                for revision in (True, 1.0, "1", None):
+                    with pytest.raises(InvalidCitationError):
+                        await svc.validate_citation(HandoffCitation(
+                            ArtifactRef(ref.artifact_id, revision), v.entry_id,
+                            v.entry_version_id))
+        run(body())
+
+    def test_sources_of_refused_input_are_not_stored(self, memory_backend_factory):
+        import attrs
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                note = self._src("src_refused", "evidence")
+                ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha"),))
+                r2 = await svc.remember(ref, entries=(MemoryEntryInput("fact", "beta"),))
+                with pytest.raises(RevisionConflictError):
+                    await svc.remember(ref, sources=(note,), entries=(
+                        MemoryEntryInput("fact", "late", sources=(note,)),))
+                with pytest.raises(ValueError):
+                    await svc.remember(r2, sources=(note,), entries=(
+                        MemoryEntryInput("fact", "  ", sources=(note,)),))
+                assert await svc.backend.journal() == ()
+                unnormalized = attrs.evolve(note, kind=" file ")
+                with pytest.raises(ValueError):
+                    await svc.backend.put_sources([unnormalized])
+        run(body())
+
+
 # ---------------------------------------------------------------------------------------
 # The stateful test: MemoryService against a trusted in-memory model.
 

@@ -208,23 +208,29 @@ def _citation_json(cite: Any) -> dict[str, Any]:
 
 
 def _parse_citation(text: str) -> Any:
-    from powercontext.core.errors import InvalidCitationError
+    from powercontext.core.errors import InvalidCitationError, InvalidInputError
     from powercontext.core.models import ArtifactRef, HandoffCitation
 
     if text == "-":
         text = sys.stdin.read()
-    elif Path(text).is_file():
-        text = Path(text).read_text("utf-8")
+    elif not text.lstrip().startswith("{"):
+        path = Path(text)
+        if not path.is_file():
+            raise InvalidInputError("citation", f"{text!r} is neither citation JSON nor a file")
+        text = path.read_text("utf-8")
     try:
         d = json.loads(text)
         ref = d["memory_ref"]
-        return HandoffCitation(
-            ArtifactRef(str(ref["artifact_id"]), int(ref["revision"])),
-            str(d["entry_id"]),
-            str(d["entry_version_id"]),
-        )
+        artifact_id, revision = ref["artifact_id"], ref["revision"]
+        entry_id, version_id = d["entry_id"], d["entry_version_id"]
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidCitationError(f"not a citation JSON object: {exc}") from exc
+    # exact JSON types: a citation is never coerced (1.0, true or "1" are not Revision 1)
+    if isinstance(revision, bool) or not isinstance(revision, int):
+        raise InvalidCitationError("memory_ref.revision must be a JSON integer")
+    if not all(isinstance(x, str) for x in (artifact_id, entry_id, version_id)):
+        raise InvalidCitationError("artifact_id, entry_id and entry_version_id must be strings")
+    return HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
 
 
 def _report_write(c: Ctx, before: Any, after: Any, what: str) -> None:
@@ -652,6 +658,7 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 "entries": report.entries,
                 "vectors": report.vectors,
                 "incomplete": report.incomplete,
+                "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
             },
             lambda: click.echo(
                 f"Rebuilt {report.memories} Memories: {report.entries} active "
@@ -663,6 +670,11 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 )
             ),
         )
+        if report.corrupt:
+            for artifact_id, error in report.corrupt:
+                click.echo(f"powercontext: integrity error in {artifact_id}: {error} "
+                           "(its projection was left as it was)", err=True)
+            sys.exit(EXIT_INTEGRITY)
 
     class _NoService:
         async def close(self) -> None:

@@ -217,7 +217,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                 raise ProfileMismatchError(
                     f"this database was created with embedding profile {stored}; "
                     f"refusing to open it with {wanted} (a new profile needs "
-                    "`powercontext memory rebuild --profile ...`)"
+                    "`powercontext --embedding NAME memory rebuild --migrate`)"
                 )
         if profile is None and stored is not None:
             d = json.loads(stored)
@@ -338,9 +338,11 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             msg = str(exc)
             if "UNIQUE constraint failed" in msg and any(t in msg for t in _CONFLICT_TABLES):
                 return RevisionConflictError(f"a concurrent write stored this first: {msg}")
-            return None
+            return BackendError(f"SQLite refused the write: {msg}")
         if isinstance(exc, apsw.BusyError | apsw.LockedError):
             return BackendError(f"database is locked: {exc}")
+        if isinstance(exc, apsw.Error):
+            return BackendError(f"SQLite error: {exc}")
         return None
 
     # ------------------------------------------------------------------ metadata
@@ -427,11 +429,15 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         scope = frag.scope_token(artifact_id)
         head_insert = self._t("head_row_insert")
         fts_insert = frag.statement("fts_insert")
+        fts_delete = frag.statement("fts_delete")
         for row, vec in zip(rows, vectors, strict=True):
             self._execute(head_insert, [artifact_id, head_revision, row.entry_id,
                                         row.entry_version_id, row.entry_content_hash,
                                         row.searchable_text])
             pid = self._conn.last_insert_rowid()
+            # A stray FTS row under this rowid (projections are rebuildable, so one may be
+            # left by damage) must not block authoritative writes: replace it.
+            self._execute(fts_delete, [pid])
             self._execute(fts_insert, [pid, scope, frag.fts_document(scope, row.searchable_text)])
             if vec is None:
                 continue
@@ -442,6 +448,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                                    f"the profile {self._profile.dimension}")
             self._execute(self._t("vector_metadata_insert"), [
                 pid, row.entry_version_id, row.entry_content_hash, vec.embedding_content_hash])
+            self._execute(frag.statement("vector_delete"), [pid])  # no INSERT OR REPLACE
             self._execute(frag.statement("vector_insert"), [pid, scope, _pack(vec.vector)])
 
     # ------------------------------------------------------------------ search
