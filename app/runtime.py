@@ -74,13 +74,40 @@ def open_service(
             embedding_options = embedding_options or remembered.get("options") or {}
     elif name == "none":
         name = None
-    model = registry.embedding_model(name, **(embedding_options or {})) if name else None
-    if name is not None and manifest.get_state("embedding") != {
-        "name": name, "options": embedding_options or {}
-    }:
+    if name is not None and not embedding_options:
+        embedding_options = _options_from_env(name)
+    try:
+        model = registry.embedding_model(name, **(embedding_options or {})) if name else None
+    except TypeError as exc:  # a model that needs options nobody gave
+        raise InvalidInputError(
+            "embedding", f"{name!r} needs options ({exc}); see the README, 'Vector and hybrid "
+            "search'"
+        ) from exc
+    if name is not None and manifest.get_state("embedding") is None:
+        # only the first model used is remembered: a later mismatch (refused by the
+        # database's stored profile) must not change what plain commands use
         manifest.set_state("embedding", {"name": name, "options": embedding_options or {}})
     backend = registry.backend_for_url(url, profile=model.profile if model else None)
     return MemoryService(backend, embedding_model=model)
+
+
+def _options_from_env(name: str) -> dict[str, Any]:
+    """Options of the ``openai`` embedding model from ``POWERCONTEXT_EMBEDDING_MODEL``,
+    ``_DIMENSION``, ``_BASE_URL`` and ``_API_KEY`` (others need none)."""
+    if name != "openai":
+        return {}
+    env = os.environ
+    options: dict[str, Any] = {}
+    for key, option in (("MODEL", "model"), ("BASE_URL", "base_url"), ("API_KEY", "api_key")):
+        value = env.get(f"{ENV_EMBEDDING}_{key}")
+        if value:
+            options[option] = value
+    dimension = env.get(f"{ENV_EMBEDDING}_DIMENSION")
+    if dimension:
+        if not dimension.isdigit():
+            raise InvalidInputError(f"{ENV_EMBEDDING}_DIMENSION", "must be a positive integer")
+        options["dimension"] = int(dimension)
+    return options
 
 
 class RuntimeManifest:

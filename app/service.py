@@ -415,7 +415,7 @@ class MemoryService:
             if isinstance(e, str):
                 v = base.versions.get(e)
                 if v is None:
-                    raise InvalidInputError(f"entries[{i}]", f"entry {e!r} is not in this Memory")
+                    raise ArtifactNotFoundError(f"entries[{i}]: no entry {e!r} in this Memory")
                 out.append(v)
             else:
                 out.append(e)

@@ -59,6 +59,7 @@ class Ctx:
     def run(self, fn: Callable[[Any], Awaitable[T]]) -> T:
         """Run ``fn(service)`` and map typed errors to exit codes."""
         from powercontext.core import errors
+        from powercontext.plugins.registry import UnknownPluginError
 
         async def body() -> T:
             svc = self.service()
@@ -73,6 +74,8 @@ class Ctx:
             (errors.ArtifactNotFoundError, EXIT_NOT_FOUND, "not found"),
             (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
             (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
+            (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
+            (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
             (errors.CommitOutcomeUnknownError, EXIT_UNEXPECTED, "outcome unknown"),
             (errors.WritesPausedError, EXIT_CONFLICT, "writes paused"),
             (ValueError, EXIT_BAD_INPUT, "bad input"),
@@ -233,9 +236,11 @@ def _parse_citation(text: str) -> Any:
     return HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
 
 
-def _report_write(c: Ctx, before: Any, after: Any, what: str) -> None:
+def _report_write(c: Ctx, before: Any, after: Any, what: str,
+                  changes: tuple[Any, ...] = ()) -> None:
     changed = after is not None and after != before
-    data = {"memory_ref": _ref_json(after), "changed": changed}
+    data = {"memory_ref": _ref_json(after), "changed": changed,
+            "changes": [_change_json(ch) for ch in changes]}
 
     def human() -> None:
         if after is None:
@@ -244,8 +249,18 @@ def _report_write(c: Ctx, before: Any, after: Any, what: str) -> None:
             click.echo(f"No change: {after.artifact_id} stays at Revision {after.revision}.")
         else:
             click.echo(f"{what}: {after.artifact_id} is now at Revision {after.revision}.")
+            for ch in changes:
+                click.echo(f"  {ch.op:<10} {ch.entry_id}" + (f"  ({ch.reason})" if ch.reason
+                                                              else ""))
 
     c.emit(data, human)
+
+
+async def _changes_of(svc: Any, before: Any, after: Any) -> tuple[Any, ...]:
+    if after is None or after == before:
+        return ()
+    (rc,) = await svc.changes(after)
+    return tuple(rc.changes)
 
 
 # --------------------------------------------------------------------------- commands
@@ -303,7 +318,7 @@ def remember(
     """Add or revise entries (Memory RFC, remember(mode="append")).
 
     \b
-    powercontext memory remember --key repo:. --kind preference \\
+    powercontext memory remember --key repo:$PWD --kind preference \\
         --text "Run make test before review" --source Makefile
     """
     from powercontext.core.errors import InvalidInputError
@@ -346,7 +361,7 @@ def remember(
         after = await svc.remember(base, sources=srcs, entries=tuple(inputs), mode="append")
         if base is None and after is not None and key is not None:
             c.manifest().set(key, after.artifact_id)
-        _report_write(c, base, after, "Remembered")
+        _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
 
     c.run(body)
 
@@ -361,7 +376,8 @@ def _state_command(op: str) -> Callable[..., None]:
             base = await _resolve(c, svc, memory_name)
             fn = svc.forget if op == "forget" else svc.reactivate
             after = await fn(base, list(entry_ids), reason=reason)
-            _report_write(c, base, after, "Forgot" if op == "forget" else "Reactivated")
+            _report_write(c, base, after, "Forgot" if op == "forget" else "Reactivated",
+                          await _changes_of(svc, base, after))
 
         c.run(body)
 
@@ -392,7 +408,7 @@ def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
     async def body(svc: Any) -> None:
         base = await _resolve(c, svc, memory_name)
         after = await svc.organize(base, steps or ("default",))
-        _report_write(c, base, after, "Organized")
+        _report_write(c, base, after, "Organized", await _changes_of(svc, base, after))
 
     c.run(body)
 
