@@ -442,9 +442,12 @@ def test_database_error_mapping(fts_backend: SQLiteMemoryBackend) -> None:
     conflict = apsw.ConstraintError(
         "UNIQUE constraint failed: artifact_revisions.artifact_id, artifact_revisions.revision")
     assert isinstance(b._database_error(conflict), RevisionConflictError)
-    assert b._database_error(apsw.ConstraintError("FOREIGN KEY constraint failed")) is None
-    assert b._database_error(apsw.ConstraintError(
-        "UNIQUE constraint failed: sources.source_id")) is None
+    # every other SQLite error is typed too (never a raw apsw exception), not a conflict
+    for other in (apsw.ConstraintError("FOREIGN KEY constraint failed"),
+                  apsw.ConstraintError("UNIQUE constraint failed: sources.source_id"),
+                  apsw.SQLError("no such table: x")):
+        mapped = b._database_error(other)
+        assert isinstance(mapped, BackendError) and not isinstance(mapped, RevisionConflictError)
     locked = b._database_error(apsw.BusyError("database is locked"))
     assert isinstance(locked, BackendError) and "locked" in str(locked)
     assert b._database_error(RuntimeError("x")) is None

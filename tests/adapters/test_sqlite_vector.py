@@ -43,14 +43,14 @@ def test_knn_is_filtered_by_memory_inside_the_scan(vec_backend: SQLiteMemoryBack
     rb = _memory(b, b_texts, "b")
     ra = _memory(b, a_texts, "a")
     got = run(b._run(b._in_tx, False, b._vector_candidates_sync, [ra.artifact_id], QUERY, 2))
-    assert [c.searchable_text for c in got] == ["far entry one", "far entry two"]
+    assert [c.searchable_text for c in got] == ["far entri one", "far entri two"]
     assert all(c.artifact_id == ra.artifact_id for c in got)
     assert got[0].distance == pytest.approx(0.765367, abs=1e-5)  # |(1,0)-(1,1)/sqrt2|
     # both Memories: merged by distance, B's exact matches first, limit respected
     both = run(b._run(b._in_tx, False, b._vector_candidates_sync,
                       [ra.artifact_id, rb.artifact_id], QUERY, 42))
     assert [c.artifact_id for c in both[:40]] == [rb.artifact_id] * 40
-    assert [c.searchable_text for c in both[40:]] == ["far entry one", "far entry two"]
+    assert [c.searchable_text for c in both[40:]] == ["far entri one", "far entri two"]
     assert [c.distance for c in both] == sorted(c.distance for c in both)
     # the whole search path: vector mode on A returns only A's entries
     res = run(b.search(MemorySearchRequest("anything", (ra,), 3, "vector", QUERY)))

@@ -19,8 +19,8 @@ from powercontext.core.analyzer import analyze, query_terms
 
 def test_baseline_constants() -> None:
     assert FTS_MIN_MATCHED == 2
-    assert FTS_MIN_COVERAGE == 0.2
-    assert VECTOR_MIN_COSINE == 0.25
+    assert FTS_MIN_COVERAGE == 0.25
+    assert VECTOR_MIN_COSINE == 0.35
 
 
 def test_empty_query_admits_nothing() -> None:
@@ -46,18 +46,18 @@ def test_three_term_query_needs_two_matches() -> None:
 
 
 def test_coverage_boundary_for_long_queries() -> None:
-    q10 = tuple(f"t{i}" for i in range(10))
-    assert fts_admits(q10, ["t0", "t9"])  # 2/10 = 0.2 exactly
-    q11 = tuple(f"t{i}" for i in range(11))
-    assert not fts_admits(q11, ["t0", "t9"])  # 2/11 < 0.2
-    assert fts_admits(q11, ["t0", "t5", "t9"])  # 3/11 >= 0.2
-    q15 = tuple(f"t{i}" for i in range(15))
-    assert fts_admits(q15, ["t0", "t1", "t2"])  # 3/15 = 0.2 exactly
-    assert not fts_admits(q15, ["t0", "t1"])
+    q8 = tuple(f"t{i}" for i in range(8))
+    assert fts_admits(q8, ["t0", "t7"])  # 2/8 = 0.25 exactly
+    q9 = tuple(f"t{i}" for i in range(9))
+    assert not fts_admits(q9, ["t0", "t8"])  # 2/9 < 0.25
+    assert fts_admits(q9, ["t0", "t4", "t8"])  # 3/9 >= 0.25
+    q16 = tuple(f"t{i}" for i in range(16))
+    assert fts_admits(q16, ["t0", "t1", "t2", "t3"])  # 4/16 = 0.25 exactly
+    assert not fts_admits(q16, ["t0", "t1", "t2"])
 
 
 @pytest.mark.parametrize("n", range(3, 60))
-def test_admission_threshold_is_max_of_two_and_ceil_fifth(n: int) -> None:
+def test_admission_threshold_is_max_of_two_and_ceil_quarter(n: int) -> None:
     q = tuple(f"t{i}" for i in range(n))
     need = max(FTS_MIN_MATCHED, math.ceil(n * FTS_MIN_COVERAGE - 1e-9))
     assert fts_admits(q, q[:need])
@@ -101,7 +101,7 @@ def test_cosine_from_l2_matches_dot_product() -> None:
 
 
 def test_vector_admits_at_threshold() -> None:
-    d_at = math.sqrt(2 * (1 - VECTOR_MIN_COSINE))  # cosine 0.25
+    d_at = math.sqrt(2 * (1 - VECTOR_MIN_COSINE))  # cosine 0.35
     assert vector_admits(0.0)
     assert vector_admits(d_at - 1e-9)
     # float32 engines land within VECTOR_COSINE_TOLERANCE of the bar: admitted alike

@@ -129,7 +129,7 @@ def test_nfd_hangul_jamo_compose_to_syllables() -> None:
 def test_casefolding_latin_and_greek_and_german() -> None:
     assert analyze("SQLite FTS5") == ["sqlite", "fts5"]
     assert analyze("ΣΊΣΥΦΟΣ") == analyze("σίσυφος")
-    assert analyze("STRASSE") == analyze("straße") == ["strasse"]
+    assert analyze("STRASSE") == analyze("straße") == ["strass"]  # Porter stem of "strasse"
 
 
 def test_non_ascii_word_is_utf8_hex_with_x_prefix() -> None:
@@ -243,9 +243,9 @@ def test_operators_become_plain_lowercase_tokens() -> None:
     assert query_terms("sqlite NOT oceanbase NEAR fts") == (
         "sqlite",
         "not",
-        "oceanbase",
+        "oceanbas",  # Porter stems, as SQLite FTS5's porter tokenizer does
         "near",
-        "fts",
+        "ft",
     )
     assert query_terms('"x" OR "y" AND z*') == ("x", "y", "z")
 

