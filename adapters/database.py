@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -255,11 +255,17 @@ class DatabaseMemoryBackend(abc.ABC):
 
     @abc.abstractmethod
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+        self,
+        artifact_ids: Sequence[str],
+        terms: Sequence[str],
+        limit: int,
+        sizes: Mapping[str, int] | None = None,
     ) -> list[Candidate]:
         """Up to ``limit`` head rows of these Memories matching any of ``terms`` (Analyzer
         v1 tokens, to be quoted, never raw syntax), best first, filtered by Memory
-        inside the index."""
+        inside the index.
+        ``sizes`` gives each Memory's number of active entries (from its manifest), for
+        an adapter that plans its query by size."""
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
@@ -1075,7 +1081,8 @@ class DatabaseMemoryBackend(abc.ABC):
             terms = analyzer.query_terms(request.query)
             admitted = []
             if terms:
-                for c in self._fts_candidates_sync(ids, terms, budget):
+                sizes = {a: manifests[a].view.active_total for a in ids}
+                for c in self._fts_candidates_sync(ids, terms, budget, sizes):
                     if self._trusted(c, manifests) and admission.fts_admits(
                         terms, c.searchable_text.split()
                     ):

@@ -62,6 +62,11 @@ class ManifestView:
                 counts[e.entry_content_hash] = counts.get(e.entry_content_hash, 0) + 1
         return counts
 
+    @functools.cached_property
+    def active_total(self) -> int:
+        """Number of active entries."""
+        return sum(1 for e in self.manifest.entries if e.state == "active")
+
     @property
     def active_hashes(self) -> Mapping[str, int]:
         """Content hashes of the active entries (a mapping; use ``in``)."""
@@ -192,6 +197,12 @@ def _carry_over(
             tail = out.item_bytes[len(base.item_bytes) :]
             pieces.append((b"," if base.item_bytes else b"") + b",".join(tail))
         out.__dict__["joined"] = b"".join(pieces)
+    if "active_total" in cached:
+        total = base.active_total
+        for entry_id, item in items.items():
+            old = base.get(entry_id)
+            total += (item.state == "active") - (old is not None and old.state == "active")
+        out.__dict__["active_total"] = total
     if "active_counts" in cached:
         counts = dict(base.active_counts)
         for entry_id, item in items.items():

@@ -820,7 +820,8 @@ class MemoryBackendContract:
                            + [MemoryManifestEntry(v.entry_id, v.entry_version_id,
                                                   v.entry_content_hash, "active")],
                            key=lambda e: e.entry_id.encode())
-            change = MemoryChange(op, v.entry_id, v.previous_version_id, v.entry_version_id)
+            change = MemoryChange(op, v.entry_id, v.previous_version_id,  # type: ignore[arg-type]
+                                  v.entry_version_id)
             from powercontext.core.models import MemoryManifest
 
             content = MemoryContent(MemoryManifest(tuple(items)), (change,))
@@ -856,7 +857,7 @@ class MemoryBackendContract:
                     forge(add, "add", sources=(b, a, a)),
                     forge(add, "add", artifacts=(ArtifactRef(ref.artifact_id, True),)),
                     forge(add, "add", text="key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
-                    attrs.evolve(add, upserts=add.upserts * 2),
+                    attrs.evolve(add, upserts=add.upserts * 2),  # type: ignore[union-attr,arg-type]
                 ]
                 for plan in forged:
                     with pytest.raises(ValueError):
@@ -886,7 +887,8 @@ class MemoryBackendContract:
                 for revision in (True, 1.0, "1", None):
                     with pytest.raises(InvalidCitationError):
                         await svc.validate_citation(HandoffCitation(
-                            ArtifactRef(ref.artifact_id, revision), v.entry_id,
+                            ArtifactRef(ref.artifact_id, revision),  # type: ignore[arg-type]
+                            v.entry_id,
                             v.entry_version_id))
         run(body())
 

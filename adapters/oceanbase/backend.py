@@ -613,7 +613,7 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
                           float(r[5]) if with_distance else None) for r in rows]
 
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, sizes: Any = None
     ) -> list[Candidate]:
         ids = list(dict.fromkeys(artifact_ids))
         for t in terms:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -454,13 +454,18 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     # ------------------------------------------------------------------ search
 
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+        self,
+        artifact_ids: Sequence[str],
+        terms: Sequence[str],
+        limit: int,
+        sizes: Mapping[str, int] | None = None,
     ) -> list[Candidate]:
         if not artifact_ids or not terms or limit <= 0:
             return []
         tokens: list[str] = []
         for a in dict.fromkeys(artifact_ids):
-            tokens.extend(self._query_tokens_sync(a, list(terms)))
+            size = None if sizes is None else sizes.get(a)
+            tokens.extend(self._query_tokens_sync(a, list(terms), size))
         query = "searchable_text : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
         wanted = set(artifact_ids)
         return [Candidate(a, e, v, h, text)
@@ -468,7 +473,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                 in self._execute(frag.statement("fts_search"), [query, limit])
                 if a in wanted]
 
-    def _query_tokens_sync(self, artifact_id: str, terms: list[str]) -> list[str]:
+    def _query_tokens_sync(self, artifact_id: str, terms: list[str],
+                           size: int | None = None) -> list[str]:
         """The scoped query tokens for one Memory, leaving out very common terms.
 
         In a Memory of at least FTS_PRUNE_MIN_ROWS rows, a term in more than
@@ -482,7 +488,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         scoped = frag.scoped_terms(frag.scope_token(artifact_id), terms)
         if len(scoped) <= 2:
             return scoped
-        rows = self._execute(self._t("memory_head_count"), [artifact_id])[0][0]
+        rows = (size if size is not None
+                else self._execute(self._t("memory_head_count"), [artifact_id])[0][0])
         if rows < FTS_PRUNE_MIN_ROWS:
             return scoped
         df_sql = frag.statement("fts_document_frequency")

@@ -30,7 +30,7 @@ def test_splice_equals_full_rebuild(base_items, changes, warm, more):
     base_map = {e.entry_id: e for e in base_items}
     base = view(MemoryManifest(entries=tuple(full(base_map.values()))))
     if warm:  # carried-over caches must equal fresh computation
-        _ = base.joined, base.active_counts
+        _ = base.joined, base.active_counts, base.active_total
     current, expected = base, dict(base_map)
     for batch in [changes, *more]:
         upd = {e.entry_id: e for e in batch}
@@ -47,6 +47,7 @@ def test_splice_equals_full_rebuild(base_items, changes, warm, more):
             if e.state == "active":
                 counts[e.entry_content_hash] = counts.get(e.entry_content_hash, 0) + 1
         assert current.active_counts == counts
+        assert current.active_total == sum(counts.values())
         assert {e.entry_id: current.get(e.entry_id) for e in want} == {e.entry_id: e for e in want}
         assert canonical.content_bytes(
             canonical.MemoryContent(current.manifest, ())) == canonical.canonical_dumps(

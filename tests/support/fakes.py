@@ -159,7 +159,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 self._state["vectors"][pid] = vec
 
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, sizes: Any = None
     ) -> list[Candidate]:
         wanted = set(terms)
         scored = []
