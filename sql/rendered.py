@@ -648,26 +648,28 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
 #: SQLite fragment name -> SQL (:func:`powercontext.sql.sqlite.statement`).
 SQLITE_FRAGMENTS: dict[str, str] = {
     'create_fts': (
-        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope UNINDEXED, '
-        'searchable_text, tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(searchable_text, '
+        'content=\'\', contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars '
+        '\'_\'")'
     ),
     'create_fts_vocab': (
         'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts_vocab" USING '
         'fts5vocab("memory_entry_search_fts", \'row\')'
     ),
     'fts_document_frequency': 'SELECT doc FROM "memory_entry_search_fts_vocab" WHERE term = ?',
-    'fts_insert': (
-        'INSERT INTO "memory_entry_search_fts" (rowid, scope, searchable_text) VALUES (?, ?, ?)'
-    ),
+    'fts_insert': 'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)',
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
         'SELECT h."projection_id", h."memory_artifact_id", h."entry_id", h."entry_version_id", '
         'h."entry_content_hash", h."searchable_text" FROM "memory_entry_search_fts" JOIN '
         '"memory_entry_heads" AS h ON h."projection_id" = "memory_entry_search_fts".rowid WHERE '
-        '"memory_entry_search_fts" MATCH ? ORDER BY bm25("memory_entry_search_fts", 0.0, 1.0), '
+        '"memory_entry_search_fts" MATCH ? ORDER BY bm25("memory_entry_search_fts"), '
         '"memory_entry_search_fts".rowid LIMIT ?'
     ),
-    'fts_delete_scope': 'DELETE FROM "memory_entry_search_fts" WHERE scope = ?',
+    'fts_delete_orphans': (
+        'DELETE FROM "memory_entry_search_fts" WHERE rowid NOT IN (SELECT "projection_id" FROM '
+        '"memory_entry_heads")'
+    ),
     'fts_integrity_check': (
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts") VALUES '
         "('integrity-check')"
@@ -701,12 +703,10 @@ SQLITE_FRAGMENTS: dict[str, str] = {
     'vector_count': 'SELECT count(*) FROM "memory_entry_search_vector"',
     'table_exists': "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     'probe_fts_create': (
-        'CREATE VIRTUAL TABLE temp."pc_probe_fts" USING fts5(scope, searchable_text, '
-        'tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
+        'CREATE VIRTUAL TABLE temp."pc_probe_fts" USING fts5(searchable_text, content=\'\', '
+        'contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
     ),
-    'probe_fts_insert': (
-        'INSERT INTO temp."pc_probe_fts" (rowid, scope, searchable_text) VALUES (?, ?, ?)'
-    ),
+    'probe_fts_insert': 'INSERT INTO temp."pc_probe_fts" (rowid, searchable_text) VALUES (?, ?)',
     'probe_fts_search': 'SELECT rowid FROM temp."pc_probe_fts" WHERE "pc_probe_fts" MATCH ?',
     'probe_fts_delete': 'DELETE FROM temp."pc_probe_fts" WHERE rowid = ?',
     'probe_fts_drop': 'DROP TABLE IF EXISTS temp."pc_probe_fts"',

@@ -145,20 +145,24 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
         "entry_content_hash", "searchable_text"))
     fragments = {
-        # scope is UNINDEXED (kept for offline deletes); the tokens carry the scope.
+        # Contentless: the text lives in memory_entry_heads (searches join it), so FTS5
+        # keeps only its index; contentless_delete=1 (SQLite 3.43+) allows deletes by
+        # rowid. The tokens carry the Memory scope (see scoped_terms).
         "create_fts": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5("
-                       f"scope UNINDEXED, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+                       f"searchable_text, content='', contentless_delete=1, "
+                       f"tokenize=\"{FTS_TOKENIZE}\")"),
         "create_fts_vocab": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING "
                              f"fts5vocab({fts}, 'row')"),
         "fts_document_frequency": f"SELECT doc FROM {vocab} WHERE term = ?",
-        "fts_insert": f"INSERT INTO {fts} (rowid, scope, searchable_text) VALUES (?, ?, ?)",
+        "fts_insert": f"INSERT INTO {fts} (rowid, searchable_text) VALUES (?, ?)",
         "fts_delete": f"DELETE FROM {fts} WHERE rowid = ?",
-        # bm25 weights: scope 0 (a filter, not evidence), searchable_text 1.
         "fts_search": (f"SELECT {cols} FROM {fts} JOIN {heads} AS h "
                        f"ON h.{_q('projection_id')} = {fts}.rowid "
-                       f"WHERE {fts} MATCH ? ORDER BY bm25({fts}, 0.0, 1.0), {fts}.rowid "
+                       f"WHERE {fts} MATCH ? ORDER BY bm25({fts}), {fts}.rowid "
                        f"LIMIT ?"),
-        "fts_delete_scope": f"DELETE FROM {fts} WHERE scope = ?",
+        # FTS rows whose head row is gone (damage; a rebuild ends with this sweep)
+        "fts_delete_orphans": (f"DELETE FROM {fts} WHERE rowid NOT IN "
+                               f"(SELECT {_q('projection_id')} FROM {heads})"),
         "fts_integrity_check": f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')",
         "vector_insert": f"INSERT INTO {vec} (rowid, scope, embedding) VALUES (?, ?, ?)",
         "vector_delete": f"DELETE FROM {vec} WHERE rowid = ?",
@@ -189,9 +193,10 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "table_exists": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
         # Startup probes, on TEMP tables so they never touch the database file.
         "probe_fts_create": (f"CREATE VIRTUAL TABLE temp.{_q('pc_probe_fts')} USING fts5("
-                             f"scope, searchable_text, tokenize=\"{FTS_TOKENIZE}\")"),
+                             f"searchable_text, content='', contentless_delete=1, "
+                             f"tokenize=\"{FTS_TOKENIZE}\")"),
         "probe_fts_insert": (f"INSERT INTO temp.{_q('pc_probe_fts')} "
-                             "(rowid, scope, searchable_text) VALUES (?, ?, ?)"),
+                             "(rowid, searchable_text) VALUES (?, ?)"),
         "probe_fts_search": (f"SELECT rowid FROM temp.{_q('pc_probe_fts')} "
                              f"WHERE {_q('pc_probe_fts')} MATCH ?"),
         "probe_fts_delete": f"DELETE FROM temp.{_q('pc_probe_fts')} WHERE rowid = ?",
@@ -212,7 +217,7 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
 #: Names :func:`statement` accepts (for the golden tests).
 STATEMENTS = (
     "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete",
-    "fts_delete_scope", "fts_search",
+    "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "vector_search", "vector_projection", "vector_count",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",

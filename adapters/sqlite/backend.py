@@ -265,7 +265,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             self._execute(frag.statement("probe_fts_drop"))
             self._execute(frag.statement("probe_fts_create"))
             self._execute(frag.statement("probe_fts_insert"),
-                          [7, "m_probe", frag.fts_document("m_probe", "probe_x token")])
+                          [7, frag.fts_document("m_probe", "probe_x token")])
             found = self._execute(frag.statement("probe_fts_search"),
                                   [frag.fts_match_expression(["m_probe"], ["probe_x"])])
             self._execute(frag.statement("probe_fts_delete"), [7])
@@ -438,7 +438,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             # A stray FTS row under this rowid (projections are rebuildable, so one may be
             # left by damage) must not block authoritative writes: replace it.
             self._execute(fts_delete, [pid])
-            self._execute(fts_insert, [pid, scope, frag.fts_document(scope, row.searchable_text)])
+            self._execute(fts_insert, [pid, frag.fts_document(scope, row.searchable_text)])
             if vec is None:
                 continue
             if not self._vec_tables or self._profile is None:
@@ -532,12 +532,18 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     def _clear_projection_sync(self, artifact_id: str) -> None:
         scope = frag.scope_token(artifact_id)
         pids = [r[0] for r in self._execute(self._t("memory_projection_ids"), [artifact_id])]
-        # by scope, so rows left behind without a head row go too
-        self._execute(frag.statement("fts_delete_scope"), [scope])
+        fts_delete = frag.statement("fts_delete")
+        for pid in pids:
+            self._execute(fts_delete, [pid])
         if self._vec_tables:
             self._execute(frag.statement("vector_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)
         self._select_in("head_rows_delete", pids)
+
+    def _mark_rebuilt_sync(self) -> None:
+        super()._mark_rebuilt_sync()
+        # rows left without a head row by damage: invisible to search, but they take space
+        self._execute(frag.statement("fts_delete_orphans"))
 
     def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
         if profile is not None:

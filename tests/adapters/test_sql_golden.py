@@ -328,9 +328,9 @@ GOLDEN_OCEANBASE = {
 
 GOLDEN_SQLITE_FRAGMENTS = {
     'create_fts': (
-        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING fts5(scope '
-        'UNINDEXED, searchable_text, tokenize="unicode61 remove_diacritics 0 tokenchars '
-        '\'_\'")'
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts" USING '
+        'fts5(searchable_text, content=\'\', contentless_delete=1, tokenize="unicode61 '
+        'remove_diacritics 0 tokenchars \'_\'")'
     ),
     'create_fts_vocab': (
         'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts_vocab" USING '
@@ -340,22 +340,21 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'SELECT doc FROM "memory_entry_search_fts_vocab" WHERE term = ?'
     ),
     'fts_insert': (
-        'INSERT INTO "memory_entry_search_fts" (rowid, scope, searchable_text) VALUES (?, '
-        '?, ?)'
+        'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)'
     ),
     'fts_delete': (
         'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?'
     ),
-    'fts_delete_scope': (
-        'DELETE FROM "memory_entry_search_fts" WHERE scope = ?'
+    'fts_delete_orphans': (
+        'DELETE FROM "memory_entry_search_fts" WHERE rowid NOT IN (SELECT "projection_id" '
+        'FROM "memory_entry_heads")'
     ),
     'fts_search': (
         'SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
         'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM '
         '"memory_entry_search_fts" JOIN "memory_entry_heads" AS h ON h."projection_id" = '
         '"memory_entry_search_fts".rowid WHERE "memory_entry_search_fts" MATCH ? ORDER BY '
-        'bm25("memory_entry_search_fts", 0.0, 1.0), "memory_entry_search_fts".rowid LIMIT '
-        '?'
+        'bm25("memory_entry_search_fts"), "memory_entry_search_fts".rowid LIMIT ?'
     ),
     'fts_integrity_check': (
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts") VALUES '
@@ -400,11 +399,11 @@ GOLDEN_SQLITE_FRAGMENTS = {
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     ),
     'probe_fts_create': (
-        'CREATE VIRTUAL TABLE temp."pc_probe_fts" USING fts5(scope, searchable_text, '
-        'tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
+        'CREATE VIRTUAL TABLE temp."pc_probe_fts" USING fts5(searchable_text, content=\'\', '
+        'contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars \'_\'")'
     ),
     'probe_fts_insert': (
-        'INSERT INTO temp."pc_probe_fts" (rowid, scope, searchable_text) VALUES (?, ?, ?)'
+        'INSERT INTO temp."pc_probe_fts" (rowid, searchable_text) VALUES (?, ?)'
     ),
     'probe_fts_search': (
         'SELECT rowid FROM temp."pc_probe_fts" WHERE "pc_probe_fts" MATCH ?'
@@ -543,7 +542,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert t("heads_by_projection_id", (pid, None, None, None), 4)[0][2] == "e1"
     t("vector_metadata_insert", (pid, "v1", H, H2))
     scope = frag.scope_token("art")
-    f("fts_insert", (pid, scope, frag.fts_document(scope, "uv")))
+    f("fts_insert", (pid, frag.fts_document(scope, "uv")))
     f("vector_insert", (pid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
     hits = f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5))
     assert [h[2] for h in hits] == ["e1"]
@@ -564,11 +563,12 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid2 = conn.last_insert_rowid()
     assert t("memory_projection_ids", ("art",)) == [(pid2,)]
-    f("fts_insert", (pid2, scope, frag.fts_document(scope, "uv")))
+    f("fts_insert", (pid2, frag.fts_document(scope, "uv")))
     assert f("fts_document_frequency", (frag.scoped_terms(scope, ["uv"])[0],)) == [(1,)]
     assert t("memory_head_count", ("art",)) == [(1,)]
     f("vector_insert", (pid2, scope, _vec(0, 1, 0, 0, 0, 0, 0, 0)))
-    f("fts_delete_scope", (scope,))
+    t("head_rows_delete", (pid2, None, None, None), 4)
+    f("fts_delete_orphans")
     assert f("fts_document_frequency", (frag.scoped_terms(scope, ["uv"])[0],)) == []
     f("vector_delete_scope", (scope,))
     assert f("vector_count") == [(0,)]
@@ -578,7 +578,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     conn.execute("ROLLBACK")
     for name in ["probe_fts_drop", "probe_fts_create"]:
         f(name)
-    f("probe_fts_insert", (1, "m_p", frag.fts_document("m_p", "x")))
+    f("probe_fts_insert", (1, frag.fts_document("m_p", "x")))
     assert f("probe_fts_search", (frag.fts_match_expression(["m_p"], ["x"]),)) == [(1,)]
     f("probe_fts_delete", (1,))
     f("probe_fts_drop")

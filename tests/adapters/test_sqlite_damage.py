@@ -31,8 +31,8 @@ def test_a_stray_fts_row_never_blocks_writes(tmp_path):
             (next_pid,) = _raw(db).execute(
                 "SELECT max(projection_id) + 1 FROM memory_entry_heads").fetchone()
             conn = _raw(db)
-            conn.execute(f'INSERT INTO "{frag.FTS_TABLE}" (rowid, scope, searchable_text) '
-                         "VALUES (?, 'm_nobody', 'm_nobody_stray')", (next_pid,))
+            conn.execute(f'INSERT INTO "{frag.FTS_TABLE}" (rowid, searchable_text) '
+                         "VALUES (?, 'm_nobody_stray')", (next_pid,))
             conn.close()
             for i in range(3):
                 ref = await svc.remember(ref, entries=(MemoryEntryInput("fact", f"beta {i}"),))

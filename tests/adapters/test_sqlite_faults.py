@@ -74,7 +74,7 @@ def snapshot(path: Path) -> dict[str, list[tuple]]:
         out = {t: conn.execute(f'SELECT rowid, * FROM "{t}" ORDER BY rowid').fetchall()
                for t in TABLES}
         out["fts"] = conn.execute(
-            f'SELECT rowid, scope, searchable_text FROM "{frag.FTS_TABLE}" ORDER BY rowid'
+            f'SELECT rowid FROM "{frag.FTS_TABLE}" ORDER BY rowid'
         ).fetchall()
         out["vec"] = conn.execute(
             f'SELECT rowid, scope FROM "{frag.VECTOR_TABLE}" ORDER BY rowid').fetchall()

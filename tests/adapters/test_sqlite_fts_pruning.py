@@ -56,3 +56,18 @@ def test_short_queries_are_never_pruned(tmp_path, terms):
             await b.close()
 
     asyncio.run(body())
+
+
+def test_fts_candidates_are_ranked_by_bm25_not_by_row_order(tmp_path):
+    async def body():
+        svc = MemoryService(SQLiteMemoryBackend(str(tmp_path / "m.db")))
+        try:
+            texts = [f"alpha note {i}" for i in range(6)] + ["alpha bravo"]
+            ref = await svc.remember(None, entries=tuple(MemoryEntryInput("fact", t)
+                                                         for t in texts))
+            hits = await svc.search("alpha bravo", (ref,), limit=3, mode="fts")
+            assert hits.hits[0].text == "alpha bravo"  # the rare term wins, though written last
+        finally:
+            await svc.close()
+
+    asyncio.run(body())

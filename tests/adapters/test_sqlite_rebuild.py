@@ -38,7 +38,7 @@ def test_rebuild_clears_leftovers_and_fills_missing_vectors(db_path: Path) -> No
     # Memory A's scope, and one head row missing.
     conn = _raw(db_path)
     scope = frag.scope_token(ra.artifact_id)
-    conn.execute(frag.statement("fts_insert"), (9999, scope, "stray"))
+    conn.execute(frag.statement("fts_insert"), (9999, frag.fts_document(scope, "stray")))
     conn.execute(frag.statement("vector_insert"), (9999, scope, struct.pack("<16f", *[0.25] * 16)))
     (pid,) = conn.execute("SELECT max(projection_id) FROM memory_entry_heads "
                           "WHERE memory_artifact_id = ?", (ra.artifact_id,)).fetchone()
