@@ -6,7 +6,7 @@
 #   make quickstart   the coding-agent scenario on real files of this repository
 #   make test         the whole test suite (Hypothesis profile `ci` when CI=true)
 #   make lint         ruff          make types   mypy          make check   all three
-#   make bench        the benchmarks (bench/), when present
+#   make bench        perf (quick, SQLite) then LoCoMo retrieval quality; BENCH_PERF_ARGS, BENCH_LOCOMO_ARGS
 #
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
 # extras installed, default dev,local: local is the real embedding model that a test uses),
@@ -82,7 +82,7 @@ test: install
 	exit $$rc
 
 lint: install
-	$(BIN)/ruff check $(SOURCES) tests
+	$(BIN)/ruff check $(SOURCES) tests bench
 
 typetree:
 	@rm -rf $(TYPETREE) && mkdir -p $(TYPETREE)/powercontext
@@ -96,9 +96,11 @@ types: install typetree
 
 check: lint types test
 
+BENCH_PERF_ARGS ?= --profile quick --backend sqlite
+BENCH_LOCOMO_ARGS ?=
 bench: install
-	@if [ -f bench/__main__.py ]; then $(BIN)/python -m bench; \
-	else echo "no benchmarks yet (bench/__main__.py is missing)"; fi
+	$(BIN)/python -m bench perf $(BENCH_PERF_ARGS)
+	$(BIN)/python -m bench locomo $(BENCH_LOCOMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build *.egg-info

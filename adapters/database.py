@@ -75,6 +75,9 @@ __all__ = [
 MEMORY_FAMILY = "memory"
 T = TypeVar("T")
 _MANIFEST_CACHE_SIZE = 64
+#: The Revision cache also holds at most this many manifest items in all (a parsed item
+#: with its bytes costs a few hundred bytes; 100k-entry Memories must not pin gigabytes).
+_MANIFEST_CACHE_ITEMS = 400_000
 
 
 @attrs.frozen
@@ -439,8 +442,10 @@ class DatabaseMemoryBackend(abc.ABC):
         parsed = base
         for row in rows[start:]:
             parsed = self._decode_row(row, parsed)
-            self._cache_put((artifact_id, row.revision), parsed)
         assert parsed is not None
+        # only the Revision asked for: caching a whole delta chain evicted the heads of
+        # other Memories (many Memories searched together thrashed the cache)
+        self._cache_put((artifact_id, revision), parsed)
         return parsed
 
     def _decode_row(self, row: RevisionRow, base: _ParsedRevision | None) -> _ParsedRevision:
@@ -471,10 +476,14 @@ class DatabaseMemoryBackend(abc.ABC):
 
     def _cache_put(self, key: tuple[str, int], parsed: _ParsedRevision) -> None:
         with self._cache_lock:
-            self._manifest_cache[key] = parsed
-            self._manifest_cache.move_to_end(key)
-            while len(self._manifest_cache) > _MANIFEST_CACHE_SIZE:
-                self._manifest_cache.popitem(last=False)
+            cache = self._manifest_cache
+            cache[key] = parsed
+            cache.move_to_end(key)
+            items = sum(len(p.revision.content.manifest.entries) for p in cache.values())
+            while len(cache) > 1 and (len(cache) > _MANIFEST_CACHE_SIZE
+                                      or items > _MANIFEST_CACHE_ITEMS):
+                _, dropped = cache.popitem(last=False)
+                items -= len(dropped.revision.content.manifest.entries)
 
     @staticmethod
     def _parse_row(row: RevisionRow) -> _ParsedRevision:

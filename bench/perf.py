@@ -101,6 +101,9 @@ DIM = 384
 SMALL_BATCH = 100  # one-Memory datasets up to BIG_SIZE are loaded in batches of 100
 BIG_BATCH = 500
 BIG_SIZE = 10_000
+#: Seconds one search cell (dataset x mode) may take before its queries are cut.
+CELL_BUDGET_S = 150.0
+WARM_BUDGET_S = 5.0
 #: The plain FTS5 anchor (the yardstick of fts search on SQLite): the tokenizer the
 #: library's FTS5 table uses for Analyzer v1 text (``_`` kept inside tokens).
 ANCHOR_FTS = "plain_fts"
@@ -344,10 +347,22 @@ class SQLiteEngine(Engine):
         import apsw
 
         path = svc.backend.filename  # type: ignore[attr-defined]
-        total = sum(
-            os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}")
-        )
         tables: dict[str, int] = {}
+        # What a closed database occupies: checkpoint the WAL into the file first (what
+        # closing the last connection does; the content does not change). The WAL left
+        # over (0 unless a reader pinned it) still counts.
+        rw = apsw.Connection(path)
+        try:
+            rw.setbusytimeout(5000)
+            rw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except apsw.Error:
+            pass
+        finally:
+            rw.close()
+        for suffix in ("", "-wal"):
+            if os.path.exists(f"{path}{suffix}"):
+                tables[f"(file{suffix or ''})"] = os.path.getsize(f"{path}{suffix}")
+        total = sum(tables.values())
         conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
         try:
             for name, size in conn.execute(
@@ -574,7 +589,12 @@ def _summary(passes: list[list[float]]) -> dict[str, float]:
 
 
 async def bench_search(
-    engine: Engine, ds: Dataset, queries: Sequence[str], runs: int, model: DeterministicEmbedding
+    engine: Engine,
+    ds: Dataset,
+    queries: Sequence[str],
+    runs: int,
+    model: DeterministicEmbedding,
+    cell_budget_s: float = CELL_BUDGET_S,
 ) -> list[dict[str, Any]]:
     svc: MemoryService = ds.svc
     budget = max(LIMIT * 4, 32)
@@ -613,20 +633,38 @@ async def bench_search(
                 if mode in ("vector", "hybrid"):
                     engine.raw_vector(ids, blob, budget)
 
-            # warm both paths
+            # warm all three paths (at most 10 queries or WARM_BUDGET_S seconds)
+            warm_t0 = time.perf_counter()
+            warmed = 0
             for q, terms, blob, vec in prepared[: min(10, len(prepared))]:
                 await svc.search(q, ds.heads, limit=LIMIT, mode=mode)
                 await spi_call(terms, vec, mode)
                 raw_call(terms, blob)
+                warmed += 1
+                if time.perf_counter() - warm_t0 > WARM_BUDGET_S:
+                    break
+            # A pathological cell (seconds per query) is cut to fit its budget, not run
+            # for an hour: fewer queries, one pass, and the cut is reported.
+            per_query = (time.perf_counter() - warm_t0) / max(1, warmed)
+            cell, cell_runs, cut = prepared, runs, None
+            if per_query * len(prepared) * runs > cell_budget_s:
+                n = max(5, min(len(prepared), int(cell_budget_s / per_query)))
+                cell, cell_runs = prepared[:n], 1
+                cut = (
+                    f"{engine.name} {mode} {ds.entries}x{ds.memories}: cut to {n} queries x 1 "
+                    f"pass ({per_query * 1e3:.0f} ms per query for ours+spi+raw; cell "
+                    f"budget {cell_budget_s:.0f} s)"
+                )
+                log("  " + cut)
             ours_passes: list[list[float]] = []
             spi_passes: list[list[float]] = []
             raw_passes: list[list[float]] = []
             hits = 0
-            for _ in range(runs):
+            for _ in range(cell_runs):
                 ours: list[float] = []
                 spi: list[float] = []
                 raw: list[float] = []
-                for q, terms, blob, vec in prepared:
+                for q, terms, blob, vec in cell:
                     t0 = time.perf_counter()
                     res = await svc.search(q, ds.heads, limit=LIMIT, mode=mode)
                     ours.append((time.perf_counter() - t0) * 1000.0)
@@ -655,9 +693,10 @@ async def bench_search(
                 "raw_p95_ms": r["p95_ms"],
                 "ratio_p50": o["p50_ms"] / r["p50_ms"] if r["p50_ms"] else None,
                 "ratio_p95": o["p95_ms"] / r["p95_ms"] if r["p95_ms"] else None,
-                "queries": len(prepared),
-                "runs": runs,
-                "mean_hits": hits / max(1, runs * len(prepared)),
+                "queries": len(cell),
+                "runs": cell_runs,
+                "mean_hits": hits / max(1, cell_runs * len(cell)),
+                "cut": cut,
             }
             rows.append(row)
             log(
@@ -1006,7 +1045,8 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     for r in result["search"]:
         lines.append(
-            f"| {r['engine']} | {r['entries']} | {r['memories']} | {r['mode']} | "
+            f"| {r['engine']} | {r['entries']} | {r['memories']} | {r['mode']}"
+            f"{' (cut)' if r.get('cut') else ''} | "
             f"{_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
             f"{_f(r.get('spi_p50_ms'))} | {_f(r.get('spi_p95_ms'))} | "
             f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
@@ -1045,7 +1085,7 @@ def markdown(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for d in result["datasets"]:
-        top = ", ".join(f"{k} {v / 1e6:.1f}" for k, v in list(d["tables"].items())[:4])
+        top = ", ".join(f"{k} {v / 1e6:.1f}" for k, v in list(d["tables"].items())[:6])
         lines.append(
             f"| {d['label']} | {d['batch']} | {_f(d['load_s'], 1)} | "
             f"{_f(d['entries'] / d['load_s'] if d['load_s'] else 0.0, 0)} | "
@@ -1283,6 +1323,8 @@ async def run_engine(
     queries: Sequence[str],
     model: DeterministicEmbedding,
     result: dict[str, Any],
+    cell_budget_s: float = CELL_BUDGET_S,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> None:
     datasets: list[Dataset] = []
     try:
@@ -1294,7 +1336,9 @@ async def run_engine(
                 datasets.append(ds)
                 result["datasets"].append(ds.public())
                 result["notes"].extend(ds.notes)
-                result["search"].extend(await bench_search(engine, ds, queries, prof.runs, model))
+                rows = await bench_search(engine, ds, queries, prof.runs, model, cell_budget_s)
+                result["search"].extend(rows)
+                result["notes"].extend(r["cut"] for r in rows if r["cut"])
                 result["phases"].append({"phase": f"search {ds.label}", "maxrss_mb": _maxrss_mb()})
                 if mems == 1 and n <= BIG_SIZE:
                     result["writes"].extend(
@@ -1309,6 +1353,7 @@ async def run_engine(
                 else:
                     await ds.svc.close()
                     engine.drop(ds.svc)
+                checkpoint()
         singles = [d for d in datasets if d.memories == 1 and d.entries <= BIG_SIZE]
         if singles:
             target = max(singles, key=lambda d: d.entries)
@@ -1326,7 +1371,12 @@ async def run_engine(
 
 
 async def run(
-    prof: Profile, backends: Sequence[str], out: Path, data: Path, workdir: Path | None = None
+    prof: Profile,
+    backends: Sequence[str],
+    out: Path,
+    data: Path,
+    workdir: Path | None = None,
+    cell_budget_s: float = CELL_BUDGET_S,
 ) -> dict[str, Any]:
     """Run the benchmark; write JSON, markdown, profiles and plots into ``out``; return
     the result dict (see the JSON for its shape)."""
@@ -1361,6 +1411,13 @@ async def run(
         "notes": [],
     }
     t_start = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / f"perf-{prof.name}-{stamp}.partial.json"
+
+    def checkpoint() -> None:
+        """Write what is measured so far (a killed run still leaves its figures)."""
+        partial.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+
     own_tmp = workdir is None
     work = Path(tempfile.mkdtemp(prefix="pc-perf-")) if workdir is None else workdir
     try:
@@ -1378,7 +1435,9 @@ async def run(
                 log(result["notes"][-1])
                 continue
             try:
-                await run_engine(engine, prof, turns, queries, model, result)
+                await run_engine(
+                    engine, prof, turns, queries, model, result, cell_budget_s, checkpoint
+                )
             except Exception as exc:
                 if name == "sqlite":
                     raise
@@ -1392,7 +1451,6 @@ async def run(
     result["targets"] = evaluate_targets(result)
     result["meta"]["runtime_s"] = time.perf_counter() - t_start
     result["meta"]["maxrss_mb"] = _maxrss_mb()
-    out.mkdir(parents=True, exist_ok=True)
     prefix = out / f"perf-{prof.name}-{stamp}"
     result["plots"] = plots(result, prefix)
     with open(f"{prefix}.prof.txt", "w", encoding="utf-8") as f:
@@ -1407,6 +1465,7 @@ async def run(
     md = markdown(result)
     Path(f"{prefix}.md").write_text(md, encoding="utf-8")
     Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    partial.unlink(missing_ok=True)
     result["files"] = [f"{prefix}.json", f"{prefix}.md", f"{prefix}.prof.txt", *result["plots"]]
     print(md)
     print("written: " + ", ".join(result["files"]))
@@ -1436,6 +1495,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-local-model", action="store_true", help="skip the local model's embedding cost"
     )
     p.add_argument("--workdir", type=Path, help="keep the databases here (default: a temp dir)")
+    p.add_argument(
+        "--cell-budget",
+        type=float,
+        default=CELL_BUDGET_S,
+        help="seconds one search cell may take before its queries are cut (default %(default)s)",
+    )
     args = p.parse_args(argv)
     prof = PROFILES[args.profile]
     over: dict[str, Any] = {}
@@ -1455,7 +1520,7 @@ def main(argv: list[str] | None = None) -> int:
     backends = ["sqlite", "seekdb"] if args.backend == "both" else [args.backend]
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(run(prof, backends, args.out, args.data, args.workdir))
+    asyncio.run(run(prof, backends, args.out, args.data, args.workdir, args.cell_budget))
     return 0
 
 

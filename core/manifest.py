@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import functools
 import threading
-from collections import OrderedDict
+import weakref
 from collections.abc import Mapping
 
 from powercontext.core.models import MemoryManifest, MemoryManifestEntry
@@ -82,10 +82,10 @@ class ManifestView:
         return None if i is None else self.manifest.entries[i]
 
 
-# A small LRU keyed by object identity (hashing a 10k-item manifest is exactly the cost
-# avoided here); a cached view holds its manifest, so an id cannot be reused while cached.
-_CACHE_SIZE = 32
-_views: OrderedDict[int, ManifestView] = OrderedDict()
+# Keyed by object identity (hashing a 10k-item manifest is exactly the cost avoided
+# here), held weakly: a view lives as long as whoever uses it (the backend's Revision
+# cache, a plan); its entry goes when it dies, so an id is never matched to a stale view.
+_views: weakref.WeakValueDictionary[int, ManifestView] = weakref.WeakValueDictionary()
 _lock = threading.Lock()
 
 
@@ -98,9 +98,6 @@ def _item_bytes(e: MemoryManifestEntry) -> bytes:
 def _remember(v: ManifestView) -> ManifestView:
     with _lock:
         _views[id(v.manifest)] = v
-        _views.move_to_end(id(v.manifest))
-        while len(_views) > _CACHE_SIZE:
-            _views.popitem(last=False)
     return v
 
 
@@ -109,7 +106,6 @@ def view(manifest: MemoryManifest) -> ManifestView:
     with _lock:
         found = _views.get(id(manifest))
         if found is not None and found.manifest is manifest:
-            _views.move_to_end(id(manifest))
             return found
     entries = manifest.entries
     return _remember(

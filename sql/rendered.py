@@ -660,11 +660,11 @@ SQLITE_FRAGMENTS: dict[str, str] = {
     'fts_insert': 'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)',
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
-        'SELECT h."projection_id", h."memory_artifact_id", h."entry_id", h."entry_version_id", '
-        'h."entry_content_hash", h."searchable_text" FROM "memory_entry_search_fts" JOIN '
-        '"memory_entry_heads" AS h ON h."projection_id" = "memory_entry_search_fts".rowid WHERE '
-        '"memory_entry_search_fts" MATCH ? ORDER BY bm25("memory_entry_search_fts"), '
-        '"memory_entry_search_fts".rowid LIMIT ?'
+        'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '
+        'FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? ORDER BY score, '
+        'rowid LIMIT ?) SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
+        'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM m JOIN '
+        '"memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY m.score, m.pid'
     ),
     'fts_delete_orphans': (
         'DELETE FROM "memory_entry_search_fts" WHERE rowid NOT IN (SELECT "projection_id" FROM '

@@ -350,11 +350,12 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'FROM "memory_entry_heads")'
     ),
     'fts_search': (
-        'SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
-        'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM '
-        '"memory_entry_search_fts" JOIN "memory_entry_heads" AS h ON h."projection_id" = '
-        '"memory_entry_search_fts".rowid WHERE "memory_entry_search_fts" MATCH ? ORDER BY '
-        'bm25("memory_entry_search_fts"), "memory_entry_search_fts".rowid LIMIT ?'
+        'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS '
+        'score FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? ORDER '
+        'BY score, rowid LIMIT ?) SELECT h."projection_id", h."memory_artifact_id", '
+        'h."entry_id", h."entry_version_id", h."entry_content_hash", h."searchable_text" '
+        'FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY '
+        'm.score, m.pid'
     ),
     'fts_integrity_check': (
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts") VALUES '

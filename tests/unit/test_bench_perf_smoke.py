@@ -1,0 +1,148 @@
+"""Smoke test of the performance benchmark (bench/perf.py, issue 6): the quick profile on
+a tiny size (50 entries, 3 LoCoMo-format questions, one pass) through the real library
+(SQLite + sqlite-vec, deterministic embedder), so the benchmark cannot rot. It checks
+that the run completes and writes its JSON and markdown with the expected figures; no
+time is asserted."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import perf  # noqa: E402
+
+SAMPLE = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! How are you?"},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D1:2",
+                    "text": "Great, I adopted a puppy named Biscuit.",
+                },
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "I started painting sunsets."},
+                {"speaker": "Ben", "dia_id": "D1:4", "text": "Thanks!"},
+            ],
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "Biscuit loves the lake."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "My lake painting won a prize."},
+                {"speaker": "Ben", "dia_id": "D2:3", "text": "Thanks!"},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ben's puppy?", "evidence": ["D1:2"], "category": 4},
+            {"question": "What does Ana paint?", "evidence": ["D1:3"], "category": 1},
+            {"question": "Where does Biscuit swim?", "evidence": ["D2:1"], "category": 4},
+            {"question": "What?", "evidence": [], "category": 5},
+        ],
+    }
+]
+
+
+def test_percentile_interpolates() -> None:
+    assert perf.percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert perf.percentile([1.0, 2.0], 95) == pytest.approx(1.95)
+    assert perf.percentile([7.0], 95) == 7.0
+    with pytest.raises(ValueError):
+        perf.percentile([], 50)
+
+
+def test_entries_are_distinct_and_repeat_with_a_suffix(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    turns, questions = perf.load_corpus(data)
+    assert len(turns) == 7
+    assert turns[1] == "Ben: Great, I adopted a puppy named Biscuit."
+    # "What?" has no Analyzer v1 token left (stopword), so it is not a query
+    assert questions == [
+        "What is the name of Ben's puppy?",
+        "What does Ana paint?",
+        "Where does Biscuit swim?",
+    ]
+    entries = perf.make_entries(turns, 20)
+    assert len(entries) == 20 and len(set(entries)) == 20
+    assert entries[7] == "Ana: Hi Ben! How are you? xr1"
+    assert entries[6] == "Ben: Thanks! xr1000"  # a duplicate within the first pass
+    later = perf.fresh_entries(turns, 10, "b1")
+    assert later[8] == "Ben: Great, I adopted a puppy named Biscuit. b1w8"
+    assert len(set(later)) == 10 and not set(later) & set(entries)
+    assert not set(later) & set(perf.fresh_entries(turns, 10, "b2"))
+
+
+def test_quick_profile_runs_on_a_tiny_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    out = tmp_path / "results"
+    status = perf.main(
+        [
+            "--profile",
+            "quick",
+            "--backend",
+            "sqlite",
+            "--sizes",
+            "50",
+            "--layouts",
+            "1,10",
+            "--queries",
+            "3",
+            "--runs",
+            "1",
+            "--write-runs",
+            "3",
+            "--no-local-model",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--workdir",
+            str(tmp_path / "db"),
+        ]
+    )
+    assert status == 0
+    (json_path,) = out.glob("perf-quick-*.json")
+    result = json.loads(json_path.read_text(encoding="utf-8"))
+    assert result["meta"]["queries"] == 3 and result["meta"]["budget"] == 40
+    assert [(d["entries"], d["memories"]) for d in result["datasets"]] == [(50, 1), (50, 10)]
+    assert all(d["db_bytes"] > 0 and d["bytes_per_entry"] > 0 for d in result["datasets"])
+    assert {(r["memories"], r["mode"]) for r in result["search"]} == {
+        (m, mode) for m in (1, 10) for mode in ("fts", "vector", "hybrid")
+    }
+    for r in result["search"]:
+        assert r["engine"] == "sqlite" and r["entries"] == 50 and r["queries"] == 3
+        assert r["ours_p50_ms"] > 0 and r["raw_p50_ms"] > 0 and r["ratio_p95"] > 0
+        assert r["spi_p50_ms"] > 0  # the backend's candidate queries were timed
+        assert r["ours_p50_ms"] <= r["ours_p95_ms"]
+    # the puppy question finds Biscuit's turn on every channel
+    assert all(r["mean_hits"] > 0 for r in result["search"])
+    ops = [r["op"] for r in result["writes"]]
+    assert ops[:6] == [
+        "remember_1",
+        "remember_100",
+        "forget_1",
+        "reactivate_1",
+        "changes_head",
+        "changes_10",
+    ]
+    assert {r["n"] for r in result["writes"] if r["op"] != "remember_100"} == {3}
+    assert result["memory"][0]["remember_1_peak_mb"] > 0
+    assert result["embedding"]["status"] == "skipped"
+    assert {t["status"] for t in result["targets"]} == {"not run"}  # no 10k/100k here
+    assert "fts_search" in result["profiles"]["sqlite"]
+    md = next(out.glob("perf-quick-*.md")).read_text(encoding="utf-8")
+    assert "| sqlite | 50 | 10 | hybrid |" in md
+    assert "| sqlite | 50 | 1 | fts |" in capsys.readouterr().out
+    assert len(list(out.glob("perf-quick-*.png"))) == 4
+    assert not list((tmp_path / "db").iterdir())  # databases and anchors are removed
