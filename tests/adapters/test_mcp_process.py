@@ -7,7 +7,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,28 +15,11 @@ import pytest
 pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
 
 from mcp import Client, StdioServerParameters
+from support.cli import cli_argv
 
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.runtime import RuntimeManifest, open_service
-
-_SHIM = (
-    "from powercontext.adapters.cli.main import cli\n"
-    "from powercontext.adapters.cli.hook import hook\n"
-    "from powercontext.adapters.cli.mcp_cmd import mcp\n"
-    "for c in (hook, mcp):\n"
-    "    cli.commands.get(c.name) or cli.add_command(c)\n"
-    "cli(prog_name='powercontext')\n"
-)
-
-
-def cli_argv() -> list[str]:
-    """The CLI as a process (a shim adds the commands until main.py registers them)."""
-    from powercontext.adapters.cli.main import cli
-
-    if {"hook", "mcp"} <= set(cli.commands):
-        return [sys.executable, "-m", "powercontext.adapters.cli.main"]
-    return [sys.executable, "-c", _SHIM]
 
 
 @pytest.fixture

@@ -11,29 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import cli_argv
 
 from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core import canonical
 from powercontext.core.models import ArtifactRef, MemoryEntryInput, MemoryHit
 from powercontext.runtime import RuntimeManifest, open_service
-
-_SHIM = (
-    "from powercontext.adapters.cli.main import cli\n"
-    "from powercontext.adapters.cli.hook import hook\n"
-    "from powercontext.adapters.cli.mcp_cmd import mcp\n"
-    "for c in (hook, mcp):\n"
-    "    cli.commands.get(c.name) or cli.add_command(c)\n"
-    "cli(prog_name='powercontext')\n"
-)
-
-
-def cli_argv() -> list[str]:
-    """The CLI as a process (a shim adds the commands until main.py registers them)."""
-    from powercontext.adapters.cli.main import cli
-
-    if {"hook", "mcp"} <= set(cli.commands):
-        return [sys.executable, "-m", "powercontext.adapters.cli.main"]
-    return [sys.executable, "-c", _SHIM]
 
 
 @pytest.fixture
@@ -312,13 +295,15 @@ def test_hook_start_up_imports_nothing_heavy(env, tmp_path, repo):
     db = tmp_path / "memory.db"
     seed(db, repo)
     probe = tmp_path / "modules.json"
-    # (numpy is not listed: `import sqlite_vec` pulls it in inside the SQLite adapter)
-    heavy = ["mcp", "rich", "openai", "torch", "sentence_transformers", "pydantic", "anyio"]
+    # (the SQLite adapter loads vec0 without importing sqlite_vec, which imports numpy)
+    heavy = ["mcp", "rich", "openai", "torch", "sentence_transformers", "pydantic", "anyio",
+             "numpy", "sqlglot"]
     code = (
         "import atexit, json, sys\n"
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
         f"[m for m in {heavy!r} if m in sys.modules])))\n"
-        "sys.argv[0] = 'powercontext'\n" + _SHIM
+        "sys.argv[0] = 'powercontext'\n"
+        "from powercontext.adapters.cli.main import main\nmain()\n"
     )
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "make test"}
