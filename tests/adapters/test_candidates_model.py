@@ -12,14 +12,13 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from support.extract import extract_with
 
-from powercontext.adapters.candidates import ProviderPipeline
 from powercontext.adapters.candidates.openai_model import OpenAIGenerationModel
 from powercontext.adapters.candidates.providers import ModelProvider
 from powercontext.core import canonical
 from powercontext.core.candidates import GenerationModel
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
-from powercontext.runtime import open_service
 
 pytest.importorskip("openai")
 
@@ -87,19 +86,7 @@ def model(server: _Server, timeout: float = 5.0) -> OpenAIGenerationModel:
 
 
 def run_extract(tmp_path, provider: ModelProvider, sources=(NOTE,)):
-    async def go():
-        svc = open_service(tmp_path / "m.db")
-        pipeline = ProviderPipeline({"model": provider}, source_store=svc.backend)
-        svc.candidate_pipeline = pipeline
-        try:
-            head = await svc.remember(None, sources=sources, mode="extract")
-            entries = await svc.entries(head) if head else {}
-            stored = await svc.backend.get_sources([s.source_id for s in sources])
-            return head, entries, stored, pipeline.last_result
-        finally:
-            await svc.close()
-
-    return asyncio.run(go())
+    return extract_with(tmp_path / "m.db", provider, sources)
 
 
 def test_a_valid_json_answer_becomes_validated_entries(server, tmp_path):
