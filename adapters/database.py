@@ -282,6 +282,11 @@ class DatabaseMemoryBackend(abc.ABC):
         or None when the vector or its metadata is missing)."""
         raise CapabilityNotSupportedError("this backend has no vector search")
 
+    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        """Those of ``entry_ids`` that another Memory already uses (entry ids are globally
+        unique). The default finds none; a SQL adapter answers from an index."""
+        return set()
+
     # Offline rebuild primitives (Memory RFC, "Vector integrity and offline rebuilds").
     # Defaults refuse, so a backend without them still passes the rest of the contract.
 
@@ -860,6 +865,12 @@ class DatabaseMemoryBackend(abc.ABC):
         if set(new) != named:
             raise InvalidInputError(
                 "plan.new_versions", "must be exactly the added and revised versions"
+            )
+        added = [c.entry_id for c in content.changes if c.op == "add"]
+        taken = self._entry_ids_elsewhere_sync(plan.artifact_id, added) if added else set()
+        if taken:
+            raise InvalidInputError(
+                "entry_version.entry_id", f"{sorted(taken)[0]!r} belongs to another Memory"
             )
         expected = splice(base, items)
         body = canonical.content_bytes(

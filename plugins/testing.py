@@ -834,6 +834,8 @@ class MemoryBackendContract:
 
         async def body():
             async with self._service(memory_backend_factory) as svc:
+                other = await svc.remember(None, entries=(MemoryEntryInput("fact", "other"),))
+                (foreign,) = (await svc.entries(other)).values()
                 ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha"),))
                 base = await svc._base(ref, None)
                 (current,) = base.versions.values()
@@ -858,6 +860,7 @@ class MemoryBackendContract:
                     forge(add, "add", artifacts=(ArtifactRef(ref.artifact_id, True),)),
                     forge(add, "add", text="key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
                     attrs.evolve(add, upserts=add.upserts * 2),  # type: ignore[union-attr,arg-type]
+                    forge(add, "add", entry_id=foreign.entry_id),  # ids are globally unique
                 ]
                 for plan in forged:
                     with pytest.raises(ValueError):

@@ -48,6 +48,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'CREATE INDEX IF NOT EXISTS "idx_memory_entry_versions_hash" ON '
         '"memory_entry_versions"("memory_artifact_id", "entry_content_hash")'
     ),
+    ('create_memory_entry_versions_entry_index', 'sqlite', None): (
+        'CREATE INDEX IF NOT EXISTS "idx_memory_entry_versions_entry" ON '
+        '"memory_entry_versions"("entry_id")'
+    ),
     ('create_memory_entry_heads', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "memory_entry_heads" ("projection_id" INTEGER NOT NULL PRIMARY '
         'KEY AUTOINCREMENT, "memory_artifact_id" TEXT NOT NULL, "head_revision" INTEGER NOT NULL, '
@@ -128,6 +132,36 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"entry_version_id", "version", "previous_version_id", "kind", "text", "source_refs", '
         '"artifact_refs", "entry_content_hash", "created_in_revision") VALUES (?, ?, ?, ?, ?, ?, '
         '?, ?, ?, ?, ?)'
+    ),
+    ('entry_ids_elsewhere', 'sqlite', 1): (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE "memory_artifact_id" <> ? '
+        'AND "entry_id" IN (?)'
+    ),
+    ('entry_ids_elsewhere', 'sqlite', 4): (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE "memory_artifact_id" <> ? '
+        'AND "entry_id" IN (?, ?, ?, ?)'
+    ),
+    ('entry_ids_elsewhere', 'sqlite', 16): (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE "memory_artifact_id" <> ? '
+        'AND "entry_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('entry_ids_elsewhere', 'sqlite', 64): (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE "memory_artifact_id" <> ? '
+        'AND "entry_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('entry_ids_elsewhere', 'sqlite', 256): (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE "memory_artifact_id" <> ? '
+        'AND "entry_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
     ),
     ('head_projection_ids', 'sqlite', 1): (
         'SELECT "projection_id" FROM "memory_entry_heads" WHERE "memory_artifact_id" = ? AND '
@@ -350,6 +384,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'CREATE INDEX IF NOT EXISTS `idx_memory_entry_versions_hash` ON '
         '`memory_entry_versions`(`memory_artifact_id`, `entry_content_hash`)'
     ),
+    ('create_memory_entry_versions_entry_index', 'oceanbase', None): (
+        'CREATE INDEX IF NOT EXISTS `idx_memory_entry_versions_entry` ON '
+        '`memory_entry_versions`(`entry_id`)'
+    ),
     ('create_memory_entry_heads', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `memory_entry_heads` (`projection_id` BIGINT NOT NULL '
         'AUTO_INCREMENT, `memory_artifact_id` VARCHAR(128) NOT NULL, `head_revision` BIGINT NOT '
@@ -440,6 +478,40 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`entry_version_id`, `version`, `previous_version_id`, `kind`, `text`, `source_refs`, '
         '`artifact_refs`, `entry_content_hash`, `created_in_revision`) VALUES (%s, %s, %s, %s, %s, '
         '%s, %s, %s, %s, %s, %s)'
+    ),
+    ('entry_ids_elsewhere', 'oceanbase', 1): (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE `memory_artifact_id` <> %s '
+        'AND `entry_id` IN (%s)'
+    ),
+    ('entry_ids_elsewhere', 'oceanbase', 4): (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE `memory_artifact_id` <> %s '
+        'AND `entry_id` IN (%s, %s, %s, %s)'
+    ),
+    ('entry_ids_elsewhere', 'oceanbase', 16): (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE `memory_artifact_id` <> %s '
+        'AND `entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('entry_ids_elsewhere', 'oceanbase', 64): (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE `memory_artifact_id` <> %s '
+        'AND `entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s)'
+    ),
+    ('entry_ids_elsewhere', 'oceanbase', 256): (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE `memory_artifact_id` <> %s '
+        'AND `entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
     ),
     ('head_projection_ids', 'oceanbase', 1): (
         'SELECT `projection_id` FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s AND '

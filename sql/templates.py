@@ -113,6 +113,9 @@ SCHEMA: dict[str, str] = {
     "create_memory_entry_versions_hash_index": """
         CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_hash
             ON memory_entry_versions (memory_artifact_id, entry_content_hash)""",
+    "create_memory_entry_versions_entry_index": """
+        CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_entry
+            ON memory_entry_versions (entry_id)""",
     "create_memory_entry_heads": f"""
         CREATE TABLE IF NOT EXISTS memory_entry_heads (
             projection_id BIGINT NOT NULL AUTO_INCREMENT,
@@ -169,6 +172,8 @@ QUERIES: dict[str, str] = {
                       "WHERE entry_version_id IN (:ids)",
     "version_insert": f"INSERT INTO memory_entry_versions ({_VERSION_COLS}) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "entry_ids_elsewhere": ("SELECT DISTINCT entry_id FROM memory_entry_versions "
+                            "WHERE memory_artifact_id <> ? AND entry_id IN (:ids)"),
     "head_projection_ids": ("SELECT projection_id FROM memory_entry_heads "
                             "WHERE memory_artifact_id = ? AND entry_id IN (:ids)"),
     "head_rows_delete": "DELETE FROM memory_entry_heads WHERE projection_id IN (:ids)",

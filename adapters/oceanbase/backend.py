@@ -559,6 +559,10 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
                 canonical.parse_artifact_refs(_text(arefs)), _text(chash), int(created)))
         return out
 
+    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        return {_text(r[0]) for r in self._in_chunks("entry_ids_elsewhere", list(entry_ids),
+                                                     [artifact_id])}
+
     def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
         # One row at a time: a version may be the predecessor of a later one.
         sql = templates.render("version_insert", _DIALECT)

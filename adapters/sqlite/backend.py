@@ -391,6 +391,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             in self._select_in("versions_by_id", entry_version_ids)
         ]
 
+    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        return {r[0] for r in self._select_in("entry_ids_elsewhere", entry_ids, [artifact_id])}
+
     def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
         sql = self._t("version_insert")
         for v in versions:

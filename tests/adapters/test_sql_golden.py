@@ -57,6 +57,10 @@ GOLDEN_SQLITE = {
         'CREATE INDEX IF NOT EXISTS "idx_memory_entry_versions_hash" ON '
         '"memory_entry_versions"("memory_artifact_id", "entry_content_hash")'
     ),
+    'create_memory_entry_versions_entry_index': (
+        'CREATE INDEX IF NOT EXISTS "idx_memory_entry_versions_entry" ON '
+        '"memory_entry_versions"("entry_id")'
+    ),
     'create_memory_entry_heads': (
         'CREATE TABLE IF NOT EXISTS "memory_entry_heads" ("projection_id" INTEGER NOT '
         'NULL PRIMARY KEY AUTOINCREMENT, "memory_artifact_id" TEXT NOT NULL, '
@@ -113,6 +117,10 @@ GOLDEN_SQLITE = {
         '"entry_version_id", "version", "previous_version_id", "kind", "text", '
         '"source_refs", "artifact_refs", "entry_content_hash", "created_in_revision") '
         'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    'entry_ids_elsewhere': (
+        'SELECT DISTINCT "entry_id" FROM "memory_entry_versions" WHERE '
+        '"memory_artifact_id" <> ? AND "entry_id" IN (?, ?, ?, ?)'
     ),
     'head_projection_ids': (
         'SELECT "projection_id" FROM "memory_entry_heads" WHERE "memory_artifact_id" = ? '
@@ -212,6 +220,10 @@ GOLDEN_OCEANBASE = {
         'CREATE INDEX IF NOT EXISTS `idx_memory_entry_versions_hash` ON '
         '`memory_entry_versions`(`memory_artifact_id`, `entry_content_hash`)'
     ),
+    'create_memory_entry_versions_entry_index': (
+        'CREATE INDEX IF NOT EXISTS `idx_memory_entry_versions_entry` ON '
+        '`memory_entry_versions`(`entry_id`)'
+    ),
     'create_memory_entry_heads': (
         'CREATE TABLE IF NOT EXISTS `memory_entry_heads` (`projection_id` BIGINT NOT NULL '
         'AUTO_INCREMENT, `memory_artifact_id` VARCHAR(128) NOT NULL, `head_revision` '
@@ -270,6 +282,10 @@ GOLDEN_OCEANBASE = {
         '`entry_version_id`, `version`, `previous_version_id`, `kind`, `text`, '
         '`source_refs`, `artifact_refs`, `entry_content_hash`, `created_in_revision`) '
         'VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    'entry_ids_elsewhere': (
+        'SELECT DISTINCT `entry_id` FROM `memory_entry_versions` WHERE '
+        '`memory_artifact_id` <> %s AND `entry_id` IN (%s, %s, %s, %s)'
     ),
     'head_projection_ids': (
         'SELECT `projection_id` FROM `memory_entry_heads` WHERE `memory_artifact_id` = %s '
@@ -540,6 +556,8 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid = conn.last_insert_rowid()
     assert t("head_projection_ids", ("art", "e1", None, None, None), 4) == [(pid,)]
+    assert t("entry_ids_elsewhere", ("other", "e1", None, None, None), 4) == [("e1",)]
+    assert t("entry_ids_elsewhere", ("art", "e1", None, None, None), 4) == []
     assert t("heads_by_projection_id", (pid, None, None, None), 4)[0][2] == "e1"
     t("vector_metadata_insert", (pid, "v1", H, H2))
     scope = frag.scope_token("art")

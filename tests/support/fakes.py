@@ -125,6 +125,11 @@ class InMemoryBackend(DatabaseMemoryBackend):
         self._state["heads"][artifact_id] = revision
         return True
 
+    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        wanted = set(entry_ids)
+        return {v.entry_id for v in self._state["versions"].values()
+                if v.entry_id in wanted and v.memory_artifact_id != artifact_id}
+
     def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
         self._maybe_fail("_insert_entry_versions_sync")
         for v in versions:
