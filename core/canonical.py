@@ -24,7 +24,6 @@ import rfc8785
 
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import (
-    Artifact,
     ArtifactRef,
     EmbeddingProfile,
     MemoryChange,
@@ -422,7 +421,3 @@ def embedding_content_hash(profile: EmbeddingProfile, entry_hash: str) -> str:
     """SHA-256 over the profile's canonical bytes + the entry content hash (Memory RFC,
     "Vector integrity and offline rebuilds")."""
     return sha256_hex(EMBEDDING_CONTENT_PREFIX + profile_bytes(profile) + entry_hash.encode())
-
-
-def artifact_evidence_ref(a: Artifact) -> ArtifactRef:
-    return a.ref

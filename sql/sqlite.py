@@ -37,6 +37,7 @@ __all__ = [
     "VECTOR_TABLE",
     "fts_document",
     "fts_match_expression",
+    "fts_match_tokens",
     "scope_token",
     "scoped_terms",
     "statement",
@@ -102,7 +103,15 @@ def fts_match_expression(scopes: list[str], terms: list[str]) -> str:
     """
     if not scopes or not terms:
         raise ValueError("an FTS query needs at least one scope and one term")
-    tokens = [tok for s in scopes for tok in scoped_terms(s, terms)]
+    return fts_match_tokens([tok for s in scopes for tok in scoped_terms(s, terms)])
+
+
+def fts_match_tokens(tokens: list[str]) -> str:
+    """The FTS5 query ``searchable_text : ("t1" OR ...)`` over already scoped tokens
+    (from :func:`scoped_terms`); ValueError for anything but ``[a-z0-9_]`` tokens."""
+    if not tokens:
+        raise ValueError("an FTS query needs at least one token")
+    _check_tokens(tokens)
     return "searchable_text : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
 
 

@@ -469,7 +469,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         for a in dict.fromkeys(artifact_ids):
             size = None if sizes is None else sizes.get(a)
             tokens.extend(self._query_tokens_sync(a, list(terms), size))
-        query = "searchable_text : (" + " OR ".join(f'"{t}"' for t in tokens) + ")"
+        query = frag.fts_match_tokens(tokens)
         wanted = set(artifact_ids)
         return [Candidate(a, e, v, h, text)
                 for _pid, a, e, v, h, text

@@ -483,6 +483,8 @@ def test_vector_ddl_and_match_expression_render_exactly() -> None:
 def test_match_expression_refuses_anything_but_analyzer_tokens(bad: str) -> None:
     with pytest.raises(ValueError):
         frag.fts_match_expression(["m_ab"], [bad])
+    with pytest.raises(ValueError):
+        frag.fts_match_tokens(["m_ab_uv", bad])
 
 
 @pytest.mark.parametrize("dim, chunk", [(0, 8), (True, 8), (8, 12), (8, 0), (8.0, 8)])
