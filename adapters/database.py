@@ -59,7 +59,7 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
-from powercontext.core.vectors import check_vector
+from powercontext.core.vectors import check_vector, prepare_vector
 
 __all__ = [
     "MEMORY_FAMILY",
@@ -120,15 +120,20 @@ class Candidate:
 
 @attrs.define
 class RebuildReport:
-    """What a rebuild did: Memories and active entries projected, vectors written, the
-    Memories whose vector projection is still incomplete, and the Memories whose stored
-    authoritative data failed validation (left untouched, with the reason)."""
+    """What a rebuild did: Memories and active entries projected, vectors written (fresh
+    ones plus ``kept``: stored vectors carried over because no fresh one could be made),
+    the Memories whose vector projection is still incomplete, the Memories whose stored
+    authoritative data failed validation (left untouched, with the reason), and
+    ``missing``: each active entry left without a vector, as (artifact_id, entry_id,
+    reason: no model, the model failed, or its vector was refused)."""
 
     memories: int = 0
     entries: int = 0
     vectors: int = 0
     incomplete: list[str] = attrs.field(factory=list)
     corrupt: list[tuple[str, str]] = attrs.field(factory=list)
+    kept: int = 0
+    missing: list[tuple[str, str, str]] = attrs.field(factory=list)
 
 
 class _ParsedRevision:
@@ -293,6 +298,15 @@ class DatabaseMemoryBackend(abc.ABC):
     def _all_heads_sync(self) -> list[tuple[str, int]]:
         """Every Memory Artifact's (artifact_id, head revision), sorted by id."""
         raise CapabilityNotSupportedError(f"{type(self).__name__} cannot rebuild projections")
+
+    def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
+        """The stored vectors of one Memory's head rows, by entry_version_id: only those
+        whose metadata names the head row's exact version and entry content hash. A
+        rebuild keeps these when it cannot make new ones."""
+        raise CapabilityNotSupportedError(
+            f"{type(self).__name__} cannot read stored vectors; a rebuild without a "
+            "working model would drop them"
+        )
 
     def _clear_projection_sync(self, artifact_id: str) -> None:
         """Delete every head, FTS and vector row of one Memory (whatever they hold)."""
@@ -1078,14 +1092,17 @@ class DatabaseMemoryBackend(abc.ABC):
                 )
             manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, m.revision)
         mode = request.mode
+        fallback: str | None = None
+        blank = not request.query.strip()
         if mode == "auto":
-            ready = (
-                request.query_vector is not None
-                and self._vector_ready_sync(request.memories) is None
+            fallback = (
+                "no query vector (no embedding model, or it is unavailable)"
+                if request.query_vector is None
+                else self._vector_ready_sync(request.memories)
             )
-            mode = "hybrid" if ready else "fts"
+            mode = "hybrid" if fallback is None else "fts"
         elif mode in ("vector", "hybrid"):
-            if request.query_vector is None:
+            if request.query_vector is None and not blank:
                 raise CapabilityNotSupportedError(f"{mode} search needs an embedding model")
             reason = self._vector_ready_sync(request.memories)
             if reason is not None:
@@ -1094,6 +1111,8 @@ class DatabaseMemoryBackend(abc.ABC):
             raise CapabilityNotSupportedError(
                 "full-text search is unavailable: " + "; ".join(self._db_caps.reasons)
             )
+        if blank:  # no terms, nothing embedded: checked, and no hits
+            return MemorySearchResult((), mode, fallback)
         budget = self.candidate_budget(request.limit)
         ids = sorted(manifests)
         channels: dict[str, list[tuple[str, str, str]]] = {}
@@ -1151,7 +1170,7 @@ class DatabaseMemoryBackend(abc.ABC):
                     v.kind,
                 )
             )
-        return MemorySearchResult(tuple(hits), mode)
+        return MemorySearchResult(tuple(hits), mode, fallback)
 
     @staticmethod
     def _trusted(c: Candidate, manifests: dict[str, _ParsedRevision]) -> bool:
@@ -1187,14 +1206,27 @@ class DatabaseMemoryBackend(abc.ABC):
         rebuild is refused the same way) and resumed at the end, even on failure.
         Each Memory's active entries are re-validated (manifest membership, content hash,
         canonical bytes) and projected in one transaction per Memory. ``model`` (an
-        EmbeddingModel whose profile matches) fills every vector; without it no vector is
-        written. ``new_profile`` migrates first: the vector projection is dropped and
-        recreated for that profile, which is stored as the deployment's. ``progress`` is
-        called as ``progress(done, total, artifact_id)``.
+        EmbeddingModel whose profile matches, else ProfileMismatchError) embeds every
+        active entry again. A vector is never removed because it cannot be refilled:
+        without a model, when the model raises (anything: it is then unavailable for that
+        batch) or when one of its vectors is refused (``prepare_vector``), the stored
+        vector is kept if it still matches the entry and profile; every entry left
+        without one is listed in ``report.missing`` and the rebuild goes on.
+        ``new_profile`` migrates first and needs ``model`` of that profile
+        (InvalidInputError otherwise; CapabilityNotSupportedError, with nothing changed,
+        when the model fails a probe): the vector projection is dropped and recreated
+        for that profile, which is stored as the deployment's. ``progress`` is called as
+        ``progress(done, total, artifact_id)``.
         """
+        if new_profile is not None and (model is None or model.profile != new_profile):
+            raise InvalidInputError(
+                "model", "a migration needs the embedding model of the new profile "
+                "(it refills every vector)"
+            )
         await self._run(self._in_tx, True, self._pause_sync)
         try:
             if new_profile is not None:
+                await self._probe_model(model, new_profile)  # before any vector is dropped
                 await self._run(self._in_tx, True, self._migrate_sync, new_profile)
             profile = self._profile
             if model is not None and (profile is None or model.profile != profile):
@@ -1219,26 +1251,11 @@ class DatabaseMemoryBackend(abc.ABC):
                     continue
 
                 vectors: list[VectorRow | None] = [None] * len(rows)
-                if (
-                    model is not None
-                    and profile is not None
-                    and self._db_caps
-                    and self._db_caps.vector
-                ):
-                    vectors = []
-                    for i in range(0, len(rows), batch_size):
-                        chunk = rows[i : i + batch_size]
-                        result = await model.embed(tuple(r.text for r in chunk))
-                        if len(result.vectors) != len(chunk):
-                            raise InvalidInputError("vectors", "model returned a different count")
-                        for r, vec in zip(chunk, result.vectors, strict=True):
-                            check_vector(vec, profile)
-                            vectors.append(
-                                VectorRow(
-                                    canonical.embedding_content_hash(profile, r.entry_content_hash),
-                                    vec,
-                                )
-                            )
+                if profile is not None and self._db_caps and self._db_caps.vector:
+                    vectors = await self._rebuild_vectors(
+                        ArtifactRef(artifact_id, revision), rows, model, profile, batch_size,
+                        report,
+                    )
                 await self._run(
                     self._in_tx,
                     True,
@@ -1263,6 +1280,74 @@ class DatabaseMemoryBackend(abc.ABC):
             return report
         finally:
             await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+
+    @staticmethod
+    async def _probe_model(model: Any, profile: EmbeddingProfile) -> None:
+        try:
+            (raw,) = (await model.embed(("powercontext migration probe",))).vectors
+            prepare_vector(raw, profile)
+        except Exception as exc:
+            raise CapabilityNotSupportedError(
+                f"the new embedding model is unavailable ({type(exc).__name__}: {exc}); "
+                "nothing was migrated"
+            ) from exc
+
+    async def _rebuild_vectors(
+        self,
+        ref: ArtifactRef,
+        rows: list[ProjectionRow],
+        model: Any,
+        profile: EmbeddingProfile,
+        batch_size: int,
+        report: RebuildReport,
+    ) -> list[VectorRow | None]:
+        """A vector per row: a fresh one from ``model``; else (no model, the model
+        failed, the vector was refused) the stored one when it still matches the
+        profile and the entry; else None, reported in ``report.missing``. A vector is
+        never dropped because it could not be refilled (Memory RFC, "Vector integrity
+        and offline rebuilds")."""
+        out: list[VectorRow | None] = [None] * len(rows)
+        why: dict[int, str] = {}
+        if model is None:
+            why = dict.fromkeys(range(len(rows)), "no embedding model was given")
+        for start in range(0, len(rows) if model is not None else 0, batch_size):
+            chunk = rows[start : start + batch_size]
+            try:
+                raw = tuple((await model.embed(tuple(r.text for r in chunk))).vectors)
+                if len(raw) != len(chunk):
+                    raise InvalidInputError(
+                        "vectors", f"{len(raw)} vectors for {len(chunk)} texts")
+            except Exception as exc:  # any model failure: the model is unavailable
+                for i in range(start, start + len(chunk)):
+                    why[i] = f"the embedding model failed: {type(exc).__name__}: {exc}"
+                continue
+            for i, (r, vec) in enumerate(zip(chunk, raw, strict=True), start=start):
+                try:
+                    good = prepare_vector(vec, profile)
+                except InvalidInputError as exc:
+                    why[i] = f"the embedding model returned a refused vector: {exc}"
+                    continue
+                out[i] = VectorRow(
+                    canonical.embedding_content_hash(profile, r.entry_content_hash), good
+                )
+        if why:
+            stored = await self._run(self._in_tx, False, self._head_vectors_sync,
+                                     ref.artifact_id)
+            for i, reason in sorted(why.items()):
+                r = rows[i]
+                kept = stored.get(r.entry_version_id)
+                if kept is not None and kept.embedding_content_hash == (
+                    canonical.embedding_content_hash(profile, r.entry_content_hash)
+                ):
+                    try:
+                        check_vector(kept.vector, profile)
+                        out[i] = kept
+                        report.kept += 1
+                        continue
+                    except InvalidInputError:
+                        pass
+                report.missing.append((ref.artifact_id, r.entry_id, reason))
+        return out
 
     def _mark_rebuilt_sync(self) -> None:
         """Every FTS projection now comes from the current Analyzer v1."""

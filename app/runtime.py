@@ -22,7 +22,15 @@ from powercontext.core.models import ArtifactRef
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
-__all__ = ["RuntimeManifest", "data_dir", "default_db_url", "open_service", "resolve_memory"]
+__all__ = [
+    "RuntimeManifest",
+    "data_dir",
+    "default_db_url",
+    "open_service",
+    "remember_embedding",
+    "resolve_embedding",
+    "resolve_memory",
+]
 
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
@@ -55,19 +63,44 @@ def open_service(
     """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`).
 
     ``embedding`` names a registered embedding model (``deterministic``, ``local``,
-    ``openai``; ``none`` for none). Default: ``$POWERCONTEXT_EMBEDDING``, else the model
-    this database was last opened with (kept in its runtime manifest), else none. The
-    model's profile is fixed in the database on first use; opening with another raises
+    ``openai``; ``none`` for none), resolved by :func:`resolve_embedding`. The model's
+    profile is fixed in the database on first use; opening with another raises
     ProfileMismatchError on the first call. For a path, the parent directory is created.
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
     if url_scheme(url) is None and url != ":memory:":
         Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    _name, _options, model = resolve_embedding(
+        url, embedding, embedding_options, registry=registry
+    )
+    backend = registry.backend_for_url(url, profile=model.profile if model else None)
+    return MemoryService(backend, embedding_model=model)
+
+
+def resolve_embedding(
+    db_url: str,
+    embedding: str | None = None,
+    embedding_options: dict[str, Any] | None = None,
+    *,
+    registry: Registry | None = None,
+    remember: bool = True,
+) -> tuple[str | None, dict[str, Any], Any]:
+    """The embedding model every command on ``db_url`` uses: ``(name, options, model)``,
+    all None/empty for none.
+
+    ``embedding`` (e.g. the CLI's ``--embedding``) wins, then ``$POWERCONTEXT_EMBEDDING``,
+    then the model remembered in the database's runtime manifest (the first one used,
+    so vectors stay complete), else none; ``none`` means none. Options not given come
+    from ``POWERCONTEXT_EMBEDDING_*`` (``openai``: model, dimension, base URL, API key)
+    or from the remembered ones. ``remember`` stores the first model used.
+    InvalidInputError when the model needs options nobody gave; UnknownPluginError for
+    an unknown name.
+    """
+    registry = registry or Registry()
     name = embedding if embedding is not None else os.environ.get(ENV_EMBEDDING) or None
-    manifest = RuntimeManifest.for_db(url)
+    manifest = RuntimeManifest.for_db(db_url)
     if name is None:
-        # the model this database was last opened with, so vectors stay complete
         remembered = manifest.get_state("embedding")
         if isinstance(remembered, dict) and remembered.get("name"):
             name = remembered["name"]
@@ -83,12 +116,17 @@ def open_service(
             "embedding", f"{name!r} needs options ({exc}); see the README, 'Vector and hybrid "
             "search'"
         ) from exc
-    if name is not None and manifest.get_state("embedding") is None:
+    if remember and name is not None and manifest.get_state("embedding") is None:
         # only the first model used is remembered: a later mismatch (refused by the
         # database's stored profile) must not change what plain commands use
-        manifest.set_state("embedding", {"name": name, "options": embedding_options or {}})
-    backend = registry.backend_for_url(url, profile=model.profile if model else None)
-    return MemoryService(backend, embedding_model=model)
+        remember_embedding(db_url, name, embedding_options or {})
+    return name, dict(embedding_options or {}), model
+
+
+def remember_embedding(db_url: str, name: str, options: dict[str, Any]) -> None:
+    """Make ``name`` (with ``options``) the model plain commands on ``db_url`` use (after
+    ``memory rebuild --migrate`` moved the database to its profile)."""
+    RuntimeManifest.for_db(db_url).set_state("embedding", {"name": name, "options": options})
 
 
 def _options_from_env(name: str) -> dict[str, Any]:

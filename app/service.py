@@ -42,7 +42,7 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import MemoryPlan, NoChange
-from powercontext.core.vectors import check_vector
+from powercontext.core.vectors import prepare_vector
 from powercontext.ports import CandidatePipeline, EmbeddingModel, MemoryBackend
 
 __all__ = ["MAX_SEARCH_LIMIT", "MemoryService", "RememberMode"]
@@ -52,6 +52,10 @@ RememberMode = Literal["append", "extract", "auto"]
 #: max(limit * 4, 32) candidates per channel must stay within vec0's k cap of 4096.
 MAX_SEARCH_LIMIT = 1024
 _SEARCH_MODES = ("fts", "vector", "hybrid", "auto")
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if not isinstance(exc, PowerContextError) else str(exc)
 
 
 def _now_ms() -> int:
@@ -194,8 +198,15 @@ class MemoryService:
         ``memories``: one or more current heads (duplicates dropped); a non-head raises
         CapabilityNotSupportedError. ``limit``: 1..1024 hits. ``mode``: fts, vector,
         hybrid or auto (hybrid when possible, else fts; ``result.mode`` says which ran).
-        An explicit vector/hybrid request that cannot be served raises
-        CapabilityNotSupportedError. A blank query returns no hits.
+        An explicit vector/hybrid request that cannot be served (no model, a profile
+        mismatch, the model failing on the query, an incomplete vector projection)
+        raises CapabilityNotSupportedError; ``auto`` then runs fts and sets
+        ``result.fallback_reason``. Any exception from the model counts as "model
+        unavailable". A blank query (whitespace only) has no terms and is not embedded:
+        it returns no hits, after the same checks (heads; for explicit vector/hybrid,
+        whether the mode could be served, raising CapabilityNotSupportedError when not),
+        with ``result.mode`` the requested mode (``fts`` for auto, reason "the query is
+        blank").
         """
         canonical._check_str("query", query)
         if mode not in _SEARCH_MODES:
@@ -214,18 +225,33 @@ class MemoryService:
                 refs.append(m)
         if not refs:
             raise InvalidInputError("memories", "search needs at least one explicit Memory")
+        blank = not query.strip()
         vector: EmbeddingVector | None = None
-        if mode in ("vector", "hybrid", "auto") and query.strip():
-            vector = await self._query_vector(query, explicit=mode != "auto")
-        request = MemorySearchRequest(query, tuple(refs), limit, mode, vector)
-        if not query.strip():
-            # Still validate the heads (one read transaction), then answer nothing.
-            request = MemorySearchRequest("", tuple(refs), limit, "fts", None)
-            await self.backend.search(request)
-            return MemorySearchResult((), "fts" if mode == "auto" else mode)
-        return await self.backend.search(request)
+        problem: str | None = None
+        if mode in ("vector", "hybrid", "auto"):
+            vector, problem = await self._query_vector(
+                query, explicit=mode != "auto", embed=not blank
+            )
+        if blank:
+            # Validate the heads (and, for vector/hybrid, completeness), answer nothing.
+            served = "fts" if mode == "auto" else mode
+            await self.backend.search(MemorySearchRequest("", tuple(refs), limit, served, None))
+            return MemorySearchResult(
+                (), served, "the query is blank: nothing to embed" if mode == "auto" else None
+            )
+        result = await self.backend.search(
+            MemorySearchRequest(query, tuple(refs), limit, mode, vector)
+        )
+        if mode == "auto" and result.mode == "fts":
+            reason = problem or result.fallback_reason or "the backend served full text only"
+            result = MemorySearchResult(result.hits, result.mode, reason)
+        return result
 
-    async def _query_vector(self, query: str, *, explicit: bool) -> EmbeddingVector | None:
+    async def _query_vector(
+        self, query: str, *, explicit: bool, embed: bool = True
+    ) -> tuple[EmbeddingVector | None, str | None]:
+        """(query vector, None) or (None, why there is none). CapabilityNotSupportedError
+        instead when ``explicit``. ``embed=False`` checks the model without calling it."""
         model = self.embedding_model
         caps = await self.backend.capabilities()
         problem = None
@@ -235,20 +261,19 @@ class MemoryService:
             problem = "the database has no vector projection (" + "; ".join(caps.reasons) + ")"
         elif model.profile != caps.embedding_profile:
             problem = "the embedding model's profile differs from the database's"
+        if problem is None and not embed:
+            return None, None
         if problem is None:
-            assert model is not None
+            assert model is not None and caps.embedding_profile is not None
             try:
                 result = await model.embed((query,))
-                (vec,) = result.vectors
-                from_profile = caps.embedding_profile
-                assert from_profile is not None
-                check_vector(vec, from_profile)
-                return vec
-            except PowerContextError as exc:
-                problem = f"the embedding model failed: {exc}"
+                (raw,) = result.vectors
+                return prepare_vector(raw, caps.embedding_profile), None
+            except Exception as exc:  # any model failure means "model unavailable"
+                problem = f"the embedding model failed: {_describe(exc)}"
         if explicit:
             raise CapabilityNotSupportedError(f"vector search is unavailable: {problem}")
-        return None
+        return None, problem
 
     # ------------------------------------------------------------------ writes
 
@@ -287,18 +312,27 @@ class MemoryService:
         if not caps.vector or caps.embedding_profile != model.profile:
             return None
         texts = tuple(r.text for r in plan.upserts)
+        # Memory RFC, "Vector integrity and offline rebuilds": whatever the model does,
+        # the Revision and its full-text projection commit; an entry without a usable
+        # vector has none (never stale, never a placeholder) until a rebuild fills it.
         try:
             result = await model.embed(texts)
-            if len(result.vectors) != len(texts):
-                raise InvalidInputError("vectors", "model returned a different number of vectors")
-            for vec in result.vectors:
-                check_vector(vec, model.profile)
-        except PowerContextError as exc:
-            # Memory RFC: the Revision and its full-text projection still commit; the
-            # vector is absent (never stale, never a placeholder) until a rebuild.
-            log.warning("embedding model unavailable, committing without vectors: %s", exc)
+            raw = tuple(result.vectors)
+            if len(raw) != len(texts):
+                raise InvalidInputError(
+                    "vectors", f"the model returned {len(raw)} vectors for {len(texts)} texts"
+                )
+        except Exception as exc:  # any model failure means "model unavailable"
+            log.warning("embedding model unavailable, committing without vectors: %s",
+                        _describe(exc))
             return None
-        return {r.entry_version_id: v for r, v in zip(plan.upserts, result.vectors, strict=True)}
+        vectors: dict[str, EmbeddingVector] = {}
+        for row, vec in zip(plan.upserts, raw, strict=True):
+            try:
+                vectors[row.entry_version_id] = prepare_vector(vec, model.profile)
+            except InvalidInputError as exc:  # refused for this entry only
+                log.warning("entry %s gets no vector: %s", row.entry_id, exc)
+        return vectors
 
     async def remember(
         self,

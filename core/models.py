@@ -266,10 +266,14 @@ class MemorySearchRequest:
 
 @attrs.frozen
 class MemorySearchResult:
-    """Search result: hits in rank order and the mode that actually ran."""
+    """Search result: hits in rank order and the mode that actually ran (Memory RFC,
+    "Backend capabilities": auto reports the mode used). ``fallback_reason`` is set
+    exactly when ``mode="auto"`` ran as ``fts``: why hybrid could not run (no model, the
+    model failed, an incomplete vector projection, a blank query); None otherwise."""
 
     hits: tuple[MemoryHit, ...]
     mode: SearchMode
+    fallback_reason: str | None = None
 
 
 @attrs.frozen

@@ -36,8 +36,15 @@ __all__ = [
 @runtime_checkable
 class EmbeddingModel(Protocol):
     """Turns texts into unit vectors of the deployment's fixed profile (Memory RFC,
-    "EmbeddingModel"). ``embed`` raises :class:`~powercontext.core.errors.BackendError`
-    (or any ``PowerContextError``) when the model is unavailable."""
+    "EmbeddingModel"). ``embed`` returns one vector per text, in input order.
+
+    Consumers trust nothing a model returns: any exception from ``embed`` (a
+    ``BackendError``, but also a third-party ``ConnectionError``, ``TimeoutError``, ...)
+    means "model unavailable", and every vector goes through
+    :func:`powercontext.core.vectors.prepare_vector`, which normalises a non-unit vector
+    under a unit profile and refuses an empty, zero, non-finite or wrong-dimension
+    vector for its own entry only (Memory RFC, "Backend capabilities" and "Vector
+    integrity and offline rebuilds")."""
 
     @property
     def profile(self) -> EmbeddingProfile: ...

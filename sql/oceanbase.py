@@ -27,6 +27,7 @@ __all__ = [
     "all_heads",
     "clear_projection",
     "fts_search",
+    "head_vectors",
     "heads_ddl",
     "heads_delete",
     "heads_insert",
@@ -157,6 +158,14 @@ def vector_count(n: int) -> str:
     """Head rows of ``n`` Memories that carry a vector (to detect a short ANN answer)."""
     return (f"SELECT COUNT(*) FROM {HEADS_TABLE} WHERE memory_artifact_id IN ({_marks(n)}) "
             "AND embedding IS NOT NULL")
+
+
+def head_vectors() -> str:
+    """Per head row of one Memory that carries a vector: entry_version_id, its embedding
+    hash and the vector (as OceanBase's text form ``[x1,...]``)."""
+    return (f"SELECT entry_version_id, embedding_content_hash, embedding FROM {HEADS_TABLE} "
+            "WHERE memory_artifact_id = %s AND embedding IS NOT NULL "
+            "AND embedding_content_hash IS NOT NULL")
 
 
 def vector_projection() -> str:

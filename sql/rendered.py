@@ -773,6 +773,13 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'h."projection_id" WHERE h."memory_artifact_id" = ?'
     ),
     'vector_count': 'SELECT count(*) FROM "memory_entry_search_vector"',
+    'head_vectors': (
+        'SELECT h."entry_version_id", m."embedding_content_hash", v.embedding FROM '
+        '"memory_entry_heads" AS h JOIN "memory_entry_vector_metadata" AS m ON m."projection_id" = '
+        'h."projection_id" AND m."entry_version_id" = h."entry_version_id" AND '
+        'm."entry_content_hash" = h."entry_content_hash" JOIN "memory_entry_search_vector" AS v ON '
+        'v.rowid = h."projection_id" WHERE h."memory_artifact_id" = ?'
+    ),
     'table_exists': "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     'probe_fts_create': (
         'CREATE VIRTUAL TABLE temp."pc_probe_fts" USING fts5(searchable_text, content=\'\', '

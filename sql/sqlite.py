@@ -201,6 +201,15 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
                               f"LEFT JOIN {vec} AS v ON v.rowid = h.{_q('projection_id')} "
                               f"WHERE h.{_q('memory_artifact_id')} = ?"),
         "vector_count": f"SELECT count(*) FROM {vec}",
+        # The stored vector of each head row whose metadata names its exact version and
+        # hash (a rebuild keeps these when it cannot make new ones).
+        "head_vectors": (f"SELECT h.{_q('entry_version_id')}, m.{_q('embedding_content_hash')}, "
+                         f"v.embedding FROM {heads} AS h JOIN {meta} AS m "
+                         f"ON m.{_q('projection_id')} = h.{_q('projection_id')} "
+                         f"AND m.{_q('entry_version_id')} = h.{_q('entry_version_id')} "
+                         f"AND m.{_q('entry_content_hash')} = h.{_q('entry_content_hash')} "
+                         f"JOIN {vec} AS v ON v.rowid = h.{_q('projection_id')} "
+                         f"WHERE h.{_q('memory_artifact_id')} = ?"),
         "table_exists": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
         # Startup probes, on TEMP tables so they never touch the database file.
         "probe_fts_create": (f"CREATE VIRTUAL TABLE temp.{_q('pc_probe_fts')} USING fts5("
@@ -230,7 +239,7 @@ STATEMENTS = (
     "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete",
     "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
-    "drop_vector", "vector_search", "vector_projection", "vector_count",
+    "drop_vector", "vector_search", "vector_projection", "vector_count", "head_vectors",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
     "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
     "probe_vec_search", "probe_vec_delete", "probe_vec_drop",

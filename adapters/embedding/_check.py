@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 
 from powercontext.core.errors import BackendError, InvalidInputError
 from powercontext.core.models import EmbeddingProfile, EmbeddingResult, InferenceUsage
-from powercontext.core.vectors import check_vector
+from powercontext.core.vectors import prepare_vector
 
 __all__ = ["build_result", "check_texts"]
+
+log = logging.getLogger("powercontext")
 
 
 def check_texts(texts: object) -> tuple[str, ...]:
@@ -30,30 +33,29 @@ def build_result(
     *,
     input_tokens: int = 0,
 ) -> EmbeddingResult:
-    """Validate a model's raw output and freeze it as an :class:`EmbeddingResult`.
+    """Freeze a model's raw output as an :class:`EmbeddingResult`, one vector per text.
 
     ``rows`` are the vectors in input order (lists, tuples or numpy rows); ``expected``
-    is the number of input texts. Every vector goes through
-    :func:`powercontext.core.vectors.check_vector` (non-empty, ``profile.dimension``
-    values, all finite, unit length within 1e-3). Raises :class:`BackendError` naming the
-    model and the offending vector when the count differs or any vector fails; the
-    model, not the caller, produced the bad value, so nothing partial is returned.
+    is the number of input texts. A different count raises :class:`BackendError` naming
+    the model (no vector can be matched to its text). Each vector goes through
+    :func:`powercontext.core.vectors.prepare_vector` on its own: a non-unit vector under
+    a unit profile comes back normalised; a vector that cannot be used (empty, zero,
+    NaN/infinity, non-numeric, wrong dimension) comes back as given (non-numeric as
+    ``()``), so the consumer refuses that entry only and keeps the others (Memory RFC,
+    "Normalization, hashing, and the search analyzer"). It is logged here.
     """
-    vectors = []
+    vectors: list[tuple[float, ...]] = []
     for i, row in enumerate(rows):
         try:
-            vector = tuple(float(x) for x in row)
-        except (TypeError, ValueError) as exc:
-            raise BackendError(
-                f"embedding model {profile.model!r} returned a non-numeric vector {i}"
-            ) from exc
+            raw = tuple(float(x) for x in row)
+        except (TypeError, ValueError):
+            raw = ()
         try:
-            check_vector(vector, profile)
+            vectors.append(prepare_vector(raw, profile))
         except InvalidInputError as exc:
-            raise BackendError(
-                f"embedding model {profile.model!r} returned an invalid vector {i}: {exc}"
-            ) from exc
-        vectors.append(vector)
+            log.warning("embedding model %r returned an invalid vector %d: %s",
+                        profile.model, i, exc)
+            vectors.append(raw)
     if len(vectors) != expected:
         raise BackendError(
             f"embedding model {profile.model!r} returned {len(vectors)} vectors "

@@ -33,9 +33,10 @@ class OpenAIEmbedding:
     ``(profile_id or "openai-<model>-<dimension>", model, dimension, "l2", "unit")``.
 
     :meth:`embed` raises BackendError when the server is unreachable, times out, answers
-    an HTTP error or a malformed body, or returns vectors that fail the shared check
-    (wrong count, empty, wrong dimension, NaN/infinity, not unit length); no partial
-    result is returned.
+    an HTTP error or a malformed body, or returns a different number of vectors. Each
+    vector goes through the shared :func:`build_result`: a non-unit one is normalised,
+    an unusable one (empty, wrong dimension, NaN/infinity) is returned as is for the
+    consumer to refuse for that entry only.
     """
 
     def __init__(

@@ -132,7 +132,8 @@ class MemoryTools:
         svc = await self.service()
         refs = [await self.resolve(m) for m in memories]
         res = await svc.search(query, refs, limit=limit, mode=mode)
-        return {"untrusted": True, "notice": UNTRUSTED_NOTICE, "mode": res.mode, "hits": [
+        return {"untrusted": True, "notice": UNTRUSTED_NOTICE, "mode": res.mode,
+                "fallback_reason": res.fallback_reason, "hits": [
             {"memory_ref": _ref(h.memory_ref), "entry_id": h.entry_id,
              "entry_version_id": h.entry_version_id, "kind": h.kind, "text": h.text,
              "score": h.score, "matched_by": list(h.matched_by)} for h in res.hits]}

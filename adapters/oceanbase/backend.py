@@ -677,6 +677,18 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
         return [(_text(h), None if e is None else _text(e))
                 for h, e in self._all(obsql.vector_projection(), (artifact_id,))]
 
+    def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
+        if self._vector_column is None:
+            return {}
+        out = {}
+        for v, emb, vec in self._all(obsql.head_vectors(), (artifact_id,)):
+            try:
+                values = tuple(float(x) for x in json.loads(_text(vec)))
+            except (TypeError, ValueError):
+                continue  # unreadable: treated as missing
+            out[_text(v)] = VectorRow(_text(emb), values)
+        return out
+
     # ------------------------------------------------------------------ offline rebuild
 
     def _all_heads_sync(self) -> list[tuple[str, int]]:

@@ -527,6 +527,15 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         return [(h, emb) for h, emb in
                 self._execute(frag.statement("vector_projection"), [artifact_id])]
 
+    def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
+        if not self._vec_tables:
+            return {}
+        out = {}
+        for v, emb, blob in self._execute(frag.statement("head_vectors"), [artifact_id]):
+            if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                out[v] = VectorRow(emb, struct.unpack(f"<{len(blob) // 4}f", blob))
+        return out
+
     # ------------------------------------------------------------------ offline rebuild
 
     def _all_heads_sync(self) -> list[tuple[str, int]]:

@@ -140,23 +140,42 @@ UNIT = (1.0, 0.0, 0.0, 0.0)
 @pytest.mark.parametrize(
     ("rows", "expected", "message"),
     [
-        ([UNIT, (math.nan, 0.0, 0.0, 1.0)], 2, "invalid vector 1: vector: contains NaN, infinity"),
-        ([(math.inf, 0.0, 0.0, 0.0)], 1, "contains NaN, infinity"),
-        ([(-math.inf, 0.0, 0.0, 0.0)], 1, "contains NaN, infinity"),
-        ([()], 1, "is empty"),
-        ([(1.0, 0.0, 0.0)], 1, "has 3 dimensions; the profile fixes 4"),
-        ([(0.6, 0.6, 0.0, 0.0)], 1, "not unit length (norm 0.8485)"),
-        ([(0.0, 0.0, 0.0, 0.0)], 1, "not unit length (norm 0.0000)"),
-        ([(1e200, 0.0, 0.0, 0.0)], 1, "not unit length"),
         ([UNIT], 2, "returned 1 vectors for 2 texts"),
         ([UNIT, UNIT], 1, "returned 2 vectors for 1 texts"),
-        ([("x", 0.0, 0.0, 0.0)], 1, "non-numeric vector 0"),
     ],
 )
-def test_shared_check_rejects_bad_model_output(rows: list, expected: int, message: str) -> None:
+def test_shared_check_refuses_a_different_count(rows: list, expected: int, message: str) -> None:
     with pytest.raises(BackendError, match="embedding model 'm'") as info:
         build_result(rows, expected, PROFILE)
     assert message in str(info.value)
+
+
+# Issue 9 item 6: these used to fail the whole batch (one bad vector dropped every
+# vector of the call). Now each unusable vector comes back as given, beside the good
+# ones, and the consumer (prepare_vector) refuses that entry only.
+@pytest.mark.parametrize(
+    ("bad", "returned", "message"),
+    [
+        ((math.nan, 0.0, 0.0, 1.0), None, "contains NaN, infinity"),
+        ((math.inf, 0.0, 0.0, 0.0), None, "contains NaN, infinity"),
+        ((-math.inf, 0.0, 0.0, 0.0), None, "contains NaN, infinity"),
+        ((), (), "is empty"),
+        ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0), "has 3 dimensions; the profile fixes 4"),
+        ((0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0), "has no direction"),
+        (("x", 0.0, 0.0, 0.0), (), "is empty"),
+    ],
+)
+def test_shared_check_returns_an_unusable_vector_beside_the_good_ones(
+    bad: tuple, returned: tuple | None, message: str
+) -> None:
+    from powercontext.core.vectors import prepare_vector
+
+    result = build_result([UNIT, bad, [0, 1, 0, 0]], 3, PROFILE)
+    assert result.vectors[0] == UNIT and result.vectors[2] == (0.0, 1.0, 0.0, 0.0)
+    if returned is not None:
+        assert result.vectors[1] == returned
+    with pytest.raises(InvalidInputError, match=message):
+        prepare_vector(result.vectors[1], PROFILE)
 
 
 def test_shared_check_accepts_unit_vectors_within_tolerance_and_freezes_floats() -> None:
@@ -165,5 +184,12 @@ def test_shared_check_accepts_unit_vectors_within_tolerance_and_freezes_floats()
     assert result.vectors == (UNIT, almost, (0.0, 1.0, 0.0, 0.0))
     assert all(type(x) is float for v in result.vectors for x in v)
     assert result.usage.input_tokens == 7 and result.usage.texts == 3
-    with pytest.raises(BackendError):
-        build_result([(1.0011, 0.0, 0.0, 0.0)], 1, PROFILE)
+
+
+@pytest.mark.parametrize(
+    "row", [(1.0011, 0.0, 0.0, 0.0), (0.6, 0.6, 0.0, 0.0), (1e200, 0.0, 0.0, 0.0)]
+)
+def test_shared_check_normalises_a_non_unit_vector(row: tuple) -> None:
+    (vec,) = build_result([row], 1, PROFILE).vectors
+    assert math.isclose(math.hypot(*vec), 1.0, abs_tol=1e-12)
+    assert vec == tuple(x / math.hypot(*row) for x in row)

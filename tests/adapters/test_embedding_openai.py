@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -149,22 +150,49 @@ def test_profile_id_can_be_given() -> None:
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        ("wrong-dim", "has 3 dimensions; the profile fixes 4"),
-        ("nan", "contains NaN"),
-        ("inf", "contains NaN"),
-        ("not-unit", "is not unit length (norm 0.7071)"),
-        ("empty", "is empty"),
         ("fewer", "malformed response: indices [0, 1] for 3 inputs"),
         ("garbage", "malformed response: the body has no list of embeddings in 'data'"),
         ("not-json", "malformed response: the body has no list of embeddings in 'data'"),
     ],
 )
-def test_bad_vectors_are_rejected_and_nothing_is_returned(
+def test_malformed_answers_are_rejected_and_nothing_is_returned(
     server: _Server, model: str, message: str
 ) -> None:
     with pytest.raises(BackendError) as info:
         asyncio.run(_embedder(server, model).embed(("x", "y", "z")))
     assert message in str(info.value)
+
+
+# Issue 9 item 6: these used to fail the whole call, so one bad vector cost every entry
+# of a write its vector. Now the bad one comes back as sent, beside the good ones, and
+# prepare_vector (the consumer's check) refuses it alone.
+@pytest.mark.parametrize(
+    ("model", "bad", "message"),
+    [
+        ("wrong-dim", 0, "has 3 dimensions; the profile fixes 4"),
+        ("nan", 2, "contains NaN"),
+        ("inf", 0, "contains NaN"),
+        ("empty", 0, "is empty"),
+    ],
+)
+def test_an_unusable_vector_is_returned_for_its_text_only(
+    server: _Server, model: str, bad: int, message: str
+) -> None:
+    from powercontext.core.vectors import prepare_vector
+
+    emb = _embedder(server, model)
+    vectors = asyncio.run(emb.embed(("x", "y", "z"))).vectors
+    assert len(vectors) == 3
+    with pytest.raises(InvalidInputError, match=re.escape(message)):
+        prepare_vector(vectors[bad], emb.profile)
+    if model != "wrong-dim":  # that model shortens every vector
+        assert [prepare_vector(v, emb.profile) for i, v in enumerate(vectors) if i != bad]
+
+
+def test_a_non_unit_vector_comes_back_normalised(server: _Server) -> None:
+    vectors = asyncio.run(_embedder(server, "not-unit").embed(("x", "y"))).vectors
+    assert vectors[0] == pytest.approx((math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0))
+    assert vectors[1] == BASIS[1]
 
 
 def test_http_500_is_a_backend_error_at_once_without_retries(server: _Server) -> None:

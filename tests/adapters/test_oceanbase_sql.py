@@ -64,6 +64,10 @@ def test_search_statements():
         "ORDER BY l2_distance(embedding, %s) APPROXIMATE LIMIT %s")
     assert obsql.vector_search(1, approximate=False).endswith(
         "ORDER BY l2_distance(embedding, %s) LIMIT %s")
+    assert obsql.head_vectors() == (
+        "SELECT entry_version_id, embedding_content_hash, embedding FROM memory_entry_heads "
+        "WHERE memory_artifact_id = %s AND embedding IS NOT NULL "
+        "AND embedding_content_hash IS NOT NULL")
     assert obsql.vector_count(1) == (
         "SELECT COUNT(*) FROM memory_entry_heads WHERE memory_artifact_id IN (%s) "
         "AND embedding IS NOT NULL")

@@ -412,6 +412,14 @@ GOLDEN_SQLITE_FRAGMENTS = {
     'vector_count': (
         'SELECT count(*) FROM "memory_entry_search_vector"'
     ),
+    'head_vectors': (
+        'SELECT h."entry_version_id", m."embedding_content_hash", v.embedding FROM '
+        '"memory_entry_heads" AS h JOIN "memory_entry_vector_metadata" AS m ON '
+        'm."projection_id" = h."projection_id" AND m."entry_version_id" = '
+        'h."entry_version_id" AND m."entry_content_hash" = h."entry_content_hash" JOIN '
+        '"memory_entry_search_vector" AS v ON v.rowid = h."projection_id" WHERE '
+        'h."memory_artifact_id" = ?'
+    ),
     'table_exists': (
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     ),
@@ -571,6 +579,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert [(h[2], h[6]) for h in near] == [("e1", 0.0)]
     assert f("vector_projection", ("art",)) == [(H, H2)]
     assert f("vector_count") == [(1,)]
+    assert f("head_vectors", ("art",)) == [("v1", H2, _vec(1, 0, 0, 0, 0, 0, 0, 0))]
     assert f("table_exists", (frag.VECTOR_TABLE,)) == [(1,)]
     f("fts_integrity_check")
     f("fts_delete", (pid,))

@@ -88,7 +88,16 @@ def test_another_processs_rebuild_invalidates_the_completeness_answer(tmp_path):
         try:
             ref = await a.remember(None, entries=(MemoryEntryInput("fact", "alpha apple"),))
             assert (await a.search("alpha", (ref,), mode="vector")).hits  # caches "complete"
-            await other.rebuild()  # no model: every vector is dropped, heads unchanged
+            # Damage the vector behind a's back (no generation bump), then another
+            # process rebuilds without a model: it cannot refill the vector, keeps what is
+            # stored (nothing here) and bumps the generation, heads unchanged. (Until
+            # issue 9 this rebuild itself dropped every vector.)
+            conn = _raw(db)
+            conn.execute('DELETE FROM memory_entry_vector_metadata')
+            conn.close()
+            report = await other.rebuild()
+            assert [(a_id, e) for a_id, e, _ in report.missing] == [
+                (ref.artifact_id, (await a.entries(ref)).popitem()[0])]
             with pytest.raises(CapabilityNotSupportedError, match="incomplete"):
                 await a.search("alpha", (ref,), mode="vector")
             assert (await a.search("alpha", (ref,), mode="auto")).mode == "fts"

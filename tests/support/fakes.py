@@ -219,6 +219,14 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 )
         return out
 
+    def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
+        out = {}
+        for (aid, _), p in self._state["projection"].items():
+            vec = self._state["vectors"].get(p["projection_id"])
+            if aid == artifact_id and vec is not None:
+                out[p["row"].entry_version_id] = vec
+        return out
+
     def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
         out = []
         for s in sources:
