@@ -141,6 +141,47 @@ class _SwitchableModel:
         return EmbeddingResult(tuple(bad for _ in texts))
 
 
+class _ThirdPartyModel:
+    """A plain class implementing the EmbeddingModel port the way a third party might:
+    it raises no powercontext error and returns lists. ``down`` (or a text containing
+    ``unreachable``) makes the call raise ConnectionError; a text containing ``nanvec``,
+    ``infvec``, ``zerovec``, ``shortvec`` or ``emptyvec`` gets that bad vector, and
+    ``scaledvec`` a good vector times 3 (not unit length)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.down = False
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self.inner.profile  # type: ignore[no-any-return]
+
+    async def embed(self, texts: tuple[str, ...]) -> Any:
+        from powercontext.core.models import EmbeddingResult
+
+        if self.down or any("unreachable" in t for t in texts):
+            raise ConnectionError("[Errno 111] Connection refused (test)")
+        result = await self.inner.embed(texts)
+        dim = self.profile.dimension
+        out: list[list[float]] = []
+        for text, vec in zip(texts, result.vectors, strict=True):
+            row = list(vec)
+            if "nanvec" in text:
+                row = [float("nan")] * dim
+            elif "infvec" in text:
+                row = [float("inf"), *row[1:]]
+            elif "zerovec" in text:
+                row = [0.0] * dim
+            elif "shortvec" in text:
+                row = row[:-1]
+            elif "emptyvec" in text:
+                row = []
+            elif "scaledvec" in text:
+                row = [3.0 * x for x in row]
+            out.append(row)
+        return EmbeddingResult(tuple(out))  # type: ignore[arg-type]
+
+
 class MemoryBackendContract:
     """Subclass and override ``memory_backend_factory``; every ``test_*`` here runs."""
 
@@ -712,6 +753,107 @@ class MemoryBackendContract:
 
         run(body())
 
+    # -- a failing model never breaks a write or a search (issue 9 item 6) ----------------
+
+    def test_a_third_party_model_that_raises_never_breaks_a_write_or_a_search(
+        self, memory_backend_factory, memory_embedding_model
+    ):
+        model = _ThirdPartyModel(memory_embedding_model)
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(
+                    None, entries=(MemoryEntryInput("fact", "uv manages python dependencies"),)
+                )
+                auto = await svc.search("uv python", (r1,), mode="auto")
+                assert (auto.mode, auto.fallback_reason) == ("hybrid", None)
+                model.down = True
+                r2 = await svc.remember(
+                    r1, entries=(MemoryEntryInput("fact", "pip is no longer used"),)
+                )
+                assert r2.revision == 2  # the Revision and its full-text projection commit
+                fts = await svc.search("pip", (r2,), mode="fts")
+                assert [h.text for h in fts.hits] == ["pip is no longer used"]
+                assert fts.fallback_reason is None
+                auto = await svc.search("pip", (r2,), mode="auto")
+                assert auto.mode == "fts" and [h.text for h in auto.hits] == [
+                    "pip is no longer used"
+                ]
+                assert "ConnectionError" in auto.fallback_reason
+                for mode in ("vector", "hybrid"):
+                    with pytest.raises(CapabilityNotSupportedError, match="ConnectionError"):
+                        await svc.search("pip", (r2,), mode=mode)
+                    with pytest.raises(CapabilityNotSupportedError, match="incomplete"):
+                        await svc.search("  ", (r2,), mode=mode)  # blank, still refused
+                assert await svc.expand(fts.hits)
+                assert len(await svc.changes(r2, 0)) == 2
+                pip = fts.hits[0]
+                r3 = await svc.forget(r2, (pip.entry_id,))
+                r4 = await svc.reactivate(r3, (pip.entry_id,))
+                assert r4.revision == 4
+                model.down = False
+                auto = await svc.search("pip", (r4,), mode="auto")
+                assert auto.mode == "fts" and "incomplete" in auto.fallback_reason
+
+        run(body())
+
+    def test_one_bad_vector_costs_only_its_own_entry(
+        self, memory_backend_factory, memory_embedding_model
+    ):
+        model = _ThirdPartyModel(memory_embedding_model)
+        bad = ("nanvec beta", "infvec gamma", "zerovec delta", "shortvec epsilon",
+               "emptyvec zeta")
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput("fact", "deploys go through the staging cluster"),
+                        *(MemoryEntryInput("fact", t) for t in bad),
+                        MemoryEntryInput("fact", "scaledvec the release checklist lives "
+                                                 "in RELEASING.md"),
+                    ),
+                )
+                auto = await svc.search("release checklist", (r1,), mode="auto")
+                assert auto.mode == "fts" and "incomplete" in auto.fallback_reason
+                versions = await svc.entries(r1)
+                r2 = await svc.forget(r1, [v for v in versions.values() if v.text in bad])
+                # every other entry kept its vector (the non-unit one normalised)
+                vec = await svc.search("release checklist RELEASING.md", (r2,), mode="vector")
+                assert vec.mode == "vector" and vec.hits[0].text.startswith("scaledvec")
+                auto = await svc.search("staging cluster deploys", (r2,), mode="auto")
+                assert (auto.mode, auto.fallback_reason) == ("hybrid", None)
+                assert auto.hits[0].matched_by == ("fts", "vector")
+
+        run(body())
+
+    def test_a_blank_query_returns_nothing_but_is_checked_like_any_other(
+        self, memory_backend_factory, memory_embedding_model
+    ):
+        model = memory_embedding_model
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, None) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "uv rocks"),))
+                for mode in ("vector", "hybrid"):
+                    with pytest.raises(CapabilityNotSupportedError):
+                        await svc.search(" \t", (r1,), mode=mode)
+                res = await svc.search(" ", (r1,), mode="auto")
+                assert (res.hits, res.mode) == ((), "fts") and "blank" in res.fallback_reason
+                res = await svc.search("", (r1,), mode="fts")
+                assert (res.hits, res.mode, res.fallback_reason) == ((), "fts", None)
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "uv rocks"),))
+                for mode in ("vector", "hybrid"):
+                    res = await svc.search("  ", (r1,), mode=mode)
+                    assert (res.hits, res.mode, res.fallback_reason) == ((), mode, None)
+
+        run(body())
+
     # -- offline rebuild ---------------------------------------------------------------
 
     def test_rebuild_fills_missing_vectors_while_writers_wait(
@@ -799,6 +941,91 @@ class MemoryBackendContract:
 
         run(body())
 
+
+    def test_rebuild_reports_each_bad_entry_keeps_stored_vectors_and_goes_on(
+        self, memory_backend_factory, memory_embedding_model
+    ):
+        model = _ThirdPartyModel(memory_embedding_model)
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(
+                    None,
+                    entries=(
+                        MemoryEntryInput("fact", "the cache lives in redis"),
+                        MemoryEntryInput("fact", "logs go to loki"),
+                    ),
+                )
+                model.down = True
+                r2 = await svc.remember(None, entries=(MemoryEntryInput("fact", "traces"),))
+                model.down = False
+                r2 = await svc.remember(
+                    r2, entries=(MemoryEntryInput("fact", "nanvec metrics in prometheus"),)
+                )
+                ids = {v.text: e for e, v in (await svc.entries(r2)).items()}
+                # no model: nothing is removed, what is missing is reported
+                try:
+                    report = await svc.backend.rebuild(None)
+                except CapabilityNotSupportedError as exc:
+                    pytest.skip(f"backend cannot rebuild: {exc}")
+                assert (report.memories, report.entries, report.vectors, report.kept) == (
+                    2, 4, 2, 2)
+                assert sorted(e for _, e, _ in report.missing) == sorted(ids.values())
+                assert all("no embedding model" in why for _, _, why in report.missing)
+                assert report.incomplete == [r2.artifact_id]
+                hits = await svc.search("redis cache", (r1,), mode="vector")
+                assert hits.hits[0].text == "the cache lives in redis"
+                # the model is back but refuses one vector: that entry is reported, the
+                # others are filled, and the rebuild goes on to the end
+                report = await svc.backend.rebuild(model)
+                assert (report.memories, report.vectors, report.kept) == (2, 3, 0)
+                [(aid, eid, why)] = report.missing
+                assert (aid, eid) == (r2.artifact_id, ids["nanvec metrics in prometheus"])
+                assert "NaN" in why
+                # the model is down for the whole rebuild: every stored vector is kept
+                model.down = True
+                report = await svc.backend.rebuild(model)
+                assert (report.vectors, report.kept, report.incomplete) == (
+                    3, 3, [r2.artifact_id])
+                assert {e for _, e, _ in report.missing} == {ids["nanvec metrics in prometheus"]}
+                assert all("ConnectionError" in why for _, _, why in report.missing)
+                model.down = False
+                assert (await svc.search("redis cache", (r1,), mode="auto")).mode == "hybrid"
+                r3 = await svc.forget(r2, (ids["nanvec metrics in prometheus"],))
+                assert (await svc.search("traces", (r3,), mode="auto")).mode == "hybrid"
+
+        run(body())
+
+    def test_a_migration_with_an_unavailable_model_changes_nothing(
+        self, memory_backend_factory, memory_embedding_model
+    ):
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+        from powercontext.core.errors import InvalidInputError
+
+        model = memory_embedding_model
+        new_model = _ThirdPartyModel(DeterministicEmbedding(
+            dimension=model.profile.dimension // 2, profile_id="migrated"))
+        new_model.down = True
+
+        async def body():
+            async with self._service(memory_backend_factory, model.profile, model) as svc:
+                await self._vector_ready(svc)
+                r1 = await svc.remember(
+                    None, entries=(MemoryEntryInput("fact", "tests run with pytest"),)
+                )
+                with pytest.raises(InvalidInputError):
+                    await svc.backend.rebuild(None, new_profile=new_model.profile)
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.backend.rebuild(new_model, new_profile=new_model.profile)
+                caps = await svc.backend.capabilities()
+                assert caps.embedding_profile == model.profile
+                hits = await svc.search("pytest", (r1,), mode="vector")
+                assert hits.hits[0].text == "tests run with pytest"
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "ruff lints"),))
+                assert (await svc.search("ruff", (r2,), mode="auto")).mode == "hybrid"
+
+        run(body())
 
     # -- the unit of work re-validates everything (regressions of forged plans) --------
 
