@@ -99,6 +99,8 @@ def test_search_expand_changes_and_citation_answer_a_real_client(seeded):
         out["search"] = await client.call_tool(
             "search_memory", {"query": "make test review", "memories": ["key:repo:demo"],
                               "limit": 5, "mode": "fts"})
+        out["auto"] = await client.call_tool(
+            "search_memory", {"query": "make test review", "memories": ["key:repo:demo"]})
         hit = out["search"].structured_content["hits"][0]
         anchor = {k: hit[k] for k in ("memory_ref", "entry_id", "entry_version_id")}
         out["expand"] = await client.call_tool("expand_memory", {"anchors": [anchor]})
@@ -120,9 +122,12 @@ def test_search_expand_changes_and_citation_answer_a_real_client(seeded):
     assert search.is_error is False
     body = search.structured_content
     assert body["untrusted"] is True and body["notice"] == UNTRUSTED_NOTICE
-    assert body["mode"] == "fts"
+    assert body["mode"] == "fts" and body["fallback_reason"] is None
     assert [(h["kind"], h["text"]) for h in body["hits"]] == [
         ("preference", "Run make test and make lint before review")]
+    auto = out["auto"].structured_content  # auto says why it ran full text only
+    assert auto["mode"] == "fts" and "no embedding model" in auto["fallback_reason"]
+    assert auto["hits"] == body["hits"]
     hit = body["hits"][0]
     assert hit["memory_ref"] == {"artifact_id": mem, "revision": 2}
     assert hit["entry_version_id"] == s["pref2"].entry_version_id

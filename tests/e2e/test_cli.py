@@ -85,7 +85,12 @@ def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
 
     hits = js(pc("--json", "memory", "search", "make test", "-m", mem, "--mode", "fts"))
     assert hits["mode"] == "fts" and hits["untrusted"] is True
+    assert hits["fallback_reason"] is None
     assert [h["entry_id"] for h in hits["hits"]] == [pref["entry_id"]]
+    auto = js(pc("--json", "memory", "search", "make test", "-m", mem))
+    assert auto["mode"] == "fts" and "no embedding model" in auto["fallback_reason"]
+    human = pc("memory", "search", "make test", "-m", mem).stdout
+    assert "mode fts (fell back: no embedding model is configured)" in human
 
     out = js(
         pc(

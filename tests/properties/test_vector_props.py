@@ -46,7 +46,7 @@ def test_a_non_finite_value_is_refused(v, i, bad):
 
 @given(st.lists(finite, max_size=2 * DIM).filter(lambda v: len(v) != DIM))
 def test_a_wrong_dimension_or_empty_vector_is_refused(v):
-    with pytest.raises(InvalidInputError, match="is empty|dimensions"):
+    with pytest.raises(InvalidInputError, match=r"is empty|dimensions"):
         prepare_vector(v, UNIT)
 
 
