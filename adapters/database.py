@@ -1111,7 +1111,7 @@ class DatabaseMemoryBackend(abc.ABC):
             raise CapabilityNotSupportedError(
                 "full-text search is unavailable: " + "; ".join(self._db_caps.reasons)
             )
-        if blank:  # no terms, nothing embedded: checked, and no hits
+        if blank and request.query_vector is None:  # nothing to search with: no hits
             return MemorySearchResult((), mode, fallback)
         budget = self.candidate_budget(request.limit)
         ids = sorted(manifests)
