@@ -95,8 +95,10 @@ class LocalEmbedding:
     default); ``batch_size`` texts go through the model at a time. Texts longer than the
     model's 256 word pieces are truncated by the model. :meth:`embed` runs load and encode
     in a worker thread, so the event loop stays free; encodes are serialized per process.
-    Raises BackendError when the package or its dependencies are missing, the model fails,
-    or a vector fails the shared check; InvalidInputError for bad arguments.
+    Raises BackendError when the package or its dependencies are missing or the model
+    fails; every vector goes through the shared :func:`build_result` (normalised, or
+    returned for the consumer to refuse for its entry only); InvalidInputError for bad
+    arguments.
     """
 
     def __init__(self, threads: int | None = None, batch_size: int = 64) -> None:

@@ -141,6 +141,23 @@ def test_rebuild_uses_the_openai_settings_from_the_environment(pc, openai_url) -
     assert _vector_hits(pc, "deploys go through staging") == ["deploys go through staging"]
 
 
+def test_rebuild_with_the_model_server_down_keeps_every_vector(pc, openai_url) -> None:
+    _remember(pc, "deploys go through staging", env=_openai_env(openai_url))
+    with ThreadingHTTPServer(("127.0.0.1", 0), _Handler) as closed:  # a port nobody serves
+        dead = f"http://127.0.0.1:{closed.server_address[1]}/v1"
+    report = pc("--json", "memory", "rebuild", env=_openai_env(dead))
+    assert (report["vectors"], report["kept"], report["incomplete"]) == (1, 1, [])
+    assert report["missing"] == []  # the stored vector still matches: nothing is missing
+    assert _vector_hits(pc, "deploys go through staging", env=_openai_env(openai_url)) == [
+        "deploys go through staging"]
+    # a write while the server is down commits; the rebuild lists the entry it cannot fill
+    _remember(pc, "releases are tagged on main", env=_openai_env(dead))
+    report = pc("--json", "memory", "rebuild", env=_openai_env(dead))
+    assert (report["vectors"], report["kept"]) == (1, 1)
+    [missing] = report["missing"]
+    assert "the embedding model failed" in missing["reason"]
+
+
 def test_migrate_remembers_the_new_model_for_later_commands(pc, openai_url) -> None:
     _remember(pc, "tests run with pytest", "--embedding", "deterministic")
     report = pc("--json", "memory", "rebuild", "--migrate", env=_openai_env(openai_url))
