@@ -17,6 +17,7 @@ __all__ = [
     "PowerContextError",
     "ProfileMismatchError",
     "RevisionConflictError",
+    "UpgradeRequiredError",
     "WritesPausedError",
 ]
 
@@ -55,6 +56,12 @@ class InvalidCitationError(PowerContextError, ValueError):
 
 class IntegrityError(PowerContextError):
     """Stored authoritative data fails its own hash or canonical-bytes check."""
+
+
+class UpgradeRequiredError(IntegrityError):
+    """The database stores its Revisions in an older format than this code reads (e.g.
+    Artifact content hashes from before the spec's formula). The message names the
+    command that upgrades it; nothing is changed until that command runs."""
 
 
 class ProfileMismatchError(PowerContextError):

@@ -95,8 +95,8 @@ def _evidence(
         if not isinstance(a, Artifact):
             raise InvalidInputError(f"{field}artifacts[{i}]", "must be an Artifact")
         canonical.check_id(a.ref.artifact_id, f"{field}artifacts[{i}].artifact_id")
-        if isinstance(a.ref.revision, bool) or a.ref.revision < 1:
-            raise InvalidInputError(f"{field}artifacts[{i}].revision", "must be >= 1")
+        # 1..2**53-1: the revision is written into canonical JSON (I-JSON integers)
+        canonical.check_json_int(a.ref.revision, f"{field}artifacts[{i}].revision", 1)
     return (
         canonical.sort_source_refs(s.ref for s in sources),
         canonical.sort_artifact_refs(a.ref for a in artifacts),

@@ -73,6 +73,7 @@ class Ctx:
             (errors.InvalidCitationError, EXIT_INVALID_CITATION, "invalid citation"),
             (errors.ArtifactNotFoundError, EXIT_NOT_FOUND, "not found"),
             (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
+            (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
             (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
             (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
             (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
@@ -622,14 +623,22 @@ def validate_citation(c: Ctx, citation: str) -> None:
     is_flag=True,
     help="Only clear a write pause left by a crashed rebuild.",
 )
+@click.option(
+    "--rehash",
+    is_flag=True,
+    help="First upgrade a database written with the pre-spec Artifact content hash: "
+    "verify every Revision against the old formula and rewrite only its stored hash "
+    "(one transaction, writers paused).",
+)
 @pass_ctx
-def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
+def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
     """Offline rebuild of heads, FTS and vectors from the authoritative tables.
 
     Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
     projections (filling vectors with --embedding when given), shows progress on stderr,
     then resumes writers. Use it after the embedding model was down, after a crash, or
-    with --migrate to move to a new embedding profile.
+    with --migrate to move to a new embedding profile, or with --rehash once on a
+    database written before the hashes followed the spec (see README, "Upgrading").
     """
     from rich.console import Console
     from rich.progress import Progress
@@ -644,11 +653,14 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
         raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
 
     async def body(_: Any) -> None:
+        rehashed = None
         try:
             if resume_only:
                 await backend.resume_writes()
                 c.emit({"resumed": True}, lambda: click.echo("Writes resumed."))
                 return
+            if rehash:
+                rehashed = await backend.rehash()
             caps = await backend.capabilities()
             stored = caps.embedding_profile
             new_profile = None
@@ -675,9 +687,18 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 "vectors": report.vectors,
                 "incomplete": report.incomplete,
                 "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
+                **({} if rehashed is None else {"rehash": {
+                    "rewritten": rehashed.rewritten,
+                    "already_current": rehashed.already,
+                    "corrupt": [{"artifact_id": a, "revision": r, "error": e}
+                                for a, r, e in rehashed.corrupt],
+                }}),
             },
             lambda: click.echo(
-                f"Rebuilt {report.memories} Memories: {report.entries} active "
+                ("" if rehashed is None else
+                 "Hashes already follow the spec. " if rehashed.already else
+                 f"Rewrote the stored hash of {rehashed.rewritten} Revisions. ")
+                + f"Rebuilt {report.memories} Memories: {report.entries} active "
                 f"entries, {report.vectors} vectors"
                 + (
                     f"; still incomplete: {', '.join(report.incomplete)}"
@@ -686,7 +707,11 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                 )
             ),
         )
-        if report.corrupt:
+        if rehashed is not None and rehashed.corrupt:
+            for artifact_id, revision, error in rehashed.corrupt:
+                click.echo(f"powercontext: integrity error in {artifact_id}@{revision}: {error} "
+                           "(its stored hash was left as it was)", err=True)
+        if report.corrupt or (rehashed is not None and rehashed.corrupt):
             for artifact_id, error in report.corrupt:
                 click.echo(f"powercontext: integrity error in {artifact_id}: {error} "
                            "(its projection was left as it was)", err=True)

@@ -404,6 +404,12 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         assert self._conn is not None
         return bool(self._conn.changes() == 1)
 
+    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
+                                new_hash: str) -> bool:
+        self._execute(self._t("revision_hash_update"), [new_hash, artifact_id, revision, old_hash])
+        assert self._conn is not None
+        return bool(self._conn.changes() == 1)
+
     # ------------------------------------------------------------------ entry versions
 
     def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
