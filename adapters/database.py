@@ -28,6 +28,7 @@ from powercontext.core import admission, analyzer, canonical, rrf
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
+    CommitOutcomeUnknownError,
     IntegrityError,
     InvalidCitationError,
     InvalidInputError,
@@ -759,6 +760,14 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise WritesPausedError("writes are paused by an offline rebuild; retry later")
             ref = self._apply_plan_sync(plan, vectors or {})
             self._commit_sync()
+        except CommitOutcomeUnknownError as exc:
+            self._rollback_sync()
+            self._invalidate(plan.artifact_id)
+            # name what the commit may have created, so the caller can reread it
+            raise CommitOutcomeUnknownError(
+                f"{exc} (the planned Revision is {plan.ref.artifact_id}@{plan.ref.revision})",
+                planned=plan.ref, content_hash=plan.content_hash,
+            ) from exc
         except BaseException as exc:
             self._rollback_sync()
             mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)

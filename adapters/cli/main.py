@@ -257,6 +257,47 @@ def _report_write(c: Ctx, before: Any, after: Any, what: str,
     c.emit(data, human)
 
 
+async def _settled(svc: Any, write: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a write; when its COMMIT outcome is unknown, reread before anyone retries.
+
+    Landed (the planned Revision exists with the planned content hash): a note on stderr
+    and the planned ArtifactRef is returned, as if COMMIT had answered, so the caller maps
+    ``--key`` and reports it. Not landed: RevisionConflictError (exit 3) saying nothing was
+    written and the same command may be run again. The database still unreadable:
+    CommitOutcomeUnknownError (exit 1) naming the planned Revision and how to check it."""
+    from powercontext.core.errors import (
+        CommitOutcomeUnknownError,
+        PowerContextError,
+        RevisionConflictError,
+    )
+
+    try:
+        return await write()
+    except CommitOutcomeUnknownError as exc:
+        planned = exc.planned
+        if planned is None:
+            raise
+        name = f"{planned.artifact_id}@{planned.revision}"
+        try:
+            landed = await svc.commit_landed(exc)
+        except PowerContextError as again:
+            raise CommitOutcomeUnknownError(
+                f"{exc}; rereading failed too ({again}). Do not rerun this command yet: "
+                f"once the database answers, run `powercontext memory changes {name}`: "
+                "exit 4 means it was not written and rerunning is safe; otherwise compare "
+                "its changes with this command's before doing anything",
+                planned=planned, content_hash=exc.content_hash,
+            ) from exc
+        if not landed:
+            raise RevisionConflictError(
+                f"the connection was lost during COMMIT and Revision {name} was not "
+                "written: nothing changed; run the same command again"
+            ) from exc
+        click.echo(f"powercontext: the connection was lost during COMMIT; rereading shows "
+                   f"Revision {name} landed", err=True)
+        return planned
+
+
 async def _changes_of(svc: Any, before: Any, after: Any) -> tuple[Any, ...]:
     if after is None or after == before:
         return ()
@@ -359,7 +400,8 @@ def remember(
                     sources=srcs,
                 )
             )
-        after = await svc.remember(base, sources=srcs, entries=tuple(inputs), mode="append")
+        after = await _settled(svc, lambda: svc.remember(
+            base, sources=srcs, entries=tuple(inputs), mode="append"))
         if base is None and after is not None and key is not None:
             c.manifest().set(key, after.artifact_id)
         _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
@@ -376,7 +418,7 @@ def _state_command(op: str) -> Callable[..., None]:
         async def body(svc: Any) -> None:
             base = await _resolve(c, svc, memory_name)
             fn = svc.forget if op == "forget" else svc.reactivate
-            after = await fn(base, list(entry_ids), reason=reason)
+            after = await _settled(svc, lambda: fn(base, list(entry_ids), reason=reason))
             _report_write(c, base, after, "Forgot" if op == "forget" else "Reactivated",
                           await _changes_of(svc, base, after))
 
@@ -408,7 +450,7 @@ def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
 
     async def body(svc: Any) -> None:
         base = await _resolve(c, svc, memory_name)
-        after = await svc.organize(base, steps or ("default",))
+        after = await _settled(svc, lambda: svc.organize(base, steps or ("default",)))
         _report_write(c, base, after, "Organized", await _changes_of(svc, base, after))
 
     c.run(body)
