@@ -196,7 +196,7 @@ class DatabaseMemoryBackend(abc.ABC):
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
         self._legacy_hashes = False  # the stored Revisions use the pre-spec hash formula
-        self._rehashing = False  # rehash() runs: legacy hashes are what it reads
+        self._allow_legacy = False  # rehash() or resume_writes() runs on a legacy database
 
     # ------------------------------------------------------------------ primitives
     # Everything below until "shared logic" is what a concrete adapter implements.
@@ -373,7 +373,7 @@ class DatabaseMemoryBackend(abc.ABC):
                 self._check_profile_sync()
                 self._legacy_hashes = self._check_hash_format_sync()
                 self._opened = True
-        if self._legacy_hashes and not self._rehashing:
+        if self._legacy_hashes and not self._allow_legacy:
             raise UpgradeRequiredError(
                 "this database stores Artifact content hashes in the pre-spec format "
                 f"{canonical.LEGACY_HASH_FORMAT!r} (SHA-256 with a prefix the Memory RFC does "
@@ -1356,7 +1356,7 @@ class DatabaseMemoryBackend(abc.ABC):
         reports the projection incomplete until ``rebuild`` with the model refills it.
         Idempotent: on a database already in the spec's format it returns
         ``RehashReport(already=True)``."""
-        self._rehashing = True
+        self._allow_legacy = True
         try:
             await self._run(self._in_tx, True, self._pause_sync)
             try:
@@ -1364,7 +1364,7 @@ class DatabaseMemoryBackend(abc.ABC):
             finally:
                 await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
         finally:
-            self._rehashing = False
+            self._allow_legacy = False
         self._legacy_hashes = False
         with self._cache_lock:
             self._manifest_cache.clear()
@@ -1438,8 +1438,13 @@ class DatabaseMemoryBackend(abc.ABC):
         self._meta_set_sync("writes_paused", "rebuild")
 
     async def resume_writes(self) -> None:
-        """Clear a pause left by a rebuild that crashed."""
-        await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+        """Clear a pause left by a rebuild (or rehash) that crashed; works on a database
+        that still needs ``rehash()`` (it reads no Revision)."""
+        self._allow_legacy = True
+        try:
+            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+        finally:
+            self._allow_legacy = False
 
     def _migrate_sync(self, profile: EmbeddingProfile) -> None:
         self._reset_vectors_sync(profile)

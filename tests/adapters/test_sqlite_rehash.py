@@ -226,3 +226,19 @@ def test_cli_names_the_upgrade_and_rebuild_rehash_performs_it(db_path: Path,
     assert json.loads(found.stdout)["hits"]
     again = pc("--json", "memory", "rebuild", "--rehash")
     assert json.loads(again.stdout)["rehash"]["already_current"] is True
+
+
+def test_a_rehash_that_crashed_while_paused_can_be_resumed_and_rerun(db_path: Path) -> None:
+    refs = _write_old_database(db_path)
+    conn = _raw(db_path)  # what a process killed inside rehash() leaves: the pause only
+    conn.execute("INSERT INTO powercontext_meta (key, value) VALUES ('writes_paused', 'x')")
+    conn.close()
+    b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
+    with pytest.raises(WritesPausedError, match="--resume"):
+        run(b.rehash())
+    run(b.resume_writes())  # `memory rebuild --resume` works before the upgrade
+    with pytest.raises(UpgradeRequiredError):
+        run(b.load_revision(refs[0]))
+    assert run(b.rehash()).rewritten == 42
+    assert run(b.load_revision(refs[0])).ref == refs[0]
+    b.close_sync()
