@@ -6,6 +6,7 @@ stored content hash, in one transaction with writers paused."""
 from __future__ import annotations
 
 import hashlib
+import zlib
 from pathlib import Path
 
 import apsw
@@ -242,3 +243,30 @@ def test_a_rehash_that_crashed_while_paused_can_be_resumed_and_rerun(db_path: Pa
     assert run(b.rehash()).rewritten == 42
     assert run(b.load_revision(refs[0])).ref == refs[0]
     b.close_sync()
+
+
+def test_stored_hashes_are_recomputable_from_the_stored_bytes_by_the_spec(
+    db_path: Path,
+) -> None:
+    b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
+    ref = run(add(b, None, ["spec hashes are stored"], id_factory("spec"), with_vectors=False))
+    run(b.rebuild(MODEL))
+    b.close_sync()
+    conn = _raw(db_path)
+    try:
+        ((encoding, content, stored),) = conn.execute(
+            "SELECT content_encoding, content, content_hash FROM artifact_revisions "
+            "WHERE artifact_id = ? AND revision = 1", (ref.artifact_id,)).fetchall()
+        assert encoding in ("identity", "zlib")  # Revision 1 is a full row
+        body = bytes(content) if encoding == "identity" else zlib.decompress(bytes(content))
+        assert body.startswith(b'{"changes":[{"entry_id":')
+        assert stored == hashlib.sha256(body).hexdigest()
+        ((profile_json,),) = conn.execute(
+            "SELECT value FROM powercontext_meta WHERE key = 'embedding_profile'").fetchall()
+        ((entry_hash, embedding_hash),) = conn.execute(
+            "SELECT entry_content_hash, embedding_content_hash "
+            "FROM memory_entry_vector_metadata").fetchall()
+        assert embedding_hash == hashlib.sha256(
+            profile_json.encode("utf-8") + entry_hash.encode("ascii")).hexdigest()
+    finally:
+        conn.close()
