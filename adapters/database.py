@@ -28,12 +28,14 @@ from powercontext.core import admission, analyzer, canonical, rrf
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
+    CommitOutcomeUnknownError,
     IntegrityError,
     InvalidCitationError,
     InvalidInputError,
     PowerContextError,
     ProfileMismatchError,
     RevisionConflictError,
+    UpgradeRequiredError,
     WritesPausedError,
 )
 from powercontext.core.manifest import ManifestView, splice
@@ -62,17 +64,23 @@ from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.vectors import check_vector, prepare_vector
 
 __all__ = [
+    "HASH_FORMAT_KEY",
     "MEMORY_FAMILY",
     "Candidate",
     "DatabaseMemoryBackend",
     "DatabaseUnitOfWork",
     "RebuildReport",
+    "RehashReport",
     "RevisionRow",
     "VectorRow",
     "check_vector",
 ]
 
 MEMORY_FAMILY = "memory"
+#: Deployment metadata key recording the formula of the stored Artifact content hashes
+#: (``canonical.HASH_FORMAT`` or ``canonical.LEGACY_HASH_FORMAT``).
+HASH_FORMAT_KEY = "hash_format"
+REHASH_COMMAND = "powercontext memory rebuild --rehash"
 T = TypeVar("T")
 _MANIFEST_CACHE_SIZE = 64
 #: The Revision cache also holds at most this many manifest items in all (a parsed item
@@ -136,6 +144,20 @@ class RebuildReport:
     missing: list[tuple[str, str, str]] = attrs.field(factory=list)
 
 
+@attrs.define
+class RehashReport:
+    """What ``rehash()`` did: Revisions whose stored hash verified under the legacy
+    formula and was rewritten to the spec's, Revisions already in the spec's formula, and
+    the Revisions that verify under neither (``(artifact_id, revision, reason)``, left as
+    they were, so reading them still raises IntegrityError). ``already`` is True when
+    the database was in the spec's format before the call (nothing was read)."""
+
+    rewritten: int = 0
+    current: int = 0
+    corrupt: list[tuple[str, int, str]] = attrs.field(factory=list)
+    already: bool = False
+
+
 class _ParsedRevision:
     """A validated Revision with the memoized view of its manifest."""
 
@@ -178,6 +200,8 @@ class DatabaseMemoryBackend(abc.ABC):
         self._complete_cache: dict[tuple[str, int, str], bool] = {}
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
+        self._legacy_hashes = False  # the stored Revisions use the pre-spec hash formula
+        self._allow_legacy = False  # rehash() or resume_writes() runs on a legacy database
 
     # ------------------------------------------------------------------ primitives
     # Everything below until "shared logic" is what a concrete adapter implements.
@@ -287,6 +311,14 @@ class DatabaseMemoryBackend(abc.ABC):
         or None when the vector or its metadata is missing)."""
         raise CapabilityNotSupportedError("this backend has no vector search")
 
+    def _set_revision_hash_sync(
+        self, artifact_id: str, revision: int, old_hash: str, new_hash: str
+    ) -> bool:
+        """``UPDATE artifact_revisions SET content_hash = :new WHERE artifact_id = :id AND
+        revision = :revision AND content_hash = :old``; True when one row matched. Only
+        ``rehash()`` calls it (the one update a Revision row ever gets)."""
+        raise CapabilityNotSupportedError(f"{type(self).__name__} cannot rewrite stored hashes")
+
     def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
         """Those of ``entry_ids`` that another Memory already uses (entry ids are globally
         unique). The default finds none; a SQL adapter answers from an index."""
@@ -353,7 +385,30 @@ class DatabaseMemoryBackend(abc.ABC):
             if not self._opened:
                 self._db_caps = self._open_sync()
                 self._check_profile_sync()
+                self._legacy_hashes = self._check_hash_format_sync()
                 self._opened = True
+        if self._legacy_hashes and not self._allow_legacy:
+            raise UpgradeRequiredError(
+                "this database stores Artifact content hashes in the pre-spec format "
+                f"{canonical.LEGACY_HASH_FORMAT!r} (SHA-256 with a prefix the Memory RFC does "
+                f"not write); upgrade it once with `{REHASH_COMMAND}`, which verifies "
+                "every Revision against the old formula and rewrites only the stored hash"
+            )
+
+    def _check_hash_format_sync(self) -> bool:
+        """True when the stored Revisions use the legacy hash format. A database without
+        the marker is new (no Memory yet: marked with the spec's format) or was written
+        before the marker existed (it has Memories: marked legacy)."""
+        # a read first: an opened database never queues behind a writer for its marker
+        stored = self._in_tx(False, self._meta_get_sync, HASH_FORMAT_KEY)
+        if stored is None:
+            stored = self._in_tx(True, self._mark_hash_format_sync)
+        if stored not in (canonical.HASH_FORMAT, canonical.LEGACY_HASH_FORMAT):
+            raise UpgradeRequiredError(
+                f"this database records hash format {stored!r}, which this version of "
+                "powercontext does not know (a newer version wrote it)"
+            )
+        return stored == canonical.LEGACY_HASH_FORMAT
 
     def _check_profile_sync(self) -> None:
         stored = self._meta_get_sync("embedding_profile")
@@ -719,6 +774,14 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise WritesPausedError("writes are paused by an offline rebuild; retry later")
             ref = self._apply_plan_sync(plan, vectors or {})
             self._commit_sync()
+        except CommitOutcomeUnknownError as exc:
+            self._rollback_sync()
+            self._invalidate(plan.artifact_id)
+            # name what the commit may have created, so the caller can reread it
+            raise CommitOutcomeUnknownError(
+                f"{exc} (the planned Revision is {plan.ref.artifact_id}@{plan.ref.revision})",
+                planned=plan.ref, content_hash=plan.content_hash,
+            ) from exc
         except BaseException as exc:
             self._rollback_sync()
             mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
@@ -1349,6 +1412,101 @@ class DatabaseMemoryBackend(abc.ABC):
                 report.missing.append((ref.artifact_id, r.entry_id, reason))
         return out
 
+    def _mark_hash_format_sync(self) -> str:
+        stored = self._meta_get_sync(HASH_FORMAT_KEY)
+        if stored is None:
+            try:
+                existing = bool(self._all_heads_sync())
+            except CapabilityNotSupportedError:
+                existing = False  # an adapter without the listing has no old databases
+            stored = canonical.LEGACY_HASH_FORMAT if existing else canonical.HASH_FORMAT
+            self._meta_set_sync(HASH_FORMAT_KEY, stored)
+        return stored
+
+    async def rehash(self) -> RehashReport:
+        """Upgrade a database written with the pre-spec Artifact content hash (Memory RFC,
+        "Normalization, hashing, and the search analyzer"; ``memory rebuild --rehash``).
+
+        Such a database opens with :class:`UpgradeRequiredError` naming this command, so
+        no Revision is ever reported corrupt or silently re-hashed. This call pauses
+        writers (``WritesPausedError`` for them and for a second rebuild), then in one
+        write transaction recomputes each Memory Revision's canonical MemoryContent bytes
+        (decoding stored deltas), and where the stored hash equals the legacy formula
+        SHA-256("powercontext:artifact-content:v1\\0" + bytes) rewrites only the stored
+        ``content_hash`` to SHA-256(bytes); content, lineage and entry versions are never
+        touched. A Revision matching neither formula is reported in ``corrupt`` and left
+        as it was. The marker ``hash_format`` is set to the spec's format in the same
+        transaction, and writers are resumed. Vector projections are not rewritten: their
+        embedding hashes used a prefix too, so they no longer verify and vector search
+        reports the projection incomplete until ``rebuild`` with the model refills it.
+        Idempotent: on a database already in the spec's format it returns
+        ``RehashReport(already=True)``."""
+        self._allow_legacy = True
+        try:
+            await self._run(self._in_tx, True, self._pause_sync)
+            try:
+                report = await self._run(self._in_tx, True, self._rehash_sync)
+            finally:
+                await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+        finally:
+            self._allow_legacy = False
+        self._legacy_hashes = False
+        with self._cache_lock:
+            self._manifest_cache.clear()
+            self._complete_cache.clear()
+        return report
+
+    def _rehash_sync(self) -> RehashReport:
+        report = RehashReport()
+        if self._meta_get_sync(HASH_FORMAT_KEY) == canonical.HASH_FORMAT:
+            report.already = True
+            return report
+        for artifact_id, head in self._all_heads_sync():
+            base: ManifestView | None = None
+            for row in self._revision_rows_sync(artifact_id, 0, head):
+                try:
+                    body, base = self._canonical_body(row, base)
+                except (IntegrityError, ValueError, KeyError, TypeError) as exc:
+                    report.corrupt.append((artifact_id, row.revision, str(exc)))
+                    base = None
+                    continue
+                new = canonical.artifact_content_hash(body)
+                if row.content_hash == new:
+                    report.current += 1
+                elif row.content_hash == canonical.legacy_artifact_content_hash(body):
+                    if not self._set_revision_hash_sync(
+                        artifact_id, row.revision, row.content_hash, new
+                    ):
+                        raise RevisionConflictError(
+                            f"Revision {row.revision} of {artifact_id!r} changed during rehash"
+                        )
+                    report.rewritten += 1
+                else:
+                    report.corrupt.append((
+                        artifact_id, row.revision,
+                        "stored content matches its content hash under neither formula",
+                    ))
+        self._meta_set_sync(HASH_FORMAT_KEY, canonical.HASH_FORMAT)
+        self._bump_generation_sync()
+        return report
+
+    @staticmethod
+    def _canonical_body(
+        row: RevisionRow, base: ManifestView | None
+    ) -> tuple[bytes, ManifestView]:
+        """The canonical MemoryContent bytes a stored row holds, and its manifest view."""
+        if revision_codec.is_full(row.encoding):
+            body = revision_codec.decode_full(row.encoding, row.content)
+            content = canonical.parse_content(body)
+            if canonical.content_bytes(content) != body:
+                raise IntegrityError("content is not canonical")
+            return body, manifest_view(content.manifest)
+        if base is None:
+            raise IntegrityError("a delta without its base")
+        items, changes = revision_codec.decode_delta(row.content)
+        view = splice(base, items)
+        return canonical.content_bytes(MemoryContent(view.manifest, changes), view.joined), view
+
     def _mark_rebuilt_sync(self) -> None:
         """Every FTS projection now comes from the current Analyzer v1."""
         self._meta_set_sync("analyzer_version", analyzer.ANALYZER_VERSION)
@@ -1365,8 +1523,13 @@ class DatabaseMemoryBackend(abc.ABC):
         self._meta_set_sync("writes_paused", "rebuild")
 
     async def resume_writes(self) -> None:
-        """Clear a pause left by a rebuild that crashed."""
-        await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+        """Clear a pause left by a rebuild (or rehash) that crashed; works on a database
+        that still needs ``rehash()`` (it reads no Revision)."""
+        self._allow_legacy = True
+        try:
+            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+        finally:
+            self._allow_legacy = False
 
     def _migrate_sync(self, profile: EmbeddingProfile) -> None:
         self._reset_vectors_sync(profile)
@@ -1466,10 +1629,9 @@ def _check_canonical_version(v: MemoryEntryVersion) -> None:
         canonical.check_id(r.source_id, "entry_version.sources.source_id")
         canonical.check_hash(r.content_hash, "entry_version.sources.content_hash")
     for a in v.artifacts:
-        if not isinstance(a, ArtifactRef) or isinstance(a.revision, bool) or not isinstance(
-            a.revision, int
-        ) or a.revision < 1:
+        if not isinstance(a, ArtifactRef):
             raise InvalidInputError("entry_version.artifacts", "must be exact ArtifactRefs")
+        canonical.check_json_int(a.revision, "entry_version.artifacts.revision", 1)
         canonical.check_id(a.artifact_id, "entry_version.artifacts.artifact_id")
     if canonical.sort_source_refs(v.sources) != v.sources or canonical.sort_artifact_refs(
         v.artifacts

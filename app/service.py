@@ -19,6 +19,7 @@ from powercontext.core import canonical, planning
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
+    CommitOutcomeUnknownError,
     InvalidCitationError,
     InvalidInputError,
     PowerContextError,
@@ -123,6 +124,23 @@ class MemoryService:
         if head is None:
             raise ArtifactNotFoundError(f"no Memory Artifact {artifact_id!r}")
         return head
+
+    async def commit_landed(self, error: CommitOutcomeUnknownError) -> bool:
+        """After a write raised CommitOutcomeUnknownError: reread and tell whether its
+        planned Revision exists (Memory RFC, "Concurrency and transactions": reread the
+        head before deciding to replay). True when Revision ``error.planned`` is stored
+        with ``error.content_hash`` (the commit landed: do not replay); False when it is
+        absent or another writer's (nothing of this write exists: replaying it is safe).
+        Raises InvalidInputError for an error without a planned ref, and the backend's
+        error when the database still cannot be read (the outcome stays unknown)."""
+        planned = error.planned
+        if not isinstance(planned, ArtifactRef) or error.content_hash is None:
+            raise InvalidInputError("error", "names no planned Revision")
+        head = await self.backend.head(planned.artifact_id)
+        if head is None or head.revision < planned.revision:
+            return False
+        rev = await self.backend.load_revision(planned)
+        return rev.content_hash == error.content_hash
 
     async def revision(self, memory: ArtifactRef) -> MemoryRevision:
         """The validated Revision ``memory`` names (any Revision, not only the head)."""

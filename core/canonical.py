@@ -38,7 +38,10 @@ from powercontext.core.models import (
 
 __all__ = [
     "ENTRY_CONTENT_PREFIX",
+    "HASH_FORMAT",
+    "LEGACY_HASH_FORMAT",
     "MAX_ID_LENGTH",
+    "MAX_JSON_INT",
     "MAX_REASON_CODE_POINTS",
     "MAX_TEXT_BYTES",
     "artifact_content_hash",
@@ -46,10 +49,12 @@ __all__ = [
     "canonical_dumps",
     "change_bytes",
     "check_id",
+    "check_json_int",
     "content_bytes",
     "embedding_content_hash",
     "entry_content_bytes",
     "entry_content_hash",
+    "legacy_artifact_content_hash",
     "lineage_bytes",
     "make_id",
     "manifest_entry_bytes",
@@ -65,12 +70,24 @@ __all__ = [
     "source_content_hash",
     "source_refs_bytes",
     "unstructure",
+    "utf16_key",
 ]
 
+#: The one prefix the spec writes (Memory RFC, "Normalization, hashing, and the search
+#: analyzer"): entry_content_hash = SHA-256(ENTRY_CONTENT_PREFIX + canonical bytes).
 ENTRY_CONTENT_PREFIX = b"powercontext:entry-content:v1\x00"
-ARTIFACT_CONTENT_PREFIX = b"powercontext:artifact-content:v1\x00"
+#: The Source store's own domain prefix. Source hashes are the integration's (the Memory
+#: RFC does not define them), and every stored entry version cites them, so it stays.
 SOURCE_CONTENT_PREFIX = b"powercontext:source-content:v1\x00"
-EMBEDDING_CONTENT_PREFIX = b"powercontext:embedding-content:v1\x00"
+#: Hash formats of the stored Artifact content hash (the database records which one its
+#: Revisions use, metadata key ``hash_format``). ``HASH_FORMAT`` is the spec's formula;
+#: ``LEGACY_HASH_FORMAT`` names databases written before it, whose Artifact content hash
+#: was SHA-256(LEGACY_ARTIFACT_CONTENT_PREFIX + bytes) (see ``legacy_artifact_content_hash``).
+HASH_FORMAT = "spec-v1"
+LEGACY_HASH_FORMAT = "prefixed-v0"
+LEGACY_ARTIFACT_CONTENT_PREFIX = b"powercontext:artifact-content:v1\x00"
+#: I-JSON (RFC 7493) and so RFC 8785 carry integers of magnitude at most 2**53 - 1.
+MAX_JSON_INT = 2**53 - 1
 MAX_TEXT_BYTES = 8192
 MAX_REASON_CODE_POINTS = 512
 MAX_ID_LENGTH = 128
@@ -97,12 +114,40 @@ def structure(data: Any, cls: type[Any]) -> Any:
     return _converter.structure(data, cls)
 
 
-def canonical_dumps(value: Any) -> bytes:
-    """RFC 8785 bytes of plain data or of a model. Raises ``rfc8785`` errors (ValueError)
-    on NaN, infinity or integers of magnitude 2**53 or more."""
+def canonical_dumps(value: Any, field: str = "value") -> bytes:
+    """RFC 8785 bytes of plain data or of a model (object keys in UTF-16 code-unit order,
+    as the ``rfc8785`` library sorts them). A value RFC 8785 / I-JSON cannot carry (NaN,
+    infinity, an integer of magnitude 2**53 or more, a lone surrogate, a non-JSON type)
+    raises :class:`InvalidInputError` naming ``field``."""
     if attrs.has(type(value)):
         value = unstructure(value)
-    return rfc8785.dumps(value)
+    return _jcs(value, field)
+
+
+def _jcs(value: Any, field: str) -> bytes:
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as exc:
+        raise InvalidInputError(field, f"cannot be written as RFC 8785 JSON: {exc}") from None
+
+
+def utf16_key(key: str) -> bytes:
+    """Sort key of RFC 8785 object member names: their UTF-16 code units (RFC 8785,
+    section 3.2.3), which differs from code-point order once a name holds a character
+    above U+FFFF next to one in U+E000..U+FFFF."""
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def check_json_int(value: object, field: str, minimum: int = -MAX_JSON_INT) -> int:
+    """An int (not bool) in ``minimum..2**53-1``, the range I-JSON carries exactly;
+    InvalidInputError naming ``field`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(field, f"must be an integer, got {type(value).__name__}")
+    if not minimum <= value <= MAX_JSON_INT:
+        raise InvalidInputError(
+            field, f"{value} is outside {minimum}..{MAX_JSON_INT} (the I-JSON integer range)"
+        )
+    return value
 
 
 def sha256_hex(data: bytes) -> str:
@@ -204,11 +249,13 @@ def sort_artifact_refs(refs: Iterable[ArtifactRef]) -> tuple[ArtifactRef, ...]:
 
 
 def source_refs_bytes(refs: tuple[SourceRef, ...]) -> bytes:
-    return rfc8785.dumps([{"content_hash": r.content_hash, "source_id": r.source_id} for r in refs])
+    return _jcs([{"content_hash": r.content_hash, "source_id": r.source_id} for r in refs],
+                "source_refs")
 
 
 def artifact_refs_bytes(refs: tuple[ArtifactRef, ...]) -> bytes:
-    return rfc8785.dumps([{"artifact_id": r.artifact_id, "revision": r.revision} for r in refs])
+    return _jcs([{"artifact_id": r.artifact_id, "revision": r.revision} for r in refs],
+                "artifact_refs")
 
 
 def _loads(text: str | bytes) -> Any:
@@ -231,9 +278,13 @@ def parse_artifact_refs(text: str | bytes) -> tuple[ArtifactRef, ...]:
 def source_content_hash(
     kind: str, content: str, uri: str | None, metadata: tuple[tuple[str, str], ...]
 ) -> str:
-    """SHA-256 of the Source's canonical bytes: kind, content, uri, metadata."""
-    body = rfc8785.dumps(
-        {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri}
+    """SHA-256 of the Source's canonical bytes: kind, content, uri, metadata (the
+    ``[key, value]`` pairs in the order given; ``make_source`` sorts them by the UTF-16
+    code units of the key, the order RFC 8785 gives object members). A value RFC 8785
+    cannot carry raises InvalidInputError naming ``source``."""
+    body = _jcs(
+        {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri},
+        "source",
     )
     return sha256_hex(SOURCE_CONTENT_PREFIX + body)
 
@@ -245,16 +296,22 @@ def make_source(
     uri: str | None = None,
     metadata: dict[str, str] | tuple[tuple[str, str], ...] = (),
 ) -> Source:
-    """A Source with its content hash computed; metadata sorted by key. ValueError on bad ids."""
+    """A Source with its content hash computed; metadata sorted by the UTF-16 code units of
+    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids or a
+    non-string (or lone-surrogate) metadata key or value."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
     if uri is not None:
         _check_str("source.uri", uri)
-    pairs = tuple(sorted((dict(metadata) if not isinstance(metadata, dict) else metadata).items()))
-    for k, v in pairs:
+    try:
+        items = list((metadata if isinstance(metadata, dict) else dict(metadata)).items())
+    except (TypeError, ValueError):
+        raise InvalidInputError("source.metadata", "must be a mapping of strings") from None
+    for k, v in items:
         _check_str("source.metadata", k)
-        _check_str("source.metadata", v)
+        _check_str(f"source.metadata[{k!r}]", v)
+    pairs = tuple(sorted(items, key=lambda p: utf16_key(p[0])))
     return Source(
         source_id, kind, content, source_content_hash(kind, content, uri, pairs), uri, pairs
     )
@@ -263,8 +320,10 @@ def make_source(
 def entry_content_bytes(
     kind: str, text: str, sources: tuple[SourceRef, ...], artifacts: tuple[ArtifactRef, ...]
 ) -> bytes:
-    """Canonical bytes of an entry's content: kind, text and references only."""
-    return rfc8785.dumps(
+    """Canonical bytes of an entry's content: kind, text and references only.
+    InvalidInputError (field ``entry``) for a value RFC 8785 cannot carry, e.g. an
+    Artifact revision of 2**53 or more."""
+    return _jcs(
         {
             "artifact_refs": [
                 {"artifact_id": r.artifact_id, "revision": r.revision} for r in artifacts
@@ -274,7 +333,8 @@ def entry_content_bytes(
                 {"content_hash": r.content_hash, "source_id": r.source_id} for r in sources
             ],
             "text": text,
-        }
+        },
+        "entry",
     )
 
 
@@ -292,25 +352,27 @@ def version_hash_ok(v: MemoryEntryVersion) -> bool:
 @functools.lru_cache(maxsize=262_144)
 def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
     """RFC 8785 bytes of one manifest item (memoized: items are immutable values)."""
-    return rfc8785.dumps(
+    return _jcs(
         {
             "entry_content_hash": e.entry_content_hash,
             "entry_id": e.entry_id,
             "entry_version_id": e.entry_version_id,
             "state": e.state,
-        }
+        },
+        "manifest.entries",
     )
 
 
 def change_bytes(c: MemoryChange) -> bytes:
-    return rfc8785.dumps(
+    return _jcs(
         {
             "entry_id": c.entry_id,
             "from_entry_version_id": c.from_entry_version_id,
             "op": c.op,
             "reason": c.reason,
             "to_entry_version_id": c.to_entry_version_id,
-        }
+        },
+        "changes",
     )
 
 
@@ -328,9 +390,9 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
             b'],"manifest":{"entries":[',
             joined_items,
             b'],"format":',
-            rfc8785.dumps(content.manifest.format),
+            _jcs(content.manifest.format, "manifest.format"),
             b'},"schema":',
-            rfc8785.dumps(content.schema),
+            _jcs(content.schema, "schema"),
             b"}",
         )
     )
@@ -341,7 +403,10 @@ _content_hashes_lock = threading.Lock()
 
 
 def artifact_content_hash(canonical_content: bytes) -> str:
-    """SHA-256("powercontext:artifact-content:v1\\0" + canonical MemoryContent bytes).
+    """The Artifact content hash: lowercase hex SHA-256 of the complete canonical
+    MemoryContent bytes, with no prefix (Memory RFC, "Normalization, hashing, and the
+    search analyzer": "Artifact content_hash is computed over the complete canonical
+    MemoryContent"), so anyone holding the spec recomputes it.
 
     Memoized by the identity of the bytes object (bytes are immutable; the memo holds
     them, so an id is never reused while cached): the planner and the unit of work hash
@@ -351,9 +416,7 @@ def artifact_content_hash(canonical_content: bytes) -> str:
         hit = _content_hashes.get(key)
         if hit is not None and hit[0] is canonical_content:
             return hit[1]
-    h = hashlib.sha256(ARTIFACT_CONTENT_PREFIX)
-    h.update(canonical_content)
-    digest = h.hexdigest()
+    digest = hashlib.sha256(canonical_content).hexdigest()
     if type(canonical_content) is bytes:
         with _content_hashes_lock:
             _content_hashes[key] = (canonical_content, digest)
@@ -362,8 +425,15 @@ def artifact_content_hash(canonical_content: bytes) -> str:
     return digest
 
 
+def legacy_artifact_content_hash(canonical_content: bytes) -> str:
+    """The Artifact content hash as databases of hash format ``prefixed-v0`` stored it:
+    SHA-256(b"powercontext:artifact-content:v1\\0" + bytes). Used only to verify such a
+    database before it is rewritten to the spec's formula (``memory rebuild --rehash``)."""
+    return sha256_hex(LEGACY_ARTIFACT_CONTENT_PREFIX + canonical_content)
+
+
 def lineage_bytes(lineage: RevisionLineage) -> bytes:
-    return rfc8785.dumps(
+    return _jcs(
         {
             "artifacts": [
                 {"artifact_id": r.artifact_id, "revision": r.revision} for r in lineage.artifacts
@@ -371,7 +441,8 @@ def lineage_bytes(lineage: RevisionLineage) -> bytes:
             "sources": [
                 {"content_hash": r.content_hash, "source_id": r.source_id} for r in lineage.sources
             ],
-        }
+        },
+        "lineage",
     )
 
 
@@ -414,10 +485,14 @@ def parse_content(text: str | bytes) -> MemoryContent:
 
 
 def profile_bytes(profile: EmbeddingProfile) -> bytes:
-    return canonical_dumps(profile)
+    """RFC 8785 bytes of the embedding profile (its five fields as one object)."""
+    return canonical_dumps(profile, "embedding_profile")
 
 
 def embedding_content_hash(profile: EmbeddingProfile, entry_hash: str) -> str:
-    """SHA-256 over the profile's canonical bytes + the entry content hash (Memory RFC,
-    "Vector integrity and offline rebuilds")."""
-    return sha256_hex(EMBEDDING_CONTENT_PREFIX + profile_bytes(profile) + entry_hash.encode())
+    """Lowercase hex SHA-256 of the profile's canonical bytes immediately followed by the
+    entry content hash (its 64 ASCII hex characters), with no prefix (Memory RFC, "Vector
+    integrity and offline rebuilds": "computed over embedding profile canonical bytes +
+    entry_content_hash")."""
+    return sha256_hex(profile_bytes(profile) + entry_hash.encode("ascii"))
+

@@ -17,6 +17,7 @@ __all__ = [
     "PowerContextError",
     "ProfileMismatchError",
     "RevisionConflictError",
+    "UpgradeRequiredError",
     "WritesPausedError",
 ]
 
@@ -57,6 +58,12 @@ class IntegrityError(PowerContextError):
     """Stored authoritative data fails its own hash or canonical-bytes check."""
 
 
+class UpgradeRequiredError(IntegrityError):
+    """The database stores its Revisions in an older format than this code reads (e.g.
+    Artifact content hashes from before the spec's formula). The message names the
+    command that upgrades it; nothing is changed until that command runs."""
+
+
 class ProfileMismatchError(PowerContextError):
     """The embedding profile differs from the one fixed when the database was created."""
 
@@ -69,8 +76,20 @@ class CommitOutcomeUnknownError(PowerContextError):
     """The connection was lost during COMMIT: the Revision may or may not exist.
 
     Reread the head before deciding whether to replay (Memory RFC, "Concurrency and
-    transactions"); never replay blindly.
+    transactions"); never replay blindly. ``planned`` is the ArtifactRef the commit would
+    have created (a new Memory's id at Revision 1) or advanced the head to, and
+    ``content_hash`` the Artifact content hash of that planned Revision: the commit
+    landed exactly when Revision ``planned`` exists with that hash
+    (``MemoryService.commit_landed``). Both are None when the error arises outside a
+    planned commit.
     """
+
+    def __init__(
+        self, message: str, *, planned: object | None = None, content_hash: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.planned = planned  # ArtifactRef | None (core.models; not imported here)
+        self.content_hash = content_hash
 
 
 class BackendError(PowerContextError):

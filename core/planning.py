@@ -95,8 +95,8 @@ def _evidence(
         if not isinstance(a, Artifact):
             raise InvalidInputError(f"{field}artifacts[{i}]", "must be an Artifact")
         canonical.check_id(a.ref.artifact_id, f"{field}artifacts[{i}].artifact_id")
-        if isinstance(a.ref.revision, bool) or a.ref.revision < 1:
-            raise InvalidInputError(f"{field}artifacts[{i}].revision", "must be >= 1")
+        # 1..2**53-1: the revision is written into canonical JSON (I-JSON integers)
+        canonical.check_json_int(a.ref.revision, f"{field}artifacts[{i}].revision", 1)
     return (
         canonical.sort_source_refs(s.ref for s in sources),
         canonical.sort_artifact_refs(a.ref for a in artifacts),
@@ -362,10 +362,22 @@ def plan_organize(
     base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default",), new_id: NewId
 ) -> MemoryPlan | NoChange:
     """Plan ``organize()`` v1 (Memory RFC, "organize()"): exact deduplication of active
-    entries with equal kind and text (keep the smallest UTF-8 entry_id, deactivate the
-    rest with reason "dedupe"), then normalization of references (a new version with
-    reason "normalize" only where sorted, deduplicated references differ).
-    ``base.versions`` must hold every active entry."""
+    entries, then normalization of references.
+
+    Dedupe: active entries are exact duplicates when kind, text AND evidence (the sets of
+    Source and Artifact references, compared after sorting and deduplication) are all
+    equal, i.e. when their normalized content hashes are equal, the same identity the
+    spec's "identical content" of remember() uses. Among duplicates the smallest UTF-8
+    entry_id is kept and the others are deactivated (op "deactivate", reason "dedupe").
+    Because a deactivated duplicate cites exactly the evidence of the entry kept, organize
+    never loses evidence from the active head. Entries with equal kind and text but
+    different evidence both stay active: merging them would revise the kept entry to
+    cite evidence outside its predecessor's and the operation's, which the spec's
+    revision rule forbids (organize brings no operation evidence), and would present a
+    merge the spec's v1 does not do.
+    Normalize: a new version (op "revise", reason "normalize") only where the sorted,
+    deduplicated references differ from the stored ones.
+    ``base.versions`` must hold every active entry. NO_CHANGE when nothing changes."""
     wanted = set(steps) or {"default"}
     unknown = wanted - {"dedupe", "normalize", "default"}
     if unknown:
@@ -386,10 +398,11 @@ def plan_organize(
     upserts: list[ProjectionRow] = []
     dropped: set[str] = set()
     if do_dedupe:
-        keep: dict[tuple[str, str], str] = {}
+        keep: dict[tuple[object, ...], str] = {}
         for e in active:
             v = base.versions[e.entry_id]
-            key = (v.kind, v.text)
+            key = (v.kind, v.text, canonical.sort_source_refs(v.sources),
+                   canonical.sort_artifact_refs(v.artifacts))
             if key in keep:
                 dropped.add(e.entry_id)
                 items[e.entry_id] = attrs.evolve(e, state="inactive")

@@ -462,22 +462,31 @@ class MemoryBackendContract:
                     entries=(
                         MemoryEntryInput("fact", "same text", sources=(a,)),
                         MemoryEntryInput("fact", "same text", sources=(b,)),
-                        MemoryEntryInput("fact", "other text"),
+                        MemoryEntryInput("fact", "other text", sources=(a,)),
                     ),
                 )
-                r2 = await svc.organize(r1)
-                rev = await svc.revision(r2)
+                v1 = await svc.entries(r1)
+                other = next(v for v in v1.values() if v.text == "other text")
+                # revising "other text" to "same text" keeps its evidence a: an exact
+                # duplicate of the first entry
+                r2 = await svc.remember(
+                    r1, entries=(MemoryEntryInput("fact", "same text", entry=other),)
+                )
+                r3 = await svc.organize(r2)
+                rev = await svc.revision(r3)
                 assert [(c.op, c.reason) for c in rev.content.changes] == [("deactivate", "dedupe")]
-                dup_ids = sorted(
-                    (e.entry_id for e in (await svc.revision(r1)).content.manifest.entries),
+                exact = sorted(
+                    [i for i, v in v1.items() if v.text == "same text" and v.sources == (a.ref,)]
+                    + [other.entry_id],
                     key=str.encode,
                 )
-                versions = await svc.entries(r1)
-                same = sorted(
-                    (i for i in dup_ids if versions[i].text == "same text"), key=str.encode
-                )
-                assert rev.content.changes[0].entry_id == same[1]
-                assert await svc.organize(r2) == r2
+                assert rev.content.changes[0].entry_id == exact[1]
+                # equal text with other evidence stays active: organize never loses evidence
+                after = await svc.entries(r3)
+                states = {e.entry_id: e.state for e in rev.content.manifest.entries}
+                cited = {s for i, v in after.items() if states[i] == "active" for s in v.sources}
+                assert cited == {a.ref, b.ref}
+                assert await svc.organize(r3) == r3
 
         run(body())
 

@@ -82,6 +82,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'INSERT INTO "artifact_revisions" ("artifact_id", "revision", "family", '
         '"content_encoding", "content", "content_hash", "lineage") VALUES (?, ?, ?, ?, ?, ?, ?)'
     ),
+    ('revision_hash_update', 'sqlite', None): (
+        'UPDATE "artifact_revisions" SET "content_hash" = ? WHERE "artifact_id" = ? AND "revision" '
+        '= ? AND "content_hash" = ?'
+    ),
     ('revision_range', 'sqlite', None): (
         'SELECT "artifact_id", "revision", "family", "content_encoding", "content", '
         '"content_hash", "lineage" FROM "artifact_revisions" WHERE "artifact_id" = ? AND '
@@ -423,6 +427,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'INSERT INTO `artifact_revisions` (`artifact_id`, `revision`, `family`, '
         '`content_encoding`, `content`, `content_hash`, `lineage`) VALUES (%s, %s, %s, %s, %s, %s, '
         '%s)'
+    ),
+    ('revision_hash_update', 'oceanbase', None): (
+        'UPDATE `artifact_revisions` SET `content_hash` = %s WHERE `artifact_id` = %s AND '
+        '`revision` = %s AND `content_hash` = %s'
     ),
     ('revision_range', 'oceanbase', None): (
         'SELECT `artifact_id`, `revision`, `family`, `content_encoding`, `content`, '

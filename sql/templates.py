@@ -165,6 +165,10 @@ QUERIES: dict[str, str] = {
                  "WHERE artifact_id = ? AND revision = ?"),
     "revision_insert": f"INSERT INTO artifact_revisions ({_REVISION_COLS}) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    # Only ``memory rebuild --rehash`` writes here: it moves a verified Revision's stored
+    # hash from the legacy formula to the spec's (compare-and-set on the old value).
+    "revision_hash_update": ("UPDATE artifact_revisions SET content_hash = ? "
+                             "WHERE artifact_id = ? AND revision = ? AND content_hash = ?"),
     "revision_range": f"SELECT {_REVISION_COLS} FROM artifact_revisions "
                       "WHERE artifact_id = ? AND revision > ? AND revision <= ? "
                       "ORDER BY revision",

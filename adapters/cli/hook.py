@@ -302,6 +302,10 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
     source = canonical.make_source(f"src_{digest[:40]}", "task_outcome", content, uri, metadata)
     report: dict[str, Any] = {"source_id": source.source_id, "repo_key": key,
                               "memory_ref": None, "extracted": False}
+    import functools
+
+    from powercontext.adapters.cli.main import _settled
+
     svc = c.service()
     try:
         await svc.backend.put_sources((source,))
@@ -313,7 +317,9 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
             memory_id = manifest.get(key)
             base = await svc.head(memory_id) if memory_id else None
             try:
-                after = await svc.remember(base, sources=(source,), mode="extract")
+                # an unknown COMMIT is reread: landed -> its ref; not landed -> a conflict
+                after = await _settled(svc, functools.partial(
+                    svc.remember, base, sources=(source,), mode="extract"))
             except RevisionConflictError:
                 continue  # another writer moved the head: reread and rerun
             except CapabilityNotSupportedError as exc:

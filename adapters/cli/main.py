@@ -73,6 +73,7 @@ class Ctx:
             (errors.InvalidCitationError, EXIT_INVALID_CITATION, "invalid citation"),
             (errors.ArtifactNotFoundError, EXIT_NOT_FOUND, "not found"),
             (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
+            (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
             (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
             (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
             (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
@@ -256,6 +257,47 @@ def _report_write(c: Ctx, before: Any, after: Any, what: str,
     c.emit(data, human)
 
 
+async def _settled(svc: Any, write: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a write; when its COMMIT outcome is unknown, reread before anyone retries.
+
+    Landed (the planned Revision exists with the planned content hash): a note on stderr
+    and the planned ArtifactRef is returned, as if COMMIT had answered, so the caller maps
+    ``--key`` and reports it. Not landed: RevisionConflictError (exit 3) saying nothing was
+    written and the same command may be run again. The database still unreadable:
+    CommitOutcomeUnknownError (exit 1) naming the planned Revision and how to check it."""
+    from powercontext.core.errors import (
+        CommitOutcomeUnknownError,
+        PowerContextError,
+        RevisionConflictError,
+    )
+
+    try:
+        return await write()
+    except CommitOutcomeUnknownError as exc:
+        planned = exc.planned
+        if planned is None:
+            raise
+        name = f"{planned.artifact_id}@{planned.revision}"
+        try:
+            landed = await svc.commit_landed(exc)
+        except PowerContextError as again:
+            raise CommitOutcomeUnknownError(
+                f"{exc}; rereading failed too ({again}). Do not rerun this command yet: "
+                f"once the database answers, run `powercontext memory changes {name}`: "
+                "exit 4 means it was not written and rerunning is safe; otherwise compare "
+                "its changes with this command's before doing anything",
+                planned=planned, content_hash=exc.content_hash,
+            ) from exc
+        if not landed:
+            raise RevisionConflictError(
+                f"the connection was lost during COMMIT and Revision {name} was not "
+                "written: nothing changed; run the same command again"
+            ) from exc
+        click.echo(f"powercontext: the connection was lost during COMMIT; rereading shows "
+                   f"Revision {name} landed", err=True)
+        return planned
+
+
 async def _changes_of(svc: Any, before: Any, after: Any) -> tuple[Any, ...]:
     if after is None or after == before:
         return ()
@@ -358,7 +400,8 @@ def remember(
                     sources=srcs,
                 )
             )
-        after = await svc.remember(base, sources=srcs, entries=tuple(inputs), mode="append")
+        after = await _settled(svc, lambda: svc.remember(
+            base, sources=srcs, entries=tuple(inputs), mode="append"))
         if base is None and after is not None and key is not None:
             c.manifest().set(key, after.artifact_id)
         _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
@@ -375,7 +418,7 @@ def _state_command(op: str) -> Callable[..., None]:
         async def body(svc: Any) -> None:
             base = await _resolve(c, svc, memory_name)
             fn = svc.forget if op == "forget" else svc.reactivate
-            after = await fn(base, list(entry_ids), reason=reason)
+            after = await _settled(svc, lambda: fn(base, list(entry_ids), reason=reason))
             _report_write(c, base, after, "Forgot" if op == "forget" else "Reactivated",
                           await _changes_of(svc, base, after))
 
@@ -407,7 +450,7 @@ def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
 
     async def body(svc: Any) -> None:
         base = await _resolve(c, svc, memory_name)
-        after = await svc.organize(base, steps or ("default",))
+        after = await _settled(svc, lambda: svc.organize(base, steps or ("default",)))
         _report_write(c, base, after, "Organized", await _changes_of(svc, base, after))
 
     c.run(body)
@@ -625,8 +668,15 @@ def validate_citation(c: Ctx, citation: str) -> None:
     is_flag=True,
     help="Only clear a write pause left by a crashed rebuild.",
 )
+@click.option(
+    "--rehash",
+    is_flag=True,
+    help="First upgrade a database written with the pre-spec Artifact content hash: "
+    "verify every Revision against the old formula and rewrite only its stored hash "
+    "(one transaction, writers paused).",
+)
 @pass_ctx
-def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
+def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
     """Offline rebuild of heads, FTS and vectors from the authoritative tables.
 
     Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
@@ -635,7 +685,7 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
     database remembers). A vector that cannot be refilled (no model, the model down, a
     refused vector) is kept as stored; each entry left without one is listed. Use it
     after the embedding model was down, after a crash, or with --migrate to move to a
-    new embedding profile.
+    new embedding profile, or with --rehash once on a database written before the hashes followed the spec (see README, "Upgrading").
     """
     from rich.console import Console
     from rich.progress import Progress
@@ -650,6 +700,7 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
         raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
 
     async def body(_: Any) -> None:
+        rehashed = None
         try:
             if resume_only:
                 await backend.resume_writes()
@@ -660,6 +711,8 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
             )
             if migrate and model is None:
                 raise click.UsageError("--migrate needs the new model: --embedding NAME")
+            if rehash:
+                rehashed = await backend.rehash()
             caps = await backend.capabilities()
             stored = caps.embedding_profile
             new_profile = None
@@ -684,7 +737,10 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
 
         def human() -> None:
             click.echo(
-                f"Rebuilt {report.memories} Memories: {report.entries} active "
+                ("" if rehashed is None else
+                 "Hashes already follow the spec. " if rehashed.already else
+                 f"Rewrote the stored hash of {rehashed.rewritten} Revisions. ")
+                + f"Rebuilt {report.memories} Memories: {report.entries} active "
                 f"entries, {report.vectors} vectors"
                 + (f" ({report.kept} kept as stored)" if report.kept else "")
                 + (
@@ -709,10 +765,20 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool) -> None:
                     for a, e, r in report.missing
                 ],
                 "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
+                **({} if rehashed is None else {"rehash": {
+                    "rewritten": rehashed.rewritten,
+                    "already_current": rehashed.already,
+                    "corrupt": [{"artifact_id": a, "revision": r, "error": e}
+                                for a, r, e in rehashed.corrupt],
+                }}),
             },
             human,
         )
-        if report.corrupt:
+        if rehashed is not None and rehashed.corrupt:
+            for artifact_id, revision, error in rehashed.corrupt:
+                click.echo(f"powercontext: integrity error in {artifact_id}@{revision}: {error} "
+                           "(its stored hash was left as it was)", err=True)
+        if report.corrupt or (rehashed is not None and rehashed.corrupt):
             for artifact_id, error in report.corrupt:
                 click.echo(f"powercontext: integrity error in {artifact_id}: {error} "
                            "(its projection was left as it was)", err=True)

@@ -40,6 +40,13 @@ def _ref_json(ref: Any) -> dict[str, Any] | None:
     return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
 
 
+async def _settled(svc: Any, write: Any) -> Any:
+    """A write whose unknown COMMIT outcome is reread (see ``main._settled``)."""
+    from powercontext.adapters.cli.main import _settled as settle
+
+    return await settle(svc, write)
+
+
 async def _mapped_head(svc: Any, manifest: Any, key: str) -> Any:
     artifact_id = manifest.get(key)
     return None if artifact_id is None else await svc.head(artifact_id)
@@ -136,8 +143,8 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
         pipeline = _pipeline(svc)
         manifest = c.manifest()
         before = await _mapped_head(svc, manifest, key)
-        after = await svc.remember(before, sources=sources, mode="extract",
-                                   providers=providers or None)
+        after = await _settled(svc, lambda: svc.remember(
+            before, sources=sources, mode="extract", providers=providers or None))
         if before is None and after is not None:
             manifest.set(key, after.artifact_id)
         if commit is not None and (after is not None or before is not None):
@@ -194,8 +201,8 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
             snapshots, skipped = contract_sources(root, commit=commit)
         sources = (change, *snapshots)
         pipeline = _pipeline(svc)
-        after = await svc.remember(before, sources=sources, mode="extract",
-                                   providers=providers or None)
+        after = await _settled(svc, lambda: svc.remember(
+            before, sources=sources, mode="extract", providers=providers or None))
         state["last_processed_commit"] = commit
         manifest.set_state(key, state)
         await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,

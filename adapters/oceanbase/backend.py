@@ -543,6 +543,12 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
                          (revision, artifact_id, base_revision))
         return int(cur.rowcount) == 1
 
+    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
+                                new_hash: str) -> bool:
+        cur = self._exec(templates.render("revision_hash_update", _DIALECT),
+                         (new_hash, artifact_id, revision, old_hash))
+        return int(cur.rowcount) == 1
+
     # ------------------------------------------------------------------ entry versions
 
     def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:

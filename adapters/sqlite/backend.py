@@ -43,11 +43,18 @@ from powercontext.core.plan import ProjectionRow
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
-__all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLiteMemoryBackend",
-           "parse_sqlite_url"]
+__all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLITE_FEATURES",
+           "SQLiteMemoryBackend", "check_sqlite_version", "parse_sqlite_url"]
 
-#: Memory RFC, "SQLite adapter": vec needs the sqlite3_vtab_in / LIMIT APIs of 3.38.0.
-MIN_SQLITE_VERSION = (3, 38, 0)
+#: The SQLite features this adapter uses, each with the first version that has it. The
+#: Memory RFC ("SQLite adapter") names 3.38.0 for vec's sqlite3_vtab_in / LIMIT APIs; the
+#: full-text table is a contentless-delete FTS5 table (``contentless_delete=1``), which
+#: needs 3.43.0, so the gate is the newest of them (ARCHITECTURE.md, "Decisions").
+SQLITE_FEATURES: tuple[tuple[tuple[int, int, int], str], ...] = (
+    ((3, 38, 0), "the sqlite3_vtab_in and virtual-table LIMIT APIs vec0 uses"),
+    ((3, 43, 0), "FTS5 contentless-delete tables (contentless_delete=1)"),
+)
+MIN_SQLITE_VERSION = max(v for v, _ in SQLITE_FEATURES)
 BUSY_TIMEOUT_MS = 5000
 SCHEMA_VERSION = "1"
 _DIALECT = "sqlite"
@@ -71,6 +78,27 @@ def parse_sqlite_url(path_or_url: str) -> str:
         raise ValueError(
             f"a sqlite URL needs an absolute path (sqlite:///abs/path): {path_or_url!r}")
     return "/" + rest.lstrip("/")
+
+
+def sqlite_version() -> str:
+    """The version string of the SQLite library APSW runs on (``sqlite_version()``)."""
+    return apsw.sqlite_lib_version()
+
+
+def check_sqlite_version(version: str) -> None:
+    """Raise :class:`BackendError` naming the newest missing feature and the version it
+    needs when ``version`` (``"3.42.0"``) is older than a feature in SQLITE_FEATURES."""
+    try:
+        found = tuple(int(p) for p in version.split(".")[:3])
+    except ValueError:
+        raise BackendError(f"cannot parse the SQLite version {version!r}") from None
+    missing = [(v, what) for v, what in SQLITE_FEATURES if found < v]
+    if missing:
+        need, what = max(missing)
+        raise BackendError(
+            f"SQLite {version} is too old: the Memory family needs SQLite "
+            f"{'.'.join(map(str, need))} or newer for {what} (Memory RFC, \"SQLite adapter\")"
+        )
 
 
 def _pack(vector: EmbeddingVector) -> bytes:
@@ -101,7 +129,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     ``profile``: the deployment's fixed embedding profile; with it the vector tables
     (``memory_entry_vector_metadata`` and the vec0 ``memory_entry_search_vector``) are
     created and vector/hybrid search reported when the vec0 probe passes. Opening
-    raises :class:`BackendError` for SQLite older than 3.38.0 or an unknown schema
+    raises :class:`BackendError` for SQLite older than 3.43.0 (contentless-delete
+    FTS5; see SQLITE_FEATURES) or an unknown schema
     version, :class:`ProfileMismatchError` for another profile than the stored one.
     ``busy_timeout_ms``: how long a writer waits for the write lock before
     :class:`BackendError` ("database is locked").
@@ -143,12 +172,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _open_sync(self) -> MemoryCapabilities:
         self._close_sync()
-        version = tuple(int(p) for p in apsw.sqlite_lib_version().split(".")[:3])
-        if version < MIN_SQLITE_VERSION:
-            raise BackendError(
-                f"SQLite {apsw.sqlite_lib_version()} is too old: the Memory family needs "
-                "3.38.0 or newer (Memory RFC, \"SQLite adapter\")"
-            )
+        check_sqlite_version(sqlite_version())
         try:
             conn = apsw.Connection(self._filename)
         except apsw.Error as exc:
@@ -377,6 +401,12 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
         self._execute(self._t("head_cas"), [revision, artifact_id, base_revision])
+        assert self._conn is not None
+        return bool(self._conn.changes() == 1)
+
+    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
+                                new_hash: str) -> bool:
+        self._execute(self._t("revision_hash_update"), [new_hash, artifact_id, revision, old_hash])
         assert self._conn is not None
         return bool(self._conn.changes() == 1)
 

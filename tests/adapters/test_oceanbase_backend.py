@@ -615,3 +615,109 @@ def test_concurrent_source_writers_get_unique_ascending_positions(db_url):
     for tag in "abc":  # each writer's Sources appear in its own order
         mine = [s.source_id for _, s in journal if s.source_id.startswith(f"src_{tag}_")]
         assert mine == [f"src_{tag}_{i}" for i in range(8)]
+
+
+# ------------------------------------------- an unknown COMMIT names what it planned
+
+
+class _LoseCommitReply(OceanBaseMemoryBackend):
+    """The connection dies around the next COMMIT: ``after`` lets the server run COMMIT
+    and then loses the reply; ``before`` kills the session so COMMIT never runs."""
+
+    when = "after"
+    armed = False
+
+    def _kill_own_session(self) -> None:
+        killer = _connect(self._killer_url)
+        try:
+            killer.cursor().execute(f"KILL {int(self._conn.thread_id())}")
+        finally:
+            killer.close()
+
+    def _exec(self, sql, params=None):
+        if not (self.armed and sql == "COMMIT"):
+            return super()._exec(sql, params)
+        import MySQLdb
+
+        self.armed = False
+        if self.when == "before":
+            self._kill_own_session()
+            return super()._exec(sql, params)
+        super()._exec(sql, params)
+        self._kill_own_session()
+        raise MySQLdb.OperationalError(2013, "Lost connection to server during query "
+                                             "(injected after the server ran COMMIT)")
+
+
+def _unknown_commit(db_url: str, when: str):
+    from powercontext.service import MemoryService
+
+    b = _LoseCommitReply(db_url)
+    b._killer_url = db_url
+    b.when = when
+    svc = MemoryService(b)
+    run(b.capabilities())
+    b.armed = True
+    with pytest.raises(CommitOutcomeUnknownError) as info:
+        run(svc.remember(None, entries=(MemoryEntryInput("fact", "uncertain commit"),)))
+    return b, svc, info.value
+
+
+def test_a_commit_lost_after_the_server_ran_it_names_the_new_memory(db_url):
+    b, svc, err = _unknown_commit(db_url, "after")
+    try:
+        planned = err.planned
+        assert isinstance(planned, ArtifactRef) and planned.revision == 1
+        assert planned.artifact_id in str(err)
+        assert run(svc.commit_landed(err)) is True  # reread on a fresh connection
+        assert run(b.head(planned.artifact_id)) == planned
+        assert run(b.load_revision(planned)).content_hash == err.content_hash
+    finally:
+        b.close_sync()
+
+
+def test_a_commit_whose_session_died_first_names_a_memory_that_does_not_exist(db_url):
+    b, svc, err = _unknown_commit(db_url, "before")
+    try:
+        assert isinstance(err.planned, ArtifactRef) and err.planned.revision == 1
+        assert run(svc.commit_landed(err)) is False
+        assert run(b.head(err.planned.artifact_id)) is None
+        assert _counts(db_url)["artifact_revisions"] == 0
+    finally:
+        b.close_sync()
+
+
+# ------------------------------------------- databases with the pre-spec hashes
+
+
+def test_an_old_hash_format_database_is_refused_then_rehashed(db_url):
+    from powercontext.adapters.database import HASH_FORMAT_KEY
+    from powercontext.core.errors import UpgradeRequiredError
+
+    with opened(db_url) as b:
+        ref = None
+        for i in range(3):
+            ref = run(remember(b, None if ref is None else ref.artifact_id, [f"old fact {i}"]))
+        bodies = {r: canonical.canonical_dumps(
+            run(b.load_revision(ArtifactRef(ref.artifact_id, r))).content) for r in (1, 2, 3)}
+    conn = _connect(db_url)
+    try:
+        cur = conn.cursor()
+        for r, body in bodies.items():
+            old = hashlib.sha256(b"powercontext:artifact-content:v1\x00" + body).hexdigest()
+            cur.execute("UPDATE artifact_revisions SET content_hash = %s "
+                        "WHERE artifact_id = %s AND revision = %s", (old, ref.artifact_id, r))
+        cur.execute("DELETE FROM powercontext_meta WHERE `key` = %s", (HASH_FORMAT_KEY,))
+    finally:
+        conn.close()
+    with opened(db_url) as b, pytest.raises(UpgradeRequiredError, match="rebuild --rehash"):
+        run(b.load_revision(ref))
+    with opened(db_url) as b:
+        report = run(b.rehash())
+        assert (report.rewritten, report.corrupt) == (3, [])
+        for r, body in bodies.items():
+            rev = run(b.load_revision(ArtifactRef(ref.artifact_id, r)))
+            assert rev.content_hash == hashlib.sha256(body).hexdigest()
+        assert run(b.rebuild()).corrupt == []
+    with opened(db_url) as b:
+        assert run(b.rehash()).already

@@ -96,6 +96,10 @@ GOLDEN_SQLITE = {
         'UPDATE "artifact_heads" SET "revision" = ? WHERE "artifact_id" = ? AND '
         '"revision" = ?'
     ),
+    'revision_hash_update': (
+        'UPDATE "artifact_revisions" SET "content_hash" = ? WHERE "artifact_id" = ? AND '
+        '"revision" = ? AND "content_hash" = ?'
+    ),
     'revision_insert': (
         'INSERT INTO "artifact_revisions" ("artifact_id", "revision", "family", '
         '"content_encoding", "content", "content_hash", "lineage") VALUES (?, ?, ?, ?, ?, '
@@ -260,6 +264,10 @@ GOLDEN_OCEANBASE = {
     'head_cas': (
         'UPDATE `artifact_heads` SET `revision` = %s WHERE `artifact_id` = %s AND '
         '`revision` = %s'
+    ),
+    'revision_hash_update': (
+        'UPDATE `artifact_revisions` SET `content_hash` = %s WHERE `artifact_id` = %s AND '
+        '`revision` = %s AND `content_hash` = %s'
     ),
     'revision_insert': (
         'INSERT INTO `artifact_revisions` (`artifact_id`, `revision`, `family`, '
@@ -561,6 +569,9 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     t("head_cas", (2, "art", 1))
     assert conn.changes() == 1
     assert t("revision_range", ("art", 0, 2))[1][:2] == ("art", 2)
+    t("revision_hash_update", (H2, "art", 2, H))
+    assert conn.changes() == 1
+    assert t("revision_range", ("art", 1, 2))[0][5] == H2
     t("version_insert", ("art", "e1", "v1", 1, None, "fact", "uv", "[]", "[]", H, 1))
     assert [r[2] for r in t("versions_by_id", ("v1", None, None, None), 4)] == ["v1"]
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))

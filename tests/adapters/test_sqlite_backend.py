@@ -127,9 +127,32 @@ def test_schema_creation_is_idempotent(db_path: Path) -> None:
 def test_old_sqlite_is_refused(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backend_mod.apsw, "sqlite_lib_version", lambda: "3.37.2")
     b = SQLiteMemoryBackend(str(db_path))
-    with pytest.raises(BackendError, match=r"3\.38\.0"):
+    with pytest.raises(BackendError, match=r"3\.43\.0 or newer for FTS5 contentless-delete"):
         run(b.open())
     b.close_sync()
+    assert not db_path.exists()  # refused before anything was created
+
+
+@pytest.mark.parametrize("version", ["3.42.0", "3.40.1", "3.38.0"])
+def test_sqlite_without_contentless_delete_fts5_gets_the_typed_error(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    # 3.38 <= version < 3.43 has vec0's APIs but not contentless-delete FTS5
+    monkeypatch.setattr(backend_mod, "sqlite_version", lambda: version)
+    b = SQLiteMemoryBackend(str(db_path))
+    with pytest.raises(BackendError) as info:
+        run(b.open())
+    b.close_sync()
+    message = str(info.value)
+    assert f"SQLite {version} is too old" in message
+    assert "3.43.0" in message and "contentless-delete" in message
+    assert not db_path.exists()
+
+
+def test_sqlite_version_gate_is_the_newest_feature_it_uses() -> None:
+    assert backend_mod.MIN_SQLITE_VERSION == (3, 43, 0)
+    backend_mod.check_sqlite_version("3.43.0")
+    backend_mod.check_sqlite_version(backend_mod.sqlite_version())
 
 
 def test_unknown_schema_version_is_refused(fts_backend: SQLiteMemoryBackend,

@@ -305,3 +305,36 @@ def test_artifact_hash_changes_when_any_single_field_changes(
     after = artifact_content_hash(content_bytes(content))
     assert HEX64.fullmatch(after)
     assert after != before
+
+
+# --- RFC 8785 member order (UTF-16 code units) ---------------------------------------
+
+#: keys mixing ASCII, the BMP private-use block above U+E000 and astral characters
+_keys = st.text(
+    alphabet=st.sampled_from(["a", "\u00e9", "\ud7ff", "\ue000", "\uffee", "\U0001f600",
+                              "\U00010000", "\U0010fffd"]),
+    min_size=1, max_size=3,
+) | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=4)
+
+
+def _reference_order(keys):
+    return sorted(keys, key=lambda k: k.encode("utf-16-be"))
+
+
+@given(st.dictionaries(_keys, st.integers(0, 9), max_size=8))
+@SETTINGS
+def test_canonical_member_order_is_utf16_code_unit_order(d: dict) -> None:
+    decoded = json.loads(canonical_dumps(d), object_pairs_hook=lambda pairs: pairs)
+    assert [k for k, _ in decoded] == _reference_order(d)
+
+
+@given(st.dictionaries(_keys, _keys, max_size=8))
+@SETTINGS
+def test_source_metadata_order_is_utf16_code_unit_order(meta: dict) -> None:
+    from powercontext.core.canonical import make_source
+
+    s = make_source("src_p", "file", "content", metadata=meta)
+    assert [k for k, _ in s.metadata] == _reference_order(meta)
+    # the metadata pairs are in the order RFC 8785 gives the same mapping as an object
+    as_object = json.loads(canonical_dumps(dict(s.metadata)), object_pairs_hook=list)
+    assert [tuple(p) for p in as_object] == list(s.metadata)

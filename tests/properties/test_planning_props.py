@@ -8,7 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from powercontext.core import canonical, planning
-from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion
+from powercontext.core.models import (
+    ArtifactRef,
+    MemoryContent,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    MemoryManifest,
+    MemoryManifestEntry,
+)
 from powercontext.core.plan import MemoryPlan, NoChange
 from powercontext.plugins.testing import entry_texts
 
@@ -128,3 +135,69 @@ def test_identical_batch_keeps_first_and_replay_is_a_no_op(items):
     assert len(plan.new_versions) == len(distinct)
     base = apply(plan, {})
     assert isinstance(planning.plan_remember(base, inputs, new_id=new_id), NoChange)
+
+
+# --- organize never loses evidence (Memory RFC, "organize()") -------------------------
+
+_SOURCES = [canonical.make_source(f"src_{i}", "file", f"evidence {i}") for i in range(3)]
+_UPSTREAM = [ArtifactRef(f"mem_art_up{i}", i + 1) for i in range(2)]
+
+
+def _hand_built_base(rows):
+    """A head holding exactly ``rows`` (kind, text, source indexes, artifact indexes) as
+    active entries, references possibly unsorted and repeated (as another implementation
+    may have written them), so exact and near duplicates both occur."""
+    versions = {}
+    items = []
+    for n, (kind, text, srcs, arts) in enumerate(rows):
+        sources = tuple(_SOURCES[i].ref for i in srcs)
+        artifacts = tuple(_UPSTREAM[i] for i in arts)
+        entry_id, version_id = f"mem_ent_{n:03d}", f"mem_ver_{n:03d}"
+        digest = canonical.entry_content_hash(kind, text, sources, artifacts)
+        versions[entry_id] = MemoryEntryVersion(
+            "mem_art_x", entry_id, version_id, 1, None, kind, text, sources, artifacts,
+            digest, 1)
+        items.append(MemoryManifestEntry(entry_id, version_id, digest, "active"))
+    content = MemoryContent(MemoryManifest(tuple(items)), ())
+    return planning.MemoryBase(ArtifactRef("mem_art_x", 1), content, versions)
+
+
+def _evidence(base):
+    active = [base.versions[e] for e, m in base.manifest.items() if m.state == "active"]
+    return ({s for v in active for s in v.sources}, {a for v in active for a in v.artifacts})
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["fact", "decision"]),
+            st.sampled_from(["same", "other"]),
+            st.lists(st.integers(0, 2), max_size=3),
+            st.lists(st.integers(0, 1), max_size=2),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([("default",), ("dedupe",), ("normalize",)]),
+)
+def test_organize_keeps_the_union_of_active_evidence(rows, steps):
+    base = _hand_built_base(rows)
+    plan = planning.plan_organize(base, steps=steps, new_id=ids())
+    if isinstance(plan, NoChange):
+        return
+    check_plan(plan, base)
+    after = apply(plan, dict(base.versions))
+    assert _evidence(after) == _evidence(base)
+    # what dedupe deactivated has an active twin with exactly the same content
+    active = [after.versions[e] for e, m in after.manifest.items() if m.state == "active"]
+
+    def norm(v):
+        return (v.kind, v.text, canonical.sort_source_refs(v.sources),
+                canonical.sort_artifact_refs(v.artifacts))
+
+    for c in plan.content.changes:
+        if c.op == "deactivate":
+            assert c.reason == "dedupe"
+            assert norm(base.versions[c.entry_id]) in {norm(v) for v in active}
+    if "normalize" not in steps:
+        assert len({norm(v) for v in active}) == len(active)

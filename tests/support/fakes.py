@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from powercontext.adapters.database import (
     Candidate,
     DatabaseMemoryBackend,
@@ -123,6 +125,15 @@ class InMemoryBackend(DatabaseMemoryBackend):
         if self._state["heads"].get(artifact_id) != base_revision:
             return False
         self._state["heads"][artifact_id] = revision
+        return True
+
+    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
+                                new_hash: str) -> bool:
+        row = self._state["revisions"].get((artifact_id, revision))
+        if row is None or row.content_hash != old_hash:
+            return False
+        self._state["revisions"][(artifact_id, revision)] = attrs.evolve(
+            row, content_hash=new_hash)
         return True
 
     def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:

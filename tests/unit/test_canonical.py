@@ -212,12 +212,8 @@ def test_artifact_content_hash_changes_with_content() -> None:
     b = artifact_content_hash(content_bytes(changed))
     assert HEX64.fullmatch(a) and HEX64.fullmatch(b)
     assert a != b
-    assert (
-        a
-        == hashlib.sha256(
-            b"powercontext:artifact-content:v1\x00" + content_bytes(_content())
-        ).hexdigest()
-    )
+    # the spec's formula: SHA-256 over the canonical MemoryContent alone, no prefix
+    assert a == hashlib.sha256(content_bytes(_content())).hexdigest()
 
 
 def test_embedding_content_hash_changes_with_profile_and_entry_hash() -> None:

@@ -211,19 +211,26 @@ def test_forget_and_reactivate_keep_the_version(base):
     assert planning.plan_reactivate(base, [fact]) is NO_CHANGE
 
 
-def test_organize_dedupes_then_normalizes():
+def _with_duplicates():
+    """A head with "same" citing A (twice: the second made by revising "other" to the
+    same text, which keeps its evidence A), "same" citing B, and "unique" whose stored
+    version has unsorted references (written by another implementation)."""
     plan = planning.plan_remember(
         None,
         [
             MemoryEntryInput("fact", "same", sources=(SRC_A,)),
             MemoryEntryInput("fact", "same", sources=(SRC_B,)),
+            MemoryEntryInput("fact", "other", sources=(SRC_A,)),
             MemoryEntryInput("fact", "unique", sources=(SRC_A,)),
         ],
         sources=[SRC_A, SRC_B],
         new_id=ids(),
     )
     base = committed(plan)
-    # an entry version written by another implementation with unsorted references
+    other = next(v for v in base.versions.values() if v.text == "other")
+    plan = planning.plan_remember(
+        base, [MemoryEntryInput("fact", "same", entry=other)], new_id=ids_from(100))
+    base = committed(plan, base.versions)
     uniq = next(v for v in base.versions.values() if v.text == "unique")
     unsorted = attrs.evolve(
         uniq,
@@ -241,17 +248,40 @@ def test_organize_dedupes_then_normalizes():
     content = attrs.evolve(
         base.content, manifest=attrs.evolve(base.content.manifest, entries=entries)
     )
-    base = planning.MemoryBase(base.ref, content, {**base.versions, uniq.entry_id: unsorted})
-    out = planning.plan_organize(base, new_id=ids())
+    return planning.MemoryBase(base.ref, content, {**base.versions, uniq.entry_id: unsorted})
+
+
+def ids_from(start):
+    counter = itertools.count(start)
+    return lambda prefix: f"{prefix}{next(counter):04d}"
+
+
+def test_organize_dedupes_exact_duplicates_then_normalizes():
+    base = _with_duplicates()
+    uniq = next(v for v in base.versions.values() if v.text == "unique")
+    out = planning.plan_organize(base, new_id=ids_from(200))
     ops = {c.entry_id: (c.op, c.reason) for c in out.content.changes}
-    same = sorted(e for e, v in base.versions.items() if v.text == "same")
-    assert ops == {same[1]: ("deactivate", "dedupe"), uniq.entry_id: ("revise", "normalize")}
+    same_a = sorted(e for e, v in base.versions.items()
+                    if v.text == "same" and v.sources == (SRC_A.ref,))
+    assert len(same_a) == 2
+    assert ops == {same_a[1]: ("deactivate", "dedupe"), uniq.entry_id: ("revise", "normalize")}
     (nv,) = out.new_versions
     assert nv.sources == (SRC_A.ref, SRC_B.ref) and nv.version == 2
-    only_dedupe = planning.plan_organize(base, steps=["dedupe"], new_id=ids())
+    only_dedupe = planning.plan_organize(base, steps=["dedupe"], new_id=ids_from(300))
     assert [c.op for c in only_dedupe.content.changes] == ["deactivate"]
     with pytest.raises(ValueError, match="step"):
         planning.plan_organize(base, steps=["merge"], new_id=ids())
+
+
+def test_organize_keeps_equal_text_with_different_evidence_active():
+    base = _with_duplicates()
+    same_b = next(e for e, v in base.versions.items()
+                  if v.text == "same" and v.sources == (SRC_B.ref,))
+    out = planning.plan_organize(base, steps=["dedupe"], new_id=ids_from(200))
+    after = committed(out, base.versions)
+    assert after.manifest[same_b].state == "active"  # its evidence B is cited nowhere else
+    active = [after.versions[e] for e, m in after.manifest.items() if m.state == "active"]
+    assert {s for v in active for s in v.sources} == {SRC_A.ref, SRC_B.ref}
 
 
 def test_append_needs_an_entry():

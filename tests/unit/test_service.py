@@ -94,3 +94,32 @@ def test_only_changed_texts_are_embedded():
         await svc.reactivate(r3, (v,))
         assert model.texts == ["one"]  # the restored projection gets its vector back
     run(body())
+
+
+def test_a_plan_citing_a_revision_outside_ijson_is_invalid_input_inside_the_commit():
+    # a third party's plan (not ours, which refuses it while planning): the unit of
+    # work checks the entry version before hashing it, and names the field
+    import attrs
+
+    from powercontext.core import planning
+    from powercontext.core.errors import InvalidInputError
+    from powercontext.core.models import Artifact, ArtifactRef
+
+    backend = InMemoryBackend()
+    up = Artifact(ArtifactRef("mem_art_up", 1), "memory", "0" * 64)
+    counter = itertools.count(1)
+    plan = planning.plan_remember(
+        None, [MemoryEntryInput("fact", "x", artifacts=(up,))], artifacts=[up],
+        new_id=lambda p: f"{p}{next(counter):04d}")
+    huge = ArtifactRef("mem_art_up", 2**53)
+    (v,) = plan.new_versions
+    forged = attrs.evolve(plan, new_versions=(attrs.evolve(v, artifacts=(huge,)),))
+
+    async def body():
+        async with backend.begin() as uow:
+            await uow.commit(forged)
+
+    with pytest.raises(InvalidInputError) as info:
+        run(body())
+    assert info.value.field == "entry_version.artifacts.revision"
+    assert run(backend.head(plan.artifact_id)) is None
