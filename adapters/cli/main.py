@@ -685,7 +685,8 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
     database remembers). A vector that cannot be refilled (no model, the model down, a
     refused vector) is kept as stored; each entry left without one is listed. Use it
     after the embedding model was down, after a crash, or with --migrate to move to a
-    new embedding profile, or with --rehash once on a database written before the hashes followed the spec (see README, "Upgrading").
+    new embedding profile, or with --rehash once on a database written before the hashes
+    followed the spec (see README, "Hashes, and upgrading an older database").
     """
     from rich.console import Console
     from rich.progress import Progress
