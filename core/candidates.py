@@ -7,8 +7,7 @@ versions: no I/O, no clock. The adapters in :mod:`powercontext.adapters.candidat
 run these functions as plugin-registered providers and the optional model extractor.
 
 Admission (:func:`check_admission`) refuses, with a reason, what can be decided
-mechanically: secrets (AWS keys, GitHub, OpenAI, Slack and Google tokens, JWTs, PEM
-private keys, high-entropy ``password = ...`` style assignments), file inventories,
+mechanically: secrets (the pure rules of :mod:`powercontext.core.secrets`), file inventories,
 source-code dumps and function signatures, and raw command output (tracebacks, test
 runner banners, log lines, shell transcripts). Everything else the spec asks of an
 entry (that it changes a future judgment, is reusable, is one semantic topic) is left
@@ -39,11 +38,9 @@ from __future__ import annotations
 
 import configparser
 import json
-import math
 import re
 import tomllib
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
@@ -54,6 +51,7 @@ import attrs
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
+from powercontext.core.secrets import find_secret
 
 __all__ = [
     "BOOTSTRAP_FILES",
@@ -134,54 +132,6 @@ class GenerationModel(Protocol):
 
 
 # --------------------------------------------------------------------------- admission
-
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b")),
-    ("AWS secret access key", re.compile(
-        r"(?i)aws_?secret_?(?:access_?)?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
-    ("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:[A-Za-z]+-)?[A-Za-z0-9_\-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("Stripe key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b")),
-    ("JSON Web Token", re.compile(
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-)
-_ASSIGNMENT = re.compile(
-    r"(?i)\b([a-z0-9_\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key"
-    r"|private[_\-]?key|client[_\-]?secret|credentials?|auth[_\-]?key))\b['\"]?\s*[:=]\s*"
-    r"['\"]?([^\s'\"`,;]{8,})"
-)
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$|\{|<|%|\*+$|x{4,}|\.\.\.|changeme|example|placeholder|your[_\-]|redacted"
-    r"|none$|null$|true$|false$|os\.environ|getenv|env\[|settings\.|config\.)"
-)
-
-
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def find_secret(text: str) -> str | None:
-    """The name of the first secret found in ``text`` (a known token format, a PEM
-    private key block, or a ``password = <8+ chars of entropy >= 3 bits/char>``
-    assignment that is not a placeholder), else None."""
-    for name, pattern in _SECRET_PATTERNS:
-        if pattern.search(text):
-            return name
-    for m in _ASSIGNMENT.finditer(text):
-        value = m.group(2)
-        if _PLACEHOLDER.match(value):
-            continue
-        has_digit_or_symbol = any(not ch.isalpha() for ch in value)
-        if _entropy(value) >= 3.0 and has_digit_or_symbol:
-            return f"credential assignment ({m.group(1)})"
-    return None
-
 
 _PATH_TOKEN = re.compile(
     r"^[`'\"(]?(?:[\w.\-]+/)+[\w.\-]*[`'\"),;:]?$|^[`'\"(]?[\w\-]+\.(?:py|pyi|js|jsx|ts|tsx"

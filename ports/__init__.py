@@ -23,12 +23,14 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import MemoryPlan
+from powercontext.core.secrets import SecretFinding
 
 __all__ = [
     "CandidatePipeline",
     "EmbeddingModel",
     "MemoryBackend",
     "MemoryUnitOfWork",
+    "SecretScanner",
     "SourceStore",
 ]
 
@@ -43,6 +45,16 @@ class EmbeddingModel(Protocol):
     def profile(self) -> EmbeddingProfile: ...
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult: ...
+
+
+@runtime_checkable
+class SecretScanner(Protocol):
+    """Finds secrets in text before anything is stored (Memory RFC, "Memory admission
+    rules": never save secrets). ``scan`` is pure CPU work, never a network call, and
+    returns every finding (rule, description, 1-based line, span when known) in text
+    order; it never raises on any string. The service refuses or redacts with it."""
+
+    def scan(self, text: str) -> tuple[SecretFinding, ...]: ...
 
 
 class MemoryUnitOfWork(Protocol):

@@ -14,8 +14,9 @@ from pathlib import Path
 import attrs
 
 from powercontext.adapters.candidates.git import file_at
+from powercontext.adapters.secret_scanner import default_scanner
 from powercontext.core import canonical
-from powercontext.core.candidates import BOOTSTRAP_FILES, find_secret
+from powercontext.core.candidates import BOOTSTRAP_FILES
 from powercontext.core.models import Source
 
 __all__ = ["MAX_FILE_BYTES", "Skipped", "contract_sources", "file_source", "repo_key"]
@@ -77,9 +78,10 @@ def contract_sources(root: Path, *, commit: str | None = None,
         except UnicodeDecodeError:
             skipped.append(Skipped(name, "not UTF-8 text"))
             continue
-        secret = find_secret(text)
-        if secret is not None:
-            skipped.append(Skipped(name, f"contains a secret ({secret}); not persisted"))
+        found = default_scanner().scan(text)
+        if found:
+            skipped.append(Skipped(name, f"contains a secret ({found[0].description}) on line "
+                                         f"{found[0].line}; not persisted"))
             continue
         if not text.strip():
             skipped.append(Skipped(name, "empty"))
