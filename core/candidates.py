@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from powercontext.core import canonical
+from powercontext.core import canonical, repo_docs
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 from powercontext.core.secrets import find_secret
@@ -81,10 +81,14 @@ __all__ = [
     "topic_label",
 ]
 
-CONTRACT_FILES = ("pyproject.toml", "Makefile", "tox.ini", "package.json")
-RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md")
+CONTRACT_FILES = ("pyproject.toml", "Makefile", "tox.ini", "package.json",
+                  ".pre-commit-config.yaml")
+RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".github/CONTRIBUTING.md",
+              "docs/contributing.md", "docs/CONTRIBUTING.md")
 BOOTSTRAP_FILES = (*CONTRACT_FILES, *RULE_FILES, "README.md")
-"""The bounded operating-contract files a repository bootstrap reads (root level only)."""
+"""The bounded operating-contract files a repository bootstrap reads (paths relative to
+the root), plus the ``scripts/<name>`` entry points these files name
+(:func:`powercontext.core.repo_docs.script_mentions`)."""
 
 TOPIC_LABELS = ("Build and dependencies", "Python requirement", "Node requirement",
                 "Test command", "Verification commands")
@@ -222,13 +226,20 @@ def _file_uri(source: Source) -> str | None:
     return source.uri if source.uri and source.uri.startswith("file:") else None
 
 
+def _is_script(path: str) -> bool:
+    return repo_docs.script_mentions(path) == (path,)
+
+
 def _root_files(sources: Sequence[Source]) -> dict[str, Source]:
+    """File Sources by contract path: root-level files, the nested rule files and the
+    ``scripts/<name>`` entry points."""
     out: dict[str, Source] = {}
     for s in sources:
         if s.kind != "file":
             continue
         path = source_path(s)
-        if path and "/" not in path and path not in out:
+        if path and ("/" not in path or path in RULE_FILES or _is_script(path)) \
+                and path not in out:
             out[path] = s
     return out
 
@@ -262,9 +273,16 @@ def _join(items: Sequence[str]) -> str:
 def parse_pyproject(text: str) -> dict[str, Any]:
     """The parts of a ``pyproject.toml`` the contract topics use: ``name``,
     ``build_backend``, ``requires_python``, ``tool`` (the [tool] table keys),
-    ``pytest`` (True when [tool.pytest.ini_options] exists), ``pytest_addopts``.
+    ``pytest`` (True when [tool.pytest.ini_options] exists), ``pytest_addopts``, ``tox``
+    (the :func:`parse_tox` shape of ``[tool.tox]`` or its ``legacy_tox_ini``, else None).
     Raises ValueError (tomllib.TOMLDecodeError) on invalid TOML."""
     data = tomllib.loads(text)
+    tox = repo_docs.pyproject_tox(data)
+    if isinstance(tox, str):
+        try:
+            tox = parse_tox(tox)
+        except (ValueError, configparser.Error):
+            tox = None
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     poetry = tool.get("poetry", {}) if isinstance(tool.get("poetry"), dict) else {}
@@ -283,6 +301,7 @@ def parse_pyproject(text: str) -> dict[str, Any]:
         "pytest": isinstance(pytest_cfg, dict),
         "pytest_addopts": (pytest_cfg or {}).get("addopts") if isinstance(pytest_cfg, dict)
         else None,
+        "tox": tox if tox and (tox["env_list"] or tox["commands"]) else None,
     }
 
 
@@ -379,7 +398,8 @@ _PY_MANAGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("PDM", re.compile(r"\bpdm (?:install|run|sync|add)\b|\[tool\.pdm\]")),
     ("Hatch", re.compile(r"\bhatch (?:run|env|shell)\b|\[tool\.hatch\.envs")),
     ("Pipenv", re.compile(r"\bpipenv (?:install|run|sync)\b")),
-    ("pip", re.compile(r"\bpip3? install\b|-m pip install\b")),
+    ("Flit", re.compile(r"\bflit install\b")),
+    ("pip", re.compile(r"\bpip3? install\b|-m pip install\b|\$\{?PIP\}?\"? install\b")),
 )
 _NODE_MANAGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pnpm", re.compile(r"\bpnpm (?:install|i|run|test|add|exec)\b|\bpnpm-lock\.yaml\b")),
@@ -401,7 +421,7 @@ def _tools(lines: Iterable[str]) -> tuple[str, ...]:
     found: list[str] = []
     text = " ".join(lines)
     for tool in _TOOLS:
-        pattern = rf"(?:^|[\s/;&|(]){re.escape(tool)}(?:\s|$|;|\))"
+        pattern = rf"(?:^|[\s/;&|(}}]){re.escape(tool)}(?:\s|$|;|\))"
         if tool == "go":
             pattern = r"(?:^|[\s/;&|(])go (?:test|vet)\b"
         elif tool == "cargo":
@@ -454,8 +474,16 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             pkg = parse_package_json(files["package.json"].content)
         except ValueError as exc:
             notes.append(f"package.json is not valid JSON: {exc}")
+    tox_src = files.get("tox.ini")
+    if tox is None and py is not None and py["tox"] is not None:
+        tox, tox_src = py["tox"], files["pyproject.toml"]  # [tool.tox] / legacy_tox_ini
+    hooks = (repo_docs.parse_precommit(files[".pre-commit-config.yaml"].content)
+             if ".pre-commit-config.yaml" in files else ())
+    entry_scripts = {p: s for p, s in files.items() if _is_script(p)}
     docs = [files[n] for n in (*RULE_FILES, "README.md") if n in files]
     name = (py or {}).get("name") or (pkg or {}).get("name") or "The project"
+    # what the developer set-up says, not a user's `pip install NAME` line
+    dev_text = {s.source_id: repo_docs.strip_user_installs(s.content, name) for s in docs}
     topics: list[_Topic] = []
 
     # Build and dependencies.
@@ -468,7 +496,8 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             parts.append(f"{name} builds with {label} (build-backend {backend})")
         scanned = [files[n] for n in ("pyproject.toml", "Makefile", "tox.ini") if n in files]
         for manager, pattern in _PY_MANAGERS:
-            hits = [s for s in (*scanned, *docs) if pattern.search(s.content)]
+            hits = [s for s in (*scanned, *entry_scripts.values()) if pattern.search(s.content)]
+            hits += [s for s in docs if pattern.search(dev_text[s.source_id])]
             if manager == "Hatch" and py["hatch_envs"]:
                 hits = [files["pyproject.toml"], *hits]
             if hits:
@@ -489,7 +518,9 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
         ev = [files["package.json"]]
         if manager is None:
             for candidate, pattern in _NODE_MANAGERS:
-                hits = [s for s in (files["package.json"], *docs) if pattern.search(s.content)]
+                hits = [files["package.json"]] if pattern.search(
+                    files["package.json"].content) else []
+                hits += [s for s in docs if pattern.search(dev_text[s.source_id])]
                 if hits:
                     manager = candidate
                     ev.extend(hits)
@@ -520,10 +551,16 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
         test_cmd = _run(pm, "test")
         detail = f" ({_code(pkg['scripts']['test'])})"
         test_ev.append(files["package.json"])
-    elif tox is not None and (tox["env_list"] or tox["commands"]):
+    elif "scripts/test" in entry_scripts or "scripts/tests" in entry_scripts:
+        script = entry_scripts.get("scripts/test") or entry_scripts["scripts/tests"]
+        test_cmd = source_path(script) or "scripts/test"
+        tools = _tools(_script_lines(script.content))
+        detail = f" ({_join(list(tools))})" if tools else ""
+        test_ev.append(script)
+    elif tox is not None and tox_src is not None and (tox["env_list"] or tox["commands"]):
         test_cmd = "tox"
         detail = f" (environments {', '.join(tox['env_list'])})" if tox["env_list"] else ""
-        test_ev.append(files["tox.ini"])
+        test_ev.append(tox_src)
     elif py is not None and py["pytest"]:
         test_cmd = "pytest"
         test_ev.append(files["pyproject.toml"])
@@ -558,17 +595,56 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             verify.append(f"{_code(_run(pm, s))} ({_code(pkg['scripts'][s])})")
         if scripts:
             verify_ev.append(files["package.json"])
-    if tox is not None:
+    for path, script in entry_scripts.items():
+        if path.rpartition("/")[2] not in _VERIFY_SCRIPT_FILES:
+            continue
+        tools = _tools(_script_lines(script.content))
+        verify.append(_code(path) + (f" ({_join(list(tools))})" if tools else ""))
+        verify_ev.append(script)
+    if hooks:
+        verify.append(f"{_code('pre-commit run --all-files')} ({_hook_summary(hooks)})")
+        verify_ev.append(files[".pre-commit-config.yaml"])
+    if tox is not None and tox_src is not None:
         envs = list(tox["env_list"]) or [e for e in tox["commands"] if e]
         if envs:
             verify.append(f"tox environments {', '.join(envs)}")
-            verify_ev.append(files["tox.ini"])
+            verify_ev.append(tox_src)
     if verify:
         for cmd in re.findall(r"`([^`]+)`", " ".join(verify)):
             verify_ev.extend(_mentions(docs, cmd))
         topics.append(_Topic("Verification commands", "preference",
                              "; ".join(verify) + ".", _unique(verify_ev)))
     return topics
+
+
+_VERIFY_SCRIPT_FILES = ("check", "lint", "format", "typecheck", "coverage", "ci")
+_HOOK_ROLES = (
+    ("format", ("black", "isort", "ruff-format", "prettier", "autopep8", "yapf", "gofmt",
+                "rustfmt", "clang-format", "biome-format")),
+    ("lint", ("ruff", "ruff-check", "flake8", "pylint", "eslint", "biome", "biome-lint",
+              "shellcheck", "markdownlint", "yamllint", "pyupgrade", "bandit")),
+    ("types", ("mypy", "pyright", "tsc")),
+)
+
+
+def _hook_summary(hooks: Sequence[str]) -> str:
+    """``format: black, isort; lint: flake8; other hooks: ...`` for pre-commit hook ids."""
+    parts: list[str] = []
+    named: set[str] = set()
+    for role, ids in _HOOK_ROLES:
+        these = [h for h in hooks if h in ids]
+        if these:
+            parts.append(f"{role}: {', '.join(these)}")
+            named.update(these)
+    rest = [h for h in hooks if h not in named][:8]
+    if rest:
+        parts.append(f"{'other ' if parts else ''}hooks: {', '.join(rest)}")
+    return "; ".join(parts)
+
+
+
+def _script_lines(content: str) -> list[str]:
+    return [ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 
 def _run(manager: str | None, script: str) -> str:
@@ -675,39 +751,39 @@ _BULLET = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s*)?")
 
 def classify_rule(text: str) -> str | None:
     """``constraint`` (must, never, always, do not, ...), ``preference`` (prefer,
-    should, avoid, ...) or None for a sentence; "do not need to" is not a prohibition."""
+    should, avoid, ..., or a plain imperative instruction such as "Run `pnpm test`
+    before every commit.", see :func:`~powercontext.core.repo_docs.is_imperative_rule`)
+    or None for a sentence; "do not need to" is not a prohibition."""
     low = text.lower().replace("’", "'")
     neutral = _NOT_NEEDED.sub(" ", low)
     if _CONSTRAINT.search(neutral):
         return "constraint"
-    if _PREFERENCE.search(neutral):
+    if _PREFERENCE.search(neutral) or repo_docs.is_imperative_rule(text):
         return "preference"
     return None
 
 
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+
+
 def _clean_rule(line: str) -> str:
     text = _BULLET.sub("", line, count=1).strip()
-    text = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), text)
+    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
     return " ".join(text.split())
 
 
 def _rule_lines(content: str) -> list[str]:
+    """Rule candidates of a Markdown document: hard-wrapped paragraphs and list items
+    are joined first (:func:`~powercontext.core.repo_docs.markdown_blocks`); a list item
+    up to 400 characters is one rule, a paragraph (or a longer item) gives its
+    sentences."""
     out: list[str] = []
-    fence = False
-    for raw in content.splitlines():
-        stripped = raw.strip()
-        if stripped.startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence or not stripped or stripped.startswith(("#", "|", "<!--", "<")):
-            continue
-        text = _clean_rule(raw)
-        if len(text) < 12 or text.endswith(":"):
-            continue
-        if len(text) > 400:
-            out.extend(s for s in re.split(r"(?<=[.!?])\s+", text) if 12 <= len(s) <= 400)
-        else:
-            out.append(text)
+    for block, is_item in repo_docs.markdown_blocks(content):
+        text = " ".join(_BOLD.sub(lambda m: m.group(1) or m.group(2), block).split())
+        pieces = [text] if is_item and len(text) <= 400 else repo_docs.sentences(text)
+        for piece in pieces:
+            if 12 <= len(piece) <= 400 and not piece.endswith(":"):
+                out.append(piece)
     return out
 
 
@@ -795,7 +871,7 @@ def git_change_candidates(
         if not repo:
             continue
         for path, removed, added in _patch_hunks(g.content):
-            if PurePosixPath(path).name not in RULE_FILES or "/" in path:
+            if path not in RULE_FILES:
                 continue
             old = [r for r in (_clean_rule(x) for x in removed) if classify_rule(r)]
             new = [r for r in (_clean_rule(x) for x in added) if classify_rule(r)]
