@@ -776,14 +776,23 @@ def _rule_lines(content: str) -> list[str]:
     """Rule candidates of a Markdown document: hard-wrapped paragraphs and list items
     are joined first (:func:`~powercontext.core.repo_docs.markdown_blocks`); a list item
     up to 400 characters is one rule, a paragraph (or a longer item) gives its
-    sentences."""
+    sentences; a sentence that depends on the one before ("... instead.", "This ...")
+    stays with it; questions, lead-ins ending in ``:`` and cut code spans are dropped."""
     out: list[str] = []
     for block, is_item in repo_docs.markdown_blocks(content):
         text = " ".join(_BOLD.sub(lambda m: m.group(1) or m.group(2), block).split())
         pieces = [text] if is_item and len(text) <= 400 else repo_docs.sentences(text)
+        kept: list[str] = []
         for piece in pieces:
-            if 12 <= len(piece) <= 400 and not piece.endswith(":"):
-                out.append(piece)
+            if not 12 <= len(piece) <= 400 or piece.endswith((":", "?")) \
+                    or piece.count("`") % 2:
+                kept.append("")  # a lead-in, a question or a cut code span: not a rule
+            elif kept and kept[-1] and repo_docs.is_dependent_sentence(piece) \
+                    and len(kept[-1]) + len(piece) < 400:
+                kept[-1] = f"{kept[-1]} {piece}"  # "... Use an explicit block instead."
+            else:
+                kept.append(piece)
+        out.extend(k for k in kept if k)
     return out
 
 

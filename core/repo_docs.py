@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "SCRIPT_NAMES",
+    "is_dependent_sentence",
     "is_imperative_rule",
     "markdown_blocks",
     "parse_precommit",
@@ -108,6 +109,17 @@ def is_imperative_rule(sentence: str) -> bool:
     if s.endswith(":") or len(s.split()) < 4:
         return False
     return _IMPERATIVE.match(s) is not None
+
+
+_DEPENDENT = re.compile(r"^(?:this|that|these|those|it|they|instead|otherwise|then|so|also)\b",
+                        re.IGNORECASE)
+
+
+def is_dependent_sentence(sentence: str) -> bool:
+    """True when ``sentence`` only makes sense after the one before it: it starts with a
+    back reference (This, It, Instead, Otherwise, ...) or ends with "instead."."""
+    s = sentence.strip()
+    return bool(_DEPENDENT.match(s)) or s.lower().endswith(" instead.")
 
 
 def pyproject_tox(data: dict[str, Any]) -> str | dict[str, Any] | None:

@@ -399,6 +399,9 @@ def test_node_project_with_hard_wrapped_imperative_agents_md(pc, tmp_path):
      ["Always run `make test` before review.", "Never push to main."]),
     ("Welcome! Run `make check` before every\npush. Thanks e.g. for typos too.\n",
      ["Run `make check` before every push."]),
+    ("Avoid global state: tests cannot reset\nit. Use a fixture instead.\n\nShould I always"
+     " ask\nfirst?\n",
+     ["Avoid global state: tests cannot reset it. Use a fixture instead."]),
 ])
 def test_hard_wrapped_markdown_is_joined_into_sentences_before_rules_are_read(markdown,
                                                                                 expected):
