@@ -76,7 +76,9 @@ class SourceStore(Protocol):
 
     async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
         """Persist Sources (idempotent for identical ones); returns journal positions.
-        A different Source under an existing id raises ValueError."""
+        A different Source under an existing id raises ValueError; a Source holding a
+        secret in its content, uri or metadata raises SecretDetectedError (a ValueError)
+        and nothing is stored (Sources are append-only)."""
         ...
 
     async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:

@@ -149,6 +149,26 @@ def test_stop_hook_stores_the_assistant_message_redacted(env, tmp_path):
     assert_nowhere(db, GITHUB_TOKEN, "s3cret")
 
 
+def test_a_long_turn_is_redacted_before_it_is_cut(env, tmp_path):
+    """The outcome keeps the message's head and tail; a token across the cut must not
+    leave a recognisable half behind."""
+    from powercontext.adapters.cli.hook import MAX_OUTCOME_CHARS
+
+    repo = tmp_path / "project"
+    (repo / ".git").mkdir(parents=True)
+    db = tmp_path / "memory.db"
+    cut = MAX_OUTCOME_CHARS * 3 // 4
+    message = "word " * ((cut - 10) // 5) + GITHUB_TOKEN + " " + "tail " * 2000
+    assert len(message) > MAX_OUTCOME_CHARS
+    payload = {"session_id": "s2", "cwd": str(repo), "hook_event_name": "Stop",
+               "last_assistant_message": message}
+    proc = subprocess.run([*cli_argv(), "--db", str(db), "hook", "claude-code", "--no-extract"],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert_nowhere(db, GITHUB_TOKEN[:10], GITHUB_TOKEN[-10:])
+
+
 def test_codex_hook_redacts_the_request_metadata_too(env, tmp_path):
     repo = tmp_path / "project"
     (repo / ".git").mkdir(parents=True)
