@@ -226,10 +226,6 @@ def _file_uri(source: Source) -> str | None:
     return source.uri if source.uri and source.uri.startswith("file:") else None
 
 
-def _is_script(path: str) -> bool:
-    return repo_docs.script_mentions(path) == (path,)
-
-
 def _root_files(sources: Sequence[Source]) -> dict[str, Source]:
     """File Sources by contract path: root-level files, the nested rule files and the
     ``scripts/<name>`` entry points."""
@@ -238,7 +234,7 @@ def _root_files(sources: Sequence[Source]) -> dict[str, Source]:
         if s.kind != "file":
             continue
         path = source_path(s)
-        if path and ("/" not in path or path in RULE_FILES or _is_script(path)) \
+        if path and ("/" not in path or path in RULE_FILES or repo_docs.is_script_path(path)) \
                 and path not in out:
             out[path] = s
     return out
@@ -479,7 +475,7 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
         tox, tox_src = py["tox"], files["pyproject.toml"]  # [tool.tox] / legacy_tox_ini
     hooks = (repo_docs.parse_precommit(files[".pre-commit-config.yaml"].content)
              if ".pre-commit-config.yaml" in files else ())
-    entry_scripts = {p: s for p, s in files.items() if _is_script(p)}
+    entry_scripts = {p: s for p, s in files.items() if repo_docs.is_script_path(p)}
     docs = [files[n] for n in (*RULE_FILES, "README.md") if n in files]
     name = (py or {}).get("name") or (pkg or {}).get("name") or "The project"
     # what the developer set-up says, not a user's `pip install NAME` line
@@ -554,7 +550,7 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
     elif "scripts/test" in entry_scripts or "scripts/tests" in entry_scripts:
         script = entry_scripts.get("scripts/test") or entry_scripts["scripts/tests"]
         test_cmd = source_path(script) or "scripts/test"
-        tools = _tools(_script_lines(script.content))
+        tools = _tools(repo_docs.script_lines(script.content))
         detail = f" ({_join(list(tools))})" if tools else ""
         test_ev.append(script)
     elif tox is not None and tox_src is not None and (tox["env_list"] or tox["commands"]):
@@ -598,11 +594,11 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
     for path, script in entry_scripts.items():
         if path.rpartition("/")[2] not in _VERIFY_SCRIPT_FILES:
             continue
-        tools = _tools(_script_lines(script.content))
+        tools = _tools(repo_docs.script_lines(script.content))
         verify.append(_code(path) + (f" ({_join(list(tools))})" if tools else ""))
         verify_ev.append(script)
     if hooks:
-        verify.append(f"{_code('pre-commit run --all-files')} ({_hook_summary(hooks)})")
+        verify.append(f"{_code('pre-commit run --all-files')} ({repo_docs.hook_summary(hooks)})")
         verify_ev.append(files[".pre-commit-config.yaml"])
     if tox is not None and tox_src is not None:
         envs = list(tox["env_list"]) or [e for e in tox["commands"] if e]
@@ -618,35 +614,6 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
 
 
 _VERIFY_SCRIPT_FILES = ("check", "lint", "format", "typecheck", "coverage", "ci")
-_HOOK_ROLES = (
-    ("format", ("black", "isort", "ruff-format", "prettier", "autopep8", "yapf", "gofmt",
-                "rustfmt", "clang-format", "biome-format")),
-    ("lint", ("ruff", "ruff-check", "flake8", "pylint", "eslint", "biome", "biome-lint",
-              "shellcheck", "markdownlint", "yamllint", "pyupgrade", "bandit")),
-    ("types", ("mypy", "pyright", "tsc")),
-)
-
-
-def _hook_summary(hooks: Sequence[str]) -> str:
-    """``format: black, isort; lint: flake8; other hooks: ...`` for pre-commit hook ids."""
-    parts: list[str] = []
-    named: set[str] = set()
-    for role, ids in _HOOK_ROLES:
-        these = [h for h in hooks if h in ids]
-        if these:
-            parts.append(f"{role}: {', '.join(these)}")
-            named.update(these)
-    rest = [h for h in hooks if h not in named][:8]
-    if rest:
-        parts.append(f"{'other ' if parts else ''}hooks: {', '.join(rest)}")
-    return "; ".join(parts)
-
-
-
-def _script_lines(content: str) -> list[str]:
-    return [ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-
-
 def _run(manager: str | None, script: str) -> str:
     manager = manager or "npm"
     if script == "test":

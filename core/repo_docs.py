@@ -8,15 +8,20 @@ the ``scripts/`` entry points the documents name.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
+    "HOOK_ROLES",
     "SCRIPT_NAMES",
+    "hook_summary",
     "is_dependent_sentence",
     "is_imperative_rule",
+    "is_script_path",
     "markdown_blocks",
     "parse_precommit",
     "pyproject_tox",
+    "script_lines",
     "script_mentions",
     "sentences",
     "strip_user_installs",
@@ -192,3 +197,37 @@ def strip_user_installs(text: str, name: str | None) -> str:
         rf"[\"']?{pkg}(?:\[[\w,\-]*\])?(?:[=<>~!]=?[\w.*]+)?[\"']?(?=[\s`]|$)"
         rf"|\b(?:uv|poetry|pdm|pnpm|yarn|bun) add\s+{pkg}\b|\bnpm (?:install|i)\s+{pkg}\b")
     return "\n".join(line for line in text.splitlines() if not user.search(line))
+
+
+def is_script_path(path: str) -> bool:
+    """True for a ``scripts/<name>`` entry point path bootstrap reads."""
+    return script_mentions(path) == (path,)
+
+
+def script_lines(content: str) -> list[str]:
+    """The command lines of a shell script (no blank lines, no comments, no shebang)."""
+    return [ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+HOOK_ROLES = (
+    ("format", ("black", "isort", "ruff-format", "prettier", "autopep8", "yapf", "gofmt",
+                "rustfmt", "clang-format", "biome-format")),
+    ("lint", ("ruff", "ruff-check", "flake8", "pylint", "eslint", "biome", "biome-lint",
+              "shellcheck", "markdownlint", "yamllint", "pyupgrade", "bandit")),
+    ("types", ("mypy", "pyright", "tsc")),
+)
+
+
+def hook_summary(hooks: Sequence[str]) -> str:
+    """``format: black, isort; lint: flake8; other hooks: ...`` for pre-commit hook ids."""
+    parts: list[str] = []
+    named: set[str] = set()
+    for role, ids in HOOK_ROLES:
+        these = [h for h in hooks if h in ids]
+        if these:
+            parts.append(f"{role}: {', '.join(these)}")
+            named.update(these)
+    rest = [h for h in hooks if h not in named][:8]
+    if rest:
+        parts.append(f"{'other ' if parts else ''}hooks: {', '.join(rest)}")
+    return "; ".join(parts)
