@@ -150,8 +150,8 @@ def pyproject_tox(data: dict[str, Any]) -> str | dict[str, Any] | None:
 
     if isinstance(tox.get("env_run_base"), dict):
         commands[""] = cmds(tox["env_run_base"])
-    env = tox.get("env") if isinstance(tox.get("env"), dict) else {}
-    for name, table in env.items():
+    env = tox.get("env")
+    for name, table in (env.items() if isinstance(env, dict) else ()):
         commands[str(name)] = cmds(table)
     return {"env_list": env_list, "commands": commands}
 
