@@ -98,6 +98,7 @@ _ASSIGNMENT = re.compile(
 _ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PLACEHOLDER_WORDS = frozenset({
     "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
+    "read", "write", "read-write", "inherit", "auto", "default", "env", "environment",
     "str", "string", "int", "bool", "boolean", "number", "bytes", "any", "object", "dict",
     "optional", "required", "secret", "secrets", "password", "pass", "passwd", "token",
     "key", "apikey", "api_key", "api-key", "changeme", "change-me", "example", "placeholder",

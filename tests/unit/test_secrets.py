@@ -57,6 +57,7 @@ def test_each_kind_of_secret_is_found_and_redacted_visibly(text, rule, secret):
     "token_count = 5", "max_tokens: 1024", "the token = the analyzer output",
     "oceanbase://USER:PASS@HOST:PORT/DB", "oceanbase://root:@127.0.0.1:2881/test",
     "password=[REDACTED:credential-assignment]", "sk-learn is not a key",
+    "permissions:\n  id-token: write\n  contents: read", "secrets: inherit",
 ])
 def test_ordinary_text_references_and_placeholders_are_not_secrets(text):
     assert default_scanner().scan(text) == ()
