@@ -153,15 +153,17 @@ def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
         rest = m.group("rest")
         if _REFERENCE.search(value) or value.startswith(("/", "./", "../", "~/")):
             return None
-        if _TYPE_NAME.match(value) or value.lower() == key.lower().lstrip("-").rsplit(".", 1)[-1]:
-            return None
+        tight = m.group("op") == "=" and m.string[m.end("kq"):m.start("uv")] == "="
+        if (_TYPE_NAME.match(value) and not tight) \
+                or value.lower() == key.lower().lstrip("-").rsplit(".", 1)[-1]:
+            return None  # a type annotation (api_key: SecretStr) or token=token
         tail = rest.lstrip()
         if tail.startswith((",", ")")) and _IDENTIFIER.match(value):
             return None  # a keyword argument passing a variable: connect(password=pw)
         if m.group("op") == ":":
             if tail and not tail.startswith("#"):
                 return None  # prose after a colon: "Secret: keep it in the vault"
-        elif (m.string[m.end("kq"):m.start("uv")] != "=" and tail
+        elif (not tight and tail
               and not tail.startswith(("#", "//", "`", "&", "|", "\\", ",", ")"))):
             return None  # "the token = the analyzer output"; password=hunter2 is tight
     if is_placeholder(value):

@@ -32,6 +32,7 @@ GITHUB = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
     ("https://deploy:tok3n@git.example.org/x.git", "url-credentials", "tok3n"),
     ("curl -H 'Authorization: Bearer abcdef123456789'", "authorization-header", "abcdef123456789"),
     ("API_KEY=abc123 npm start", "credential-assignment", "abc123"),
+    ("run it with password=Hunter", "credential-assignment", "Hunter"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAKC\n-----END RSA PRIVATE KEY-----\nafter",
      "pem-private-key", "MIIEow"),
 ])
