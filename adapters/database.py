@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 import attrs
 
 from powercontext.adapters import revision_codec
+from powercontext.adapters.secret_scanner import default_scanner
 from powercontext.core import admission, analyzer, canonical, rrf
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -61,6 +62,7 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
+from powercontext.core.secrets import check_sources
 from powercontext.core.vectors import check_vector, prepare_vector
 
 __all__ = [
@@ -707,7 +709,9 @@ class DatabaseMemoryBackend(abc.ABC):
 
     async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
         """Persist Sources atomically; identical ones are kept once. ValueError for a
-        different Source under an existing id or a Source whose hash is wrong."""
+        different Source under an existing id or a Source whose hash is wrong;
+        SecretDetectedError (a ValueError) for a Source holding a secret in its content,
+        uri or metadata: nothing is stored (Sources are append-only)."""
         for s in sources:
             if not isinstance(s, Source):
                 raise InvalidInputError("sources", "must be Source values")
@@ -724,6 +728,7 @@ class DatabaseMemoryBackend(abc.ABC):
                 raise InvalidInputError(
                     "source.content_hash", f"does not match the content of {s.source_id!r}"
                 )
+        check_sources(sources, default_scanner().scan)
         return tuple(await self._run(self._in_tx, True, self._put_sources_checked, list(sources)))
 
     def _put_sources_checked(self, sources: list[Source]) -> list[int]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from powercontext.core import canonical, planning
+from powercontext.core import canonical, planning, secrets
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
@@ -44,7 +44,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.plan import MemoryPlan, NoChange
 from powercontext.core.vectors import prepare_vector
-from powercontext.ports import CandidatePipeline, EmbeddingModel, MemoryBackend
+from powercontext.ports import CandidatePipeline, EmbeddingModel, MemoryBackend, SecretScanner
 
 __all__ = ["MAX_SEARCH_LIMIT", "MemoryService", "RememberMode"]
 
@@ -69,6 +69,8 @@ class MemoryService:
     ``backend`` implements :class:`powercontext.ports.MemoryBackend`;
     ``embedding_model`` (optional) embeds entries and queries for vector and hybrid
     search; ``candidate_pipeline`` (optional) serves ``remember(mode="extract")``.
+    ``secret_scanner`` (optional; default: the core rules plus detect-secrets, see
+    :mod:`powercontext.adapters.secret_scanner`) refuses secrets before anything is stored.
     ``clock`` (milliseconds) and ``entropy`` (n -> n random bytes) feed the id factory.
     """
 
@@ -78,14 +80,38 @@ class MemoryService:
         *,
         embedding_model: EmbeddingModel | None = None,
         candidate_pipeline: CandidatePipeline | None = None,
+        secret_scanner: SecretScanner | None = None,
         clock: Callable[[], int] = _now_ms,
         entropy: Callable[[int], bytes] = os.urandom,
     ) -> None:
         self.backend = backend
         self.embedding_model = embedding_model
         self.candidate_pipeline = candidate_pipeline
+        self._secret_scanner = secret_scanner
         self._clock = clock
         self._entropy = entropy
+
+    @property
+    def secret_scanner(self) -> SecretScanner:
+        """The scanner every write checks Sources and entry texts with."""
+        if self._secret_scanner is None:
+            from powercontext.adapters.secret_scanner import default_scanner
+
+            self._secret_scanner = default_scanner()
+        return self._secret_scanner
+
+    def check_secrets(self, sources: Sequence[Source] = (),
+                      entries: Sequence[MemoryEntryInput] = ()) -> None:
+        """Raise SecretDetectedError (an InvalidInputError naming the field, the kind of
+        secret and the line, never the secret) when a Source's content, uri or metadata,
+        or an entry's text, holds a secret. Nothing has been stored at that point."""
+        scan = self.secret_scanner.scan
+        secrets.check_sources(sources, scan)
+        for i, e in enumerate(entries):
+            if isinstance(e, MemoryEntryInput) and isinstance(e.text, str):
+                secrets.check_text(f"entries[{i}].text", e.text, scan)
+                if isinstance(e.reason, str):
+                    secrets.check_text(f"entries[{i}].reason", e.reason, scan)
 
     def new_id(self, prefix: str) -> str:
         """A fresh time-ordered ASCII id with ``prefix`` (e.g. ``mem_ent_``)."""
@@ -371,7 +397,9 @@ class MemoryService:
         CapabilityNotSupportedError without a candidate pipeline or for an unknown
         provider), ``auto`` (append when entries are given, else extract). Sources are
         persisted (idempotently): for append once the input has validated, for extract
-        before the pipeline runs. ValueError when there is no work.
+        before the pipeline runs. ValueError when there is no work; SecretDetectedError
+        (a ValueError naming e.g. ``sources[0].content`` and the line) when a Source or
+        an entry holds a secret, before anything is stored.
         Returns the new head ArtifactRef.
         """
         if mode not in ("append", "extract", "auto"):
@@ -379,6 +407,7 @@ class MemoryService:
         entries = tuple(entries)
         sources = tuple(sources)
         artifacts = tuple(artifacts)
+        self.check_secrets(sources, entries)
         if mode == "auto":
             if entries:
                 mode = "append"

@@ -7,8 +7,7 @@ versions: no I/O, no clock. The adapters in :mod:`powercontext.adapters.candidat
 run these functions as plugin-registered providers and the optional model extractor.
 
 Admission (:func:`check_admission`) refuses, with a reason, what can be decided
-mechanically: secrets (AWS keys, GitHub, OpenAI, Slack and Google tokens, JWTs, PEM
-private keys, high-entropy ``password = ...`` style assignments), file inventories,
+mechanically: secrets (the pure rules of :mod:`powercontext.core.secrets`), file inventories,
 source-code dumps and function signatures, and raw command output (tracebacks, test
 runner banners, log lines, shell transcripts). Everything else the spec asks of an
 entry (that it changes a future judgment, is reusable, is one semantic topic) is left
@@ -39,11 +38,9 @@ from __future__ import annotations
 
 import configparser
 import json
-import math
 import re
 import tomllib
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
@@ -51,9 +48,10 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from powercontext.core import canonical
+from powercontext.core import canonical, repo_docs
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
+from powercontext.core.secrets import find_secret
 
 __all__ = [
     "BOOTSTRAP_FILES",
@@ -83,10 +81,14 @@ __all__ = [
     "topic_label",
 ]
 
-CONTRACT_FILES = ("pyproject.toml", "Makefile", "tox.ini", "package.json")
-RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md")
+CONTRACT_FILES = ("pyproject.toml", "Makefile", "tox.ini", "package.json",
+                  ".pre-commit-config.yaml")
+RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".github/CONTRIBUTING.md",
+              "docs/contributing.md", "docs/CONTRIBUTING.md")
 BOOTSTRAP_FILES = (*CONTRACT_FILES, *RULE_FILES, "README.md")
-"""The bounded operating-contract files a repository bootstrap reads (root level only)."""
+"""The bounded operating-contract files a repository bootstrap reads (paths relative to
+the root), plus the ``scripts/<name>`` entry points these files name
+(:func:`powercontext.core.repo_docs.script_mentions`)."""
 
 TOPIC_LABELS = ("Build and dependencies", "Python requirement", "Node requirement",
                 "Test command", "Verification commands")
@@ -134,54 +136,6 @@ class GenerationModel(Protocol):
 
 
 # --------------------------------------------------------------------------- admission
-
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b")),
-    ("AWS secret access key", re.compile(
-        r"(?i)aws_?secret_?(?:access_?)?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
-    ("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:[A-Za-z]+-)?[A-Za-z0-9_\-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("Stripe key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b")),
-    ("JSON Web Token", re.compile(
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-)
-_ASSIGNMENT = re.compile(
-    r"(?i)\b([a-z0-9_\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key"
-    r"|private[_\-]?key|client[_\-]?secret|credentials?|auth[_\-]?key))\b['\"]?\s*[:=]\s*"
-    r"['\"]?([^\s'\"`,;]{8,})"
-)
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$|\{|<|%|\*+$|x{4,}|\.\.\.|changeme|example|placeholder|your[_\-]|redacted"
-    r"|none$|null$|true$|false$|os\.environ|getenv|env\[|settings\.|config\.)"
-)
-
-
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def find_secret(text: str) -> str | None:
-    """The name of the first secret found in ``text`` (a known token format, a PEM
-    private key block, or a ``password = <8+ chars of entropy >= 3 bits/char>``
-    assignment that is not a placeholder), else None."""
-    for name, pattern in _SECRET_PATTERNS:
-        if pattern.search(text):
-            return name
-    for m in _ASSIGNMENT.finditer(text):
-        value = m.group(2)
-        if _PLACEHOLDER.match(value):
-            continue
-        has_digit_or_symbol = any(not ch.isalpha() for ch in value)
-        if _entropy(value) >= 3.0 and has_digit_or_symbol:
-            return f"credential assignment ({m.group(1)})"
-    return None
-
 
 _PATH_TOKEN = re.compile(
     r"^[`'\"(]?(?:[\w.\-]+/)+[\w.\-]*[`'\"),;:]?$|^[`'\"(]?[\w\-]+\.(?:py|pyi|js|jsx|ts|tsx"
@@ -273,12 +227,15 @@ def _file_uri(source: Source) -> str | None:
 
 
 def _root_files(sources: Sequence[Source]) -> dict[str, Source]:
+    """File Sources by contract path: root-level files, the nested rule files and the
+    ``scripts/<name>`` entry points."""
     out: dict[str, Source] = {}
     for s in sources:
         if s.kind != "file":
             continue
         path = source_path(s)
-        if path and "/" not in path and path not in out:
+        if path and ("/" not in path or path in RULE_FILES or repo_docs.is_script_path(path)) \
+                and path not in out:
             out[path] = s
     return out
 
@@ -312,9 +269,16 @@ def _join(items: Sequence[str]) -> str:
 def parse_pyproject(text: str) -> dict[str, Any]:
     """The parts of a ``pyproject.toml`` the contract topics use: ``name``,
     ``build_backend``, ``requires_python``, ``tool`` (the [tool] table keys),
-    ``pytest`` (True when [tool.pytest.ini_options] exists), ``pytest_addopts``.
+    ``pytest`` (True when [tool.pytest.ini_options] exists), ``pytest_addopts``, ``tox``
+    (the :func:`parse_tox` shape of ``[tool.tox]`` or its ``legacy_tox_ini``, else None).
     Raises ValueError (tomllib.TOMLDecodeError) on invalid TOML."""
     data = tomllib.loads(text)
+    tox = repo_docs.pyproject_tox(data)
+    if isinstance(tox, str):
+        try:
+            tox = parse_tox(tox)
+        except (ValueError, configparser.Error):
+            tox = None
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     poetry = tool.get("poetry", {}) if isinstance(tool.get("poetry"), dict) else {}
@@ -333,6 +297,7 @@ def parse_pyproject(text: str) -> dict[str, Any]:
         "pytest": isinstance(pytest_cfg, dict),
         "pytest_addopts": (pytest_cfg or {}).get("addopts") if isinstance(pytest_cfg, dict)
         else None,
+        "tox": tox if tox and (tox["env_list"] or tox["commands"]) else None,
     }
 
 
@@ -429,7 +394,8 @@ _PY_MANAGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("PDM", re.compile(r"\bpdm (?:install|run|sync|add)\b|\[tool\.pdm\]")),
     ("Hatch", re.compile(r"\bhatch (?:run|env|shell)\b|\[tool\.hatch\.envs")),
     ("Pipenv", re.compile(r"\bpipenv (?:install|run|sync)\b")),
-    ("pip", re.compile(r"\bpip3? install\b|-m pip install\b")),
+    ("Flit", re.compile(r"\bflit install\b")),
+    ("pip", re.compile(r"\bpip3? install\b|-m pip install\b|\$\{?PIP\}?\"? install\b")),
 )
 _NODE_MANAGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pnpm", re.compile(r"\bpnpm (?:install|i|run|test|add|exec)\b|\bpnpm-lock\.yaml\b")),
@@ -451,7 +417,7 @@ def _tools(lines: Iterable[str]) -> tuple[str, ...]:
     found: list[str] = []
     text = " ".join(lines)
     for tool in _TOOLS:
-        pattern = rf"(?:^|[\s/;&|(]){re.escape(tool)}(?:\s|$|;|\))"
+        pattern = rf"(?:^|[\s/;&|(}}]){re.escape(tool)}(?:\s|$|;|\))"
         if tool == "go":
             pattern = r"(?:^|[\s/;&|(])go (?:test|vet)\b"
         elif tool == "cargo":
@@ -504,8 +470,16 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             pkg = parse_package_json(files["package.json"].content)
         except ValueError as exc:
             notes.append(f"package.json is not valid JSON: {exc}")
+    tox_src = files.get("tox.ini")
+    if tox is None and py is not None and py["tox"] is not None:
+        tox, tox_src = py["tox"], files["pyproject.toml"]  # [tool.tox] / legacy_tox_ini
+    hooks = (repo_docs.parse_precommit(files[".pre-commit-config.yaml"].content)
+             if ".pre-commit-config.yaml" in files else ())
+    entry_scripts = {p: s for p, s in files.items() if repo_docs.is_script_path(p)}
     docs = [files[n] for n in (*RULE_FILES, "README.md") if n in files]
     name = (py or {}).get("name") or (pkg or {}).get("name") or "The project"
+    # what the developer set-up says, not a user's `pip install NAME` line
+    dev_text = {s.source_id: repo_docs.strip_user_installs(s.content, name) for s in docs}
     topics: list[_Topic] = []
 
     # Build and dependencies.
@@ -518,7 +492,8 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             parts.append(f"{name} builds with {label} (build-backend {backend})")
         scanned = [files[n] for n in ("pyproject.toml", "Makefile", "tox.ini") if n in files]
         for manager, pattern in _PY_MANAGERS:
-            hits = [s for s in (*scanned, *docs) if pattern.search(s.content)]
+            hits = [s for s in (*scanned, *entry_scripts.values()) if pattern.search(s.content)]
+            hits += [s for s in docs if pattern.search(dev_text[s.source_id])]
             if manager == "Hatch" and py["hatch_envs"]:
                 hits = [files["pyproject.toml"], *hits]
             if hits:
@@ -539,7 +514,9 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
         ev = [files["package.json"]]
         if manager is None:
             for candidate, pattern in _NODE_MANAGERS:
-                hits = [s for s in (files["package.json"], *docs) if pattern.search(s.content)]
+                hits = [files["package.json"]] if pattern.search(
+                    files["package.json"].content) else []
+                hits += [s for s in docs if pattern.search(dev_text[s.source_id])]
                 if hits:
                     manager = candidate
                     ev.extend(hits)
@@ -570,10 +547,16 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
         test_cmd = _run(pm, "test")
         detail = f" ({_code(pkg['scripts']['test'])})"
         test_ev.append(files["package.json"])
-    elif tox is not None and (tox["env_list"] or tox["commands"]):
+    elif "scripts/test" in entry_scripts or "scripts/tests" in entry_scripts:
+        script = entry_scripts.get("scripts/test") or entry_scripts["scripts/tests"]
+        test_cmd = source_path(script) or "scripts/test"
+        tools = _tools(repo_docs.script_lines(script.content))
+        detail = f" ({_join(list(tools))})" if tools else ""
+        test_ev.append(script)
+    elif tox is not None and tox_src is not None and (tox["env_list"] or tox["commands"]):
         test_cmd = "tox"
         detail = f" (environments {', '.join(tox['env_list'])})" if tox["env_list"] else ""
-        test_ev.append(files["tox.ini"])
+        test_ev.append(tox_src)
     elif py is not None and py["pytest"]:
         test_cmd = "pytest"
         test_ev.append(files["pyproject.toml"])
@@ -608,11 +591,20 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
             verify.append(f"{_code(_run(pm, s))} ({_code(pkg['scripts'][s])})")
         if scripts:
             verify_ev.append(files["package.json"])
-    if tox is not None:
+    for path, script in entry_scripts.items():
+        if path.rpartition("/")[2] not in _VERIFY_SCRIPT_FILES:
+            continue
+        tools = _tools(repo_docs.script_lines(script.content))
+        verify.append(_code(path) + (f" ({_join(list(tools))})" if tools else ""))
+        verify_ev.append(script)
+    if hooks:
+        verify.append(f"{_code('pre-commit run --all-files')} ({repo_docs.hook_summary(hooks)})")
+        verify_ev.append(files[".pre-commit-config.yaml"])
+    if tox is not None and tox_src is not None:
         envs = list(tox["env_list"]) or [e for e in tox["commands"] if e]
         if envs:
             verify.append(f"tox environments {', '.join(envs)}")
-            verify_ev.append(files["tox.ini"])
+            verify_ev.append(tox_src)
     if verify:
         for cmd in re.findall(r"`([^`]+)`", " ".join(verify)):
             verify_ev.extend(_mentions(docs, cmd))
@@ -621,6 +613,7 @@ def _contract_topics(files: Mapping[str, Source], notes: list[str]) -> list[_Top
     return topics
 
 
+_VERIFY_SCRIPT_FILES = ("check", "lint", "format", "typecheck", "coverage", "ci")
 def _run(manager: str | None, script: str) -> str:
     manager = manager or "npm"
     if script == "test":
@@ -725,39 +718,48 @@ _BULLET = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s*)?")
 
 def classify_rule(text: str) -> str | None:
     """``constraint`` (must, never, always, do not, ...), ``preference`` (prefer,
-    should, avoid, ...) or None for a sentence; "do not need to" is not a prohibition."""
+    should, avoid, ..., or a plain imperative instruction such as "Run `pnpm test`
+    before every commit.", see :func:`~powercontext.core.repo_docs.is_imperative_rule`)
+    or None for a sentence; "do not need to" is not a prohibition."""
     low = text.lower().replace("’", "'")
     neutral = _NOT_NEEDED.sub(" ", low)
     if _CONSTRAINT.search(neutral):
         return "constraint"
-    if _PREFERENCE.search(neutral):
+    if _PREFERENCE.search(neutral) or repo_docs.is_imperative_rule(text):
         return "preference"
     return None
 
 
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+
+
 def _clean_rule(line: str) -> str:
     text = _BULLET.sub("", line, count=1).strip()
-    text = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), text)
+    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
     return " ".join(text.split())
 
 
 def _rule_lines(content: str) -> list[str]:
+    """Rule candidates of a Markdown document: hard-wrapped paragraphs and list items
+    are joined first (:func:`~powercontext.core.repo_docs.markdown_blocks`); a list item
+    up to 400 characters is one rule, a paragraph (or a longer item) gives its
+    sentences; a sentence that depends on the one before ("... instead.", "This ...")
+    stays with it; questions, lead-ins ending in ``:`` and cut code spans are dropped."""
     out: list[str] = []
-    fence = False
-    for raw in content.splitlines():
-        stripped = raw.strip()
-        if stripped.startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence or not stripped or stripped.startswith(("#", "|", "<!--", "<")):
-            continue
-        text = _clean_rule(raw)
-        if len(text) < 12 or text.endswith(":"):
-            continue
-        if len(text) > 400:
-            out.extend(s for s in re.split(r"(?<=[.!?])\s+", text) if 12 <= len(s) <= 400)
-        else:
-            out.append(text)
+    for block, is_item in repo_docs.markdown_blocks(content):
+        text = " ".join(_BOLD.sub(lambda m: m.group(1) or m.group(2), block).split())
+        pieces = [text] if is_item and len(text) <= 400 else repo_docs.sentences(text)
+        kept: list[str] = []
+        for piece in pieces:
+            if not 12 <= len(piece) <= 400 or piece.endswith((":", "?")) \
+                    or piece.count("`") % 2:
+                kept.append("")  # a lead-in, a question or a cut code span: not a rule
+            elif kept and kept[-1] and repo_docs.is_dependent_sentence(piece) \
+                    and len(kept[-1]) + len(piece) < 400:
+                kept[-1] = f"{kept[-1]} {piece}"  # "... Use an explicit block instead."
+            else:
+                kept.append(piece)
+        out.extend(k for k in kept if k)
     return out
 
 
@@ -845,7 +847,7 @@ def git_change_candidates(
         if not repo:
             continue
         for path, removed, added in _patch_hunks(g.content):
-            if PurePosixPath(path).name not in RULE_FILES or "/" in path:
+            if path not in RULE_FILES:
                 continue
             old = [r for r in (_clean_rule(x) for x in removed) if classify_rule(r)]
             new = [r for r in (_clean_rule(x) for x in added) if classify_rule(r)]

@@ -17,6 +17,7 @@ __all__ = [
     "PowerContextError",
     "ProfileMismatchError",
     "RevisionConflictError",
+    "SecretDetectedError",
     "UpgradeRequiredError",
     "WritesPausedError",
 ]
@@ -32,6 +33,20 @@ class InvalidInputError(PowerContextError, ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+
+
+class SecretDetectedError(InvalidInputError):
+    """Input holds a secret, so it is refused before anything is stored (Memory RFC,
+    "Memory admission rules": never save secrets; Sources are append-only). ``field``
+    names where (``sources[0].content``), ``rule`` the kind of secret, ``line`` the
+    1-based line; the message never contains the secret itself."""
+
+    def __init__(self, field: str, rule: str, description: str, line: int) -> None:
+        super().__init__(field, f"line {line}: looks like a secret ({description}); "
+                         "secrets are never stored: remove it or use a placeholder")
+        self.rule = rule
+        self.description = description
+        self.line = line
 
 
 class RevisionConflictError(PowerContextError):

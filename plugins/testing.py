@@ -28,6 +28,7 @@ from powercontext.core.errors import (
     CapabilityNotSupportedError,
     InvalidCitationError,
     RevisionConflictError,
+    SecretDetectedError,
 )
 from powercontext.core.models import (
     ArtifactRef,
@@ -1149,6 +1150,28 @@ class MemoryBackendContract:
                 unnormalized = attrs.evolve(note, kind=" file ")
                 with pytest.raises(ValueError):
                     await svc.backend.put_sources([unnormalized])
+        run(body())
+
+    def test_a_source_holding_a_secret_is_never_stored(self, memory_backend_factory):
+        """Sources are append-only: the store itself refuses a secret in the content, the
+        uri or the metadata (SecretDetectedError, naming the field), storing nothing."""
+        sources = (
+            self._src("src_secret_1", "deploy with\npassword=hunter2"),
+            canonical.make_source("src_secret_2", "file", "see uri", "postgres://app:s3cret@db/a"),
+            canonical.make_source("src_secret_3", "file", "note", None, {"token": "zz9yy8xx7ww6"}),
+        )
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                ok = self._src("src_ok", "ordinary evidence")
+                for src in sources:
+                    with pytest.raises(SecretDetectedError) as info:
+                        await svc.backend.put_sources([ok, src])
+                    assert "hunter2" not in str(info.value) and "s3cret" not in str(info.value)
+                    with pytest.raises(SecretDetectedError):
+                        await svc.remember(None, sources=(src,), entries=(
+                            MemoryEntryInput("fact", "an ordinary fact", sources=(src,)),))
+                assert await svc.backend.journal() == ()
         run(body())
 
 

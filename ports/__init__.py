@@ -23,12 +23,14 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import MemoryPlan
+from powercontext.core.secrets import SecretFinding
 
 __all__ = [
     "CandidatePipeline",
     "EmbeddingModel",
     "MemoryBackend",
     "MemoryUnitOfWork",
+    "SecretScanner",
     "SourceStore",
 ]
 
@@ -52,6 +54,16 @@ class EmbeddingModel(Protocol):
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult: ...
 
 
+@runtime_checkable
+class SecretScanner(Protocol):
+    """Finds secrets in text before anything is stored (Memory RFC, "Memory admission
+    rules": never save secrets). ``scan`` is pure CPU work, never a network call, and
+    returns every finding (rule, description, 1-based line, span when known) in text
+    order; it never raises on any string. The service refuses or redacts with it."""
+
+    def scan(self, text: str) -> tuple[SecretFinding, ...]: ...
+
+
 class MemoryUnitOfWork(Protocol):
     """One atomic write: the Revision, entry versions, head projection, FTS and vectors
     commit together or not at all (Memory RFC, "Concurrency and transactions")."""
@@ -71,7 +83,9 @@ class SourceStore(Protocol):
 
     async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
         """Persist Sources (idempotent for identical ones); returns journal positions.
-        A different Source under an existing id raises ValueError."""
+        A different Source under an existing id raises ValueError; a Source holding a
+        secret in its content, uri or metadata raises SecretDetectedError (a ValueError)
+        and nothing is stored (Sources are append-only)."""
         ...
 
     async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:

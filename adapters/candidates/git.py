@@ -11,6 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from powercontext.adapters.secret_scanner import redact_fields
 from powercontext.core import canonical
 from powercontext.core.errors import PowerContextError
 from powercontext.core.models import Source
@@ -68,7 +69,8 @@ def git_change_source(repo: Path, base: str, head: str = "HEAD", *,
     ``paths`` (changed paths, newline-separated, sorted), ``truncated`` (``"true"`` when
     the patch was cut at ``max_patch_bytes`` on a line boundary). Content: the unified
     patch (``git diff --no-color --no-ext-diff -M``; binary files as "Binary files
-    differ"). ``uri`` is the repository's ``file:`` uri. GitError for an unknown commit.
+    differ"), every secret in it redacted (``[REDACTED:<rule>]``). ``uri`` is the
+    repository's ``file:`` uri. GitError for an unknown commit.
     """
     repo = repo.resolve()
     base_id, head_id = resolve_commit(repo, base), resolve_commit(repo, head)
@@ -84,5 +86,6 @@ def git_change_source(repo: Path, base: str, head: str = "HEAD", *,
     meta = {"repo": str(repo), "base": base_id, "head": head_id, "paths": "\n".join(paths),
             "truncated": "true" if truncated else "false"}
     uri = repo.as_uri()
+    patch, _, meta = redact_fields(patch, None, meta)  # Sources are append-only
     digest = canonical.source_content_hash("git_change", patch, uri, tuple(sorted(meta.items())))
     return canonical.make_source(f"src_git_{digest[:40]}", "git_change", patch, uri, meta)

@@ -12,7 +12,8 @@ stdin:
 - ``Stop`` (``session_id``, ``transcript_path``, ``cwd``, ``stop_hook_active``, and in
   newer versions ``last_assistant_message``): the turn's outcome (the last assistant
   message, from the payload or the transcript JSONL) is persisted as a ``task_outcome``
-  Source; when a candidate pipeline is configured, ``remember(mode="extract")`` runs on it.
+  Source, its secrets redacted first (``[REDACTED:github-token]``); when a candidate
+  pipeline is configured, ``remember(mode="extract")`` runs on it.
 
 Codex runs its ``notify`` program with one JSON argument; ``powercontext hook codex``
 handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-messages``,
@@ -283,11 +284,18 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
     when ``extract`` and there is an answer, run ``remember(mode="extract")`` on the
     repository Memory (created and mapped to ``repo:<path>`` when there is none yet).
     Returns what happened (printed with ``--json``)."""
+    from powercontext.adapters.secret_scanner import redact_all, redact_fields
     from powercontext.core import canonical
     from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
 
     root = repo_root(cwd)
     key = f"repo:{root}"
+    svc = c.service()
+    # Sources are append-only: secrets are redacted before the Source (and its id and
+    # hash) exist, visibly ("[REDACTED:github-token]"), and before any cut, so that a
+    # cut never leaves half a token behind.
+    scanner = svc.secret_scanner
+    answer, request = redact_all(answer, scanner), redact_all(request, scanner)
     metadata = {"agent": agent, "cwd": str(Path(cwd).resolve()), "repo": str(root),
                 **{k: v for k, v in ids.items() if v}}
     if request:
@@ -297,6 +305,7 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
         metadata["head"] = head
     content = _bounded(answer, MAX_OUTCOME_CHARS) if answer else (
         f"{agent} finished a turn; no assistant message was recorded.")
+    content, uri, metadata = redact_fields(content, uri, metadata, scanner)
     digest = canonical.source_content_hash("task_outcome", content, uri,
                                            tuple(sorted(metadata.items())))
     source = canonical.make_source(f"src_{digest[:40]}", "task_outcome", content, uri, metadata)
@@ -306,7 +315,6 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
 
     from powercontext.adapters.cli.main import _settled
 
-    svc = c.service()
     try:
         await svc.backend.put_sources((source,))
         pipeline = _pipeline(svc) if extract and answer else None

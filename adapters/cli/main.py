@@ -381,6 +381,14 @@ def remember(
         raise click.UsageError("give --text or --entries")
 
     async def body(svc: Any) -> None:
+        from powercontext.core.errors import SecretDetectedError
+        from powercontext.core.secrets import source_findings
+
+        for f, src in zip(source_files, srcs, strict=True):
+            # refused before anything is stored, naming the file and line (exit 2)
+            for where, found in source_findings(src, svc.secret_scanner.scan)[:1]:
+                field = f"--source {f}" + ("" if where == "content" else f" ({where})")
+                raise SecretDetectedError(field, found.rule, found.description, found.line)
         memory_name = name
         if memory_name is None and key is not None and c.manifest().get(key):
             memory_name = f"key:{key}"

@@ -3,8 +3,10 @@ increments (Memory RFC, "Source changes and incremental evidence", "Coding Agent
 scenario"; issue 5 item 4).
 
 ``repo bootstrap PATH`` persists only the bounded contract Sources (pyproject.toml,
-Makefile, tox.ini, package.json, AGENTS.md, CLAUDE.md, CONTRIBUTING.md, README.md when
-present; a file holding a secret is skipped), runs the candidate pipeline and creates or
+Makefile, tox.ini, package.json, .pre-commit-config.yaml, AGENTS.md, CLAUDE.md,
+CONTRIBUTING.md, .github/CONTRIBUTING.md, docs/contributing.md, README.md when present,
+and the ``scripts/<name>`` entry points they name; a file holding a secret is skipped,
+naming the line), runs the candidate pipeline and creates or
 updates the repository's Memory. The runtime manifest then maps ``repo:<abs path>`` to
 the Memory id and keeps ``last_processed_commit``.
 
@@ -173,6 +175,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         from powercontext.adapters.candidates.repository import contract_sources, repo_key
         from powercontext.core.candidates import BOOTSTRAP_FILES
         from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+        from powercontext.core.repo_docs import script_mentions
 
         root = Path(path).resolve()
         key = repo_key(root)
@@ -197,7 +200,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         paths = dict(change.metadata)["paths"].splitlines()
         snapshots: tuple[Any, ...] = ()
         skipped: tuple[Any, ...] = ()
-        if any(p in BOOTSTRAP_FILES for p in paths):
+        if any(p in BOOTSTRAP_FILES or script_mentions(p) == (p,) for p in paths):
             snapshots, skipped = contract_sources(root, commit=commit)
         sources = (change, *snapshots)
         pipeline = _pipeline(svc)

@@ -297,7 +297,7 @@ def test_hook_start_up_imports_nothing_heavy(env, tmp_path, repo):
     probe = tmp_path / "modules.json"
     # (the SQLite adapter loads vec0 without importing sqlite_vec, which imports numpy)
     heavy = ["mcp", "rich", "openai", "torch", "sentence_transformers", "pydantic", "anyio",
-             "numpy", "sqlglot"]
+             "numpy", "sqlglot", "detect_secrets", "requests"]
     code = (
         "import atexit, json, sys\n"
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("

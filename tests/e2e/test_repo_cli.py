@@ -301,8 +301,8 @@ def test_a_file_holding_a_secret_is_not_persisted(pc, tmp_path):
     out = pc("repo", "bootstrap", str(root))
     assert [s["path"] for s in out["sources"]] == ["Makefile"]
     assert out["skipped"] == [{"path": "CLAUDE.md",
-                               "reason": "contains a secret (OpenAI/Anthropic API key); "
-                                         "not persisted"}]
+                               "reason": "contains a secret (OpenAI/Anthropic API key) on "
+                                         "line 2; not persisted"}]
     assert [r["text"] for r in out["changes"]] == [
         "Test command: run `make test` (pytest) for routine code changes."]
 

@@ -1,0 +1,288 @@
+"""Pure secret rules: find, name and redact secrets in text, and check Sources before
+they are stored (Memory RFC, "Memory admission rules": never save secrets; Sources are
+append-only, so a secret must be refused or redacted *before* the first write).
+
+A rule names each finding with a slug (``github-token``) and a description ("GitHub
+token"), a 1-based line number and, when the rule knows it, the span of the secret
+itself. Nothing here echoes a secret: errors and reports carry only the rule and line.
+
+The rules here are the token formats with a fixed shape, credentials in URLs
+(``scheme://user:pass@host``), ``Authorization`` headers, and password/secret/token
+assignments (``password=<value>``, ``PASSWORD: "<value>"``, ``export API_KEY=...``) whose value
+is not a placeholder or a reference (``${DB_PASSWORD}``, ``<your key>``,
+``os.environ[...]``, a type name, the variable of the same name). A scanner adapter
+(:class:`powercontext.ports.SecretScanner`) adds a maintained detector's rules on top.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+from powercontext.core.errors import SecretDetectedError
+from powercontext.core.models import Source
+
+__all__ = [
+    "REDACTION",
+    "SecretFinding",
+    "check_sources",
+    "check_text",
+    "find_secret",
+    "find_secrets",
+    "is_placeholder",
+    "line_of",
+    "metadata_value_finding",
+    "redact",
+    "source_findings",
+]
+
+REDACTION = "[REDACTED:{rule}]"
+"""What replaces a secret in a redacted text (``[REDACTED:github-token]``)."""
+
+
+@attrs.frozen
+class SecretFinding:
+    """One secret in a text: ``rule`` (slug), ``description``, ``line`` (1-based) and the
+    character span ``start``..``end`` of the secret value, or None when only the line is
+    known (then redaction replaces the whole line)."""
+
+    rule: str
+    description: str
+    line: int
+    start: int | None = None
+    end: int | None = None
+
+
+Scan = Callable[[str], Sequence[SecretFinding]]
+
+# (slug, description, pattern, group holding the secret value; 0 = the whole match)
+_TOKEN_RULES: tuple[tuple[str, str, re.Pattern[str], int], ...] = (
+    ("pem-private-key", "PEM private key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"), 0),
+    ("aws-access-key-id", "AWS access key id",
+     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b"), 0),
+    ("aws-secret-access-key", "AWS secret access key", re.compile(
+        r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{40})\b"), 1),
+    ("github-token", "GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), 0),
+    ("github-fine-grained-token", "GitHub fine-grained token",
+     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), 0),
+    ("gitlab-token", "GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("openai-api-key", "OpenAI/Anthropic API key",
+     re.compile(r"\bsk-(?:[A-Za-z]+-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("slack-token", "Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), 0),
+    ("google-api-key", "Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
+    ("stripe-key", "Stripe key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b"), 0),
+    ("npm-token", "npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("pypi-token", "PyPI token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"), 0),
+    ("huggingface-token", "Hugging Face token", re.compile(r"\bhf_[A-Za-z]{34}\b"), 0),
+    ("jwt", "JSON Web Token", re.compile(
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
+)
+_URL_CREDENTIALS = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"`<>]+:([^\s@/'\"`<>]+)@[^\s/@'\"`<>]")
+_AUTH_HEADER = re.compile(
+    r"(?i)\b(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=\-]{8,})")
+_SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|secret|token|api[_\-]?key|(?:access|private|secret"
+                r"|auth|signing|encryption|master)[_\-]?key|credentials?)")
+# The key ends with a secret word right before the operator (``token_count = 5`` and
+# ``max_tokens: 10`` do not match); ``pass``/``pwd`` count only as a whole component.
+_ASSIGNMENT = re.compile(
+    r"(?i)(?<![\w.\-])(?P<key>[\w.\-]*?" + _SECRET_WORD
+    + r"|(?:[\w.\-]*[_.\-])?(?:pass|pwd))(?P<kq>[\"']?)[ \t]*(?P<op>=(?!=)|:(?![:=]))[ \t]*"
+    r"(?:(?P<q>[fFbBrRuU]?[\"'])(?P<qv>[^\"'\n]*)[\"']|(?P<uv>[^\s\"'`,;)&|]+))"
+    r"(?P<rest>[^\n]*)")
+_ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_PLACEHOLDER_WORDS = frozenset({
+    "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
+    "read", "write", "read-write", "inherit", "auto", "default", "env", "environment",
+    "str", "string", "int", "bool", "boolean", "number", "bytes", "any", "object", "dict",
+    "optional", "required", "secret", "secrets", "password", "pass", "passwd", "token",
+    "key", "apikey", "api_key", "api-key", "changeme", "change-me", "example", "placeholder",
+    "redacted", "dummy", "fake", "test", "testing", "todo", "tbd", "value", "empty", "hidden",
+    "masked", "n/a",
+})
+_PLACEHOLDER_PREFIXES = (
+    "your", "my-", "my_", "test-", "test_", "dummy", "fake", "example", "changeme", "change_me",
+    "replace", "insert", "redacted",
+    "os.environ", "os.getenv", "getenv", "env.", "env[", "process.env", "settings.",
+    "config.", "self.", "secrets.", "vault:", "op://", "keyring", "import.meta.env",
+)
+_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+$|[()\[\]]")
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+_TYPE_NAME = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z]*)*$")
+
+
+def is_placeholder(value: str) -> bool:
+    """True when ``value`` stands for a secret instead of being one: empty, a template
+    (``${X}``, ``{{ x }}``, ``<your key>``, ``%(x)s``, ``$VAR``), a mask (``***``,
+    ``xxxx``, ``...``, ``[REDACTED:...]``), a word such as ``changeme``/``password``/
+    ``none``, an environment or settings reference (``os.environ[...]``,
+    ``process.env.X``), or an environment variable name (``DB_PASSWORD``)."""
+    v = value.strip().strip("\"'`")
+    if not v:
+        return True
+    low = v.lower()
+    if v[0] in "$<{%[*" or set(v) <= set("*.#?-") or (len(v) >= 3 and set(low) == {"x"}):
+        return True
+    if low in _PLACEHOLDER_WORDS or low.startswith(_PLACEHOLDER_PREFIXES):
+        return True
+    if low.endswith(("_here", "-here", "...", "…")):
+        return True
+    return bool(_ENV_STYLE.match(v) and "_" in v)
+
+
+def line_of(text: str, offset: int) -> int:
+    """The 1-based line number of character ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1
+
+
+def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
+    """The secret value of an assignment match and its span, or None when the value is
+    a placeholder, a reference or code."""
+    key = m.group("key")
+    if m.group("q") is not None:
+        value, start = m.group("qv"), m.start("qv")
+        if "{" in value and "}" in value:  # an f-string or a template
+            return None
+    else:
+        value, start = m.group("uv"), m.start("uv")
+        rest = m.group("rest")
+        if _REFERENCE.search(value) or value.startswith(("/", "./", "../", "~/")):
+            return None
+        tight = m.group("op") == "=" and m.string[m.end("kq"):m.start("uv")] == "="
+        if (_TYPE_NAME.match(value) and not tight) \
+                or value.lower() == key.lower().lstrip("-").rsplit(".", 1)[-1]:
+            return None  # a type annotation (api_key: SecretStr) or token=token
+        tail = rest.lstrip()
+        if tail.startswith((",", ")")) and _IDENTIFIER.match(value):
+            return None  # a keyword argument passing a variable: connect(password=pw)
+        if m.group("op") == ":":
+            if tail and not tail.startswith("#"):
+                return None  # prose after a colon: "Secret: keep it in the vault"
+        elif (not tight and tail
+              and not tail.startswith(("#", "//", "`", "&", "|", "\\", ",", ")"))):
+            return None  # "the token = the analyzer output"; password=hunter2 is tight
+    if is_placeholder(value):
+        return None
+    return value, start, start + len(value)
+
+
+def find_secrets(text: str) -> tuple[SecretFinding, ...]:
+    """Every secret the pure rules find in ``text``, in text order (module docstring
+    lists the rules). Never raises on any string."""
+    found: list[SecretFinding] = []
+    for rule, description, pattern, group in _TOKEN_RULES:
+        for m in pattern.finditer(text):
+            found.append(SecretFinding(rule, description, line_of(text, m.start(group)),
+                                       m.start(group), m.end(group)))
+    for m in _URL_CREDENTIALS.finditer(text):
+        if not is_placeholder(m.group(1)):
+            found.append(SecretFinding("url-credentials", "credentials in a URL",
+                                       line_of(text, m.start(1)), m.start(1), m.end(1)))
+    for m in _AUTH_HEADER.finditer(text):
+        if not is_placeholder(m.group(1)):
+            found.append(SecretFinding("authorization-header", "Authorization header",
+                                       line_of(text, m.start(1)), m.start(1), m.end(1)))
+    for m in _ASSIGNMENT.finditer(text):
+        hit = _assignment_value(m)
+        if hit is None:
+            continue
+        _, start, end = hit
+        if any(f.start is not None and f.start <= start < (f.end or 0) for f in found):
+            continue
+        key = m.group("key").lstrip("-")
+        found.append(SecretFinding("credential-assignment", f"credential assignment ({key})",
+                                   line_of(text, start), start, end))
+    return tuple(sorted(found, key=lambda f: (f.line, f.start or 0)))
+
+
+def find_secret(text: str) -> str | None:
+    """The description of the first secret the pure rules find in ``text``, else None."""
+    found = find_secrets(text)
+    return found[0].description if found else None
+
+
+def redact(text: str, findings: Iterable[SecretFinding]) -> str:
+    """``text`` with each finding's span replaced by ``[REDACTED:<rule>]``. Findings
+    without a span replace their whole line, but only when no finding has a span (the
+    caller rescans and redacts again; see :func:`redact_all` in the scanner adapter)."""
+    findings = list(findings)
+    spans = sorted((f.start, f.end, f.rule) for f in findings
+                   if f.start is not None and f.end is not None)
+    if spans:
+        out: list[str] = []
+        pos = 0
+        for start, end, rule in spans:
+            if start < pos:
+                continue
+            out.append(text[pos:start])
+            out.append(REDACTION.format(rule=rule))
+            pos = max(end, start)
+        out.append(text[pos:])
+        return "".join(out)
+    lines = {f.line: f.rule for f in findings}
+    if not lines:
+        return text
+    parts = text.split("\n")
+    for n, rule in lines.items():
+        if 1 <= n <= len(parts):
+            parts[n - 1] = REDACTION.format(rule=rule)
+    return "\n".join(parts)
+
+
+def metadata_value_finding(key: str, value: str) -> SecretFinding | None:
+    """A finding when ``value`` is a credential because of its secret-named ``key``
+    (metadata ``password: hunter2``; the value alone looks like any word), else None."""
+    m = _ASSIGNMENT.fullmatch(f'{key}="{value}"') if "\n" not in value and '"' not in value \
+        else None
+    if m is None or _assignment_value(m) is None:
+        return None
+    return SecretFinding("credential-assignment", f"credential assignment ({key})", 1,
+                         len(key) + 2, len(key) + 2 + len(value))
+
+
+def source_findings(source: Source, scan: Scan = find_secrets
+                    ) -> tuple[tuple[str, SecretFinding], ...]:
+    """(field, finding) for every secret in a Source: its ``content``, ``uri``, ``kind``,
+    ``source_id`` and each ``metadata`` key and value (a value under a secret-named key,
+    ``password: hunter2``, counts as a credential assignment). Fields are named
+    ``content``, ``uri``, ``metadata.<key>``, ..."""
+    out: list[tuple[str, SecretFinding]] = []
+    for field, text in (("content", source.content), ("uri", source.uri or ""),
+                        ("kind", source.kind), ("source_id", source.source_id)):
+        out.extend((field, f) for f in scan(text))
+    for key, value in source.metadata:
+        out.extend((f"metadata.{key}", f) for f in scan(value))
+        out.extend(("metadata key", f) for f in scan(key))
+        if not any(field == f"metadata.{key}" for field, _ in out):
+            f = metadata_value_finding(key, value)
+            if f is not None:
+                out.append((f"metadata.{key}", attrs.evolve(f, start=None, end=None)))
+    return tuple(out)
+
+
+def check_text(field: str, text: str, scan: Scan = find_secrets) -> None:
+    """Raise :class:`SecretDetectedError` naming ``field``, the rule and the line when
+    ``scan`` finds a secret in ``text``; the secret itself is never echoed."""
+    found = scan(text)
+    if found:
+        f = found[0]
+        raise SecretDetectedError(field, f.rule, f.description, f.line)
+
+
+def check_sources(sources: Sequence[Source], scan: Scan = find_secrets,
+                  field: str = "sources") -> None:
+    """Refuse Sources holding a secret before anything is stored: raise
+    :class:`SecretDetectedError` for the first one (field ``sources[i].content``, the
+    rule and the line). Non-Source values are left to the store's own type check."""
+    for i, s in enumerate(sources):
+        if not isinstance(s, Source):
+            continue
+        found = source_findings(s, scan)
+        if found:
+            where, f = found[0]
+            raise SecretDetectedError(f"{field}[{i}].{where}", f.rule, f.description, f.line)
