@@ -105,6 +105,8 @@ def resolve_embedding(
         if isinstance(remembered, dict) and remembered.get("name"):
             name = remembered["name"]
             embedding_options = embedding_options or remembered.get("options") or {}
+            if embedding_options:  # a credential is never remembered: it comes from the env
+                embedding_options = {**_secret_options_from_env(name), **embedding_options}
     elif name == "none":
         name = None
     if name is not None and not embedding_options:
@@ -125,8 +127,19 @@ def resolve_embedding(
 
 def remember_embedding(db_url: str, name: str, options: dict[str, Any]) -> None:
     """Make ``name`` (with ``options``) the model plain commands on ``db_url`` use (after
-    ``memory rebuild --migrate`` moved the database to its profile)."""
-    RuntimeManifest.for_db(db_url).set_state("embedding", {"name": name, "options": options})
+    ``memory rebuild --migrate`` moved the database to its profile). Credentials
+    (:data:`SECRET_OPTIONS`) are never written to the manifest: each command reads them
+    from the environment again."""
+    kept = {k: v for k, v in options.items() if k not in SECRET_OPTIONS}
+    RuntimeManifest.for_db(db_url).set_state("embedding", {"name": name, "options": kept})
+
+
+#: Embedding options that are credentials: never remembered on disk.
+SECRET_OPTIONS = frozenset({"api_key"})
+
+
+def _secret_options_from_env(name: str) -> dict[str, Any]:
+    return {k: v for k, v in _options_from_env(name).items() if k in SECRET_OPTIONS}
 
 
 def _options_from_env(name: str) -> dict[str, Any]:
