@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 
+from powercontext.core.analyzer import ENGINE_STOPWORDS
+
 __all__ = [
     "HEADS_TABLE",
     "INNODB_STOPWORDS",
@@ -50,13 +52,10 @@ HEADS_TABLE = "memory_entry_heads"
 MIN_VERSION = (4, 3, 5, 3)
 #: The SPACE parser drops tokens longer than this (``max_token_size`` is at most 84).
 MAX_TOKEN_CHARS = 84
-#: The words seekdb 1.4.0's SPACE parser drops (``TOKENIZE`` with min_token_size=1):
-#: the InnoDB default stopword list.
-INNODB_STOPWORDS = frozenset((
-    "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en", "for", "from",
-    "how", "i", "in", "is", "it", "la", "of", "on", "or", "that", "the", "this", "to",
-    "und", "was", "what", "when", "where", "who", "will", "with", "www",
-))
+#: The words seekdb 1.4.0's SPACE parser drops (``TOKENIZE`` with min_token_size=1, and
+#: the index): the InnoDB default stopword list, which seekdb cannot be told to keep. The
+#: analyzers own the list (every version drops it: core.analyzer.ENGINE_STOPWORDS).
+INNODB_STOPWORDS = ENGINE_STOPWORDS
 #: What the tokenizer probe feeds ``TOKENIZE``: short tokens, CJK tokens, every word
 #: above and a control word that must survive.
 TOKENIZE_PROBE_TEXT = " ".join(
