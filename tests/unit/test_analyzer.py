@@ -353,7 +353,7 @@ def test_analyzers_are_frozen_values() -> None:
 
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         V1.version = "v2"  # type: ignore[misc]
-    assert V1 == get("v1") and V1 != V1_PORTER
+    assert get("v1") == V1 and V1 != V1_PORTER
 
 
 # -- whole kinds of text ----------------------------------------------------------------
