@@ -348,8 +348,7 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
         words = set(obsql.TOKENIZE_PROBE_TEXT.split())
         dropped = words - kept
         self._probe_facts["space_parser_drops"] = sorted(dropped)
-        must_keep = {"go", "ci", "db", "uv", "u_4e2d", "b_4e2d_6587", "x_c3a9", "abc_def",
-                     "123", "keepme"}
+        must_keep = set(obsql.TOKENIZE_MUST_KEEP)
         if not must_keep <= kept:
             reasons.append(
                 f"the SPACE parser drops {sorted(must_keep - kept)}, which every analyzer "
