@@ -49,8 +49,9 @@ The versions:
   stopwords are exactly :data:`ENGINE_STOPWORDS`, the InnoDB default list that seekdb's
   SPACE parser drops and cannot be told to keep (seekdb 1.4.0: ``PARSER_PROPERTIES``
   takes only ``min_token_size``/``max_token_size`` for SPACE and refuses
-  ``stopword_table``; ``TOKENIZE`` refuses a ``stopwords`` option; ``ft_stopword_file``
-  is fixed to ``built-in``). Dropping them everywhere keeps both engines' hits equal.
+  ``stopword_table``; ``TOKENIZE`` refuses a ``stopwords`` option; ``SET GLOBAL
+  ft_stopword_file`` is accepted and changes nothing). Dropping them everywhere keeps
+  both engines' hits equal.
 * ``v1-porter`` (:data:`V1_PORTER`): ``v1`` plus the Porter (1980) stemmer on ASCII words
   made only of letters of at most :data:`MAX_TOKEN_CHARS` characters (:func:`stem`, the
   stems of SQLite FTS5's ``porter``; a stem that is a stopword, ``one`` -> ``on``, is not
