@@ -25,8 +25,11 @@ import attrs
 
 from powercontext.adapters import revision_codec
 from powercontext.adapters.secret_scanner import default_scanner
-from powercontext.core import admission, analyzer, canonical, rrf
+from powercontext.core import admission, canonical, rrf
+from powercontext.core import analyzer as analyzers
+from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
+    AnalyzerMismatchError,
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     CommitOutcomeUnknownError,
@@ -135,7 +138,8 @@ class RebuildReport:
     the Memories whose vector projection is still incomplete, the Memories whose stored
     authoritative data failed validation (left untouched, with the reason), and
     ``missing``: each active entry left without a vector, as (artifact_id, entry_id,
-    reason: no model, the model failed, or its vector was refused)."""
+    reason: no model, the model failed, or its vector was refused), and
+    ``analyzer``: the analyzer version the FTS projection is now built by."""
 
     memories: int = 0
     entries: int = 0
@@ -144,6 +148,7 @@ class RebuildReport:
     corrupt: list[tuple[str, str]] = attrs.field(factory=list)
     kept: int = 0
     missing: list[tuple[str, str, str]] = attrs.field(factory=list)
+    analyzer: str = ""
 
 
 @attrs.define
@@ -182,6 +187,13 @@ class DatabaseMemoryBackend(abc.ABC):
     another profile raises :class:`ProfileMismatchError`. ``model`` is the query-time
     EmbeddingModel used only to decide ``capabilities()``; embeddings themselves are
     computed by the service outside the transaction.
+
+    ``analyzer`` (a version name or an :class:`~powercontext.core.analyzer.Analyzer`;
+    None: no choice) is used only when the database is new: it records its version
+    (the default one without a choice). Opening a database whose recorded version differs
+    from an explicit choice, or is unknown (the ambiguous ``analyzer-v1`` of earlier
+    releases), raises :class:`AnalyzerMismatchError`; :meth:`rebuild` with ``analyzer``
+    migrates (Memory RFC, "Normalization, hashing, and the search analyzer").
     """
 
     #: True when the adapter stores RevisionRow.encoding (so deltas can be written).
@@ -192,8 +204,13 @@ class DatabaseMemoryBackend(abc.ABC):
     def candidate_budget(limit: int) -> int:
         return max(limit * 4, 32)
 
-    def __init__(self, *, profile: EmbeddingProfile | None = None) -> None:
+    def __init__(
+        self, *, profile: EmbeddingProfile | None = None, analyzer: str | Analyzer | None = None
+    ) -> None:
         self._profile = profile
+        self._analyzer_choice = _resolve_analyzer(analyzer)
+        self._analyzer: Analyzer | None = None  # the database's, known once open
+        self._analyzer_migration = False
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open_lock = threading.Lock()
         self._opened = False
@@ -386,8 +403,13 @@ class DatabaseMemoryBackend(abc.ABC):
         with self._open_lock:
             if not self._opened:
                 self._db_caps = self._open_sync()
-                self._check_profile_sync()
-                self._legacy_hashes = self._check_hash_format_sync()
+                try:
+                    self._check_profile_sync()
+                    self._check_analyzer_sync()
+                    self._legacy_hashes = self._check_hash_format_sync()
+                except BaseException:
+                    self._close_sync()
+                    raise
                 self._opened = True
         if self._legacy_hashes and not self._allow_legacy:
             raise UpgradeRequiredError(
@@ -411,6 +433,62 @@ class DatabaseMemoryBackend(abc.ABC):
                 "powercontext does not know (a newer version wrote it)"
             )
         return stored == canonical.LEGACY_HASH_FORMAT
+
+    def _new_database_analyzer(self) -> Analyzer:
+        """The analyzer a database created now records (the choice, else the default)."""
+        return self._analyzer_choice or analyzers.get()
+
+    def _check_analyzer_sync(self) -> None:
+        stored = self._meta_get_sync("analyzer_version")
+        if stored is None:
+            # nothing recorded (an adapter that records nothing at creation): a new
+            # database, which gets the choice or the default
+            stored = self._new_database_analyzer().version
+            self._begin_sync(True)
+            try:
+                self._meta_set_sync("analyzer_version", stored)
+                self._commit_sync()
+            except BaseException:
+                self._rollback_sync()
+                raise
+        known = analyzers.ANALYZERS.get(stored) if stored is not None else None
+        wanted = self._analyzer_choice
+        if self._analyzer_migration:
+            # opened for a rebuild, which migrates: full-text search waits for it
+            self._analyzer = wanted or known or analyzers.get()
+            if self._analyzer != known:
+                self._fts_off_sync(stored)
+            return
+        if known is None or (wanted is not None and wanted != known):
+            raise AnalyzerMismatchError(stored, (wanted or analyzers.get()).version)
+        self._analyzer = known
+
+    def _fts_off_sync(self, stored: str | None) -> None:
+        assert self._analyzer is not None
+        caps = self._db_caps or MemoryCapabilities(True, False, False, None)
+        reason = (f"the FTS projection was built by analyzer {stored!r}, not "
+                  f"{self._analyzer.version!r}: `powercontext memory rebuild` migrates it")
+        self._db_caps = attrs.evolve(caps, fts=False, hybrid=False,
+                                     reasons=(*caps.reasons, reason))
+
+    def allow_analyzer_migration(self) -> None:
+        """Let the next open accept a database built by another or an unknown analyzer
+        (full-text search stays off until :meth:`rebuild` has migrated it). Only for the
+        rebuild command, which must open such a database to migrate it."""
+        self._analyzer_migration = True
+
+    @property
+    def _db_analyzer(self) -> Analyzer:
+        assert self._analyzer is not None, "the database is not open"
+        return self._analyzer
+
+    async def analyzer(self) -> Analyzer:
+        """The database's analyzer (recorded at creation; Memory RFC, "Normalization,
+        hashing, and the search analyzer"). Opens the database: AnalyzerMismatchError
+        when it records another version than the one asked for, or an unknown one."""
+        await self._run(lambda: None)
+        assert self._analyzer is not None
+        return self._analyzer
 
     def _check_profile_sync(self) -> None:
         stored = self._meta_get_sync("embedding_profile")
@@ -986,9 +1064,10 @@ class DatabaseMemoryBackend(abc.ABC):
             version = new.get(r.entry_version_id) or stored.get(r.entry_version_id)
             if version is None or version.text != r.text:
                 raise InvalidInputError("plan.projection", "text differs from the entry version")
-            if r.searchable_text != analyzer.searchable_text(r.text):
+            if r.searchable_text != self._db_analyzer.searchable_text(r.text):
                 raise InvalidInputError(
-                    "plan.projection", "searchable_text is not Analyzer v1 output"
+                    "plan.projection",
+                    f"searchable_text is not the output of analyzer {self._db_analyzer.version!r}",
                 )
         return expected, items
 
@@ -1185,7 +1264,7 @@ class DatabaseMemoryBackend(abc.ABC):
         ids = sorted(manifests)
         channels: dict[str, list[tuple[str, str, str]]] = {}
         if mode in ("fts", "hybrid"):
-            terms = analyzer.query_terms(request.query)
+            terms = self._db_analyzer.query_terms(request.query)
             admitted = []
             if terms:
                 sizes = {a: manifests[a].view.active_total for a in ids}
@@ -1264,6 +1343,7 @@ class DatabaseMemoryBackend(abc.ABC):
         model: Any = None,
         *,
         new_profile: EmbeddingProfile | None = None,
+        analyzer: str | Analyzer | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         batch_size: int = 64,
     ) -> RebuildReport:
@@ -1285,14 +1365,25 @@ class DatabaseMemoryBackend(abc.ABC):
         when the model fails a probe): the vector projection is dropped and recreated
         for that profile, which is stored as the deployment's. ``progress`` is called as
         ``progress(done, total, artifact_id)``.
+        ``analyzer`` (a version name; InvalidInputError for an unknown one) migrates the
+        full-text projection to that analyzer (Memory RFC, "Normalization, hashing, and
+        the search analyzer"): every head row is re-analyzed and re-indexed, and the
+        version is recorded once all are done (until then the database records no known
+        version, so a crashed migration refuses to open until a rebuild completes).
+        Without it a database built by an unknown analyzer migrates to the backend's
+        choice or the default.
         """
         if new_profile is not None and (model is None or model.profile != new_profile):
             raise InvalidInputError(
                 "model", "a migration needs the embedding model of the new profile "
                 "(it refills every vector)"
             )
+        target = _resolve_analyzer(analyzer)
+        if not self._opened:
+            self._analyzer_migration = True
         await self._run(self._in_tx, True, self._pause_sync)
         try:
+            await self._run(self._in_tx, True, self._migrate_analyzer_sync, target)
             if new_profile is not None:
                 await self._probe_model(model, new_profile)  # before any vector is dropped
                 await self._run(self._in_tx, True, self._migrate_sync, new_profile)
@@ -1345,8 +1436,10 @@ class DatabaseMemoryBackend(abc.ABC):
                     if not ok:
                         report.incomplete.append(artifact_id)
             await self._run(self._in_tx, True, self._mark_rebuilt_sync)
+            report.analyzer = self._db_analyzer.version
             return report
         finally:
+            self._analyzer_migration = False
             await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
 
     @staticmethod
@@ -1512,12 +1605,25 @@ class DatabaseMemoryBackend(abc.ABC):
         view = splice(base, items)
         return canonical.content_bytes(MemoryContent(view.manifest, changes), view.joined), view
 
+    def _migrate_analyzer_sync(self, target: Analyzer | None) -> None:
+        """Start moving the FTS projection to ``target`` (None: the analyzer chosen at
+        open): until :meth:`_mark_rebuilt_sync` the database records no known version."""
+        target = target or self._db_analyzer
+        stored = self._meta_get_sync("analyzer_version")
+        if stored == target.version:
+            return
+        self._meta_set_sync("analyzer_version", f"incomplete-migration-to-{target.version}")
+        self._analyzer = target
+        if self._db_caps is not None and self._db_caps.fts:
+            self._fts_off_sync(stored)
+
     def _mark_rebuilt_sync(self) -> None:
-        """Every FTS projection now comes from the current Analyzer v1."""
-        self._meta_set_sync("analyzer_version", analyzer.ANALYZER_VERSION)
+        """Every FTS projection now comes from the backend's analyzer: record it."""
+        self._meta_set_sync("analyzer_version", self._db_analyzer.version)
         if self._db_caps is not None and not self._db_caps.fts:
             reasons = tuple(r for r in self._db_caps.reasons if "FTS projection" not in r)
-            self._db_caps = attrs.evolve(self._db_caps, fts=True, reasons=reasons)
+            self._db_caps = attrs.evolve(self._db_caps, fts=True,
+                                         hybrid=self._db_caps.vector, reasons=reasons)
 
     def _pause_sync(self) -> None:
         if self._meta_get_sync("writes_paused"):
@@ -1552,8 +1658,6 @@ class DatabaseMemoryBackend(abc.ABC):
             self._complete_cache.clear()
 
     def _rebuild_rows_sync(self, ref: ArtifactRef) -> list[ProjectionRow]:
-        from powercontext.core import analyzer as _analyzer
-
         parsed = self._parsed_sync(ref.artifact_id, ref.revision)
         active = [
             e.entry_id for e in parsed.revision.content.manifest.entries if e.state == "active"
@@ -1564,7 +1668,7 @@ class DatabaseMemoryBackend(abc.ABC):
                 v.entry_id,
                 v.entry_version_id,
                 v.entry_content_hash,
-                _analyzer.searchable_text(v.text),
+                self._db_analyzer.searchable_text(v.text),
                 v.text,
             )
             for v in (versions[e] for e in active)
@@ -1584,6 +1688,14 @@ class DatabaseMemoryBackend(abc.ABC):
     def _bump_generation_sync(self) -> None:
         current = int(self._meta_get_sync("projection_generation") or "0")
         self._meta_set_sync("projection_generation", str(current + 1))
+
+
+def _resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
+    """An explicit analyzer choice as a registered Analyzer (InvalidInputError when
+    unknown), or None for no choice."""
+    if choice is None or isinstance(choice, Analyzer):
+        return choice
+    return analyzers.get(choice)
 
 
 class DatabaseUnitOfWork:

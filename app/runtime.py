@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import ArtifactRef
@@ -35,6 +36,7 @@ __all__ = [
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
 ENV_EMBEDDING = "POWERCONTEXT_EMBEDDING"
+ENV_ANALYZER = "POWERCONTEXT_ANALYZER"
 
 
 def data_dir() -> Path:
@@ -59,6 +61,7 @@ def open_service(
     embedding: str | None = None,
     embedding_options: dict[str, Any] | None = None,
     registry: Registry | None = None,
+    analyzer: str | None = None,
 ) -> MemoryService:
     """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`).
 
@@ -66,6 +69,11 @@ def open_service(
     ``openai``; ``none`` for none), resolved by :func:`resolve_embedding`. The model's
     profile is fixed in the database on first use; opening with another raises
     ProfileMismatchError on the first call. For a path, the parent directory is created.
+
+    ``analyzer`` names the search analyzer version (``v1``, ``v1-porter``; default
+    ``$POWERCONTEXT_ANALYZER``, else no choice) a new database records; an existing
+    database keeps its own, and a different explicit choice raises AnalyzerMismatchError
+    on the first call (README, "Analyzer versions"). InvalidInputError for an unknown name.
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
@@ -74,7 +82,12 @@ def open_service(
     _name, _options, model = resolve_embedding(
         url, embedding, embedding_options, registry=registry
     )
-    backend = registry.backend_for_url(url, profile=model.profile if model else None)
+    chosen = analyzer if analyzer is not None else os.environ.get(ENV_ANALYZER) or None
+    if chosen is not None:
+        analyzers.get(chosen)  # InvalidInputError for an unknown name, before any I/O
+    backend = registry.backend_for_url(
+        url, profile=model.profile if model else None, analyzer=chosen
+    )
     return MemoryService(backend, embedding_model=model)
 
 

@@ -450,7 +450,8 @@ class MemoryService:
         else:
             base = await self._base(memory, revised) if memory is not None else None
         plan = planning.plan_remember(
-            base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id
+            base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id,
+            analyzer=await self.backend.analyzer(),
         )
         if mode == "append" and sources and not isinstance(plan, NoChange):
             # stored only once the input has validated (the commit re-checks them)
@@ -467,7 +468,10 @@ class MemoryService:
         inactive entries are a no-op (all inactive returns ``memory``). Entries are
         current MemoryEntryVersion objects (or entry ids, resolved at ``memory``)."""
         base, versions = await self._state_base(memory, entries)
-        result = await self._commit(planning.plan_forget(base, versions, reason), memory)
+        result = await self._commit(
+            planning.plan_forget(base, versions, reason, analyzer=await self.backend.analyzer()),
+            memory,
+        )
         assert result is not None
         return result
 
@@ -480,7 +484,12 @@ class MemoryService:
         """Memory RFC, "reactivate()": a new Revision marking the same versions active
         again and restoring their projections; active entries are a no-op."""
         base, versions = await self._state_base(memory, entries)
-        result = await self._commit(planning.plan_reactivate(base, versions, reason), memory)
+        result = await self._commit(
+            planning.plan_reactivate(
+                base, versions, reason, analyzer=await self.backend.analyzer()
+            ),
+            memory,
+        )
         assert result is not None
         return result
 
@@ -513,7 +522,10 @@ class MemoryService:
             base.ref, base.content, {k: v for k, v in base.versions.items() if k in active}
         )
         result = await self._commit(
-            planning.plan_organize(base, steps=steps, new_id=self.new_id), memory
+            planning.plan_organize(
+                base, steps=steps, new_id=self.new_id, analyzer=await self.backend.analyzer()
+            ),
+            memory,
         )
         assert result is not None
         return result

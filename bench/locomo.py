@@ -1,7 +1,7 @@
 """LoCoMo retrieval-quality benchmark (issue 4, item 7).
 
 ``python -m bench locomo [--data FILE] [--out DIR] [--modes fts,vector,hybrid]
-[--model local|deterministic] [--quick]``
+[--analyzer v1,v1-porter] [--model local|deterministic] [--quick]``
 
 Method. Every dialogue turn of a conversation becomes one entry (kind ``turn``, text
 ``"<speaker>: <text>"``, no session date) of that conversation's own Memory, written
@@ -9,7 +9,10 @@ through the real library: a :class:`powercontext.service.MemoryService` on a fre
 file (sqlite-vec, the embedding model's profile) with ``remember(mode="append")`` in
 batches of :data:`BATCH` entries. Identical turns collapse into one entry (the spec keeps
 only the first identical entry), so an entry stands for every dia_id with its text.
-Each question is a ``search`` with ``limit=25`` on that Memory in each mode.
+Each question is a ``search`` with ``limit=25`` on that Memory in each mode. Each search
+analyzer version (``--analyzer``, default: every registered one) gets its own databases,
+so a system is named ``<mode>:<analyzer>`` (``fts:v1``); vectors are embedded once and
+shared (the embedding model does not depend on the analyzer).
 
 Scoring. Evidence recall@k = |evidence ∩ dia_ids of the top-k hits| / |evidence|,
 averaged over the questions that have at least one evidence turn present in the
@@ -18,8 +21,8 @@ Category 5 (adversarial) questions have evidence and are included in ``overall``
 ``overall_1_4`` leaves them out. The plain-FTS5 anchor is recomputed on the same turns
 (:class:`bench.anchors.PlainFTS5`).
 
-Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.png`` and a markdown table on
-stdout with our rows beside the anchors.
+Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.png`` and markdown tables on
+stdout with our rows beside the anchors, the first of them the README's retrieval table.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.anchors import PUBLISHED, PlainFTS5
-from powercontext.core import admission, analyzer, canonical
+from powercontext.core import admission, canonical
+from powercontext.core import analyzer as analyzers
 from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
 from powercontext.plugins.registry import Registry
 from powercontext.service import MemoryService
@@ -186,10 +190,17 @@ class CachedModel:
 
 
 async def index(
-    conv: Conversation, db_path: Path, model: Any, registry: Registry, *, session_date: bool = False
+    conv: Conversation,
+    db_path: Path,
+    model: Any,
+    registry: Registry,
+    *,
+    session_date: bool = False,
+    analyzer: str | None = None,
 ) -> Indexed:
-    """Write ``conv``'s turns to a new Memory in a new SQLite file."""
-    backend = registry.backend_for_url(str(db_path), profile=model.profile)
+    """Write ``conv``'s turns to a new Memory in a new SQLite file built with ``analyzer``
+    (a version name; None: the default)."""
+    backend = registry.backend_for_url(str(db_path), profile=model.profile, analyzer=analyzer)
     svc = MemoryService(backend, embedding_model=model)
     ref: ArtifactRef | None = None
     for i in range(0, len(conv.turns), BATCH):
@@ -232,12 +243,16 @@ def recalls(evidence: frozenset[str], ranked: Sequence[frozenset[str]]) -> list[
 # ---------------------------------------------------------------------------- run
 
 
-def settings(session_date: bool = False, captions: bool = True) -> dict[str, Any]:
+def settings(
+    session_date: bool = False, captions: bool = True, versions: Sequence[str] = ()
+) -> dict[str, Any]:
     """The retrieval settings the figures depend on."""
     return {
-        "analyzer": analyzer.ANALYZER_VERSION,
-        "stemming": bool(getattr(analyzer, "stem", None)),
-        "stopwords": len(analyzer.STOPWORDS),
+        "analyzers": {
+            v: {"stemming": analyzers.get(v).porter, "stopwords": len(analyzers.get(v).stopwords)}
+            for v in versions
+        },
+        "default_analyzer": analyzers.DEFAULT_VERSION,
         "fts_min_matched": admission.FTS_MIN_MATCHED,
         "fts_min_coverage": admission.FTS_MIN_COVERAGE,
         "vector_min_cosine": admission.VECTOR_MIN_COSINE,
@@ -249,17 +264,23 @@ def settings(session_date: bool = False, captions: bool = True) -> dict[str, Any
 
 
 async def evaluate(
-    convs: list[Conversation], indexed: list[Indexed], modes: Sequence[str], *, plain: bool = True
+    convs: list[Conversation],
+    indexed: list[Indexed],
+    modes: Sequence[str],
+    *,
+    plain: bool = True,
+    suffix: str = "",
 ) -> dict[str, list[tuple[int, list[float]]]]:
-    """Per system, one (category, [recall@k for k in KS]) per question."""
-    rows: dict[str, list[tuple[int, list[float]]]] = {m: [] for m in modes}
+    """Per system (``<mode><suffix>``, and the plain-FTS5 anchor), one (category,
+    [recall@k for k in KS]) per question."""
+    rows: dict[str, list[tuple[int, list[float]]]] = {m + suffix: [] for m in modes}
     if plain:
         rows[PLAIN] = []
     for conv, ix in zip(convs, indexed, strict=True):
         fts5 = PlainFTS5([text for _, text in ix.texts]) if plain else None
         for q in conv.questions:
             for mode in modes:
-                rows[mode].append(
+                rows[mode + suffix].append(
                     (q.category, recalls(q.evidence, await rank(ix, q.question, mode)))
                 )
             if fts5 is not None:
@@ -307,34 +328,44 @@ async def run(
     session_date: bool = False,
     captions: bool = True,
     workdir: Path | None = None,
+    versions: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Index every conversation, query every question; the JSON report as a dict."""
+    """Index every conversation once per analyzer version (None: every registered one),
+    query every question; the JSON report as a dict."""
     started = time.perf_counter()
     registry = Registry()
     model = CachedModel(build_model(model_name, registry))
     convs = load(data, quick=quick, captions=captions)
+    versions = list(versions if versions is not None else analyzers.ANALYZERS)
+    rows: dict[str, list[tuple[int, list[float]]]] = {}
+    index_s = query_s = 0.0
+    indexed: list[Indexed] = []
     with tempfile.TemporaryDirectory(prefix="locomo-", dir=workdir) as tmp:
-        indexed = []
-        t0 = time.perf_counter()
-        for n, conv in enumerate(convs):
-            indexed.append(
-                await index(
-                    conv, Path(tmp) / f"conv{n}.db", model, registry, session_date=session_date
+        for i, version in enumerate(versions):
+            indexed = []
+            t0 = time.perf_counter()
+            for n, conv in enumerate(convs):
+                indexed.append(
+                    await index(
+                        conv, Path(tmp) / f"conv{n}-{version}.db", model, registry,
+                        session_date=session_date, analyzer=version,
+                    )
                 )
+            index_s += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            rows.update(
+                await evaluate(convs, indexed, modes, plain=i == 0, suffix=f":{version}")
             )
-        index_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        rows = await evaluate(convs, indexed, modes)
-        query_s = time.perf_counter() - t0
-        for ix in indexed:
-            await ix.service.close()
+            query_s += time.perf_counter() - t0
+            for ix in indexed:
+                await ix.service.close()
     return {
         "benchmark": "locomo-evidence-recall",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "data": str(data),
         "model": model_name,
         "quick": quick,
-        "settings": settings(session_date, captions),
+        "settings": settings(session_date, captions, versions),
         "counts": {
             "conversations": len(convs),
             "turns": sum(len(c.turns) for c in convs),
@@ -363,13 +394,47 @@ def _label(name: str, model: str) -> str:
     return f"powercontext {name} ({model})"
 
 
-def table(report: dict[str, Any]) -> str:
-    """Markdown: our rows (all questions with evidence) beside the anchors, the same
-    without category 5 (adversarial), then per category."""
+_MODEL_NAMES = {"local": "all-MiniLM-L6-v2", "deterministic": "deterministic hashing"}
+
+
+def _readme_label(name: str, model: str) -> str:
+    if name == PLAIN:
+        return "plain FTS5 porter+stopwords (same texts)"
+    mode, _, version = name.partition(":")
+    default = " (default)" if version == analyzers.DEFAULT_VERSION else ""
+    used = f", {_MODEL_NAMES.get(model, model)}" if mode != "fts" else ""
+    return f"powercontext {mode}, analyzer {version}{default}{used}"
+
+
+def _order(res: dict[str, Any]) -> list[str]:
+    systems = [n for n in res if n != PLAIN]
+    versions = list(dict.fromkeys(n.partition(":")[2] for n in systems))
+    ordered = [f"{m}:{v}" for m in MODES for v in versions if f"{m}:{v}" in res]
+    return ordered + ([PLAIN] if PLAIN in res else [])
+
+
+def readme_table(report: dict[str, Any]) -> str:
+    """The README's retrieval table (README.md, "Retrieval quality"): overall evidence
+    recall of every system, the plain FTS5 baseline and the DRAGON anchor."""
     res = report["results"]
-    order = [m for m in (*MODES, PLAIN) if m in res]
+    lines = ["| system | R@5 | R@10 | R@25 |", "|---|---:|---:|---:|"]
+    for name in _order(res):
+        o = res[name]["overall"]
+        lines.append(f"| {_readme_label(name, report['model'])} | {o['r@5']:.1f} | "
+                     f"{o['r@10']:.1f} | {o['r@25']:.1f} |")
+    a, b, c = PUBLISHED["DRAGON (LoCoMo paper)"]
+    lines.append(f"| DRAGON (LoCoMo paper, full set) | {a:.1f} | {b:.1f} | {c:.1f} |")
+    return "\n".join(lines)
+
+
+def table(report: dict[str, Any]) -> str:
+    """Markdown: the README table, then our rows (all questions with evidence) beside
+    the anchors, the same without category 5 (adversarial), then per category."""
+    res = report["results"]
+    order = _order(res)
     head = ["| system | R@5 | R@10 | R@25 | n |", "|---|---:|---:|---:|---:|"]
-    lines = list(head)
+    lines = ["README table (README.md, \"Retrieval quality\"):", "", readme_table(report), "",
+             *head]
     for name in order:
         o = res[name]["overall"]
         lines.append(
@@ -454,6 +519,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory")
     p.add_argument("--modes", default=",".join(MODES), help="comma list of fts,vector,hybrid")
     p.add_argument("--model", default="local", choices=("local", "deterministic"))
+    p.add_argument(
+        "--analyzer",
+        default=",".join(analyzers.ANALYZERS),
+        help="comma list of search analyzer versions to measure (default: all, "
+        f"{', '.join(analyzers.ANALYZERS)}; the default analyzer is "
+        f"{analyzers.DEFAULT_VERSION})",
+    )
     p.add_argument("--quick", action="store_true", help="first conversation, first 60 questions")
     p.add_argument(
         "--session-date",
@@ -473,6 +545,10 @@ def main(argv: list[str] | None = None) -> int:
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         p.error(f"--modes takes a comma list of {', '.join(MODES)}")
+    versions = list(dict.fromkeys(v for v in args.analyzer.split(",") if v))
+    unknown = [v for v in versions if v not in analyzers.ANALYZERS]
+    if unknown or not versions:
+        p.error(f"--analyzer takes a comma list of {', '.join(analyzers.ANALYZERS)}")
     report = asyncio.run(
         run(
             args.data,
@@ -481,6 +557,7 @@ def main(argv: list[str] | None = None) -> int:
             quick=args.quick,
             session_date=args.session_date,
             captions=args.captions,
+            versions=versions,
         )
     )
     args.out.mkdir(parents=True, exist_ok=True)
@@ -490,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         + ("" if args.model == "local" else f"-{args.model}")
         + ("" if args.session_date else "-nodate")
         + ("" if args.captions else "-nocaptions")
+        + ("" if versions == list(analyzers.ANALYZERS) else "-" + "-".join(versions))
     )
     json_path = args.out / f"{stem}.json"
     json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")

@@ -1,56 +1,121 @@
-"""Analyzer v1: one tokenization for content and queries on every backend (Memory RFC,
-"Normalization, hashing, and the search analyzer"; ARCHITECTURE.md, "Analyzer v1").
+"""The search analyzers: one tokenization for content and queries on every backend
+(Memory RFC, "Normalization, hashing, and the search analyzer"; ARCHITECTURE.md,
+"Analyzer v1 gives both backends the same tokens" and "Analyzer versions").
 
-Output tokens are ASCII, space separated, made only of ``[a-z0-9_]``, so SQLite FTS5
-(``unicode61`` with ``_`` as a token character) and OceanBase's SPACE parser see the same
-tokens. Rules, in order:
+An :class:`Analyzer` is a frozen value named by its ``version``; :func:`get` finds a
+registered one (:data:`ANALYZERS`), :data:`DEFAULT_VERSION` names the one a new database
+gets. A database records the version it was built with and refuses to open with another
+(:class:`~powercontext.core.errors.AnalyzerMismatchError`);
+``powercontext memory rebuild --analyzer NAME`` migrates. Any change to a rule below is a
+new version, never an edit of an existing one.
 
-* NFC, then case folding, then NFC again.
-* A run of CJK characters (Han, Hiragana, Katakana, Hangul) gives unigrams ``u_<hex>``
-  and bigrams ``b_<hex>_<hex>`` of adjacent characters (``中文`` -> ``u_4e2d u_6587
-  b_4e2d_6587``).
-* Other runs of letters, digits and combining marks form words. An ASCII word is kept
-  as is; a word with other characters becomes ``x_<utf-8 hex>``. Words are cut to
-  :data:`MAX_WORD_CHARS` characters, and a non-ASCII word further to at most
-  :data:`MAX_WORD_BYTES` UTF-8 bytes (whole characters), so every token is at most 82
-  characters: OceanBase's SPACE parser silently drops tokens longer than its
-  ``max_token_size`` (at most 84; seen on seekdb 1.4.0).
-* Stopwords (:data:`STOPWORDS`) are dropped from content and queries alike. The list
-  contains every word OceanBase's SPACE parser drops by default (the InnoDB default
-  list: ``com``, ``de``, ``en``, ``how``, ``la``, ``und``, ``www`` among them), so both
-  backends index the same tokens, plus auxiliary verbs, object pronouns and the pieces
-  that splitting a contraction leaves (``s``, ``t``, ``ll``, ``re``, ``ve``).
-* An ASCII word made only of letters is stemmed with the Porter (1980) algorithm
-  (:func:`stem`; the same stems as SQLite FTS5's ``porter`` tokenizer), so ``painting``
-  and ``paints`` both give ``paint``; a word whose stem is a stopword (``one`` -> ``on``)
-  is kept unstemmed. Words with digits and non-ASCII words are not stemmed.
+Output tokens are ASCII, space separated, made only of ``[a-z0-9_]`` and at most
+:data:`MAX_TOKEN_CHARS` (84) characters, so SQLite FTS5 (``unicode61`` with ``_`` as a
+token character) and OceanBase's SPACE parser (which silently drops longer tokens) index
+exactly the same tokens.
 
-Changing any rule needs a rebuild of every FTS projection (``powercontext memory rebuild``).
+Rules shared by every version, in order:
+
+1. NFC, then full Unicode case folding (``str.casefold``: ``ß``/``ẞ`` -> ``ss``, final
+   ``ς`` -> ``σ``, Cherokee to its capitals, Deseret and other astral scripts to their
+   lowercase, ``İ`` -> ``i`` + U+0307 as CaseFolding.txt's full mappings say), then NFC
+   again.
+2. A run of CJK characters (Han, Hiragana, Katakana, Hangul; :func:`is_cjk`) gives
+   unigrams ``u_<code point hex>``, then bigrams ``b_<hex>_<hex>`` of adjacent
+   characters (``中文`` -> ``u_4e2d u_6587 b_4e2d_6587``).
+3. A run of a script written without spaces (Thai, Lao, Myanmar, Khmer, Tai Le, New Tai
+   Lue, Tai Tham, Tai Viet; :func:`is_unspaced`) is cut into clusters (a character and the
+   combining marks after it) and gives unigrams ``g_<utf-8 hex>`` then bigrams
+   ``gb_<hex>_<hex>`` of adjacent clusters, like CJK: no dictionary, so any substring of
+   whole clusters is found.
+4. Any other run of letters, digits and combining marks is a word. An ASCII word is kept
+   as is; a word with other characters becomes ``x_<utf-8 hex>``.
+5. Words joined by single ``-``, ``.``, ``/`` or ``_`` characters (``ADR-0005``,
+   ``v1.2.3``, ``acme-cloud-dev``, ``src/app/main.py``) form an identifier: after the
+   tokens of its words comes one joined token, ``j_`` + the words joined by ``_``
+   (``j_adr_0005``), or ``jx_<utf-8 hex of the same>`` when a word is not ASCII. The
+   joined token is built from the folded words before stopwords and stemming.
+6. Stopwords (the version's list) are dropped from content and queries alike (words
+   only; joined and prefixed tokens are never stopwords).
+7. A token longer than :data:`MAX_TOKEN_CHARS` becomes ``h_`` + the first 32 hex digits
+   of the SHA-256 of its full form, so a long word is found by its full spelling; a long
+   word is also preceded by its prefix (an ASCII word's first :data:`MAX_WORD_CHARS`
+   characters, a non-ASCII word's first :data:`MAX_WORD_BYTES` UTF-8 bytes in whole
+   characters), which helps partial matching.
+
+The versions:
+
+* ``v1`` (:data:`V1`): the spec's Analyzer v1 exactly. No stemming; the
+  stopwords are exactly :data:`ENGINE_STOPWORDS`, the InnoDB default list that seekdb's
+  SPACE parser drops and cannot be told to keep (seekdb 1.4.0: ``PARSER_PROPERTIES``
+  takes only ``min_token_size``/``max_token_size`` for SPACE and refuses
+  ``stopword_table``; ``TOKENIZE`` refuses a ``stopwords`` option; ``SET GLOBAL
+  ft_stopword_file`` is accepted and changes nothing). Dropping them everywhere keeps
+  both engines' hits equal.
+* ``v1-porter`` (:data:`V1_PORTER`): ``v1`` plus the Porter (1980) stemmer on ASCII words
+  made only of letters of at most :data:`MAX_TOKEN_CHARS` characters (:func:`stem`, the
+  stems of SQLite FTS5's ``porter``; a stem that is a stopword, ``one`` -> ``on``, is not
+  used) and the longer :data:`EXTENDED_STOPWORDS` (auxiliary verbs, pronouns, the pieces
+  a split contraction leaves). The default (:data:`DEFAULT_VERSION`): it measures best
+  on the LoCoMo dev benchmark (README, "Analyzer versions").
+
+The label ``analyzer-v1`` that databases of earlier releases carry is not a version: its
+rules changed under it, so such a database must be rebuilt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Final, final
+
+import attrs
+
+from powercontext.core.errors import InvalidInputError
 
 __all__ = [
-    "ANALYZER_VERSION",
+    "ANALYZERS",
+    "DEFAULT_VERSION",
+    "ENGINE_STOPWORDS",
+    "EXTENDED_STOPWORDS",
+    "MAX_TOKEN_CHARS",
     "MAX_WORD_BYTES",
     "MAX_WORD_CHARS",
-    "STOPWORDS",
+    "V1",
+    "V1_PORTER",
+    "Analyzer",
     "analyze",
+    "get",
     "is_cjk",
+    "is_unspaced",
     "query_terms",
     "searchable_text",
     "stem",
 ]
 
-ANALYZER_VERSION = "analyzer-v1"
-MAX_WORD_CHARS = 40
-MAX_WORD_BYTES = 40
+#: OceanBase's SPACE parser drops tokens longer than this (``max_token_size`` <= 84).
+MAX_TOKEN_CHARS: Final = 84
+#: The prefix kept of an over-long ASCII word (beside its hash token).
+MAX_WORD_CHARS: Final = 40
+#: The prefix kept of an over-long non-ASCII word, in UTF-8 bytes (whole characters).
+MAX_WORD_BYTES: Final = 40
+_HASH_HEX = 32
+_JOINERS = frozenset("-./_")
 
-STOPWORDS = frozenset(
+#: The words seekdb's SPACE parser drops whatever it is told: the InnoDB default
+#: stopword list (seekdb 1.4.0, ``SELECT TOKENIZE(..., 'space', ...)`` and the index).
+ENGINE_STOPWORDS: Final = frozenset((
+    "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en", "for", "from",
+    "how", "i", "in", "is", "it", "la", "of", "on", "or", "that", "the", "this", "to",
+    "und", "was", "what", "when", "where", "who", "will", "with", "www",
+))  # fmt: skip
+
+#: The stopwords of ``v1-porter``: :data:`ENGINE_STOPWORDS` plus auxiliary verbs, object
+#: pronouns and the pieces a split contraction leaves (``s``, ``t``, ``ll``, ``re``, ``ve``).
+EXTENDED_STOPWORDS: Final = ENGINE_STOPWORDS | frozenset(
     [
         "a",
         "about",
@@ -171,8 +236,32 @@ def is_cjk(ch: str) -> bool:
     )
 
 
+#: Blocks of scripts written without spaces between words: Thai, Lao, Myanmar (and its
+#: extensions A and B), Khmer (and Khmer symbols), Tai Le, New Tai Lue, Tai Tham, Tai Viet.
+_UNSPACED_BLOCKS = (
+    (0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0xAA60, 0xAA7F),
+    (0xA9E0, 0xA9FF), (0x1780, 0x17FF), (0x19E0, 0x19FF), (0x1950, 0x197F),
+    (0x1980, 0x19DF), (0x1A20, 0x1AAF), (0xAA80, 0xAADF),
+)  # fmt: skip
+
+
+def is_unspaced(ch: str) -> bool:
+    """A letter, mark or digit of a script written without spaces (Thai, Lao, Myanmar,
+    Khmer, Tai Le, New Tai Lue, Tai Tham, Tai Viet, by block); the punctuation of those
+    blocks (``๏``, ``។``, ``၊``) separates like other punctuation."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _UNSPACED_BLOCKS) and unicodedata.category(
+        ch
+    )[0] in "LMN"
+
+
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+def _is_latin_word_char(ch: str) -> bool:
+    """A character of a rule-4 word (not CJK, not an unspaced script)."""
+    return _is_word_char(ch) and not is_cjk(ch) and not is_unspaced(ch)
 
 
 # --- Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980) -----------
@@ -287,59 +376,159 @@ def stem(word: str) -> str:
     return w
 
 
-def _word_token(word: str) -> str | None:
-    word = word[:MAX_WORD_CHARS]
-    if word.isascii():
-        if word in STOPWORDS:
-            return None
-        if word.isalpha():
-            stemmed = stem(word)
-            # a stem that is a stopword ("one" -> "on") would vanish: keep the word
-            return word if stemmed in STOPWORDS else stemmed
-        return word
-    data = word.encode("utf-8")
-    if len(data) > MAX_WORD_BYTES:
-        data = data[:MAX_WORD_BYTES].decode("utf-8", "ignore").encode("utf-8")
-    return "x_" + data.hex()
+
+
+def _hashed(token: str) -> str:
+    return "h_" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:_HASH_HEX]
+
+
+def _fit(token: str) -> str:
+    """``token`` itself when short enough for both engines, else its hash token."""
+    return token if len(token) <= MAX_TOKEN_CHARS else _hashed(token)
+
+
+def _bigrams(prefix: str, units: list[str]) -> list[str]:
+    return [_fit(f"{prefix}_{a}_{b}") for a, b in itertools.pairwise(units)]
 
 
 def _cjk_tokens(run: str) -> list[str]:
-    out = [f"u_{ord(c):x}" for c in run]
-    out.extend(f"b_{ord(a):x}_{ord(b):x}" for a, b in itertools.pairwise(run))
-    return out
+    units = [f"{ord(c):x}" for c in run]
+    return [f"u_{u}" for u in units] + _bigrams("b", units)
+
+
+def _cluster_tokens(clusters: list[str]) -> list[str]:
+    units = [c.encode("utf-8").hex() for c in clusters]
+    return [_fit(f"g_{u}") for u in units] + _bigrams("gb", units)
+
+
+def _joined_token(words: list[str]) -> str:
+    joined = "_".join(words)
+    if joined.isascii():
+        return _fit("j_" + joined)
+    return _fit("jx_" + joined.encode("utf-8").hex())
+
+
+@final
+@attrs.frozen
+class Analyzer:
+    """One version of the search analyzer (rules in the module docstring).
+
+    ``version`` is the name a database records (``v1``, ``v1-porter``); ``stopwords``
+    the ASCII words dropped from content and queries; ``porter`` whether ASCII letter
+    words are Porter-stemmed. Pure: no I/O, the same tokens on every platform.
+    """
+
+    version: str
+    stopwords: frozenset[str]
+    porter: bool = False
+
+    def analyze(self, text: str) -> list[str]:
+        """All tokens of ``text`` in order, duplicates kept: each matches
+        ``[a-z0-9_]{1,84}``."""
+        text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+        tokens: list[str] = []
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            if is_cjk(ch):
+                j = i + 1
+                while j < n and is_cjk(text[j]):
+                    j += 1
+                tokens.extend(_cjk_tokens(text[i:j]))
+            elif is_unspaced(ch):
+                clusters, j = [], i
+                while j < n and is_unspaced(text[j]):
+                    k = j + 1
+                    while k < n and unicodedata.category(text[k]).startswith("M"):
+                        k += 1
+                    clusters.append(text[j:k])
+                    j = k
+                tokens.extend(_cluster_tokens(clusters))
+            elif _is_word_char(ch):
+                words, j = [], i
+                while True:
+                    k = j + 1
+                    while k < n and _is_latin_word_char(text[k]):
+                        k += 1
+                    words.append(text[j:k])
+                    if k + 1 < n and text[k] in _JOINERS and _is_latin_word_char(text[k + 1]):
+                        j = k + 1
+                        continue
+                    j = k
+                    break
+                for word in words:
+                    tokens.extend(self._word_tokens(word))
+                if len(words) > 1:
+                    tokens.append(_joined_token(words))
+            else:
+                j = i + 1
+            i = j
+        return tokens
+
+    def _word_tokens(self, word: str) -> list[str]:
+        if word.isascii():
+            if word in self.stopwords:
+                return []
+            token = word
+            if self.porter and word.isalpha() and len(word) <= MAX_TOKEN_CHARS:
+                stemmed = stem(word)
+                # a stem that is a stopword ("one" -> "on") would vanish: keep the word
+                token = word if stemmed in self.stopwords else stemmed
+            if len(token) <= MAX_TOKEN_CHARS:
+                return [token]
+            return [token[:MAX_WORD_CHARS], _hashed(token)]
+        data = word.encode("utf-8")
+        token = "x_" + data.hex()
+        if len(token) <= MAX_TOKEN_CHARS:
+            return [token]
+        prefix = data[:MAX_WORD_BYTES].decode("utf-8", "ignore").encode("utf-8")
+        return ["x_" + prefix.hex(), _hashed(token)]
+
+    def searchable_text(self, text: str) -> str:
+        """The FTS projection text of an entry: its tokens joined by single spaces."""
+        return " ".join(self.analyze(text))
+
+    def query_terms(self, query: str) -> tuple[str, ...]:
+        """Distinct tokens of a query, in first-seen order (safe to quote into MATCH)."""
+        return tuple(dict.fromkeys(self.analyze(query)))
+
+
+#: The spec's Analyzer v1: no stemming, only the engine-forced stopwords.
+V1: Final = Analyzer("v1", ENGINE_STOPWORDS)
+#: Analyzer v1 with Porter stemming and the extended stopword list.
+V1_PORTER: Final = Analyzer("v1-porter", EXTENDED_STOPWORDS, porter=True)
+#: Every registered analyzer by version.
+ANALYZERS: Final[Mapping[str, Analyzer]] = MappingProxyType(
+    {a.version: a for a in (V1, V1_PORTER)}
+)
+#: The analyzer of a database created without a choice: the one that measures best on
+#: the LoCoMo dev benchmark (``python -m bench locomo``; README, "Analyzer versions").
+DEFAULT_VERSION: Final = "v1-porter"
+
+
+def get(version: str | None = None) -> Analyzer:
+    """The registered analyzer named ``version`` (None: :data:`DEFAULT_VERSION`).
+    InvalidInputError (field ``analyzer``) names the known versions otherwise."""
+    if version is None:
+        version = DEFAULT_VERSION
+    found = ANALYZERS.get(version) if isinstance(version, str) else None
+    if found is None:
+        raise InvalidInputError(
+            "analyzer", f"unknown analyzer {version!r}; known: {', '.join(ANALYZERS)}"
+        )
+    return found
 
 
 def analyze(text: str) -> list[str]:
-    """All tokens of ``text`` in order, duplicates kept."""
-    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
-    tokens: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if is_cjk(ch):
-            j = i
-            while j < n and is_cjk(text[j]):
-                j += 1
-            tokens.extend(_cjk_tokens(text[i:j]))
-            i = j
-        elif _is_word_char(ch):
-            j = i
-            while j < n and _is_word_char(text[j]) and not is_cjk(text[j]):
-                j += 1
-            tok = _word_token(text[i:j])
-            if tok:
-                tokens.append(tok)
-            i = j
-        else:
-            i += 1
-    return tokens
+    """:meth:`Analyzer.analyze` of the default analyzer."""
+    return get().analyze(text)
 
 
 def searchable_text(text: str) -> str:
-    """The FTS projection text of an entry: its tokens joined by single spaces."""
-    return " ".join(analyze(text))
+    """:meth:`Analyzer.searchable_text` of the default analyzer."""
+    return get().searchable_text(text)
 
 
 def query_terms(query: str) -> tuple[str, ...]:
-    """Distinct tokens of a query, in first-seen order (safe to quote into MATCH)."""
-    return tuple(dict.fromkeys(analyze(query)))
+    """:meth:`Analyzer.query_terms` of the default analyzer."""
+    return get().query_terms(query)

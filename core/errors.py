@@ -7,6 +7,7 @@ derives from :class:`ValueError`, so ``except ValueError`` keeps working.
 from __future__ import annotations
 
 __all__ = [
+    "AnalyzerMismatchError",
     "ArtifactNotFoundError",
     "BackendError",
     "CapabilityNotSupportedError",
@@ -80,7 +81,26 @@ class UpgradeRequiredError(IntegrityError):
 
 
 class ProfileMismatchError(PowerContextError):
-    """The embedding profile differs from the one fixed when the database was created."""
+    """The embedding profile (or, as :class:`AnalyzerMismatchError`, the search analyzer)
+    differs from the one fixed when the database was created."""
+
+
+class AnalyzerMismatchError(ProfileMismatchError):
+    """The database's full-text projection was built by another analyzer version than the
+    one asked for, or by an unknown one (such as the ambiguous ``analyzer-v1`` label);
+    Memory RFC, "Normalization, hashing, and the search analyzer": changing analyzer
+    rules needs a migration that rebuilds searchable_text and the full-text index. The
+    message names the fix, ``powercontext memory rebuild --analyzer NAME``. ``stored`` is
+    the database's version (None when missing), ``wanted`` the one asked for."""
+
+    def __init__(self, stored: str | None, wanted: str) -> None:
+        built = f"analyzer {stored!r}" if stored is not None else "no recorded analyzer"
+        super().__init__(
+            f"this database's full-text projection was built by {built}, not {wanted!r}; "
+            f"migrate it with `powercontext memory rebuild --analyzer {wanted}`"
+        )
+        self.stored = stored
+        self.wanted = wanted
 
 
 class WritesPausedError(PowerContextError):

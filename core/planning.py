@@ -14,7 +14,9 @@ from typing import Literal
 
 import attrs
 
-from powercontext.core import analyzer, canonical
+from powercontext.core import analyzer as analyzers
+from powercontext.core import canonical
+from powercontext.core.analyzer import Analyzer
 from powercontext.core.candidates import find_secret
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.manifest import ManifestView, splice
@@ -129,12 +131,12 @@ def _check_current(
     return item
 
 
-def _projection(v: MemoryEntryVersion) -> ProjectionRow:
+def _projection(v: MemoryEntryVersion, analyzer: Analyzer | None) -> ProjectionRow:
     return ProjectionRow(
         v.entry_id,
         v.entry_version_id,
         v.entry_content_hash,
-        analyzer.searchable_text(v.text),
+        (analyzer or analyzers.get()).searchable_text(v.text),
         v.text,
     )
 
@@ -177,6 +179,7 @@ def plan_remember(
     sources: Sequence[Source] = (),
     artifacts: Sequence[Artifact] = (),
     new_id: NewId,
+    analyzer: Analyzer | None = None,
 ) -> MemoryPlan | NoChange:
     """Plan ``remember(mode="append")`` (Memory RFC, "remember()", "MemoryEntryInput").
 
@@ -187,7 +190,8 @@ def plan_remember(
     active version; one entry at most once per batch; identical new entries after the
     first, and entries identical to an active entry, are dropped; identical revised
     content is a no-op; a text holding a secret (API key, token, private key) is refused.
-    Returns NO_CHANGE when nothing changes.
+    Returns NO_CHANGE when nothing changes. ``analyzer`` is the database's (its
+    searchable_text goes into the projection rows; None: the default analyzer).
     Raises InvalidInputError (a ValueError) naming the field.
     """
     if not entries:
@@ -290,7 +294,7 @@ def plan_remember(
         )
         changes.append(change)
         versions.append(version)
-        upserts.append(_projection(version))
+        upserts.append(_projection(version, analyzer))
     plan = _build(
         base,
         artifact_id,
@@ -312,6 +316,7 @@ def _plan_state(
     entries: Sequence[MemoryEntryVersion],
     reason: str | None,
     to_state: Literal["active", "inactive"],
+    analyzer: Analyzer | None,
 ) -> MemoryPlan | NoChange:
     if not entries:
         raise InvalidInputError("entries", "name at least one entry")
@@ -336,30 +341,43 @@ def _plan_state(
             changes.append(
                 MemoryChange("reactivate", item.entry_id, None, item.entry_version_id, why)
             )
-            upserts.append(_projection(entry))
+            upserts.append(_projection(entry, analyzer))
     return _build(base, base.ref.artifact_id, items, changes, [], upserts, RevisionLineage())
 
 
 def plan_forget(
-    base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None = None
+    base: MemoryBase,
+    entries: Sequence[MemoryEntryVersion],
+    reason: str | None = None,
+    *,
+    analyzer: Analyzer | None = None,
 ) -> MemoryPlan | NoChange:
     """Plan ``forget()`` (Memory RFC, "forget()"): mark current entries inactive with
     ``op="deactivate"``. Already inactive entries are skipped; all inactive -> NO_CHANGE.
     A stale or unrelated entry object raises InvalidInputError."""
-    return _plan_state(base, entries, reason, "inactive")
+    return _plan_state(base, entries, reason, "inactive", analyzer)
 
 
 def plan_reactivate(
-    base: MemoryBase, entries: Sequence[MemoryEntryVersion], reason: str | None = None
+    base: MemoryBase,
+    entries: Sequence[MemoryEntryVersion],
+    reason: str | None = None,
+    *,
+    analyzer: Analyzer | None = None,
 ) -> MemoryPlan | NoChange:
     """Plan ``reactivate()`` (Memory RFC, "reactivate()"): the same version becomes active
     again with ``op="reactivate"`` and its projection is restored; active entries are
-    skipped. A stale or unrelated entry object raises InvalidInputError."""
-    return _plan_state(base, entries, reason, "active")
+    skipped (``analyzer``: the database's, for the restored projection). A stale or
+    unrelated entry object raises InvalidInputError."""
+    return _plan_state(base, entries, reason, "active", analyzer)
 
 
 def plan_organize(
-    base: MemoryBase, *, steps: Sequence[OrganizeStep] = ("default",), new_id: NewId
+    base: MemoryBase,
+    *,
+    steps: Sequence[OrganizeStep] = ("default",),
+    new_id: NewId,
+    analyzer: Analyzer | None = None,
 ) -> MemoryPlan | NoChange:
     """Plan ``organize()`` v1 (Memory RFC, "organize()"): exact deduplication of active
     entries, then normalization of references.
@@ -377,7 +395,8 @@ def plan_organize(
     merge the spec's v1 does not do.
     Normalize: a new version (op "revise", reason "normalize") only where the sorted,
     deduplicated references differ from the stored ones.
-    ``base.versions`` must hold every active entry. NO_CHANGE when nothing changes."""
+    ``base.versions`` must hold every active entry; ``analyzer`` is the database's.
+    NO_CHANGE when nothing changes."""
     wanted = set(steps) or {"default"}
     unknown = wanted - {"dedupe", "normalize", "default"}
     if unknown:
@@ -444,5 +463,5 @@ def plan_organize(
                 )
             )
             versions.append(nv)
-            upserts.append(_projection(nv))
+            upserts.append(_projection(nv, analyzer))
     return _build(base, base.ref.artifact_id, items, changes, versions, upserts, RevisionLineage())

@@ -102,18 +102,24 @@ def sqlite_path_from_url(url: str) -> str:
     return path
 
 
-def _sqlite_backend(url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend:
+def _sqlite_backend(
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
+) -> MemoryBackend:
     path = sqlite_path_from_url(url)
     backend_class = resolve(BACKENDS["sqlite"])
-    backend: MemoryBackend = backend_class(path, profile=profile)
+    backend: MemoryBackend = backend_class(path, profile=profile, analyzer=analyzer)
     return backend
 
 
-def _oceanbase_backend(url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend:
+def _oceanbase_backend(
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
+) -> MemoryBackend:
     backend_class = resolve(BACKENDS["oceanbase"])
     from_url = getattr(backend_class, "from_url", None)
     backend: MemoryBackend = (
-        from_url(url, profile=profile) if from_url else backend_class(url, profile=profile)
+        from_url(url, profile=profile, analyzer=analyzer)
+        if from_url
+        else backend_class(url, profile=profile, analyzer=analyzer)
     )
     return backend
 

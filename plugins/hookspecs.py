@@ -51,7 +51,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 class BackendFactory(Protocol):
     """Builds a MemoryBackend for ``url`` (its scheme is the one it was registered
-    under); ``profile`` is the deployment's embedding profile or None."""
+    under); ``profile`` is the deployment's embedding profile or None. A factory may also
+    take ``analyzer`` (a search analyzer version, for a new database); the registry passes
+    it only when one was chosen."""
 
     def __call__(self, url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend: ...
 

@@ -127,16 +127,19 @@ class Registry:
         return types.MappingProxyType(self._backends)
 
     def backend_for_url(
-        self, url: str | Path, profile: EmbeddingProfile | None = None
+        self, url: str | Path, profile: EmbeddingProfile | None = None,
+        analyzer: str | None = None,
     ) -> MemoryBackend:
         """Build the MemoryBackend for ``url`` (Memory RFC, "MemoryBackend").
 
         ``url`` is ``scheme://...`` (``sqlite:///abs/path``,
         ``oceanbase://user:pass@host:port/db``) or a bare filesystem path, which means
         SQLite and becomes ``sqlite:///<absolute path>``. ``profile`` is the
-        deployment's embedding profile or None. Raises :class:`UnknownPluginError` for a
-        scheme no plugin registered; the factory's own errors (ImportError when an extra
-        is missing, ValueError for a malformed URL, backend errors) pass through.
+        deployment's embedding profile or None; ``analyzer`` the search analyzer version a
+        new database records (None: no choice; passed to the factory only when given).
+        Raises :class:`UnknownPluginError` for a scheme no plugin registered; the
+        factory's own errors (ImportError when an extra is missing, ValueError for a
+        malformed URL, backend errors) pass through.
         """
         text = str(url)
         scheme = url_scheme(text)
@@ -151,6 +154,8 @@ class Registry:
                 f"no backend for URL scheme {scheme!r} (registered: {known}); "
                 "install the plugin that provides it"
             ) from None
+        if analyzer is not None:
+            return factory(text, profile=profile, analyzer=analyzer)  # type: ignore[call-arg]
         return factory(text, profile=profile)
 
     # -- embedding models -------------------------------------------------------------

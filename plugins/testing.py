@@ -1044,6 +1044,8 @@ class MemoryBackendContract:
 
         from powercontext.core import analyzer, planning
         from powercontext.core.models import MemoryChange, MemoryContent, MemoryManifestEntry
+
+        db_analyzer = analyzer.get()  # the backend's, read below
         from powercontext.core.plan import ProjectionRow
 
         def forge(plan: Any, op: str, **changes: Any) -> Any:
@@ -1064,23 +1066,31 @@ class MemoryBackendContract:
             content = MemoryContent(MemoryManifest(tuple(items)), (change,))
             body = canonical.canonical_dumps(content)
             row = ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
-                                analyzer.searchable_text(v.text), v.text)
+                                db_analyzer.searchable_text(v.text), v.text)
             return attrs.evolve(plan, content=content, content_bytes=body,
                                 content_hash=canonical.artifact_content_hash(body),
                                 new_versions=(v,), upserts=(row,))
 
         async def body():
+            nonlocal db_analyzer
             async with self._service(memory_backend_factory) as svc:
+                db_analyzer = await svc.backend.analyzer()
+                other_analyzer = next(a for a in analyzer.ANALYZERS.values()
+                                      if a != db_analyzer)
                 other = await svc.remember(None, entries=(MemoryEntryInput("fact", "other"),))
                 (foreign,) = (await svc.entries(other)).values()
                 ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha"),))
                 base = await svc._base(ref, None)
                 (current,) = base.versions.values()
                 add = planning.plan_remember(base, [MemoryEntryInput("fact", "new entry")],
-                                             new_id=svc.new_id)
+                                             new_id=svc.new_id, analyzer=db_analyzer)
                 revise = planning.plan_remember(
                     base, [MemoryEntryInput("fact", "alpha two", entry=current)],
-                    new_id=svc.new_id)
+                    new_id=svc.new_id, analyzer=db_analyzer)
+                # the searchable_text of another analyzer than the database's
+                foreign_tokens = planning.plan_remember(
+                    base, [MemoryEntryInput("fact", "The painters were painting ADR-0005")],
+                    new_id=svc.new_id, analyzer=other_analyzer)
                 a, b = self._src("src_a", "a").ref, self._src("src_b", "b").ref
                 forged = [
                     forge(revise, "revise", text=current.text),  # a no-op revision
@@ -1098,6 +1108,7 @@ class MemoryBackendContract:
                     forge(add, "add", text="key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
                     attrs.evolve(add, upserts=add.upserts * 2),  # type: ignore[union-attr,arg-type]
                     forge(add, "add", entry_id=foreign.entry_id),  # ids are globally unique
+                    foreign_tokens,
                 ]
                 for plan in forged:
                     with pytest.raises(ValueError):

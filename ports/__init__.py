@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
+from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,
@@ -101,6 +102,11 @@ class MemoryBackend(SourceStore, Protocol):
     """Capability discovery, exact reads and retrieval (Memory RFC, "MemoryBackend")."""
 
     async def capabilities(self) -> MemoryCapabilities: ...
+
+    async def analyzer(self) -> Analyzer:
+        """The database's search analyzer, whose searchable_text every projection row of a
+        plan must carry (Memory RFC, "Normalization, hashing, and the search analyzer")."""
+        ...
 
     def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]: ...
 

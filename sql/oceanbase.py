@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import functools
 
+from powercontext.core.analyzer import ENGINE_STOPWORDS
+
 __all__ = [
     "HEADS_TABLE",
     "INNODB_STOPWORDS",
     "MAX_TOKEN_CHARS",
     "MIN_VERSION",
+    "TOKENIZE_MUST_KEEP",
     "TOKENIZE_PROBE_TEXT",
     "all_heads",
     "clear_projection",
@@ -51,19 +54,21 @@ HEADS_TABLE = "memory_entry_heads"
 MIN_VERSION = (4, 3, 5, 3)
 #: The SPACE parser drops tokens longer than this (``max_token_size`` is at most 84).
 MAX_TOKEN_CHARS = 84
-#: The words seekdb 1.4.0's SPACE parser drops (``TOKENIZE`` with min_token_size=1):
-#: the InnoDB default stopword list.
-INNODB_STOPWORDS = frozenset((
-    "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en", "for", "from",
-    "how", "i", "in", "is", "it", "la", "of", "on", "or", "that", "the", "this", "to",
-    "und", "was", "what", "when", "where", "who", "will", "with", "www",
-))
-#: What the tokenizer probe feeds ``TOKENIZE``: short tokens, CJK tokens, every word
-#: above and a control word that must survive.
-TOKENIZE_PROBE_TEXT = " ".join(
-    ["go", "ci", "db", "uv", "u_4e2d", "b_4e2d_6587", "x_c3a9", "abc_def", "123", "keepme",
-     *sorted(INNODB_STOPWORDS)]
-)
+#: The words seekdb 1.4.0's SPACE parser drops (``TOKENIZE`` with min_token_size=1, and
+#: the index): the InnoDB default stopword list, which seekdb cannot be told to keep. The
+#: analyzers own the list (every version drops it: core.analyzer.ENGINE_STOPWORDS).
+INNODB_STOPWORDS = ENGINE_STOPWORDS
+#: Tokens of every kind the analyzers emit, which the SPACE parser must keep: short
+#: words, CJK unigrams and bigrams, hex words, cluster unigrams and bigrams (Thai),
+#: joined identifiers, hashed long words, digits, and a token of the longest allowed
+#: length (84 characters; seekdb drops 85).
+TOKENIZE_MUST_KEEP = (
+    "go", "ci", "db", "uv", "u_4e2d", "b_4e2d_6587", "x_c3a9", "abc_def", "123", "keepme",
+    "g_e0b881", "gb_e0b881_e0b882", "j_adr_0005", "jx_636166c3a9_626172",
+    "h_09ecb6ebc8bcefc733f6f2ec44f791ab", "k" * MAX_TOKEN_CHARS,
+)  # fmt: skip
+#: What the tokenizer probe feeds ``TOKENIZE``: the tokens above and every stopword.
+TOKENIZE_PROBE_TEXT = " ".join([*TOKENIZE_MUST_KEEP, *sorted(INNODB_STOPWORDS)])
 
 _BIN = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 _ID = f"VARCHAR(128) {_BIN}"

@@ -2,8 +2,9 @@
 
 Every command takes ``--db`` (a path or URL; default ``$POWERCONTEXT_DB`` or the
 per-user data directory) and ``--json`` (machine output for agents). Exit codes:
-0 success, 1 unexpected error, 2 bad input, 3 revision conflict, 4 not found,
-5 capability not supported, 6 invalid citation, 7 integrity error.
+0 success, 1 unexpected error, 2 bad input (also an embedding profile or analyzer
+mismatch: the database was built with another one; `memory rebuild` migrates), 3 revision
+conflict, 4 not found, 5 capability not supported, 6 invalid citation, 7 integrity error.
 
 A Memory is named by ``ID`` (its current head), ``ID@REV`` (an exact Revision; a write
 needs the head) or ``key:NAME`` (a business key of the runtime manifest).
@@ -32,10 +33,12 @@ EXIT_INTEGRITY = 7
 
 
 class Ctx:
-    def __init__(self, db: str | None, as_json: bool, embedding: str | None) -> None:
+    def __init__(self, db: str | None, as_json: bool, embedding: str | None,
+                 analyzer: str | None = None) -> None:
         self.db = db
         self.as_json = as_json
         self.embedding = embedding
+        self.analyzer = analyzer
         self._service: Any = None
 
     @property
@@ -48,7 +51,9 @@ class Ctx:
         if self._service is None:
             from powercontext.runtime import open_service
 
-            self._service = open_service(self.db_url, embedding=self.embedding)
+            self._service = open_service(
+                self.db_url, embedding=self.embedding, analyzer=self.analyzer
+            )
         return self._service
 
     def manifest(self) -> Any:
@@ -75,6 +80,7 @@ class Ctx:
             (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
             (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
             (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
+            (errors.AnalyzerMismatchError, EXIT_BAD_INPUT, "analyzer mismatch"),
             (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
             (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
             (errors.CommitOutcomeUnknownError, EXIT_UNEXPECTED, "outcome unknown"),
@@ -122,15 +128,25 @@ pass_ctx = click.make_pass_decorator(Ctx)
     metavar="NAME",
     help="Embedding model for vector/hybrid search: deterministic, local or openai.",
 )
+@click.option(
+    "--analyzer",
+    envvar="POWERCONTEXT_ANALYZER",
+    metavar="NAME",
+    help="Search analyzer of a new database: v1 or v1-porter (default). An existing "
+    "database keeps its own; `memory rebuild --analyzer NAME` switches.",
+)
 @click.version_option(package_name="powercontext")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, as_json: bool, embedding: str | None) -> None:
+def cli(
+    ctx: click.Context, db: str | None, as_json: bool, embedding: str | None,
+    analyzer: str | None,
+) -> None:
     """powercontext: versioned, citable, searchable memory for coding agents.
 
     Every memory is versioned, never overwritten and exactly citable. Start with
     `powercontext memory remember --help`.
     """
-    ctx.obj = Ctx(db, as_json, embedding)
+    ctx.obj = Ctx(db, as_json, embedding, analyzer)
 
 
 @cli.group()
@@ -683,8 +699,17 @@ def validate_citation(c: Ctx, citation: str) -> None:
     "verify every Revision against the old formula and rewrite only its stored hash "
     "(one transaction, writers paused).",
 )
+@click.option(
+    "--analyzer",
+    "target_analyzer",
+    metavar="NAME",
+    help="Migrate the full-text projection to this search analyzer (v1, v1-porter): "
+    "every head row is re-analyzed and the FTS index rebuilt.",
+)
 @pass_ctx
-def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
+def rebuild(
+    c: Ctx, migrate: bool, resume_only: bool, rehash: bool, target_analyzer: str | None
+) -> None:
     """Offline rebuild of heads, FTS and vectors from the authoritative tables.
 
     Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
@@ -692,9 +717,11 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
     model every command uses (--embedding, $POWERCONTEXT_EMBEDDING*, else the one this
     database remembers). A vector that cannot be refilled (no model, the model down, a
     refused vector) is kept as stored; each entry left without one is listed. Use it
-    after the embedding model was down, after a crash, or with --migrate to move to a
-    new embedding profile, or with --rehash once on a database written before the hashes
-    followed the spec (see README, "Hashes, and upgrading an older database").
+    after the embedding model was down, after a crash, with --migrate to move to a new
+    embedding profile, with --analyzer NAME to move to another search analyzer (also the
+    fix for an "analyzer mismatch" error), or with --rehash once on a database written
+    before the hashes followed the spec (see README, "Hashes, and upgrading an older
+    database").
     """
     from rich.console import Console
     from rich.progress import Progress
@@ -710,6 +737,11 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
 
     async def body(_: Any) -> None:
         rehashed = None
+        nonlocal backend
+        if c.analyzer is not None:  # the analyzer a new database records (typed errors here)
+            backend = registry.backend_for_url(c.db_url, profile=None, analyzer=c.analyzer)
+        assert isinstance(backend, DatabaseMemoryBackend)
+        backend.allow_analyzer_migration()  # the rebuild is what migrates a mismatch
         try:
             if resume_only:
                 await backend.resume_writes()
@@ -738,7 +770,9 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
                 def tick(done: int, total: int, artifact_id: str) -> None:
                     bar.update(task, total=total, completed=done, description=artifact_id)
 
-                report = await backend.rebuild(model, new_profile=new_profile, progress=tick)
+                report = await backend.rebuild(
+                    model, new_profile=new_profile, analyzer=target_analyzer, progress=tick
+                )
             if migrate and name is not None:
                 remember_embedding(c.db_url, name, options)
         finally:
@@ -750,7 +784,7 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
                  "Hashes already follow the spec. " if rehashed.already else
                  f"Rewrote the stored hash of {rehashed.rewritten} Revisions. ")
                 + f"Rebuilt {report.memories} Memories: {report.entries} active "
-                f"entries, {report.vectors} vectors"
+                f"entries, {report.vectors} vectors, analyzer {report.analyzer}"
                 + (f" ({report.kept} kept as stored)" if report.kept else "")
                 + (
                     f"; still incomplete: {', '.join(report.incomplete)}"
@@ -774,6 +808,7 @@ def rebuild(c: Ctx, migrate: bool, resume_only: bool, rehash: bool) -> None:
                     for a, e, r in report.missing
                 ],
                 "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
+                "analyzer": report.analyzer,
                 **({} if rehashed is None else {"rehash": {
                     "rewritten": rehashed.rewritten,
                     "already_current": rehashed.already,

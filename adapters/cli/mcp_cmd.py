@@ -43,9 +43,10 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any) -> None:
         ) from exc
     from powercontext.runtime import open_service
 
-    db_url, embedding = obj.db_url, obj.embedding
-    server = build_server(lambda: open_service(db_url, embedding=embedding), obj.manifest(),
-                          log_level=log_level)
+    db_url, embedding, analyzer = obj.db_url, obj.embedding, obj.analyzer
+    server = build_server(
+        lambda: open_service(db_url, embedding=embedding, analyzer=analyzer), obj.manifest(),
+        log_level=log_level)
     if transport == "stdio":
         server.run("stdio")  # stdout carries the protocol: nothing else may print there
     else:

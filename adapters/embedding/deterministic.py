@@ -1,8 +1,9 @@
 """A deterministic, model-free EmbeddingModel for tests and offline development (Memory
 RFC, "EmbeddingModel"; issue 4 item 2).
 
-Feature hashing: every Analyzer v1 token of the text (:func:`powercontext.core.analyzer.analyze`)
-and every character trigram of each word token is hashed with BLAKE2b into one of
+Feature hashing: every token of the text by the ``v1-porter`` analyzer (pinned here,
+whatever analyzer a database uses: :data:`powercontext.core.analyzer.V1_PORTER`) and every
+character trigram of each word token is hashed with BLAKE2b into one of
 ``dimension`` buckets with a hash-derived sign, the counts are summed in input order and
 the vector is L2-normalized. Only integer hashing and IEEE-754 double arithmetic in a fixed
 order are involved, so a text gets bit-identical values in every process and on every
@@ -24,8 +25,10 @@ from powercontext.core.models import EmbeddingProfile, EmbeddingResult
 __all__ = ["DETERMINISTIC_MODEL", "DeterministicEmbedding"]
 
 #: The model id stored in the profile: bump ``hash-v1`` whenever the hashing or weights
-#: change; the analyzer version is part of it because the features are analyzer tokens.
-DETERMINISTIC_MODEL: Final = f"powercontext/deterministic-hash-v1+{analyzer.ANALYZER_VERSION}"
+#: change; the analyzer version is part of it because the features are analyzer tokens
+#: (stemmed tokens: a bag-of-words embedder gains from merging word forms).
+_ANALYZER: Final = analyzer.V1_PORTER
+DETERMINISTIC_MODEL: Final = f"powercontext/deterministic-hash-v1+analyzer-{_ANALYZER.version}"
 
 _PERSON: Final = b"pc-detemb-v1"
 _WORD_WEIGHT: Final = 1.0
@@ -57,7 +60,7 @@ def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tu
     ``tokens`` are ``analyze(text)`` when the caller already has them.
     """
     acc = [0.0] * dimension
-    for feature, weight in _features(analyzer.analyze(text) if tokens is None else tokens):
+    for feature, weight in _features(_ANALYZER.analyze(text) if tokens is None else tokens):
         i, sign = _bucket(feature, dimension)
         acc[i] += sign * weight
     norm = math.sqrt(math.fsum(x * x for x in acc))
@@ -99,7 +102,7 @@ class DeterministicEmbedding:
         """:meth:`embed` without the event loop (it does no I/O)."""
         texts = check_texts(texts)
         dim = self._profile.dimension
-        analyzed = [analyzer.analyze(t) for t in texts]
+        analyzed = [_ANALYZER.analyze(t) for t in texts]
         return build_result(
             (embed_text(t, dim, toks) for t, toks in zip(texts, analyzed, strict=True)),
             len(texts),

@@ -34,7 +34,9 @@ from powercontext.adapters.database import (
     RevisionRow,
     VectorRow,
 )
-from powercontext.core import analyzer, canonical
+from powercontext.core import analyzer as analyzers
+from powercontext.core import canonical
+from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -140,8 +142,9 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
 
     supports_revision_encodings = True
 
-    def __init__(self, url: str, *, profile: EmbeddingProfile | None = None) -> None:
-        super().__init__(profile=profile)
+    def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
+                 analyzer: str | Analyzer | None = None) -> None:
+        super().__init__(profile=profile, analyzer=analyzer)
         self._url = parse_url(url)
         self._conn: Any = None
         self._vector_column: int | None = None  # dimension of memory_entry_heads.embedding
@@ -303,8 +306,12 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
         m = _VECTOR_COL_RE.search(ddl)
         self._vector_column = int(m.group(1)) if m else None
         self._short_tokens = "min_token_size=1" in ddl.replace(" ", "").lower()
+        # a database of an earlier release records its analyzer under "analyzer" (the
+        # ambiguous "analyzer-v1"): keep that, so the open refuses it until a rebuild
+        legacy = self._meta_get_sync("analyzer")
+        version = legacy if legacy is not None else self._new_database_analyzer().version
         for key, value in (("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
-                           ("analyzer", analyzer.ANALYZER_VERSION)):
+                           ("analyzer_version", version)):
             self._exec(obsql.meta_seed(), (key, value))
 
     def _exec_ddl(self, sql: str) -> None:
@@ -341,18 +348,18 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
         words = set(obsql.TOKENIZE_PROBE_TEXT.split())
         dropped = words - kept
         self._probe_facts["space_parser_drops"] = sorted(dropped)
-        must_keep = {"go", "ci", "db", "uv", "u_4e2d", "b_4e2d_6587", "x_c3a9", "abc_def",
-                     "123", "keepme"}
+        must_keep = set(obsql.TOKENIZE_MUST_KEEP)
         if not must_keep <= kept:
             reasons.append(
-                f"the SPACE parser drops {sorted(must_keep - kept)}, which Analyzer v1 "
+                f"the SPACE parser drops {sorted(must_keep - kept)}, which every analyzer "
                 "indexes: full-text search is off on this server")
             return False
-        leaks = sorted(w for w in dropped if analyzer.analyze(w) == [w])
+        leaks = sorted(w for w in dropped
+                       if any(a.analyze(w) == [w] for a in analyzers.ANALYZERS.values()))
         if leaks:
             reasons.append(
-                f"the SPACE parser drops the stopwords {leaks} that Analyzer v1 keeps; "
-                "queries for them find nothing on OceanBase (add them to analyzer.STOPWORDS)")
+                f"the SPACE parser drops the words {leaks} that an analyzer keeps; queries "
+                "for them find nothing on OceanBase (add them to analyzer.ENGINE_STOPWORDS)")
         if not self._short_tokens:
             reasons.append("the FULLTEXT index drops tokens under 3 characters (no "
                            "PARSER_PROPERTIES=(min_token_size=1)); rebuild memory_entry_heads")

@@ -24,7 +24,8 @@ from powercontext.adapters.database import (
     RevisionRow,
     VectorRow,
 )
-from powercontext.core import analyzer, canonical
+from powercontext.core import canonical
+from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -139,8 +140,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     supports_revision_encodings = True
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
+                 analyzer: str | Analyzer | None = None,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        super().__init__(profile=profile)
+        super().__init__(profile=profile, analyzer=analyzer)
         self._filename = parse_sqlite_url(path_or_url)
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: apsw.Connection | None = None
@@ -228,7 +230,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             if not create:
                 return None
             self._meta_set_sync("schema_version", SCHEMA_VERSION)
-            self._meta_set_sync("analyzer_version", analyzer.ANALYZER_VERSION)
+            self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
         elif schema != SCHEMA_VERSION:
             raise BackendError(
                 f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})"
@@ -247,11 +249,6 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             d = json.loads(stored)
             profile = EmbeddingProfile(d["profile_id"], d["model"], int(d["dimension"]),
                                        d["distance"], d["normalization"])
-        analyzer_version = self._meta_get_sync("analyzer_version")
-        if analyzer_version != analyzer.ANALYZER_VERSION:
-            fts_ok = False
-            reasons.append(f"the FTS projection was built by {analyzer_version}, not "
-                           f"{analyzer.ANALYZER_VERSION}: rebuild it")
         if profile is not None and vec_ok and profile.distance != "l2":
             vec_ok = False
             reasons.append(f"vec0 is built for L2; the profile asks for {profile.distance!r}")

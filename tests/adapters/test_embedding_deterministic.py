@@ -90,7 +90,7 @@ def test_hashing_matches_the_golden_digest() -> None:
     vectors = [embed_text("unused", 64, tokens) for tokens in GOLDEN_TOKENS]
     assert _digest(vectors) == GOLDEN_DIGEST_64
     assert vectors[0] == embed_text("How do I run the test suite?", 64, ["run", "test", "suite"])
-    assert DETERMINISTIC_MODEL == "powercontext/deterministic-hash-v1+analyzer-v1"
+    assert DETERMINISTIC_MODEL == "powercontext/deterministic-hash-v1+analyzer-v1-porter"
 
 
 def test_texts_sharing_words_score_higher_cosine_than_unrelated_texts() -> None:

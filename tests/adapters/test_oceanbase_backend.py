@@ -181,7 +181,8 @@ def test_schema_is_idempotent_and_probes_report_the_server(db_url):
         meta = dict(cur.fetchall())
     finally:
         conn.close()
-    assert meta["schema_version"] == "1" and meta["analyzer"] == analyzer.ANALYZER_VERSION
+    assert meta["schema_version"] == "1" and meta["analyzer_version"] == analyzer.DEFAULT_VERSION
+    assert "analyzer" not in meta  # the ambiguous legacy key is no longer written
     assert json.loads(meta["embedding_profile"])["dimension"] == 8
 
 
@@ -303,14 +304,14 @@ def test_read_transaction_is_one_snapshot(db_url):
         other = _connect(db_url)
         try:
             def read_twice():
-                first = b._meta_get_sync("analyzer")
-                other.cursor().execute(
-                    "UPDATE powercontext_meta SET `value` = 'changed' WHERE `key` = 'analyzer'")
-                return first, b._meta_get_sync("analyzer")
+                first = b._meta_get_sync("analyzer_version")
+                other.cursor().execute("UPDATE powercontext_meta SET `value` = 'changed' "
+                                       "WHERE `key` = 'analyzer_version'")
+                return first, b._meta_get_sync("analyzer_version")
 
             first, second = run(b._run(b._in_tx, False, read_twice))
-            assert first == second == analyzer.ANALYZER_VERSION
-            assert b._meta_get_sync("analyzer") == "changed"  # autocommit read: new value
+            assert first == second == analyzer.DEFAULT_VERSION
+            assert b._meta_get_sync("analyzer_version") == "changed"  # autocommit read: new value
         finally:
             other.close()
 

@@ -27,12 +27,16 @@ CORPUS = (
     "the ci runs go test", "中文记录偏好", "中文和English混合 go", "日本語のテキストです",
     "カタカナ テスト", "한국어 문장을 검색합니다", "com www und la de en how",
     "café résumé naïve", "x86_64 build_id v1.2.3", "Достопримечательностьиисследованиепроекта",
+    # the analyzers' newer token kinds: clusters, joined identifiers, hashed long words
+    "ทีมของเราใช้ฐานข้อมูลโพสต์เกรส", "ADR-0005 in src/app/main.py",
+    "pneumonoultramicroscopicsilicovolcanoconiosis" * 2, "ΟΔΥΣΣΕΥΣ ᏣᎳᎩ Straße",
 )
 QUERIES = (
     "go", "ci", "db", "uv", "a", "of", "the", "go ci db uv", "中文", "偏好", "テキ", "テスト",
     "문장", "검색", "English", "com", "www", "how", "café", "RESUME", "résumé", "x86_64",
     "build_id", "v1", "Достопримечательностьиисследованиепроекта", "multi-agent",
-    "\"unbalanced", "go AND NOT ci", "",
+    "\"unbalanced", "go AND NOT ci", "", "ฐานข้อมูล", "ADR-0005", "src/app/main.py",
+    "pneumonoultramicroscopicsilicovolcanoconiosis" * 2, "οδυσσευς", "ꮳꮃꭹ", "STRASSE",
 )
 
 
@@ -108,3 +112,9 @@ def test_sqlite_and_oceanbase_return_the_same_hit_sets(oceanbase_url, tmp_path):
     assert ob[("fts", "of")] == ob[("fts", "the")] == ob[("fts", "com")] == set()
     assert ob[("fts", "RESUME")] == set() and ob[("fts", "résumé")] == {"café résumé naïve"}
     assert len(ob[("fts", "Достопримечательностьиисследованиепроекта")]) == 1
+    assert ob[("fts", "ฐานข้อมูล")] == {"ทีมของเราใช้ฐานข้อมูลโพสต์เกรส"}
+    assert ob[("fts", "ADR-0005")] == ob[("fts", "src/app/main.py")] == {
+        "ADR-0005 in src/app/main.py"}
+    assert len(ob[("fts", "pneumonoultramicroscopicsilicovolcanoconiosis" * 2)]) == 1
+    assert ob[("fts", "οδυσσευς")] == ob[("fts", "ꮳꮃꭹ")] == ob[("fts", "STRASSE")] == {
+        "ΟΔΥΣΣΕΥΣ ᏣᎳᎩ Straße"}

@@ -79,7 +79,7 @@ def test_open_with_profile_reports_fts_vector_hybrid_and_wal(vec_backend: SQLite
     conn.close()
     assert _sync(vec_backend, vec_backend._meta_get_sync, "schema_version") == "1"
     assert _sync(vec_backend, vec_backend._meta_get_sync, "analyzer_version") == \
-        analyzer.ANALYZER_VERSION
+        analyzer.DEFAULT_VERSION
     assert _sync(vec_backend, vec_backend._meta_get_sync, "embedding_profile") == \
         canonical.canonical_dumps(PROFILE).decode()
 

@@ -1,5 +1,6 @@
-"""Properties of Analyzer v1 over arbitrary text (Memory RFC, "Normalization, hashing, and
-the search analyzer")."""
+"""Properties of the search analyzers over arbitrary text (Memory RFC, "Normalization,
+hashing, and the search analyzer"). Module-level functions are the default analyzer's;
+properties that every version must keep run on each of them."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from powercontext.core.analyzer import (
-    STOPWORDS,
+    ANALYZERS,
+    MAX_TOKEN_CHARS,
+    V1,
+    V1_PORTER,
+    Analyzer,
     analyze,
     is_cjk,
     query_terms,
-    searchable_text,
     stem,
 )
 
@@ -83,6 +87,7 @@ _tricky_char = st.sampled_from(
         "NEAR",
     ]
 )
+analyzers = st.sampled_from(sorted(ANALYZERS.values(), key=lambda a: a.version))
 texts = st.lists(st.one_of(_any_char, _tricky_char), max_size=60).map("".join)
 cjk_texts = st.lists(
     st.one_of(
@@ -104,22 +109,23 @@ cjk_texts = st.lists(
 @example("a\u0301\u0302\u0303" * 30)
 @example("😀" * 50)
 def test_tokens_are_always_ascii_lowercase_alnum_underscore(text: str) -> None:
-    tokens = analyze(text)
-    for token in tokens:
-        assert TOKEN.fullmatch(token), (text, token)
-        assert len(token) <= 82, (text, token)  # OceanBase SPACE max_token_size is 84
-    assert searchable_text(text) == " ".join(tokens)
+    for a in ANALYZERS.values():
+        tokens = a.analyze(text)
+        for token in tokens:
+            assert TOKEN.fullmatch(token), (text, token)
+            assert len(token) <= MAX_TOKEN_CHARS, (text, token)  # OceanBase drops longer
+        assert a.searchable_text(text) == " ".join(tokens)
 
 
 @SETTINGS
-@given(texts)
-def test_query_terms_are_distinct_safe_and_never_stopwords(text: str) -> None:
-    terms = query_terms(text)
+@given(texts, analyzers)
+def test_query_terms_are_distinct_safe_and_never_stopwords(text: str, a: Analyzer) -> None:
+    terms = a.query_terms(text)
     assert isinstance(terms, tuple)
     assert len(terms) == len(set(terms))
     assert all(TOKEN.fullmatch(t) for t in terms)
-    assert not set(terms) & STOPWORDS
-    assert set(terms) == set(analyze(text))
+    assert not set(terms) & a.stopwords
+    assert set(terms) == set(a.analyze(text))
 
 
 @SETTINGS
@@ -182,17 +188,71 @@ def test_any_substring_query_terms_are_contained_in_text_tokens_for_cjk(text: st
     assert set(query_terms(text[a : b + 1])) <= set(analyze(text))
 
 
+def _plain(tokens: list[str]) -> list[str]:
+    """Word tokens only (no joined identifier tokens)."""
+    return [t for t in tokens if not t.startswith(("j_", "jx_"))]
+
+
 @SETTINGS
 @given(st.text(alphabet=st.characters(codec="ascii"), max_size=200))
 def test_ascii_words_are_kept_lowercase(text: str) -> None:
-    def token(w: str) -> str:
-        # letters-only words are Porter-stemmed unless the stem is a stopword
-        s = stem(w) if w.isalpha() else w
-        return w if s in STOPWORDS else s
+    def token(a: Analyzer, w: str) -> str:
+        # v1-porter: letters-only words are Porter-stemmed unless the stem is a stopword
+        s = stem(w) if a.porter and w.isalpha() else w
+        return w if s in a.stopwords else s
 
-    expected = [
-        token(w[:40])
-        for w in re.findall(r"[A-Za-z0-9]+", text.lower())
-        if w[:40] not in STOPWORDS
-    ]
-    assert analyze(text) == expected
+    words = re.findall(r"[A-Za-z0-9]+", text.lower())
+    for a in (V1, V1_PORTER):
+        expected = [token(a, w) for w in words if w not in a.stopwords]
+        assert _plain(a.analyze(text)) == expected
+
+
+@SETTINGS
+@given(
+    st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8),
+             min_size=2, max_size=5),
+    st.lists(st.sampled_from("-./_"), min_size=4, max_size=4),
+    analyzers,
+)
+def test_an_identifier_query_finds_itself_by_its_joined_token(
+    parts: list[str], seps: list[str], a: Analyzer
+) -> None:
+    ident = parts[0] + "".join(s + p for s, p in zip(seps, parts[1:], strict=False))
+    joined = "j_" + "_".join(parts)
+    assert joined in a.query_terms(ident)
+    assert joined in a.analyze(f"see {ident} for details")
+    assert joined not in a.analyze(" ".join(parts))  # spaces are not an identifier
+
+
+@SETTINGS
+@given(
+    st.text(alphabet=st.characters(categories=("L", "N")), min_size=1, max_size=300),
+    analyzers,
+)
+def test_any_word_is_found_by_its_full_form(word: str, a: Analyzer) -> None:
+    terms = a.query_terms(word)
+    tokens = set(a.analyze(f"before {word} after"))
+    assert set(terms) <= tokens
+    for token in a.analyze(word):
+        assert len(token) <= MAX_TOKEN_CHARS
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from(["ก", "ข", "ท", "\u0e35", "\u0e49", "เ", "ม", "ລ", "ກ",
+                              "\u0ec8", "က", "\u103a", "ក", "\u17d2", "\u17b6"]),
+             min_size=2, max_size=30).map("".join),
+    st.data(),
+    analyzers,
+)
+def test_unspaced_script_substring_of_whole_clusters_is_found(
+    text: str, data: st.DataObject, a: Analyzer
+) -> None:
+    # cluster starts: a character that is not a combining mark
+    starts = [i for i, c in enumerate(text) if not unicodedata.category(c).startswith("M")]
+    if len(starts) < 2:
+        return
+    i = data.draw(st.sampled_from(starts))
+    ends = [j for j in [*starts, len(text)] if j > i]
+    j = data.draw(st.sampled_from(ends))
+    assert set(a.query_terms(text[i:j])) <= set(a.analyze(text))

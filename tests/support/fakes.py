@@ -40,8 +40,9 @@ class _DuplicateKey(Exception):
 class InMemoryBackend(DatabaseMemoryBackend):
     """Dict tables behind the SPI; ``fail_at`` (a primitive name) injects a failure."""
 
-    def __init__(self, *, profile: EmbeddingProfile | None = None) -> None:
-        super().__init__(profile=profile)
+    def __init__(self, *, profile: EmbeddingProfile | None = None,
+                 analyzer: str | None = None) -> None:
+        super().__init__(profile=profile, analyzer=analyzer)
         self._state: dict[str, Any] = {
             "meta": {},
             "revisions": {},

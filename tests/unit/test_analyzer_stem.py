@@ -1,6 +1,7 @@
-"""The Porter stemmer of Analyzer v1 (core/analyzer.py, ``stem``) and how analyze() uses
-it. Stems are checked against SQLite FTS5's own ``porter`` tokenizer (through APSW), the
-"plain FTS5" baseline of the LoCoMo benchmark, so the two agree word for word."""
+"""The Porter stemmer of the ``v1-porter`` analyzer (core/analyzer.py, ``stem``) and how
+its analyze() uses it. Stems are checked against SQLite FTS5's own ``porter`` tokenizer
+(through APSW), the "plain FTS5" baseline of the LoCoMo benchmark, so the two agree word
+for word."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext.core.analyzer import STOPWORDS, analyze, query_terms, stem
+from powercontext.core.analyzer import EXTENDED_STOPWORDS as STOPWORDS
+from powercontext.core.analyzer import V1_PORTER, stem
+
+# Stemming is the rule of the ``v1-porter`` analyzer (``v1`` does not stem).
+analyze = V1_PORTER.analyze
+query_terms = V1_PORTER.query_terms
 
 # (word, stem) pairs from M. F. Porter, "An algorithm for suffix stripping" (1980).
 PAPER = [

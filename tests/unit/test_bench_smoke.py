@@ -124,20 +124,29 @@ def test_locomo_benchmark_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert report["settings"]["vector_min_cosine"] == admission.VECTOR_MIN_COSINE
     assert report["settings"]["entry_text"].startswith("[<session date>] <speaker>: <text>")
     results = report["results"]
-    assert set(results) == {"fts", "vector", "hybrid", "plain-fts5"}
+    # every analyzer version is measured by default: systems are <mode>:<analyzer>
+    assert set(results) == {f"{m}:{v}" for m in ("fts", "vector", "hybrid")
+                            for v in ("v1", "v1-porter")} | {"plain-fts5"}
+    assert report["settings"]["default_analyzer"] == "v1-porter"
+    assert report["settings"]["analyzers"]["v1"] == {"stemming": False, "stopwords": 35}
     for system in results.values():
         assert system["overall"]["n"] == 4
         r5, r10, r25 = (system["overall"][f"r@{k}"] for k in locomo.KS)
         assert 0.0 <= r5 <= r10 <= r25 <= 100.0
     # stemming (paintings/painting) and the image caption ("a painting of a lake") let
-    # full text find both evidence turns of the multi-hop question
-    assert results["fts"]["by_category"]["1 multi-hop"]["r@5"] == 100.0
+    # full text find both evidence turns of the multi-hop question; v1 does not stem
+    assert results["fts:v1-porter"]["by_category"]["1 multi-hop"]["r@5"] == 100.0
+    assert results["fts:v1"]["by_category"]["1 multi-hop"]["r@5"] == 0.0
     assert results["plain-fts5"]["overall"]["r@5"] == 100.0
     # the hashing model misses the caption turn: half of the multi-hop evidence
-    assert results["vector"]["by_category"]["1 multi-hop"]["r@25"] == 50.0
-    assert results["hybrid"]["overall"]["r@5"] == 100.0
+    for v in ("v1", "v1-porter"):
+        assert results[f"vector:{v}"]["by_category"]["1 multi-hop"]["r@25"] == 50.0
+    assert results["hybrid:v1-porter"]["overall"]["r@5"] == 100.0
     printed = capsys.readouterr().out
-    assert "| powercontext hybrid (deterministic) |" in printed
+    assert "| powercontext hybrid:v1-porter (deterministic) |" in printed
+    # the README's table rows come out ready to paste, the default named
+    assert "| powercontext fts, analyzer v1-porter (default) | 100.0 | 100.0 | 100.0 |" in printed
+    assert "| powercontext fts, analyzer v1 | 50.0 |" in printed
     assert "DRAGON (LoCoMo paper) | 56.7 | 66.2 | 76.7 |" in printed
 
 
@@ -160,14 +169,21 @@ def test_plain_entry_text_options(tmp_path: Path) -> None:
         "deterministic",
         "--modes",
         "fts",
+        "--analyzer",
+        "v1-porter",
         "--no-session-date",
         "--no-captions",
         "--no-plot",
     ]
     assert bench_main.main(argv) == 0
-    (path,) = out.glob("locomo-*-deterministic-nodate-nocaptions.json")
+    (path,) = out.glob("locomo-*-deterministic-nodate-nocaptions-v1-porter.json")
     report = json.loads(path.read_text("utf-8"))
     assert report["settings"]["entry_text"] == "<speaker>: <text>"
-    assert set(report["results"]) == {"fts", "plain-fts5"}
+    assert set(report["results"]) == {"fts:v1-porter", "plain-fts5"}
     # without the caption, full text finds only the sunset turn of the multi-hop question
-    assert report["results"]["fts"]["by_category"]["1 multi-hop"]["r@25"] == 50.0
+    assert report["results"]["fts:v1-porter"]["by_category"]["1 multi-hop"]["r@25"] == 50.0
+
+
+def test_unknown_analyzer_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        bench_main.main(["locomo", "--analyzer", "analyzer-v1", "--out", str(tmp_path)])
