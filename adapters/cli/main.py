@@ -784,8 +784,9 @@ def rebuild(
                  "Hashes already follow the spec. " if rehashed.already else
                  f"Rewrote the stored hash of {rehashed.rewritten} Revisions. ")
                 + f"Rebuilt {report.memories} Memories: {report.entries} active "
-                f"entries, {report.vectors} vectors, analyzer {report.analyzer}"
+                f"entries, {report.vectors} vectors"
                 + (f" ({report.kept} kept as stored)" if report.kept else "")
+                + f", analyzer {report.analyzer}"
                 + (
                     f"; still incomplete: {', '.join(report.incomplete)}"
                     if report.incomplete
