@@ -24,12 +24,14 @@ from powercontext.service import MemoryService
 
 __all__ = [
     "RuntimeManifest",
+    "check_sqlite_path",
     "data_dir",
     "default_db_url",
     "open_service",
     "remember_embedding",
     "resolve_embedding",
     "resolve_memory",
+    "sqlite_path",
 ]
 
 ENV_DB = "POWERCONTEXT_DB"
@@ -65,17 +67,65 @@ def open_service(
     ``embedding`` names a registered embedding model (``deterministic``, ``local``,
     ``openai``; ``none`` for none), resolved by :func:`resolve_embedding`. The model's
     profile is fixed in the database on first use; opening with another raises
-    ProfileMismatchError on the first call. For a path, the parent directory is created.
+    ProfileMismatchError on the first call. For a path, the parent directory is created;
+    a path that cannot hold a database raises InvalidInputError (field ``db``, see
+    :func:`check_sqlite_path`).
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
-    if url_scheme(url) is None and url != ":memory:":
-        Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    check_sqlite_path(url)
     _name, _options, model = resolve_embedding(
         url, embedding, embedding_options, registry=registry
     )
     backend = registry.backend_for_url(url, profile=model.profile if model else None)
     return MemoryService(backend, embedding_model=model)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite database URL or bare path names, or None (``:memory:``, another
+    scheme)."""
+    scheme = url_scheme(url)
+    if scheme is None:
+        return None if url == ":memory:" else Path(url).expanduser()
+    if scheme != "sqlite":
+        return None
+    from powercontext.plugins.builtin import sqlite_path_from_url
+
+    path = sqlite_path_from_url(url)
+    return None if path == ":memory:" else Path(path)
+
+
+def check_sqlite_path(url: str) -> None:
+    """Make sure a SQLite ``url`` (bare path or ``sqlite:///``) can hold a database:
+    creates the parent directory; InvalidInputError (field ``db``) when the path is a
+    directory, its directory cannot be created or written, or an existing file is not a
+    SQLite database. Other URLs are left to their backend."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    if path.is_dir():
+        raise InvalidInputError("db", f"{path} is a directory; name a database file in it, "
+                                      f"e.g. {path / 'memory.db'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(
+            "db", f"cannot create the directory {path.parent}: {exc.strerror or exc}") from exc
+    if path.exists():
+        try:
+            with open(path, "rb") as fh:
+                header = fh.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise InvalidInputError("db", f"cannot read {path}: {exc.strerror or exc}") from exc
+        if header and header != _SQLITE_HEADER:
+            raise InvalidInputError("db", f"{path} is not a SQLite database")
+        if not os.access(path, os.W_OK):
+            raise InvalidInputError("db", f"{path} is not writable")
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        raise InvalidInputError("db", f"cannot create {path}: {path.parent} is not writable")
 
 
 def resolve_embedding(
@@ -218,18 +268,42 @@ async def resolve_memory(
     service: MemoryService, name: object, manifest: RuntimeManifest | None
 ) -> ArtifactRef:
     """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
-    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to.
-    InvalidInputError for a malformed name; ArtifactNotFoundError for an unknown one."""
-    if not isinstance(name, str) or not name:
-        raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
+    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to,
+    ``key:NAME@REV`` -> that exact Revision of it (a key that itself ends in ``@DIGITS``
+    is taken whole when it is mapped). InvalidInputError (field ``memory``) for a
+    malformed name; ArtifactNotFoundError for an unknown Memory, key or Revision."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError("memory", "name a Memory: ID, ID@REV, key:NAME or key:NAME@REV")
+    rev: int | None = None
     if name.startswith("key:"):
-        artifact_id = manifest.get(name[4:]) if manifest is not None else None
+        key = name[4:]
+        artifact_id = manifest.get(key) if manifest is not None and key else None
+        if artifact_id is None and "@" in key:
+            base_key, _, suffix = key.rpartition("@")
+            if base_key and suffix.isdigit():
+                rev = _revision_of(name, suffix)
+                key = base_key
+                artifact_id = manifest.get(key) if manifest is not None else None
+        if not key:
+            raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
         if artifact_id is None:
-            raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
-        return await service.head(artifact_id)
-    if "@" in name:
-        artifact_id, _, rev = name.rpartition("@")
-        if not rev.isdigit() or int(rev) < 1:
-            raise InvalidInputError("memory", f"bad Revision in {name!r}")
-        return ArtifactRef(artifact_id, int(rev))
-    return await service.head(name)
+            raise ArtifactNotFoundError(f"no Memory is mapped to key {key!r}")
+    else:
+        artifact_id = name
+        if "@" in name:
+            artifact_id, _, suffix = name.rpartition("@")
+            rev = _revision_of(name, suffix)
+        canonical.check_id(artifact_id, "memory")
+    head = await service.head(artifact_id)
+    if rev is None:
+        return head
+    if rev > head.revision:
+        raise ArtifactNotFoundError(
+            f"{artifact_id} has no Revision {rev} (its head is Revision {head.revision})")
+    return ArtifactRef(artifact_id, rev)
+
+
+def _revision_of(name: str, suffix: str) -> int:
+    if not suffix.isdigit() or int(suffix) < 1:
+        raise InvalidInputError("memory", f"bad Revision in {name!r}: REV is an integer >= 1")
+    return int(suffix)
