@@ -18,7 +18,7 @@ from typing import Any
 
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-from powercontext.core.models import ArtifactRef
+from powercontext.core.models import ArtifactRef, MemoryEntryInput, Source
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
@@ -29,6 +29,7 @@ __all__ = [
     "default_db_url",
     "open_service",
     "remember_embedding",
+    "remember_entries",
     "resolve_embedding",
     "resolve_memory",
     "sqlite_path",
@@ -307,3 +308,53 @@ def _revision_of(name: str, suffix: str) -> int:
     if not suffix.isdigit() or int(suffix) < 1:
         raise InvalidInputError("memory", f"bad Revision in {name!r}: REV is an integer >= 1")
     return int(suffix)
+
+
+async def remember_entries(
+    service: MemoryService,
+    manifest: RuntimeManifest | None,
+    *,
+    memory: str | None,
+    key: str | None,
+    entries: list[dict[str, Any]],
+    sources: tuple[Source, ...] = (),
+) -> tuple[ArtifactRef | None, ArtifactRef | None]:
+    """Explicit entries through ``remember(mode="append")`` (Memory RFC, "remember()"),
+    the one path the CLI and the MCP tool share: ``(base, after)``.
+
+    ``memory`` names the Memory to write (see :func:`resolve_memory`; a write needs its
+    head). Without it, ``key`` names a mapped Memory to write, or maps the new Memory
+    created for it; with neither a new Memory is created. ``entries``: dicts with
+    ``text`` (str), ``kind`` (str, default ``fact``), ``reason`` (str or None) and
+    ``revise`` (an entry_id of the base, whose current version is revised). Every entry
+    cites ``sources``. InvalidInputError when an entry revises with no base Memory;
+    ArtifactNotFoundError for an entry_id the base does not hold; the service's own
+    errors (limits, secrets, conflicts) pass through. ``after`` is None when nothing
+    was worth a new Memory; equal to ``base`` when nothing changed."""
+    if memory is None and key is not None and manifest is not None and manifest.get(key):
+        memory = f"key:{key}"
+    base = await resolve_memory(service, memory, manifest) if memory else None
+    revise_ids = [e["revise"] for e in entries if e.get("revise")]
+    if revise_ids and base is None:
+        raise InvalidInputError("revise", "a new Memory has no entries to revise: name the "
+                                          "Memory")
+    current = await service.entries(base, revise_ids) if base and revise_ids else {}
+    for entry_id in revise_ids:
+        if entry_id not in current:
+            assert base is not None
+            raise ArtifactNotFoundError(
+                f"entry {entry_id!r} is not in {base.artifact_id}@{base.revision}")
+    inputs = tuple(
+        MemoryEntryInput(
+            kind=e.get("kind") or "fact",
+            text=e["text"],
+            reason=e.get("reason"),
+            entry=current[e["revise"]] if e.get("revise") else None,
+            sources=sources,
+        )
+        for e in entries
+    )
+    after = await service.remember(base, sources=sources, entries=inputs, mode="append")
+    if base is None and after is not None and key is not None and manifest is not None:
+        manifest.set(key, after.artifact_id)
+    return base, after

@@ -271,9 +271,6 @@ def remember(
     powercontext memory remember --key repo:$PWD --kind preference \\
         --text "Run make test before review" --source Makefile
     """
-    from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-    from powercontext.core.models import MemoryEntryInput
-
     specs: list[dict[str, Any]] = []
     if entries_file is not None:
         specs = _entry_specs(entries_file)
@@ -288,31 +285,10 @@ def remember(
     srcs = tuple(_source_from_file(f) for f in source_files)
 
     async def body(svc: Any) -> None:
-        memory_name = name
-        if memory_name is None and key is not None and c.manifest().get(key):
-            memory_name = f"key:{key}"
-        base = await _resolve(c, svc, memory_name) if memory_name else None
-        revise_ids = [s["revise"] for s in specs if s.get("revise")]
-        if revise_ids and base is None:
-            raise InvalidInputError("revise", "a new Memory has no entries to revise")
-        current = await svc.entries(base, revise_ids) if base and revise_ids else {}
-        for entry_id in revise_ids:
-            if entry_id not in current:
-                raise ArtifactNotFoundError(
-                    f"entry {entry_id!r} is not in {base.artifact_id}@{base.revision}")
-        inputs = tuple(
-            MemoryEntryInput(
-                kind=s["kind"],
-                text=s["text"],
-                reason=s.get("reason"),
-                entry=current[s["revise"]] if s.get("revise") else None,
-                sources=srcs,
-            )
-            for s in specs
-        )
-        after = await svc.remember(base, sources=srcs, entries=inputs, mode="append")
-        if base is None and after is not None and key is not None:
-            c.manifest().set(key, after.artifact_id)
+        from powercontext.runtime import remember_entries
+
+        base, after = await remember_entries(svc, c.manifest(), memory=name, key=key,
+                                             entries=specs, sources=srcs)
         _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
 
     c.run(body)
