@@ -165,7 +165,8 @@ def _print_info(d: dict[str, Any]) -> None:
                + ("" if d["exists"] else "  (does not exist yet)"))
     click.echo(f"backend:          {d['backend'] or '-'}")
     recorded = d["analyzer_version"]
-    click.echo(f"analyzer version: {recorded or '-'} (this code: {d['analyzer_version_code']})")
+    click.echo(f"analyzer version: {recorded or 'not recorded'} "
+               f"(this code: {d['analyzer_version_code']})")
     p = d["embedding_profile"]
     click.echo("embedding profile: " + (", ".join(f"{k}={v}" for k, v in p.items()) if p
                                        else "none (full-text search only)"))
