@@ -17,7 +17,8 @@ Every write is idempotent (a second run changes nothing and writes nothing), kee
 every other setting, backs the previous file up as ``FILE.bak`` and with ``--dry-run``
 only prints the unified diff. A file that does not parse is refused (InvalidInputError
 naming it) and left as it is; so is a Codex ``notify`` naming another program, unless
-``--force``. The commands written carry ``--db`` when one was given.
+``--force``. The commands written carry ``--db`` when one was given; ``--allow-writes``
+configures the MCP server with its write tools.
 
 ``doctor`` reports the installed extras, the database and model in use, and whether
 hooks and MCP are configured for each agent, with the command that fixes each gap.
@@ -183,7 +184,8 @@ def claude_mcp_plan(path: Path, program: str, args: list[str]) -> ConfigFile:
     return ConfigFile(path, before, _dump_json(data))
 
 
-def codex_plan(path: Path, program: str, db_args: list[str], force: bool) -> ConfigFile:
+def codex_plan(path: Path, program: str, db_args: list[str], force: bool, *,
+               allow_writes: bool = False) -> ConfigFile:
     """``path`` (a Codex config.toml) with top-level ``notify`` running the Codex hook
     and ``[mcp_servers.powercontext]``; comments, layout and other settings are kept.
     InvalidInputError when ``notify`` names another program and ``force`` is false."""
@@ -213,7 +215,7 @@ def codex_plan(path: Path, program: str, db_args: list[str], force: bool) -> Con
         doc["mcp_servers"] = servers
     elif not isinstance(servers, dict):
         raise InvalidInputError(f"{path}: mcp_servers", "must be a table")
-    args = [*db_args, "mcp"]
+    args = _mcp_args(db_args, allow_writes)
     server = servers.get(SERVER_NAME)
     if server is None:
         server = tomlkit.table()
@@ -226,6 +228,10 @@ def codex_plan(path: Path, program: str, db_args: list[str], force: bool) -> Con
         if list(server.get("args") or ()) != args:
             server["args"] = args
     return ConfigFile(path, before, tomlkit.dumps(doc))
+
+
+def _mcp_args(db_args: list[str], allow_writes: bool) -> list[str]:
+    return [*db_args, "mcp", *(["--allow-writes"] if allow_writes else [])]
 
 
 def _project_root(project: str | None) -> Path:
@@ -281,6 +287,9 @@ _SCOPE = click.option("--scope", type=click.Choice(["project", "user"]), default
 _PROJECT = click.option("--project", type=click.Path(exists=True, file_okay=False),
                         help="Project directory for --scope project. Default: the current one.")
 _DRY = click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+_WRITES = click.option("--allow-writes", is_flag=True,
+                       help="Configure the MCP server with --allow-writes (remember, forget, "
+                            "reactivate tools).")
 _COMMAND = click.option("--command", "command", metavar="PROGRAM",
                         help="The powercontext executable agents run. Default: this "
                              "installation's, by absolute path.")
@@ -299,11 +308,12 @@ def setup() -> None:
 @click.option("--mcp-config", "mcp_path", type=click.Path(dir_okay=False),
               help="Write the MCP server to this file instead (an .mcp.json).")
 @click.option("--no-mcp", is_flag=True, help="Only the hooks.")
+@_WRITES
 @_DRY
 @_COMMAND
 @pass_ctx
 def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: str | None,
-                      mcp_path: str | None, no_mcp: bool, dry_run: bool,
+                      mcp_path: str | None, no_mcp: bool, allow_writes: bool, dry_run: bool,
                       command: str | None) -> None:
     """Claude Code: UserPromptSubmit and Stop hooks (.claude/settings.json) and the MCP
     server (.mcp.json; with --scope user ~/.claude/settings.json and ~/.claude.json)."""
@@ -317,7 +327,7 @@ def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: st
                                                                     "claude-code"]))]
         if not no_mcp:
             files.append(claude_mcp_plan(Path(mcp_path) if mcp_path else mcp_file, program,
-                                         [*db, "mcp"]))
+                                         _mcp_args(db, allow_writes)))
         _apply(c, "Claude Code", files, dry_run)
 
     _guarded(c, body)
@@ -331,18 +341,19 @@ def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: st
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Edit this config.toml instead.")
 @click.option("--force", is_flag=True, help="Replace a notify program that is not ours.")
+@_WRITES
 @_DRY
 @_COMMAND
 @pass_ctx
 def setup_codex(c: Ctx, scope: str, project: str | None, config_path: str | None,
-                force: bool, dry_run: bool, command: str | None) -> None:
+                force: bool, allow_writes: bool, dry_run: bool, command: str | None) -> None:
     """Codex: notify and [mcp_servers.powercontext] in ~/.codex/config.toml (default
     scope user: Codex reads its notify program from there)."""
 
     def body() -> None:
         path = Path(config_path) if config_path else codex_path(scope, project)
-        _apply(c, "Codex", [codex_plan(path, _program(command), _db_args(c), force)],
-               dry_run)
+        _apply(c, "Codex", [codex_plan(path, _program(command), _db_args(c), force,
+                                       allow_writes=allow_writes)], dry_run)
 
     _guarded(c, body)
 

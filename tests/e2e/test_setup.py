@@ -103,6 +103,10 @@ def test_setup_claude_code_user_scope_keeps_the_rest_of_claude_json(env):
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
     assert _ours(hooks["Stop"])[0]["command"] == "powercontext hook claude-code"
     assert (home / ".claude.json.bak").exists()
+    run("setup", "claude-code", "--scope", "user", "--command", "powercontext",
+        "--allow-writes")
+    state = json.loads((home / ".claude.json").read_text())
+    assert state["mcpServers"]["powercontext"]["args"] == ["mcp", "--allow-writes"]
     assert not (home / ".claude" / "settings.json.bak").exists()  # there was no file
 
 
@@ -142,6 +146,9 @@ def test_setup_codex_edits_config_toml_keeping_comments(env, tmp_path):
     run("setup", "codex", "--command", "powercontext")
     assert tomllib.loads((home / ".codex" / "config.toml").read_text())["notify"] == [
         "powercontext", "hook", "codex"]
+    run("setup", "codex", "--command", "powercontext", "--allow-writes")
+    default = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    assert default["mcp_servers"]["powercontext"]["args"] == ["mcp", "--allow-writes"]
 
 
 def test_setup_codex_does_not_replace_another_notify_program_without_force(env):
