@@ -294,8 +294,8 @@ def remember(
     c.run(body)
 
 
-_SPEC_FIELDS = {"kind": str, "text": str, "reason": (str, type(None)),
-                "revise": (str, type(None))}
+_SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "text": str, "reason": (str, type(None)), "revise": (str, type(None))}
 
 
 def _entry_specs(entries_file: Any) -> list[dict[str, Any]]:

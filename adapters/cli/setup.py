@@ -156,7 +156,9 @@ def claude_settings_plan(path: Path, command: str) -> ConfigFile:
         found = False
         for group in groups:
             entries = group.get("hooks") if isinstance(group, dict) else None
-            for i, h in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(entries, list):
+                continue
+            for i, h in enumerate(entries):
                 if _is_ours(h, "hook claude-code"):
                     if not found:
                         entries[i] = {**h, **wanted}

@@ -107,3 +107,87 @@ def test_codex_config_keeps_everything_else_and_is_idempotent(with_comment, doc)
                                                         "args": ["mcp"]}
         assert path.read_text().startswith("# mine\n") == with_comment
         assert not codex_plan(path, "powercontext", [], force=False).changed
+
+
+_NAME_PARTS = st.sampled_from(["key:", "key:demo", "@", "@0", "@1", "@2", "@9", "mem_art_x",
+                               " ", "", "repo:/a@b", "MEM", "é"])
+
+
+@pytest.fixture(scope="module")
+def resolver_db(tmp_path_factory):
+    """A SQLite Memory at Revision 2 under key demo, and key repo:/a@b at Revision 1."""
+    import asyncio
+
+    from powercontext.core.models import MemoryEntryInput
+    from powercontext.runtime import RuntimeManifest, open_service
+
+    db = tmp_path_factory.mktemp("resolve") / "m.db"
+
+    async def body():
+        svc = open_service(db)
+        try:
+            r1 = await svc.remember(None, mode="append",
+                                    entries=(MemoryEntryInput("fact", "one"),))
+            r2 = await svc.remember(r1, mode="append", entries=(MemoryEntryInput("fact", "two"),))
+            other = await svc.remember(None, mode="append",
+                                       entries=(MemoryEntryInput("fact", "other"),))
+            return r2, other
+        finally:
+            await svc.close()
+
+    head, other = asyncio.run(body())
+    manifest = RuntimeManifest.for_db(str(db))
+    manifest.set("demo", head.artifact_id)
+    manifest.set("repo:/a@b", other.artifact_id)
+    return db, head, other
+
+
+@given(parts=st.lists(_NAME_PARTS, max_size=4))
+def test_any_memory_name_resolves_or_is_a_typed_error(resolver_db, parts):
+    import asyncio
+
+    from powercontext.core.errors import ArtifactNotFoundError
+    from powercontext.core.models import ArtifactRef
+    from powercontext.runtime import RuntimeManifest, open_service, resolve_memory
+
+    db, head, other = resolver_db
+    name = "".join(parts).replace("MEM", head.artifact_id)
+
+    async def body():
+        svc = open_service(db)
+        try:
+            return await resolve_memory(svc, name, RuntimeManifest.for_db(str(db)))
+        finally:
+            await svc.close()
+
+    try:
+        ref = asyncio.run(body())
+    except (InvalidInputError, ArtifactNotFoundError):
+        return
+    assert isinstance(ref, ArtifactRef)
+    if ref.artifact_id == head.artifact_id:
+        assert 1 <= ref.revision <= head.revision
+    else:
+        assert ref == other  # the whole key "repo:/a@b" wins over a split at "@"
+
+
+def test_key_at_revision_names_the_exact_revision(resolver_db):
+    import asyncio
+
+    from powercontext.core.models import ArtifactRef
+    from powercontext.runtime import RuntimeManifest, open_service, resolve_memory
+
+    db, head, other = resolver_db
+
+    async def body():
+        svc = open_service(db)
+        manifest = RuntimeManifest.for_db(str(db))
+        try:
+            return [await resolve_memory(svc, n, manifest)
+                    for n in ("key:demo", "key:demo@1", "key:repo:/a@b", "key:repo:/a@b@1",
+                              f"{head.artifact_id}@1")]
+        finally:
+            await svc.close()
+
+    assert asyncio.run(body()) == [head, ArtifactRef(head.artifact_id, 1), other, other,
+                                   ArtifactRef(head.artifact_id, 1)]
