@@ -36,10 +36,11 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
     checks as `memory remember/forget/reactivate`, secrets refused).
 
     \b
-    Claude Code:  claude mcp add powercontext -- powercontext --db PATH mcp
-    Codex:        [mcp_servers.powercontext]
-                  command = "powercontext"
-                  args = ["--db", "PATH", "mcp"]
+    Configure an agent:  powercontext --db PATH setup claude-code   (or: setup codex)
+    Claude Code by hand: claude mcp add powercontext -- powercontext --db PATH mcp
+    Codex by hand:       [mcp_servers.powercontext]
+                         command = "powercontext"
+                         args = ["--db", "PATH", "mcp"]
     """
     try:
         from powercontext.adapters.mcp.server import build_server
