@@ -1642,6 +1642,24 @@ class DatabaseMemoryBackend(abc.ABC):
         finally:
             self._allow_legacy = False
 
+    async def inventory(self) -> dict[str, Any]:
+        """What the database holds, read in one snapshot: ``heads`` (every Memory's
+        current head, a tuple of ArtifactRef sorted by id), ``sources`` (how many Sources
+        are stored), ``analyzer_version`` (the Analyzer version its FTS projection was
+        built with; None when unrecorded) and ``writes_paused``.
+        CapabilityNotSupportedError when the adapter cannot list its heads."""
+        return await self._run(self._in_tx, False, self._inventory_sync)
+
+    def _inventory_sync(self) -> dict[str, Any]:
+        heads = tuple(ArtifactRef(a, r) for a, r in self._all_heads_sync())
+        sources, after = 0, 0
+        while page := self._journal_sync(after, 1000):
+            sources += len(page)
+            after = page[-1][0]
+        return {"heads": heads, "sources": sources,
+                "analyzer_version": self._meta_get_sync("analyzer_version"),
+                "writes_paused": bool(self._meta_get_sync("writes_paused"))}
+
     def _migrate_sync(self, profile: EmbeddingProfile) -> None:
         self._reset_vectors_sync(profile)
         self._bump_generation_sync()

@@ -12,25 +12,28 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-from powercontext.core.models import ArtifactRef
+from powercontext.core.models import ArtifactRef, MemoryEntryInput, Source
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
 __all__ = [
     "RuntimeManifest",
+    "check_sqlite_path",
     "data_dir",
     "default_db_url",
     "open_service",
     "remember_embedding",
+    "remember_entries",
     "resolve_embedding",
     "resolve_memory",
+    "sqlite_path",
 ]
 
 ENV_DB = "POWERCONTEXT_DB"
@@ -68,7 +71,9 @@ def open_service(
     ``embedding`` names a registered embedding model (``deterministic``, ``local``,
     ``openai``; ``none`` for none), resolved by :func:`resolve_embedding`. The model's
     profile is fixed in the database on first use; opening with another raises
-    ProfileMismatchError on the first call. For a path, the parent directory is created.
+    ProfileMismatchError on the first call. For a path, the parent directory is created;
+    a path that cannot hold a database raises InvalidInputError (field ``db``, see
+    :func:`check_sqlite_path`).
 
     ``analyzer`` names the search analyzer version (``v1``, ``v1-porter``; default
     ``$POWERCONTEXT_ANALYZER``, else no choice) a new database records; an existing
@@ -77,8 +82,7 @@ def open_service(
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
-    if url_scheme(url) is None and url != ":memory:":
-        Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    check_sqlite_path(url)
     _name, _options, model = resolve_embedding(
         url, embedding, embedding_options, registry=registry
     )
@@ -89,6 +93,53 @@ def open_service(
         url, profile=model.profile if model else None, analyzer=chosen
     )
     return MemoryService(backend, embedding_model=model)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite database URL or bare path names, or None (``:memory:``, another
+    scheme)."""
+    scheme = url_scheme(url)
+    if scheme is None:
+        return None if url == ":memory:" else Path(url).expanduser()
+    if scheme != "sqlite":
+        return None
+    from powercontext.plugins.builtin import sqlite_path_from_url
+
+    path = sqlite_path_from_url(url)
+    return None if path == ":memory:" else Path(path)
+
+
+def check_sqlite_path(url: str) -> None:
+    """Make sure a SQLite ``url`` (bare path or ``sqlite:///``) can hold a database:
+    creates the parent directory; InvalidInputError (field ``db``) when the path is a
+    directory, its directory cannot be created or written, or an existing file is not a
+    SQLite database. Other URLs are left to their backend."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    if path.is_dir():
+        raise InvalidInputError("db", f"{path} is a directory; name a database file in it, "
+                                      f"e.g. {path / 'memory.db'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(
+            "db", f"cannot create the directory {path.parent}: {exc.strerror or exc}") from exc
+    if path.exists():
+        try:
+            with open(path, "rb") as fh:
+                header = fh.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise InvalidInputError("db", f"cannot read {path}: {exc.strerror or exc}") from exc
+        if header and header != _SQLITE_HEADER:
+            raise InvalidInputError("db", f"{path} is not a SQLite database")
+        if not os.access(path, os.W_OK):
+            raise InvalidInputError("db", f"{path} is not writable")
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        raise InvalidInputError("db", f"cannot create {path}: {path.parent} is not writable")
 
 
 def resolve_embedding(
@@ -244,18 +295,97 @@ async def resolve_memory(
     service: MemoryService, name: object, manifest: RuntimeManifest | None
 ) -> ArtifactRef:
     """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
-    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to.
-    InvalidInputError for a malformed name; ArtifactNotFoundError for an unknown one."""
-    if not isinstance(name, str) or not name:
-        raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
+    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to,
+    ``key:NAME@REV`` -> that exact Revision of it (a key that itself ends in ``@DIGITS``
+    is taken whole when it is mapped). InvalidInputError (field ``memory``) for a
+    malformed name; ArtifactNotFoundError for an unknown Memory, key or Revision."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError("memory", "name a Memory: ID, ID@REV, key:NAME or key:NAME@REV")
+    rev: int | None = None
     if name.startswith("key:"):
-        artifact_id = manifest.get(name[4:]) if manifest is not None else None
+        key = name[4:]
+        artifact_id = manifest.get(key) if manifest is not None and key else None
+        if artifact_id is None and "@" in key:
+            base_key, _, suffix = key.rpartition("@")
+            if base_key and suffix.isdigit():
+                rev = _revision_of(name, suffix)
+                key = base_key
+                artifact_id = manifest.get(key) if manifest is not None else None
+        if not key:
+            raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
         if artifact_id is None:
-            raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
-        return await service.head(artifact_id)
-    if "@" in name:
-        artifact_id, _, rev = name.rpartition("@")
-        if not rev.isdigit() or int(rev) < 1:
-            raise InvalidInputError("memory", f"bad Revision in {name!r}")
-        return ArtifactRef(artifact_id, int(rev))
-    return await service.head(name)
+            raise ArtifactNotFoundError(f"no Memory is mapped to key {key!r}")
+    else:
+        artifact_id = name
+        if "@" in name:
+            artifact_id, _, suffix = name.rpartition("@")
+            rev = _revision_of(name, suffix)
+        canonical.check_id(artifact_id, "memory")
+    head = await service.head(artifact_id)
+    if rev is None:
+        return head
+    if rev > head.revision:
+        raise ArtifactNotFoundError(
+            f"{artifact_id} has no Revision {rev} (its head is Revision {head.revision})")
+    return ArtifactRef(artifact_id, rev)
+
+
+def _revision_of(name: str, suffix: str) -> int:
+    if not suffix.isdigit() or int(suffix) < 1:
+        raise InvalidInputError("memory", f"bad Revision in {name!r}: REV is an integer >= 1")
+    return int(suffix)
+
+
+async def remember_entries(
+    service: MemoryService,
+    manifest: RuntimeManifest | None,
+    *,
+    memory: str | None,
+    key: str | None,
+    entries: list[dict[str, Any]],
+    sources: tuple[Source, ...] = (),
+    settle: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = None,
+) -> tuple[ArtifactRef | None, ArtifactRef | None]:
+    """Explicit entries through ``remember(mode="append")`` (Memory RFC, "remember()"),
+    the one path the CLI and the MCP tool share: ``(base, after)``.
+
+    ``memory`` names the Memory to write (see :func:`resolve_memory`; a write needs its
+    head). Without it, ``key`` names a mapped Memory to write, or maps the new Memory
+    created for it; with neither a new Memory is created. ``entries``: dicts with
+    ``text`` (str), ``kind`` (str, default ``fact``), ``reason`` (str or None) and
+    ``revise`` (an entry_id of the base, whose current version is revised). Every entry
+    cites ``sources``. InvalidInputError when an entry revises with no base Memory;
+    ArtifactNotFoundError for an entry_id the base does not hold; the service's own
+    errors (limits, secrets, conflicts) pass through. ``after`` is None when nothing
+    was worth a new Memory; equal to ``base`` when nothing changed. ``settle`` wraps the
+    write (the CLI passes one that rereads a COMMIT whose outcome is unknown)."""
+    if memory is None and key is not None and manifest is not None and manifest.get(key):
+        memory = f"key:{key}"
+    base = await resolve_memory(service, memory, manifest) if memory else None
+    revise_ids = [e["revise"] for e in entries if e.get("revise")]
+    if revise_ids and base is None:
+        raise InvalidInputError("revise", "a new Memory has no entries to revise: name the "
+                                          "Memory")
+    current = await service.entries(base, revise_ids) if base and revise_ids else {}
+    for entry_id in revise_ids:
+        if entry_id not in current:
+            assert base is not None
+            raise ArtifactNotFoundError(
+                f"entry {entry_id!r} is not in {base.artifact_id}@{base.revision}")
+    inputs = tuple(
+        MemoryEntryInput(
+            kind=e.get("kind") or "fact",
+            text=e["text"],
+            reason=e.get("reason"),
+            entry=current[e["revise"]] if e.get("revise") else None,
+            sources=sources,
+        )
+        for e in entries
+    )
+    def write() -> Awaitable[Any]:
+        return service.remember(base, sources=sources, entries=inputs, mode="append")
+
+    after = await (settle(write) if settle is not None else write())
+    if base is None and after is not None and key is not None and manifest is not None:
+        manifest.set(key, after.artifact_id)
+    return base, after

@@ -2,116 +2,57 @@
 
 Every command takes ``--db`` (a path or URL; default ``$POWERCONTEXT_DB`` or the
 per-user data directory) and ``--json`` (machine output for agents). Exit codes:
-0 success, 1 unexpected error, 2 bad input (also an embedding profile or analyzer
-mismatch: the database was built with another one; `memory rebuild` migrates), 3 revision
-conflict, 4 not found, 5 capability not supported, 6 invalid citation, 7 integrity error.
+0 success, 1 unexpected error, 2 bad input (usage errors included; also an embedding
+profile or analyzer mismatch: the database was built with another one; `memory rebuild`
+migrates), 3 revision conflict, 4 not found, 5 capability not supported, 6 invalid
+citation, 7 integrity error, 130 interrupted; each failure is one line on stderr, or one
+JSON object with ``--json`` (:mod:`powercontext.adapters.cli.context`).
 
 A Memory is named by ``ID`` (its current head), ``ID@REV`` (an exact Revision; a write
-needs the head) or ``key:NAME`` (a business key of the runtime manifest).
+needs the head), ``key:NAME`` (a business key of the runtime manifest) or
+``key:NAME@REV`` (an exact Revision of the Memory a key names). Commands live in
+modules by group: this one (``memory``), ``overview`` (``memory list``, ``source``,
+``info``), ``setup`` (``setup``, ``doctor``), ``repo``, ``hook`` and ``mcp_cmd``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-T = TypeVar("T")
+from powercontext.adapters.cli.context import (
+    EXIT_BAD_INPUT,
+    EXIT_CAPABILITY,
+    EXIT_CONFLICT,
+    EXIT_INTEGRITY,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID_CITATION,
+    EXIT_NOT_FOUND,
+    EXIT_UNEXPECTED,
+    Ctx,
+    fail_with,
+    pass_ctx,
+)
+from powercontext.adapters.cli.context import ref_json as _ref_json
 
-EXIT_UNEXPECTED = 1
-EXIT_BAD_INPUT = 2
-EXIT_CONFLICT = 3
-EXIT_NOT_FOUND = 4
-EXIT_CAPABILITY = 5
-EXIT_INVALID_CITATION = 6
-EXIT_INTEGRITY = 7
-
-
-class Ctx:
-    def __init__(self, db: str | None, as_json: bool, embedding: str | None,
-                 analyzer: str | None = None) -> None:
-        self.db = db
-        self.as_json = as_json
-        self.embedding = embedding
-        self.analyzer = analyzer
-        self._service: Any = None
-
-    @property
-    def db_url(self) -> str:
-        from powercontext.runtime import default_db_url
-
-        return self.db or default_db_url()
-
-    def service(self) -> Any:
-        if self._service is None:
-            from powercontext.runtime import open_service
-
-            self._service = open_service(
-                self.db_url, embedding=self.embedding, analyzer=self.analyzer
-            )
-        return self._service
-
-    def manifest(self) -> Any:
-        from powercontext.runtime import RuntimeManifest
-
-        return RuntimeManifest.for_db(self.db_url)
-
-    def run(self, fn: Callable[[Any], Awaitable[T]]) -> T:
-        """Run ``fn(service)`` and map typed errors to exit codes."""
-        from powercontext.core import errors
-        from powercontext.plugins.registry import UnknownPluginError
-
-        async def body() -> T:
-            svc = self.service()
-            try:
-                return await fn(svc)
-            finally:
-                await svc.close()
-
-        table = (
-            (errors.RevisionConflictError, EXIT_CONFLICT, "conflict"),
-            (errors.InvalidCitationError, EXIT_INVALID_CITATION, "invalid citation"),
-            (errors.ArtifactNotFoundError, EXIT_NOT_FOUND, "not found"),
-            (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
-            (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
-            (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
-            (errors.AnalyzerMismatchError, EXIT_BAD_INPUT, "analyzer mismatch"),
-            (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
-            (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
-            (errors.CommitOutcomeUnknownError, EXIT_UNEXPECTED, "outcome unknown"),
-            (errors.WritesPausedError, EXIT_CONFLICT, "writes paused"),
-            (ValueError, EXIT_BAD_INPUT, "bad input"),
-            (errors.PowerContextError, EXIT_UNEXPECTED, "error"),
-        )
-        try:
-            return asyncio.run(body())
-        except Exception as exc:
-            for cls, code, label in table:
-                if isinstance(exc, cls):
-                    self.fail(code, label, str(exc), type(exc).__name__)
-            raise
-
-    def fail(self, code: int, label: str, message: str, kind: str) -> None:
-        if self.as_json:
-            click.echo(json.dumps({"error": kind, "message": message, "exit_code": code}))
-        else:
-            click.echo(f"powercontext: {label}: {message}", err=True)
-        sys.exit(code)
-
-    def emit(self, data: Any, human: Callable[[], None]) -> None:
-        if self.as_json:
-            click.echo(json.dumps(data, ensure_ascii=False, indent=None, sort_keys=True))
-        else:
-            human()
-
-
-pass_ctx = click.make_pass_decorator(Ctx)
-
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_CAPABILITY",
+    "EXIT_CONFLICT",
+    "EXIT_INTEGRITY",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID_CITATION",
+    "EXIT_NOT_FOUND",
+    "EXIT_UNEXPECTED",
+    "Ctx",
+    "cli",
+    "main",
+]
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -157,18 +98,21 @@ def memory() -> None:
 def _register_subcommands() -> None:
     from powercontext.adapters.cli.hook import hook
     from powercontext.adapters.cli.mcp_cmd import mcp
+    from powercontext.adapters.cli.overview import info, memory_list, source
     from powercontext.adapters.cli.repo import repo
+    from powercontext.adapters.cli.setup import doctor, setup
 
+    memory.add_command(memory_list, "list")
     cli.add_command(repo)
     cli.add_command(hook)
     cli.add_command(mcp)
+    cli.add_command(source)
+    cli.add_command(info)
+    cli.add_command(setup)
+    cli.add_command(doctor)
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _ref_json(ref: Any) -> dict[str, Any] | None:
-    return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
 
 
 async def _resolve(c: Ctx, svc: Any, name: str | None) -> Any:
@@ -379,58 +323,73 @@ def remember(
     powercontext memory remember --key repo:$PWD --kind preference \\
         --text "Run make test before review" --source Makefile
     """
-    from powercontext.core.errors import InvalidInputError
-    from powercontext.core.models import MemoryEntryInput
-
-    srcs = tuple(_source_from_file(f) for f in source_files)
     specs: list[dict[str, Any]] = []
     if entries_file is not None:
-        try:
-            specs = json.load(entries_file)
-        except ValueError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--entries") from exc
-        if not isinstance(specs, list):
-            raise click.BadParameter("must be a JSON list", param_hint="--entries")
+        specs = _entry_specs(entries_file)
     if text is not None:
         specs.append({"kind": kind, "text": text, "reason": reason, "revise": revise_id})
+    elif revise_id is not None or reason is not None:
+        raise click.UsageError("--revise and --reason go with --text (or inside --entries)")
     if not specs:
         raise click.UsageError("give --text or --entries")
+    if name is None and any(s.get("revise") for s in specs) and key is None:
+        raise click.UsageError("revising an entry needs the Memory it is in: --memory")
+    srcs = tuple(_source_from_file(f) for f in source_files)
 
     async def body(svc: Any) -> None:
+        import functools
+
         from powercontext.core.errors import SecretDetectedError
         from powercontext.core.secrets import source_findings
+        from powercontext.runtime import remember_entries
 
         for f, src in zip(source_files, srcs, strict=True):
             # refused before anything is stored, naming the file and line (exit 2)
             for where, found in source_findings(src, svc.secret_scanner.scan)[:1]:
                 field = f"--source {f}" + ("" if where == "content" else f" ({where})")
                 raise SecretDetectedError(field, found.rule, found.description, found.line)
-        memory_name = name
-        if memory_name is None and key is not None and c.manifest().get(key):
-            memory_name = f"key:{key}"
-        base = await _resolve(c, svc, memory_name) if memory_name else None
-        revise_ids = [s.get("revise") for s in specs if s.get("revise")]
-        current = await svc.entries(base, revise_ids) if base and revise_ids else {}
-        inputs = []
-        for i, s in enumerate(specs):
-            if not isinstance(s, dict) or "text" not in s:
-                raise InvalidInputError(f"entries[{i}]", "needs at least a text")
-            inputs.append(
-                MemoryEntryInput(
-                    kind=s.get("kind", "fact"),
-                    text=s["text"],
-                    reason=s.get("reason"),
-                    entry=current.get(s["revise"]) if s.get("revise") else None,
-                    sources=srcs,
-                )
-            )
-        after = await _settled(svc, lambda: svc.remember(
-            base, sources=srcs, entries=tuple(inputs), mode="append"))
-        if base is None and after is not None and key is not None:
-            c.manifest().set(key, after.artifact_id)
+        base, after = await remember_entries(
+            svc, c.manifest(), memory=name, key=key, entries=specs, sources=srcs,
+            settle=functools.partial(_settled, svc))
         _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
 
     c.run(body)
+
+
+_SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "text": str, "reason": (str, type(None)), "revise": (str, type(None))}
+
+
+def _entry_specs(entries_file: Any) -> list[dict[str, Any]]:
+    """The ``--entries`` JSON: a list of objects with a string ``text`` and optional
+    string ``kind`` (default fact), ``reason`` and ``revise``; InvalidInputError naming
+    ``entries[i].field`` otherwise, before anything is read or written."""
+    from powercontext.core.errors import InvalidInputError
+
+    try:
+        data = json.loads(entries_file.read())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError("entries", f"not JSON: {exc}") from exc
+    if not isinstance(data, list):
+        raise InvalidInputError("entries", "must be a JSON list of entry objects")
+    specs: list[dict[str, Any]] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise InvalidInputError(
+                f"entries[{i}]", f'must be an object like {{"kind": "fact", "text": "..."}}, '
+                f"not {type(item).__name__}")
+        unknown = sorted(set(item) - set(_SPEC_FIELDS))
+        if unknown:
+            raise InvalidInputError(f"entries[{i}].{unknown[0]}",
+                                    "unknown field (kind, text, reason, revise)")
+        if "text" not in item:
+            raise InvalidInputError(f"entries[{i}].text", "is missing")
+        spec = {"kind": "fact", **item}
+        for field, types in _SPEC_FIELDS.items():
+            if field in spec and not isinstance(spec[field], types):
+                raise InvalidInputError(f"entries[{i}].{field}", "must be a string")
+        specs.append(spec)
+    return specs
 
 
 def _state_command(op: str) -> Callable[..., None]:
@@ -541,7 +500,15 @@ def changes(c: Ctx, memory_name: str, since: int | None) -> None:
 )
 @pass_ctx
 def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) -> None:
-    """Search active entries of current heads. Results are untrusted context."""
+    """Search active entries of current heads. Results are untrusted context.
+
+    Prints each hit with its rank and the channels that matched it (fts, vector);
+    ``--json`` keeps the RRF score. An empty query is bad input (exit 2)."""
+
+    from powercontext.core.errors import InvalidInputError
+
+    if not query.strip():
+        raise InvalidInputError("query", "is empty: give the words to search for")
 
     async def body(svc: Any) -> None:
         refs = [await _resolve(c, svc, n) for n in names]
@@ -551,12 +518,10 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
             click.echo(f"{len(res.hits)} hit(s), mode {res.mode}"
                        + (f" (fell back: {res.fallback_reason})" if res.fallback_reason else "")
                        + ":")
-            for h in res.hits:
-                click.echo(
-                    f"  [{h.score:.4f} {'+'.join(h.matched_by)}] {h.memory_ref.artifact_id}"
-                    f"@{h.memory_ref.revision} {h.entry_id} ({h.kind})"
-                )
-                click.echo(f"      {h.text}")
+            for rank, h in enumerate(res.hits, start=1):
+                click.echo(f"{rank}. [{'+'.join(h.matched_by)}] {h.text}")
+                click.echo(f"   (entry {h.entry_id}, {h.kind}, in {h.memory_ref.artifact_id}"
+                           f"@{h.memory_ref.revision})")
 
         c.emit(
             {
@@ -728,8 +693,9 @@ def rebuild(
 
     from powercontext.adapters.database import DatabaseMemoryBackend
     from powercontext.plugins.registry import Registry
-    from powercontext.runtime import remember_embedding, resolve_embedding
+    from powercontext.runtime import check_sqlite_path, remember_embedding, resolve_embedding
 
+    check_sqlite_path(c.db_url)
     registry = Registry()
     backend = registry.backend_for_url(c.db_url, profile=None)
     if not isinstance(backend, DatabaseMemoryBackend):
@@ -840,8 +806,30 @@ def rebuild(
 _register_subcommands()
 
 
-def main() -> None:
-    cli(prog_name="powercontext")
+def _wants_json(args: Sequence[str]) -> bool:
+    """Whether the global ``--json`` was given (parsed by the group itself, so an option
+    value that happens to read ``--json`` does not count)."""
+    try:
+        ctx = cli.make_context("powercontext", list(args), resilient_parsing=True)
+    except Exception:
+        return "--json" in args
+    return bool(ctx.params.get("as_json"))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``powercontext`` entry point: runs the command and turns every error,
+    usage errors and Ctrl-C included, into one line (or one JSON object with ``--json``)
+    and its exit code (see :mod:`powercontext.adapters.cli.context`)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = cli.main(args=args, prog_name="powercontext", standalone_mode=False)
+    except SystemExit:
+        raise
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BaseException as exc:
+        fail_with(exc, _wants_json(args))
+    sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
 
 
 if __name__ == "__main__":

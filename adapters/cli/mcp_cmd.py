@@ -1,5 +1,6 @@
-"""``powercontext mcp``: serve the read-only memory tools over MCP (stdio or streamable
-HTTP). The ``mcp`` SDK is imported only when the command runs (extra ``powercontext[mcp]``).
+"""``powercontext mcp``: serve the memory tools over MCP (stdio or streamable HTTP):
+read-only by default, the write tools too with ``--allow-writes``. The ``mcp`` SDK is
+imported only when the command runs (extra ``powercontext[mcp]``).
 """
 
 from __future__ import annotations
@@ -24,16 +25,22 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 @click.option("--log-level", default="WARNING", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
               help="Server log level (logs go to stderr).")
+@click.option("--allow-writes", is_flag=True,
+              help="Also serve remember_memory, forget_memory and reactivate_memory.")
 @click.pass_obj
-def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any) -> None:
+def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
+        allow_writes: bool) -> None:
     """Serve search_memory, expand_memory, memory_changes, validate_citation and
-    list_memories to an MCP client. Read-only; results are marked untrusted.
+    list_memories to an MCP client; results are marked untrusted. Read-only unless
+    --allow-writes adds remember_memory, forget_memory and reactivate_memory (the same
+    checks as `memory remember/forget/reactivate`, secrets refused).
 
     \b
-    Claude Code:  claude mcp add powercontext -- powercontext --db PATH mcp
-    Codex:        [mcp_servers.powercontext]
-                  command = "powercontext"
-                  args = ["--db", "PATH", "mcp"]
+    Configure an agent:  powercontext --db PATH setup claude-code   (or: setup codex)
+    Claude Code by hand: claude mcp add powercontext -- powercontext --db PATH mcp
+    Codex by hand:       [mcp_servers.powercontext]
+                         command = "powercontext"
+                         args = ["--db", "PATH", "mcp"]
     """
     try:
         from powercontext.adapters.mcp.server import build_server
@@ -46,7 +53,7 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any) -> None:
     db_url, embedding, analyzer = obj.db_url, obj.embedding, obj.analyzer
     server = build_server(
         lambda: open_service(db_url, embedding=embedding, analyzer=analyzer), obj.manifest(),
-        log_level=log_level)
+        log_level=log_level, allow_writes=allow_writes)
     if transport == "stdio":
         server.run("stdio")  # stdout carries the protocol: nothing else may print there
     else:

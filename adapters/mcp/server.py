@@ -1,4 +1,4 @@
-"""The powercontext MCP server (``mcp`` SDK 2.x ``MCPServer``): read-only memory tools.
+"""The powercontext MCP server (``mcp`` SDK 2.x ``MCPServer``): memory tools.
 
 Tools (Memory RFC, "Search and reads", "changes()", "expand()", "Handoff citation"):
 
@@ -7,6 +7,19 @@ Tools (Memory RFC, "Search and reads", "changes()", "expand()", "Handoff citatio
 - ``memory_changes(memory, since_revision)``: the compact per-Revision changes;
 - ``validate_citation(citation)``: re-reads the cited Revision and checks it;
 - ``list_memories()``: the runtime manifest's keys and their heads.
+
+Only with ``allow_writes`` (``powercontext mcp --allow-writes``), the write tools
+(Memory RFC, "remember()", "forget()", "reactivate()"), annotated ``readOnlyHint=False``:
+
+- ``remember_memory(entries, memory | key, sources)``: explicit entries, appended or
+  revising (``destructiveHint=False``: history is kept);
+- ``forget_memory(memory, entry_ids, reason)``: entries inactive in a new Revision
+  (``destructiveHint=True``: they leave search; ``reactivate_memory`` undoes it);
+- ``reactivate_memory(memory, entry_ids, reason)``.
+
+They go through the same service calls as the CLI (:func:`powercontext.runtime.
+remember_entries`, ``MemoryService.forget``/``reactivate``): the same limits, the same
+refusal of secrets, the same typed errors.
 
 A Memory is named ``ID`` (its head), ``ID@REV`` (an exact Revision) or ``key:NAME`` (a
 runtime-manifest key such as ``key:repo:/path``). Every result that carries memory text
@@ -38,7 +51,8 @@ from powercontext.core.errors import (
 )
 from powercontext.core.models import ArtifactRef, HandoffCitation, MemoryEntryVersion
 
-__all__ = ["UNTRUSTED_NOTICE", "Anchor", "MemoryRefIn", "MemoryTools", "build_server"]
+__all__ = ["UNTRUSTED_NOTICE", "WRITE_TOOLS", "Anchor", "EntryIn", "MemoryRefIn", "MemoryTools",
+           "SourceIn", "build_server"]
 
 T = TypeVar("T")
 
@@ -57,6 +71,14 @@ INSTRUCTIONS = (
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                              idempotent_hint=True, open_world_hint=False)
+_ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                        idempotent_hint=False, open_world_hint=False)
+_DEACTIVATES = ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                               idempotent_hint=True, open_world_hint=False)
+_REACTIVATES = ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                               idempotent_hint=True, open_world_hint=False)
+
+WRITE_TOOLS = ("remember_memory", "forget_memory", "reactivate_memory")
 
 
 class MemoryRefIn(BaseModel):
@@ -76,6 +98,25 @@ class Anchor(BaseModel):
     def citation(self) -> HandoffCitation:
         return HandoffCitation(ArtifactRef(self.memory_ref.artifact_id, self.memory_ref.revision),
                                self.entry_id, self.entry_version_id)
+
+
+class EntryIn(BaseModel):
+    """One explicit entry for remember_memory."""
+
+    text: str = Field(description="The entry text (1..8192 UTF-8 bytes after trimming).")
+    kind: str = Field("fact", description="fact, preference, decision, constraint, "
+                                          "working_note (any string).")
+    reason: str | None = Field(None, description="Why (at most 512 code points).")
+    revise: str | None = Field(None, description="An entry_id of the Memory: revise its "
+                                                 "current version instead of adding one.")
+
+
+class SourceIn(BaseModel):
+    """Evidence stored as a Source and cited by every entry of the call."""
+
+    content: str
+    kind: str = "user_note"
+    uri: str | None = None
 
 
 def _ref(ref: ArtifactRef) -> dict[str, Any]:
@@ -129,6 +170,8 @@ class MemoryTools:
 
     async def search(self, query: str, memories: list[str], limit: int, mode: str
                      ) -> dict[str, Any]:
+        if not query.strip():
+            raise InvalidInputError("query", "is empty: give the words to search for")
         svc = await self.service()
         refs = [await self.resolve(m) for m in memories]
         res = await svc.search(query, refs, limit=limit, mode=mode)
@@ -180,6 +223,49 @@ class MemoryTools:
         return {"valid": True, "untrusted": True, "notice": UNTRUSTED_NOTICE,
                 "entry": _version(v)}
 
+    async def remember(self, entries: list[EntryIn], memory: str | None, key: str | None,
+                       sources: list[SourceIn] | None) -> dict[str, Any]:
+        from powercontext.core import canonical
+        from powercontext.runtime import remember_entries
+
+        svc = await self.service()
+        if not entries:
+            raise InvalidInputError("entries", "give at least one entry")
+        if memory is not None and key is not None:
+            raise InvalidInputError("key", "name the Memory by memory or by key, not both")
+        srcs = []
+        for s in sources or ():
+            digest = canonical.source_content_hash(s.kind, s.content, s.uri, ())
+            srcs.append(canonical.make_source(f"src_{digest[:40]}", s.kind, s.content, s.uri))
+        base, after = await remember_entries(
+            svc, self._manifest, memory=memory, key=key,
+            entries=[e.model_dump() for e in entries], sources=tuple(srcs))
+        return await self._write_result(svc, base, after)
+
+    async def set_state(self, op: str, memory: str, entry_ids: list[str],
+                        reason: str | None) -> dict[str, Any]:
+        svc = await self.service()
+        if not entry_ids:
+            raise InvalidInputError("entry_ids", "name at least one entry of the Memory")
+        base = await self.resolve(memory)
+        fn = svc.forget if op == "forget" else svc.reactivate
+        after = await fn(base, list(entry_ids), reason=reason)
+        return await self._write_result(svc, base, after)
+
+    async def _write_result(self, svc: Any, base: ArtifactRef | None,
+                            after: ArtifactRef | None) -> dict[str, Any]:
+        changed = after is not None and after != base
+        changes: list[dict[str, Any]] = []
+        if changed:
+            assert after is not None
+            (rc,) = await svc.changes(after, None)
+            changes = [{"op": ch.op, "entry_id": ch.entry_id,
+                        "from_entry_version_id": ch.from_entry_version_id,
+                        "to_entry_version_id": ch.to_entry_version_id, "reason": ch.reason}
+                       for ch in rc.changes]
+        return {"memory_ref": None if after is None else _ref(after), "changed": changed,
+                "changes": changes}
+
     async def list_memories(self) -> dict[str, Any]:
         svc = await self.service()
         items = self._manifest.items() if self._manifest is not None else {}
@@ -203,11 +289,14 @@ async def _tool_call(aw: Awaitable[T]) -> T:
 def build_server(open_service: Callable[[], Any], manifest: Any = None, *,
                  name: str = "powercontext",
                  log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
+                 allow_writes: bool = False,
                  ) -> MCPServer[Any]:
     """An ``MCPServer`` with the read-only memory tools over ``open_service()`` (a
     MemoryService factory, called on the first tool call; the service is closed when
-    the server's lifespan ends). ``manifest`` resolves ``key:NAME`` names. Constructing
-    the server configures logging on stderr at ``log_level``."""
+    the server's lifespan ends), plus the write tools (:data:`WRITE_TOOLS`) only when
+    ``allow_writes``. ``manifest`` resolves ``key:NAME`` names (and maps the key of a
+    Memory remember_memory creates). Constructing the server configures logging on
+    stderr at ``log_level``."""
     tools = MemoryTools(open_service, manifest)
 
     @asynccontextmanager
@@ -275,4 +364,46 @@ def build_server(open_service: Callable[[], Any], manifest: Any = None, *,
         Revision), e.g. the repository Memory under key:repo:/abs/path."""
         return await _tool_call(tools.list_memories())
 
+    if allow_writes:
+        _add_write_tools(server, tools)
     return server
+
+
+def _add_write_tools(server: MCPServer[Any], tools: MemoryTools) -> None:
+    @server.tool(annotations=_ADDS)
+    async def remember_memory(
+        entries: list[EntryIn],
+        memory: str | None = None,
+        key: str | None = None,
+        sources: list[SourceIn] | None = None,
+    ) -> dict[str, Any]:
+        """Remember explicit entries ("remember this") in a new Revision; history is kept.
+
+        memory: the Memory to write (an id, id@REV that is the head, or key:NAME); or
+        key: a business key (e.g. repo:/abs/path) whose Memory is written, or created and
+        mapped; neither creates a new Memory. entries: {text, kind, reason, revise}; revise
+        names an entry_id whose current version the text replaces. sources: evidence
+        ({content, kind, uri}) every entry cites. Texts holding secrets (API keys, tokens,
+        private keys) are refused and nothing is written. Returns {memory_ref, changed,
+        changes}; a stale Revision is a RevisionConflictError (reread and retry).
+        """
+        return await _tool_call(tools.remember(entries, memory, key, sources))
+
+    @server.tool(annotations=_DEACTIVATES)
+    async def forget_memory(memory: str, entry_ids: list[str],
+                            reason: str | None = None) -> dict[str, Any]:
+        """Mark entries inactive in a new Revision of a Memory (an id, id@REV that is the
+        head, or key:NAME): they leave search; history and old citations stay valid and
+        reactivate_memory brings them back. Forgetting an inactive entry changes nothing.
+        Returns {memory_ref, changed, changes}.
+        """
+        return await _tool_call(tools.set_state("forget", memory, entry_ids, reason))
+
+    @server.tool(annotations=_REACTIVATES)
+    async def reactivate_memory(memory: str, entry_ids: list[str],
+                                reason: str | None = None) -> dict[str, Any]:
+        """Make inactive entries active again (the same versions) in a new Revision of a
+        Memory (an id, id@REV that is the head, or key:NAME). Returns {memory_ref,
+        changed, changes}.
+        """
+        return await _tool_call(tools.set_state("reactivate", memory, entry_ids, reason))

@@ -29,6 +29,7 @@ from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
+    InvalidInputError,
     PowerContextError,
     ProfileMismatchError,
     RevisionConflictError,
@@ -182,6 +183,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         self._conn = conn
         try:
             return self._setup_sync(conn)
+        except apsw.NotADBError as exc:  # the user named a file that is something else
+            self._close_sync()
+            raise InvalidInputError(
+                "db", f"{self._filename!r} is not a SQLite database") from exc
         except BaseException:
             self._close_sync()
             raise

@@ -191,3 +191,138 @@ def test_typed_errors_are_tool_errors(seeded):
     assert "InvalidCitationError" in texts[4]  # version 1 is not what Revision 2 holds
     assert "InvalidInputError: anchors" in texts[5]
     assert "ArtifactNotFoundError" in texts[6]
+
+
+WRITE_TOOLS = {"remember_memory", "forget_memory", "reactivate_memory"}
+
+
+def call_writable(db: Path, steps):
+    async def body():
+        server = build_server(lambda: open_service(db), RuntimeManifest.for_db(str(db)),
+                              allow_writes=True)
+        async with Client(server) as client:
+            return await steps(client)
+
+    return asyncio.run(body())
+
+
+def test_write_tools_are_listed_only_when_writes_are_allowed(seeded):
+    db, _ = seeded
+
+    async def steps(client):
+        return (await client.list_tools()).tools
+
+    assert {t.name for t in call(db, steps)} == TOOLS
+    tools = {t.name: t for t in call_writable(db, steps)}
+    assert set(tools) == TOOLS | WRITE_TOOLS
+    for name in WRITE_TOOLS:
+        assert tools[name].annotations.read_only_hint is False
+    assert tools["forget_memory"].annotations.destructive_hint is True
+    assert tools["remember_memory"].annotations.destructive_hint is False
+    assert tools["reactivate_memory"].annotations.destructive_hint is False
+    assert tools["remember_memory"].input_schema["required"] == ["entries"]
+
+
+def test_an_agent_remembers_forgets_and_reactivates_through_mcp(seeded):
+    db, s = seeded
+    mem = s["memory"]
+
+    async def steps(client):
+        out = {}
+        out["add"] = await client.call_tool("remember_memory", {
+            "memory": "key:repo:demo",
+            "entries": [{"kind": "decision", "text": "Ship releases on Fridays"}],
+            "sources": [{"content": "user: remember that we ship on Fridays"}]})
+        out["revise"] = await client.call_tool("remember_memory", {
+            "key": "repo:demo", "entries": [{
+                "text": "Run make test, make lint and make docs before review",
+                "kind": "preference", "revise": s["pref"].entry_id,
+                "reason": "user_correction"}]})
+        out["new"] = await client.call_tool("remember_memory", {
+            "key": "repo:other", "entries": [{"text": "Other repo uses poetry"}]})
+        out["forget"] = await client.call_tool("forget_memory", {
+            "memory": mem, "entry_ids": [s["con"].entry_id], "reason": "user_requested"})
+        out["forget_again"] = await client.call_tool("forget_memory", {
+            "memory": mem, "entry_ids": [s["con"].entry_id]})
+        out["search"] = await client.call_tool("search_memory", {
+            "query": "generated files build", "memories": [mem], "mode": "fts"})
+        out["reactivate"] = await client.call_tool("reactivate_memory", {
+            "memory": "key:repo:demo", "entry_ids": [s["con"].entry_id]})
+        out["list"] = await client.call_tool("list_memories", {})
+        return out
+
+    out = call_writable(db, steps)
+    add = out["add"].structured_content
+    assert add["changed"] is True and add["memory_ref"] == {"artifact_id": mem, "revision": 3}
+    assert [c["op"] for c in add["changes"]] == ["add"]
+    rev = out["revise"].structured_content
+    assert rev["memory_ref"]["revision"] == 4
+    assert rev["changes"][0]["op"] == "revise"
+    assert rev["changes"][0]["entry_id"] == s["pref"].entry_id
+    new = out["new"].structured_content["memory_ref"]
+    assert new["artifact_id"] != mem and new["revision"] == 1
+    assert out["forget"].structured_content["changes"][0]["op"] == "deactivate"
+    assert out["forget_again"].structured_content["changed"] is False
+    assert out["search"].structured_content["hits"] == []
+    assert out["reactivate"].structured_content["changes"][0]["op"] == "reactivate"
+    keys = {m["key"]: m for m in out["list"].structured_content["memories"]}
+    assert keys["repo:other"]["artifact_id"] == new["artifact_id"]
+    assert keys["repo:demo"]["head_revision"] == 6
+
+    async def read():
+        svc = open_service(db)
+        try:
+            head = await svc.head(mem)
+            versions = await svc.entries(head)
+            return head, versions
+        finally:
+            await svc.close()
+
+    _head, versions = asyncio.run(read())
+    decision = next(v for v in versions.values() if v.kind == "decision")
+    assert decision.text == "Ship releases on Fridays" and decision.sources[0].source_id
+
+
+def test_write_tools_refuse_what_the_cli_refuses(seeded):
+    db, s = seeded
+    mem = s["memory"]
+
+    async def steps(client):
+        return [
+            await client.call_tool("remember_memory", {"memory": mem, "entries": [
+                {"text": "deploy key: AKIAIOSFODNN7EXAMPLE and "
+                         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}]}),
+            await client.call_tool("remember_memory", {"memory": mem, "entries": [
+                {"text": "   "}]}),
+            await client.call_tool("remember_memory", {"memory": mem, "entries": [
+                {"text": "x", "revise": "mem_ent_nope"}]}),
+            await client.call_tool("remember_memory", {"memory": f"{mem}@1", "entries": [
+                {"text": "a stale writer"}]}),
+            await client.call_tool("remember_memory", {"entries": []}),
+            await client.call_tool("remember_memory", {"entries": [{"text": "x",
+                                                                    "revise": "mem_ent_x"}]}),
+            await client.call_tool("forget_memory", {"memory": "key:nope", "entry_ids": ["a"]}),
+            await client.call_tool("forget_memory", {"memory": mem, "entry_ids": []}),
+            await client.call_tool("search_memory", {"query": " ", "memories": [mem]}),
+        ]
+
+    texts = [error_text(r) for r in call_writable(db, steps)]
+    # InvalidInputError or a subclass of it (e.g. a SecretDetectedError)
+    assert "Error: entries[0].text" in texts[0] and "secret" in texts[0].lower()
+    assert "InvalidInputError" in texts[1]
+    assert "ArtifactNotFoundError" in texts[2] and "mem_ent_nope" in texts[2]
+    assert "RevisionConflictError" in texts[3]
+    assert "InvalidInputError: entries" in texts[4]
+    assert "InvalidInputError: revise" in texts[5]
+    assert "ArtifactNotFoundError" in texts[6]
+    assert "InvalidInputError: entry_ids" in texts[7]
+    assert "InvalidInputError: query" in texts[8]
+
+    async def head():
+        svc = open_service(db)
+        try:
+            return await svc.head(mem)
+        finally:
+            await svc.close()
+
+    assert asyncio.run(head()).revision == 2  # nothing was written

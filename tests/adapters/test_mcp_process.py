@@ -109,3 +109,29 @@ def test_streamable_http_server_answers_the_sdk_client(seeded, tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+@pytest.mark.parametrize("allow_writes", [False, True], ids=["read-only", "allow-writes"])
+def test_stdio_server_serves_write_tools_only_with_allow_writes(seeded, allow_writes):
+    db, ref, env = seeded
+    argv = cli_argv()
+    extra = ["--allow-writes"] if allow_writes else []
+    params = StdioServerParameters(command=argv[0],
+                                   args=[*argv[1:], "--db", str(db), "mcp", *extra], env=env)
+
+    async def body():
+        async with Client(params, read_timeout_seconds=30) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            wrote = None
+            if allow_writes:
+                wrote = await client.call_tool("remember_memory", {
+                    "key": "repo:demo", "entries": [{"text": "CI runs on every push"}]})
+            return names, wrote
+
+    names, wrote = asyncio.run(body())
+    writes = {"remember_memory", "forget_memory", "reactivate_memory"}
+    assert (writes <= names) is allow_writes and not (writes & names and not allow_writes)
+    if allow_writes:
+        assert wrote.is_error is False
+        assert wrote.structured_content["memory_ref"] == {"artifact_id": ref.artifact_id,
+                                                          "revision": 2}

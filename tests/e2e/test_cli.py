@@ -152,6 +152,72 @@ def test_cli_help_is_useful(pc):
         "show",
         "cite",
         "validate-citation",
+        "list",
     ):
         assert command in out
+    top = pc("--help").stdout
+    for command in ("info", "source", "setup", "doctor", "mcp"):
+        assert command in top
     assert "--source" in pc("memory", "remember", "--help").stdout
+
+
+def test_memory_list_info_source_show_and_key_at_revision(pc, tmp_path: Path):
+    info = js(pc("--json", "info"))
+    assert info["memories"] == 0 and info["sources"] == 0
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("Releases are cut from main on Fridays.\n")
+    first = js(pc("--json", "memory", "remember", "--key", "repo:demo", "--kind", "decision",
+                  "--text", "Releases are cut from main", "--source", str(notes)))
+    mem = first["memory_ref"]["artifact_id"]
+    other = js(pc("--json", "memory", "remember", "--text", "An unmapped Memory"))
+    pc("memory", "remember", "-m", "key:repo:demo", "--text", "Tag releases as vX.Y.Z")
+    (entry,) = [c["entry_id"] for c in first["changes"]]
+    pc("memory", "forget", "key:repo:demo", entry)
+
+    listed = js(pc("--json", "memory", "list"))["memories"]
+    by_id = {m["artifact_id"]: m for m in listed}
+    assert by_id[mem]["keys"] == ["repo:demo"]
+    assert by_id[mem]["memory_ref"] == {"artifact_id": mem, "revision": 3}
+    assert (by_id[mem]["active_entries"], by_id[mem]["entries"]) == (1, 2)
+    assert by_id[other["memory_ref"]["artifact_id"]]["keys"] == []
+    human = pc("memory", "list").stdout
+    assert f"key:repo:demo  {mem}  Revision 3  1 active of 2 entries" in human
+
+    # key:NAME@REV names an exact Revision through the key
+    old = js(pc("--json", "memory", "show", "key:repo:demo@1"))
+    assert old["memory_ref"] == {"artifact_id": mem, "revision": 1}
+    assert [e["text"] for e in old["entries"]] == ["Releases are cut from main"]
+    pc("memory", "show", "key:repo:demo@4", expect=4)
+
+    source_id = old["entries"][0]["source_refs"][0]["source_id"]
+    src = js(pc("--json", "source", "show", source_id))
+    assert src["content"] == "Releases are cut from main on Fridays.\n"
+    assert src["kind"] == "file" and src["uri"] == notes.resolve().as_uri()
+    assert src["untrusted"] is True
+    assert "Releases are cut from main on Fridays." in pc("source", "show", source_id).stdout
+
+    info = js(pc("--json", "info"))
+    assert (info["memories"], info["active_entries"], info["entries"], info["sources"]) == (
+        2, 2, 3, 1)
+    # the version the FTS projection was built with (OceanBase records it after a rebuild)
+    # a new database records the default analyzer on both engines
+    assert info["analyzer_version"] == info["analyzer_default"] == "v1-porter"
+    assert info["analyzer_versions"] == ["v1", "v1-porter"]
+    assert info["embedding_profile"] is None and info["remembered_model"] is None
+    assert info["backend"] in ("SQLiteMemoryBackend", "OceanBaseMemoryBackend")
+    assert "memories:         2 (2 active of 3 entries)" in pc("info").stdout
+
+
+def test_search_shows_rank_and_channels_json_keeps_score(pc):
+    mem = js(pc("--json", "memory", "remember", "--entries", "-", stdin=json.dumps([
+        {"text": "Run make test before review"},
+        {"text": "make lint checks the docs", "kind": "preference"}])))["memory_ref"]
+    human = pc("memory", "search", "make test", "-m", mem["artifact_id"], "--mode", "fts")
+    lines = human.stdout.splitlines()
+    assert lines[1] == "1. [fts] Run make test before review"
+    assert lines[2].startswith("   (entry mem_ent_") and "fact" in lines[2]
+    assert lines[3] == "2. [fts] make lint checks the docs"
+    assert "0.0" not in human.stdout  # no bare RRF score for people
+    hits = js(pc("--json", "memory", "search", "make test", "-m", mem["artifact_id"],
+                 "--mode", "fts"))["hits"]
+    assert hits[0]["score"] > hits[1]["score"] > 0

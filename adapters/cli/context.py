@@ -1,0 +1,186 @@
+"""What every ``powercontext`` command shares: the :class:`Ctx` (database, ``--json``,
+embedding model), output helpers and the one mapping from errors to exit codes.
+
+Exit codes: 0 success, 1 unexpected error, 2 bad input (also a click usage error, and an
+embedding profile or analyzer mismatch: ``memory rebuild`` migrates), 3
+revision conflict, 4 not found, 5 capability not supported, 6 invalid citation, 7
+integrity error, 130 interrupted (Ctrl-C). Every failure prints one line on stderr, or
+with ``--json`` one JSON object ``{"error", "message", "exit_code"}`` on stdout; a
+traceback only with ``POWERCONTEXT_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_CAPABILITY",
+    "EXIT_CONFLICT",
+    "EXIT_INTEGRITY",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID_CITATION",
+    "EXIT_NOT_FOUND",
+    "EXIT_UNEXPECTED",
+    "Ctx",
+    "classify",
+    "fail",
+    "pass_ctx",
+    "ref_json",
+]
+
+T = TypeVar("T")
+
+EXIT_UNEXPECTED = 1
+EXIT_BAD_INPUT = 2
+EXIT_CONFLICT = 3
+EXIT_NOT_FOUND = 4
+EXIT_CAPABILITY = 5
+EXIT_INVALID_CITATION = 6
+EXIT_INTEGRITY = 7
+EXIT_INTERRUPTED = 130
+
+
+def classify(exc: BaseException) -> tuple[int, str, str, str]:
+    """``(exit code, label, error kind, message)`` for an error a command raised.
+
+    Any ``InvalidInputError`` (and its subclasses), ``ValueError`` or click usage error
+    is bad input (2); an ``OSError`` (a file the user named) too. Anything else not in
+    the table is unexpected (1)."""
+    from powercontext.core import errors
+    from powercontext.plugins.registry import UnknownPluginError
+
+    if isinstance(exc, click.UsageError):
+        return EXIT_BAD_INPUT, "usage", "UsageError", _usage_message(exc)
+    if isinstance(exc, click.ClickException):
+        return EXIT_BAD_INPUT, "error", "UsageError", exc.format_message()
+    if isinstance(exc, KeyboardInterrupt | click.Abort):
+        return EXIT_INTERRUPTED, "interrupted", "Interrupted", "interrupted by the user"
+    table: tuple[tuple[type[BaseException], int, str], ...] = (
+        (errors.RevisionConflictError, EXIT_CONFLICT, "conflict"),
+        (errors.InvalidCitationError, EXIT_INVALID_CITATION, "invalid citation"),
+        (errors.ArtifactNotFoundError, EXIT_NOT_FOUND, "not found"),
+        (errors.CapabilityNotSupportedError, EXIT_CAPABILITY, "not supported"),
+        (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
+        (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
+        (errors.AnalyzerMismatchError, EXIT_BAD_INPUT, "analyzer mismatch"),
+        (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
+        (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
+        (errors.CommitOutcomeUnknownError, EXIT_UNEXPECTED, "outcome unknown"),
+        (errors.WritesPausedError, EXIT_CONFLICT, "writes paused"),
+        (errors.InvalidInputError, EXIT_BAD_INPUT, "bad input"),
+        (ValueError, EXIT_BAD_INPUT, "bad input"),
+        (errors.PowerContextError, EXIT_UNEXPECTED, "error"),
+        (OSError, EXIT_BAD_INPUT, "cannot use a file"),
+    )
+    for cls, code, label in table:
+        if isinstance(exc, cls):
+            kind = type(exc).__name__
+            if isinstance(exc, ValueError) and not isinstance(exc, errors.PowerContextError):
+                kind = "InvalidInputError"
+            return code, label, kind, str(exc) or kind
+    return EXIT_UNEXPECTED, "unexpected error", type(exc).__name__, f"{type(exc).__name__}: {exc}"
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    msg = exc.format_message()
+    if exc.ctx is not None:
+        msg += f" (see '{exc.ctx.command_path} --help')"
+    return msg
+
+
+def fail(code: int, label: str, message: str, kind: str, as_json: bool) -> NoReturn:
+    """Print one error line (stderr) or one JSON error object (stdout) and exit ``code``."""
+    message = " ".join(message.split())  # one line, whatever the error text held
+    if as_json:
+        click.echo(json.dumps({"error": kind, "message": message, "exit_code": code},
+                              ensure_ascii=False, sort_keys=True))
+    else:
+        click.echo(f"powercontext: {label}: {message}", err=True)
+    sys.exit(code)
+
+
+def fail_with(exc: BaseException, as_json: bool) -> NoReturn:
+    """Report ``exc`` as :func:`classify` maps it; the traceback only with
+    ``POWERCONTEXT_DEBUG=1``."""
+    code, label, kind, message = classify(exc)
+    if os.environ.get("POWERCONTEXT_DEBUG") == "1":
+        traceback.print_exception(exc, file=sys.stderr)
+    elif code == EXIT_UNEXPECTED and label == "unexpected error":
+        message += " (POWERCONTEXT_DEBUG=1 shows the traceback)"
+    fail(code, label, message, kind, as_json)
+
+
+class Ctx:
+    """The global options: ``db`` (path or URL, None for the default), ``as_json`` and
+    ``embedding`` (a model name or None) and ``analyzer`` (the search analyzer a new
+    database records, or None)."""
+
+    def __init__(self, db: str | None, as_json: bool, embedding: str | None,
+                 analyzer: str | None = None) -> None:
+        self.db = db
+        self.as_json = as_json
+        self.embedding = embedding
+        self.analyzer = analyzer
+        self._service: Any = None
+
+    @property
+    def db_url(self) -> str:
+        from powercontext.runtime import default_db_url
+
+        return self.db or default_db_url()
+
+    def service(self) -> Any:
+        if self._service is None:
+            from powercontext.runtime import open_service
+
+            self._service = open_service(
+                self.db_url, embedding=self.embedding, analyzer=self.analyzer
+            )
+        return self._service
+
+    def manifest(self) -> Any:
+        from powercontext.runtime import RuntimeManifest
+
+        return RuntimeManifest.for_db(self.db_url)
+
+    def run(self, fn: Callable[[Any], Awaitable[T]]) -> T:
+        """Run ``fn(service)``, close the service, and map errors to exit codes."""
+
+        async def body() -> T:
+            svc = self.service()
+            try:
+                return await fn(svc)
+            finally:
+                await svc.close()
+
+        try:
+            return asyncio.run(body())
+        except (SystemExit, click.exceptions.Exit):
+            raise
+        except BaseException as exc:  # KeyboardInterrupt included: one line, exit 130
+            fail_with(exc, self.as_json)
+
+    def fail(self, code: int, label: str, message: str, kind: str) -> NoReturn:
+        fail(code, label, message, kind, self.as_json)
+
+    def emit(self, data: Any, human: Callable[[], None]) -> None:
+        if self.as_json:
+            click.echo(json.dumps(data, ensure_ascii=False, indent=None, sort_keys=True))
+        else:
+            human()
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+def ref_json(ref: Any) -> dict[str, Any] | None:
+    return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
