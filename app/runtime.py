@@ -18,11 +18,12 @@ from typing import Any
 
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-from powercontext.core.models import ArtifactRef
+from powercontext.core.models import ArtifactRef, CurrentHead
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
-__all__ = ["RuntimeManifest", "data_dir", "default_db_url", "open_service", "resolve_memory"]
+__all__ = ["RuntimeManifest", "data_dir", "default_db_url", "memory_selector", "open_service",
+           "resolve_memory"]
 
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
@@ -176,22 +177,37 @@ class RuntimeManifest:
             data["state"][key] = value
 
 
-async def resolve_memory(
-    service: MemoryService, name: object, manifest: RuntimeManifest | None
-) -> ArtifactRef:
-    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
-    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to.
-    InvalidInputError for a malformed name; ArtifactNotFoundError for an unknown one."""
+def memory_selector(name: object, manifest: RuntimeManifest | None
+                    ) -> ArtifactRef | CurrentHead:
+    """A Memory name as a search takes it, without reading the database: ``ID`` and
+    ``key:NAME`` (the Memory ``manifest`` maps NAME to) -> :class:`CurrentHead`, read
+    inside the search's own transaction (a write in between is never a race);
+    ``ID@REV`` -> that exact ArtifactRef (a search refuses it with
+    CapabilityNotSupportedError unless it is the head). InvalidInputError for a
+    malformed name; ArtifactNotFoundError for an unmapped key."""
     if not isinstance(name, str) or not name:
         raise InvalidInputError("memory", "name a Memory: ID, ID@REV or key:NAME")
     if name.startswith("key:"):
         artifact_id = manifest.get(name[4:]) if manifest is not None else None
         if artifact_id is None:
             raise ArtifactNotFoundError(f"no Memory is mapped to key {name[4:]!r}")
-        return await service.head(artifact_id)
+        return CurrentHead(artifact_id)
     if "@" in name:
         artifact_id, _, rev = name.rpartition("@")
         if not rev.isdigit() or int(rev) < 1:
             raise InvalidInputError("memory", f"bad Revision in {name!r}")
         return ArtifactRef(artifact_id, int(rev))
-    return await service.head(name)
+    return CurrentHead(name)
+
+
+async def resolve_memory(
+    service: MemoryService, name: object, manifest: RuntimeManifest | None
+) -> ArtifactRef:
+    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
+    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to.
+    InvalidInputError for a malformed name; ArtifactNotFoundError for an unknown one.
+    A search takes :func:`memory_selector` instead (the head read in its transaction)."""
+    selector = memory_selector(name, manifest)
+    if isinstance(selector, CurrentHead):
+        return await service.head(selector.artifact_id)
+    return selector

@@ -27,15 +27,18 @@ from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     InvalidCitationError,
+    InvalidInputError,
     RevisionConflictError,
 )
 from powercontext.core.models import (
     ArtifactRef,
+    CurrentHead,
     EmbeddingProfile,
     HandoffCitation,
     MemoryEntryInput,
     Source,
 )
+from powercontext.core.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from powercontext.ports import MemoryBackend
 
 __all__ = [
@@ -67,7 +70,7 @@ NASTY_QUERIES = (
     "50%",
     "3.11.7",
     "🙂🚀",
-    "x" * 10_000,
+    "x" * MAX_QUERY_CHARS,  # the longest query allowed (powercontext.core.query)
     "",
     "   ",
     "-leading",
@@ -552,6 +555,34 @@ class MemoryBackendContract:
                 assert len(hit.hits) == 1
                 assert len((await svc.search("TODO: fix", (r1,), mode="fts")).hits) == 1
                 assert (await svc.search("", (r1,), mode="fts")).hits == ()
+
+        run(body())
+
+    def test_queries_over_the_bounds_are_bad_input(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "kiwi"),))
+                too_many = " ".join(f"kiwi{i}" for i in range(MAX_QUERY_TERMS + 1))
+                for q in ("x" * (MAX_QUERY_CHARS + 1), too_many):
+                    with pytest.raises(InvalidInputError) as info:
+                        await svc.search(q, (r1,), mode="fts")
+                    assert info.value.field == "query"
+
+        run(body())
+
+    def test_current_head_is_read_in_the_search(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "kiwi"),))
+                assert r1 is not None
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "kiwi vine"),))
+                res = await svc.search("kiwi", (CurrentHead(r1.artifact_id),), mode="fts")
+                assert {h.memory_ref for h in res.hits} == {r2}
+                assert len(res.hits) == 2
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("kiwi", (r1,), mode="fts")
+                with pytest.raises(ArtifactNotFoundError):
+                    await svc.search("kiwi", (CurrentHead("mem_art_missing"),), mode="fts")
 
         run(body())
 

@@ -129,8 +129,11 @@ class MemoryTools:
 
     async def search(self, query: str, memories: list[str], limit: int, mode: str
                      ) -> dict[str, Any]:
+        from powercontext.runtime import memory_selector
+
         svc = await self.service()
-        refs = [await self.resolve(m) for m in memories]
+        # ID and key:NAME stay "the current head", read inside the search's transaction
+        refs = [memory_selector(m, self._manifest) for m in memories]
         res = await svc.search(query, refs, limit=limit, mode=mode)
         return {"untrusted": True, "notice": UNTRUSTED_NOTICE, "mode": res.mode, "hits": [
             {"memory_ref": _ref(h.memory_ref), "entry_id": h.entry_id,
