@@ -558,6 +558,37 @@ class MemoryBackendContract:
 
         run(body())
 
+    def test_a_smaller_limit_returns_a_prefix_never_less(self, memory_backend_factory):
+        """Candidates refused by admission never crowd out admitted ones: rows matching
+        one of three terms fill the top of the backend's order, the long entry matching
+        two is found at every limit, and the list at a smaller limit is a prefix."""
+        long = ("The procurement group reviewed how the regional distributors negotiated "
+                "the apple and banana supply contracts, delivery windows, refrigerated "
+                "transport, insurance clauses, payment schedules and seasonal prices")
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                texts = ([f"zebra crossing note {i}" for i in range(40)]
+                         + [f"apple harvest report number {i} for the orchard team"
+                            for i in range(60)]
+                         + [f"banana shipment record number {i} for the warehouse team"
+                            for i in range(60)] + [long])
+                ref = await svc.remember(
+                    None, entries=tuple(MemoryEntryInput("fact", t) for t in texts))
+                lists = {}
+                for limit in (1, 8, 50):
+                    res = await svc.search("zebra apple banana", (ref,), limit=limit,
+                                           mode="fts")
+                    lists[limit] = [h.text for h in res.hits]
+                assert lists == {1: [long], 8: [long], 50: [long]}
+                wide = [(h.entry_id, h.score) for h in
+                        (await svc.search("zebra apple", (ref,), limit=40, mode="fts")).hits]
+                for limit in (1, 7, 33):
+                    res = await svc.search("zebra apple", (ref,), limit=limit, mode="fts")
+                    assert [(h.entry_id, h.score) for h in res.hits] == wide[:limit]
+
+        run(body())
+
     def test_queries_over_the_bounds_are_bad_input(self, memory_backend_factory):
         async def body():
             async with self._service(memory_backend_factory) as svc:

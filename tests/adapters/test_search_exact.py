@@ -308,3 +308,48 @@ def test_a_smaller_limit_returns_a_prefix_never_less(big, query, ab):
             assert _keys(at_a) == _keys(at_b)[:a], mode
         else:  # RRF over deeper channel lists may reorder the tail, never shorten it
             assert len(at_a.hits) == min(a, len(at_b.hits)), mode
+
+
+class _FewVectors:
+    """An EmbeddingModel with only three distinct unit vectors: most distances tie, so
+    nearest-neighbour answers cut through runs of equal distances."""
+
+    def __init__(self) -> None:
+        from powercontext.core.models import EmbeddingProfile
+
+        self.profile = EmbeddingProfile("few-vectors-4", "test/few-vectors", 4)
+
+    async def embed(self, texts: tuple[str, ...]) -> Any:
+        from powercontext.core.models import EmbeddingResult
+
+        basis = ((1.0, 0.0, 0.0, 0.0), (0.6, 0.8, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0))
+        return EmbeddingResult(tuple(basis[len(t) % 3] for t in texts))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_equal_distances_never_break_the_prefix(engine, request, tmp_path):
+    model = _FewVectors()
+    if engine == "sqlite":
+        backend: Any = SQLiteMemoryBackend(str(tmp_path / "m.db"), profile=model.profile)
+    elif engine == "oceanbase":
+        backend = OceanBaseMemoryBackend(request.getfixturevalue("seekdb_fresh"),
+                                         profile=model.profile)
+    else:
+        backend = InMemoryBackend(profile=model.profile)
+    svc = MemoryService(backend, embedding_model=model, clock=_clock(), entropy=_entropy())
+
+    async def body() -> None:
+        try:
+            ref = await _build(svc, [f"kiwi note {i}" for i in range(300)])
+            for mode in ("vector", "hybrid"):
+                res = {limit: _keys(await svc.search("kiwi", (ref,), limit=limit, mode=mode))
+                       for limit in (1, 5, 8, 9, 33, 100)}
+                for a, b in itertools.combinations(sorted(res), 2):
+                    if mode == "vector":
+                        assert res[a] == res[b][:a], (mode, a, b)
+                    else:
+                        assert len(res[a]) == min(a, len(res[b])), (mode, a, b)
+        finally:
+            await svc.close()
+
+    asyncio.run(body())
