@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -27,6 +27,7 @@ from powercontext.adapters import revision_codec
 from powercontext.adapters.secret_scanner import default_scanner
 from powercontext.core import admission, canonical, rrf
 from powercontext.core import analyzer as analyzers
+from powercontext.core import query as query_bounds
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     AnalyzerMismatchError,
@@ -49,6 +50,7 @@ from powercontext.core.models import (
     MEMORY_SCHEMA,
     ArtifactRef,
     Channel,
+    CurrentHead,
     EmbeddingProfile,
     EmbeddingVector,
     MemoryCapabilities,
@@ -199,7 +201,11 @@ class DatabaseMemoryBackend(abc.ABC):
     #: True when the adapter stores RevisionRow.encoding (so deltas can be written).
     supports_revision_encodings = False
 
-    #: Candidate budget per channel (Memory RFC: max(limit * 4, 32)).
+    #: The largest ``k`` :meth:`_vector_candidates_sync` can answer (None: no cap).
+    vector_k_cap: int | None = None
+
+    #: Candidate budget per channel (Memory RFC: max(limit * 4, 32)), counted in
+    #: admitted candidates (see :meth:`search`).
     @staticmethod
     def candidate_budget(limit: int) -> int:
         return max(limit * 4, 32)
@@ -310,19 +316,28 @@ class DatabaseMemoryBackend(abc.ABC):
         artifact_ids: Sequence[str],
         terms: Sequence[str],
         limit: int,
-        sizes: Mapping[str, int] | None = None,
+        *,
+        offset: int = 0,
+        min_matched: int = 1,
     ) -> list[Candidate]:
-        """Up to ``limit`` head rows of these Memories matching any of ``terms`` (Analyzer
-        v1 tokens, to be quoted, never raw syntax), best first, filtered by Memory
-        inside the index.
-        ``sizes`` gives each Memory's number of active entries (from its manifest), for
-        an adapter that plans its query by size."""
+        """Head rows of these Memories matching any of ``terms`` (Analyzer v1 tokens, to
+        be quoted, never raw syntax; every term counts, none is dropped), filtered by
+        Memory inside the index: positions ``offset .. offset + limit - 1`` of one total
+        order, best first (the engine's relevance over the OR of the terms, then a
+        stable tie-break such as the projection id), so consecutive pages neither
+        repeat nor skip a row. Fewer than ``limit`` rows only at the end.
+
+        ``min_matched`` (the admission minimum, :func:`admission.fts_min_matched`): an
+        adapter that can count distinct matched terms in the index may leave out the
+        rows matching fewer, before paging, keeping the order of the others; one that
+        cannot ignores it (the caller's admission check decides either way)."""
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
     ) -> list[Candidate]:
-        """Up to ``limit`` nearest head rows by L2 with ``distance`` set, filtered by
-        Memory inside the KNN scan."""
+        """The ``limit`` nearest head rows by L2 with ``distance`` set (all of them when
+        there are fewer), filtered by Memory inside the KNN scan, sorted by distance
+        with a stable tie-break among equal distances."""
         raise CapabilityNotSupportedError("this backend has no vector search")
 
     def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
@@ -1228,16 +1243,28 @@ class DatabaseMemoryBackend(abc.ABC):
                 )
         return None
 
-    def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
+    def _heads_sync(
+        self, memories: Sequence[ArtifactRef | CurrentHead]
+    ) -> dict[str, _ParsedRevision]:
+        """The parsed head of every Memory the search names, read in its transaction.
+        A :class:`CurrentHead` takes whatever the head is now; an ArtifactRef must be it
+        (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory."""
         manifests: dict[str, _ParsedRevision] = {}
-        for m in request.memories:
-            head = self._require_head_sync(m)
-            if head != m.revision:
+        for m in memories:
+            head = self._head_sync(m.artifact_id)
+            if head is None:
+                raise ArtifactNotFoundError(f"no Memory Artifact {m.artifact_id!r}")
+            if isinstance(m, ArtifactRef) and head != m.revision:
                 raise CapabilityNotSupportedError(
                     f"search needs current heads: Memory {m.artifact_id!r} is at Revision "
                     f"{head}, not {m.revision}"
                 )
-            manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, m.revision)
+            manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, head)
+        return manifests
+
+    def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
+        manifests = self._heads_sync(request.memories)
+        heads = [parsed.revision.ref for parsed in manifests.values()]
         mode = request.mode
         fallback: str | None = None
         blank = not request.query.strip()
@@ -1245,13 +1272,13 @@ class DatabaseMemoryBackend(abc.ABC):
             fallback = (
                 "no query vector (no embedding model, or it is unavailable)"
                 if request.query_vector is None
-                else self._vector_ready_sync(request.memories)
+                else self._vector_ready_sync(heads)
             )
             mode = "hybrid" if fallback is None else "fts"
         elif mode in ("vector", "hybrid"):
             if request.query_vector is None and not blank:
                 raise CapabilityNotSupportedError(f"{mode} search needs an embedding model")
-            reason = self._vector_ready_sync(request.memories)
+            reason = self._vector_ready_sync(heads)
             if reason is not None:
                 raise CapabilityNotSupportedError(f"{mode} search is unavailable: {reason}")
         if mode in ("fts", "hybrid") and self._db_caps is not None and not self._db_caps.fts:
@@ -1262,50 +1289,31 @@ class DatabaseMemoryBackend(abc.ABC):
             return MemorySearchResult((), mode, fallback)
         budget = self.candidate_budget(request.limit)
         ids = sorted(manifests)
+        versions: dict[str, MemoryEntryVersion] = {}
         channels: dict[str, list[tuple[str, str, str]]] = {}
         if mode in ("fts", "hybrid"):
-            terms = self._db_analyzer.query_terms(request.query)
-            admitted = []
+            terms = query_bounds.search_terms(request.query, self._db_analyzer)
+            channels["fts"] = []
             if terms:
-                sizes = {a: manifests[a].view.active_total for a in ids}
-                for c in self._fts_candidates_sync(ids, terms, budget, sizes):
-                    if self._trusted(c, manifests) and admission.fts_admits(
-                        terms, c.searchable_text.split()
-                    ):
-                        admitted.append((c.artifact_id, c.entry_id, c.entry_version_id))
-            channels["fts"] = admitted
+                stream = self._fts_stream_sync(ids, terms, budget)
+                channels["fts"] = self._channel_sync(
+                    stream, budget, manifests, versions,
+                    lambda c: admission.fts_admits(terms, c.searchable_text.split()),
+                    stop_at_first_refusal=False,
+                )
         if mode in ("vector", "hybrid"):
             assert request.query_vector is not None and self._profile is not None
             check_vector(request.query_vector, self._profile)
-            admitted = []
-            for c in self._vector_candidates_sync(ids, request.query_vector, budget):
-                if (
-                    c.distance is not None
-                    and self._trusted(c, manifests)
-                    and admission.vector_admits(c.distance)
-                ):
-                    admitted.append((c.artifact_id, c.entry_id, c.entry_version_id))
-            channels["vector"] = admitted
-        fused = rrf.fuse(channels)
-        hits: list[MemoryHit] = []
-        window = fused[: request.limit * 2 + 8]
-        versions = {
-            v.entry_version_id: v for v in self._entry_versions_sync([f.key[2] for f in window])
-        }
-        for f in fused:
-            if len(hits) >= request.limit:
-                break
-            v = versions.get(f.key[2])
-            if v is None:
-                more = self._entry_versions_sync([f.key[2]])
-                v = more[0] if more else None
-            item = manifests[f.key[0]].by_entry[f.key[1]]
-            if v is None or v.entry_id != f.key[1] or v.memory_artifact_id != f.key[0]:
-                continue
-            try:
-                _check_version_matches(v, item)
-            except IntegrityError:
-                continue
+            stream = self._vector_stream_sync(ids, request.query_vector, budget)
+            channels["vector"] = self._channel_sync(
+                stream, budget, manifests, versions,
+                lambda c: c.distance is not None and admission.vector_admits(c.distance),
+                # admission is monotone in distance: no later candidate can pass
+                stop_at_first_refusal=True,
+            )
+        hits = []
+        for f in rrf.fuse(channels)[: request.limit]:
+            v = versions[f.key[2]]
             hits.append(
                 MemoryHit(
                     manifests[f.key[0]].revision.ref,
@@ -1318,6 +1326,105 @@ class DatabaseMemoryBackend(abc.ABC):
                 )
             )
         return MemorySearchResult(tuple(hits), mode, fallback)
+
+    def _channel_sync(
+        self,
+        stream: Iterator[Candidate],
+        budget: int,
+        manifests: dict[str, _ParsedRevision],
+        versions: dict[str, MemoryEntryVersion],
+        admits: Callable[[Candidate], bool],
+        *,
+        stop_at_first_refusal: bool,
+    ) -> list[tuple[str, str, str]]:
+        """The first ``budget`` candidates of ``stream`` (the backend's order) that the
+        head manifest trusts (active, same version, same content hash), whose stored
+        version matches the manifest (canonical bytes hash to it) and that ``admits``
+        accepts; as ``(memory_artifact_id, entry_id, entry_version_id)`` keys, with the
+        versions read into ``versions``. Fewer only when the stream runs out."""
+        out: list[tuple[str, str, str]] = []
+        pending: list[Candidate] = []
+        exhausted = False
+        try:
+            while len(out) < budget and not exhausted:
+                # pull just enough candidates to fill the budget, then verify them in
+                # one read; pull more only when some fail (damaged rows)
+                while len(out) + len(pending) < budget:
+                    c = next(stream, None)
+                    if c is None:
+                        exhausted = True
+                        break
+                    if not self._trusted(c, manifests):
+                        continue
+                    if not admits(c):
+                        if stop_at_first_refusal:
+                            exhausted = True
+                            break
+                        continue
+                    pending.append(c)
+                wanted = [c.entry_version_id for c in pending
+                          if c.entry_version_id not in versions]
+                if wanted:
+                    versions.update(
+                        (v.entry_version_id, v) for v in self._entry_versions_sync(wanted))
+                for c in pending:
+                    v = versions.get(c.entry_version_id)
+                    item = manifests[c.artifact_id].by_entry[c.entry_id]
+                    if v is None or v.memory_artifact_id != c.artifact_id:
+                        continue
+                    try:
+                        _check_version_matches(v, item)
+                    except IntegrityError:
+                        continue
+                    out.append((c.artifact_id, c.entry_id, c.entry_version_id))
+                pending = []
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()  # an adapter's open cursor ends with the channel
+        return out
+
+    def _fts_stream_sync(
+        self, artifact_ids: Sequence[str], terms: Sequence[str], first: int
+    ) -> Iterator[Candidate]:
+        """Every head row of these Memories matching any of ``terms``, lazily, in the
+        backend's total order (best first, a stable tie-break): pages of
+        :meth:`_fts_candidates_sync`, the first of ``first`` rows, each next one twice
+        as large. An adapter may override it with a cheaper exact walk."""
+        offset, size = 0, first
+        least = admission.fts_min_matched(len(set(terms)))
+        while True:
+            page = self._fts_candidates_sync(artifact_ids, terms, size, offset=offset,
+                                             min_matched=least)
+            yield from page
+            if len(page) < size:
+                return
+            offset += size
+            size *= 2
+
+    def _vector_stream_sync(
+        self, artifact_ids: Sequence[str], vector: EmbeddingVector, first: int
+    ) -> Iterator[Candidate]:
+        """Head rows of these Memories by ascending L2 distance (the adapter's tie-break
+        within equal distances), lazily, from nearest-neighbour queries of growing ``k``
+        (``first + 1``, then doubling). A row is yielded only once its place is certain:
+        either the answer was shorter than ``k`` (every row seen) or its distance is
+        below the ``k``-th one (rows at that distance may be missing from the answer).
+        Past :attr:`vector_k_cap` the rows of the largest answer are yielded as given."""
+        cap = self.vector_k_cap
+        k = first + 1 if cap is None else min(first + 1, cap)
+        done = 0
+        while True:
+            page = self._vector_candidates_sync(artifact_ids, vector, k)
+            if len(page) < k or (cap is not None and k >= cap):
+                yield from page[done:]
+                return
+            last = page[-1].distance
+            certain = [c for c in page if c.distance is not None and last is not None
+                       and c.distance < last]
+            yield from certain[done:]
+            done = max(done, len(certain))
+            k = k * 2 if cap is None else min(k * 2, cap)
 
     @staticmethod
     def _trusted(c: Candidate, manifests: dict[str, _ParsedRevision]) -> bool:
@@ -1333,7 +1440,19 @@ class DatabaseMemoryBackend(abc.ABC):
     async def search(self, request: MemorySearchRequest) -> MemorySearchResult:
         """Memory RFC, "Search and reads": one read transaction; only active entries of
         the current heads, re-checked against the manifest; admission then RRF.
-        CapabilityNotSupportedError for a non-head ref or an unservable mode."""
+
+        ``request.memories``: exact ArtifactRefs (each must be the head:
+        CapabilityNotSupportedError otherwise) or :class:`CurrentHead` names, whose head
+        is read inside the same transaction (never a race with a concurrent write).
+        Each channel contributes the first ``max(limit * 4, 32)`` candidates, in the
+        backend's order (bm25-like relevance over the OR of every query term; L2
+        distance), that the manifest trusts and that pass the channel's admission: the
+        spec's "max(limit * 4, 32) candidates" counted after admission, so a candidate
+        refused by admission never takes an admitted one's place, and the hits at a
+        smaller limit are the first ones at a larger limit (fts, vector) or as many as
+        there are (hybrid, auto). ArtifactNotFoundError for an unknown Memory;
+        InvalidInputError for a query over the bounds of :mod:`powercontext.core.query`;
+        CapabilityNotSupportedError for an unservable mode."""
         return await self._run(self._in_tx, False, self._search_sync, request)
 
     # -- offline rebuild ------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-from powercontext.core.models import ArtifactRef, MemoryEntryInput, Source
+from powercontext.core.models import ArtifactRef, CurrentHead, MemoryEntryInput, Source
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 
@@ -28,6 +28,7 @@ __all__ = [
     "check_sqlite_path",
     "data_dir",
     "default_db_url",
+    "memory_selector",
     "open_service",
     "remember_embedding",
     "remember_entries",
@@ -291,14 +292,9 @@ class RuntimeManifest:
             data["state"][key] = value
 
 
-async def resolve_memory(
-    service: MemoryService, name: object, manifest: RuntimeManifest | None
-) -> ArtifactRef:
-    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
-    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to,
-    ``key:NAME@REV`` -> that exact Revision of it (a key that itself ends in ``@DIGITS``
-    is taken whole when it is mapped). InvalidInputError (field ``memory``) for a
-    malformed name; ArtifactNotFoundError for an unknown Memory, key or Revision."""
+def _parse_memory_name(name: object, manifest: RuntimeManifest | None
+                       ) -> tuple[str, int | None]:
+    """``(artifact_id, revision or None for the current head)`` of a Memory name."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("memory", "name a Memory: ID, ID@REV, key:NAME or key:NAME@REV")
     rev: int | None = None
@@ -321,6 +317,31 @@ async def resolve_memory(
             artifact_id, _, suffix = name.rpartition("@")
             rev = _revision_of(name, suffix)
         canonical.check_id(artifact_id, "memory")
+    return artifact_id, rev
+
+
+def memory_selector(name: object, manifest: RuntimeManifest | None
+                    ) -> ArtifactRef | CurrentHead:
+    """A Memory name as a search takes it, without reading the database: ``ID`` and
+    ``key:NAME`` (the Memory ``manifest`` maps NAME to) -> :class:`CurrentHead`, read
+    inside the search's own transaction (a write in between is never a race);
+    ``ID@REV`` and ``key:NAME@REV`` -> that exact ArtifactRef (a search refuses it with
+    CapabilityNotSupportedError unless it is the head). InvalidInputError (field
+    ``memory``) for a malformed name; ArtifactNotFoundError for an unmapped key."""
+    artifact_id, rev = _parse_memory_name(name, manifest)
+    return CurrentHead(artifact_id) if rev is None else ArtifactRef(artifact_id, rev)
+
+
+async def resolve_memory(
+    service: MemoryService, name: object, manifest: RuntimeManifest | None
+) -> ArtifactRef:
+    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
+    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to,
+    ``key:NAME@REV`` -> that exact Revision of it (a key that itself ends in ``@DIGITS``
+    is taken whole when it is mapped). InvalidInputError (field ``memory``) for a
+    malformed name; ArtifactNotFoundError for an unknown Memory, key or Revision. A
+    search takes :func:`memory_selector` instead (the head read in its transaction)."""
+    artifact_id, rev = _parse_memory_name(name, manifest)
     head = await service.head(artifact_id)
     if rev is None:
         return head

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from powercontext.core import canonical, planning, secrets
+from powercontext.core import query as query_bounds
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
@@ -29,6 +30,7 @@ from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     Artifact,
     ArtifactRef,
+    CurrentHead,
     EmbeddingVector,
     HandoffCitation,
     MemoryCapabilities,
@@ -232,27 +234,33 @@ class MemoryService:
     async def search(
         self,
         query: str,
-        memories: Sequence[ArtifactRef],
+        memories: Sequence[ArtifactRef | CurrentHead],
         *,
         limit: int = 8,
         mode: SearchMode = "auto",
     ) -> MemorySearchResult:
         """Memory RFC, "Search and reads".
 
-        ``memories``: one or more current heads (duplicates dropped); a non-head raises
-        CapabilityNotSupportedError. ``limit``: 1..1024 hits. ``mode``: fts, vector,
-        hybrid or auto (hybrid when possible, else fts; ``result.mode`` says which ran).
-        An explicit vector/hybrid request that cannot be served (no model, a profile
-        mismatch, the model failing on the query, an incomplete vector projection)
-        raises CapabilityNotSupportedError; ``auto`` then runs fts and sets
-        ``result.fallback_reason``. Any exception from the model counts as "model
-        unavailable". A blank query (whitespace only) has no terms and is not embedded:
-        it returns no hits, after the same checks (heads; for explicit vector/hybrid,
-        whether the mode could be served, raising CapabilityNotSupportedError when not),
-        with ``result.mode`` the requested mode (``fts`` for auto, reason "the query is
-        blank").
+        ``query``: at most 8,192 characters and 64 distinct Analyzer v1 terms
+        (:mod:`powercontext.core.query`), checked before any database work;
+        InvalidInputError naming ``query`` beyond that. ``memories``: one or more
+        Memories (duplicates dropped), each an exact ArtifactRef that must be the current
+        head (CapabilityNotSupportedError for an older Revision) or a
+        :class:`CurrentHead`, whose head the backend reads in the search's own read
+        transaction (a concurrent write never turns it into a non-head). ``limit``:
+        1..1024 hits; each channel contributes its first ``max(limit * 4, 32)`` admitted
+        candidates, so a smaller limit gives a prefix of a larger one. ``mode``: fts,
+        vector, hybrid or auto (hybrid when possible, else fts; ``result.mode`` says
+        which ran). An explicit vector/hybrid request that cannot be served raises
+        CapabilityNotSupportedError. Any exception from the model counts as "model
+        unavailable": ``auto`` then runs fts and sets ``result.fallback_reason``. A blank
+        query (whitespace only) has no terms and is not embedded: it returns no hits,
+        after the same checks (heads; for explicit vector/hybrid, whether the mode could be
+        served, raising CapabilityNotSupportedError when not), with ``result.mode`` the
+        requested mode (``fts`` for auto, reason "the query is blank").
         """
         canonical._check_str("query", query)
+        query_bounds.search_terms(query)
         if mode not in _SEARCH_MODES:
             raise InvalidInputError("mode", f"must be one of {', '.join(_SEARCH_MODES)}")
         if (
@@ -261,10 +269,12 @@ class MemoryService:
             or not 1 <= limit <= MAX_SEARCH_LIMIT
         ):
             raise InvalidInputError("limit", f"must be an integer in 1..{MAX_SEARCH_LIMIT}")
-        refs: list[ArtifactRef] = []
+        refs: list[ArtifactRef | CurrentHead] = []
         for i, m in enumerate(memories):
-            if not isinstance(m, ArtifactRef):
-                raise InvalidInputError(f"memories[{i}]", "must be an ArtifactRef")
+            if not isinstance(m, ArtifactRef | CurrentHead):
+                raise InvalidInputError(f"memories[{i}]", "must be an ArtifactRef or CurrentHead")
+            if isinstance(m, CurrentHead):
+                canonical._check_str(f"memories[{i}].artifact_id", m.artifact_id)
             if m not in refs:
                 refs.append(m)
         if not refs:

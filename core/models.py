@@ -17,6 +17,7 @@ __all__ = [
     "Artifact",
     "ArtifactRef",
     "Channel",
+    "CurrentHead",
     "EmbeddingProfile",
     "EmbeddingResult",
     "EmbeddingVector",
@@ -58,6 +59,16 @@ class ArtifactRef:
 
     artifact_id: str
     revision: int
+
+
+@attrs.frozen(order=True)
+class CurrentHead:
+    """"The current head of Memory ``artifact_id``", as a search names it (Memory RFC,
+    "Search and reads"). The backend reads the head inside the search's own read
+    transaction, so a write committed between naming and searching is never mistaken
+    for a non-head Revision; hits carry the exact ArtifactRef that was read."""
+
+    artifact_id: str
 
 
 @attrs.frozen(order=True)
@@ -253,12 +264,13 @@ class MemoryHit:
 
 @attrs.frozen
 class MemorySearchRequest:
-    """What the service asks of a backend search: query text and its analyzer terms,
-    the current heads to search, the candidate budget per channel, the channels, and
-    (for vector) the query vector."""
+    """What the service asks of a backend search: the query text, the Memories (an exact
+    ArtifactRef, which must be the current head, or a :class:`CurrentHead` resolved in
+    the search's read transaction), the hit limit, the mode and (for vector) the query
+    vector."""
 
     query: str
-    memories: tuple[ArtifactRef, ...]
+    memories: tuple[ArtifactRef | CurrentHead, ...]
     limit: int
     mode: SearchMode = "fts"
     query_vector: EmbeddingVector | None = None

@@ -27,16 +27,19 @@ from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     InvalidCitationError,
+    InvalidInputError,
     RevisionConflictError,
     SecretDetectedError,
 )
 from powercontext.core.models import (
     ArtifactRef,
+    CurrentHead,
     EmbeddingProfile,
     HandoffCitation,
     MemoryEntryInput,
     Source,
 )
+from powercontext.core.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from powercontext.ports import MemoryBackend
 
 __all__ = [
@@ -68,7 +71,7 @@ NASTY_QUERIES = (
     "50%",
     "3.11.7",
     "🙂🚀",
-    "x" * 10_000,
+    "x" * MAX_QUERY_CHARS,  # the longest query allowed (powercontext.core.query)
     "",
     "   ",
     "-leading",
@@ -603,6 +606,65 @@ class MemoryBackendContract:
                 assert len(hit.hits) == 1
                 assert len((await svc.search("TODO: fix", (r1,), mode="fts")).hits) == 1
                 assert (await svc.search("", (r1,), mode="fts")).hits == ()
+
+        run(body())
+
+    def test_a_smaller_limit_returns_a_prefix_never_less(self, memory_backend_factory):
+        """Candidates refused by admission never crowd out admitted ones: rows matching
+        one of three terms fill the top of the backend's order, the long entry matching
+        two is found at every limit, and the list at a smaller limit is a prefix."""
+        long = ("The procurement group reviewed how the regional distributors negotiated "
+                "the apple and banana supply contracts, delivery windows, refrigerated "
+                "transport, insurance clauses, payment schedules and seasonal prices")
+
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                texts = ([f"zebra crossing note {i}" for i in range(40)]
+                         + [f"apple harvest report number {i} for the orchard team"
+                            for i in range(60)]
+                         + [f"banana shipment record number {i} for the warehouse team"
+                            for i in range(60)] + [long])
+                ref = await svc.remember(
+                    None, entries=tuple(MemoryEntryInput("fact", t) for t in texts))
+                lists = {}
+                for limit in (1, 8, 50):
+                    res = await svc.search("zebra apple banana", (ref,), limit=limit,
+                                           mode="fts")
+                    lists[limit] = [h.text for h in res.hits]
+                assert lists == {1: [long], 8: [long], 50: [long]}
+                wide = [(h.entry_id, h.score) for h in
+                        (await svc.search("zebra apple", (ref,), limit=40, mode="fts")).hits]
+                for limit in (1, 7, 33):
+                    res = await svc.search("zebra apple", (ref,), limit=limit, mode="fts")
+                    assert [(h.entry_id, h.score) for h in res.hits] == wide[:limit]
+
+        run(body())
+
+    def test_queries_over_the_bounds_are_bad_input(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "kiwi"),))
+                too_many = " ".join(f"kiwi{i}" for i in range(MAX_QUERY_TERMS + 1))
+                for q in ("x" * (MAX_QUERY_CHARS + 1), too_many):
+                    with pytest.raises(InvalidInputError) as info:
+                        await svc.search(q, (r1,), mode="fts")
+                    assert info.value.field == "query"
+
+        run(body())
+
+    def test_current_head_is_read_in_the_search(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                r1 = await svc.remember(None, entries=(MemoryEntryInput("fact", "kiwi"),))
+                assert r1 is not None
+                r2 = await svc.remember(r1, entries=(MemoryEntryInput("fact", "kiwi vine"),))
+                res = await svc.search("kiwi", (CurrentHead(r1.artifact_id),), mode="fts")
+                assert {h.memory_ref for h in res.hits} == {r2}
+                assert len(res.hits) == 2
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("kiwi", (r1,), mode="fts")
+                with pytest.raises(ArtifactNotFoundError):
+                    await svc.search("kiwi", (CurrentHead("mem_art_missing"),), mode="fts")
 
         run(body())
 

@@ -132,14 +132,15 @@ _CANDIDATE_COLS = ("memory_artifact_id, entry_id, entry_version_id, entry_conten
 
 @functools.cache
 def fts_search(n: int) -> str:
-    """FTS top-k over ``n`` Memory ids. Parameters: the query (Analyzer v1 tokens joined
-    by spaces) twice, the ``n`` ids, the limit. Natural-language mode: any token
-    matches; ordered by relevance, ties by Memory then entry id."""
+    """One page of the FTS matches over ``n`` Memory ids. Parameters: the query (Analyzer
+    v1 tokens joined by spaces) twice, the ``n`` ids, the page size, the offset.
+    Natural-language mode: any token matches; ordered by relevance, ties by Memory then
+    entry id (a total order, so pages at growing offsets are exact)."""
     return (
         f"SELECT {_CANDIDATE_COLS}, MATCH (searchable_text) AGAINST (%s) AS score "
         f"FROM {HEADS_TABLE} "
         f"WHERE memory_artifact_id IN ({_marks(n)}) AND MATCH (searchable_text) AGAINST (%s) "
-        "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s"
+        "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s OFFSET %s"
     )
 
 

@@ -239,10 +239,16 @@ async def _prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
         memory_id = manifest.get(f"repo:{Path(cwd).resolve()}")
     if memory_id is None:
         return None  # no Memory for this repository: the database is not even opened
+    from powercontext.core.models import CurrentHead
+    from powercontext.core.query import clip_query
+
+    query = clip_query(prompt[:MAX_QUERY_CHARS])  # within the search's query bounds
+    if not query.strip():
+        return None
     svc = c.service()
     try:
-        head = await svc.head(memory_id)
-        result = await svc.search(prompt[:MAX_QUERY_CHARS], [head], limit=limit, mode=mode)
+        # the head is read inside the search's transaction: a concurrent write is no race
+        result = await svc.search(query, [CurrentHead(memory_id)], limit=limit, mode=mode)
     finally:
         await svc.close()
     if not result.hits:

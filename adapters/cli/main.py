@@ -511,7 +511,11 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
         raise InvalidInputError("query", "is empty: give the words to search for")
 
     async def body(svc: Any) -> None:
-        refs = [await _resolve(c, svc, n) for n in names]
+        from powercontext.runtime import memory_selector
+
+        manifest = c.manifest()
+        # ID and key:NAME stay "the current head", read inside the search's transaction
+        refs = [memory_selector(n, manifest) for n in names]
         res = await svc.search(query, refs, limit=limit, mode=mode)
 
         def human() -> None:

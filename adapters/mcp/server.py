@@ -172,8 +172,11 @@ class MemoryTools:
                      ) -> dict[str, Any]:
         if not query.strip():
             raise InvalidInputError("query", "is empty: give the words to search for")
+        from powercontext.runtime import memory_selector
+
         svc = await self.service()
-        refs = [await self.resolve(m) for m in memories]
+        # ID and key:NAME stay "the current head", read inside the search's transaction
+        refs = [memory_selector(m, self._manifest) for m in memories]
         res = await svc.search(query, refs, limit=limit, mode=mode)
         return {"untrusted": True, "notice": UNTRUSTED_NOTICE, "mode": res.mode,
                 "fallback_reason": res.fallback_reason, "hits": [

@@ -630,26 +630,39 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
                           float(r[5]) if with_distance else None) for r in rows]
 
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, sizes: Any = None
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
+        offset: int = 0, min_matched: int = 1,
     ) -> list[Candidate]:
+        """One page of ``MATCH ... AGAINST`` over every term, ordered by relevance, then
+        Memory and entry id (a total order). Every term reaches MATCH: a term the SPACE
+        parser could not have indexed (longer than 84 characters; Analyzer v1 never
+        makes one) is refused, not silently dropped. ``min_matched`` is not pushed down
+        (the caller's admission check filters the pages)."""
         ids = list(dict.fromkeys(artifact_ids))
         for t in terms:
             if not isinstance(t, str) or not _TOKEN_RE.fullmatch(t):
                 raise InvalidInputError("terms", "only Analyzer v1 tokens ([a-z0-9_]) reach MATCH")
-        # The SPACE parser indexes no token longer than 84 characters.
-        tokens = [t for t in dict.fromkeys(terms) if len(t) <= obsql.MAX_TOKEN_CHARS]
+            if len(t) > obsql.MAX_TOKEN_CHARS:
+                raise InvalidInputError(
+                    "terms", f"a term longer than {obsql.MAX_TOKEN_CHARS} characters is "
+                    "never indexed by the SPACE parser")
+        tokens = list(dict.fromkeys(terms))
         if not ids or not tokens or limit < 1:
             return []
         query = " ".join(tokens)
-        rows: list[tuple[Any, ...]] = []
         size = templates.IN_BUCKETS[-1]
+        if len(ids) <= size:
+            return self._candidates(self._all(obsql.fts_search(len(ids)),
+                                              (query, *ids, query, limit, offset)), False)
+        # More Memories than one IN list: the first offset + limit rows of every chunk,
+        # merged in the same total order, hold the page.
+        rows: list[tuple[Any, ...]] = []
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
-            rows.extend(self._all(obsql.fts_search(len(chunk)), (query, *chunk, query, limit)))
-        if len(ids) > size:
-            rows.sort(key=lambda r: (-float(r[5]), _text(r[0]), _text(r[1])))
-            rows = rows[:limit]
-        return self._candidates(rows, False)
+            rows.extend(self._all(obsql.fts_search(len(chunk)),
+                                  (query, *chunk, query, offset + limit, 0)))
+        rows.sort(key=lambda r: (-float(r[5]), _text(r[0]), _text(r[1])))
+        return self._candidates(rows[offset:offset + limit], False)
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int

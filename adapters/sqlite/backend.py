@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -107,11 +107,6 @@ def _pack(vector: EmbeddingVector) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
-#: Query-term pruning by document frequency (see ``_query_tokens_sync``).
-FTS_PRUNE_MIN_ROWS = 2000
-FTS_PRUNE_FRACTION = 0.1
-
-
 def _vec0_path() -> str:
     """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
     (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
@@ -139,6 +134,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     """
 
     supports_revision_encodings = True
+    vector_k_cap = frag.MAX_KNN_K
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
@@ -493,46 +489,30 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         artifact_ids: Sequence[str],
         terms: Sequence[str],
         limit: int,
-        sizes: Mapping[str, int] | None = None,
+        *,
+        offset: int = 0,
+        min_matched: int = 1,
     ) -> list[Candidate]:
+        """One page of the FTS5 matches of any scoped term, ordered by ``bm25`` then
+        rowid (the projection id): a total order, so pages at growing offsets are exact.
+        Every query term is in the MATCH (issue 9: none is left out for being common).
+        With ``min_matched`` > 1 only rows matching that many distinct terms are ranked
+        (counted in the index, one rowid list per term); their order is unchanged."""
         if not artifact_ids or not terms or limit <= 0:
             return []
-        tokens: list[str] = []
-        for a in dict.fromkeys(artifact_ids):
-            size = None if sizes is None else sizes.get(a)
-            tokens.extend(self._query_tokens_sync(a, list(terms), size))
-        query = frag.fts_match_tokens(tokens)
+        scopes = [frag.scope_token(a) for a in dict.fromkeys(artifact_ids)]
+        distinct = list(dict.fromkeys(terms))
+        query = frag.fts_match_tokens(
+            [tok for s in scopes for tok in frag.scoped_terms(s, distinct)])
+        if min_matched > 1:
+            per_term = [frag.fts_match_tokens([f"{s}_{t}" for s in scopes]) for t in distinct]
+            sql = frag.fts_search_admitted(len(distinct))
+            params: list[Any] = [*per_term, min_matched, query, limit, offset]
+        else:
+            sql, params = frag.statement("fts_search"), [query, limit, offset]
         wanted = set(artifact_ids)
         return [Candidate(a, e, v, h, text)
-                for _pid, a, e, v, h, text
-                in self._execute(frag.statement("fts_search"), [query, limit])
-                if a in wanted]
-
-    def _query_tokens_sync(self, artifact_id: str, terms: list[str],
-                           size: int | None = None) -> list[str]:
-        """The scoped query tokens for one Memory, leaving out very common terms.
-
-        In a Memory of at least FTS_PRUNE_MIN_ROWS rows, a term in more than
-        FTS_PRUNE_FRACTION of its rows is left out of MATCH (at least the two rarest
-        terms stay): such a term adds almost nothing to bm25 but makes FTS5 score a large
-        share of the Memory. Admission still counts every query term (the service checks
-        the candidate's tokens against all of them), so a row needs the same matches as
-        before to be admitted; only rows matching nothing but common terms are no longer
-        candidates. Document frequencies are exact and per Memory (scoped tokens).
-        """
-        scoped = frag.scoped_terms(frag.scope_token(artifact_id), terms)
-        if len(scoped) <= 2:
-            return scoped
-        rows = (size if size is not None
-                else self._execute(self._t("memory_head_count"), [artifact_id])[0][0])
-        if rows < FTS_PRUNE_MIN_ROWS:
-            return scoped
-        df_sql = frag.statement("fts_document_frequency")
-        df = {t: (r[0][0] if (r := self._execute(df_sql, [t])) else 0) for t in scoped}
-        keep = [t for t in scoped if df[t] <= FTS_PRUNE_FRACTION * rows]
-        if len(keep) < 2:
-            keep = sorted(scoped, key=lambda t: (df[t], t))[:2]
-        return keep
+                for _pid, a, e, v, h, text in self._execute(sql, params) if a in wanted]
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int

@@ -57,7 +57,7 @@ def test_search_statements():
         f"SELECT {_COLS}, MATCH (searchable_text) AGAINST (%s) AS score "
         "FROM memory_entry_heads WHERE memory_artifact_id IN (%s) "
         "AND MATCH (searchable_text) AGAINST (%s) "
-        "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s")
+        "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s OFFSET %s")
     assert obsql.vector_search(2) == (
         f"SELECT {_COLS}, l2_distance(embedding, %s) AS distance "
         "FROM memory_entry_heads WHERE memory_artifact_id IN (%s, %s) "

@@ -176,8 +176,10 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 self._state["vectors"][pid] = vec
 
     def _fts_candidates_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, sizes: Any = None
+        self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
+        offset: int = 0, min_matched: int = 1,
     ) -> list[Candidate]:
+        # every term counts; the order (score, projection id) is total, so pages are exact
         wanted = set(terms)
         scored = []
         for (aid, _entry_id), p in self._state["projection"].items():
@@ -191,7 +193,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
         scored.sort()
         return [
             Candidate(aid, r.entry_id, r.entry_version_id, r.entry_content_hash, r.searchable_text)
-            for _, _, aid, r in scored[:limit]
+            for _, _, aid, r in scored[offset:offset + limit]
         ]
 
     def _vector_candidates_sync(
