@@ -140,6 +140,16 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+#: What follows a string literal that is only part of an expression.
+_CONTINUATION = ("+", "%", ".", "*", "[", "if ", "or ", "and ")
+#: An identifier value used this many times in the text is a variable, not a secret.
+_VARIABLE_USES = 3
+
+
+def _uses_of(text: str, name: str) -> int:
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
+
+
 def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
     """The secret value of an assignment match and its span, or None when the value is
     a placeholder, a reference or code."""
@@ -148,6 +158,8 @@ def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
         value, start = m.group("qv"), m.start("qv")
         if "{" in value and "}" in value:  # an f-string or a template
             return None
+        if m.group("rest").lstrip().startswith(_CONTINUATION):
+            return None  # one literal of an expression: token = "x_" + data.hex()
     else:
         value, start = m.group("uv"), m.start("uv")
         rest = m.group("rest")
@@ -160,6 +172,8 @@ def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
         tail = rest.lstrip()
         if tail.startswith((",", ")")) and _IDENTIFIER.match(value):
             return None  # a keyword argument passing a variable: connect(password=pw)
+        if _IDENTIFIER.match(value) and _uses_of(m.string, value) >= _VARIABLE_USES:
+            return None  # a variable the text uses elsewhere too: token = word
         if m.group("op") == ":":
             if tail and not tail.startswith("#"):
                 return None  # prose after a colon: "Secret: keep it in the vault"

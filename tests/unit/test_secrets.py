@@ -125,3 +125,20 @@ def test_redact_fields_redacts_content_uri_and_secret_named_metadata():
     assert meta == {"password": "[REDACTED:credential-assignment]",
                     "request": "set password=[REDACTED:credential-assignment]",
                     "cwd": "/src/app"}
+
+
+@pytest.mark.parametrize("code", [
+    # a variable the code uses elsewhere too (found in core/analyzer.py by the repo scan)
+    "token = word\nif len(token) > 3:\n    return word[:3]\nfor word in words:\n    pass\n",
+    # one literal of an expression, not a whole value
+    'token = "x_" + data.hex()\n',
+    "secret = 'prefix' % value\n",
+])
+def test_code_that_assigns_to_a_secret_named_variable_is_not_a_secret(code):
+    assert S.find_secrets(code) == ()
+
+
+@pytest.mark.parametrize("text", ["password=hunter2", "password = hunter2\n",
+                                  '[db]\npassword = "s3cr3t-Value"\n'])
+def test_a_value_used_once_is_still_a_secret(text):
+    assert [f.rule for f in S.find_secrets(text)] == ["credential-assignment"]
