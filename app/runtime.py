@@ -485,8 +485,9 @@ async def import_manifest_keys(db_url: str, service: MemoryService) -> dict[str,
     """Import the business keys of the runtime manifest's ``memories`` mapping (written by
     earlier releases) into the database, once: only keys the database does not hold yet
     and whose Memory it holds (:meth:`MemoryBackend.import_memory_keys`), each in its
-    :func:`memory_key` form; malformed pairs are skipped. The mapping stays in the file; its digest is recorded
-    (``keys_imported``), so the next open imports nothing unless the mapping changed.
+    :func:`memory_key` form; malformed pairs are skipped. The mapping stays in the file;
+    its digest is recorded (``keys_imported``), so the next open imports nothing unless
+    the mapping changed.
     Returns the keys stored. Writes paused by a rebuild: nothing is imported this time."""
     manifest = RuntimeManifest.for_db(db_url)
     mapping = manifest.items()

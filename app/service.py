@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
@@ -463,7 +464,7 @@ class MemoryService:
         conflict: RevisionConflictError | None = None
         for attempt in range(self.KEY_WRITE_ATTEMPTS):
             if attempt:  # another writer landed first: back off a little, with jitter
-                await asyncio.sleep(min(0.2, 0.002 * attempt) * (1 + self._entropy(1)[0] / 255))
+                await asyncio.sleep(min(0.2, 0.002 * attempt) * random.uniform(1, 2))
             artifact_id = await self.backend.memory_key(key)
             base = await self.head(artifact_id) if artifact_id is not None else None
             try:
