@@ -298,3 +298,15 @@ def _cli_fail(tmp_path: Path, db: str, key: str) -> None:
             await svc.close()
 
     asyncio.run(body())
+
+
+def test_a_database_of_an_earlier_release_gets_the_keys_table_at_open(tmp_path):
+    import apsw
+
+    db = str(tmp_path / "old.db")
+    made = _memory(db, "from before keys lived in the database")
+    conn = apsw.Connection(db)
+    conn.execute("DROP TABLE memory_keys")  # what an earlier release created
+    conn.close()
+    RuntimeManifest.for_db(db).set("repo:/w/old", made)
+    assert _state(db)[0] == {"repo:/w/old": made}
