@@ -372,7 +372,8 @@ class MemoryBackendContract:
                                  entries=(MemoryEntryInput("fact", f"writer {i} was here"),))
                     for i, svc in enumerate(services)))
                 mapped = await backend.memory_key("repo:/w/demo")
-                assert {r.artifact_id for r in refs} == {mapped}
+                assert mapped is not None and None not in refs
+                assert {r.artifact_id for r in refs if r is not None} == {mapped}
                 head = await backend.head(mapped)
                 assert head is not None and head.revision == 4
                 texts = {v.text for v in (await backend.load_entry_versions(head)).values()}
@@ -383,6 +384,7 @@ class MemoryBackendContract:
                 ref = await services[0].remember(
                     None, mode="append", key="cafe\u0301",
                     entries=(MemoryEntryInput("fact", "a key in NFD form"),))
+                assert ref is not None
                 assert await backend.memory_key("caf\u00e9") == ref.artifact_id
             finally:
                 await services[0].close()
