@@ -1923,7 +1923,8 @@ class DatabaseUnitOfWork:
         if key is not None:
             key = keys.normalize_key(key)
         self._done = True
-        return await self._backend._run(self._backend._commit_plan_sync, plan, vectors, key)
+        args = (plan, vectors) if key is None else (plan, vectors, key)
+        return await self._backend._run(self._backend._commit_plan_sync, *args)
 
     async def rollback(self) -> None:
         self._done = True
