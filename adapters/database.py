@@ -18,14 +18,14 @@ import concurrent.futures
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
 
 from powercontext.adapters import revision_codec
 from powercontext.adapters.secret_scanner import default_scanner
-from powercontext.core import admission, canonical, rrf
+from powercontext.core import admission, canonical, keys, rrf
 from powercontext.core import analyzer as analyzers
 from powercontext.core import query as query_bounds
 from powercontext.core.analyzer import Analyzer
@@ -383,6 +383,22 @@ class DatabaseMemoryBackend(abc.ABC):
         (None: no vector projection). Runs inside a write transaction where the database
         allows DDL in one; the caller stores the new profile."""
         raise CapabilityNotSupportedError(f"{type(self).__name__} cannot migrate profiles")
+
+    # Business keys (ARCHITECTURE.md, Decisions: "Keys live in the database").
+
+    @abc.abstractmethod
+    def _memory_key_sync(self, key: str) -> str | None:
+        """The Memory Artifact id stored for ``key`` (an exact, binary comparison), or None."""
+
+    @abc.abstractmethod
+    def _memory_keys_sync(self) -> list[tuple[str, str]]:
+        """Every stored (key, artifact_id), sorted by key."""
+
+    @abc.abstractmethod
+    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
+        """Insert one key row inside the open write transaction; the Memory's head row
+        exists. A key stored already raises the driver's unique-key error (mapped by
+        :meth:`_database_error` to RevisionConflictError)."""
 
     @abc.abstractmethod
     def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
@@ -851,6 +867,47 @@ class DatabaseMemoryBackend(abc.ABC):
     async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
         return tuple(await self._run(self._in_tx, False, self._journal_sync, after, limit))
 
+    # -- business keys ----------------------------------------------------------
+
+    async def memory_key(self, key: str) -> str | None:
+        """The Memory Artifact id the business ``key`` names, or None (ARCHITECTURE.md,
+        Decisions: "Keys live in the database"). ``key`` is compared in its NFC form
+        (:func:`powercontext.core.keys.normalize_key`; InvalidInputError, field ``key``).
+        Every process and host that opens the database sees the same keys."""
+        key = keys.normalize_key(key)
+        return await self._run(self._in_tx, False, self._memory_key_sync, key)
+
+    async def memory_keys(self) -> dict[str, str]:
+        """Every business key and the Memory Artifact id it names, sorted by key."""
+        rows = await self._run(self._in_tx, False, self._memory_keys_sync)
+        return dict(rows)
+
+    async def import_memory_keys(self, mapping: Mapping[str, str]) -> dict[str, str]:
+        """Store the keys of ``mapping`` (key -> Memory Artifact id) that are not stored
+        yet and name an existing Memory, in one transaction; a stored key keeps its
+        Memory. Returns the keys stored by this call. InvalidInputError (field ``key`` or
+        ``artifact_id``) for a malformed pair, before anything is stored."""
+        pairs = []
+        for key, artifact_id in mapping.items():
+            canonical.check_id(artifact_id, "artifact_id")
+            pairs.append((keys.normalize_key(key), artifact_id))
+        if not pairs:
+            return {}
+        return await self._run(self._in_tx, True, self._import_memory_keys_sync, pairs)
+
+    def _import_memory_keys_sync(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
+        if self._meta_get_sync("writes_paused"):
+            raise WritesPausedError("writes are paused by an offline rebuild; retry later")
+        stored: dict[str, str] = {}
+        for key, artifact_id in pairs:
+            if key in stored or self._memory_key_sync(key) is not None:
+                continue
+            if self._head_sync(artifact_id) is None:
+                continue  # the Memory is not in this database
+            self._insert_memory_key_sync(key, artifact_id)
+            stored[key] = artifact_id
+        return stored
+
     # -- writes -----------------------------------------------------------------
 
     @contextlib.asynccontextmanager
@@ -863,7 +920,8 @@ class DatabaseMemoryBackend(abc.ABC):
             await uow.rollback()
 
     def _commit_plan_sync(
-        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None,
+        key: str | None = None,
     ) -> ArtifactRef:
         self._pending_cache = None
         try:
@@ -871,6 +929,8 @@ class DatabaseMemoryBackend(abc.ABC):
             if self._meta_get_sync("writes_paused"):
                 raise WritesPausedError("writes are paused by an offline rebuild; retry later")
             ref = self._apply_plan_sync(plan, vectors or {})
+            if key is not None:
+                self._claim_key_sync(plan, key)
             self._commit_sync()
         except CommitOutcomeUnknownError as exc:
             self._rollback_sync()
@@ -891,6 +951,17 @@ class DatabaseMemoryBackend(abc.ABC):
         if pending is not None and pending[0] == ref:
             self._cache_put((ref.artifact_id, ref.revision), pending[1])
         return ref
+
+    def _claim_key_sync(self, plan: MemoryPlan, key: str) -> None:
+        """Store ``key`` for the Memory ``plan`` creates, in the plan's transaction: a key
+        another writer stored first is a RevisionConflictError (nothing commits)."""
+        if plan.base is not None:
+            raise InvalidInputError("key", "only the write that creates a Memory stores its key")
+        owner = self._memory_key_sync(key)
+        if owner is not None:
+            raise RevisionConflictError(
+                f"key {key!r} already names Memory {owner!r}: reread the key and write there")
+        self._insert_memory_key_sync(key, plan.artifact_id)
 
     def _invalidate(self, artifact_id: str) -> None:
         with self._cache_lock:
@@ -1843,12 +1914,17 @@ class DatabaseUnitOfWork:
         self._done = False
 
     async def commit(
-        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None,
+        *, key: str | None = None,
     ) -> ArtifactRef:
+        """See :meth:`powercontext.ports.MemoryUnitOfWork.commit`."""
         if self._done:
             raise RuntimeError("this unit of work has already committed")
+        if key is not None:
+            key = keys.normalize_key(key)
         self._done = True
-        return await self._backend._run(self._backend._commit_plan_sync, plan, vectors)
+        args = (plan, vectors) if key is None else (plan, vectors, key)
+        return await self._backend._run(self._backend._commit_plan_sync, *args)
 
     async def rollback(self) -> None:
         self._done = True

@@ -1,6 +1,9 @@
-"""Runtime wiring: which database, which embedding model, and the runtime manifest that
-maps business keys to Memory Artifact ids (Memory RFC, "Memory identity": the mapping
-lives outside Memory Core).
+"""Runtime wiring: which database, which embedding model, the one form of business keys
+(``repo:<git top level>``, :func:`memory_key`), and the runtime manifest, a JSON file
+beside the database holding integration state (the remembered embedding model, the last
+synced commit). Business keys live in the database (ARCHITECTURE.md, Decisions: "Keys
+live in the database"); the manifest's ``memories`` mapping of earlier releases is
+imported once (:func:`import_manifest_keys`).
 
 Nothing here runs at import time; adapters are chosen through the plugin registry.
 """
@@ -9,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
@@ -17,8 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.core import analyzer as analyzers
-from powercontext.core import canonical
-from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+from powercontext.core import canonical, keys
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    InvalidInputError,
+    RevisionConflictError,
+    WritesPausedError,
+)
 from powercontext.core.models import ArtifactRef, CurrentHead, MemoryEntryInput, Source
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
@@ -28,14 +38,20 @@ __all__ = [
     "check_sqlite_path",
     "data_dir",
     "default_db_url",
+    "import_manifest_keys",
+    "memory_key",
     "memory_selector",
     "open_service",
     "remember_embedding",
     "remember_entries",
+    "repo_key",
+    "repo_root",
     "resolve_embedding",
     "resolve_memory",
     "sqlite_path",
 ]
+
+log = logging.getLogger(__name__)
 
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
@@ -93,7 +109,8 @@ def open_service(
     backend = registry.backend_for_url(
         url, profile=model.profile if model else None, analyzer=chosen
     )
-    return MemoryService(backend, embedding_model=model)
+    return MemoryService(backend, embedding_model=model,
+                         key_importer=functools.partial(import_manifest_keys, url))
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -227,7 +244,10 @@ def _options_from_env(name: str) -> dict[str, Any]:
 
 
 class RuntimeManifest:
-    """A small JSON file mapping business keys (``repo:/path``) to Memory Artifact ids.
+    """A small JSON file of integration state beside a database (``state``: e.g. the
+    remembered embedding model). Its ``memories`` mapping (business key -> Memory id) is
+    what earlier releases kept keys in: today keys live in the database, and the mapping
+    is only read by :func:`import_manifest_keys`.
 
     Writes are atomic (temp file + rename) under an exclusive ``flock`` so concurrent
     CLI processes never lose a mapping. Only ASCII Artifact ids are stored.
@@ -238,9 +258,12 @@ class RuntimeManifest:
 
     @classmethod
     def for_db(cls, db_url: str) -> RuntimeManifest:
-        """The manifest beside a SQLite file, else in the data directory."""
-        if url_scheme(db_url) is None and db_url != ":memory:":
-            p = Path(db_url).expanduser()
+        """The manifest beside a SQLite file (named as a path or a ``sqlite:///`` URL, both
+        resolved to the file's real path: one database, one manifest), else in the data
+        directory."""
+        path = sqlite_path(db_url)
+        if path is not None:
+            p = Path(os.path.realpath(path))
             return cls(p.with_name(p.name + ".runtime.json"))
         safe = canonical.sha256_hex(db_url.encode())[:16]
         return cls(data_dir() / f"runtime-{safe}.json")
@@ -269,11 +292,13 @@ class RuntimeManifest:
             os.replace(tmp, self.path)
 
     def get(self, key: str) -> str | None:
-        """The Memory Artifact id mapped to ``key``, or None."""
+        """The Memory Artifact id the legacy ``memories`` mapping gives ``key``, or None
+        (not the database's keys: see :meth:`MemoryService.memory_key`)."""
         return self._read()["memories"].get(key)
 
     def set(self, key: str, artifact_id: str) -> None:
-        """Map ``key`` to ``artifact_id`` (only after the Memory exists)."""
+        """Add ``key`` -> ``artifact_id`` to the legacy ``memories`` mapping (as earlier
+        releases did; imported into the database at the next open)."""
         canonical.check_id(artifact_id, "artifact_id")
         if not key:
             raise InvalidInputError("key", "must be non-empty")
@@ -292,25 +317,59 @@ class RuntimeManifest:
             data["state"][key] = value
 
 
-def _parse_memory_name(name: object, manifest: RuntimeManifest | None
-                       ) -> tuple[str, int | None]:
+def repo_root(path: str | os.PathLike[str]) -> Path:
+    """The Git top level around ``path``: the nearest ancestor of its real path (symlinks
+    resolved) holding a ``.git`` directory or file (so worktrees and submodules count),
+    else that real path itself. No subprocess is started."""
+    start = Path(path).expanduser().resolve()
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    return start
+
+
+def repo_key(path: str | os.PathLike[str]) -> str:
+    """The business key of the repository around ``path``: ``repo:`` + :func:`repo_root`
+    (a sub-directory or a symlinked checkout gives its top level's key)."""
+    return memory_key(f"repo:{repo_root(path)}")
+
+
+def memory_key(key: object, field: str = "key") -> str:
+    """A business key in the one form every caller (CLI ``--key`` and ``key:NAME``, hooks,
+    ``repo`` commands, MCP) stores and looks up: NFC, bounded, no control characters
+    (:func:`powercontext.core.keys.normalize_key`), and a ``repo:PATH`` key whose PATH is
+    absolute (or starts with ``~``) names the real path of the Git top level around PATH
+    (:func:`repo_root`: a sub-directory or a symlinked checkout gives the same key). Any
+    other key, a relative ``repo:`` one included, is a plain name, the same from every
+    directory. InvalidInputError naming ``field`` otherwise."""
+    key = keys.normalize_key(key, field)
+    if key.startswith("repo:"):
+        path = key[len("repo:"):]
+        if not path:
+            raise InvalidInputError(field, "repo: needs a path, e.g. repo:/abs/path")
+        if path.startswith(("/", "~")):
+            key = keys.normalize_key(f"repo:{repo_root(path)}", field)
+    return key
+
+
+async def _parse_memory_name(service: MemoryService, name: object) -> tuple[str, int | None]:
     """``(artifact_id, revision or None for the current head)`` of a Memory name."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("memory", "name a Memory: ID, ID@REV, key:NAME or key:NAME@REV")
     rev: int | None = None
     if name.startswith("key:"):
         key = name[4:]
-        artifact_id = manifest.get(key) if manifest is not None and key else None
+        if not key:
+            raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
+        artifact_id = await service.memory_key(memory_key(key, "memory"))
         if artifact_id is None and "@" in key:
             base_key, _, suffix = key.rpartition("@")
             if base_key and suffix.isdigit():
                 rev = _revision_of(name, suffix)
                 key = base_key
-                artifact_id = manifest.get(key) if manifest is not None else None
-        if not key:
-            raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
+                artifact_id = await service.memory_key(memory_key(key, "memory"))
         if artifact_id is None:
-            raise ArtifactNotFoundError(f"no Memory is mapped to key {key!r}")
+            raise ArtifactNotFoundError(f"no Memory is mapped to key {memory_key(key, 'memory')!r}")
     else:
         artifact_id = name
         if "@" in name:
@@ -320,28 +379,26 @@ def _parse_memory_name(name: object, manifest: RuntimeManifest | None
     return artifact_id, rev
 
 
-def memory_selector(name: object, manifest: RuntimeManifest | None
-                    ) -> ArtifactRef | CurrentHead:
-    """A Memory name as a search takes it, without reading the database: ``ID`` and
-    ``key:NAME`` (the Memory ``manifest`` maps NAME to) -> :class:`CurrentHead`, read
-    inside the search's own transaction (a write in between is never a race);
-    ``ID@REV`` and ``key:NAME@REV`` -> that exact ArtifactRef (a search refuses it with
-    CapabilityNotSupportedError unless it is the head). InvalidInputError (field
-    ``memory``) for a malformed name; ArtifactNotFoundError for an unmapped key."""
-    artifact_id, rev = _parse_memory_name(name, manifest)
+async def memory_selector(service: MemoryService, name: object) -> ArtifactRef | CurrentHead:
+    """A Memory name as a search takes it: ``ID`` and ``key:NAME`` (the Memory the
+    database's key NAME names) -> :class:`CurrentHead`, read inside the search's own
+    transaction (a write in between is never a race); ``ID@REV`` and ``key:NAME@REV`` ->
+    that exact ArtifactRef (a search refuses it with CapabilityNotSupportedError unless
+    it is the head). InvalidInputError (field ``memory``) for a malformed name;
+    ArtifactNotFoundError for a key that names no Memory."""
+    artifact_id, rev = await _parse_memory_name(service, name)
     return CurrentHead(artifact_id) if rev is None else ArtifactRef(artifact_id, rev)
 
 
-async def resolve_memory(
-    service: MemoryService, name: object, manifest: RuntimeManifest | None
-) -> ArtifactRef:
+async def resolve_memory(service: MemoryService, name: object) -> ArtifactRef:
     """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
-    exact Revision, ``key:NAME`` -> the head of the Memory ``manifest`` maps NAME to,
-    ``key:NAME@REV`` -> that exact Revision of it (a key that itself ends in ``@DIGITS``
-    is taken whole when it is mapped). InvalidInputError (field ``memory``) for a
-    malformed name; ArtifactNotFoundError for an unknown Memory, key or Revision. A
-    search takes :func:`memory_selector` instead (the head read in its transaction)."""
-    artifact_id, rev = _parse_memory_name(name, manifest)
+    exact Revision, ``key:NAME`` -> the head of the Memory the database's key NAME names
+    (NAME in :func:`memory_key` form), ``key:NAME@REV`` -> that exact Revision of it (a
+    key that itself ends in ``@DIGITS`` is taken whole when it is stored).
+    InvalidInputError (field ``memory``) for a malformed name; ArtifactNotFoundError for
+    an unknown Memory, key or Revision. A search takes :func:`memory_selector` instead
+    (the head read in its transaction)."""
+    artifact_id, rev = await _parse_memory_name(service, name)
     head = await service.head(artifact_id)
     if rev is None:
         return head
@@ -359,7 +416,6 @@ def _revision_of(name: str, suffix: str) -> int:
 
 async def remember_entries(
     service: MemoryService,
-    manifest: RuntimeManifest | None,
     *,
     memory: str | None,
     key: str | None,
@@ -371,18 +427,25 @@ async def remember_entries(
     the one path the CLI and the MCP tool share: ``(base, after)``.
 
     ``memory`` names the Memory to write (see :func:`resolve_memory`; a write needs its
-    head). Without it, ``key`` names a mapped Memory to write, or maps the new Memory
-    created for it; with neither a new Memory is created. ``entries``: dicts with
-    ``text`` (str), ``kind`` (str, default ``fact``), ``reason`` (str or None) and
-    ``revise`` (an entry_id of the base, whose current version is revised). Every entry
-    cites ``sources``. InvalidInputError when an entry revises with no base Memory;
+    head). Without it, ``key`` (in :func:`memory_key` form) names the Memory to write: the
+    head of the one the database's key names, or a new one stored with the key in the
+    same transaction (concurrent writers of one new key get one Memory, none loses its
+    write); with neither a new Memory is created. ``entries``: dicts with ``text`` (str),
+    ``kind`` (str, default ``fact``), ``reason`` (str or None) and ``revise`` (an
+    entry_id of the base, whose current version is revised). Every entry cites
+    ``sources``. InvalidInputError when an entry revises with no base Memory;
     ArtifactNotFoundError for an entry_id the base does not hold; the service's own
     errors (limits, secrets, conflicts) pass through. ``after`` is None when nothing
-    was worth a new Memory; equal to ``base`` when nothing changed. ``settle`` wraps the
-    write (the CLI passes one that rereads a COMMIT whose outcome is unknown)."""
-    if memory is None and key is not None and manifest is not None and manifest.get(key):
-        memory = f"key:{key}"
-    base = await resolve_memory(service, memory, manifest) if memory else None
+    was worth a new Memory; equal to ``base`` when nothing changed; ``base`` is the
+    Revision the write was applied to. ``settle`` wraps the write (the CLI passes one
+    that rereads a COMMIT whose outcome is unknown)."""
+    if memory is None and key is not None:
+        key = memory_key(key)
+        mapped = await service.memory_key(key)
+        base = await service.head(mapped) if mapped is not None else None
+    else:
+        key = None
+        base = await resolve_memory(service, memory) if memory else None
     revise_ids = [e["revise"] for e in entries if e.get("revise")]
     if revise_ids and base is None:
         raise InvalidInputError("revise", "a new Memory has no entries to revise: name the "
@@ -403,10 +466,53 @@ async def remember_entries(
         )
         for e in entries
     )
+
     def write() -> Awaitable[Any]:
+        if key is not None:
+            return service.remember(None, sources=sources, entries=inputs, mode="append",
+                                    key=key)
         return service.remember(base, sources=sources, entries=inputs, mode="append")
 
     after = await (settle(write) if settle is not None else write())
-    if base is None and after is not None and key is not None and manifest is not None:
-        manifest.set(key, after.artifact_id)
+    if key is not None and after is not None and after != base and after.revision > 1 and (
+            base is None or base.artifact_id != after.artifact_id
+            or after.revision != base.revision + 1):
+        base = ArtifactRef(after.artifact_id, after.revision - 1)  # a concurrent write landed
     return base, after
+
+
+async def import_manifest_keys(db_url: str, service: MemoryService) -> dict[str, str]:
+    """Import the business keys of the runtime manifest's ``memories`` mapping (written by
+    earlier releases) into the database, once: only keys the database does not hold yet
+    and whose Memory it holds (:meth:`MemoryBackend.import_memory_keys`), each in its
+    :func:`memory_key` form; malformed pairs are skipped. The mapping stays in the file;
+    its digest is recorded (``keys_imported``), so the next open imports nothing unless
+    the mapping changed.
+    Returns the keys stored. Writes paused by a rebuild: nothing is imported this time."""
+    manifest = RuntimeManifest.for_db(db_url)
+    mapping = manifest.items()
+    if not mapping:
+        return {}
+    digest = canonical.sha256_hex(json.dumps(mapping, sort_keys=True).encode("utf-8"))
+    if manifest.get_state("keys_imported") == digest:
+        return {}
+    pairs: dict[str, str] = {}
+    for key, artifact_id in sorted(mapping.items()):
+        try:
+            canonical.check_id(artifact_id, "artifact_id")
+            pairs.setdefault(memory_key(key), artifact_id)
+        except InvalidInputError as exc:
+            log.warning("runtime manifest key %r is not imported: %s", key, exc)
+    stored: dict[str, str] = {}
+    try:
+        for attempt in range(3):
+            try:
+                stored = await service.backend.import_memory_keys(pairs)
+                break
+            except RevisionConflictError:  # a concurrent importer stored one first
+                if attempt == 2:
+                    raise
+    except WritesPausedError:
+        return {}
+    manifest.set_state("keys_imported", digest)
+    return stored

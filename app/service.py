@@ -9,13 +9,15 @@ transaction, and hands the plan to the backend's unit of work.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from powercontext.core import canonical, planning, secrets
+from powercontext.core import canonical, keys, planning, secrets
 from powercontext.core import query as query_bounds
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -74,7 +76,13 @@ class MemoryService:
     ``secret_scanner`` (optional; default: the core rules plus detect-secrets, see
     :mod:`powercontext.adapters.secret_scanner`) refuses secrets before anything is stored.
     ``clock`` (milliseconds) and ``entropy`` (n -> n random bytes) feed the id factory.
+    ``key_importer`` (optional) runs once, before the first use of business keys (the
+    runtime imports the keys of an earlier release's JSON manifest with it).
     """
+
+    #: How many times a write through a business key rereads the key and the head
+    #: after a concurrent writer moved them (each retry means another write landed).
+    KEY_WRITE_ATTEMPTS = 40
 
     def __init__(
         self,
@@ -85,8 +93,10 @@ class MemoryService:
         secret_scanner: SecretScanner | None = None,
         clock: Callable[[], int] = _now_ms,
         entropy: Callable[[int], bytes] = os.urandom,
+        key_importer: Callable[[MemoryService], Awaitable[object]] | None = None,
     ) -> None:
         self.backend = backend
+        self._key_importer = key_importer
         self.embedding_model = embedding_model
         self.candidate_pipeline = candidate_pipeline
         self._secret_scanner = secret_scanner
@@ -127,6 +137,26 @@ class MemoryService:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    # ------------------------------------------------------------------ business keys
+
+    async def _keys_ready(self) -> None:
+        importer, self._key_importer = self._key_importer, None
+        if importer is not None:
+            await importer(self)
+
+    async def memory_key(self, key: str) -> str | None:
+        """The Memory Artifact id the business ``key`` names (stored in the database, see
+        :meth:`powercontext.ports.MemoryBackend.memory_key`), or None. InvalidInputError
+        (field ``key``) for a malformed key (:func:`powercontext.core.keys.normalize_key`)."""
+        key = keys.normalize_key(key)
+        await self._keys_ready()
+        return await self.backend.memory_key(key)
+
+    async def memory_keys(self) -> dict[str, str]:
+        """Every business key -> Memory Artifact id, sorted by key."""
+        await self._keys_ready()
+        return await self.backend.memory_keys()
 
     # ------------------------------------------------------------------ reads
 
@@ -350,13 +380,15 @@ class MemoryService:
         return planning.MemoryBase(memory, rev.content, versions)
 
     async def _commit(
-        self, plan: MemoryPlan | NoChange, current: ArtifactRef | None
+        self, plan: MemoryPlan | NoChange, current: ArtifactRef | None, key: str | None = None
     ) -> ArtifactRef | None:
         if isinstance(plan, NoChange):
             return current
         vectors = await self._embed_plan(plan)
         async with self.backend.begin() as uow:
-            return await uow.commit(plan, vectors)
+            if key is None:
+                return await uow.commit(plan, vectors)
+            return await uow.commit(plan, vectors, key=key)
 
     async def _embed_plan(self, plan: MemoryPlan) -> dict[str, EmbeddingVector] | None:
         model = self.embedding_model
@@ -397,8 +429,18 @@ class MemoryService:
         entries: Sequence[MemoryEntryInput] = (),
         mode: RememberMode = "auto",
         providers: Sequence[str] | None = None,
+        key: str | None = None,
     ) -> ArtifactRef | None:
         """Memory RFC, "remember()".
+
+        ``key`` (with ``memory=None``): a business key such as ``repo:/abs/path``. The
+        write goes to the current head of the Memory the key names; when it names none,
+        the new Memory and its key are stored in one transaction. A concurrent writer
+        that stored the key or moved the head first makes this call reread both and
+        write again (at most :attr:`KEY_WRITE_ATTEMPTS` times, then
+        RevisionConflictError), so concurrent creators of one key get one Memory and no
+        write is lost. InvalidInputError (field ``key``) for a malformed key or a key
+        given with ``memory``.
 
         ``memory=None`` creates a new Memory only when something is worth saving
         (else returns None); otherwise ``memory`` must be the exact current head
@@ -412,6 +454,40 @@ class MemoryService:
         an entry holds a secret, before anything is stored.
         Returns the new head ArtifactRef.
         """
+        if key is None:
+            return await self._remember(memory, sources=sources, artifacts=artifacts,
+                                        entries=entries, mode=mode, providers=providers)
+        if memory is not None:
+            raise InvalidInputError("key", "name the Memory or its key, not both")
+        key = keys.normalize_key(key)
+        await self._keys_ready()
+        conflict: RevisionConflictError | None = None
+        for attempt in range(self.KEY_WRITE_ATTEMPTS):
+            if attempt:  # another writer landed first: back off a little, with jitter
+                await asyncio.sleep(min(0.2, 0.002 * attempt) * random.uniform(1, 2))
+            artifact_id = await self.backend.memory_key(key)
+            base = await self.head(artifact_id) if artifact_id is not None else None
+            try:
+                return await self._remember(
+                    base, sources=sources, artifacts=artifacts, entries=entries, mode=mode,
+                    providers=providers, key=key if base is None else None)
+            except RevisionConflictError as exc:
+                conflict = exc
+        raise RevisionConflictError(
+            f"the Memory of key {key!r} kept moving ({self.KEY_WRITE_ATTEMPTS} attempts): "
+            f"{conflict}") from conflict
+
+    async def _remember(
+        self,
+        memory: ArtifactRef | None,
+        *,
+        sources: Sequence[Source],
+        artifacts: Sequence[Artifact],
+        entries: Sequence[MemoryEntryInput],
+        mode: RememberMode,
+        providers: Sequence[str] | None,
+        key: str | None = None,
+    ) -> ArtifactRef | None:
         if mode not in ("append", "extract", "auto"):
             raise InvalidInputError("mode", "must be append, extract or auto")
         entries = tuple(entries)
@@ -466,7 +542,7 @@ class MemoryService:
         if mode == "append" and sources and not isinstance(plan, NoChange):
             # stored only once the input has validated (the commit re-checks them)
             await self.backend.put_sources(sources)
-        return await self._commit(plan, memory)
+        return await self._commit(plan, memory, key)
 
     async def forget(
         self,

@@ -3,7 +3,7 @@ boundaries"): typing.Protocols only, no implementation."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
@@ -70,10 +70,17 @@ class MemoryUnitOfWork(Protocol):
     commit together or not at all (Memory RFC, "Concurrency and transactions")."""
 
     async def commit(
-        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None
+        self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None = None,
+        *, key: str | None = None,
     ) -> ArtifactRef:
         """Commit ``plan``; ``vectors`` maps entry_version_id to its vector for the
-        entries the plan projects. Raises RevisionConflictError when the base is stale."""
+        entries the plan projects. Raises RevisionConflictError when the base is stale.
+
+        ``key`` (only with a plan that creates a Memory): the business key stored for the
+        new Memory in the same transaction (ARCHITECTURE.md, Decisions: "Keys live in the
+        database"). A key another writer stored first is a RevisionConflictError and
+        nothing commits: the caller rereads the key and writes to that Memory's head.
+        InvalidInputError (field ``key``) for a malformed key or a plan with a base."""
         ...
 
     async def rollback(self) -> None: ...
@@ -125,6 +132,25 @@ class MemoryBackend(SourceStore, Protocol):
     ) -> tuple[MemoryRevisionChanges, ...]: ...
 
     async def search(self, request: MemorySearchRequest) -> MemorySearchResult: ...
+
+    async def memory_key(self, key: str) -> str | None:
+        """The Memory Artifact id the business ``key`` (e.g. ``repo:/abs/path``) names,
+        or None. Keys are stored in the database (the unit of work writes them with the
+        Memory they name), so every process and host opening it sees the same ones;
+        compared in NFC form (:func:`powercontext.core.keys.normalize_key`,
+        InvalidInputError field ``key``), exactly (case and bytes)."""
+        ...
+
+    async def memory_keys(self) -> dict[str, str]:
+        """Every stored business key -> Memory Artifact id, sorted by key."""
+        ...
+
+    async def import_memory_keys(self, mapping: Mapping[str, str]) -> dict[str, str]:
+        """Store, in one transaction, the keys of ``mapping`` (key -> Artifact id) that
+        are not stored yet and name an existing Memory (a stored key keeps its Memory;
+        idempotent). Returns the ones this call stored. InvalidInputError for a
+        malformed key or id, before anything is stored."""
+        ...
 
     async def expand(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]: ...
 

@@ -60,6 +60,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'KEY ("memory_artifact_id", "entry_id", "entry_version_id") REFERENCES '
         '"memory_entry_versions" ("memory_artifact_id", "entry_id", "entry_version_id"))'
     ),
+    ('create_memory_keys', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_keys" ("key" TEXT NOT NULL PRIMARY KEY, "artifact_id" '
+        'TEXT NOT NULL, FOREIGN KEY ("artifact_id") REFERENCES "artifact_heads" ("artifact_id"))'
+    ),
     ('create_memory_entry_vector_metadata', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "memory_entry_vector_metadata" ("projection_id" INTEGER NOT '
         'NULL PRIMARY KEY, "entry_version_id" TEXT NOT NULL, "entry_content_hash" TEXT NOT NULL, '
@@ -308,6 +312,13 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('drop_memory_entry_vector_metadata', 'sqlite', None): (
         'DROP TABLE IF EXISTS "memory_entry_vector_metadata"'
     ),
+    ('memory_key_get', 'sqlite', None): 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
+    ('memory_key_insert', 'sqlite', None): (
+        'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)'
+    ),
+    ('memory_keys_all', 'sqlite', None): (
+        'SELECT "key", "artifact_id" FROM "memory_keys" ORDER BY "key"'
+    ),
     ('source_insert', 'sqlite', None): (
         'INSERT INTO "sources" ("source_id", "kind", "content", "content_hash", "uri", "metadata") '
         'VALUES (?, ?, ?, ?, ?, ?)'
@@ -401,6 +412,11 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '(`memory_artifact_id`, `entry_id`, `entry_version_id`) REFERENCES `memory_entry_versions` '
         '(`memory_artifact_id`, `entry_id`, `entry_version_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_keys', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_keys` (`key` VARCHAR(1024) NOT NULL, `artifact_id` '
+        'VARCHAR(128) NOT NULL, PRIMARY KEY (`key`), FOREIGN KEY (`artifact_id`) REFERENCES '
+        '`artifact_heads` (`artifact_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
     ('create_memory_entry_vector_metadata', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `memory_entry_vector_metadata` (`projection_id` BIGINT NOT '
@@ -677,6 +693,15 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('drop_memory_entry_vector_metadata', 'oceanbase', None): (
         'DROP TABLE IF EXISTS `memory_entry_vector_metadata`'
+    ),
+    ('memory_key_get', 'oceanbase', None): (
+        'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s'
+    ),
+    ('memory_key_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)'
+    ),
+    ('memory_keys_all', 'oceanbase', None): (
+        'SELECT `key`, `artifact_id` FROM `memory_keys` ORDER BY `key`'
     ),
     ('source_insert', 'oceanbase', None): (
         'INSERT INTO `sources` (`source_id`, `kind`, `content`, `content_hash`, `uri`, `metadata`) '

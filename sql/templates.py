@@ -26,6 +26,8 @@ SQLite ``TEXT``, ``LONGBLOB`` -> ``BLOB``, ``BIGINT ... AUTO_INCREMENT`` -> SQLi
 * ``memory_entry_versions`` -- the spec's columns, keys and foreign keys verbatim.
 * ``memory_entry_heads`` -- the active-head projection keyed by ``projection_id``.
 * ``memory_entry_vector_metadata`` -- created only with an embedding profile.
+* ``memory_keys(key, artifact_id)`` -- business keys (``repo:/abs/path``) of Memories,
+  inserted in the transaction that creates the Memory they name; never updated.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ IN_BUCKETS = (1, 4, 16, 64, 256)
 
 _ID = "VARCHAR(128)"
 _HASH = "CHAR(64)"
+_KEY = "VARCHAR(1024)"  # core.keys.MAX_KEY_CHARS
 
 #: Base DDL, in creation order. Each statement is idempotent (IF NOT EXISTS).
 SCHEMA: dict[str, str] = {
@@ -130,6 +133,13 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
                 REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
         )""",
+    "create_memory_keys": f"""
+        CREATE TABLE IF NOT EXISTS memory_keys (
+            key {_KEY} NOT NULL,
+            artifact_id {_ID} NOT NULL,
+            PRIMARY KEY (key),
+            FOREIGN KEY (artifact_id) REFERENCES artifact_heads (artifact_id)
+        )""",
 }
 
 #: DDL created only when the deployment has an embedding profile.
@@ -199,6 +209,9 @@ QUERIES: dict[str, str] = {
     "memory_head_count": ("SELECT COUNT(*) FROM memory_entry_heads "
                           "WHERE memory_artifact_id = ?"),
     "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
+    "memory_key_get": "SELECT artifact_id FROM memory_keys WHERE key = ?",
+    "memory_key_insert": "INSERT INTO memory_keys (key, artifact_id) VALUES (?, ?)",
+    "memory_keys_all": "SELECT key, artifact_id FROM memory_keys ORDER BY key",
     "source_insert": f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
     "sources_by_id": (f"SELECT journal_position, {_SOURCE_COLS} FROM sources "
                       "WHERE source_id IN (:ids)"),

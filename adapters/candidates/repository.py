@@ -37,7 +37,9 @@ class Skipped:
 
 
 def repo_key(root: Path) -> str:
-    """The runtime-manifest key of a repository: ``repo:<absolute path>``."""
+    """``repo:<real path of root>``: for a Git top level ``root``, the business key the
+    runtime gives the repository (``powercontext.runtime.repo_key``, which also maps a
+    sub-directory to its top level)."""
     return f"repo:{root.resolve()}"
 
 

@@ -5,7 +5,7 @@ Claude Code runs ``powercontext hook claude-code`` once per event with the hook 
 stdin:
 
 - ``UserPromptSubmit`` (``session_id``, ``transcript_path``, ``cwd``, ``prompt``): the
-  repository Memory mapped to ``repo:<git top-level of cwd>`` in the runtime manifest is
+  repository Memory the database's key ``repo:<git top level of cwd>`` names is
   searched with the prompt, and the hits are printed as
   ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``,
   marked untrusted and below system and developer policy. No Memory or no hit: no output.
@@ -21,7 +21,7 @@ handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-me
 
 A hook never breaks the agent: any failure prints one line on stderr, is appended to
 ``<data dir>/logs/hooks.log`` and exits 0. Start-up stays small: nothing beyond click is
-imported until an event needs it (the database is opened only when a Memory is mapped).
+imported until an event needs it (a database that does not exist is never created).
 """
 
 from __future__ import annotations
@@ -65,19 +65,18 @@ _CLOSE_TAG = "</powercontext-memory"
 
 
 def repo_root(cwd: str | os.PathLike[str]) -> Path:
-    """The Git top-level containing ``cwd`` (the nearest ancestor holding a ``.git``
-    directory or file, so worktrees and submodules count), else ``cwd`` itself; resolved
-    to an absolute path without symlinks. No subprocess is started."""
-    start = Path(cwd).expanduser().resolve()
-    for p in (start, *start.parents):
-        if (p / ".git").exists():
-            return p
-    return start
+    """The Git top level around ``cwd`` (:func:`powercontext.runtime.repo_root`)."""
+    from powercontext.runtime import repo_root as root
+
+    return root(cwd)
 
 
 def repo_key(cwd: str | os.PathLike[str]) -> str:
-    """The runtime-manifest key of the repository around ``cwd``: ``repo:<abs path>``."""
-    return f"repo:{repo_root(cwd)}"
+    """The business key of the repository around ``cwd`` (:func:`powercontext.runtime.
+    repo_key`): ``repo:<real path of the Git top level>``."""
+    from powercontext.runtime import repo_key as key
+
+    return key(cwd)
 
 
 def _bounded(text: str, limit: int) -> str:
@@ -226,6 +225,26 @@ def _run(coro: Any) -> Any:
 # --------------------------------------------------------------------------- events
 
 
+async def _key_memory(c: Any, key: str) -> str | None:
+    """The Memory the database's business ``key`` names, or None. A SQLite database that
+    does not exist yet is not created (and not opened); the service is closed when None
+    is returned."""
+    from powercontext.runtime import sqlite_path
+
+    path = sqlite_path(c.db_url)
+    if path is not None and not path.exists():
+        return None
+    svc = c.service()
+    try:
+        memory_id = await svc.memory_key(key)
+    except BaseException:
+        await svc.close()
+        raise
+    if memory_id is None:
+        await svc.close()
+    return memory_id
+
+
 async def _prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
                           ) -> dict[str, Any] | None:
     prompt = payload.get("prompt")
@@ -233,12 +252,9 @@ async def _prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
         return None
     cwd = _cwd(payload)
     root = repo_root(cwd)
-    manifest = c.manifest()
-    memory_id = manifest.get(f"repo:{root}")
-    if memory_id is None and Path(cwd).resolve() != root:
-        memory_id = manifest.get(f"repo:{Path(cwd).resolve()}")
+    memory_id = await _key_memory(c, repo_key(root))
     if memory_id is None:
-        return None  # no Memory for this repository: the database is not even opened
+        return None  # no Memory for this repository
     from powercontext.core.models import CurrentHead
     from powercontext.core.query import clip_query
 
@@ -295,7 +311,7 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
     from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
 
     root = repo_root(cwd)
-    key = f"repo:{root}"
+    key = repo_key(root)
     svc = c.service()
     # Sources are append-only: secrets are redacted before the Source (and its id and
     # hash) exist, visibly ("[REDACTED:github-token]"), and before any cut, so that a
@@ -326,21 +342,18 @@ async def _record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request:
         pipeline = _pipeline(svc) if extract and answer else None
         if pipeline is None:
             return report
-        manifest = c.manifest()
         for _attempt in range(3):
-            memory_id = manifest.get(key)
-            base = await svc.head(memory_id) if memory_id else None
             try:
-                # an unknown COMMIT is reread: landed -> its ref; not landed -> a conflict
+                # the key's Memory, created with its key in one transaction when there is
+                # none (the service rereads both when another hook wins the race); an
+                # unknown COMMIT is reread: landed -> its ref; not landed -> a conflict
                 after = await _settled(svc, functools.partial(
-                    svc.remember, base, sources=(source,), mode="extract"))
+                    svc.remember, None, sources=(source,), mode="extract", key=key))
             except RevisionConflictError:
                 continue  # another writer moved the head: reread and rerun
             except CapabilityNotSupportedError as exc:
                 report["notes"] = [str(exc)]
                 return report
-            if base is None and after is not None:
-                manifest.set(key, after.artifact_id)
             last = getattr(pipeline, "last_result", None)
             report.update(extracted=True, memory_ref=None if after is None else {
                 "artifact_id": after.artifact_id, "revision": after.revision})

@@ -9,7 +9,7 @@ citation, 7 integrity error, 130 interrupted; each failure is one line on stderr
 JSON object with ``--json`` (:mod:`powercontext.adapters.cli.context`).
 
 A Memory is named by ``ID`` (its current head), ``ID@REV`` (an exact Revision; a write
-needs the head), ``key:NAME`` (a business key of the runtime manifest) or
+needs the head), ``key:NAME`` (a business key stored in the database) or
 ``key:NAME@REV`` (an exact Revision of the Memory a key names). Commands live in
 modules by group: this one (``memory``), ``overview`` (``memory list``, ``source``,
 ``info``), ``setup`` (``setup``, ``doctor``), ``repo``, ``hook`` and ``mcp_cmd``.
@@ -119,7 +119,7 @@ async def _resolve(c: Ctx, svc: Any, name: str | None) -> Any:
     """A Memory name to an ArtifactRef (``ID`` -> head, ``ID@REV`` -> exact, ``key:NAME``)."""
     from powercontext.runtime import resolve_memory
 
-    return await resolve_memory(svc, name, c.manifest())
+    return await resolve_memory(svc, name)
 
 
 def _source_from_file(path: str) -> Any:
@@ -276,7 +276,8 @@ async def _changes_of(svc: Any, before: Any, after: Any) -> tuple[Any, ...]:
     metavar="MEMORY",
     help="Memory to write (ID, ID@REV or key:NAME); omit to create a new one.",
 )
-@click.option("--key", help="Business key to map a newly created Memory to (runtime manifest).")
+@click.option("--key", help="Business key of the Memory to write (e.g. repo:$PWD, the Git top "
+                            "level); a new Memory is created and stored under it when none is.")
 @click.option(
     "--kind",
     default="fact",
@@ -349,7 +350,7 @@ def remember(
                 field = f"--source {f}" + ("" if where == "content" else f" ({where})")
                 raise SecretDetectedError(field, found.rule, found.description, found.line)
         base, after = await remember_entries(
-            svc, c.manifest(), memory=name, key=key, entries=specs, sources=srcs,
+            svc, memory=name, key=key, entries=specs, sources=srcs,
             settle=functools.partial(_settled, svc))
         _report_write(c, base, after, "Remembered", await _changes_of(svc, base, after))
 
@@ -513,9 +514,8 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
     async def body(svc: Any) -> None:
         from powercontext.runtime import memory_selector
 
-        manifest = c.manifest()
         # ID and key:NAME stay "the current head", read inside the search's transaction
-        refs = [memory_selector(n, manifest) for n in names]
+        refs = [await memory_selector(svc, n) for n in names]
         res = await svc.search(query, refs, limit=limit, mode=mode)
 
         def human() -> None:

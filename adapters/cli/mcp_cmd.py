@@ -52,7 +52,7 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
 
     db_url, embedding, analyzer = obj.db_url, obj.embedding, obj.analyzer
     server = build_server(
-        lambda: open_service(db_url, embedding=embedding, analyzer=analyzer), obj.manifest(),
+        lambda: open_service(db_url, embedding=embedding, analyzer=analyzer),
         log_level=log_level, allow_writes=allow_writes)
     if transport == "stdio":
         server.run("stdio")  # stdout carries the protocol: nothing else may print there

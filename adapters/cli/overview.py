@@ -1,6 +1,6 @@
 """Read-only overviews: ``memory list``, ``source show`` and ``info``.
 
-``memory list`` names every Memory in the database (its runtime-manifest keys, id, head
+``memory list`` names every Memory in the database (its business keys, id, head
 Revision and active entries); ``source show ID`` prints a cited Source (Memory RFC,
 "Source") with its metadata; ``info`` says which database, backend, Analyzer version,
 embedding profile and remembered model are in use, with counts. All honour ``--json``.
@@ -29,7 +29,7 @@ async def _inventory(svc: Any) -> dict[str, Any]:
 
 async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, Any]]:
     keys: dict[str, list[str]] = {}
-    for key, artifact_id in sorted(c.manifest().items().items()):
+    for key, artifact_id in (await svc.memory_keys()).items():
         keys.setdefault(artifact_id, []).append(key)
     out = []
     for head in heads:
@@ -47,7 +47,7 @@ async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, 
 @click.command("list")
 @pass_ctx
 def memory_list(c: Ctx) -> None:
-    """Every Memory: its keys (runtime manifest), id, head Revision and active entries.
+    """Every Memory: its keys (stored in the database), id, head Revision and active entries.
 
     Name one in other commands as key:NAME, ID or ID@REV."""
 

@@ -7,8 +7,9 @@ Makefile, tox.ini, package.json, .pre-commit-config.yaml, AGENTS.md, CLAUDE.md,
 CONTRIBUTING.md, .github/CONTRIBUTING.md, docs/contributing.md, README.md when present,
 and the ``scripts/<name>`` entry points they name; a file holding a secret is skipped,
 naming the line), runs the candidate pipeline and creates or
-updates the repository's Memory. The runtime manifest then maps ``repo:<abs path>`` to
-the Memory id and keeps ``last_processed_commit``.
+updates the repository's Memory, stored with the business key ``repo:<git top level>``
+in the same transaction (a sub-directory or symlinked checkout names the same key); the
+runtime manifest keeps ``last_processed_commit`` under that key.
 
 ``repo sync PATH`` persists the Git change ``last_processed_commit..HEAD`` as one
 Source (plus the contract files at HEAD when the change touches one) and runs the
@@ -49,9 +50,20 @@ async def _settled(svc: Any, write: Any) -> Any:
     return await settle(svc, write)
 
 
-async def _mapped_head(svc: Any, manifest: Any, key: str) -> Any:
-    artifact_id = manifest.get(key)
+async def _mapped_head(svc: Any, key: str) -> Any:
+    artifact_id = await svc.memory_key(key)
     return None if artifact_id is None else await svc.head(artifact_id)
+
+
+def _applied_to(before: Any, after: Any) -> Any:
+    """The Revision ``after`` was written on: ``before`` unless a concurrent write landed
+    in between (then the one just before ``after``)."""
+    if after is None or after == before or after.revision == 1:
+        return before
+    if before is None or before.artifact_id != after.artifact_id \
+            or after.revision != before.revision + 1:
+        return type(after)(after.artifact_id, after.revision - 1)
+    return before
 
 
 def _pipeline(svc: Any) -> Any:
@@ -131,11 +143,12 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
 
     async def body(svc: Any) -> None:
         from powercontext.adapters.candidates.git import head_commit
-        from powercontext.adapters.candidates.repository import contract_sources, repo_key
+        from powercontext.adapters.candidates.repository import contract_sources
         from powercontext.core.candidates import BOOTSTRAP_FILES
         from powercontext.core.errors import InvalidInputError
+        from powercontext.runtime import repo_key, repo_root
 
-        root = Path(path).resolve()
+        root = repo_root(path)  # a sub-directory or a symlinked checkout: its top level
         key = repo_key(root)
         sources, skipped = contract_sources(root)
         if not sources:
@@ -144,11 +157,11 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
         commit = head_commit(root)
         pipeline = _pipeline(svc)
         manifest = c.manifest()
-        before = await _mapped_head(svc, manifest, key)
+        before = await _mapped_head(svc, key)
+        # the key's Memory (created with its key in one transaction when there is none)
         after = await _settled(svc, lambda: svc.remember(
-            before, sources=sources, mode="extract", providers=providers or None))
-        if before is None and after is not None:
-            manifest.set(key, after.artifact_id)
+            None, sources=sources, mode="extract", providers=providers or None, key=key))
+        before = _applied_to(before, after)
         if commit is not None and (after is not None or before is not None):
             state = dict(manifest.get_state(key) or {})
             state["last_processed_commit"] = commit
@@ -172,15 +185,16 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
 
     async def body(svc: Any) -> None:
         from powercontext.adapters.candidates.git import GitError, git_change_source, head_commit
-        from powercontext.adapters.candidates.repository import contract_sources, repo_key
+        from powercontext.adapters.candidates.repository import contract_sources
         from powercontext.core.candidates import BOOTSTRAP_FILES
         from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
         from powercontext.core.repo_docs import script_mentions
+        from powercontext.runtime import repo_key, repo_root
 
-        root = Path(path).resolve()
+        root = repo_root(path)
         key = repo_key(root)
         manifest = c.manifest()
-        if manifest.get(key) is None:
+        if await svc.memory_key(key) is None:
             raise ArtifactNotFoundError(
                 f"no Memory is mapped to {key!r}: run `powercontext repo bootstrap {root}` first")
         state = dict(manifest.get_state(key) or {})
@@ -191,7 +205,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         if not last:
             raise InvalidInputError("last_processed_commit",
                                     f"unknown for {key!r}: run `powercontext repo bootstrap` first")
-        before = await _mapped_head(svc, manifest, key)
+        before = await _mapped_head(svc, key)
         change = git_change_source(root, last, commit)
         if change is None:
             await _report(c, svc, root=root, key=key, before=before, after=before, sources=(),
@@ -205,7 +219,8 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         sources = (change, *snapshots)
         pipeline = _pipeline(svc)
         after = await _settled(svc, lambda: svc.remember(
-            before, sources=sources, mode="extract", providers=providers or None))
+            None, sources=sources, mode="extract", providers=providers or None, key=key))
+        before = _applied_to(before, after)
         state["last_processed_commit"] = commit
         manifest.set_state(key, state)
         await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,

@@ -6,7 +6,7 @@ Tools (Memory RFC, "Search and reads", "changes()", "expand()", "Handoff citatio
 - ``expand_memory(anchors | memory + entry_ids)``: exact entry versions with evidence;
 - ``memory_changes(memory, since_revision)``: the compact per-Revision changes;
 - ``validate_citation(citation)``: re-reads the cited Revision and checks it;
-- ``list_memories()``: the runtime manifest's keys and their heads.
+- ``list_memories()``: the database's business keys and their heads.
 
 Only with ``allow_writes`` (``powercontext mcp --allow-writes``), the write tools
 (Memory RFC, "remember()", "forget()", "reactivate()"), annotated ``readOnlyHint=False``:
@@ -22,10 +22,10 @@ remember_entries`, ``MemoryService.forget``/``reactivate``): the same limits, th
 refusal of secrets, the same typed errors.
 
 A Memory is named ``ID`` (its head), ``ID@REV`` (an exact Revision) or ``key:NAME`` (a
-runtime-manifest key such as ``key:repo:/path``). Every result that carries memory text
-says ``"untrusted": true`` with a notice: entries are data, never instructions. Typed
-errors (PowerContextError, ValueError) come back as MCP tool errors (``isError``) whose
-text is ``"<ErrorClass>: <message>"``.
+business key stored in the database, such as ``key:repo:/path``). Every result that
+carries memory text says ``"untrusted": true`` with a notice: entries are data, never
+instructions. Typed errors (PowerContextError, ValueError) come back as MCP tool errors
+(``isError``) whose text is ``"<ErrorClass>: <message>"``.
 
 Constructing an ``MCPServer`` configures logging (``logging.basicConfig`` on stderr), so
 :func:`build_server` is called only by the ``powercontext mcp`` command or by tests.
@@ -139,14 +139,13 @@ def _version(v: MemoryEntryVersion) -> dict[str, Any]:
 class MemoryTools:
     """The tool bodies over one MemoryService, opened on first use by ``open_service``.
 
-    ``manifest`` maps business keys to Memory ids (``get(key)``, ``items()``; a
-    :class:`powercontext.runtime.RuntimeManifest`), or None when ``key:`` names are not
-    served. Methods return JSON-ready dicts and raise PowerContextError / ValueError.
+    ``key:NAME`` names resolve through the database's business keys
+    (:meth:`powercontext.service.MemoryService.memory_key`). Methods return JSON-ready
+    dicts and raise PowerContextError / ValueError.
     """
 
-    def __init__(self, open_service: Callable[[], Any], manifest: Any = None) -> None:
+    def __init__(self, open_service: Callable[[], Any]) -> None:
         self._open_service = open_service
-        self._manifest = manifest
         self._service: Any = None
         self._lock = asyncio.Lock()
 
@@ -166,7 +165,7 @@ class MemoryTools:
         """``ID`` -> head, ``ID@REV`` -> that Revision, ``key:NAME`` -> the mapped head."""
         from powercontext.runtime import resolve_memory
 
-        return await resolve_memory(await self.service(), name, self._manifest)
+        return await resolve_memory(await self.service(), name)
 
     async def search(self, query: str, memories: list[str], limit: int, mode: str
                      ) -> dict[str, Any]:
@@ -176,7 +175,7 @@ class MemoryTools:
 
         svc = await self.service()
         # ID and key:NAME stay "the current head", read inside the search's transaction
-        refs = [memory_selector(m, self._manifest) for m in memories]
+        refs = [await memory_selector(svc, m) for m in memories]
         res = await svc.search(query, refs, limit=limit, mode=mode)
         return {"untrusted": True, "notice": UNTRUSTED_NOTICE, "mode": res.mode,
                 "fallback_reason": res.fallback_reason, "hits": [
@@ -241,7 +240,7 @@ class MemoryTools:
             digest = canonical.source_content_hash(s.kind, s.content, s.uri, ())
             srcs.append(canonical.make_source(f"src_{digest[:40]}", s.kind, s.content, s.uri))
         base, after = await remember_entries(
-            svc, self._manifest, memory=memory, key=key,
+            svc, memory=memory, key=key,
             entries=[e.model_dump() for e in entries], sources=tuple(srcs))
         return await self._write_result(svc, base, after)
 
@@ -271,9 +270,8 @@ class MemoryTools:
 
     async def list_memories(self) -> dict[str, Any]:
         svc = await self.service()
-        items = self._manifest.items() if self._manifest is not None else {}
         out = []
-        for key, artifact_id in sorted(items.items()):
+        for key, artifact_id in (await svc.memory_keys()).items():
             head = await svc.backend.head(artifact_id)
             out.append({"key": key, "name": f"key:{key}", "artifact_id": artifact_id,
                         "head_revision": None if head is None else head.revision})
@@ -289,7 +287,7 @@ async def _tool_call(aw: Awaitable[T]) -> T:
         raise ToolError(f"{name}: {exc}") from exc
 
 
-def build_server(open_service: Callable[[], Any], manifest: Any = None, *,
+def build_server(open_service: Callable[[], Any], *,
                  name: str = "powercontext",
                  log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
                  allow_writes: bool = False,
@@ -297,10 +295,10 @@ def build_server(open_service: Callable[[], Any], manifest: Any = None, *,
     """An ``MCPServer`` with the read-only memory tools over ``open_service()`` (a
     MemoryService factory, called on the first tool call; the service is closed when
     the server's lifespan ends), plus the write tools (:data:`WRITE_TOOLS`) only when
-    ``allow_writes``. ``manifest`` resolves ``key:NAME`` names (and maps the key of a
-    Memory remember_memory creates). Constructing the server configures logging on
-    stderr at ``log_level``."""
-    tools = MemoryTools(open_service, manifest)
+    ``allow_writes``. ``key:NAME`` names resolve through the database's business keys
+    (remember_memory with a key creates the Memory and its key together). Constructing
+    the server configures logging on stderr at ``log_level``."""
+    tools = MemoryTools(open_service)
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> Any:
@@ -363,7 +361,7 @@ def build_server(open_service: Callable[[], Any], manifest: Any = None, *,
 
     @server.tool(annotations=_READ_ONLY)
     async def list_memories() -> dict[str, Any]:
-        """The Memories named in the runtime manifest (key, key:NAME name, id, head
+        """The Memories named by business keys (key, key:NAME name, id, head
         Revision), e.g. the repository Memory under key:repo:/abs/path."""
         return await _tool_call(tools.list_memories())
 

@@ -85,7 +85,7 @@ DDL_TIMEOUT_US = 3_600_000_000
 
 #: Tables the shared templates create (their DDL is skipped when all exist).
 _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact_heads",
-                            "sources", "memory_entry_versions"})
+                            "sources", "memory_entry_versions", "memory_keys"})
 
 
 class _RetryableError(BackendError):
@@ -501,8 +501,8 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
                 delay *= 2
         raise AssertionError("unreachable")
 
-    def _commit_plan_sync(self, plan: Any, vectors: Any) -> Any:
-        return self._retrying(super()._commit_plan_sync, plan, vectors)
+    def _commit_plan_sync(self, plan: Any, vectors: Any, key: str | None = None) -> Any:
+        return self._retrying(super()._commit_plan_sync, plan, vectors, key)
 
     def _in_tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
         return self._retrying(super()._in_tx, write, fn, *args)
@@ -775,4 +775,17 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [self._source(r) for r in
                 self._all(templates.render("journal", _DIALECT), (after, limit))]
+
+    # ------------------------------------------------------------------ business keys
+
+    def _memory_key_sync(self, key: str) -> str | None:
+        rows = self._all(templates.render("memory_key_get", _DIALECT), (key,))
+        return _text(rows[0][0]) if rows else None
+
+    def _memory_keys_sync(self) -> list[tuple[str, str]]:
+        return [(_text(k), _text(a))
+                for k, a in self._all(templates.render("memory_keys_all", _DIALECT))]
+
+    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
+        self._exec(templates.render("memory_key_insert", _DIALECT), (key, artifact_id))
 

@@ -60,7 +60,8 @@ MIN_SQLITE_VERSION = max(v for v, _ in SQLITE_FEATURES)
 BUSY_TIMEOUT_MS = 5000
 SCHEMA_VERSION = "1"
 _DIALECT = "sqlite"
-_CONFLICT_TABLES = ("artifact_revisions.", "artifact_heads.", "memory_entry_versions.")
+_CONFLICT_TABLES = ("artifact_revisions.", "artifact_heads.", "memory_entry_versions.",
+                    "memory_keys.")
 
 
 def parse_sqlite_url(path_or_url: str) -> str:
@@ -224,7 +225,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             self._execute(frag.statement("create_fts"))
             self._execute(frag.statement("create_fts_vocab"))
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
-                  and self._exists_sync(frag.FTS_VOCAB_TABLE)):
+                  and self._exists_sync(frag.FTS_VOCAB_TABLE)
+                  and self._exists_sync("memory_keys")):  # a database of an earlier release
             return None
         schema = self._meta_get_sync("schema_version")
         if schema is None:
@@ -614,3 +616,15 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [self._source(r) for r in self._execute(self._t("journal"), [after, limit])]
+
+    # ------------------------------------------------------------------ business keys
+
+    def _memory_key_sync(self, key: str) -> str | None:
+        rows = self._execute(self._t("memory_key_get"), [key])
+        return None if not rows else str(rows[0][0])
+
+    def _memory_keys_sync(self) -> list[tuple[str, str]]:
+        return [(str(k), str(a)) for k, a in self._execute(self._t("memory_keys_all"))]
+
+    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
+        self._execute(self._t("memory_key_insert"), [key, artifact_id])

@@ -63,7 +63,7 @@ def call(db: Path, steps):
     """Run ``steps(client)`` against a fresh in-process server on ``db``."""
 
     async def body():
-        server = build_server(lambda: open_service(db), RuntimeManifest.for_db(str(db)))
+        server = build_server(lambda: open_service(db))
         async with Client(server) as client:
             return await steps(client)
 
@@ -198,7 +198,7 @@ WRITE_TOOLS = {"remember_memory", "forget_memory", "reactivate_memory"}
 
 def call_writable(db: Path, steps):
     async def body():
-        server = build_server(lambda: open_service(db), RuntimeManifest.for_db(str(db)),
+        server = build_server(lambda: open_service(db),
                               allow_writes=True)
         async with Client(server) as client:
             return await steps(client)

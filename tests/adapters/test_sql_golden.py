@@ -178,6 +178,14 @@ GOLDEN_SQLITE = {
         '"uri", "metadata" FROM "sources" WHERE "journal_position" > ? ORDER BY '
         '"journal_position" LIMIT ?'
     ),
+    'create_memory_keys': (
+        'CREATE TABLE IF NOT EXISTS "memory_keys" ("key" TEXT NOT NULL PRIMARY KEY, '
+        '"artifact_id" TEXT NOT NULL, FOREIGN KEY ("artifact_id") REFERENCES '
+        '"artifact_heads" ("artifact_id"))'
+    ),
+    'memory_key_get': 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
+    'memory_key_insert': 'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)',
+    'memory_keys_all': 'SELECT "key", "artifact_id" FROM "memory_keys" ORDER BY "key"',
 }
 
 GOLDEN_OCEANBASE = {
@@ -348,6 +356,15 @@ GOLDEN_OCEANBASE = {
         '`uri`, `metadata` FROM `sources` WHERE `journal_position` > %s ORDER BY '
         '`journal_position` LIMIT %s'
     ),
+    'create_memory_keys': (
+        'CREATE TABLE IF NOT EXISTS `memory_keys` (`key` VARCHAR(1024) NOT NULL, '
+        '`artifact_id` VARCHAR(128) NOT NULL, PRIMARY KEY (`key`), FOREIGN KEY '
+        '(`artifact_id`) REFERENCES `artifact_heads` (`artifact_id`)) DEFAULT '
+        'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'memory_key_get': 'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s',
+    'memory_key_insert': 'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)',
+    'memory_keys_all': 'SELECT `key`, `artifact_id` FROM `memory_keys` ORDER BY `key`',
 }
 
 GOLDEN_SQLITE_FRAGMENTS = {
@@ -623,6 +640,14 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert t("sources_by_id", ("s1", None, None, None), 4)[0][1] == "s1"
     assert [r[1] for r in t("journal", (0, 10))] == ["s1"]
     assert t("all_heads", ("memory",)) == [("art", 2)]
+    t("memory_key_insert", ("repo:/w/demo", "art"))
+    assert t("memory_key_get", ("repo:/w/demo",)) == [("art",)]
+    assert t("memory_key_get", ("repo:/W/demo",)) == []  # exact (binary) comparison
+    with pytest.raises(apsw.ConstraintError):
+        t("memory_key_insert", ("repo:/w/demo", "art"))
+    with pytest.raises(apsw.ConstraintError):  # only a Memory that exists
+        t("memory_key_insert", ("repo:/w/other", "no-such-memory"))
+    assert t("memory_keys_all") == [("repo:/w/demo", "art")]
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid2 = conn.last_insert_rowid()
     assert t("memory_projection_ids", ("art",)) == [(pid2,)]

@@ -40,6 +40,7 @@ class FaultyBackend(SQLiteMemoryBackend):
     count = 0
     armed = False
     last_sql = ""
+    key: str | None = None  # the business key a new Memory's commit stores
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if not self.armed:
@@ -53,16 +54,17 @@ class FaultyBackend(SQLiteMemoryBackend):
             raise Injected(f"after statement {self.count}: {sql[:60]}")
         return rows
 
-    def _commit_plan_sync(self, plan, vectors):  # type: ignore[no-untyped-def]
+    def _commit_plan_sync(self, plan, vectors, key=None):  # type: ignore[no-untyped-def]
         self.armed, self.count = True, 0
         try:
-            return super()._commit_plan_sync(plan, vectors)
+            return super()._commit_plan_sync(plan, vectors, key or self.key)
         finally:
             self.armed = False
 
 
 TABLES = ("powercontext_meta", "artifact_revisions", "artifact_heads", "sources",
-          "memory_entry_versions", "memory_entry_heads", "memory_entry_vector_metadata")
+          "memory_entry_versions", "memory_entry_heads", "memory_entry_vector_metadata",
+          "memory_keys")
 
 
 def snapshot(path: Path) -> dict[str, list[tuple]]:
@@ -161,6 +163,12 @@ async def _plan_new(b: SQLiteMemoryBackend, ref: ArtifactRef, nid: Callable[[str
     return plan, vectors_for(plan)
 
 
+async def _plan_new_keyed(b: SQLiteMemoryBackend, ref: ArtifactRef,
+                         nid: Callable[[str], str]):
+    b.key = "repo:/w/faults"  # the key row is written in the same transaction
+    return await _plan_new(b, ref, nid)
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ArtifactRef]:
     path = tmp_path_factory.mktemp("faults") / "seed.db"
@@ -173,8 +181,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ArtifactRef]
     return path, ref
 
 
-@pytest.mark.parametrize("maker", [_plan_append, _plan_revise, _plan_forget, _plan_new],
-                         ids=["append", "revise", "forget", "new-memory"])
+@pytest.mark.parametrize("maker", [_plan_append, _plan_revise, _plan_forget, _plan_new,
+                                   _plan_new_keyed],
+                         ids=["append", "revise", "forget", "new-memory", "new-memory-key"])
 def test_a_failing_statement_anywhere_in_a_commit_leaves_the_old_state(
         seeded: tuple[Path, ArtifactRef], tmp_path: Path, maker: Callable[..., Any]) -> None:
     seed, ref = seeded
@@ -213,7 +222,8 @@ def test_a_failing_statement_anywhere_in_a_commit_leaves_the_old_state(
                 continue
             assert snapshot(path) == before, (n, after)
             # nothing left behind blocks the same plan
-            b = FaultyBackend(str(path), profile=PROFILE)
+            key, b = b.key, FaultyBackend(str(path), profile=PROFILE)
+            b.key = key
             assert run(commit(b, plan, vecs)) == plan.ref
             b.close_sync()
             check_consistent(path)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.keys import stored_key
 
 import powercontext.runtime as runtime_mod
 from powercontext.adapters.cli.main import cli
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core.errors import BackendError, CommitOutcomeUnknownError
-from powercontext.runtime import RuntimeManifest
 from powercontext.service import MemoryService
 
 
@@ -92,7 +92,7 @@ def test_a_landed_commit_is_reread_and_its_new_memory_mapped_to_the_key(cli_with
     assert out["changed"] is True and out["memory_ref"]["revision"] == 1
     assert "landed" in first.stderr
     created = out["memory_ref"]["artifact_id"]
-    assert RuntimeManifest.for_db(str(db)).get("repo:demo") == created
+    assert stored_key(db, "repo:demo") == created
     # the retry an agent makes with the key writes to the same Memory
     again = invoke(None, *REMEMBER, "Use uv for the virtualenv")
     assert again.exit_code == 0, again.stdout
@@ -108,7 +108,7 @@ def test_a_commit_that_did_not_land_says_nothing_was_written_and_maps_no_key(
     assert first.exit_code == 3, first.stdout
     err = json.loads(first.stdout)
     assert "nothing changed; run the same command again" in err["message"]
-    assert RuntimeManifest.for_db(str(db)).get("repo:demo") is None
+    assert stored_key(db, "repo:demo") is None
     assert _heads(db) == []
     again = invoke(None, *REMEMBER, "Run make test before review")
     assert again.exit_code == 0
@@ -125,4 +125,5 @@ def test_an_unreadable_database_keeps_the_outcome_unknown_and_names_the_check(
     assert err["error"] == "CommitOutcomeUnknownError"
     (created,) = _heads(db)  # it did land; the CLI could not see it
     assert f"powercontext memory changes {created}@1" in err["message"]
-    assert RuntimeManifest.for_db(str(db)).get("repo:demo") is None
+    # the key was stored in the transaction that landed: the key names what landed
+    assert stored_key(db, "repo:demo") == created

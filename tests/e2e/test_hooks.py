@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli_argv
+from support.keys import stored_key
 
 from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core import canonical
@@ -265,7 +266,7 @@ def test_codex_notify_stores_the_outcome_and_creates_the_repository_memory(env, 
         "repo": str(repo), "request": "Rename foo to bar", "thread_id": "th-1",
         "turn_id": "12"}
     # no Memory was mapped to the repository: the outcome created one and mapped it
-    memory = RuntimeManifest.for_db(str(db)).get(f"repo:{repo}")
+    memory = stored_key(db, f"repo:{repo}")
     assert memory is not None
     head, entries = memory_entries(db, memory)
     assert head.revision == 1

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.keys import stored_key
 
 from powercontext.adapters.cli.main import cli
 from powercontext.adapters.cli.repo import repo
 from powercontext.core import canonical
-from powercontext.runtime import RuntimeManifest, open_service
+from powercontext.runtime import open_service
 
 cli.add_command(repo)  # what adapters/cli/main.py does once the lead registers it
 
@@ -184,8 +185,7 @@ def test_node_project_bootstrap_git_change_user_correction_and_task_outcome(pc, 
     assert source_paths(out, test_row) == {"package.json", "AGENTS.md"}
     site_row = rows["`site/` is generated output and must not be modified as source material."]
     assert source_paths(out, site_row) == {"AGENTS.md"}
-    manifest = RuntimeManifest.for_db(str(pc.db))
-    assert manifest.get(f"repo:{root.resolve()}") == mem
+    assert stored_key(pc.db, f"repo:{root.resolve()}") == mem
 
     # 2. A Git change: the site/ rule is reworded and the test script gains coverage.
     agents = (root / "AGENTS.md").read_text().replace(

@@ -129,7 +129,7 @@ def test_mcp_search_refuses_a_query_over_the_bounds(env, tmp_path):
     seed(db)
 
     async def body() -> Any:
-        server = build_server(lambda: open_service(db), RuntimeManifest.for_db(str(db)))
+        server = build_server(lambda: open_service(db))
         async with Client(server) as client:
             return [await client.call_tool("search_memory", {
                 "query": q, "memories": ["key:repo:demo"], "mode": "fts"})
@@ -189,7 +189,7 @@ def test_mcp_search_of_the_current_head_never_races_a_write(env, tmp_path):
     racing = _racing_open_service(db, mem)
 
     async def body() -> Any:
-        server = build_server(lambda: racing(db), RuntimeManifest.for_db(str(db)))
+        server = build_server(lambda: racing(db))
         async with Client(server) as client:
             return [await client.call_tool("search_memory", {
                 "query": "kiwi", "memories": [name], "mode": "fts"})
@@ -218,7 +218,6 @@ def test_searches_by_plain_id_never_raise_while_another_writer_commits(env, tmp_
     continuously while searches name the Memory by plain id and by key."""
     db = tmp_path / "memory.db"
     mem = seed(db)
-    manifest = RuntimeManifest.for_db(str(db))
     stop = threading.Event()
     written: list[int] = []
 
@@ -249,7 +248,7 @@ def test_searches_by_plain_id_never_raise_while_another_writer_commits(env, tmp_
             for i in range(150):
                 name = mem if i % 2 else "key:repo:demo"
                 try:
-                    res = await svc.search("kiwi", [memory_selector(name, manifest)],
+                    res = await svc.search("kiwi", [await memory_selector(svc, name)],
                                            limit=3, mode="fts")
                 except CapabilityNotSupportedError as exc:  # the race, if it is back
                     errors.append(exc)

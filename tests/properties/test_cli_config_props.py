@@ -148,7 +148,7 @@ def test_any_memory_name_resolves_or_is_a_typed_error(resolver_db, parts):
 
     from powercontext.core.errors import ArtifactNotFoundError
     from powercontext.core.models import ArtifactRef
-    from powercontext.runtime import RuntimeManifest, open_service, resolve_memory
+    from powercontext.runtime import open_service, resolve_memory
 
     db, head, other = resolver_db
     name = "".join(parts).replace("MEM", head.artifact_id)
@@ -156,7 +156,7 @@ def test_any_memory_name_resolves_or_is_a_typed_error(resolver_db, parts):
     async def body():
         svc = open_service(db)
         try:
-            return await resolve_memory(svc, name, RuntimeManifest.for_db(str(db)))
+            return await resolve_memory(svc, name)
         finally:
             await svc.close()
 
@@ -175,15 +175,14 @@ def test_key_at_revision_names_the_exact_revision(resolver_db):
     import asyncio
 
     from powercontext.core.models import ArtifactRef
-    from powercontext.runtime import RuntimeManifest, open_service, resolve_memory
+    from powercontext.runtime import open_service, resolve_memory
 
     db, head, other = resolver_db
 
     async def body():
         svc = open_service(db)
-        manifest = RuntimeManifest.for_db(str(db))
         try:
-            return [await resolve_memory(svc, n, manifest)
+            return [await resolve_memory(svc, n)
                     for n in ("key:demo", "key:demo@1", "key:repo:/a@b", "key:repo:/a@b@1",
                               f"{head.artifact_id}@1")]
         finally:

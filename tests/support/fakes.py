@@ -52,6 +52,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
             "vectors": {},
             "sources": {},
             "journal": [],
+            "keys": {},
             "next_projection": 1,
         }
         self._saved: dict[str, Any] | None = None
@@ -255,6 +256,20 @@ class InMemoryBackend(DatabaseMemoryBackend):
 
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after : after + limit]
+
+    def _memory_key_sync(self, key: str) -> str | None:
+        return self._state["keys"].get(key)
+
+    def _memory_keys_sync(self) -> list[tuple[str, str]]:
+        return sorted(self._state["keys"].items())
+
+    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
+        self._maybe_fail("_insert_memory_key_sync")
+        if key in self._state["keys"]:
+            raise _DuplicateKey(f"memory_keys {key!r}")
+        if artifact_id not in self._state["heads"]:
+            raise RuntimeError(f"foreign key: no head {artifact_id!r}")
+        self._state["keys"][key] = artifact_id
 
     def _all_heads_sync(self) -> list[tuple[str, int]]:
         return sorted(self._state["heads"].items())

@@ -1,0 +1,46 @@
+"""Business keys of Memories (ARCHITECTURE.md, Decisions: "Keys live in the database";
+Memory RFC, "Memory identity": a key such as ``repo:/abs/path`` names one Memory).
+
+Pure: the key's form only. What a ``repo:`` key's path means on a file system is the
+runtime's (``powercontext.runtime.memory_key``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from powercontext.core.errors import InvalidInputError
+
+__all__ = ["MAX_KEY_CHARS", "normalize_key"]
+
+#: The longest key, in characters (the database column holds this many).
+MAX_KEY_CHARS = 1024
+
+# Cc: C0/C1 controls (NUL, newline, tab, DEL...); Zl/Zp: line/paragraph separators;
+# Cs: lone surrogates (not encodable as UTF-8).
+_REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
+
+
+def normalize_key(key: object, field: str = "key") -> str:
+    """A business key in its stored form: the NFC form of ``key``.
+
+    Rules: a ``str`` of 1..:data:`MAX_KEY_CHARS` characters (counted after NFC), without
+    control characters (Unicode Cc, including newline and tab), line or paragraph
+    separators or lone surrogates, and not starting or ending with white space. Two
+    spellings with one NFC form are the same key. InvalidInputError naming ``field``
+    otherwise.
+    """
+    if not isinstance(key, str):
+        raise InvalidInputError(field, "must be a string")
+    for ch in key:
+        if unicodedata.category(ch) in _REFUSED_CATEGORIES:
+            raise InvalidInputError(
+                field, f"must not contain control characters (found U+{ord(ch):04X})")
+    key = unicodedata.normalize("NFC", key)
+    if not key:
+        raise InvalidInputError(field, "must be non-empty")
+    if key != key.strip():
+        raise InvalidInputError(field, "must not start or end with white space")
+    if len(key) > MAX_KEY_CHARS:
+        raise InvalidInputError(field, f"is {len(key)} characters; at most {MAX_KEY_CHARS}")
+    return key

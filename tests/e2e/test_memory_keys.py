@@ -1,0 +1,312 @@
+"""One key, one Memory, in every process (ARCHITECTURE.md, Decisions: "Keys live in the
+database"; issue 11 item 1): real CLI and hook processes racing on a new key, the one
+form of ``repo:`` keys, the two spellings of a SQLite database, and the import of the
+JSON mapping of earlier releases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from click.testing import CliRunner
+from support.cli import cli_argv
+
+from powercontext.adapters.cli.main import cli
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import MemoryEntryInput
+from powercontext.runtime import (
+    RuntimeManifest,
+    import_manifest_keys,
+    memory_key,
+    open_service,
+    repo_key,
+)
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
+    for name in ("POWERCONTEXT_DB", "POWERCONTEXT_EMBEDDING", "POWERCONTEXT_EXTRACTOR_MODEL"):
+        e.pop(name, None)
+    return e
+
+
+def _state(db: str) -> tuple[dict[str, str], list, dict[str, list[str]]]:
+    """(keys, heads, active entry texts by Memory id) of the database ``db``."""
+
+    async def body():
+        svc = open_service(db)
+        try:
+            keys = await svc.memory_keys()
+            heads = (await svc.backend.inventory())["heads"]
+            texts = {h.artifact_id: sorted(v.text for v in (await svc.entries(h)).values())
+                     for h in heads}
+            return keys, list(heads), texts
+        finally:
+            await svc.close()
+
+    return asyncio.run(body())
+
+
+def _race(env, db: str, argvs: list[list[str]], stdins: list[str | None] | None = None):
+    procs = [subprocess.Popen([*cli_argv(), "--db", db, "--json", *argv], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for argv in argvs]
+    outs = []
+    for p, stdin in zip(procs, stdins or [None] * len(procs), strict=True):
+        out, err = p.communicate(stdin, timeout=300)
+        outs.append((p.returncode, out, err))
+    return outs
+
+
+def _eight_writers(env, db: str) -> None:
+    key = "repo:/w/demo"
+    texts = [f"Fact number {i} about the demo repository" for i in range(8)]
+    outs = _race(env, db, [["memory", "remember", "--key", key, "--text", t] for t in texts])
+    keys, heads, by_memory = _state(db)
+    assert len(heads) == 1, (heads, outs)  # exactly one Memory
+    assert keys == {memory_key(key): heads[0].artifact_id}
+    landed = [t for t, (code, _, _) in zip(texts, outs, strict=True) if code == 0]
+    assert landed, outs
+    # every write that exited 0 is reachable through the key
+    assert set(landed) <= set(by_memory[keys[memory_key(key)]]), outs
+    for code, out, err in outs:
+        assert code == 0, (out, err)
+
+
+def test_eight_cli_processes_on_a_new_sqlite_key_make_one_memory_and_lose_no_write(
+        env, tmp_path):
+    _eight_writers(env, str(tmp_path / "new.db"))
+
+
+@pytest.mark.oceanbase
+def test_eight_cli_processes_on_a_new_seekdb_key_make_one_memory_and_lose_no_write(
+        env, seekdb_url):
+    import MySQLdb
+
+    p = urlsplit(seekdb_url)
+    name = f"pc_keys_{secrets.token_hex(4)}"
+    db = urlunsplit((p.scheme, p.netloc, "/" + name, "", ""))
+    # the database (and its schema) made by one opener, so the race is the keys' own
+    svc = open_service(db)
+    asyncio.run(svc.memory_keys())
+    asyncio.run(svc.close())
+    try:
+        _eight_writers(env, db)
+    finally:
+        conn = MySQLdb.connect(host=p.hostname, port=p.port, user=p.username or "root",
+                               passwd=p.password or "")
+        try:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+        finally:
+            conn.close()
+
+
+def test_six_concurrent_stop_hooks_in_a_fresh_repository_make_one_memory(env, tmp_path):
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "Makefile").write_text("test:\n\tpytest -q\n")
+    db = str(tmp_path / "memory.db")
+    answers = [f"Fixed issue {i}: the parser now accepts empty input." for i in range(6)]
+    payloads = [json.dumps({"session_id": f"s{i}", "transcript_path": str(tmp_path / "none"),
+                            "cwd": str(root), "hook_event_name": "Stop",
+                            "stop_hook_active": False, "last_assistant_message": a})
+                for i, a in enumerate(answers)]
+    outs = _race(env, db, [["hook", "claude-code"]] * 6, payloads)
+    for code, out, err in outs:
+        assert code == 0, (out, err)
+    keys, heads, by_memory = _state(db)
+    assert len(heads) == 1, (heads, outs)
+    assert keys == {repo_key(root): heads[0].artifact_id}
+    reports = [json.loads(out) for _, out, _ in outs]
+    assert all(r["extracted"] for r in reports), reports
+    # every outcome reached the one Memory
+    texts = " ".join(by_memory[heads[0].artifact_id])
+    assert all(a in texts for a in answers), texts
+
+
+# --------------------------------------------------------------------------- one form
+
+
+@pytest.fixture
+def checkout(tmp_path) -> tuple[Path, Path]:
+    """(real Git top level, a symlink to it)."""
+    real = tmp_path / "real" / "project"
+    (real / ".git").mkdir(parents=True)
+    (real / "src" / "pkg").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    return real.resolve(), link
+
+
+def test_a_symlinked_checkout_and_a_subdirectory_give_the_top_levels_key(checkout):
+    real, link = checkout
+    expected = f"repo:{real}"
+    assert repo_key(real) == expected
+    assert repo_key(link / "src" / "pkg") == expected
+    assert memory_key(f"repo:{link}") == expected
+    assert memory_key(f"repo:{real}/src/pkg") == expected
+    assert memory_key(f"repo:{link}/src/") == expected
+    from powercontext.adapters.cli import hook
+
+    assert hook.repo_key(link / "src") == expected
+
+
+def _cli(tmp_path: Path, db: str, *args: str, cwd: Path | None = None) -> dict:
+    env = {"POWERCONTEXT_HOME": str(tmp_path / "home"), "POWERCONTEXT_DB": None,
+           "POWERCONTEXT_EMBEDDING": None}
+    old = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = CliRunner(env=env).invoke(cli, ["--db", db, "--json", *args],
+                                           catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, (args, result.output)
+    return json.loads(result.output)
+
+
+def test_key_names_from_a_symlink_or_subdirectory_write_the_memory_the_hook_reads(
+        tmp_path, checkout):
+    real, link = checkout
+    db = str(tmp_path / "m.db")
+    first = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{link}/src",
+                 "--text", "Run make test before review")
+    second = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{real}",
+                  "--text", "Use uv for the virtualenv")
+    assert second["memory_ref"] == {"artifact_id": first["memory_ref"]["artifact_id"],
+                                    "revision": 2}
+    shown = _cli(tmp_path, db, "memory", "show", f"key:repo:{link}/src/pkg")
+    assert shown["memory_ref"] == second["memory_ref"]
+    listed = _cli(tmp_path, db, "memory", "list")
+    assert [m["keys"] for m in listed["memories"]] == [[f"repo:{real}"]]
+
+
+def test_a_path_and_a_sqlite_url_name_one_database_with_one_set_of_keys(tmp_path):
+    db = tmp_path / "m.db"
+    made = _cli(tmp_path, str(db), "memory", "remember", "--key", "notes",
+                "--text", "The staging database is reset every night")
+    again = _cli(tmp_path, f"sqlite:///{db}", "memory", "remember", "--key", "notes",
+                 "--text", "Deploys go out on Tuesdays")
+    assert again["memory_ref"] == {"artifact_id": made["memory_ref"]["artifact_id"],
+                                   "revision": 2}
+    # the runtime manifest (the remembered embedding model ...) is one file for both
+    link = tmp_path / "alias.db"
+    link.symlink_to(db)
+    paths = {RuntimeManifest.for_db(u).path for u in
+             (str(db), f"sqlite:///{db}", str(link), f"sqlite:///{link}")}
+    assert paths == {db.with_name("m.db.runtime.json")}
+
+
+def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path):
+    from powercontext.adapters.cli.repo import repo
+
+    cli.add_command(repo)
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "sub").mkdir()
+    (root / "Makefile").write_text("test:\n\tpytest -q\ncheck:\n\truff check .\n")
+    (root / "AGENTS.md").write_text("# Agents\n\n- Always run `make test` before a commit.\n")
+    link = tmp_path / "checkout"
+    link.symlink_to(root)
+    db = str(tmp_path / "m.db")
+    boot = _cli(tmp_path, db, "repo", "bootstrap", ".", cwd=link / "sub")
+    created = boot["memory_ref"]
+    # README: powercontext memory remember --key repo:$PWD --kind preference ...
+    after = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{link}", "--kind",
+                 "preference", "--text", "Run make check before review", "--source",
+                 str(root / "Makefile"), cwd=link)
+    assert after["memory_ref"] == {"artifact_id": created["artifact_id"],
+                                   "revision": created["revision"] + 1}
+    keys, heads, _ = _state(db)
+    assert keys == {f"repo:{root.resolve()}": created["artifact_id"]} and len(heads) == 1
+
+
+# --------------------------------------------------------------------------- JSON import
+
+
+def _memory(db: str, text: str) -> str:
+    async def body():
+        svc = open_service(db)
+        try:
+            ref = await svc.remember(None, mode="append", entries=(MemoryEntryInput("fact",
+                                                                                    text),))
+            return ref.artifact_id
+        finally:
+            await svc.close()
+
+    return asyncio.run(body())
+
+
+def test_the_json_mapping_of_an_earlier_release_is_imported_once(tmp_path, checkout):
+    real, link = checkout
+    db = str(tmp_path / "m.db")
+    a, b = _memory(db, "alpha"), _memory(db, "beta")
+    manifest = RuntimeManifest.for_db(db)
+    manifest.set(f"repo:{link}/src", a)        # spelled through a symlink and a sub-dir
+    manifest.set("notes", b)
+    manifest.set("ghost", "mem_art_not_in_this_database")
+    data = json.loads(manifest.path.read_text())
+    data["memories"]["bad\nkey"] = a           # a key no release should have written
+    manifest.path.write_text(json.dumps(data))
+    manifest.set_state("embedding", {"name": "deterministic", "options": {}})
+
+    async def body():
+        svc = open_service(db, embedding="none")
+        try:
+            keys = await svc.memory_keys()
+            again = await import_manifest_keys(db, svc)  # idempotent
+            return keys, again
+        finally:
+            await svc.close()
+
+    keys, again = asyncio.run(body())
+    assert keys == {f"repo:{real}": a, "notes": b}
+    assert again == {}
+    state = RuntimeManifest.for_db(db)
+    assert state.get_state("keys_imported") and state.get("notes") == b  # left in place
+    assert state.get_state("embedding") == {"name": "deterministic", "options": {}}
+    # a key stored in the database keeps its Memory when the file says otherwise
+    state.set("notes", a)
+    state.set("later", a)
+    assert _state(db)[0] == {f"repo:{real}": a, "notes": b, "later": a}
+
+
+def test_bad_keys_are_typed_errors_naming_the_field(tmp_path):
+    db = str(tmp_path / "m.db")
+    for bad in ("", "tab\there", "x" * 1025, " padded", "repo:"):
+        with pytest.raises(InvalidInputError) as err:
+            _cli_fail(tmp_path, db, bad)
+        assert err.value.field in ("key", "memory")
+    assert not Path(db).exists() or _state(db)[1] == []
+
+
+def _cli_fail(tmp_path: Path, db: str, key: str) -> None:
+    async def body():
+        svc = open_service(db)
+        try:
+            await svc.remember(None, mode="append", key=memory_key(key),
+                               entries=(MemoryEntryInput("fact", "never stored"),))
+        finally:
+            await svc.close()
+
+    asyncio.run(body())
+
+
+def test_a_database_of_an_earlier_release_gets_the_keys_table_at_open(tmp_path):
+    import apsw
+
+    db = str(tmp_path / "old.db")
+    made = _memory(db, "from before keys lived in the database")
+    conn = apsw.Connection(db)
+    conn.execute("DROP TABLE memory_keys")  # what an earlier release created
+    conn.close()
+    RuntimeManifest.for_db(db).set("repo:/w/old", made)
+    assert _state(db)[0] == {"repo:/w/old": made}
