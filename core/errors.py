@@ -6,6 +6,11 @@ derives from :class:`ValueError`, so ``except ValueError`` keeps working.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # core.models imports this module
+    from powercontext.core.models import ArtifactRef
+
 __all__ = [
     "AnalyzerMismatchError",
     "ArtifactNotFoundError",
@@ -120,10 +125,11 @@ class CommitOutcomeUnknownError(PowerContextError):
     """
 
     def __init__(
-        self, message: str, *, planned: object | None = None, content_hash: str | None = None
+        self, message: str, *, planned: ArtifactRef | None = None,
+        content_hash: str | None = None,
     ) -> None:
         super().__init__(message)
-        self.planned = planned  # ArtifactRef | None (core.models; not imported here)
+        self.planned = planned
         self.content_hash = content_hash
 
 
