@@ -6,19 +6,27 @@ stdin:
 
 - ``UserPromptSubmit`` (``session_id``, ``transcript_path``, ``cwd``, ``prompt``): the
   repository Memory mapped to ``repo:<git top-level of cwd>`` in the runtime manifest is
-  searched with the prompt, and the hits are printed as
+  searched with bounded queries built from the prompt (:func:`prompt_queries`, fused by
+  RRF), the slots are filled rules first with at most :data:`MAX_NOTES` working_notes
+  (:func:`fill_slots`), and the hits are printed as
   ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``,
-  marked untrusted and below system and developer policy. No Memory or no hit: no output.
+  marked untrusted and below system and developer policy, inside a fence that stored
+  text cannot close (:func:`render_context`). No Memory or no hit: no output. By
+  default the prompt is embedded only when that is cheap (never with torch).
 - ``Stop`` (``session_id``, ``transcript_path``, ``cwd``, ``stop_hook_active``, and in
   newer versions ``last_assistant_message``): the turn's outcome (the last assistant
   message, from the payload or the transcript JSONL) is persisted as a ``task_outcome``
   Source, its secrets redacted first (``[REDACTED:github-token]``); when a candidate
-  pipeline is configured, ``remember(mode="extract")`` runs on it.
+  pipeline is configured, the repository has a Memory (or ``--create-memory`` /
+  ``$POWERCONTEXT_HOOK_CREATE=1``) and the outcome is not :func:`trivial_outcome`,
+  ``remember(mode="extract")`` runs on it.
 
 Codex runs its ``notify`` program with one JSON argument; ``powercontext hook codex``
 handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-messages``,
 ``last-assistant-message``) like a Stop.
 
+Every payload is sanitised at the boundary (:func:`sanitize`: lone UTF-16 surrogates
+become U+FFFD, keys too; invalid UTF-8 on stdin too), so odd text never loses a turn.
 A hook never breaks the agent: any failure prints one line on stderr, is appended to
 ``<data dir>/logs/hooks.log`` and exits 0. Start-up stays small: nothing beyond click is
 imported until an event needs it (the database is opened only when a Memory is mapped).
