@@ -236,29 +236,28 @@ def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
     query's terms (a quarter, at least two) stays reachable for a long prompt.
 
     Informative: a word with analyzer terms (no stopword), not a conversational filler
-    word, at least 3 characters unless it has a digit or joiner (``v2``, ``a.b``); a word
-    whose terms all came earlier is dropped. When the words have at most
-    :data:`MAX_HOOK_QUERY_TERMS` terms the prompt itself is the one query; otherwise the
-    first query is the focus (identifiers and backticked words first, then long words,
-    up to the term cap, in prompt order), then consecutive windows of the words in
-    prompt order. ``[]`` when nothing is informative."""
+    word, not a single letter; a word whose terms all came earlier is dropped. When the
+    words have at most :data:`MAX_HOOK_QUERY_TERMS` terms the prompt itself is the one
+    query; otherwise the first query is the focus (identifiers and backticked words
+    first, then long words, up to the term cap, in prompt order), then consecutive
+    windows of the words in prompt order. ``[]`` when nothing is informative."""
     from powercontext.core import analyzer as analyzers
     from powercontext.core.query import clip_query
 
     an = analyzer or analyzers.get(analyzers.DEFAULT_VERSION)
     prompt = clip_query(prompt, an)
     seen: set[str] = set()
-    words: list[tuple[str, tuple[str, ...], int]] = []
+    words: list[tuple[str, frozenset[str], int]] = []  # (word, its terms, priority)
     for raw in prompt.split():
         word = raw.strip(_STRIP)
         if not word or word.lower() in _FILLER:
             continue
-        if len(word) < 3 and not _IDENTIFIER.search(word):
+        if len(word) < 2 and not _IDENTIFIER.search(word):
             continue
-        terms = tuple(t for t in an.query_terms(word) if t not in seen)
-        if not terms:
-            continue
-        seen.update(terms)
+        terms = frozenset(an.query_terms(word))
+        if not terms - seen or len(terms) > MAX_HOOK_QUERY_TERMS:
+            continue  # nothing new, or one word with more terms than a query holds
+        seen |= terms
         words.append((word, terms, _word_priority(word, raw)))
     if not words:
         return []
@@ -267,23 +266,20 @@ def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
             " ".join(w for w, _, _ in words)]
     queries: list[str] = []
     focus: set[int] = set()
-    count = 0
+    held: set[str] = set()
     for i in sorted(range(len(words)), key=lambda i: (words[i][2], i)):
-        if count + len(words[i][1]) > MAX_HOOK_QUERY_TERMS:
-            continue
-        focus.add(i)
-        count += len(words[i][1])
+        if len(held | words[i][1]) <= MAX_HOOK_QUERY_TERMS:
+            focus.add(i)
+            held |= words[i][1]
     queries.append(" ".join(words[i][0] for i in sorted(focus)))
     window: list[str] = []
-    count = 0
+    held = set()
     for word, terms, _ in words:
-        if window and count + len(terms) > MAX_HOOK_QUERY_TERMS:
+        if window and len(held | terms) > MAX_HOOK_QUERY_TERMS:
             queries.append(" ".join(window))
-            window, count = [], 0
-        if len(terms) > MAX_HOOK_QUERY_TERMS:
-            continue  # one word with more terms than a query holds (very rare)
+            window, held = [], set()
         window.append(word)
-        count += len(terms)
+        held |= terms
     if window:
         queries.append(" ".join(window))
     return list(dict.fromkeys(queries))[:MAX_HOOK_QUERIES]

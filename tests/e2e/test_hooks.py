@@ -531,6 +531,10 @@ def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
                "last_assistant_message": "Wrote scripts/fetch.sh that mirrors the bucket."}
     invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
     assert RuntimeManifest.for_db(str(db)).items() == {}
+    # asked for: the stop creates the Memory and maps it
+    payload["last_assistant_message"] = "Wrote scripts/sync.sh that uploads the reports."
+    invoke(tmp_path, db, "hook", "claude-code", "--create-memory", stdin=json.dumps(payload))
+    assert list(RuntimeManifest.for_db(str(db)).items()) == [f"repo:{folder.resolve()}"]
 
 
 def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path, repo):
@@ -555,3 +559,19 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
                           timeout=300)
     assert proc.returncode == 0 and "additionalContext" in proc.stdout, proc.stderr
     assert json.loads(probe.read_text()) == []
+
+
+def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
+    from powercontext.adapters.embedding import (
+        DeterministicEmbedding,
+        LocalEmbedding,
+        OpenAIEmbedding,
+    )
+
+    fits = hook_mod._vectors_fit
+    assert fits(DeterministicEmbedding()) is True
+    assert fits(LocalEmbedding()) is False  # torch: never within the hook's budget
+    url = "http://127.0.0.1:9/v1"
+    assert fits(OpenAIEmbedding("m", 8, url, timeout=2.0)) is True
+    assert fits(OpenAIEmbedding("m", 8, url)) is False  # the default 30 s timeout
+    assert fits(None) is False
