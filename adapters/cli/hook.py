@@ -458,7 +458,7 @@ def _log_failure(event: str, exc: BaseException) -> str | None:
         log_dir.mkdir(parents=True, exist_ok=True)
         path = log_dir / "hooks.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(path, "a", encoding="utf-8") as fh:
+        with open(path, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(f"{stamp} hook {event} failed (exit 0 kept for the agent):\n")
             fh.write("".join(traceback.format_exception(exc)))
         return str(path)
@@ -472,7 +472,7 @@ def _guard(event: str, fn: Callable[[], None]) -> None:
         fn()
     except Exception as exc:  # a hook must never break the agent
         where = _log_failure(event, exc)
-        msg = f"powercontext hook {event}: {type(exc).__name__}: {exc}"
+        msg = _clean_text(f"powercontext hook {event}: {type(exc).__name__}: {exc}")
         click.echo(msg + (f" (logged to {where})" if where else ""), err=True)
         sys.exit(0)
 

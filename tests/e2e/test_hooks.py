@@ -575,3 +575,17 @@ def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
     assert fits(OpenAIEmbedding("m", 8, url, timeout=2.0)) is True
     assert fits(OpenAIEmbedding("m", 8, url)) is False  # the default 30 s timeout
     assert fits(None) is False
+
+
+def test_a_failure_message_with_a_lone_surrogate_still_exits_zero(tmp_path, monkeypatch,
+                                                                 capsys):
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path / "home"))
+
+    def boom() -> None:
+        raise ValueError("bad \ud800 text")
+
+    with pytest.raises(SystemExit) as exit_info:
+        hook_mod._guard("claude-code", boom)
+    assert exit_info.value.code == 0
+    assert "ValueError: bad \ufffd text" in capsys.readouterr().err
+    assert "bad" in (tmp_path / "home" / "logs" / "hooks.log").read_text()
