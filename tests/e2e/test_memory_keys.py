@@ -118,7 +118,8 @@ def test_six_concurrent_stop_hooks_in_a_fresh_repository_make_one_memory(env, tm
                             "cwd": str(root), "hook_event_name": "Stop",
                             "stop_hook_active": False, "last_assistant_message": a})
                 for i, a in enumerate(answers)]
-    outs = _race(env, db, [["hook", "claude-code"]] * 6, payloads)
+    # the race is over creating the Memory: the hooks may create one (--create-memory)
+    outs = _race(env, db, [["hook", "claude-code", "--create-memory"]] * 6, payloads)
     for code, out, err in outs:
         assert code == 0, (out, err)
     keys, heads, by_memory = _state(db)

@@ -187,3 +187,14 @@ def test_plain_entry_text_options(tmp_path: Path) -> None:
 def test_unknown_analyzer_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         bench_main.main(["locomo", "--analyzer", "analyzer-v1", "--out", str(tmp_path)])
+
+
+def test_hooks_bench_runs_the_real_hook_and_writes_percentiles(tmp_path, capsys):
+    from bench import hooks
+
+    assert hooks.percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
+    assert hooks.percentile([float(i) for i in range(1, 21)], 95) == 19.0
+    assert hooks.main(["--runs", "2", "--no-local", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "hooks.json").read_text())
+    assert result["no model"]["runs"] == 2 and result["no model"]["injected"] == 2
+    assert "p95=" in capsys.readouterr().out

@@ -1,0 +1,126 @@
+"""Prompt-hook latency (issue 11 item 3): the real ``powercontext hook claude-code``
+command, run as a subprocess the way Claude Code runs it, on a bootstrapped repository.
+
+``python -m bench hooks [--runs 30] [--hybrid-runs 0] [--no-local] [--out DIR]``
+
+Two databases, each bootstrapped with ``powercontext repo bootstrap`` on the same small
+repository (Makefile, pyproject.toml, AGENTS.md), in a temporary data directory:
+
+* *no model*: bootstrapped without an embedding model;
+* *local model*: bootstrapped with ``--embedding local``, so every later command on it
+  remembers the local model (all-MiniLM-L6-v2, torch).
+
+Each run sends one ``UserPromptSubmit`` payload on stdin and times the process from
+start to exit (wall clock, milliseconds); the cases take turns run by run, so the
+machine's load falls on all of them alike. Printed: p50 and p95 per case (nearest-rank),
+and whether every run injected memory. ``--hybrid-runs N`` also times N runs of
+``hook claude-code --mode hybrid`` on the local-model database (each loads torch).
+Writes ``hooks.json`` to ``--out`` when given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["main", "percentile"]
+
+PROMPT = "How do I run the checks before I open a pull request?"
+_FILES = {
+    "Makefile": "check:\n\truff check .\n\tpytest -q\n\ntest:\n\tpytest -q\n",
+    "pyproject.toml": ('[project]\nname = "demo"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n'
+                       '\n[tool.pytest.ini_options]\naddopts = "-q"\n'),
+    "AGENTS.md": ("# Agents\n\nRun `make check` before every pull request.\n\n"
+                  "Never edit files under `build/`.\n"),
+}
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile ``p`` (0-100) of ``values``."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def _cli() -> list[str]:
+    return [sys.executable, "-m", "powercontext.adapters.cli.main"]
+
+
+def _bootstrap(env: dict[str, str], db: Path, repo: Path, embedding: str | None) -> None:
+    args = [*_cli(), "--db", str(db)]
+    if embedding:
+        args += ["--embedding", embedding]
+    subprocess.run([*args, "repo", "bootstrap", str(repo)], env=env, check=True,
+                   capture_output=True, timeout=900)
+
+
+def _time_one(env: dict[str, str], db: Path, repo: Path, extra: tuple[str, ...]
+              ) -> tuple[float, bool]:
+    payload = json.dumps({"session_id": "bench", "cwd": str(repo),
+                          "hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+    start = time.perf_counter()
+    proc = subprocess.run([*_cli(), "--db", str(db), "hook", "claude-code", *extra],
+                          input=payload, capture_output=True, text=True, env=env, timeout=600)
+    return (time.perf_counter() - start) * 1000, "additionalContext" in proc.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench hooks", description=__doc__)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--hybrid-runs", type=int, default=0)
+    parser.add_argument("--no-local", action="store_true",
+                        help="skip the local-model database (no torch; for smoke tests)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    results: dict[str, dict[str, float | int]] = {}
+    with tempfile.TemporaryDirectory(prefix="pc-bench-hooks-") as tmp:
+        root = Path(tmp)
+        repo = root / "repo"
+        (repo / ".git").mkdir(parents=True)
+        for name, text in _FILES.items():
+            (repo / name).write_text(text)
+        env = dict(os.environ, POWERCONTEXT_HOME=str(root / "home"))
+        for var in ("POWERCONTEXT_DB", "POWERCONTEXT_EMBEDDING"):
+            env.pop(var, None)
+        cases: list[tuple[str, Path, str | None, tuple[str, ...]]] = [
+            ("no model", root / "plain.db", None, ())]
+        if not args.no_local:
+            cases.append(("local model", root / "local.db", "local", ()))
+        if args.hybrid_runs and not args.no_local:
+            cases.append(("local model, --mode hybrid", root / "local.db", None,
+                          ("--mode", "hybrid")))
+        for _label, db, embedding, _extra in cases:
+            if not db.exists():
+                _bootstrap(env, db, repo, embedding)
+        runs = {label: args.hybrid_runs if extra else args.runs
+                for label, _db, _emb, extra in cases}
+        times: dict[str, list[float]] = {label: [] for label in runs}
+        injected = dict.fromkeys(runs, 0)
+        for i in range(max(runs.values())):  # interleaved: the machine's load hits all alike
+            for label, db, _emb, extra in cases:
+                if i < runs[label]:
+                    ms, ok = _time_one(env, db, repo, extra)
+                    times[label].append(ms)
+                    injected[label] += ok
+        for label, n in runs.items():
+            t = times[label]
+            results[label] = {"runs": n, "p50_ms": round(percentile(t, 50)),
+                              "p95_ms": round(percentile(t, 95)), "max_ms": round(max(t)),
+                              "injected": injected[label]}
+            print(f"{label:28s} runs={n:3d}  p50={results[label]['p50_ms']:6d} ms  "
+                  f"p95={results[label]['p95_ms']:6d} ms  max={results[label]['max_ms']:6d} "
+                  f"ms  injected={injected[label]}/{n}", flush=True)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "hooks.json").write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
