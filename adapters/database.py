@@ -1461,12 +1461,15 @@ class DatabaseMemoryBackend(abc.ABC):
         """Every head row of these Memories matching any of ``terms``, lazily, in the
         backend's total order (best first, a stable tie-break): pages of
         :meth:`_fts_candidates_sync`, the first of ``first`` rows, each next one twice
-        as large. An adapter may override it with a cheaper exact walk."""
+        as large. An adapter may override it with a cheaper exact walk.
+
+        The pages are not pre-filtered by the admission minimum (``min_matched``): the
+        channel applies admission to every row, and on SQLite counting the minimum in
+        FTS5 measured slower than paging (10k LoCoMo turns, 50 questions, fts limit 10:
+        p50 19.1 ms / p95 135 ms pre-filtered against 5.6 / 18.2 ms paged, same hits)."""
         offset, size = 0, first
-        least = admission.fts_min_matched(len(set(terms)))
         while True:
-            page = self._fts_candidates_sync(artifact_ids, terms, size, offset=offset,
-                                             min_matched=least)
+            page = self._fts_candidates_sync(artifact_ids, terms, size, offset=offset)
             yield from page
             if len(page) < size:
                 return
