@@ -1,4 +1,4 @@
-"""Performance benchmark with the raw engines as the yardstick (issue 6).
+"""Performance benchmark with the raw engines as the yardstick (issues 6 and 9).
 
 ``python -m bench.perf [--profile quick|full] [--backend sqlite|seekdb|both] [--out DIR]``
 (also ``python -m bench perf ...`` once ``bench/__main__.py`` lists it).
@@ -22,18 +22,34 @@ Figures (times in milliseconds, sizes in bytes):
 
 * search p50/p95 for fts, vector and hybrid (limit 10) over every dataset, three ways
   per query: *ours* = ``MemoryService.search`` end to end (query embedding included);
-  *spi* = the backend's candidate queries alone (``_fts_candidates_sync`` /
-  ``_vector_candidates_sync`` in one read transaction on the backend's worker thread);
-  *raw* = the plain query straight to the engine on the same data. SQLite fts: a plain
-  ``fts5(scope, searchable_text)`` copy of the same active head rows (built once in a
-  side file, untimed, so the yardstick does not move when the library changes its index
-  layout) queried with ``scope : ("m_..") AND searchable_text : ("t1" OR ...)`` of the
-  same Analyzer v1 tokens, ``ORDER BY bm25 LIMIT max(limit*4, 32)``; SQLite vector: the
-  library's vec0 table, one KNN per Memory partition with the same ``k``; seekdb:
-  ``MATCH ... AGAINST`` and ``ORDER BY l2_distance(...) APPROXIMATE LIMIT k`` on the
-  heads table with the same Memory filter; hybrid = both raw queries. The ratio is
-  ours / raw. Each figure is the median over ``--runs`` passes of that pass's p50 /
-  p95; the three alternate query by query so they see the same cache state.
+  *spi* = the backend's candidate streams alone (``_fts_stream_sync`` /
+  ``_vector_stream_sync`` read until ``max(limit*4, 32)`` candidates pass admission, in
+  one read transaction on the backend's worker thread); *raw* = the same-semantics
+  plain query straight to the engine on the same data, returning the same hits: each
+  channel's first ``max(limit*4, 32)`` candidates, in the engine's order, that pass the
+  admission rule (:mod:`powercontext.core.admission`; issue 9: the channel budget is
+  counted after admission, and every query term is searched). Query terms are the
+  database analyzer's (``query.search_terms``). SQLite fts: a plain one-column
+  ``fts5(searchable_text)`` copy of the same active head rows (built once in a side
+  file, untimed, with its content, so the raw side reads no other table) whose tokens
+  are written ``<scope>_<token>``, so document frequencies are per Memory as the
+  library ranks them (a two-column scope/text copy ranks ten Memories by global
+  frequencies: other rows); queried with ``searchable_text : ("<scope>_t1" OR ...)``
+  over the Memories' scopes, ``ORDER BY bm25, rowid`` in pages of ``max(limit*4, 32)``
+  then twice as many (like the adapter), each row kept when
+  :func:`~powercontext.core.admission.fts_admits` accepts its tokens. SQLite vector:
+  the library's vec0 table, one KNN per Memory partition with the same ``k``, merged
+  by (distance, rowid), kept while the cosine admits. seekdb: ``MATCH ... AGAINST``
+  pages on the heads table with the same Memory filter and order (score, Memory,
+  entry id), filtered alike, and ``ORDER BY l2_distance(...) APPROXIMATE LIMIT k``;
+  hybrid = both raw channels. The raw loop is timed whole (paging and the admission
+  filter included). The ratio is ours / raw. Each figure is the median over ``--runs``
+  passes of that pass's p50 / p95; the three alternate query by query so they see the
+  same cache state. After timing, an untimed check (:func:`same_hits`) compares, for
+  the first 20 queries of the cell, ours with raw: fts / vector the whole admitted
+  channel (``search`` at limit = the budget), hybrid the top 10 against RRF of the raw
+  channels; a mismatch is logged with ``!!! MISMATCH`` and counted in the table's
+  "same hits" column.
 * writes into a one-Memory dataset: remember of 1 entry (p50/p95 over ``write_runs``),
   a batch of 100, forget and reactivate of 1 entry, changes() of the head Revision and
   expand() of 10 hits.
