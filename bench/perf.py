@@ -295,6 +295,7 @@ class SQLiteEngine(Engine):
         self.model = model
         self.raw: Any = None
         self.anchor: Any = None
+        self.keys: dict[int, tuple[str, str, str]] = {}
 
     def new_service(self, label: str) -> MemoryService:
         from powercontext.adapters.sqlite import SQLiteMemoryBackend
