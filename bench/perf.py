@@ -1,4 +1,4 @@
-"""Performance benchmark with the raw engines as the yardstick (issue 6).
+"""Performance benchmark with the raw engines as the yardstick (issues 6 and 9).
 
 ``python -m bench.perf [--profile quick|full] [--backend sqlite|seekdb|both] [--out DIR]``
 (also ``python -m bench perf ...`` once ``bench/__main__.py`` lists it).
@@ -22,18 +22,34 @@ Figures (times in milliseconds, sizes in bytes):
 
 * search p50/p95 for fts, vector and hybrid (limit 10) over every dataset, three ways
   per query: *ours* = ``MemoryService.search`` end to end (query embedding included);
-  *spi* = the backend's candidate queries alone (``_fts_candidates_sync`` /
-  ``_vector_candidates_sync`` in one read transaction on the backend's worker thread);
-  *raw* = the plain query straight to the engine on the same data. SQLite fts: a plain
-  ``fts5(scope, searchable_text)`` copy of the same active head rows (built once in a
-  side file, untimed, so the yardstick does not move when the library changes its index
-  layout) queried with ``scope : ("m_..") AND searchable_text : ("t1" OR ...)`` of the
-  same Analyzer v1 tokens, ``ORDER BY bm25 LIMIT max(limit*4, 32)``; SQLite vector: the
-  library's vec0 table, one KNN per Memory partition with the same ``k``; seekdb:
-  ``MATCH ... AGAINST`` and ``ORDER BY l2_distance(...) APPROXIMATE LIMIT k`` on the
-  heads table with the same Memory filter; hybrid = both raw queries. The ratio is
-  ours / raw. Each figure is the median over ``--runs`` passes of that pass's p50 /
-  p95; the three alternate query by query so they see the same cache state.
+  *spi* = the backend's candidate streams alone (``_fts_stream_sync`` /
+  ``_vector_stream_sync`` read until ``max(limit*4, 32)`` candidates pass admission, in
+  one read transaction on the backend's worker thread); *raw* = the same-semantics
+  plain query straight to the engine on the same data, returning the same hits: each
+  channel's first ``max(limit*4, 32)`` candidates, in the engine's order, that pass the
+  admission rule (:mod:`powercontext.core.admission`; issue 9: the channel budget is
+  counted after admission, and every query term is searched). Query terms are the
+  database analyzer's (``query.search_terms``). SQLite fts: a plain one-column
+  ``fts5(searchable_text)`` copy of the same active head rows (built once in a side
+  file, untimed, with its content, so the raw side reads no other table) whose tokens
+  are written ``<scope>_<token>``, so document frequencies are per Memory as the
+  library ranks them (a two-column scope/text copy ranks ten Memories by global
+  frequencies: other rows); queried with ``searchable_text : ("<scope>_t1" OR ...)``
+  over the Memories' scopes, ``ORDER BY bm25, rowid`` in pages of ``max(limit*4, 32)``
+  then twice as many (like the adapter), each row kept when
+  :func:`~powercontext.core.admission.fts_admits` accepts its tokens. SQLite vector:
+  the library's vec0 table, one KNN per Memory partition with the same ``k``, merged
+  by (distance, rowid), kept while the cosine admits. seekdb: ``MATCH ... AGAINST``
+  pages on the heads table with the same Memory filter and order (score, Memory,
+  entry id), filtered alike, and ``ORDER BY l2_distance(...) APPROXIMATE LIMIT k``;
+  hybrid = both raw channels. The raw loop is timed whole (paging and the admission
+  filter included). The ratio is ours / raw. Each figure is the median over ``--runs``
+  passes of that pass's p50 / p95; the three alternate query by query so they see the
+  same cache state. After timing, an untimed check (:func:`same_hits`) compares, for
+  the first 20 queries of the cell, ours with raw: fts / vector the whole admitted
+  channel (``search`` at limit = the budget), hybrid the top 10 against RRF of the raw
+  channels; a mismatch is logged with ``!!! MISMATCH`` and counted in the table's
+  "same hits" column.
 * writes into a one-Memory dataset: remember of 1 entry (p50/p95 over ``write_runs``),
   a batch of 100, forget and reactivate of 1 entry, changes() of the head Revision and
   expand() of 10 hits.
@@ -77,7 +93,8 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.core import analyzer
+from powercontext.core import admission, analyzer, rrf
+from powercontext.core import query as query_bounds
 from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.service import MemoryService
 
@@ -89,7 +106,9 @@ __all__ = [
     "main",
     "make_entries",
     "percentile",
+    "raw_channels",
     "run",
+    "same_hits",
 ]
 
 DEFAULT_DATA = Path("/work/shared/data/locomo-dev.json")
@@ -104,6 +123,8 @@ BIG_SIZE = 10_000
 #: Seconds one search cell (dataset x mode) may take before its queries are cut.
 CELL_BUDGET_S = 150.0
 WARM_BUDGET_S = 5.0
+#: Queries per search cell whose hits are compared, ours against raw (untimed).
+CHECK_QUERIES = 20
 #: The plain FTS5 anchor (the yardstick of fts search on SQLite): the tokenizer the
 #: library's FTS5 table uses for Analyzer v1 text (``_`` kept inside tokens).
 ANCHOR_FTS = "plain_fts"
@@ -111,10 +132,19 @@ ANCHOR_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 
 
 def _scope(artifact_id: str) -> str:
-    """The vec0 partition value (and the plain anchor's scope token) of a Memory."""
+    """The vec0 partition value (and the plain anchor's scope prefix) of a Memory."""
     from powercontext.sql import sqlite as frag
 
     return frag.scope_token(artifact_id)
+
+
+#: Characters of a scope token (``m_`` + 24 hex digits).
+SCOPE_CHARS = 26
+
+
+def _scoped_text(scope: str, searchable_text: str) -> str:
+    """The anchor's document of one row: each analyzed token as ``<scope>_<token>``."""
+    return " ".join(f"{scope}_{t}" for t in searchable_text.split())
 
 
 @dataclass(frozen=True)
@@ -231,10 +261,17 @@ class Engine:
     def close_raw(self) -> None:
         raise NotImplementedError
 
-    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The raw fts channel: the ids of the first ``budget`` admitted matches, in the
+        engine's order (the library's channel semantics, written as plain queries)."""
         raise NotImplementedError
 
-    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """The raw vector channel: the ids of the first ``k`` admitted neighbours."""
+        raise NotImplementedError
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        """(Memory artifact id, entry id, entry version id) of a raw id (untimed)."""
         raise NotImplementedError
 
     def vector_param(self, vector: Sequence[float]) -> Any:
@@ -258,6 +295,7 @@ class SQLiteEngine(Engine):
         self.model = model
         self.raw: Any = None
         self.anchor: Any = None
+        self.keys: dict[int, tuple[str, str, str]] = {}
 
     def new_service(self, label: str) -> MemoryService:
         from powercontext.adapters.sqlite import SQLiteMemoryBackend
@@ -272,9 +310,11 @@ class SQLiteEngine(Engine):
 
     def open_raw(self, svc: MemoryService) -> None:
         """A read-only connection to the library's file (for vec0) and the plain FTS5
-        anchor: the active head rows' Analyzer v1 text copied into a plain
-        ``fts5(scope, searchable_text)`` table of a side file (built once, untimed), so
-        the yardstick stays the plain OR query whatever index layout the library uses."""
+        anchor: the active head rows' analyzed text copied into a plain one-column
+        ``fts5(searchable_text)`` table of a side file (built once, untimed), each token
+        written ``<scope>_<token>`` so that document frequencies are per Memory, as the
+        library ranks (bm25 over the same statistics: same rows, same order). The anchor
+        keeps its content (no join to read the text) and is not the library's table."""
         import apsw
         import sqlite_vec
 
@@ -284,6 +324,14 @@ class SQLiteEngine(Engine):
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
         self.raw = conn
+        # projection id -> (Memory, entry id, entry version id), for the hit check only
+        self.keys = {
+            int(pid): (str(m), str(e), str(v))
+            for pid, m, e, v in conn.execute(
+                "SELECT projection_id, memory_artifact_id, entry_id, entry_version_id "
+                "FROM memory_entry_heads"
+            )
+        }
         anchor = f"{path}.anchor"
         if not os.path.exists(anchor):
             t0 = time.perf_counter()
@@ -291,7 +339,7 @@ class SQLiteEngine(Engine):
             a.execute("PRAGMA journal_mode=OFF")
             a.execute("PRAGMA synchronous=OFF")
             a.execute(
-                f"CREATE VIRTUAL TABLE {ANCHOR_FTS} USING fts5(scope, searchable_text, "
+                f"CREATE VIRTUAL TABLE {ANCHOR_FTS} USING fts5(searchable_text, "
                 f'tokenize="{ANCHOR_TOKENIZE}")'
             )
             rows = conn.execute(
@@ -299,8 +347,8 @@ class SQLiteEngine(Engine):
             ).fetchall()
             with a:
                 a.executemany(
-                    f"INSERT INTO {ANCHOR_FTS} (rowid, scope, searchable_text) VALUES (?, ?, ?)",
-                    [(pid, _scope(str(m)), text) for pid, m, text in rows],
+                    f"INSERT INTO {ANCHOR_FTS} (rowid, searchable_text) VALUES (?, ?)",
+                    [(pid, _scoped_text(_scope(str(m)), str(text))) for pid, m, text in rows],
                 )
             a.close()
             os.replace(anchor + ".tmp", anchor)
@@ -316,20 +364,42 @@ class SQLiteEngine(Engine):
                 conn.close()
         self.raw = self.anchor = None
 
-    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
-        scopes = " OR ".join(f'"{_scope(m)}"' for m in memories)
-        text = " OR ".join(f'"{t}"' for t in terms)
-        rows = self.anchor.execute(
-            f"SELECT rowid, bm25({ANCHOR_FTS}, 0.0, 1.0) AS s FROM {ANCHOR_FTS} "
-            f"WHERE {ANCHOR_FTS} MATCH ? ORDER BY s LIMIT ?",
-            (f"scope : ({scopes}) AND searchable_text : ({text})", budget),
-        ).fetchall()
-        return len(rows)
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The first ``budget`` admitted matches: pages of the plain OR query (``LIMIT
+        budget``, then twice as many each time, like the adapter) in ``bm25, rowid``
+        order, each row kept when :func:`admission.fts_admits` accepts its tokens."""
+        distinct = list(dict.fromkeys(terms))
+        tokens = " OR ".join(f'"{s}_{t}"' for s in map(_scope, memories) for t in distinct)
+        match = f"searchable_text : ({tokens})"
+        cut = SCOPE_CHARS + 1
+        out: list[Any] = []
+        offset, size = 0, budget
+        while True:
+            n = 0
+            for rowid, text in self.anchor.execute(
+                f"SELECT rowid, searchable_text FROM {ANCHOR_FTS} WHERE {ANCHOR_FTS} MATCH ? "
+                f"ORDER BY bm25({ANCHOR_FTS}), rowid LIMIT ? OFFSET ?",
+                (match, size, offset),
+            ):
+                n += 1
+                if admission.fts_admits(tuple(distinct), (w[cut:] for w in text.split())):
+                    out.append(rowid)
+                    if len(out) == budget:
+                        return out
+            if n < size:
+                return out
+            offset += size
+            size *= 2
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        return self.keys[int(raw_id)]
 
     def vector_param(self, vector: Sequence[float]) -> Any:
         return struct.pack(f"<{len(vector)}f", *vector)
 
-    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """One KNN of ``k`` per Memory partition, merged by (distance, rowid), kept while
+        :func:`admission.vector_admits` accepts the distance (at most ``k``)."""
         found: list[tuple[float, int]] = []
         for m in memories:
             found.extend(
@@ -341,7 +411,12 @@ class SQLiteEngine(Engine):
                 ).fetchall()
             )
         found.sort()
-        return len(found[:k])
+        out: list[Any] = []
+        for d, r in found[:k]:
+            if not admission.vector_admits(d):
+                break
+            out.append(r)
+        return out
 
     def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
         import apsw
@@ -383,6 +458,10 @@ class SQLiteEngine(Engine):
         for suffix in ("", "-wal", "-shm", ".anchor", ".anchor.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(f"{path}{suffix}")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else str(value)
 
 
 class SeekdbEngine(Engine):
@@ -433,33 +512,67 @@ class SeekdbEngine(Engine):
             self.raw.close()
             self.raw = None
 
-    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> int:
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The first ``budget`` admitted matches: pages of ``MATCH ... AGAINST`` over the
+        heads table with the Memory filter, ordered by score, Memory, entry id (``LIMIT
+        budget``, then twice as many each time, like the adapter), each row kept when
+        :func:`admission.fts_admits` accepts its tokens."""
+        distinct = tuple(dict.fromkeys(terms))
         marks = ", ".join(["%s"] * len(memories))
-        query = " ".join(terms)
+        query = " ".join(distinct)
         cur = self.raw.cursor()
-        cur.execute(
-            "SELECT projection_id, MATCH (searchable_text) AGAINST (%s) AS score "
-            f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
-            "AND MATCH (searchable_text) AGAINST (%s) ORDER BY score DESC LIMIT %s",
-            (query, *memories, query, budget),
-        )
-        return len(cur.fetchall())
+        out: list[Any] = []
+        offset, size = 0, budget
+        while True:
+            cur.execute(
+                "SELECT memory_artifact_id, entry_id, entry_version_id, searchable_text, "
+                "MATCH (searchable_text) AGAINST (%s) AS score "
+                f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
+                "AND MATCH (searchable_text) AGAINST (%s) "
+                "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s OFFSET %s",
+                (query, *memories, query, size, offset),
+            )
+            rows = cur.fetchall()
+            for m, e, v, text, _score in rows:
+                if admission.fts_admits(distinct, _text(text).split()):
+                    out.append((_text(m), _text(e), _text(v)))
+                    if len(out) == budget:
+                        return out
+            if len(rows) < size:
+                return out
+            offset += size
+            size *= 2
 
     def vector_param(self, vector: Sequence[float]) -> Any:
         from powercontext.sql import oceanbase as obsql
 
         return obsql.vector_literal(tuple(vector))
 
-    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> int:
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """``ORDER BY l2_distance APPROXIMATE LIMIT k`` with the Memory filter, ties by
+        Memory and entry id, kept while :func:`admission.vector_admits` accepts."""
         marks = ", ".join(["%s"] * len(memories))
         cur = self.raw.cursor()
         cur.execute(
-            "SELECT projection_id, l2_distance(embedding, %s) AS distance "
+            "SELECT memory_artifact_id, entry_id, entry_version_id, "
+            "l2_distance(embedding, %s) AS distance "
             f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
             "ORDER BY l2_distance(embedding, %s) APPROXIMATE LIMIT %s",
             (blob, *memories, blob, k),
         )
-        return len(cur.fetchall())
+        rows = sorted(
+            ((float(d), _text(m), _text(e), _text(v)) for m, e, v, d in cur.fetchall()
+             if d is not None)
+        )
+        out: list[Any] = []
+        for d, m, e, v in rows:
+            if not admission.vector_admits(d):
+                break
+            out.append((m, e, v))
+        return out
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        return tuple(raw_id)  # type: ignore[return-value]
 
     def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
         import MySQLdb
@@ -588,6 +701,78 @@ def _summary(passes: list[list[float]]) -> dict[str, float]:
     }
 
 
+def raw_channels(
+    engine: Engine, ids: Sequence[str], terms: Sequence[str], blob: Any, mode: str
+) -> dict[str, list[Any]]:
+    """The raw side of one search: ``{"fts": ids, "vector": ids}`` (the channels of
+    ``mode``), each the first ``max(LIMIT * 4, 32)`` admitted candidates in order."""
+    budget = max(LIMIT * 4, 32)
+    got: dict[str, list[Any]] = {}
+    if mode in ("fts", "hybrid"):
+        got["fts"] = engine.raw_fts(ids, terms, budget) if terms else []
+    if mode in ("vector", "hybrid"):
+        got["vector"] = engine.raw_vector(ids, blob, budget)
+    return got
+
+
+def _first_admitted(
+    stream: Any, admits: Callable[[Any], bool], budget: int, *, stop_at_first_refusal: bool
+) -> list[Any]:
+    out: list[Any] = []
+    try:
+        for c in stream:
+            if admits(c):
+                out.append(c)
+                if len(out) == budget:
+                    break
+            elif stop_at_first_refusal:
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    return out
+
+
+async def same_hits(
+    engine: Engine,
+    svc: MemoryService,
+    ds: Dataset,
+    sample: Sequence[tuple[str, Sequence[str], Any, Sequence[float]]],
+    mode: str,
+    raw_call: Callable[[Sequence[str], Any], dict[str, list[Any]]],
+) -> dict[str, Any]:
+    """Untimed check that ours and raw return the same hits for ``sample``: fts and
+    vector compare the whole admitted channel (``search`` at ``limit`` = the budget
+    returns the channel's first ``budget`` candidates in order: a smaller limit is a
+    prefix); hybrid compares the ``LIMIT`` hits with RRF of the two raw channels.
+    Returns ``{"queries", "mismatches", "examples"}``; each mismatch is logged loudly."""
+    budget = max(LIMIT * 4, 32)
+    bad: list[dict[str, Any]] = []
+    for q, terms, blob, _vec in sample:
+        raw = {ch: [engine.key(i) for i in got] for ch, got in raw_call(terms, blob).items()}
+        if mode == "hybrid":
+            want = [f.key for f in rrf.fuse(raw)[:LIMIT]]
+            res = await svc.search(q, ds.heads, limit=LIMIT, mode=mode)
+        else:
+            want = raw[mode][:budget]
+            res = await svc.search(q, ds.heads, limit=budget, mode=mode)
+        got = [(h.memory_ref.artifact_id, h.entry_id, h.entry_version_id) for h in res.hits]
+        if got != want:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+                min(len(got), len(want)),
+            )
+            bad.append(
+                {"query": q, "ours": len(got), "raw": len(want), "first_difference": first}
+            )
+            log(
+                f"  !!! MISMATCH {engine.name} {mode} {ds.entries}x{ds.memories}: {q!r}: "
+                f"ours {len(got)} hits, raw {len(want)}, first difference at rank {first}"
+            )
+    return {"queries": len(sample), "mismatches": len(bad), "examples": bad[:5]}
+
+
 async def bench_search(
     engine: Engine,
     ds: Dataset,
@@ -599,19 +784,30 @@ async def bench_search(
     svc: MemoryService = ds.svc
     budget = max(LIMIT * 4, 32)
     ids = sorted(h.artifact_id for h in ds.heads)
+    backend: Any = svc.backend
+    # the query terms the library searches with: the database's analyzer, bounds checked
+    db_analyzer = getattr(backend, "_db_analyzer", None)
     prepared = []
     for q in queries:
         (vec,) = model.embed_sync((q,)).vectors
-        prepared.append((q, analyzer.query_terms(q), engine.vector_param(vec), vec))
+        terms = query_bounds.search_terms(q, db_analyzer)
+        prepared.append((q, terms, engine.vector_param(vec), vec))
     engine.open_raw(svc)
-    backend: Any = svc.backend
     spi_ok = True
 
     def spi_body(terms: Sequence[str], vec: Sequence[float], mode: str) -> None:
-        if mode in ("fts", "hybrid"):
-            backend._fts_candidates_sync(ids, list(terms), budget)
+        # the backend's candidate streams, consumed as a channel does: until ``budget``
+        # candidates pass admission (no manifest or version checks)
+        if mode in ("fts", "hybrid") and terms:
+            _first_admitted(
+                backend._fts_stream_sync(ids, list(terms), budget),
+                lambda c: admission.fts_admits(tuple(terms), c.searchable_text.split()),
+                budget, stop_at_first_refusal=False)
         if mode in ("vector", "hybrid"):
-            backend._vector_candidates_sync(ids, tuple(vec), budget)
+            _first_admitted(
+                backend._vector_stream_sync(ids, tuple(vec), budget),
+                lambda c: c.distance is not None and admission.vector_admits(c.distance),
+                budget, stop_at_first_refusal=True)
 
     async def spi_call(terms: Sequence[str], vec: Sequence[float], mode: str) -> None:
         nonlocal spi_ok
@@ -627,11 +823,10 @@ async def bench_search(
     try:
         for mode in MODES:
 
-            def raw_call(terms: Sequence[str], blob: Any, mode: str = mode) -> None:
-                if mode in ("fts", "hybrid"):
-                    engine.raw_fts(ids, terms, budget)
-                if mode in ("vector", "hybrid"):
-                    engine.raw_vector(ids, blob, budget)
+            def raw_call(
+                terms: Sequence[str], blob: Any, mode: str = mode
+            ) -> dict[str, list[Any]]:
+                return raw_channels(engine, ids, terms, blob, mode)
 
             # warm all three paths (at most 10 queries or WARM_BUDGET_S seconds)
             warm_t0 = time.perf_counter()
@@ -678,6 +873,7 @@ async def bench_search(
                 ours_passes.append(ours)
                 spi_passes.append(spi)
                 raw_passes.append(raw)
+            check = await same_hits(engine, svc, ds, cell[:CHECK_QUERIES], mode, raw_call)
             o, r = _summary(ours_passes), _summary(raw_passes)
             c = _summary(spi_passes) if spi_ok else {"p50_ms": None, "p95_ms": None}
             row = {
@@ -697,6 +893,7 @@ async def bench_search(
                 "runs": cell_runs,
                 "mean_hits": hits / max(1, cell_runs * len(cell)),
                 "cut": cut,
+                "check": check,
             }
             rows.append(row)
             log(
@@ -1027,6 +1224,15 @@ def _f(x: Any, nd: int = 2) -> str:
     return str(x)
 
 
+def _checked(check: dict[str, Any] | None) -> str:
+    """``same/compared`` queries of the hit check, ``**MISMATCH**`` flagged."""
+    if not check:
+        return "-"
+    same = check["queries"] - check["mismatches"]
+    mark = "" if not check["mismatches"] else " **MISMATCH**"
+    return f"{same}/{check['queries']}{mark}"
+
+
 def markdown(result: dict[str, Any]) -> str:
     m = result["meta"]
     lines = [
@@ -1040,8 +1246,8 @@ def markdown(result: dict[str, Any]) -> str:
         "## Search (ours = MemoryService.search end to end; raw = same query to the engine)",
         "",
         "| engine | entries | Memories | mode | ours p50 | ours p95 | spi p50 | spi p95 "
-        "| raw p50 | raw p95 | ours/raw p50 | ours/raw p95 |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| raw p50 | raw p95 | ours/raw p50 | ours/raw p95 | same hits |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in result["search"]:
         lines.append(
@@ -1050,19 +1256,27 @@ def markdown(result: dict[str, Any]) -> str:
             f"{_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
             f"{_f(r.get('spi_p50_ms'))} | {_f(r.get('spi_p95_ms'))} | "
             f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
-            f"{_f(r['ratio_p95'])} |"
+            f"{_f(r['ratio_p95'])} | {_checked(r.get('check'))} |"
         )
     lines += [
         "",
         "ours = `MemoryService.search` end to end (query embedding, manifest checks, "
         "admission, RRF, version loads, thread hop); spi = the backend's candidate "
-        "queries alone (`_fts_candidates_sync` / `_vector_candidates_sync` in one read "
-        "transaction through the backend's worker thread); raw = the plain query "
-        "straight to the engine: SQLite fts = FTS5 `scope : (..) AND searchable_text : "
-        "(t1 OR ..)` on a plain fts5 copy of the same active rows, bm25, LIMIT "
-        f"{max(LIMIT * 4, 32)}; SQLite vector = vec0 KNN per Memory partition, same k; "
-        "seekdb = MATCH AGAINST / l2_distance APPROXIMATE on the heads table; hybrid = "
-        "both raw queries.",
+        "streams alone (`_fts_stream_sync` / `_vector_stream_sync` read until "
+        f"{max(LIMIT * 4, 32)} candidates pass admission, in one read transaction "
+        "through the backend's worker thread); raw = the same-semantics plain query "
+        "straight to the engine, returning the same admitted candidates in the same "
+        "order: SQLite fts = FTS5 `searchable_text : (m_..._t1 OR ..)` on a plain fts5 "
+        "copy of the same active rows (tokens prefixed by their Memory scope, so "
+        "document frequencies are per Memory as in the library), `ORDER BY bm25, rowid` "
+        f"pages of {max(LIMIT * 4, 32)} then doubling, each row kept when the admission "
+        "rule accepts its tokens, until "
+        f"{max(LIMIT * 4, 32)} are kept; SQLite vector = vec0 KNN per Memory partition, "
+        "same k, kept while the cosine admits; seekdb = MATCH AGAINST pages with the "
+        "same filter / l2_distance APPROXIMATE on the heads table; hybrid = both raw "
+        "channels. same hits = sampled queries whose hits are identical, ours vs raw "
+        "(fts/vector: the whole admitted channel; hybrid: RRF of the raw channels, "
+        f"top {LIMIT}); untimed.",
     ]
     lines += [
         "",

@@ -125,6 +125,8 @@ def test_quick_profile_runs_on_a_tiny_size(
         assert r["ours_p50_ms"] > 0 and r["raw_p50_ms"] > 0 and r["ratio_p95"] > 0
         assert r["spi_p50_ms"] > 0  # the backend's candidate queries were timed
         assert r["ours_p50_ms"] <= r["ours_p95_ms"]
+        # the raw yardstick returned the same hits as ours (issue 9)
+        assert r["check"] == {"queries": 3, "mismatches": 0, "examples": []}
     # the puppy question finds Biscuit's turn on every channel
     assert all(r["mean_hits"] > 0 for r in result["search"])
     ops = [r["op"] for r in result["writes"]]
@@ -146,3 +148,64 @@ def test_quick_profile_runs_on_a_tiny_size(
     assert "| sqlite | 50 | 1 | fts |" in capsys.readouterr().out
     assert len(list(out.glob("perf-quick-*.png"))) == 4
     assert not list((tmp_path / "db").iterdir())  # databases and anchors are removed
+
+
+def _plain_or(engine: perf.SQLiteEngine, ids: list[str], terms: tuple[str, ...]) -> list[int]:
+    """The former yardstick: the plain OR query's top ``budget`` rows by bm25 (no
+    admission), kept here to show that the check tells it apart from the library."""
+    tokens = " OR ".join(f'"{perf._scope(m)}_{t}"' for m in ids for t in terms)
+    return [
+        r
+        for (r,) in engine.anchor.execute(
+            f"SELECT rowid FROM {perf.ANCHOR_FTS} WHERE {perf.ANCHOR_FTS} MATCH ? "
+            f"ORDER BY bm25({perf.ANCHOR_FTS}), rowid LIMIT ?",
+            (f"searchable_text : ({tokens})", max(perf.LIMIT * 4, 32)),
+        )
+    ]
+
+
+@pytest.mark.parametrize("memories", [1, 10])
+def test_raw_channels_return_the_library_hits(tmp_path: Path, memories: int) -> None:
+    """Issue 9: the raw yardstick returns the same admitted candidates in the same order
+    as MemoryService.search (fts, vector, hybrid), on one Memory and on ten (document
+    frequencies per Memory); the check flags a raw query without admission."""
+    import asyncio
+
+    from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+    from powercontext.core import query as query_bounds
+
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    turns, questions = perf.load_corpus(data)
+    # repeated turns make common terms common: admission then refuses rows the plain
+    # OR query ranks among its first 40
+    turns = [*turns, "Ana: the the the the", "Ben: is is of of the"]
+    model = DeterministicEmbedding(perf.DIM)
+    (tmp_path / "db").mkdir()
+    engine = perf.SQLiteEngine(tmp_path / "db", model)
+
+    async def go() -> None:
+        ds = await perf.load_dataset(engine, turns, 120, memories)
+        ids = sorted(h.artifact_id for h in ds.heads)
+        engine.open_raw(ds.svc)
+        try:
+            analyzer = ds.svc.backend._db_analyzer  # type: ignore[attr-defined]
+            sample = []
+            for q in [*questions, "the name of the lake", "what is the puppy"]:
+                (vec,) = model.embed_sync((q,)).vectors
+                sample.append((q, query_bounds.search_terms(q, analyzer),
+                               engine.vector_param(vec), vec))
+            for mode in perf.MODES:
+                check = await perf.same_hits(
+                    engine, ds.svc, ds, sample, mode,
+                    lambda t, b, mode=mode: perf.raw_channels(engine, ids, t, b, mode))
+                assert check == {"queries": len(sample), "mismatches": 0, "examples": []}
+            plain = await perf.same_hits(
+                engine, ds.svc, ds, sample, "fts",
+                lambda t, b: {"fts": _plain_or(engine, ids, tuple(t))})
+            assert plain["mismatches"] > 0
+        finally:
+            engine.close_raw()
+            await ds.svc.close()
+
+    asyncio.run(go())
