@@ -1,7 +1,8 @@
 # powercontext developer entry points. `make quickstart` and `make test` each work on a
-# fresh machine by themselves: they create .venv, install the Debian packages that
-# mysqlclient needs to build (as root; otherwise print the apt command and stop), install
-# the project with its dev extra under constraints.txt, then run.
+# fresh machine by themselves: they create .venv, install what is missing, then run.
+# quickstart installs only the base package (no extras, no Debian packages); test also
+# installs the Debian packages that mysqlclient needs to build (as root; otherwise it
+# prints the apt command and stops) and the dev and local extras, all under constraints.txt.
 #
 #   make quickstart   the coding-agent scenario on real files of this repository
 #   make test         the whole test suite (Hypothesis profile `ci` when CI=true)
@@ -9,8 +10,9 @@
 #   make bench        perf (quick, SQLite) then LoCoMo retrieval quality; BENCH_PERF_ARGS, BENCH_LOCOMO_ARGS
 #
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
-# extras installed, default dev,local: local is the real embedding model that a test uses),
-# PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci when CI=true, else dev).
+# extras `make install`/test/lint/types/bench install, default dev,local: local is the
+# real embedding model that a test uses), PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci
+# when CI=true, else dev).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -21,12 +23,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEB_PACKAGES := libmariadb-dev pkg-config
 APT_GET ?= apt-get
-# The install is redone only when the content of what it depends on changes (the stamp
-# name carries a hash of it; mtimes are ignored, so a fresh clone of an installed tree
-# does not reinstall).
+# Two installs share one .venv: the base package (what the quickstart imports) and the
+# base plus EXTRAS (everything else). Each is redone only when the content of what it
+# depends on changes: the stamp name carries a hash of pyproject.toml and constraints.txt
+# (mtimes are ignored, so a fresh clone of an installed tree does not reinstall). The full
+# install also writes the base stamp, so a quickstart after a test installs nothing, and a
+# test after a quickstart installs only the extras.
 EXTRAS ?= dev,local
-INSTALL_HASH := $(shell { cat pyproject.toml constraints.txt; echo '$(EXTRAS)'; } | sha256sum | cut -c1-16)
-STAMP := $(VENV)/.installed-$(INSTALL_HASH)
+SPEC_HASH := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+EXTRAS_HASH := $(shell echo '$(EXTRAS)' | sha256sum | cut -c1-8)
+BASE_STAMP := $(VENV)/.installed-$(SPEC_HASH)-base
+STAMP := $(VENV)/.installed-$(SPEC_HASH)-extras-$(EXTRAS_HASH)
 ifeq ($(CI),true)
 HYPOTHESIS_PROFILE ?= ci
 else
@@ -38,23 +45,35 @@ SOURCES := core ports adapters plugins sql app
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
 
-.PHONY: help install deb-packages quickstart test lint types typetree check bench clean
+.PHONY: help install install-base deb-packages quickstart test lint types typetree check bench clean
 
 help:
-	@sed -n '1,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,16p' Makefile | sed 's/^# \{0,1\}//'
 
 install: $(STAMP)
+
+install-base: $(BASE_STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# flock: two `make` runs in one tree never install into .venv at the same time. A stamp
+# for another content hash is stale and removed; the other install's stamp for this hash
+# stays.
+$(BASE_STAMP): | $(BIN)/python
+	@echo "Installing powercontext (base package, no extras) into $(VENV); the first run takes a minute ..."
+	flock $(VENV)/.install-lock $(BIN)/python -m pip install --progress-bar on \
+	  -c constraints.txt -e .
+	@find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '.installed-$(SPEC_HASH)-*' -delete
+	@touch $@
+
 $(STAMP): | $(BIN)/python
 	@$(MAKE) --no-print-directory deb-packages
-	@# flock: two `make` runs in one tree never install into .venv at the same time.
-	flock $(VENV)/.install-lock $(BIN)/python -m pip install --quiet -c constraints.txt \
-	  -e '.[$(EXTRAS)]'
-	@rm -f $(VENV)/.installed-*
-	@touch $@
+	@echo "Installing powercontext with the extras $(EXTRAS) into $(VENV); the first run takes several minutes ..."
+	flock $(VENV)/.install-lock $(BIN)/python -m pip install --progress-bar on \
+	  -c constraints.txt -e '.[$(EXTRAS)]'
+	@find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '.installed-$(SPEC_HASH)-*' -delete
+	@touch $@ $(BASE_STAMP)
 
 deb-packages:
 	@missing=""; \
@@ -73,7 +92,7 @@ deb-packages:
 	$(APT_GET) update -qq; \
 	$(APT_GET) install -y -qq --no-install-recommends $$missing
 
-quickstart: install
+quickstart: install-base
 	$(BIN)/python -m powercontext.quickstart
 
 test: install

@@ -1,0 +1,63 @@
+"""README.md and docs/*.md stand alone: no link into ``../shared`` (a clone does not have
+it), and every relative link names a file that exists in the repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+
+# [text](target) and [text]: target (reference definitions); targets in <...> too.
+_INLINE = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
+_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//|#)")
+
+
+def _links(text: str) -> list[str]:
+    return _INLINE.findall(text) + _REFERENCE.findall(text)
+
+
+def _relative_targets(path: Path) -> list[tuple[str, Path]]:
+    out = []
+    for link in _links(path.read_text("utf-8")):
+        if _EXTERNAL.match(link):
+            continue
+        target = link.split("#", 1)[0]
+        out.append((link, (path.parent / target).resolve()))
+    return out
+
+
+def test_the_docs_exist() -> None:
+    names = {p.name for p in DOCS if p.parent.name == "docs"}
+    assert {"README.md", "architecture.md", "storage.md", "analyzers.md", "hooks.md",
+            "decisions.md"} <= names
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_link_or_path_points_into_shared(path: Path) -> None:
+    text = path.read_text("utf-8")
+    assert "../shared" not in text, f"{path.name} names ../shared, which a clone does not have"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_to_an_existing_file(path: Path) -> None:
+    broken = [link for link, target in _relative_targets(path) if not target.exists()]
+    assert not broken, f"{path.name}: relative links to missing files: {broken}"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_relative_link_leaves_the_repository(path: Path) -> None:
+    outside = [link for link, target in _relative_targets(path)
+               if not target.is_relative_to(ROOT)]
+    assert not outside, f"{path.name}: links outside the repository: {outside}"
+
+
+def test_the_link_finder_sees_inline_reference_and_anchored_links() -> None:
+    text = ('see [a](docs/a.md), [b](<docs/b.md>), [c](docs/c.md#part "t"), '
+            "[d](https://x.org/y), [e](#top)\n[f]: ../shared/g.md\n")
+    assert _links(text) == ["docs/a.md", "docs/b.md", "docs/c.md#part", "https://x.org/y",
+                            "#top", "../shared/g.md"]
