@@ -142,7 +142,8 @@ async def run_quickstart(repo: Path, db: Path) -> None:
         result = await svc.search(QUERY, (r3,), limit=8, mode="auto")
         _say(
             f"search (mode {result.mode}): {QUERY!r}",
-            "\n".join(f"   [{h.score:.4f}] {h.entry_id}: {h.text}" for h in result.hits),
+            "\n".join(f"   {rank}. [{'+'.join(h.matched_by)}] {h.entry_id}: {h.text}"
+                      for rank, h in enumerate(result.hits, start=1)),
         )
         texts = {h.text for h in result.hits}
         _check(v2.text in texts, "the revised preference is found")
