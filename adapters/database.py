@@ -318,19 +318,14 @@ class DatabaseMemoryBackend(abc.ABC):
         limit: int,
         *,
         offset: int = 0,
-        min_matched: int = 1,
     ) -> list[Candidate]:
         """Head rows of these Memories matching any of ``terms`` (Analyzer v1 tokens, to
         be quoted, never raw syntax; every term counts, none is dropped), filtered by
         Memory inside the index: positions ``offset .. offset + limit - 1`` of one total
         order, best first (the engine's relevance over the OR of the terms, then a
         stable tie-break such as the projection id), so consecutive pages neither
-        repeat nor skip a row. Fewer than ``limit`` rows only at the end.
-
-        ``min_matched`` (the admission minimum, :func:`admission.fts_min_matched`): an
-        adapter that can count distinct matched terms in the index may leave out the
-        rows matching fewer, before paging, keeping the order of the others; one that
-        cannot ignores it (the caller's admission check decides either way)."""
+        repeat nor skip a row. Fewer than ``limit`` rows only at the end. The caller
+        applies admission to every row (:meth:`_fts_stream_sync`)."""
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
@@ -1463,10 +1458,11 @@ class DatabaseMemoryBackend(abc.ABC):
         :meth:`_fts_candidates_sync`, the first of ``first`` rows, each next one twice
         as large. An adapter may override it with a cheaper exact walk.
 
-        The pages are not pre-filtered by the admission minimum (``min_matched``): the
-        channel applies admission to every row, and on SQLite counting the minimum in
-        FTS5 measured slower than paging (10k LoCoMo turns, 50 questions, fts limit 10:
-        p50 19.1 ms / p95 135 ms pre-filtered against 5.6 / 18.2 ms paged, same hits)."""
+        The pages are not pre-filtered by the admission minimum: the channel applies
+        admission to every row, and on SQLite counting the minimum in FTS5 (a ``rowid
+        IN`` of per-term rowid lists) measured slower than paging (10k LoCoMo turns, 50
+        questions, fts limit 10: p50 19.1 ms / p95 135 ms pre-filtered against 5.6 /
+        18.2 ms paged, same hits)."""
         offset, size = 0, first
         while True:
             page = self._fts_candidates_sync(artifact_ids, terms, size, offset=offset)

@@ -16,7 +16,6 @@ __all__ = [
     "VECTOR_MIN_COSINE",
     "cosine_from_l2",
     "fts_admits",
-    "fts_min_matched",
     "vector_admits",
 ]
 
@@ -40,16 +39,6 @@ def fts_admits(query_terms: tuple[str, ...], document_tokens: Iterable[str]) -> 
         return matched >= 1
     return matched >= FTS_MIN_MATCHED and matched / len(terms) >= FTS_MIN_COVERAGE
 
-
-def fts_min_matched(term_count: int) -> int:
-    """The fewest distinct matched terms :func:`fts_admits` accepts for a query of
-    ``term_count`` distinct terms (0 for no terms: nothing is admitted then). A backend
-    may leave out rows with fewer matches before ranking; the rule stays this one."""
-    if term_count <= 0:
-        return 0
-    return next(m for m in range(1, term_count + 1)
-                if term_count <= 2 or (m >= FTS_MIN_MATCHED
-                                       and m / term_count >= FTS_MIN_COVERAGE))
 
 
 def cosine_from_l2(distance: float) -> float:

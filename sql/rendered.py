@@ -771,18 +771,6 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM m JOIN '
         '"memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY m.score, m.pid'
     ),
-    'fts_term_rowids': (
-        'SELECT rowid AS pid FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ?'
-    ),
-    'fts_search_admitted': (
-        'WITH t(pid) AS (/*terms*/), a AS (SELECT pid FROM t GROUP BY pid HAVING count(*) >= ?), m '
-        'AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score FROM '
-        '"memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? AND rowid IN (SELECT '
-        'pid FROM a) ORDER BY score, rowid LIMIT ? OFFSET ?) SELECT h."projection_id", '
-        'h."memory_artifact_id", h."entry_id", h."entry_version_id", h."entry_content_hash", '
-        'h."searchable_text" FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid '
-        'ORDER BY m.score, m.pid'
-    ),
     'fts_delete_orphans': (
         'DELETE FROM "memory_entry_search_fts" WHERE rowid NOT IN (SELECT "projection_id" FROM '
         '"memory_entry_heads")'

@@ -38,7 +38,6 @@ __all__ = [
     "fts_document",
     "fts_match_expression",
     "fts_match_tokens",
-    "fts_search_admitted",
     "scope_token",
     "scoped_terms",
     "statement",
@@ -117,16 +116,6 @@ def fts_match_tokens(tokens: list[str]) -> str:
 
 
 @functools.cache
-def fts_search_admitted(term_count: int) -> str:
-    """The ``fts_search`` page restricted to rows matching at least a given number of
-    distinct terms, for ``term_count`` terms. Parameters: one MATCH expression per term
-    (:func:`fts_match_tokens` of that term's scoped tokens), the minimum, the MATCH of
-    every term, the limit, the offset. ValueError for fewer than one term."""
-    if isinstance(term_count, bool) or not isinstance(term_count, int) or term_count < 1:
-        raise ValueError(f"term_count must be a positive int, not {term_count!r}")
-    union = " UNION ALL ".join([statement("fts_term_rowids")] * term_count)
-    return statement("fts_search_admitted").replace("/*terms*/", union)
-
 
 def vector_ddl(dimension: int, chunk_size: int = VECTOR_CHUNK_SIZE) -> str:
     """CREATE VIRTUAL TABLE for the vec0 projection; ValueError for a bad dimension or a
@@ -186,18 +175,6 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
                        f"LIMIT ? OFFSET ?) "
                        f"SELECT {cols} FROM m JOIN {heads} AS h "
                        f"ON h.{_q('projection_id')} = m.pid ORDER BY m.score, m.pid"),
-        # The same page over the rows matching at least ? distinct terms (the admission
-        # minimum): one rowid list per term (each lists a row once), counted per row,
-        # so rows no admission could accept are never ranked, joined or fetched. The
-        # /*terms*/ marker becomes one fts_term_rowids per term (fts_search_admitted).
-        "fts_term_rowids": f"SELECT rowid AS pid FROM {fts} WHERE {fts} MATCH ?",
-        "fts_search_admitted": (
-            "WITH t(pid) AS (/*terms*/), "
-            "a AS (SELECT pid FROM t GROUP BY pid HAVING count(*) >= ?), "
-            f"m AS MATERIALIZED (SELECT rowid AS pid, bm25({fts}) AS score FROM {fts} "
-            f"WHERE {fts} MATCH ? AND rowid IN (SELECT pid FROM a) ORDER BY score, rowid "
-            f"LIMIT ? OFFSET ?) SELECT {cols} FROM m JOIN {heads} AS h "
-            f"ON h.{_q('projection_id')} = m.pid ORDER BY m.score, m.pid"),
         # FTS rows whose head row is gone (damage; a rebuild ends with this sweep)
         "fts_delete_orphans": (f"DELETE FROM {fts} WHERE rowid NOT IN "
                                f"(SELECT {_q('projection_id')} FROM {heads})"),
@@ -264,7 +241,7 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
 #: Names :func:`statement` accepts (for the golden tests).
 STATEMENTS = (
     "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete",
-    "fts_delete_orphans", "fts_search", "fts_term_rowids", "fts_search_admitted",
+    "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "vector_search", "vector_projection", "vector_count", "head_vectors",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",

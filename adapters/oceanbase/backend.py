@@ -631,13 +631,13 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend):
 
     def _fts_candidates_sync(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
-        offset: int = 0, min_matched: int = 1,
+        offset: int = 0,
     ) -> list[Candidate]:
         """One page of ``MATCH ... AGAINST`` over every term, ordered by relevance, then
         Memory and entry id (a total order). Every term reaches MATCH: a term the SPACE
         parser could not have indexed (longer than 84 characters; Analyzer v1 never
-        makes one) is refused, not silently dropped. ``min_matched`` is not pushed down
-        (the caller's admission check filters the pages)."""
+        makes one) is refused, not silently dropped (the caller's admission check
+        filters the pages)."""
         ids = list(dict.fromkeys(artifact_ids))
         for t in terms:
             if not isinstance(t, str) or not _TOKEN_RE.fullmatch(t):

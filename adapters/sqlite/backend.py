@@ -493,28 +493,21 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         limit: int,
         *,
         offset: int = 0,
-        min_matched: int = 1,
     ) -> list[Candidate]:
         """One page of the FTS5 matches of any scoped term, ordered by ``bm25`` then
         rowid (the projection id): a total order, so pages at growing offsets are exact.
-        Every query term is in the MATCH (issue 9: none is left out for being common).
-        With ``min_matched`` > 1 only rows matching that many distinct terms are ranked
-        (counted in the index, one rowid list per term); their order is unchanged."""
+        Every query term is in the MATCH (issue 9: none is left out for being common)."""
         if not artifact_ids or not terms or limit <= 0:
             return []
         scopes = [frag.scope_token(a) for a in dict.fromkeys(artifact_ids)]
         distinct = list(dict.fromkeys(terms))
         query = frag.fts_match_tokens(
             [tok for s in scopes for tok in frag.scoped_terms(s, distinct)])
-        if min_matched > 1:
-            per_term = [frag.fts_match_tokens([f"{s}_{t}" for s in scopes]) for t in distinct]
-            sql = frag.fts_search_admitted(len(distinct))
-            params: list[Any] = [*per_term, min_matched, query, limit, offset]
-        else:
-            sql, params = frag.statement("fts_search"), [query, limit, offset]
         wanted = set(artifact_ids)
         return [Candidate(a, e, v, h, text)
-                for _pid, a, e, v, h, text in self._execute(sql, params) if a in wanted]
+                for _pid, a, e, v, h, text
+                in self._execute(frag.statement("fts_search"), [query, limit, offset])
+                if a in wanted]
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int

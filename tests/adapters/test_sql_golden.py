@@ -398,19 +398,6 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY '
         'm.score, m.pid'
     ),
-    'fts_term_rowids': (
-        'SELECT rowid AS pid FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" '
-        'MATCH ?'
-    ),
-    'fts_search_admitted': (
-        'WITH t(pid) AS (/*terms*/), a AS (SELECT pid FROM t GROUP BY pid HAVING count(*) >= '
-        '?), m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '
-        'FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? AND rowid IN '
-        '(SELECT pid FROM a) ORDER BY score, rowid LIMIT ? OFFSET ?) SELECT h."projection_id", '
-        'h."memory_artifact_id", h."entry_id", h."entry_version_id", h."entry_content_hash", '
-        'h."searchable_text" FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid '
-        'ORDER BY m.score, m.pid'
-    ),
     'fts_integrity_check': (
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts") VALUES '
         "('integrity-check')"
@@ -616,15 +603,6 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     f("vector_insert", (pid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
     hits = f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5, 0))
     assert [h[2] for h in hits] == ["e1"]
-    uv = frag.fts_match_expression([scope], ["uv"])
-    ran.update({"fragment:fts_term_rowids", "fragment:fts_search_admitted"})
-    assert conn.execute(frag.statement("fts_term_rowids"), (uv,)).fetchall() == [(pid,)]
-    one = conn.execute(frag.fts_search_admitted(2), (uv, frag.fts_match_expression(
-        [scope], ["go"]), 1, frag.fts_match_expression([scope], ["uv", "go"]), 5, 0))
-    assert [h[2] for h in one.fetchall()] == ["e1"]
-    two = conn.execute(frag.fts_search_admitted(2), (uv, frag.fts_match_expression(
-        [scope], ["go"]), 2, frag.fts_match_expression([scope], ["uv", "go"]), 5, 0))
-    assert two.fetchall() == []
     near = f("vector_search", (_vec(1, 0, 0, 0, 0, 0, 0, 0), 5, scope))
     assert [(h[2], h[6]) for h in near] == [("e1", 0.0)]
     assert f("vector_projection", ("art",)) == [(H, H2)]

@@ -178,7 +178,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
 
     def _fts_candidates_sync(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
-        offset: int = 0, min_matched: int = 1,
+        offset: int = 0,
     ) -> list[Candidate]:
         # every term counts; the order (score, projection id) is total, so pages are exact
         wanted = set(terms)
