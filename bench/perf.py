@@ -398,18 +398,25 @@ class SQLiteEngine(Engine):
         return struct.pack(f"<{len(vector)}f", *vector)
 
     def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
-        """One KNN of ``k`` per Memory partition, merged by (distance, rowid), kept while
-        :func:`admission.vector_admits` accepts the distance (at most ``k``)."""
+        """One KNN per Memory partition, merged by (distance, rowid), kept while
+        :func:`admission.vector_admits` accepts the distance (at most ``k``). Like the
+        adapter, a partition's answer is taken as far as its order is certain: vec0
+        returns any of the rows tied at the ``k``-th distance, so ``k`` grows while the
+        last row returned ties with the ``k``-th (else the tie-break by rowid would
+        differ from the library's at the boundary)."""
         found: list[tuple[float, int]] = []
         for m in memories:
-            found.extend(
-                (d, r)
-                for r, d in self.raw.execute(
+            want = k + 1
+            while True:
+                rows = sorted((d, r) for r, d in self.raw.execute(
                     "SELECT rowid, distance FROM memory_entry_search_vector "
                     "WHERE embedding MATCH ? AND k = ? AND scope = ?",
-                    (blob, k, _scope(m)),
-                ).fetchall()
-            )
+                    (blob, want, _scope(m)),
+                ).fetchall())
+                if len(rows) < want or rows[k - 1][0] < rows[-1][0] or want >= 4096:
+                    break
+                want = min(want * 2, 4096)
+            found.extend(rows)
         found.sort()
         out: list[Any] = []
         for d, r in found[:k]:
