@@ -308,3 +308,37 @@ class HandoffCitation:
     def as_hit(self) -> MemoryHit:
         """The anchor as a MemoryHit (text empty, score 0) for ``expand``."""
         return MemoryHit(self.memory_ref, self.entry_id, self.entry_version_id, "", 0.0, ())
+
+
+@attrs.define
+class RebuildReport:
+    """What a rebuild did: Memories and active entries projected, vectors written (fresh
+    ones plus ``kept``: stored vectors carried over because no fresh one could be made),
+    the Memories whose vector projection is still incomplete, the Memories whose stored
+    authoritative data failed validation (left untouched, with the reason), and
+    ``missing``: each active entry left without a vector, as (artifact_id, entry_id,
+    reason: no model, the model failed, or its vector was refused), and
+    ``analyzer``: the analyzer version the FTS projection is now built by."""
+
+    memories: int = 0
+    entries: int = 0
+    vectors: int = 0
+    incomplete: list[str] = attrs.field(factory=list)
+    corrupt: list[tuple[str, str]] = attrs.field(factory=list)
+    kept: int = 0
+    missing: list[tuple[str, str, str]] = attrs.field(factory=list)
+    analyzer: str = ""
+
+
+@attrs.define
+class RehashReport:
+    """What ``rehash()`` did: Revisions whose stored hash verified under the legacy
+    formula and was rewritten to the spec's, Revisions already in the spec's formula, and
+    the Revisions that verify under neither (``(artifact_id, revision, reason)``, left as
+    they were, so reading them still raises IntegrityError). ``already`` is True when
+    the database was in the spec's format before the call (nothing was read)."""
+
+    rewritten: int = 0
+    current: int = 0
+    corrupt: list[tuple[str, int, str]] = attrs.field(factory=list)
+    already: bool = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import (
@@ -21,6 +21,8 @@ from powercontext.core.models import (
     MemoryRevisionChanges,
     MemorySearchRequest,
     MemorySearchResult,
+    RebuildReport,
+    RehashReport,
     Source,
 )
 from powercontext.core.plan import MemoryPlan
@@ -30,6 +32,8 @@ __all__ = [
     "CandidatePipeline",
     "EmbeddingModel",
     "MemoryBackend",
+    "MemoryInventory",
+    "MemoryRebuild",
     "MemoryUnitOfWork",
     "SecretScanner",
     "SourceStore",
@@ -167,3 +171,57 @@ class CandidatePipeline(Protocol):
         current_entries: tuple[MemoryEntryVersion, ...],
         providers: tuple[str, ...] | None = None,
     ) -> tuple[MemoryEntryInput, ...]: ...
+
+
+@runtime_checkable
+class MemoryRebuild(Protocol):
+    """The offline-rebuild capability (Memory RFC, "Vector integrity and offline
+    rebuilds"): a backend that can re-derive every projection from its authoritative
+    tables implements it; the CLI asks ``isinstance(backend, MemoryRebuild)`` and a
+    backend without it answers ``memory rebuild`` with a clear refusal. The contract
+    kit runs its rebuild tests only for backends that declare it.
+
+    Every method pauses writers while it runs (``WritesPausedError`` for writers and for
+    a second rebuild) and resumes them at the end, even on failure."""
+
+    def allow_analyzer_migration(self) -> None:
+        """Let the next open accept a database whose FTS projection was built by another
+        Analyzer version (``AnalyzerMismatchError`` otherwise): the rebuild migrates it."""
+        ...
+
+    async def rebuild(
+        self,
+        model: Any = None,
+        *,
+        new_profile: EmbeddingProfile | None = None,
+        analyzer: str | Analyzer | None = None,
+        progress: Any = None,
+        batch_size: int = 64,
+    ) -> RebuildReport:
+        """Rebuild every Memory's head, FTS and vector projection from the authoritative
+        tables, one transaction per Memory. ``model``: an EmbeddingModel or None (stored
+        vectors are kept); ``new_profile``: migrate to this embedding profile;
+        ``analyzer``: the Analyzer version to rebuild FTS with; ``progress(done, total,
+        artifact_id)`` after each Memory; ``batch_size`` texts per embed call."""
+        ...
+
+    async def rehash(self) -> RehashReport:
+        """Rewrite Revisions stored with the pre-spec Artifact content hash to the spec's
+        formula, in one write transaction (``memory rebuild --rehash``)."""
+        ...
+
+    async def resume_writes(self) -> None:
+        """Clear a pause left by a rebuild or rehash that crashed."""
+        ...
+
+
+@runtime_checkable
+class MemoryInventory(Protocol):
+    """Listing capability: a backend that can enumerate what it holds (``memory list``,
+    ``info``). A backend without it gets CapabilityNotSupportedError from those commands."""
+
+    async def inventory(self) -> dict[str, Any]:
+        """What the database holds, in one snapshot: ``heads`` (tuple of ArtifactRef by
+        id), ``sources`` (count), ``analyzer_version`` (str or None), ``writes_paused``
+        (bool). CapabilityNotSupportedError when the adapter cannot list its heads."""
+        ...

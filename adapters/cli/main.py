@@ -695,14 +695,14 @@ def rebuild(
     from rich.console import Console
     from rich.progress import Progress
 
-    from powercontext.adapters.database import DatabaseMemoryBackend
     from powercontext.plugins.registry import Registry
+    from powercontext.ports import MemoryRebuild
     from powercontext.runtime import check_sqlite_path, remember_embedding, resolve_embedding
 
     check_sqlite_path(c.db_url)
     registry = Registry()
     backend = registry.backend_for_url(c.db_url, profile=None)
-    if not isinstance(backend, DatabaseMemoryBackend):
+    if not isinstance(backend, MemoryRebuild):
         raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
 
     async def body(_: Any) -> None:
@@ -710,7 +710,8 @@ def rebuild(
         nonlocal backend
         if c.analyzer is not None:  # the analyzer a new database records (typed errors here)
             backend = registry.backend_for_url(c.db_url, profile=None, analyzer=c.analyzer)
-        assert isinstance(backend, DatabaseMemoryBackend)
+        if not isinstance(backend, MemoryRebuild):
+            raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
         backend.allow_analyzer_migration()  # the rebuild is what migrates a mismatch
         try:
             if resume_only:

@@ -18,13 +18,14 @@ __all__ = ["info", "memory_list", "source"]
 
 
 async def _inventory(svc: Any) -> dict[str, Any]:
-    inventory = getattr(svc.backend, "inventory", None)
-    if inventory is None:
+    from powercontext.ports import MemoryInventory
+
+    if not isinstance(svc.backend, MemoryInventory):
         from powercontext.core.errors import CapabilityNotSupportedError
 
         raise CapabilityNotSupportedError(
             f"{type(svc.backend).__name__} cannot list its Memories")
-    return await inventory()
+    return await svc.backend.inventory()
 
 
 async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, Any]]:
