@@ -25,7 +25,7 @@ import attrs
 
 from powercontext.adapters import revision_codec
 from powercontext.adapters.secret_scanner import default_scanner
-from powercontext.core import admission, canonical, keys, rrf
+from powercontext.core import admission, canonical, keys, rrf, verify
 from powercontext.core import analyzer as analyzers
 from powercontext.core import query as query_bounds
 from powercontext.core.analyzer import Analyzer
@@ -46,15 +46,12 @@ from powercontext.core.errors import (
 from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
-    MANIFEST_FORMAT,
-    MEMORY_SCHEMA,
     ArtifactRef,
     Channel,
     CurrentHead,
     EmbeddingProfile,
     EmbeddingVector,
     MemoryCapabilities,
-    MemoryChange,
     MemoryContent,
     MemoryEntryVersion,
     MemoryHit,
@@ -66,7 +63,6 @@ from powercontext.core.models import (
     RebuildReport,
     RehashReport,
     Source,
-    SourceRef,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.secrets import check_sources
@@ -935,33 +931,17 @@ class DatabaseMemoryBackend(abc.ABC):
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector]
     ) -> ArtifactRef:
         # 1. head compare-and-swap precondition and base manifest
-        canonical.check_id(plan.artifact_id, "plan.artifact_id")
-        head = self._head_sync(plan.artifact_id)
+        verify.check_head(plan, self._head_sync(plan.artifact_id))
         base_view: ManifestView | None = None
-        if plan.base is None:
-            if head is not None:
-                raise RevisionConflictError(f"Memory {plan.artifact_id!r} already exists")
-            if plan.revision != 1:
-                raise InvalidInputError("plan.revision", "a new Memory starts at Revision 1")
-        else:
-            if plan.base.artifact_id != plan.artifact_id or plan.revision != plan.base.revision + 1:
-                raise InvalidInputError("plan", "revision must be base.revision + 1")
-            if head is None:
-                raise ArtifactNotFoundError(f"no Memory Artifact {plan.artifact_id!r}")
-            if head != plan.base.revision:
-                raise RevisionConflictError(
-                    f"Memory {plan.artifact_id!r} is at Revision {head}, not {plan.base.revision}"
-                )
+        if plan.base is not None:
             base_view = self._parsed_sync(plan.artifact_id, plan.base.revision).view
-        # 2. canonical validation of the planned content
-        validated, changed_items = self._validate_plan_sync(plan, base_view)
-        # 3. evidence exists exactly as cited
-        self._validate_evidence_sync(plan)
-        # 4. Revision, head CAS, versions
+        # 2. the stored facts (bulk reads), then the whole plan checked in core
+        verified = verify.verify(plan, base_view, self._plan_facts_sync(plan))
+        # 3. Revision, head CAS, versions
         encoding, stored = revision_codec.FULL, plan.content_bytes
         if self.supports_revision_encodings:
             encoding, stored = revision_codec.encode(
-                plan.revision, plan.content, plan.content_bytes, changed_items
+                plan.revision, plan.content, plan.content_bytes, dict(verified.items)
             )
         self._insert_revision_sync(
             RevisionRow(
@@ -982,7 +962,7 @@ class DatabaseMemoryBackend(abc.ABC):
             )
         if plan.new_versions:
             self._insert_entry_versions_sync(plan.new_versions)
-        # 5. projections: only what changed
+        # 4. projections: only what changed
         touched = list(plan.deletes) + [r.entry_id for r in plan.upserts]
         if touched:
             self._delete_projections_sync(plan.artifact_id, touched)
@@ -993,19 +973,34 @@ class DatabaseMemoryBackend(abc.ABC):
                 plan.upserts,
                 [self._vector_row(r, vectors) for r in plan.upserts],
             )
-        self._pending_cache = (
-            plan.ref,
-            _ParsedRevision(
-                MemoryRevision(
-                    plan.ref,
-                    MemoryContent(validated.manifest, tuple(plan.content.changes)),
-                    plan.content_hash,
-                    plan.lineage,
-                ),
-                validated,
-            ),
-        )
+        self._pending_cache = (plan.ref, _ParsedRevision(verified.revision, verified.view))
         return plan.ref
+
+    def _plan_facts_sync(self, plan: MemoryPlan) -> verify.PlanFacts:
+        """What :func:`powercontext.core.verify.verify` needs from the store, read inside
+        the write transaction: one read of entry versions, one of entry ids used
+        elsewhere, one of Sources, one per evidence Artifact Revision."""
+        wanted = verify.lookups(plan)
+        found = (self._entry_versions_sync(list(wanted.entry_version_ids))
+                 if wanted.entry_version_ids else [])
+        versions = {v.entry_version_id: v for v in found}
+        elsewhere = (
+            self._entry_ids_elsewhere_sync(plan.artifact_id, list(wanted.added_entry_ids))
+            if wanted.added_entry_ids else set()
+        )
+        sources = (
+            {s.source_id: s.content_hash
+             for _, s in self._get_sources_sync(list(wanted.source_ids))}
+            if wanted.source_ids else {}
+        )
+        artifacts: dict[ArtifactRef, tuple[str, str]] = {}
+        for ref in wanted.artifacts:
+            rows = self._revision_rows_sync(ref.artifact_id, ref.revision - 1, ref.revision)
+            if rows and rows[0].revision == ref.revision:
+                artifacts[ref] = (rows[0].family, rows[0].content_hash)
+        return verify.PlanFacts(
+            versions, frozenset(elsewhere), sources, artifacts, self._db_analyzer
+        )
 
     def _vector_row(
         self, row: ProjectionRow, vectors: dict[str, EmbeddingVector]
@@ -1021,230 +1016,6 @@ class DatabaseMemoryBackend(abc.ABC):
         return VectorRow(
             canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec
         )
-
-    def _validate_plan_sync(
-        self, plan: MemoryPlan, base: ManifestView | None
-    ) -> tuple[ManifestView, dict[str, MemoryManifestEntry]]:
-        """Re-derive the Revision from the stored base, the changes and the new versions,
-        and require the plan's bytes to be exactly that. Returns the new manifest view.
-
-        Cost is proportional to the changes, not to the Memory: the manifest is spliced
-        from the base's cached item bytes and compared as bytes.
-        """
-        content = plan.content
-        if not content.changes:
-            raise InvalidInputError("plan.changes", "a Revision must change something")
-        if content.schema != MEMORY_SCHEMA or content.manifest.format != MANIFEST_FORMAT:
-            raise InvalidInputError("plan.content", "unknown schema or manifest format")
-        ckeys = [c.entry_id.encode() for c in content.changes]
-        if ckeys != sorted(ckeys) or len(set(ckeys)) != len(ckeys):
-            raise InvalidInputError("changes", "must be sorted by UTF-8 entry_id, one per entry")
-        new = {v.entry_version_id: v for v in plan.new_versions}
-        if len(new) != len(plan.new_versions):
-            raise InvalidInputError("plan.new_versions", "repeat an entry version id")
-        predecessors = [v.previous_version_id for v in new.values() if v.previous_version_id]
-        stored = {
-            v.entry_version_id: v
-            for v in self._entry_versions_sync(
-                predecessors
-                + [
-                    c.to_entry_version_id
-                    for c in content.changes
-                    if c.op == "reactivate" and c.to_entry_version_id
-                ]
-            )
-        }
-        if self._entry_versions_sync(list(new)):
-            raise RevisionConflictError("an entry version id of this plan already exists")
-        items: dict[str, MemoryManifestEntry] = {}
-        named: set[str] = set()
-        for change in content.changes:
-            if not isinstance(change, MemoryChange):
-                raise InvalidInputError("changes", "must be MemoryChange values")
-            canonical.check_id(change.entry_id, "changes.entry_id")
-            if (
-                change.reason is not None
-                and canonical.normalize_reason(change.reason) != change.reason
-            ):
-                raise InvalidInputError("changes.reason", "is not normalized")
-            old = base.get(change.entry_id) if base is not None else None
-            items[change.entry_id] = self._changed_item(change, old, new, stored, plan)
-            if change.op in ("add", "revise"):
-                named.add(change.to_entry_version_id or "")
-        if set(new) != named:
-            raise InvalidInputError(
-                "plan.new_versions", "must be exactly the added and revised versions"
-            )
-        added = [c.entry_id for c in content.changes if c.op == "add"]
-        taken = self._entry_ids_elsewhere_sync(plan.artifact_id, added) if added else set()
-        if taken:
-            raise InvalidInputError(
-                "entry_version.entry_id", f"{sorted(taken)[0]!r} belongs to another Memory"
-            )
-        expected = splice(base, items)
-        body = canonical.content_bytes(
-            MemoryContent(expected.manifest, content.changes), expected.joined
-        )
-        if body != plan.content_bytes:
-            raise InvalidInputError(
-                "plan.content", "is not the base manifest with exactly these changes applied"
-            )
-        # equal bytes: hash the plan's object (memoized when this process planned it)
-        if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
-            raise InvalidInputError("plan.content_hash", "does not match the content")
-        # Projection rows: exactly the active entries that were added, revised or reactivated.
-        if len({r.entry_id for r in plan.upserts}) != len(plan.upserts) or len(
-            set(plan.deletes)
-        ) != len(plan.deletes):
-            raise InvalidInputError("plan.projection", "names an entry twice")
-        want_up = {c.entry_id for c in content.changes if c.op != "deactivate"}
-        want_del = {c.entry_id for c in content.changes if c.op == "deactivate"}
-        if {r.entry_id for r in plan.upserts} != want_up or set(plan.deletes) != want_del:
-            raise InvalidInputError("plan.projection", "must cover exactly the changed entries")
-        for r in plan.upserts:
-            item = items[r.entry_id]
-            if (item.entry_version_id, item.entry_content_hash) != (
-                r.entry_version_id,
-                r.entry_content_hash,
-            ):
-                raise InvalidInputError(
-                    "plan.projection", f"row of {r.entry_id!r} is not the manifest's"
-                )
-            version = new.get(r.entry_version_id) or stored.get(r.entry_version_id)
-            if version is None or version.text != r.text:
-                raise InvalidInputError("plan.projection", "text differs from the entry version")
-            if r.searchable_text != self._db_analyzer.searchable_text(r.text):
-                raise InvalidInputError(
-                    "plan.projection",
-                    f"searchable_text is not the output of analyzer {self._db_analyzer.version!r}",
-                )
-        return expected, items
-
-    @staticmethod
-    def _changed_item(
-        change: MemoryChange,
-        old: MemoryManifestEntry | None,
-        new: dict[str, MemoryEntryVersion],
-        stored: dict[str, MemoryEntryVersion],
-        plan: MemoryPlan,
-    ) -> MemoryManifestEntry:
-        """The manifest item a change produces, after checking it against the base."""
-        op = change.op
-        bad = InvalidInputError("changes", f"{op} of {change.entry_id!r} does not fit the base")
-        if op in ("add", "revise"):
-            v = new.get(change.to_entry_version_id or "")
-            if v is None or v.entry_id != change.entry_id:
-                raise bad
-            if v.memory_artifact_id != plan.artifact_id or v.created_in_revision != plan.revision:
-                raise InvalidInputError("entry_version", "belongs to another Memory or Revision")
-            _check_canonical_version(v)
-            if not canonical.version_hash_ok(v):
-                raise InvalidInputError(
-                    "entry_version.entry_content_hash", "does not match content"
-                )
-            if op == "add":
-                if old is not None or change.from_entry_version_id is not None:
-                    raise bad
-                if v.version != 1 or v.previous_version_id is not None:
-                    raise InvalidInputError("entry_version", "a first version is 1 of a new entry")
-            else:
-                if (
-                    old is None
-                    or old.state != "active"
-                    or (change.from_entry_version_id != old.entry_version_id)
-                ):
-                    raise bad
-                prev = stored.get(v.previous_version_id or "")
-                if (
-                    prev is None
-                    or prev.entry_version_id != old.entry_version_id
-                    or prev.entry_id != v.entry_id
-                    or prev.memory_artifact_id != v.memory_artifact_id
-                    or v.version != prev.version + 1
-                ):
-                    raise InvalidInputError(
-                        "entry_version.previous_version_id",
-                        "must be the version of the same entry in the base manifest",
-                    )
-                if v.entry_content_hash == prev.entry_content_hash:
-                    raise InvalidInputError("entry_version", "identical content is a no-op")
-                if not set(prev.sources) <= set(v.sources) or not set(prev.artifacts) <= set(
-                    v.artifacts
-                ):
-                    raise InvalidInputError(
-                        "entry_version", "a revision keeps its predecessor's evidence"
-                    )
-            return MemoryManifestEntry(
-                v.entry_id, v.entry_version_id, v.entry_content_hash, "active"
-            )
-        if old is None:
-            raise bad
-        if op == "deactivate":
-            if (
-                old.state != "active"
-                or change.from_entry_version_id != old.entry_version_id
-                or change.to_entry_version_id is not None
-            ):
-                raise bad
-            return attrs.evolve(old, state="inactive")
-        if op == "reactivate":
-            if (
-                old.state != "inactive"
-                or change.from_entry_version_id is not None
-                or change.to_entry_version_id != old.entry_version_id
-            ):
-                raise bad
-            v = stored.get(old.entry_version_id)
-            if v is None:
-                raise IntegrityError(f"entry version {old.entry_version_id!r} is missing")
-            _check_version_matches(v, old)
-            return attrs.evolve(old, state="active")
-        raise InvalidInputError("changes.op", f"unknown op {op!r}")
-
-    def _validate_evidence_sync(self, plan: MemoryPlan) -> None:
-        lineage_sources = set(plan.lineage.sources)
-        lineage_artifacts = set(plan.lineage.artifacts)
-        if lineage_sources:
-            stored = {
-                s.source_id: s.content_hash
-                for _, s in self._get_sources_sync([r.source_id for r in lineage_sources])
-            }
-            for r in lineage_sources:
-                if stored.get(r.source_id) != r.content_hash:
-                    raise InvalidInputError(
-                        "sources", f"Source {r.source_id!r} is not stored with that content"
-                    )
-        claimed = {a.ref: a for a in plan.evidence_artifacts}
-        if set(claimed) != lineage_artifacts:
-            raise InvalidInputError(
-                "artifacts", "the lineage's Artifact refs must be the evidence Artifacts given"
-            )
-        for ref, a in claimed.items():
-            rows = self._revision_rows_sync(ref.artifact_id, ref.revision - 1, ref.revision)
-            if not rows or rows[0].revision != ref.revision:
-                raise InvalidInputError("artifacts", f"no stored Artifact Revision {ref}")
-            if (rows[0].family, rows[0].content_hash) != (a.family, a.content_hash):
-                raise InvalidInputError(
-                    "artifacts", f"Artifact {ref} is stored with another family or content hash"
-                )
-        for v in plan.new_versions:
-            # entry evidence: operation evidence plus, for a revision, the predecessor's
-            extra_s = set(v.sources) - lineage_sources
-            extra_a = set(v.artifacts) - lineage_artifacts
-            if extra_s or extra_a:
-                prev = (
-                    self._entry_versions_sync([v.previous_version_id])
-                    if v.previous_version_id
-                    else []
-                )
-                if (
-                    not prev
-                    or not extra_s <= set(prev[0].sources)
-                    or not extra_a <= set(prev[0].artifacts)
-                ):
-                    raise InvalidInputError(
-                        "entry.sources", "cites evidence outside the operation and its predecessor"
-                    )
 
     # -- search ---------------------------------------------------------------------
 
@@ -1897,52 +1668,8 @@ class DatabaseUnitOfWork:
         self._done = True
 
 
-def _check_canonical_version(v: MemoryEntryVersion) -> None:
-    """A new entry version in canonical form: ASCII ids, integer version, NFC-trimmed
-    text within limits, normalized kind, sorted and deduplicated references of the right
-    types, and no secret. The hash alone cannot prove this: it is computed over whatever
-    values the plan holds."""
-    from powercontext.core.candidates import find_secret
-
-    for field in ("memory_artifact_id", "entry_id", "entry_version_id"):
-        canonical.check_id(getattr(v, field), f"entry_version.{field}")
-    if v.previous_version_id is not None:
-        canonical.check_id(v.previous_version_id, "entry_version.previous_version_id")
-    for field in ("version", "created_in_revision"):
-        value = getattr(v, field)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidInputError(f"entry_version.{field}", "must be an integer >= 1")
-    if canonical.normalize_kind(v.kind, "entry_version.kind") != v.kind:
-        raise InvalidInputError("entry_version.kind", "is not normalized")
-    if canonical.normalize_text(v.text, "entry_version.text") != v.text:
-        raise InvalidInputError("entry_version.text", "is not NFC and trimmed")
-    if find_secret(v.text) is not None:
-        raise InvalidInputError("entry_version.text", "looks like a secret")
-    if not isinstance(v.sources, tuple) or not isinstance(v.artifacts, tuple):
-        raise InvalidInputError("entry_version", "references must be tuples")
-    for r in v.sources:
-        if not isinstance(r, SourceRef):
-            raise InvalidInputError("entry_version.sources", "must be SourceRef values")
-        canonical.check_id(r.source_id, "entry_version.sources.source_id")
-        canonical.check_hash(r.content_hash, "entry_version.sources.content_hash")
-    for a in v.artifacts:
-        if not isinstance(a, ArtifactRef):
-            raise InvalidInputError("entry_version.artifacts", "must be exact ArtifactRefs")
-        canonical.check_json_int(a.revision, "entry_version.artifacts.revision", 1)
-        canonical.check_id(a.artifact_id, "entry_version.artifacts.artifact_id")
-    if canonical.sort_source_refs(v.sources) != v.sources or canonical.sort_artifact_refs(
-        v.artifacts
-    ) != v.artifacts:
-        raise InvalidInputError("entry_version", "references must be sorted and unique")
-
-
 def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> None:
-    if v.entry_id != item.entry_id or v.entry_version_id != item.entry_version_id:
-        raise IntegrityError(f"entry version {v.entry_version_id!r} is not the manifest's")
-    if v.entry_content_hash != item.entry_content_hash or not canonical.version_hash_ok(v):
-        raise IntegrityError(
-            f"entry version {v.entry_version_id!r}: content does not match the manifest hash"
-        )
+    verify.check_version_matches(v, item)
 
 
 def _profile_from_json(text: str) -> EmbeddingProfile:
