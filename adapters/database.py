@@ -19,14 +19,14 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import attrs
 
 from powercontext.adapters import revision_codec
 from powercontext.adapters.secret_scanner import default_scanner
-from powercontext.core import admission, canonical, keys, rrf, verify
 from powercontext.core import analyzer as analyzers
+from powercontext.core import canonical, keys, ranking, verify
 from powercontext.core import query as query_bounds
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
@@ -65,6 +65,7 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
+from powercontext.core.ranking import SearchCandidate, SearchHead
 from powercontext.core.secrets import check_sources
 from powercontext.core.vectors import check_vector, prepare_vector
 
@@ -77,6 +78,7 @@ __all__ = [
     "RebuildReport",
     "RehashReport",
     "RevisionRow",
+    "SearchCandidate",
     "VectorRow",
     "check_vector",
 ]
@@ -119,16 +121,9 @@ class VectorRow:
     vector: EmbeddingVector
 
 
-@attrs.frozen
-class Candidate:
-    """A search candidate read from the projection (not yet trusted)."""
-
-    artifact_id: str
-    entry_id: str
-    entry_version_id: str
-    entry_content_hash: str
-    searchable_text: str
-    distance: float | None = None
+#: The SPI's former name of :class:`~powercontext.core.ranking.SearchCandidate` (the
+#: projection row a search channel reads), kept so adapters written against it import.
+Candidate = SearchCandidate
 
 
 class _ParsedRevision:
@@ -172,7 +167,7 @@ class DatabaseMemoryBackend(abc.ABC):
     #: admitted candidates (see :meth:`search`).
     @staticmethod
     def candidate_budget(limit: int) -> int:
-        return max(limit * 4, 32)
+        return ranking.candidate_budget(limit)
 
     def __init__(
         self, *, profile: EmbeddingProfile | None = None, analyzer: str | Analyzer | None = None
@@ -1050,11 +1045,11 @@ class DatabaseMemoryBackend(abc.ABC):
 
     def _heads_sync(
         self, memories: Sequence[ArtifactRef | CurrentHead]
-    ) -> dict[str, _ParsedRevision]:
-        """The parsed head of every Memory the search names, read in its transaction.
+    ) -> dict[str, SearchHead]:
+        """The head of every Memory the search names, read in its transaction.
         A :class:`CurrentHead` takes whatever the head is now; an ArtifactRef must be it
         (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory."""
-        manifests: dict[str, _ParsedRevision] = {}
+        manifests: dict[str, SearchHead] = {}
         for m in memories:
             head = self._head_sync(m.artifact_id)
             if head is None:
@@ -1064,12 +1059,13 @@ class DatabaseMemoryBackend(abc.ABC):
                     f"search needs current heads: Memory {m.artifact_id!r} is at Revision "
                     f"{head}, not {m.revision}"
                 )
-            manifests[m.artifact_id] = self._parsed_sync(m.artifact_id, head)
+            parsed = self._parsed_sync(m.artifact_id, head)
+            manifests[m.artifact_id] = SearchHead(parsed.revision.ref, parsed.by_entry)
         return manifests
 
     def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
         manifests = self._heads_sync(request.memories)
-        heads = [parsed.revision.ref for parsed in manifests.values()]
+        heads = [head.ref for head in manifests.values()]
         mode = request.mode
         fallback: str | None = None
         blank = not request.query.strip()
@@ -1095,61 +1091,41 @@ class DatabaseMemoryBackend(abc.ABC):
         budget = self.candidate_budget(request.limit)
         ids = sorted(manifests)
         versions: dict[str, MemoryEntryVersion] = {}
-        channels: dict[str, list[tuple[str, str, str]]] = {}
+        channels: dict[Channel, list[SearchCandidate]] = {}
         if mode in ("fts", "hybrid"):
             terms = query_bounds.search_terms(request.query, self._db_analyzer)
             channels["fts"] = []
             if terms:
                 stream = self._fts_stream_sync(ids, terms, budget)
                 channels["fts"] = self._channel_sync(
-                    stream, budget, manifests, versions,
-                    lambda c: admission.fts_admits(terms, c.searchable_text.split()),
-                    stop_at_first_refusal=False,
-                )
+                    "fts", stream, budget, manifests, versions, terms)
         if mode in ("vector", "hybrid"):
             assert request.query_vector is not None and self._profile is not None
             check_vector(request.query_vector, self._profile)
             stream = self._vector_stream_sync(ids, request.query_vector, budget)
             channels["vector"] = self._channel_sync(
-                stream, budget, manifests, versions,
-                lambda c: c.distance is not None and admission.vector_admits(c.distance),
-                # admission is monotone in distance: no later candidate can pass
-                stop_at_first_refusal=True,
-            )
-        hits = []
-        for f in rrf.fuse(channels)[: request.limit]:
-            v = versions[f.key[2]]
-            hits.append(
-                MemoryHit(
-                    manifests[f.key[0]].revision.ref,
-                    v.entry_id,
-                    v.entry_version_id,
-                    v.text,
-                    f.score,
-                    tuple(cast("list[Channel]", list(f.matched_by))),
-                    v.kind,
-                )
-            )
-        return MemorySearchResult(tuple(hits), mode, fallback)
+                "vector", stream, budget, manifests, versions)
+        hits = ranking.rank(channels, manifests, versions, request.limit)
+        return MemorySearchResult(hits, mode, fallback)
 
     def _channel_sync(
         self,
-        stream: Iterator[Candidate],
+        channel: Channel,
+        stream: Iterator[SearchCandidate],
         budget: int,
-        manifests: dict[str, _ParsedRevision],
+        heads: dict[str, SearchHead],
         versions: dict[str, MemoryEntryVersion],
-        admits: Callable[[Candidate], bool],
-        *,
-        stop_at_first_refusal: bool,
-    ) -> list[tuple[str, str, str]]:
-        """The first ``budget`` candidates of ``stream`` (the backend's order) that the
-        head manifest trusts (active, same version, same content hash), whose stored
-        version matches the manifest (canonical bytes hash to it) and that ``admits``
-        accepts; as ``(memory_artifact_id, entry_id, entry_version_id)`` keys, with the
-        versions read into ``versions``. Fewer only when the stream runs out."""
-        out: list[tuple[str, str, str]] = []
-        pending: list[Candidate] = []
+        terms: Sequence[str] = (),
+    ) -> list[SearchCandidate]:
+        """The first ``budget`` rows of ``stream`` (the backend's order) that the head
+        manifest trusts, that the channel's admission accepts (over ``terms`` for fts)
+        and whose stored version core confirms (:mod:`powercontext.core.ranking`), with
+        the versions read into ``versions``. Fewer only when the stream runs out (or, on
+        a channel whose admission is monotone, at the first refusal)."""
+        out: list[SearchCandidate] = []
+        pending: list[SearchCandidate] = []
         exhausted = False
+        stops = ranking.refusal_ends_channel(channel)
         try:
             while len(out) < budget and not exhausted:
                 # pull just enough candidates to fill the budget, then verify them in
@@ -1159,10 +1135,10 @@ class DatabaseMemoryBackend(abc.ABC):
                     if c is None:
                         exhausted = True
                         break
-                    if not self._trusted(c, manifests):
+                    if not ranking.trusted(c, heads):
                         continue
-                    if not admits(c):
-                        if stop_at_first_refusal:
+                    if not ranking.admit(channel, c, terms):
+                        if stops:
                             exhausted = True
                             break
                         continue
@@ -1172,16 +1148,8 @@ class DatabaseMemoryBackend(abc.ABC):
                 if wanted:
                     versions.update(
                         (v.entry_version_id, v) for v in self._entry_versions_sync(wanted))
-                for c in pending:
-                    v = versions.get(c.entry_version_id)
-                    item = manifests[c.artifact_id].by_entry[c.entry_id]
-                    if v is None or v.memory_artifact_id != c.artifact_id:
-                        continue
-                    try:
-                        _check_version_matches(v, item)
-                    except IntegrityError:
-                        continue
-                    out.append((c.artifact_id, c.entry_id, c.entry_version_id))
+                out.extend(c for c in pending
+                           if ranking.confirmed(c, versions.get(c.entry_version_id), heads))
                 pending = []
         finally:
             close = getattr(stream, "close", None)
@@ -1234,17 +1202,6 @@ class DatabaseMemoryBackend(abc.ABC):
             yield from certain[done:]
             done = max(done, len(certain))
             k = k * 2 if cap is None else min(k * 2, cap)
-
-    @staticmethod
-    def _trusted(c: Candidate, manifests: dict[str, _ParsedRevision]) -> bool:
-        parsed = manifests.get(c.artifact_id)
-        item = parsed.by_entry.get(c.entry_id) if parsed else None
-        return (
-            item is not None
-            and item.state == "active"
-            and item.entry_version_id == c.entry_version_id
-            and item.entry_content_hash == c.entry_content_hash
-        )
 
     async def search(self, request: MemorySearchRequest) -> MemorySearchResult:
         """Memory RFC, "Search and reads": one read transaction; only active entries of

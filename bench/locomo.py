@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.anchors import PUBLISHED, PlainFTS5
-from powercontext.core import admission, canonical
 from powercontext.core import analyzer as analyzers
+from powercontext.core import canonical, search_admission
 from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
 from powercontext.plugins.registry import Registry
 from powercontext.service import MemoryService
@@ -253,9 +253,9 @@ def settings(
             for v in versions
         },
         "default_analyzer": analyzers.DEFAULT_VERSION,
-        "fts_min_matched": admission.FTS_MIN_MATCHED,
-        "fts_min_coverage": admission.FTS_MIN_COVERAGE,
-        "vector_min_cosine": admission.VECTOR_MIN_COSINE,
+        "fts_min_matched": search_admission.FTS_MIN_MATCHED,
+        "fts_min_coverage": search_admission.FTS_MIN_COVERAGE,
+        "vector_min_cosine": search_admission.VECTOR_MIN_COSINE,
         "limit": LIMIT,
         "entry_text": ("[<session date>] " if session_date else "")
         + "<speaker>: <text>"

@@ -93,8 +93,9 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.core import admission, analyzer, rrf
+from powercontext.core import analyzer, rrf
 from powercontext.core import query as query_bounds
+from powercontext.core import search_admission as admission
 from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.service import MemoryService
 

@@ -12,17 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
+from typing import NamedTuple
 
 import attrs
 
-__all__ = ["RRF_K", "FusedCandidate", "fuse"]
+__all__ = ["RRF_K", "FusedCandidate", "RankKey", "fuse"]
 
 RRF_K = 60
 
 
+class RankKey(NamedTuple):
+    """The identity of a ranked entry, in tie-break order. A plain 3-tuple compares and
+    hashes equal to it, so :func:`fuse` takes either and returns the keys it was given."""
+
+    memory_artifact_id: str
+    entry_id: str
+    entry_version_id: str
+
+
 @attrs.frozen
 class FusedCandidate:
-    key: tuple[str, str, str]
+    key: tuple[str, str, str]  # as given to fuse (a RankKey from core.ranking)
     score: float
     matched_by: tuple[str, ...]
 
@@ -36,9 +46,10 @@ def fuse(
 ) -> list[FusedCandidate]:
     """Fuse admitted candidates of each channel (already in the channel's order).
 
-    Keys are ``(memory_artifact_id, entry_id, entry_version_id)``; a key repeated within
-    one channel counts at its first rank. ``matched_by`` lists channels in the order
-    ``fts``, ``vector`` (the order of ``channels``).
+    Keys are :class:`RankKey` ``(memory_artifact_id, entry_id, entry_version_id)``; a key
+    repeated within one channel counts at its first rank. ``matched_by`` lists channels
+    in the order ``fts``, ``vector`` (the order of ``channels``). Ties of the exact score
+    go by ascending UTF-8 memory_artifact_id, entry_id, entry_version_id.
     """
     scores: dict[tuple[str, str, str], Fraction] = {}
     matched: dict[tuple[str, str, str], list[str]] = {}

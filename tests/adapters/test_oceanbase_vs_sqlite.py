@@ -72,7 +72,7 @@ async def _hit_sets(backend, model) -> dict[tuple[str, str], set[str]]:
 
 async def _threshold_ties(model) -> dict[str, set[str]]:
     """query -> corpus texts whose cosine with it is within 1e-6 of the admission bar."""
-    from powercontext.core.admission import VECTOR_MIN_COSINE
+    from powercontext.core.search_admission import VECTOR_MIN_COSINE
 
     docs = (await model.embed(CORPUS)).vectors
     out: dict[str, set[str]] = {}

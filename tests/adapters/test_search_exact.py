@@ -6,7 +6,7 @@ backend's order, so:
 
 * no query term is ever left out of the full-text query (a common term still counts);
 * the full-text hit set equals a reference computed in Python from Analyzer v1 tokens
-  and the admission rule of :mod:`powercontext.core.admission`, on SQLite and seekdb
+  and the admission rule of :mod:`powercontext.core.search_admission`, on SQLite and seekdb
   alike, over a 5,000-entry Memory with a skewed (Zipf-like) vocabulary;
 * the list at a smaller limit is a prefix of the list at a larger one (fts, vector), or
   at least as long as it can be (hybrid, auto), on SQLite, seekdb and the in-memory fake.
@@ -32,7 +32,7 @@ from support.fakes import InMemoryBackend
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
-from powercontext.core import admission, analyzer
+from powercontext.core import analyzer, search_admission
 from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.service import MAX_SEARCH_LIMIT, MemoryService
 
@@ -103,7 +103,7 @@ class Corpus:
         """The reference: every entry the FTS admission rule admits for ``query``."""
         terms = analyzer.query_terms(query)
         return {t for t, toks in zip(self.texts, self.tokens, strict=True)
-                if admission.fts_admits(terms, toks)}
+                if search_admission.fts_admits(terms, toks)}
 
 
 def _clock() -> Any:

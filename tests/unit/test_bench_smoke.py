@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 
 from bench import __main__ as bench_main  # noqa: E402
 from bench import locomo  # noqa: E402
-from powercontext.core import admission  # noqa: E402
+from powercontext.core import search_admission as admission  # noqa: E402
 
 SAMPLE = [
     {

@@ -1,4 +1,4 @@
-"""Per-channel relevance admission (Memory RFC, "Search and reads")."""
+"""Per-channel search admission (Memory RFC, "Search and reads"; core.search_admission)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from powercontext.core.admission import (
+from powercontext.core.analyzer import analyze, query_terms
+from powercontext.core.search_admission import (
     FTS_MIN_COVERAGE,
     FTS_MIN_MATCHED,
     VECTOR_MIN_COSINE,
@@ -14,7 +15,6 @@ from powercontext.core.admission import (
     fts_admits,
     vector_admits,
 )
-from powercontext.core.analyzer import analyze, query_terms
 
 
 def test_baseline_constants() -> None:

@@ -1,4 +1,7 @@
-"""Per-channel relevance admission applied before fusion (Memory RFC, "Search and reads").
+"""Per-channel search admission applied before fusion (Memory RFC, "Search and reads").
+
+Search relevance only: not the memory admission rules of candidate entries (Memory RFC,
+"Memory admission rules"), which live with memory extraction.
 
 FTS: distinct Analyzer v1 terms. A query of at most two terms needs one matched term;
 a longer one needs at least :data:`FTS_MIN_MATCHED` matched terms and a coverage of at
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 __all__ = [
     "FTS_MIN_COVERAGE",
     "FTS_MIN_MATCHED",
+    "VECTOR_COSINE_TOLERANCE",
     "VECTOR_MIN_COSINE",
     "cosine_from_l2",
     "fts_admits",
@@ -40,7 +44,6 @@ def fts_admits(query_terms: tuple[str, ...], document_tokens: Iterable[str]) -> 
     return matched >= FTS_MIN_MATCHED and matched / len(terms) >= FTS_MIN_COVERAGE
 
 
-
 def cosine_from_l2(distance: float) -> float:
     """Cosine similarity of two unit vectors from their L2 distance."""
     return 1.0 - (distance * distance) / 2.0
@@ -52,4 +55,6 @@ VECTOR_COSINE_TOLERANCE = 1e-6
 
 
 def vector_admits(distance: float) -> bool:
+    """True when the L2 distance of two unit vectors is close enough (cosine at or above
+    :data:`VECTOR_MIN_COSINE`, within :data:`VECTOR_COSINE_TOLERANCE`)."""
     return cosine_from_l2(distance) >= VECTOR_MIN_COSINE - VECTOR_COSINE_TOLERANCE
