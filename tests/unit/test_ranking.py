@@ -154,3 +154,19 @@ def test_a_smaller_limit_gives_a_prefix_of_a_larger_one(
     assert len(few) == min(small, len(set(fts) | set(vector)))
     scores = [h.score for h in many]
     assert scores == sorted(scores, reverse=True)
+
+
+@given(channel_orders, channel_orders, st.sets(st.integers(0, 29)), st.integers(1, 40))
+def test_untrusted_rows_are_as_if_the_backend_never_returned_them(
+    fts: list[int], vector: list[int], stale: set[int], limit: int
+) -> None:
+    heads, versions, rows = world(15, ("mem_a", "mem_b"))
+    tampered = [attrs.evolve(r, entry_content_hash="f" * 64) if i in stale else r
+                for i, r in enumerate(rows)]
+    got = ranking.rank({"fts": [tampered[i] for i in fts],
+                        "vector": [tampered[i] for i in vector]}, heads, versions, limit)
+    clean = ranking.rank({"fts": [rows[i] for i in fts if i not in stale],
+                          "vector": [rows[i] for i in vector if i not in stale]},
+                         heads, versions, limit)
+    assert got == clean
+    assert not {h.entry_id for h in got} & {rows[i].entry_id for i in stale}
