@@ -83,7 +83,13 @@ def open_service(
     registry: Registry | None = None,
     analyzer: str | None = None,
 ) -> MemoryService:
-    """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`).
+    """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`), chosen
+    through the plugin registry as the CLI does (``registry``: default a new
+    :class:`~powercontext.plugins.registry.Registry`). Public as ``powercontext.open_service``.
+
+    Nothing connects yet: the backend opens on the first call. The service is an async
+    context manager that closes the backend (``async with open_service(db) as svc:``), or
+    call ``await svc.close()``.
 
     ``embedding`` names a registered embedding model (``deterministic``, ``local``,
     ``openai``; ``none`` for none), resolved by :func:`resolve_embedding`. The model's
