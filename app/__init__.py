@@ -13,7 +13,8 @@ boundaries"). Open a service on a database and use it as an async context manage
 - :func:`open_service` and :class:`MemoryService`, the one service class;
 - the values a caller builds or reads (:class:`ArtifactRef`, :class:`CurrentHead`,
   :class:`Source` and :func:`make_source`, :class:`MemoryEntryInput`,
-  :class:`HandoffCitation`, ...) and the modes (:data:`SearchMode`, :data:`RememberMode`);
+  :class:`HandoffCitation`, ...) and the modes (:data:`SearchMode`, :data:`RememberMode`,
+  :data:`OrganizeStep`);
 - the error hierarchy rooted at :class:`PowerContextError`.
 
 Importing this package loads nothing else: each name is imported on first use (PEP 562),
@@ -50,6 +51,7 @@ __all__ = [
     "MemorySearchRequest",
     "MemorySearchResult",
     "MemoryService",
+    "OrganizeStep",
     "PowerContextError",
     "ProfileMismatchError",
     "RememberMode",
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
         Source,
         SourceRef,
     )
+    from powercontext.core.planning import OrganizeStep
     from powercontext.runtime import open_service
     from powercontext.service import MemoryService, RememberMode
 
@@ -120,6 +123,7 @@ _HOMES: dict[str, str] = {
         "MemoryHit", "MemoryRevision", "MemoryRevisionChanges", "MemorySearchRequest",
         "MemorySearchResult", "SearchMode", "Source", "SourceRef")},
     "make_source": "powercontext.core.canonical",
+    "OrganizeStep": "powercontext.core.planning",
     "MemoryService": "powercontext.service",
     "RememberMode": "powercontext.service",
     "open_service": "powercontext.runtime",

@@ -42,6 +42,7 @@ PUBLIC = [
     "MemorySearchRequest",
     "MemorySearchResult",
     "MemoryService",
+    "OrganizeStep",
     "PowerContextError",
     "ProfileMismatchError",
     "RememberMode",
@@ -66,6 +67,7 @@ def test_all_is_the_pinned_sorted_list_of_public_names() -> None:
 def test_every_public_name_resolves_to_the_object_its_home_module_defines() -> None:
     homes = {
         "make_source": "powercontext.core.canonical",
+        "OrganizeStep": "powercontext.core.planning",
         "MemoryService": "powercontext.service",
         "RememberMode": "powercontext.service",
         "open_service": "powercontext.runtime",
