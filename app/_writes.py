@@ -39,7 +39,7 @@ RememberMode = Literal["append", "extract", "auto"]
 
 def key_retry_delay(attempt: int, jitter: float) -> float:
     """Seconds to wait before retry ``attempt`` (1, 2, ...) of a write through a business
-    key: ``min(0.2, 0.002 * attempt)`` times ``jitter`` (drawn from [1, 2))."""
+    key: ``min(0.2, 0.002 * attempt)`` times ``jitter`` (drawn from [1, 2])."""
     return min(0.2, 0.002 * attempt) * jitter
 
 
