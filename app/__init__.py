@@ -5,7 +5,7 @@ boundaries"). Open a service on a database and use it as an async context manage
 
     from powercontext import MemoryEntryInput, make_source, open_service
 
-    async with open_service("memory.db") as svc:      # or "oceanbase://user:pw@host:port/db"
+    async with open_service("memory.db") as svc:  # or an "oceanbase://..." URL
         note = make_source("src_note_1", "user_note", "Use uv, not pip.")
         ref = await svc.remember(None, sources=(note,), entries=(
             MemoryEntryInput("preference", "Use uv.", sources=(note,)),))
