@@ -1,4 +1,4 @@
-"""Suite-wide test configuration: Hypothesis profiles.
+"""Suite-wide test configuration: Hypothesis profiles and server markers.
 
 Profiles (STYLE.md): ``dev`` for the edit loop (few examples), ``ci`` for `.ci/run`
 (more examples, derandomized so a run is reproducible, failing examples printed as
@@ -6,6 +6,11 @@ Profiles (STYLE.md): ``dev`` for the edit loop (few examples), ``ci`` for `.ci/r
 (``ci`` when CI=true). Async code is tested with plain ``asyncio.run(...)``; we do not
 use pytest-asyncio. Shared helpers and fakes live in ``tests/support`` (importable as
 ``support``: pyproject puts ``tests`` on ``pythonpath``).
+
+Server markers: a test that uses the seekdb server (fixture ``seekdb_url``) must carry
+``@pytest.mark.oceanbase`` (enforced by :mod:`support.server_markers`), and every test so
+marked is skipped when no server can be had (no ``pylibseekdb`` and no
+``$POWERCONTEXT_TEST_OCEANBASE_URL``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,12 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# the enforcement hooks, imported so pytest finds them here
+from support.server_markers import (  # noqa: F401
+    _server_fixtures_need_their_marker,
+    pytest_runtest_setup,
+)
 
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile(
@@ -37,3 +48,16 @@ def seekdb_url() -> Iterator[str]:
 
     with seekdb_server() as url:
         yield url
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any(item.get_closest_marker("oceanbase") for item in items):
+        return
+    from oceanbase_server import seekdb_available
+
+    if seekdb_available():
+        return
+    skip = pytest.mark.skip(reason="needs pylibseekdb or POWERCONTEXT_TEST_OCEANBASE_URL")
+    for item in items:
+        if item.get_closest_marker("oceanbase"):
+            item.add_marker(skip)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(params=["sqlite", "oceanbase"])
+@pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
 def pc(request, tmp_path):
     if request.param == "sqlite":
         db = tmp_path / "memory.db"

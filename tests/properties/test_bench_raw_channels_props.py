@@ -1,4 +1,4 @@
-"""Property: the performance benchmark's raw yardstick (bench/perf.py) returns exactly
+"""Property: the performance benchmark's raw yardstick (bench/perf/) returns exactly
 the hits of ``MemoryService.search`` (issue 9: the same admitted candidates in the same
 order, the budget counted after admission, every term searched), for any small corpus
 over a small vocabulary (so ties in bm25 and admission refusals are common), any query

@@ -1,4 +1,4 @@
-"""Smoke test of the performance benchmark (bench/perf.py, issue 6): the quick profile on
+"""Smoke test of the performance benchmark (bench/perf/, issue 6): the quick profile on
 a tiny size (50 entries, 3 LoCoMo-format questions, one pass) through the real library
 (SQLite + sqlite-vec, deterministic embedder), so the benchmark cannot rot. It checks
 that the run completes and writes its JSON and markdown with the expected figures; no

@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.fakes import CountingEmbeddingModel, FakeCandidatePipeline, InMemoryBackend
 
+from powercontext._writes import key_retry_delay
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.core import canonical
-from powercontext.core.errors import CapabilityNotSupportedError
+from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
 from powercontext.core.models import MemoryEntryInput
 from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
@@ -123,3 +126,77 @@ def test_a_plan_citing_a_revision_outside_ijson_is_invalid_input_inside_the_comm
         run(body())
     assert info.value.field == "entry_version.artifacts.revision"
     assert run(backend.head(plan.artifact_id)) is None
+
+
+class _Conflicting:
+    """A backend whose first ``conflicts`` commits raise RevisionConflictError (as if a
+    concurrent writer had stored the key or moved the head first); all else delegates."""
+
+    def __init__(self, backend, conflicts):
+        self._backend, self.conflicts = backend, conflicts
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+    def begin(self):
+        outer, inner = self, self._backend.begin()
+
+        class _Uow:
+            async def __aenter__(self):
+                self.uow = await inner.__aenter__()
+                return self
+
+            async def __aexit__(self, *exc):
+                return await inner.__aexit__(*exc)
+
+            async def commit(self, *args, **kwargs):
+                if outer.conflicts:
+                    outer.conflicts -= 1
+                    raise RevisionConflictError("a concurrent writer landed first")
+                return await self.uow.commit(*args, **kwargs)
+
+        return _Uow()
+
+
+def _keyed_service(conflicts):
+    slept: list[float] = []
+
+    async def sleep(seconds):  # records the requested delay; no time passes
+        slept.append(seconds)
+
+    counter = itertools.count(1)
+    svc = MemoryService(_Conflicting(InMemoryBackend(), conflicts), sleep=sleep,
+                        entropy=lambda n: next(counter).to_bytes(n, "big"))
+    return svc, slept
+
+
+def test_a_key_write_that_meets_conflicts_backs_off_through_the_injected_sleep():
+    async def body():
+        svc, slept = _keyed_service(conflicts=3)
+        ref = await svc.remember(key="repo:demo", entries=(MemoryEntryInput("fact", "x"),))
+        assert ref is not None and await svc.memory_key("repo:demo") == ref.artifact_id
+        return slept
+
+    slept = run(body())
+    assert len(slept) == 3  # one wait before each retry, none before the first attempt
+    for attempt, seconds in enumerate(slept, start=1):
+        assert key_retry_delay(attempt, 1.0) <= seconds <= key_retry_delay(attempt, 2.0)
+
+
+def test_a_key_write_that_keeps_conflicting_gives_up_after_the_attempts():
+    async def body():
+        svc, slept = _keyed_service(conflicts=10_000)
+        with pytest.raises(RevisionConflictError, match="kept moving"):
+            await svc.remember(key="repo:demo", entries=(MemoryEntryInput("fact", "x"),))
+        assert await svc.memory_keys() == {}
+        return slept
+
+    slept = run(body())
+    assert len(slept) == MemoryService.KEY_WRITE_ATTEMPTS - 1
+    assert max(slept) <= key_retry_delay(MemoryService.KEY_WRITE_ATTEMPTS, 2.0)
+
+
+@given(st.integers(1, 1000), st.integers(1, 1000), st.floats(1.0, 2.0))
+def test_key_retry_delays_grow_with_the_attempt_and_stay_bounded(a, b, jitter):
+    lo, hi = sorted((a, b))
+    assert 0 < key_retry_delay(lo, jitter) <= key_retry_delay(hi, jitter) <= 0.2 * jitter

@@ -1,0 +1,84 @@
+"""The reads of MemoryService: capabilities, exact Revisions and entry versions,
+``changes()``, ``expand()`` and the reread after an unknown COMMIT outcome (Memory RFC,
+"Search and reads", "changes()", "expand()", "Concurrency and transactions")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from powercontext._service_core import ServiceCore
+from powercontext.core.errors import CommitOutcomeUnknownError, InvalidInputError
+from powercontext.core.models import (
+    ArtifactRef,
+    HandoffCitation,
+    MemoryCapabilities,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryRevision,
+    MemoryRevisionChanges,
+)
+
+__all__ = ["ReadOps"]
+
+
+class ReadOps(ServiceCore):
+    """Read operations of MemoryService (one read transaction each in the backend)."""
+
+    async def capabilities(self) -> MemoryCapabilities:
+        """Backend capabilities, with vector and hybrid off when no matching model is set."""
+        caps = await self.backend.capabilities()
+        reasons = list(caps.reasons)
+        vector = caps.vector
+        if vector and self.embedding_model is None:
+            vector = False
+            reasons.append("no embedding model is configured")
+        elif vector and self.embedding_model.profile != caps.embedding_profile:  # type: ignore[union-attr]
+            vector = False
+            reasons.append("the embedding model's profile differs from the database's")
+        return MemoryCapabilities(
+            caps.fts, vector, vector and caps.fts, caps.embedding_profile, tuple(reasons)
+        )
+
+    async def commit_landed(self, error: CommitOutcomeUnknownError) -> bool:
+        """After a write raised CommitOutcomeUnknownError: reread and tell whether its
+        planned Revision exists (Memory RFC, "Concurrency and transactions": reread the
+        head before deciding to replay). True when Revision ``error.planned`` is stored
+        with ``error.content_hash`` (the commit landed: do not replay); False when it is
+        absent or another writer's (nothing of this write exists: replaying it is safe).
+        Raises InvalidInputError for an error without a planned ref, and the backend's
+        error when the database still cannot be read (the outcome stays unknown)."""
+        planned = error.planned
+        if not isinstance(planned, ArtifactRef) or error.content_hash is None:
+            raise InvalidInputError("error", "names no planned Revision")
+        head = await self.backend.head(planned.artifact_id)
+        if head is None or head.revision < planned.revision:
+            return False
+        rev = await self.backend.load_revision(planned)
+        return rev.content_hash == error.content_hash
+
+    async def revision(self, memory: ArtifactRef) -> MemoryRevision:
+        """The validated Revision ``memory`` names (any Revision, not only the head)."""
+        return await self.backend.load_revision(memory)
+
+    async def entries(
+        self, memory: ArtifactRef, entry_ids: Sequence[str] | None = None
+    ) -> dict[str, MemoryEntryVersion]:
+        """Entry versions the manifest of ``memory`` points to, by entry_id."""
+        return await self.backend.load_entry_versions(memory, entry_ids)
+
+    async def changes(
+        self, memory: ArtifactRef, since_revision: int | None = None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        """Memory RFC, "changes()". ``since_revision`` is exclusive; 0 reads the whole
+        history; None only the target Revision. ArtifactNotFoundError / ValueError."""
+        return await self.backend.changes(memory, since_revision)
+
+    async def expand(
+        self, hits: Sequence[MemoryHit | HandoffCitation], layer: str = "full"
+    ) -> tuple[MemoryEntryVersion, ...]:
+        """Memory RFC, "expand()": the exact entry versions the anchors name.
+        InvalidCitationError on any mismatch of id, version, hash or canonical bytes."""
+        if layer != "full":
+            raise InvalidInputError("layer", "only 'full' is defined")
+        anchors = [h if isinstance(h, MemoryHit) else h.as_hit() for h in hits]
+        return await self.backend.expand(anchors)

@@ -1,0 +1,306 @@
+"""Writes of MemoryService: ``remember()`` (append and extract, through a business key
+or an exact head), ``forget()``, ``reactivate()`` and ``organize()``. Each reads the exact
+base, asks the pure planners in :mod:`powercontext.core.planning` for a plan, embeds the
+changed texts outside the transaction and commits through the backend's unit of work
+(Memory RFC, "remember()", "forget()", "reactivate()", "organize()")."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from typing import Literal
+
+from powercontext._service_core import ServiceCore, describe
+from powercontext.core import keys, planning
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    InvalidInputError,
+    RevisionConflictError,
+)
+from powercontext.core.manifest import view as manifest_view
+from powercontext.core.models import (
+    Artifact,
+    ArtifactRef,
+    EmbeddingVector,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    Source,
+)
+from powercontext.core.plan import MemoryPlan, NoChange
+from powercontext.core.vectors import prepare_vector
+
+__all__ = ["RememberMode", "WriteOps", "key_retry_delay"]
+
+log = logging.getLogger("powercontext")
+RememberMode = Literal["append", "extract", "auto"]
+
+
+def key_retry_delay(attempt: int, jitter: float) -> float:
+    """Seconds to wait before retry ``attempt`` (1, 2, ...) of a write through a business
+    key: ``min(0.2, 0.002 * attempt)`` times ``jitter`` (drawn from [1, 2])."""
+    return min(0.2, 0.002 * attempt) * jitter
+
+
+class WriteOps(ServiceCore):
+    """The write operations; every one ends in :meth:`_commit`."""
+
+    #: How many times a write through a business key rereads the key and the head
+    #: after a concurrent writer moved them (each retry means another write landed).
+    KEY_WRITE_ATTEMPTS = 40
+
+    async def _base(
+        self, memory: ArtifactRef, entry_ids: Sequence[str] | None
+    ) -> planning.MemoryBase:
+        if not isinstance(memory, ArtifactRef):
+            raise InvalidInputError("memory", "must be an ArtifactRef or None")
+        head = await self.head(memory)
+        if head.revision != memory.revision:
+            raise RevisionConflictError(
+                f"Memory {memory.artifact_id!r} is at Revision {head.revision}, "
+                f"not {memory.revision}: reread the head and retry"
+            )
+        rev = await self.backend.load_revision(memory)
+        view = manifest_view(rev.content.manifest)  # memoized per Revision
+        ids = (None if entry_ids is None
+               else [i for i in dict.fromkeys(entry_ids) if i in view.index])
+        versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
+        return planning.MemoryBase(memory, rev.content, versions)
+
+    async def _commit(
+        self, plan: MemoryPlan | NoChange, current: ArtifactRef | None, key: str | None = None
+    ) -> ArtifactRef | None:
+        if isinstance(plan, NoChange):
+            return current
+        vectors = await self._embed_plan(plan)
+        async with self.backend.begin() as uow:
+            if key is None:
+                return await uow.commit(plan, vectors)
+            return await uow.commit(plan, vectors, key=key)
+
+    async def _embed_plan(self, plan: MemoryPlan) -> dict[str, EmbeddingVector] | None:
+        model = self.embedding_model
+        if model is None or not plan.upserts:
+            return None
+        caps = await self.backend.capabilities()
+        if not caps.vector or caps.embedding_profile != model.profile:
+            return None
+        texts = tuple(r.text for r in plan.upserts)
+        # Memory RFC, "Vector integrity and offline rebuilds": whatever the model does,
+        # the Revision and its full-text projection commit; an entry without a usable
+        # vector has none (never stale, never a placeholder) until a rebuild fills it.
+        try:
+            result = await model.embed(texts)
+            raw = tuple(result.vectors)
+            if len(raw) != len(texts):
+                raise InvalidInputError(
+                    "vectors", f"the model returned {len(raw)} vectors for {len(texts)} texts"
+                )
+        except Exception as exc:  # any model failure means "model unavailable"
+            log.warning("embedding model unavailable, committing without vectors: %s",
+                        describe(exc))
+            return None
+        vectors: dict[str, EmbeddingVector] = {}
+        for row, vec in zip(plan.upserts, raw, strict=True):
+            try:
+                vectors[row.entry_version_id] = prepare_vector(vec, model.profile)
+            except InvalidInputError as exc:  # refused for this entry only
+                log.warning("entry %s gets no vector: %s", row.entry_id, exc)
+        return vectors
+
+    async def remember(
+        self,
+        memory: ArtifactRef | None = None,
+        *,
+        sources: Sequence[Source] = (),
+        artifacts: Sequence[Artifact] = (),
+        entries: Sequence[MemoryEntryInput] = (),
+        mode: RememberMode = "auto",
+        providers: Sequence[str] | None = None,
+        key: str | None = None,
+    ) -> ArtifactRef | None:
+        """Memory RFC, "remember()".
+
+        ``key`` (with ``memory=None``): a business key such as ``repo:/abs/path``. The
+        write goes to the current head of the Memory the key names; when it names none,
+        the new Memory and its key are stored in one transaction. A concurrent writer
+        that stored the key or moved the head first makes this call reread both and
+        write again (at most :attr:`KEY_WRITE_ATTEMPTS` times, then
+        RevisionConflictError), so concurrent creators of one key get one Memory and no
+        write is lost. InvalidInputError (field ``key``) for a malformed key or a key
+        given with ``memory``.
+
+        ``memory=None`` creates a new Memory only when something is worth saving
+        (else returns None); otherwise ``memory`` must be the exact current head
+        (RevisionConflictError if not) and an unchanged result returns it. ``mode``:
+        ``append`` (needs entries), ``extract`` (needs Sources or Artifacts, no entries;
+        CapabilityNotSupportedError without a candidate pipeline or for an unknown
+        provider), ``auto`` (append when entries are given, else extract). Sources are
+        persisted (idempotently): for append once the input has validated, for extract
+        before the pipeline runs. ValueError when there is no work; SecretDetectedError
+        (a ValueError naming e.g. ``sources[0].content`` and the line) when a Source or
+        an entry holds a secret, before anything is stored.
+        Returns the new head ArtifactRef.
+        """
+        if key is None:
+            return await self._remember(memory, sources=sources, artifacts=artifacts,
+                                        entries=entries, mode=mode, providers=providers)
+        if memory is not None:
+            raise InvalidInputError("key", "name the Memory or its key, not both")
+        key = keys.normalize_key(key)
+        await self._keys_ready()
+        conflict: RevisionConflictError | None = None
+        for attempt in range(self.KEY_WRITE_ATTEMPTS):
+            if attempt:  # another writer landed first: back off a little, with jitter
+                await self._sleep(key_retry_delay(attempt, random.uniform(1, 2)))
+            artifact_id = await self.backend.memory_key(key)
+            base = await self.head(artifact_id) if artifact_id is not None else None
+            try:
+                return await self._remember(
+                    base, sources=sources, artifacts=artifacts, entries=entries, mode=mode,
+                    providers=providers, key=key if base is None else None)
+            except RevisionConflictError as exc:
+                conflict = exc
+        raise RevisionConflictError(
+            f"the Memory of key {key!r} kept moving ({self.KEY_WRITE_ATTEMPTS} attempts): "
+            f"{conflict}") from conflict
+
+    async def _remember(
+        self,
+        memory: ArtifactRef | None,
+        *,
+        sources: Sequence[Source],
+        artifacts: Sequence[Artifact],
+        entries: Sequence[MemoryEntryInput],
+        mode: RememberMode,
+        providers: Sequence[str] | None,
+        key: str | None = None,
+    ) -> ArtifactRef | None:
+        if mode not in ("append", "extract", "auto"):
+            raise InvalidInputError("mode", "must be append, extract or auto")
+        entries = tuple(entries)
+        sources = tuple(sources)
+        artifacts = tuple(artifacts)
+        self.check_secrets(sources, entries)
+        if mode == "auto":
+            if entries:
+                mode = "append"
+            elif sources or artifacts:
+                mode = "extract"
+            else:
+                raise InvalidInputError(
+                    "entries", "nothing to remember: no entries and no evidence"
+                )
+        if mode == "append" and not entries:
+            raise InvalidInputError("entries", "append needs at least one entry")
+        if mode == "extract":
+            if entries:
+                raise InvalidInputError("entries", "extract takes evidence, not entries")
+            if not sources and not artifacts:
+                raise InvalidInputError("sources", "extract needs at least one Source or Artifact")
+        revised = [
+            e.entry.entry_id
+            for e in entries
+            if isinstance(e, MemoryEntryInput) and e.entry is not None
+        ]
+        if mode == "extract":
+            if self.candidate_pipeline is None:
+                raise CapabilityNotSupportedError(
+                    "remember(mode='extract') needs a candidate pipeline; none is configured"
+                )
+            base = await self._base(memory, None) if memory is not None else None
+            if sources:  # the evidence is kept even when extraction yields nothing
+                await self.backend.put_sources(sources)
+            current: tuple[MemoryEntryVersion, ...] = ()
+            if base is not None:
+                manifest = base.manifest
+                current = tuple(v for e, v in base.versions.items()
+                                if manifest[e].state == "active")
+            entries = await self.candidate_pipeline.extract(
+                sources, current, tuple(providers) if providers is not None else None
+            )
+            if not entries:
+                return memory
+        else:
+            base = await self._base(memory, revised) if memory is not None else None
+        plan = planning.plan_remember(
+            base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id,
+            analyzer=await self.backend.analyzer(),
+        )
+        if mode == "append" and sources and not isinstance(plan, NoChange):
+            # stored only once the input has validated (the commit re-checks them)
+            await self.backend.put_sources(sources)
+        return await self._commit(plan, memory, key)
+
+    async def forget(
+        self,
+        memory: ArtifactRef,
+        entries: Sequence[MemoryEntryVersion | str],
+        reason: str | None = None,
+    ) -> ArtifactRef:
+        """Memory RFC, "forget()": a new Revision marking the entries inactive; already
+        inactive entries are a no-op (all inactive returns ``memory``). Entries are
+        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``)."""
+        base, versions = await self._state_base(memory, entries)
+        result = await self._commit(
+            planning.plan_forget(base, versions, reason, analyzer=await self.backend.analyzer()),
+            memory,
+        )
+        assert result is not None
+        return result
+
+    async def reactivate(
+        self,
+        memory: ArtifactRef,
+        entries: Sequence[MemoryEntryVersion | str],
+        reason: str | None = None,
+    ) -> ArtifactRef:
+        """Memory RFC, "reactivate()": a new Revision marking the same versions active
+        again and restoring their projections; active entries are a no-op."""
+        base, versions = await self._state_base(memory, entries)
+        result = await self._commit(
+            planning.plan_reactivate(
+                base, versions, reason, analyzer=await self.backend.analyzer()
+            ),
+            memory,
+        )
+        assert result is not None
+        return result
+
+    async def _state_base(
+        self, memory: ArtifactRef, entries: Sequence[MemoryEntryVersion | str]
+    ) -> tuple[planning.MemoryBase, list[MemoryEntryVersion]]:
+        if not entries:
+            raise InvalidInputError("entries", "name at least one entry")
+        ids = [e if isinstance(e, str) else e.entry_id for e in entries]
+        base = await self._base(memory, [i for i in ids if isinstance(i, str)])
+        out: list[MemoryEntryVersion] = []
+        for i, e in enumerate(entries):
+            if isinstance(e, str):
+                v = base.versions.get(e)
+                if v is None:
+                    raise ArtifactNotFoundError(f"entries[{i}]: no entry {e!r} in this Memory")
+                out.append(v)
+            else:
+                out.append(e)
+        return base, out
+
+    async def organize(
+        self, memory: ArtifactRef, steps: Sequence[planning.OrganizeStep] = ("default",)
+    ) -> ArtifactRef:
+        """Memory RFC, "organize()": exact dedupe then reference normalization; returns
+        ``memory`` when nothing changes."""
+        base = await self._base(memory, None)
+        active = [e.entry_id for e in base.content.manifest.entries if e.state == "active"]
+        base = planning.MemoryBase(
+            base.ref, base.content, {k: v for k, v in base.versions.items() if k in active}
+        )
+        result = await self._commit(
+            planning.plan_organize(
+                base, steps=steps, new_id=self.new_id, analyzer=await self.backend.analyzer()
+            ),
+            memory,
+        )
+        assert result is not None
+        return result

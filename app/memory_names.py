@@ -1,0 +1,192 @@
+"""Names of Memories: the one form of business keys (``repo:<git top level>``,
+:func:`memory_key`), the Memory names the CLI, MCP and hooks accept (``ID``, ``ID@REV``,
+``key:NAME``, ``key:NAME@REV``: :func:`memory_selector`, :func:`resolve_memory`) and the
+one path explicit entries take into ``remember()`` (:func:`remember_entries`).
+
+Re-exported by :mod:`powercontext.runtime`; nothing here runs at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from powercontext.core import canonical, keys
+from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+from powercontext.core.models import ArtifactRef, CurrentHead, MemoryEntryInput, Source
+from powercontext.service import MemoryService
+
+__all__ = [
+    "memory_key",
+    "memory_selector",
+    "remember_entries",
+    "repo_key",
+    "repo_root",
+    "resolve_memory",
+]
+
+
+def repo_root(path: str | os.PathLike[str]) -> Path:
+    """The Git top level around ``path``: the nearest ancestor of its real path (symlinks
+    resolved) holding a ``.git`` directory or file (so worktrees and submodules count),
+    else that real path itself. No subprocess is started."""
+    start = Path(path).expanduser().resolve()
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    return start
+
+
+def repo_key(path: str | os.PathLike[str]) -> str:
+    """The business key of the repository around ``path``: ``repo:`` + :func:`repo_root`
+    (a sub-directory or a symlinked checkout gives its top level's key)."""
+    return memory_key(f"repo:{repo_root(path)}")
+
+
+def memory_key(key: object, field: str = "key") -> str:
+    """A business key in the one form every caller (CLI ``--key`` and ``key:NAME``, hooks,
+    ``repo`` commands, MCP) stores and looks up: NFC, bounded, no control characters
+    (:func:`powercontext.core.keys.normalize_key`), and a ``repo:PATH`` key whose PATH is
+    absolute (or starts with ``~``) names the real path of the Git top level around PATH
+    (:func:`repo_root`: a sub-directory or a symlinked checkout gives the same key). Any
+    other key, a relative ``repo:`` one included, is a plain name, the same from every
+    directory. InvalidInputError naming ``field`` otherwise."""
+    key = keys.normalize_key(key, field)
+    if key.startswith("repo:"):
+        path = key[len("repo:"):]
+        if not path:
+            raise InvalidInputError(field, "repo: needs a path, e.g. repo:/abs/path")
+        if path.startswith(("/", "~")):
+            key = keys.normalize_key(f"repo:{repo_root(path)}", field)
+    return key
+
+
+async def _parse_memory_name(service: MemoryService, name: object) -> tuple[str, int | None]:
+    """``(artifact_id, revision or None for the current head)`` of a Memory name."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError("memory", "name a Memory: ID, ID@REV, key:NAME or key:NAME@REV")
+    rev: int | None = None
+    if name.startswith("key:"):
+        key = name[4:]
+        if not key:
+            raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
+        artifact_id = await service.memory_key(memory_key(key, "memory"))
+        if artifact_id is None and "@" in key:
+            base_key, _, suffix = key.rpartition("@")
+            if base_key and suffix.isdigit():
+                rev = _revision_of(name, suffix)
+                key = base_key
+                artifact_id = await service.memory_key(memory_key(key, "memory"))
+        if artifact_id is None:
+            raise ArtifactNotFoundError(f"no Memory is mapped to key {memory_key(key, 'memory')!r}")
+    else:
+        artifact_id = name
+        if "@" in name:
+            artifact_id, _, suffix = name.rpartition("@")
+            rev = _revision_of(name, suffix)
+        canonical.check_id(artifact_id, "memory")
+    return artifact_id, rev
+
+
+async def memory_selector(service: MemoryService, name: object) -> ArtifactRef | CurrentHead:
+    """A Memory name as a search takes it: ``ID`` and ``key:NAME`` (the Memory the
+    database's key NAME names) -> :class:`CurrentHead`, read inside the search's own
+    transaction (a write in between is never a race); ``ID@REV`` and ``key:NAME@REV`` ->
+    that exact ArtifactRef (a search refuses it with CapabilityNotSupportedError unless
+    it is the head). InvalidInputError (field ``memory``) for a malformed name;
+    ArtifactNotFoundError for a key that names no Memory."""
+    artifact_id, rev = await _parse_memory_name(service, name)
+    return CurrentHead(artifact_id) if rev is None else ArtifactRef(artifact_id, rev)
+
+
+async def resolve_memory(service: MemoryService, name: object) -> ArtifactRef:
+    """A Memory name to an ArtifactRef: ``ID`` -> its current head, ``ID@REV`` -> that
+    exact Revision, ``key:NAME`` -> the head of the Memory the database's key NAME names
+    (NAME in :func:`memory_key` form), ``key:NAME@REV`` -> that exact Revision of it (a
+    key that itself ends in ``@DIGITS`` is taken whole when it is stored).
+    InvalidInputError (field ``memory``) for a malformed name; ArtifactNotFoundError for
+    an unknown Memory, key or Revision. A search takes :func:`memory_selector` instead
+    (the head read in its transaction)."""
+    artifact_id, rev = await _parse_memory_name(service, name)
+    head = await service.head(artifact_id)
+    if rev is None:
+        return head
+    if rev > head.revision:
+        raise ArtifactNotFoundError(
+            f"{artifact_id} has no Revision {rev} (its head is Revision {head.revision})")
+    return ArtifactRef(artifact_id, rev)
+
+
+def _revision_of(name: str, suffix: str) -> int:
+    if not suffix.isdigit() or int(suffix) < 1:
+        raise InvalidInputError("memory", f"bad Revision in {name!r}: REV is an integer >= 1")
+    return int(suffix)
+
+
+async def remember_entries(
+    service: MemoryService,
+    *,
+    memory: str | None,
+    key: str | None,
+    entries: list[dict[str, Any]],
+    sources: tuple[Source, ...] = (),
+    settle: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = None,
+) -> tuple[ArtifactRef | None, ArtifactRef | None]:
+    """Explicit entries through ``remember(mode="append")`` (Memory RFC, "remember()"),
+    the one path the CLI and the MCP tool share: ``(base, after)``.
+
+    ``memory`` names the Memory to write (see :func:`resolve_memory`; a write needs its
+    head). Without it, ``key`` (in :func:`memory_key` form) names the Memory to write: the
+    head of the one the database's key names, or a new one stored with the key in the
+    same transaction (concurrent writers of one new key get one Memory, none loses its
+    write); with neither a new Memory is created. ``entries``: dicts with ``text`` (str),
+    ``kind`` (str, default ``fact``), ``reason`` (str or None) and ``revise`` (an
+    entry_id of the base, whose current version is revised). Every entry cites
+    ``sources``. InvalidInputError when an entry revises with no base Memory;
+    ArtifactNotFoundError for an entry_id the base does not hold; the service's own
+    errors (limits, secrets, conflicts) pass through. ``after`` is None when nothing
+    was worth a new Memory; equal to ``base`` when nothing changed; ``base`` is the
+    Revision the write was applied to. ``settle`` wraps the write (the CLI passes one
+    that rereads a COMMIT whose outcome is unknown)."""
+    if memory is None and key is not None:
+        key = memory_key(key)
+        mapped = await service.memory_key(key)
+        base = await service.head(mapped) if mapped is not None else None
+    else:
+        key = None
+        base = await resolve_memory(service, memory) if memory else None
+    revise_ids = [e["revise"] for e in entries if e.get("revise")]
+    if revise_ids and base is None:
+        raise InvalidInputError("revise", "a new Memory has no entries to revise: name the "
+                                          "Memory")
+    current = await service.entries(base, revise_ids) if base and revise_ids else {}
+    for entry_id in revise_ids:
+        if entry_id not in current:
+            assert base is not None
+            raise ArtifactNotFoundError(
+                f"entry {entry_id!r} is not in {base.artifact_id}@{base.revision}")
+    inputs = tuple(
+        MemoryEntryInput(
+            kind=e.get("kind") or "fact",
+            text=e["text"],
+            reason=e.get("reason"),
+            entry=current[e["revise"]] if e.get("revise") else None,
+            sources=sources,
+        )
+        for e in entries
+    )
+
+    def write() -> Awaitable[Any]:
+        if key is not None:
+            return service.remember(None, sources=sources, entries=inputs, mode="append",
+                                    key=key)
+        return service.remember(base, sources=sources, entries=inputs, mode="append")
+
+    after = await (settle(write) if settle is not None else write())
+    if key is not None and after is not None and after != base and after.revision > 1 and (
+            base is None or base.artifact_id != after.artifact_id
+            or after.revision != base.revision + 1):
+        base = ArtifactRef(after.artifact_id, after.revision - 1)  # a concurrent write landed
+    return base, after

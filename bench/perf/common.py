@@ -1,0 +1,149 @@
+"""Constants, benchmark profiles, percentiles, and the LoCoMo corpus (entries, queries)
+of the performance benchmark."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from powercontext.core import analyzer
+
+DEFAULT_DATA = Path("/work/shared/data/locomo-dev.json")
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "results"  # bench/results
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+LIMIT = 10
+MODES = ("fts", "vector", "hybrid")
+DIM = 384
+SMALL_BATCH = 100  # one-Memory datasets up to BIG_SIZE are loaded in batches of 100
+BIG_BATCH = 500
+BIG_SIZE = 10_000
+#: Seconds one search cell (dataset x mode) may take before its queries are cut.
+CELL_BUDGET_S = 150.0
+WARM_BUDGET_S = 5.0
+#: Queries per search cell whose hits are compared, ours against raw (untimed).
+CHECK_QUERIES = 20
+#: The plain FTS5 anchor (the yardstick of fts search on SQLite): the tokenizer the
+#: library's FTS5 table uses for Analyzer v1 text (``_`` kept inside tokens).
+ANCHOR_FTS = "plain_fts"
+ANCHOR_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
+
+
+def _scope(artifact_id: str) -> str:
+    """The vec0 partition value (and the plain anchor's scope prefix) of a Memory."""
+    from powercontext.sql import sqlite as frag
+
+    return frag.scope_token(artifact_id)
+
+
+#: Characters of a scope token (``m_`` + 24 hex digits).
+SCOPE_CHARS = 26
+
+
+def _scoped_text(scope: str, searchable_text: str) -> str:
+    """The anchor's document of one row: each analyzed token as ``<scope>_<token>``."""
+    return " ".join(f"{scope}_{t}" for t in searchable_text.split())
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Sizes (entries), layouts (Memories per dataset), queries per pass, passes,
+    write repetitions, batch-of-100 repetitions, sentences for the local model."""
+
+    name: str
+    sizes: tuple[int, ...]
+    layouts: tuple[int, ...]
+    queries: int
+    runs: int
+    write_runs: int
+    batch_runs: int
+    embed_sentences: int
+
+
+PROFILES = {
+    "quick": Profile("quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128),
+    "full": Profile("full", (1_000, 10_000, 100_000), (1, 10), 150, 3, 40, 5, 512),
+}
+
+
+def log(msg: str) -> None:
+    print(f"[perf {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) by linear interpolation; ValueError when empty."""
+    if not values:
+        raise ValueError("no values")
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ---------------------------------------------------------------------- data
+
+
+def load_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """(turn texts ``"speaker: text"`` in file order, questions in file order)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    turns: list[str] = []
+    questions: list[str] = []
+    for sample in data:
+        conv = sample["conversation"]
+        keys = sorted(
+            (k for k, v in conv.items() if k.startswith("session_") and isinstance(v, list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        for k in keys:
+            for t in conv[k]:
+                text = str(t.get("text", "")).strip()
+                if text:
+                    turns.append(f"{t.get('speaker', '?')}: {text}")
+        for qa in sample.get("qa", []):
+            q = str(qa.get("question", "")).strip()
+            if q and analyzer.query_terms(q):
+                questions.append(q)
+    return turns, questions
+
+
+def make_entries(turns: Sequence[str], n: int) -> list[str]:
+    """``n`` distinct entry texts built from ``turns`` (see the module docstring)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    i = 0
+    while len(out) < n:
+        base = turns[i % len(turns)]
+        rep = i // len(turns)
+        i += 1
+        text = base if rep == 0 else f"{base} xr{rep}"
+        while text in seen:
+            rep += 1_000
+            text = f"{base} xr{rep}"
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def fresh_entries(turns: Sequence[str], n: int, tag: str) -> list[str]:
+    """``n`` texts for timed writes, distinct from every :func:`make_entries` text and
+    from other tags: turn ``i`` + ``" <tag>w<i>"`` (``tag`` alphanumeric)."""
+    return [f"{turns[i % len(turns)]} {tag}w{i}" for i in range(n)]
+
+
+def pick_queries(questions: Sequence[str], n: int) -> list[str]:
+    if n >= len(questions):
+        return list(questions)
+    step = len(questions) / n
+    return [questions[int(i * step)] for i in range(n)]
+
+
+# ---------------------------------------------------------------------- engines

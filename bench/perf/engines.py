@@ -1,0 +1,388 @@
+"""The engines under test: the library on SQLite or seekdb, with the same-semantics raw
+queries each engine answers for the yardstick."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.perf.common import (
+    ANCHOR_FTS,
+    ANCHOR_TOKENIZE,
+    ROOT,
+    SCOPE_CHARS,
+    _scope,
+    _scoped_text,
+    log,
+)
+from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+from powercontext.core import search_admission as admission
+from powercontext.service import MemoryService
+
+
+class Engine:
+    """One backend kind: opens a service on a fresh database and answers raw queries."""
+
+    name = "?"
+
+    def new_service(self, label: str) -> MemoryService:
+        raise NotImplementedError
+
+    def open_raw(self, svc: MemoryService) -> None:
+        raise NotImplementedError
+
+    def close_raw(self) -> None:
+        raise NotImplementedError
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The raw fts channel: the ids of the first ``budget`` admitted matches, in the
+        engine's order (the library's channel semantics, written as plain queries)."""
+        raise NotImplementedError
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """The raw vector channel: the ids of the first ``k`` admitted neighbours."""
+        raise NotImplementedError
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        """(Memory artifact id, entry id, entry version id) of a raw id (untimed)."""
+        raise NotImplementedError
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        raise NotImplementedError
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        return 0, {}
+
+    def drop(self, svc: MemoryService) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class SQLiteEngine(Engine):
+    name = "sqlite"
+
+    def __init__(self, workdir: Path, model: DeterministicEmbedding) -> None:
+        self.workdir = workdir
+        self.model = model
+        self.raw: Any = None
+        self.anchor: Any = None
+        self.keys: dict[int, tuple[str, str, str]] = {}
+
+    def new_service(self, label: str) -> MemoryService:
+        from powercontext.adapters.sqlite import SQLiteMemoryBackend
+
+        path = self.workdir / f"{label}.db"
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{path}{suffix}")
+        return MemoryService(
+            SQLiteMemoryBackend(str(path), profile=self.model.profile), embedding_model=self.model
+        )
+
+    def open_raw(self, svc: MemoryService) -> None:
+        """A read-only connection to the library's file (for vec0) and the plain FTS5
+        anchor: the active head rows' analyzed text copied into a plain one-column
+        ``fts5(searchable_text)`` table of a side file (built once, untimed), each token
+        written ``<scope>_<token>`` so that document frequencies are per Memory, as the
+        library ranks (bm25 over the same statistics: same rows, same order). The anchor
+        keeps its content (no join to read the text) and is not the library's table."""
+        import apsw
+        import sqlite_vec
+
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        self.raw = conn
+        # projection id -> (Memory, entry id, entry version id), for the hit check only
+        self.keys = {
+            int(pid): (str(m), str(e), str(v))
+            for pid, m, e, v in conn.execute(
+                "SELECT projection_id, memory_artifact_id, entry_id, entry_version_id "
+                "FROM memory_entry_heads"
+            )
+        }
+        anchor = f"{path}.anchor"
+        if not os.path.exists(anchor):
+            t0 = time.perf_counter()
+            a = apsw.Connection(anchor + ".tmp")
+            a.execute("PRAGMA journal_mode=OFF")
+            a.execute("PRAGMA synchronous=OFF")
+            a.execute(
+                f"CREATE VIRTUAL TABLE {ANCHOR_FTS} USING fts5(searchable_text, "
+                f'tokenize="{ANCHOR_TOKENIZE}")'
+            )
+            rows = conn.execute(
+                "SELECT projection_id, memory_artifact_id, searchable_text FROM memory_entry_heads"
+            ).fetchall()
+            with a:
+                a.executemany(
+                    f"INSERT INTO {ANCHOR_FTS} (rowid, searchable_text) VALUES (?, ?)",
+                    [(pid, _scoped_text(_scope(str(m)), str(text))) for pid, m, text in rows],
+                )
+            a.close()
+            os.replace(anchor + ".tmp", anchor)
+            log(
+                f"  plain FTS5 anchor of {len(rows)} rows built in "
+                f"{time.perf_counter() - t0:.1f} s (untimed)"
+            )
+        self.anchor = apsw.Connection(anchor, flags=apsw.SQLITE_OPEN_READONLY)
+
+    def close_raw(self) -> None:
+        for conn in (self.raw, self.anchor):
+            if conn is not None:
+                conn.close()
+        self.raw = self.anchor = None
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The first ``budget`` admitted matches: pages of the plain OR query (``LIMIT
+        budget``, then twice as many each time, like the adapter) in ``bm25, rowid``
+        order, each row kept when :func:`admission.fts_admits` accepts its tokens."""
+        distinct = list(dict.fromkeys(terms))
+        tokens = " OR ".join(f'"{s}_{t}"' for s in map(_scope, memories) for t in distinct)
+        match = f"searchable_text : ({tokens})"
+        cut = SCOPE_CHARS + 1
+        out: list[Any] = []
+        offset, size = 0, budget
+        while True:
+            n = 0
+            for rowid, text in self.anchor.execute(
+                f"SELECT rowid, searchable_text FROM {ANCHOR_FTS} WHERE {ANCHOR_FTS} MATCH ? "
+                f"ORDER BY bm25({ANCHOR_FTS}), rowid LIMIT ? OFFSET ?",
+                (match, size, offset),
+            ):
+                n += 1
+                if admission.fts_admits(tuple(distinct), (w[cut:] for w in text.split())):
+                    out.append(rowid)
+                    if len(out) == budget:
+                        return out
+            if n < size:
+                return out
+            offset += size
+            size *= 2
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        return self.keys[int(raw_id)]
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        return struct.pack(f"<{len(vector)}f", *vector)
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """One KNN per Memory partition, merged by (distance, rowid), kept while
+        :func:`admission.vector_admits` accepts the distance (at most ``k``). Like the
+        adapter, a partition's answer is taken as far as its order is certain: vec0
+        returns any of the rows tied at the ``k``-th distance, so ``k`` grows while the
+        last row returned ties with the ``k``-th (else the tie-break by rowid would
+        differ from the library's at the boundary)."""
+        found: list[tuple[float, int]] = []
+        for m in memories:
+            want = k + 1
+            while True:
+                rows = sorted((d, r) for r, d in self.raw.execute(
+                    "SELECT rowid, distance FROM memory_entry_search_vector "
+                    "WHERE embedding MATCH ? AND k = ? AND scope = ?",
+                    (blob, want, _scope(m)),
+                ).fetchall())
+                if len(rows) < want or rows[k - 1][0] < rows[-1][0] or want >= 4096:
+                    break
+                want = min(want * 2, 4096)
+            found.extend(rows)
+        found.sort()
+        out: list[Any] = []
+        for d, r in found[:k]:
+            if not admission.vector_admits(d):
+                break
+            out.append(r)
+        return out
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        import apsw
+
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        tables: dict[str, int] = {}
+        # What a closed database occupies: checkpoint the WAL into the file first (what
+        # closing the last connection does; the content does not change). The WAL left
+        # over (0 unless a reader pinned it) still counts.
+        rw = apsw.Connection(path)
+        try:
+            rw.setbusytimeout(5000)
+            rw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except apsw.Error:
+            pass
+        finally:
+            rw.close()
+        for suffix in ("", "-wal"):
+            if os.path.exists(f"{path}{suffix}"):
+                tables[f"(file{suffix or ''})"] = os.path.getsize(f"{path}{suffix}")
+        total = sum(tables.values())
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            for name, size in conn.execute(
+                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+            ):
+                tables[str(name)] = int(size)
+            free: Any = conn.execute("PRAGMA freelist_count").fetchall()[0][0]
+            page: Any = conn.execute("PRAGMA page_size").fetchall()[0][0]
+            tables["(free pages)"] = int(free) * int(page)
+        except apsw.Error:
+            pass
+        finally:
+            conn.close()
+        return total, tables
+
+    def drop(self, svc: MemoryService) -> None:
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        for suffix in ("", "-wal", "-shm", ".anchor", ".anchor.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f"{path}{suffix}")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+class SeekdbEngine(Engine):
+    """OceanBaseMemoryBackend on a seekdb started by tests/oceanbase_server.py."""
+
+    name = "seekdb"
+
+    def __init__(self, model: DeterministicEmbedding) -> None:
+        if str(ROOT / "tests") not in sys.path:
+            sys.path.insert(0, str(ROOT / "tests"))
+        import oceanbase_server  # tests/oceanbase_server.py
+
+        self.model = model
+        self._server = oceanbase_server
+        self._stack = contextlib.ExitStack()
+        self.url = self._stack.enter_context(oceanbase_server.seekdb_server())
+        self.raw: Any = None
+        self._urls: dict[int, str] = {}
+
+    def new_service(self, label: str) -> MemoryService:
+        from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
+
+        url = self._stack.enter_context(self._server.fresh_database(self.url, "perf_" + label))
+        svc = MemoryService(
+            OceanBaseMemoryBackend(url, profile=self.model.profile), embedding_model=self.model
+        )
+        self._urls[id(svc)] = url
+        return svc
+
+    def open_raw(self, svc: MemoryService) -> None:
+        import MySQLdb
+
+        from powercontext.adapters.oceanbase.backend import parse_url
+
+        u = parse_url(self._urls[id(svc)])
+        self.raw = MySQLdb.connect(
+            host=u.host,
+            port=u.port,
+            user=u.user,
+            passwd=u.password,
+            db=u.database,
+            charset="utf8mb4",
+            autocommit=True,
+        )
+
+    def close_raw(self) -> None:
+        if self.raw is not None:
+            self.raw.close()
+            self.raw = None
+
+    def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
+        """The first ``budget`` admitted matches: pages of ``MATCH ... AGAINST`` over the
+        heads table with the Memory filter, ordered by score, Memory, entry id (``LIMIT
+        budget``, then twice as many each time, like the adapter), each row kept when
+        :func:`admission.fts_admits` accepts its tokens."""
+        distinct = tuple(dict.fromkeys(terms))
+        marks = ", ".join(["%s"] * len(memories))
+        query = " ".join(distinct)
+        cur = self.raw.cursor()
+        out: list[Any] = []
+        offset, size = 0, budget
+        while True:
+            cur.execute(
+                "SELECT memory_artifact_id, entry_id, entry_version_id, searchable_text, "
+                "MATCH (searchable_text) AGAINST (%s) AS score "
+                f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
+                "AND MATCH (searchable_text) AGAINST (%s) "
+                "ORDER BY score DESC, memory_artifact_id, entry_id LIMIT %s OFFSET %s",
+                (query, *memories, query, size, offset),
+            )
+            rows = cur.fetchall()
+            for m, e, v, text, _score in rows:
+                if admission.fts_admits(distinct, _text(text).split()):
+                    out.append((_text(m), _text(e), _text(v)))
+                    if len(out) == budget:
+                        return out
+            if len(rows) < size:
+                return out
+            offset += size
+            size *= 2
+
+    def vector_param(self, vector: Sequence[float]) -> Any:
+        from powercontext.sql import oceanbase as obsql
+
+        return obsql.vector_literal(tuple(vector))
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """``ORDER BY l2_distance APPROXIMATE LIMIT k`` with the Memory filter, ties by
+        Memory and entry id, kept while :func:`admission.vector_admits` accepts."""
+        marks = ", ".join(["%s"] * len(memories))
+        cur = self.raw.cursor()
+        cur.execute(
+            "SELECT memory_artifact_id, entry_id, entry_version_id, "
+            "l2_distance(embedding, %s) AS distance "
+            f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
+            "ORDER BY l2_distance(embedding, %s) APPROXIMATE LIMIT %s",
+            (blob, *memories, blob, k),
+        )
+        rows = sorted(
+            ((float(d), _text(m), _text(e), _text(v)) for m, e, v, d in cur.fetchall()
+             if d is not None)
+        )
+        out: list[Any] = []
+        for d, m, e, v in rows:
+            if not admission.vector_admits(d):
+                break
+            out.append((m, e, v))
+        return out
+
+    def key(self, raw_id: Any) -> tuple[str, str, str]:
+        return tuple(raw_id)  # type: ignore[return-value]
+
+    def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
+        import MySQLdb
+
+        from powercontext.adapters.oceanbase.backend import parse_url
+
+        u = parse_url(self._urls[id(svc)])
+        tables: dict[str, int] = {}
+        with contextlib.suppress(MySQLdb.Error):
+            conn = MySQLdb.connect(host=u.host, port=u.port, user=u.user, passwd=u.password)
+            try:
+                cur = conn.cursor()
+                cur.execute(
+                    "SELECT table_name, data_length + index_length "
+                    "FROM information_schema.tables WHERE table_schema = %s",
+                    (u.database,),
+                )
+                tables = {str(n): int(s or 0) for n, s in cur.fetchall()}
+            finally:
+                conn.close()
+        return sum(tables.values()), tables
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+# ---------------------------------------------------------------------- datasets

@@ -1,0 +1,233 @@
+"""The report: targets met or missed, and the Markdown tables of a result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.perf.common import BIG_SIZE, LIMIT
+
+
+def _search(
+    rows: list[dict[str, Any]], engine: str, entries: int, memories: int, mode: str
+) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["engine"], r["entries"], r["memories"], r["mode"]) == (
+            engine,
+            entries,
+            memories,
+            mode,
+        ):
+            return r
+    return None
+
+
+def _write(rows: list[dict[str, Any]], engine: str, entries: int, op: str) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["engine"], r["entries"], r["op"]) == (engine, entries, op):
+            return r
+    return None
+
+
+def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 6 targets, each with its measured figure and met / missed / not run."""
+    s, w = result["search"], result["writes"]
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, measured: float | None, limit: float, unit: str) -> None:
+        status = "not run" if measured is None else ("met" if measured <= limit else "missed")
+        out.append(
+            {"target": name, "measured": measured, "limit": limit, "unit": unit, "status": status}
+        )
+
+    for n, lim in ((10_000, 5.0), (100_000, 25.0)):
+        r = _search(s, "sqlite", n, 1, "fts")
+        add(f"sqlite fts p95 / raw at {n // 1000}k x1", r["ratio_p95"] if r else None, 1.3, "x")
+        add(f"sqlite fts p95 at {n // 1000}k x1", r["ours_p95_ms"] if r else None, lim, "ms")
+    r = _search(s, "sqlite", 100_000, 1, "hybrid")
+    add("sqlite hybrid p95 at 100k x1", r["ours_p95_ms"] if r else None, 30.0, "ms")
+    for n, lim in ((1_000, 5.0), (10_000, 25.0)):
+        r = _write(w, "sqlite", n, "remember_1")
+        add(f"sqlite remember 1 p50 at {n // 1000}k", r["p50_ms"] if r else None, lim, "ms")
+    for r in s:
+        if r["engine"] != "seekdb":
+            continue
+        base = _search(s, "sqlite", r["entries"], r["memories"], r["mode"])
+        ratio = r["ours_p95_ms"] / base["ours_p95_ms"] if base else None
+        add(f"seekdb/sqlite {r['mode']} p95 at {r['entries']}x{r['memories']}", ratio, 4.0, "x")
+    if not any(r["engine"] == "seekdb" for r in s):
+        add("seekdb within 4x of sqlite (every search figure)", None, 4.0, "x")
+    size = None
+    for d in result["datasets"]:
+        if d["engine"] == "sqlite" and d["memories"] == 1 and d["entries"] == BIG_SIZE:
+            size = d["db_bytes"] / 1e6
+    add("sqlite db size after 10k in 100-batches", size, 40.0, "MB")
+    return out
+
+
+# ---------------------------------------------------------------------- report
+
+
+def _f(x: Any, nd: int = 2) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _checked(check: dict[str, Any] | None) -> str:
+    """``same/compared`` queries of the hit check, ``**MISMATCH**`` flagged."""
+    if not check:
+        return "-"
+    same = check["queries"] - check["mismatches"]
+    mark = "" if not check["mismatches"] else " **MISMATCH**"
+    return f"{same}/{check['queries']}{mark}"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    m = result["meta"]
+    lines = [
+        f"# powercontext perf ({m['profile']}, {m['date']})",
+        "",
+        f"Machine: {m['machine']}; Python {m['python']}; SQLite {m.get('sqlite')}; "
+        f"{m['cpus']} CPUs. Search limit {LIMIT}, candidate budget "
+        f"{max(LIMIT * 4, 32)}, {m['queries']} LoCoMo questions x {m['runs']} passes "
+        "(figure = median over passes of the pass p50/p95). Times in ms.",
+        "",
+        "## Search (ours = MemoryService.search end to end; raw = same query to the engine)",
+        "",
+        "| engine | entries | Memories | mode | ours p50 | ours p95 | spi p50 | spi p95 "
+        "| raw p50 | raw p95 | ours/raw p50 | ours/raw p95 | same hits |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["search"]:
+        lines.append(
+            f"| {r['engine']} | {r['entries']} | {r['memories']} | {r['mode']}"
+            f"{' (cut)' if r.get('cut') else ''} | "
+            f"{_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
+            f"{_f(r.get('spi_p50_ms'))} | {_f(r.get('spi_p95_ms'))} | "
+            f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
+            f"{_f(r['ratio_p95'])} | {_checked(r.get('check'))} |"
+        )
+    lines += [
+        "",
+        "ours = `MemoryService.search` end to end (query embedding, manifest checks, "
+        "admission, RRF, version loads, thread hop); spi = the backend's candidate "
+        "streams alone (`_fts_stream_sync` / `_vector_stream_sync` read until "
+        f"{max(LIMIT * 4, 32)} candidates pass admission, in one read transaction "
+        "through the backend's worker thread); raw = the same-semantics plain query "
+        "straight to the engine, returning the same admitted candidates in the same "
+        "order: SQLite fts = FTS5 `searchable_text : (m_..._t1 OR ..)` on a plain fts5 "
+        "copy of the same active rows (tokens prefixed by their Memory scope, so "
+        "document frequencies are per Memory as in the library), `ORDER BY bm25, rowid` "
+        f"pages of {max(LIMIT * 4, 32)} then doubling, each row kept when the admission "
+        "rule accepts its tokens, until "
+        f"{max(LIMIT * 4, 32)} are kept; SQLite vector = vec0 KNN per Memory partition, "
+        "same k, kept while the cosine admits; seekdb = MATCH AGAINST pages with the "
+        "same filter / l2_distance APPROXIMATE on the heads table; hybrid = both raw "
+        "channels. same hits = sampled queries whose hits are identical, ours vs raw "
+        "(fts/vector: the whole admitted channel; hybrid: RRF of the raw channels, "
+        f"top {LIMIT}); untimed.",
+    ]
+    lines += [
+        "",
+        "## Writes and reads on one Memory",
+        "",
+        "| engine | entries | operation | p50 | p95 | n |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in result["writes"]:
+        lines.append(
+            f"| {r['engine']} | {r['entries']} | {r['op']} | {_f(r['p50_ms'])} | "
+            f"{_f(r['p95_ms'])} | {r['n']} |"
+        )
+    lines += [
+        "",
+        "## Datasets (load through remember; size on disk)",
+        "",
+        "| dataset | batch | load s | entries/s | MB | bytes/entry | peak RSS MB | "
+        "largest tables |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for d in result["datasets"]:
+        top = ", ".join(f"{k} {v / 1e6:.1f}" for k, v in list(d["tables"].items())[:6])
+        lines.append(
+            f"| {d['label']} | {d['batch']} | {_f(d['load_s'], 1)} | "
+            f"{_f(d['entries'] / d['load_s'] if d['load_s'] else 0.0, 0)} | "
+            f"{_f(d['db_bytes'] / 1e6, 1)} | {_f(d['bytes_per_entry'], 0)} | "
+            f"{_f(d['maxrss_mb'], 0)} | {top} |"
+        )
+    if result.get("memory"):
+        lines += ["", "## Python heap peak (tracemalloc, one untimed call)", ""]
+        for mm in result["memory"]:
+            lines.append(
+                f"- {mm['engine']} at {mm['entries']}: remember 1 "
+                f"{mm['remember_1_peak_mb']:.1f} MB, hybrid search "
+                f"{mm['hybrid_search_peak_mb']:.1f} MB"
+            )
+    e, d = result["embedding"], result["deterministic_embedding"]
+    lines += [
+        "",
+        "## Embedding cost",
+        "",
+        f"- deterministic embedder (used above): {d['sentences_per_s']:.0f} sentences/s",
+    ]
+    if e.get("status") == "ok":
+        lines.append(
+            f"- local all-MiniLM-L6-v2 (CPU): {e['batch32_sentences_per_s']:.0f} "
+            f"sentences/s in batches of 32, {e['single_query_ms']:.1f} ms per single "
+            f"query, load {e['load_s']:.1f} s"
+        )
+    else:
+        lines.append(f"- local model {e.get('status')}: {e.get('note')}")
+    lines += [
+        "",
+        "## Targets (issue 6)",
+        "",
+        "| target | measured | limit | status |",
+        "|---|---:|---:|---|",
+    ]
+    for t in result["targets"]:
+        unit = t["unit"] if t["measured"] is not None else ""
+        lines.append(
+            f"| {t['target']} | {_f(t['measured'])} {unit} "
+            f"| {t['limit']} {t['unit']} | {t['status']} |"
+        )
+    for eng, ops in result["profiles"].items():
+        lines += [
+            "",
+            f"## Where the time goes ({eng}, cProfile at {ops['entries']} entries; "
+            "own time per operation, idle waits left out)",
+            "",
+        ]
+        for op in ("remember_1", "fts_search"):
+            parts = ops.get(op)
+            if not isinstance(parts, dict):
+                continue
+            lines.append(
+                f"{op} ({parts['ops']} ops, {parts['wall_ms_per_op_profiled']:.1f} ms "
+                "per op under the profiler):"
+            )
+            lines.append("")
+            lines.append("| thread | function | calls/op | own ms/op | cum ms/op |")
+            lines.append("|---|---|---:|---:|---:|")
+            for thread in ("main", "worker"):
+                for t in parts[f"{thread}_top"][:8]:
+                    lines.append(
+                        f"| {thread} | `{t['function']}` | {t['calls_per_op']:.1f} | "
+                        f"{t['own_ms_per_op']:.3f} | {t['cum_ms_per_op']:.3f} |"
+                    )
+            lines.append("")
+            if parts.get("sql_top"):
+                lines.append(
+                    "| SQL statement (timed at the backend's execute) | calls/op | ms/op |"
+                )
+                lines.append("|---|---:|---:|")
+                for t in parts["sql_top"][:8]:
+                    stmt = t["statement"].replace("|", "\\|")
+                    lines.append(f"| `{stmt}` | {t['calls_per_op']:.1f} | {t['ms_per_op']:.3f} |")
+                lines.append("")
+    if result.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in result["notes"]]
+    lines.append("")
+    return "\n".join(lines)
