@@ -10,7 +10,7 @@ use pytest-asyncio. Shared helpers and fakes live in ``tests/support`` (importab
 Server markers: a test that uses the seekdb server (fixture ``seekdb_url``) must carry
 ``@pytest.mark.oceanbase`` (enforced by :mod:`support.server_markers`), and every test so
 marked is skipped when no server can be had (no ``pylibseekdb`` and no
-``$POWERCONTEXT_TEST_OCEANBASE_URL``).
+``$POWERCONTEXT_TEST_OCEANBASE_URL``), except under ``CI=true``, where they run and fail.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     from oceanbase_server import seekdb_available
 
-    if seekdb_available():
-        return
+    if seekdb_available() or os.environ.get("CI") == "true":
+        return  # under CI a missing server fails its tests: it never passes silently
     skip = pytest.mark.skip(reason="needs pylibseekdb or POWERCONTEXT_TEST_OCEANBASE_URL")
     for item in items:
         if item.get_closest_marker("oceanbase"):
