@@ -1,0 +1,144 @@
+"""One JSON shape per domain value (issue 10, part D): :mod:`powercontext.core.shapes`
+pins the JSON of every value the CLI, the repo commands, the hooks and the MCP tools
+print, and no surface writes one by hand any more."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from powercontext.core.errors import InvalidCitationError
+from powercontext.core.models import (
+    ArtifactRef,
+    EmbeddingProfile,
+    HandoffCitation,
+    MemoryChange,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryRevisionChanges,
+    MemorySearchResult,
+    Source,
+    SourceRef,
+)
+from powercontext.core.shapes import SHAPED_TYPES, citation_from_json, to_json
+
+ROOT = Path(__file__).resolve().parents[2]
+H = "ab" * 32
+
+REF = ArtifactRef("mem_art_1", 3)
+REF_JSON = {"artifact_id": "mem_art_1", "revision": 3}
+VERSION = MemoryEntryVersion(
+    "mem_art_1", "mem_ent_1", "mem_ver_2", 2, "mem_ver_1", "fact", "Run make test",
+    (SourceRef("src_1", H),), (ArtifactRef("mem_art_0", 1),), H, 3)
+VERSION_JSON = {
+    "memory_artifact_id": "mem_art_1", "entry_id": "mem_ent_1", "entry_version_id": "mem_ver_2",
+    "version": 2, "previous_version_id": "mem_ver_1", "kind": "fact", "text": "Run make test",
+    "source_refs": [{"source_id": "src_1", "content_hash": H}],
+    "artifact_refs": [{"artifact_id": "mem_art_0", "revision": 1}],
+    "entry_content_hash": H, "created_in_revision": 3,
+}
+CHANGE = MemoryChange("revise", "mem_ent_1", "mem_ver_1", "mem_ver_2", "clearer")
+CHANGE_JSON = {"op": "revise", "entry_id": "mem_ent_1", "from_entry_version_id": "mem_ver_1",
+               "to_entry_version_id": "mem_ver_2", "reason": "clearer"}
+HIT = MemoryHit(REF, "mem_ent_1", "mem_ver_2", "Run make test", 0.5, ("fts", "vector"), "fact")
+HIT_JSON = {"memory_ref": REF_JSON, "entry_id": "mem_ent_1", "entry_version_id": "mem_ver_2",
+            "kind": "fact", "text": "Run make test", "score": 0.5,
+            "matched_by": ["fts", "vector"]}
+CITATION = HandoffCitation(REF, "mem_ent_1", "mem_ver_2")
+CITATION_JSON = {"memory_ref": REF_JSON, "entry_id": "mem_ent_1",
+                 "entry_version_id": "mem_ver_2"}
+
+
+@pytest.mark.parametrize(("value", "shape"), [
+    (REF, REF_JSON),
+    (SourceRef("src_1", H), {"source_id": "src_1", "content_hash": H}),
+    (VERSION, VERSION_JSON),
+    (CHANGE, CHANGE_JSON),
+    (MemoryChange("add", "mem_ent_9", None, "mem_ver_9"),
+     {"op": "add", "entry_id": "mem_ent_9", "from_entry_version_id": None,
+      "to_entry_version_id": "mem_ver_9", "reason": None}),
+    (MemoryRevisionChanges(REF, (CHANGE,)), {"memory_ref": REF_JSON, "changes": [CHANGE_JSON]}),
+    (HIT, HIT_JSON),
+    (MemorySearchResult((HIT,), "hybrid", "no model"),
+     {"mode": "hybrid", "fallback_reason": "no model", "hits": [HIT_JSON]}),
+    (CITATION, CITATION_JSON),
+    (Source("src_1", "file", "all: test", H, "file:///r/Makefile", (("path", "Makefile"),)),
+     {"source_id": "src_1", "kind": "file", "uri": "file:///r/Makefile", "content_hash": H,
+      "metadata": {"path": "Makefile"}, "content": "all: test"}),
+    (EmbeddingProfile("p1", "m", 384),
+     {"profile_id": "p1", "model": "m", "dimension": 384, "distance": "l2",
+      "normalization": "unit"}),
+    (None, None),
+    ((REF, REF), [REF_JSON, REF_JSON]),
+])
+def test_each_domain_value_has_its_pinned_json_shape(value, shape):
+    out = to_json(value)
+    assert out == shape
+    assert json.loads(json.dumps(out)) == shape  # plain JSON, lists not tuples
+
+
+def test_every_shaped_type_is_pinned_above():
+    pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
+        SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile}
+    assert set(SHAPED_TYPES) == pinned
+
+
+_ids = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20)
+
+
+@given(_ids, st.integers(1, 2**53 - 1), _ids, _ids)
+def test_a_citation_reads_back_from_its_own_shape(artifact_id, revision, entry_id, version_id):
+    cite = HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
+    assert citation_from_json(json.loads(json.dumps(to_json(cite)))) == cite
+
+
+@pytest.mark.parametrize("revision", [1.0, True, "1", None])
+def test_a_citation_revision_is_never_coerced(revision):
+    data = dict(CITATION_JSON, memory_ref={"artifact_id": "mem_art_1", "revision": revision})
+    with pytest.raises(InvalidCitationError, match="revision must be a JSON integer"):
+        citation_from_json(data)
+
+
+@pytest.mark.parametrize("data", [[], "x", {}, {"memory_ref": {"artifact_id": "a"}},
+                                  dict(CITATION_JSON, entry_id=7)])
+def test_a_malformed_citation_is_an_invalid_citation(data):
+    with pytest.raises(InvalidCitationError):
+        citation_from_json(data)
+
+
+# --------------------------------------------------------------------------- no hand shaping
+
+SURFACES = ["adapters/cli", "adapters/mcp"]
+
+
+def _hand_shapes(text: str) -> list[int]:
+    """Lines of dict literals in ``text`` that write a shaped value by hand: an
+    ArtifactRef (exactly ``artifact_id`` + ``revision``) or anything keyed by
+    ``entry_version_id``."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if keys == {"artifact_id", "revision"} or "entry_version_id" in keys:
+                found.append(node.lineno)
+    return found
+
+
+def test_no_surface_writes_a_domain_value_json_by_hand():
+    files = sorted(p for d in SURFACES for p in (ROOT / d).glob("*.py"))
+    assert len(files) > 5
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in files
+             for line in _hand_shapes(p.read_text("utf-8"))]
+    assert found == []
+
+
+def test_the_hand_shape_check_sees_hand_written_shapes():
+    text = ('x = {"artifact_id": a, "revision": 1}\n'
+            'y = {"memory_ref": r, "entry_id": e, "entry_version_id": v}\n'
+            'z = {"artifact_id": a, "revision": 1, "error": "e"}\n')
+    assert _hand_shapes(text) == [1, 2]
