@@ -24,6 +24,11 @@ value (``untrusted``, ``state``, ``rank``) but never renames or drops one. The s
 - ``MemorySearchResult``: ``{"mode", "fallback_reason", "hits"}``
 - ``HandoffCitation``: ``{"memory_ref", "entry_id", "entry_version_id"}``
 - ``EmbeddingProfile``: its fields by name.
+- ``RebuildReport``: ``{"memories", "entries", "vectors", "kept", "incomplete",
+  "missing": [{"artifact_id", "entry_id", "reason"}], "corrupt": [{"artifact_id",
+  "error"}], "analyzer"}``
+- ``RehashReport``: ``{"rewritten", "already_current", "corrupt": [{"artifact_id",
+  "revision", "error"}]}``
 
 :func:`citation_from_json` reads a Handoff citation back, with exact JSON types.
 """
@@ -46,6 +51,8 @@ from powercontext.core.models import (
     MemoryHit,
     MemoryRevisionChanges,
     MemorySearchResult,
+    RebuildReport,
+    RehashReport,
     Source,
     SourceRef,
 )
@@ -55,13 +62,29 @@ __all__ = ["SHAPED_TYPES", "citation_from_json", "to_json"]
 #: The domain types :func:`to_json` has a shape for.
 SHAPED_TYPES: tuple[type, ...] = (
     ArtifactRef, SourceRef, Source, MemoryEntryVersion, MemoryChange, MemoryRevisionChanges,
-    MemoryHit, MemorySearchResult, HandoffCitation, EmbeddingProfile)
+    MemoryHit, MemorySearchResult, HandoffCitation, EmbeddingProfile, RebuildReport,
+    RehashReport)
 
 
 def _source(s: Source) -> dict[str, Any]:
     return {"source_id": s.source_id, "kind": s.kind, "uri": s.uri,
             "content_hash": s.content_hash, "metadata": dict(s.metadata),
             "content": s.content}
+
+
+def _rebuild_report(r: RebuildReport) -> dict[str, Any]:
+    return {"memories": r.memories, "entries": r.entries, "vectors": r.vectors,
+            "kept": r.kept, "incomplete": list(r.incomplete),
+            "missing": [{"artifact_id": a, "entry_id": e, "reason": why}
+                        for a, e, why in r.missing],
+            "corrupt": [{"artifact_id": a, "error": e} for a, e in r.corrupt],
+            "analyzer": r.analyzer}
+
+
+def _rehash_report(r: RehashReport) -> dict[str, Any]:
+    return {"rewritten": r.rewritten, "already_current": r.already,
+            "corrupt": [{"artifact_id": a, "revision": rev, "error": e}
+                        for a, rev, e in r.corrupt]}
 
 
 def _make_converter() -> cattrs.Converter:
@@ -73,6 +96,8 @@ def _make_converter() -> cattrs.Converter:
     for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange):
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     conv.register_unstructure_hook(Source, _source)
+    conv.register_unstructure_hook(RebuildReport, _rebuild_report)
+    conv.register_unstructure_hook(RehashReport, _rehash_report)
     conv.register_unstructure_hook(MemoryEntryVersion, make_dict_unstructure_fn(
         MemoryEntryVersion, conv, sources=override(rename="source_refs"),
         artifacts=override(rename="artifact_refs")))

@@ -136,29 +136,10 @@ def rebuild(
             for artifact_id, entry_id, reason in report.missing:
                 click.echo(f"  no vector for {entry_id} in {artifact_id}: {reason}")
 
-        c.emit(
-            {
-                "memories": report.memories,
-                "entries": report.entries,
-                "vectors": report.vectors,
-                "kept": report.kept,
-                "embedding": name,
-                "incomplete": report.incomplete,
-                "missing": [
-                    {"artifact_id": a, "entry_id": e, "reason": r}
-                    for a, e, r in report.missing
-                ],
-                "corrupt": [{"artifact_id": a, "error": e} for a, e in report.corrupt],
-                "analyzer": report.analyzer,
-                **({} if rehashed is None else {"rehash": {
-                    "rewritten": rehashed.rewritten,
-                    "already_current": rehashed.already,
-                    "corrupt": [{"artifact_id": a, "revision": r, "error": e}
-                                for a, r, e in rehashed.corrupt],
-                }}),
-            },
-            human,
-        )
+        from powercontext.core.shapes import to_json
+
+        c.emit(dict(to_json(report), embedding=name,
+                    **({} if rehashed is None else {"rehash": to_json(rehashed)})), human)
         if rehashed is not None and rehashed.corrupt:
             for artifact_id, revision, error in rehashed.corrupt:
                 click.echo(f"powercontext: integrity error in {artifact_id}@{revision}: {error} "

@@ -135,3 +135,13 @@ def test_repo_change_rows_carry_the_change_shape(env, tmp_path):
         assert {k: row[k] for k in CHANGE_KEYS} == change
         assert row["entry_version_id"] == change["to_entry_version_id"]
         assert {"kind", "text", "source_ids"} <= set(row)
+
+
+def test_rebuild_json_is_the_report_shapes_plus_the_model(seeded):
+    db, _, _ = seeded
+    out = run(db, "memory", "rebuild", "--rehash")
+    assert out == {"memories": 1, "entries": 1, "vectors": 0, "kept": 0, "incomplete": [],
+                   "missing": [], "corrupt": [], "analyzer": out["analyzer"],
+                   "embedding": None,
+                   "rehash": {"rewritten": 0, "already_current": True, "corrupt": []}}
+    assert out["analyzer"]

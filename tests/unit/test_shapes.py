@@ -22,6 +22,8 @@ from powercontext.core.models import (
     MemoryHit,
     MemoryRevisionChanges,
     MemorySearchResult,
+    RebuildReport,
+    RehashReport,
     Source,
     SourceRef,
 )
@@ -73,6 +75,14 @@ CITATION_JSON = {"memory_ref": REF_JSON, "entry_id": "mem_ent_1",
     (EmbeddingProfile("p1", "m", 384),
      {"profile_id": "p1", "model": "m", "dimension": 384, "distance": "l2",
       "normalization": "unit"}),
+    (RebuildReport(2, 5, 4, ["mem_art_2"], [("mem_art_3", "bad hash")], 1,
+                   [("mem_art_2", "mem_ent_7", "no model")], "v1-porter"),
+     {"memories": 2, "entries": 5, "vectors": 4, "kept": 1, "incomplete": ["mem_art_2"],
+      "missing": [{"artifact_id": "mem_art_2", "entry_id": "mem_ent_7", "reason": "no model"}],
+      "corrupt": [{"artifact_id": "mem_art_3", "error": "bad hash"}], "analyzer": "v1-porter"}),
+    (RehashReport(3, 1, [("mem_art_3", 2, "neither formula")], False),
+     {"rewritten": 3, "already_current": False,
+      "corrupt": [{"artifact_id": "mem_art_3", "revision": 2, "error": "neither formula"}]}),
     (None, None),
     ((REF, REF), [REF_JSON, REF_JSON]),
 ])
@@ -84,7 +94,8 @@ def test_each_domain_value_has_its_pinned_json_shape(value, shape):
 
 def test_every_shaped_type_is_pinned_above():
     pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
-        SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile}
+        SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile,
+        RebuildReport, RehashReport}
     assert set(SHAPED_TYPES) == pinned
 
 
