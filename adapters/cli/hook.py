@@ -30,6 +30,11 @@ become U+FFFD, keys too; invalid UTF-8 on stdin too), so odd text never loses a 
 A hook never breaks the agent: any failure prints one line on stderr, is appended to
 ``<data dir>/logs/hooks.log`` and exits 0. Start-up stays small: nothing beyond click is
 imported until an event needs it (a database that does not exist is never created).
+
+This module holds the click commands and the guard; the parts live beside it:
+``hook_payload`` (the payload boundary, transcripts), ``hook_fence`` (the memory
+fence), ``hook_prompt`` (prompt queries, searches and slots) and ``hook_outcome`` (the
+turn's outcome). Their public names are re-exported here.
 """
 
 from __future__ import annotations

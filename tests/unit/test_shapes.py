@@ -153,3 +153,32 @@ def test_the_hand_shape_check_sees_hand_written_shapes():
             'y = {"memory_ref": r, "entry_id": e, "entry_version_id": v}\n'
             'z = {"artifact_id": a, "revision": 1, "error": "e"}\n')
     assert _hand_shapes(text) == [1, 2]
+
+
+_texts = st.text(max_size=30)
+_refs = st.builds(ArtifactRef, _ids, st.integers(1, 2**53 - 1))
+_source_refs = st.builds(SourceRef, _ids, st.just(H))
+
+
+@given(st.builds(MemoryEntryVersion, _ids, _ids, _ids, st.integers(1, 10**6),
+                 st.none() | _ids, _ids, _texts, st.lists(_source_refs, max_size=3).map(tuple),
+                 st.lists(_refs, max_size=3).map(tuple), st.just(H), st.integers(1, 10**6)))
+def test_an_entry_version_shape_keeps_every_field(v):
+    out = json.loads(json.dumps(to_json(v)))
+    assert set(out) == set(VERSION_JSON)
+    assert out["source_refs"] == [{"source_id": s.source_id, "content_hash": s.content_hash}
+                                  for s in v.sources]
+    assert out["artifact_refs"] == [to_json(a) for a in v.artifacts]
+    assert (out["entry_version_id"], out["text"], out["version"]) == (
+        v.entry_version_id, v.text, v.version)
+
+
+@given(st.builds(MemoryHit, _refs, _ids, _ids, _texts,
+                 st.floats(0, 1, allow_nan=False), st.sampled_from(
+                     [("fts",), ("vector",), ("fts", "vector")]), _ids))
+def test_a_hit_shape_is_plain_json_with_its_anchor(h):
+    out = json.loads(json.dumps(to_json(h)))
+    assert set(out) == set(HIT_JSON)
+    assert citation_from_json(out) == HandoffCitation(h.memory_ref, h.entry_id,
+                                                      h.entry_version_id)
+    assert out["matched_by"] == list(h.matched_by) and out["score"] == h.score
