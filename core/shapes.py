@@ -24,6 +24,7 @@ value (``untrusted``, ``state``, ``rank``) but never renames or drops one. The s
 - ``MemorySearchResult``: ``{"mode", "fallback_reason", "hits"}``
 - ``HandoffCitation``: ``{"memory_ref", "entry_id", "entry_version_id"}``
 - ``EmbeddingProfile``: its fields by name.
+- ``Refusal`` (a candidate not proposed): ``{"kind", "text", "reason", "provider"}``
 - ``RebuildReport``: ``{"memories", "entries", "vectors", "kept", "incomplete",
   "missing": [{"artifact_id", "entry_id", "reason"}], "corrupt": [{"artifact_id",
   "error"}], "analyzer"}``
@@ -41,6 +42,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 
+from powercontext.core.candidates import Refusal
 from powercontext.core.errors import InvalidCitationError
 from powercontext.core.models import (
     ArtifactRef,
@@ -63,7 +65,7 @@ __all__ = ["SHAPED_TYPES", "citation_from_json", "to_json"]
 SHAPED_TYPES: tuple[type, ...] = (
     ArtifactRef, SourceRef, Source, MemoryEntryVersion, MemoryChange, MemoryRevisionChanges,
     MemoryHit, MemorySearchResult, HandoffCitation, EmbeddingProfile, RebuildReport,
-    RehashReport)
+    RehashReport, Refusal)
 
 
 def _source(s: Source) -> dict[str, Any]:
@@ -93,7 +95,7 @@ def _make_converter() -> cattrs.Converter:
         attrs.resolve_types(cls)
     # Field names are the shape's keys, except where a field says what it holds.
     # (leaves first, so that every composite finds their hooks)
-    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange):
+    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange, Refusal):
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     conv.register_unstructure_hook(Source, _source)
     conv.register_unstructure_hook(RebuildReport, _rebuild_report)

@@ -161,7 +161,7 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
             last = getattr(pipeline, "last_result", None)
             report.update(extracted=True, memory_ref=to_json(after))
             if last is not None:
-                report["refused"] = [{"kind": r.kind, "reason": r.reason} for r in last.refused]
+                report["refused"] = to_json(last.refused)
                 report["notes"] = list(last.notes)
             return report
         raise RevisionConflictError(f"Memory for {key} kept moving; the Source is stored")

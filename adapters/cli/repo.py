@@ -91,8 +91,7 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
                      "path": dict(s.metadata).get("path")} for s in sources],
         "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
         "changes": rows,
-        "refused": [{"kind": r.kind, "text": r.text, "reason": r.reason,
-                     "provider": r.provider} for r in (result.refused if result else ())],
+        "refused": to_json(result.refused if result else ()),
         "notes": list(result.notes) if result else [],
     }
 

@@ -145,3 +145,23 @@ def test_rebuild_json_is_the_report_shapes_plus_the_model(seeded):
                    "embedding": None,
                    "rehash": {"rewritten": 0, "already_current": True, "corrupt": []}}
     assert out["analyzer"]
+
+
+def test_the_stop_hook_reports_a_refusal_in_the_repo_commands_shape(env, tmp_path):
+    root = (tmp_path / "project").resolve()
+    (root / ".git").mkdir(parents=True)
+    db = tmp_path / "memory.db"
+    run(db, "memory", "remember", "--key", f"repo:{root}", "--text", "Run make test first")
+    inventory = "\n".join(f"src/pkg/m{i}.py" for i in range(6))  # a file list: refused
+    payload = {"session_id": "s1", "cwd": str(root), "hook_event_name": "Stop",
+               "stop_hook_active": False, "last_assistant_message": inventory}
+    result = CliRunner().invoke(cli, ["--db", str(db), "--json", "hook", "claude-code"],
+                                input=json.dumps(payload))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["memory_ref"] == {"artifact_id": report["memory_ref"]["artifact_id"],
+                                    "revision": 1}
+    (refusal,) = report["refused"]
+    assert set(refusal) == {"kind", "text", "reason", "provider"}  # as `repo` prints it
+    assert (refusal["kind"], refusal["provider"]) == ("working_note", "task_outcome")
+    assert refusal["text"].startswith("src/pkg/m0.py")

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from powercontext.core.candidates import Refusal
 from powercontext.core.errors import InvalidCitationError
 from powercontext.core.models import (
     ArtifactRef,
@@ -83,6 +84,9 @@ CITATION_JSON = {"memory_ref": REF_JSON, "entry_id": "mem_ent_1",
     (RehashReport(3, 1, [("mem_art_3", 2, "neither formula")], False),
      {"rewritten": 3, "already_current": False,
       "corrupt": [{"artifact_id": "mem_art_3", "revision": 2, "error": "neither formula"}]}),
+    (Refusal("fact", "too short", "admission: fewer than 3 words", "rules"),
+     {"kind": "fact", "text": "too short", "reason": "admission: fewer than 3 words",
+      "provider": "rules"}),
     (None, None),
     ((REF, REF), [REF_JSON, REF_JSON]),
 ])
@@ -95,7 +99,7 @@ def test_each_domain_value_has_its_pinned_json_shape(value, shape):
 def test_every_shaped_type_is_pinned_above():
     pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
         SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile,
-        RebuildReport, RehashReport}
+        RebuildReport, RehashReport, Refusal}
     assert set(SHAPED_TYPES) == pinned
 
 
