@@ -34,7 +34,7 @@ __all__ = [
     "classify",
     "fail",
     "pass_ctx",
-    "ref_json",
+    "resolve",
 ]
 
 T = TypeVar("T")
@@ -182,5 +182,10 @@ class Ctx:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
-def ref_json(ref: Any) -> dict[str, Any] | None:
-    return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
+async def resolve(svc: Any, name: str | None) -> Any:
+    """A Memory name to an ArtifactRef: ``ID`` -> its head, ``ID@REV`` -> that Revision,
+    ``key:NAME`` (``@REV``) -> the Memory the database's key names
+    (:func:`powercontext.runtime.resolve_memory`; ArtifactNotFoundError otherwise)."""
+    from powercontext.runtime import resolve_memory
+
+    return await resolve_memory(svc, name)

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, pass_ctx, ref_json
+from powercontext.adapters.cli.context import Ctx, pass_ctx
 
 __all__ = ["info", "memory_list", "source"]
 
@@ -29,6 +29,8 @@ async def _inventory(svc: Any) -> dict[str, Any]:
 
 
 async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, Any]]:
+    from powercontext.core.shapes import to_json
+
     keys: dict[str, list[str]] = {}
     for key, artifact_id in (await svc.memory_keys()).items():
         keys.setdefault(artifact_id, []).append(key)
@@ -38,7 +40,7 @@ async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, 
         out.append({
             "artifact_id": head.artifact_id,
             "keys": keys.get(head.artifact_id, []),
-            "memory_ref": ref_json(head),
+            "memory_ref": to_json(head),
             "active_entries": sum(1 for e in entries if e.state == "active"),
             "entries": len(entries),
         })
@@ -87,10 +89,10 @@ def source_show(c: Ctx, source_id: str) -> None:
     canonical.check_id(source_id, "source_id")
 
     async def body(svc: Any) -> None:
+        from powercontext.core.shapes import to_json
+
         (src,) = await svc.backend.get_sources([source_id])
-        data = {"source_id": src.source_id, "kind": src.kind, "uri": src.uri,
-                "content_hash": src.content_hash, "metadata": dict(src.metadata),
-                "content": src.content, "untrusted": True}
+        data = dict(to_json(src), untrusted=True)
 
         def human() -> None:
             click.echo(f"Source {src.source_id} ({src.kind})")
@@ -108,11 +110,9 @@ def source_show(c: Ctx, source_id: str) -> None:
 
 
 def _profile_json(profile: Any) -> dict[str, Any] | None:
-    if profile is None:
-        return None
-    import attrs
+    from powercontext.core.shapes import to_json
 
-    return attrs.asdict(profile)
+    return to_json(profile)  # type: ignore[no-any-return]
 
 
 def _remembered_model(c: Ctx) -> dict[str, Any] | None:

@@ -27,6 +27,8 @@ from typing import Any
 
 import click
 
+from powercontext.adapters.cli.writes import settled as _settled
+
 __all__ = ["repo"]
 
 _PATH = click.Path(exists=True, file_okay=False, dir_okay=True)
@@ -37,17 +39,6 @@ _PROVIDER_HELP = ("Run only this candidate provider (repeat): contract, rules, g
 @click.group()
 def repo() -> None:
     """Repository Memory: bootstrap from the operating contract, sync Git increments."""
-
-
-def _ref_json(ref: Any) -> dict[str, Any] | None:
-    return None if ref is None else {"artifact_id": ref.artifact_id, "revision": ref.revision}
-
-
-async def _settled(svc: Any, write: Any) -> Any:
-    """A write whose unknown COMMIT outcome is reread (see ``main._settled``)."""
-    from powercontext.adapters.cli.main import _settled as settle
-
-    return await settle(svc, write)
 
 
 async def _mapped_head(svc: Any, key: str) -> Any:
@@ -78,29 +69,29 @@ def _pipeline(svc: Any) -> Any:
 async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after: Any,
                   sources: Any, skipped: Any, pipeline: Any, commit: str | None,
                   action: str) -> None:
+    from powercontext.core.shapes import to_json
+
     changed = after is not None and after != before
     rows: list[dict[str, Any]] = []
     if changed:
         (rc,) = await svc.changes(after)
         versions = await svc.entries(after, [ch.entry_id for ch in rc.changes])
         for ch in rc.changes:
+            # the MemoryChange shape, plus the entry version it leads to
             v = versions.get(ch.entry_id)
-            rows.append({"op": ch.op, "entry_id": ch.entry_id,
-                         "entry_version_id": ch.to_entry_version_id,
-                         "kind": v.kind if v else None, "text": v.text if v else None,
-                         "source_ids": [s.source_id for s in v.sources] if v else [],
-                         "reason": ch.reason})
+            rows.append(dict(to_json(ch), entry_version_id=ch.to_entry_version_id,
+                             kind=v.kind if v else None, text=v.text if v else None,
+                             source_ids=[s.source_id for s in v.sources] if v else []))
     result = pipeline.last_result if pipeline is not None else None
     data: dict[str, Any] = {
-        "repo": str(root), "key": key, "memory_ref": _ref_json(after), "changed": changed,
+        "repo": str(root), "key": key, "memory_ref": to_json(after), "changed": changed,
         "created": before is None and after is not None,
         "last_processed_commit": commit,
         "sources": [{"source_id": s.source_id, "kind": s.kind, "uri": s.uri,
                      "path": dict(s.metadata).get("path")} for s in sources],
         "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
         "changes": rows,
-        "refused": [{"kind": r.kind, "text": r.text, "reason": r.reason,
-                     "provider": r.provider} for r in (result.refused if result else ())],
+        "refused": to_json(result.refused if result else ()),
         "notes": list(result.notes) if result else [],
     }
 

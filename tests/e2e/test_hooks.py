@@ -563,13 +563,13 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
 
 
 def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
+    from powercontext.adapters.cli.hook_prompt import vectors_fit as fits
     from powercontext.adapters.embedding import (
         DeterministicEmbedding,
         LocalEmbedding,
         OpenAIEmbedding,
     )
 
-    fits = hook_mod._vectors_fit
     assert fits(DeterministicEmbedding()) is True
     assert fits(LocalEmbedding()) is False  # torch: never within the hook's budget
     url = "http://127.0.0.1:9/v1"

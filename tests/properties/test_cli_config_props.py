@@ -16,7 +16,7 @@ import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli.main import _entry_specs
+from powercontext.adapters.cli.memory import entry_specs as _entry_specs
 from powercontext.adapters.cli.setup import claude_settings_plan, codex_plan
 from powercontext.core.errors import InvalidInputError
 

@@ -1,0 +1,170 @@
+"""The turn's outcome (Memory RFC, "Task events and extraction boundaries"): a Stop
+(Claude Code) or ``agent-turn-complete`` (Codex) persists the last assistant message as a
+``task_outcome`` Source, its secrets redacted first, and, unless the outcome is
+:func:`trivial_outcome`, runs ``remember(mode="extract")`` on the repository Memory
+(:func:`record_outcome`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from powercontext.adapters.cli.hook_payload import repo_key, repo_root
+
+__all__ = [
+    "ENV_HOOK_CREATE",
+    "MAX_OUTCOME_CHARS",
+    "MAX_REQUEST_CHARS",
+    "TRIVIAL_MAX_WORDS",
+    "record_outcome",
+    "trivial_outcome",
+]
+
+#: A task outcome keeps at most this many characters of the assistant message.
+MAX_OUTCOME_CHARS = 16000
+#: The request (last user prompt) kept in the outcome's metadata.
+MAX_REQUEST_CHARS = 2000
+#: Environment setting that lets a Stop create (and map) a Memory for a repository that
+#: has none; the ``--create-memory`` flag does the same.
+ENV_HOOK_CREATE = "POWERCONTEXT_HOOK_CREATE"
+
+_COSMETIC = re.compile(
+    r"\b(typos?|misspell\w*|spelling|whitespace|indentation|indent(ed|ing)?|formatting|"
+    r"re-?format(ted|s)?|format(ted)?|punctuation|capitali[sz]ation|wording|trailing|"
+    r"newlines?|lint(ing)? (nits?|warnings?))\b", re.IGNORECASE)
+_ACK = re.compile(r"^\W*(done|ok(ay)?|all set|finished|complete[d]?|sure|got it|"
+                  r"no changes?( needed)?|nothing to do|thanks?( you)?)\W*$", re.IGNORECASE)
+#: An outcome longer than this many words is never trivial.
+TRIVIAL_MAX_WORDS = 12
+
+
+def trivial_outcome(answer: str, metadata: Any = None) -> str | None:
+    """Why the turn's outcome ``answer`` is not worth a working_note, or None when it is.
+    Trivial means: no verification in ``metadata``, at most :data:`TRIVIAL_MAX_WORDS`
+    words, and either only an acknowledgement ("Done.", "All set!") or a cosmetic change
+    (a typo, spelling, whitespace, indentation, formatting, wording)."""
+    if metadata and dict(metadata).get("verification"):
+        return None
+    text = " ".join(answer.split())
+    if not text:
+        return None
+    if len(text.split()) > TRIVIAL_MAX_WORDS:
+        return None
+    if _ACK.match(text):
+        return "an acknowledgement only"
+    if _COSMETIC.search(text):
+        return "a cosmetic change only"
+    return None
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
+
+def _pipeline(svc: Any) -> Any:
+    """The service's candidate pipeline; when none is set, every provider the plugin
+    registry configures (as ``powercontext repo`` does). None when unavailable."""
+    if getattr(svc, "candidate_pipeline", None) is not None:
+        return svc.candidate_pipeline
+    try:
+        from powercontext.adapters.candidates import pipeline_from_registry
+        from powercontext.plugins.registry import Registry
+    except ImportError:
+        return None
+    svc.candidate_pipeline = pipeline_from_registry(Registry(), source_store=svc.backend)
+    return svc.candidate_pipeline
+
+
+def _head_commit(root: Path) -> str | None:
+    if not (root / ".git").exists():
+        return None
+    try:
+        from powercontext.adapters.candidates.git import head_commit
+    except ImportError:
+        return None
+    return head_commit(root)
+
+
+async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: str,
+                          uri: str | None, ids: dict[str, str], extract: bool = True,
+                          create: bool = False) -> dict[str, Any]:
+    """Persist a ``task_outcome`` Source (first, so the evidence is never lost), then,
+    when ``extract`` and the answer is not :func:`trivial_outcome`, run
+    ``remember(mode="extract")`` on the repository Memory. A repository without a Memory
+    gets one (mapped to ``repo:<path>``) only when ``create`` (``--create-memory`` or
+    ``$POWERCONTEXT_HOOK_CREATE=1``); otherwise only the Source is stored. Returns what
+    happened (printed with ``--json``: ``source_id``, ``repo_key``, ``memory_ref``,
+    ``extracted``, ``trivial``, ``notes``)."""
+    from powercontext.adapters.secret_scanner import redact_all, redact_fields
+    from powercontext.core import canonical
+    from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
+    from powercontext.core.shapes import to_json
+
+    root = repo_root(cwd)
+    key = repo_key(root)
+    svc = c.service()
+    # Sources are append-only: secrets are redacted before the Source (and its id and
+    # hash) exist, visibly ("[REDACTED:github-token]"), and before any cut, so that a
+    # cut never leaves half a token behind.
+    scanner = svc.secret_scanner
+    answer, request = redact_all(answer, scanner), redact_all(request, scanner)
+    metadata = {"agent": agent, "cwd": str(Path(cwd).resolve()), "repo": str(root),
+                **{k: v for k, v in ids.items() if v}}
+    if request:
+        metadata["request"] = _bounded(request, MAX_REQUEST_CHARS)
+    head = _head_commit(root)
+    if head:
+        metadata["head"] = head
+    content = _bounded(answer, MAX_OUTCOME_CHARS) if answer else (
+        f"{agent} finished a turn; no assistant message was recorded.")
+    content, uri, metadata = redact_fields(content, uri, metadata, scanner)
+    digest = canonical.source_content_hash("task_outcome", content, uri,
+                                           tuple(sorted(metadata.items())))
+    source = canonical.make_source(f"src_{digest[:40]}", "task_outcome", content, uri, metadata)
+    report: dict[str, Any] = {"source_id": source.source_id, "repo_key": key,
+                              "memory_ref": None, "extracted": False, "trivial": None}
+    trivial = trivial_outcome(answer, metadata) if answer else None
+    if trivial is not None:
+        report["trivial"] = trivial
+        report["notes"] = [f"the outcome is {trivial}: stored as a Source, no working_note"]
+    import functools
+
+    from powercontext.adapters.cli.writes import settled
+
+    try:
+        await svc.backend.put_sources((source,))
+        pipeline = _pipeline(svc) if extract and answer and trivial is None else None
+        if pipeline is None:
+            return report
+        for _attempt in range(3):
+            if not create and await svc.memory_key(key) is None:
+                report["notes"] = [f"no Memory for {key}: only the Source is stored "
+                                   f"(`powercontext repo bootstrap`, or {ENV_HOOK_CREATE}=1)"]
+                return report
+            try:
+                # the key's Memory, created with its key in one transaction when there is
+                # none (the service rereads both when another hook wins the race); an
+                # unknown COMMIT is reread: landed -> its ref; not landed -> a conflict
+                after = await settled(svc, functools.partial(
+                    svc.remember, None, sources=(source,), mode="extract", key=key))
+            except RevisionConflictError:
+                continue  # another writer moved the head: reread and rerun
+            except CapabilityNotSupportedError as exc:
+                report["notes"] = [str(exc)]
+                return report
+            last = getattr(pipeline, "last_result", None)
+            report.update(extracted=True, memory_ref=to_json(after))
+            if last is not None:
+                report["refused"] = to_json(last.refused)
+                report["notes"] = list(last.notes)
+            return report
+        raise RevisionConflictError(f"Memory for {key} kept moving; the Source is stored")
+    finally:
+        await svc.close()
+

@@ -1,0 +1,159 @@
+"""``powercontext memory rebuild``: the offline rebuild of heads, FTS and vectors from
+the authoritative tables, and the migrations it carries (embedding profile, search
+analyzer, the pre-spec Artifact content hash). It drives the backend's
+:class:`powercontext.ports.MemoryRebuild` capability; a backend without it is refused.
+Registered by :mod:`powercontext.adapters.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from powercontext.adapters.cli.context import EXIT_INTEGRITY, Ctx, pass_ctx
+
+__all__ = ["rebuild"]
+
+
+@click.command()
+@click.option(
+    "--migrate",
+    is_flag=True,
+    help="Switch the database to the --embedding model's profile (drops and "
+    "rebuilds every vector) and make that model the one later commands use.",
+)
+@click.option(
+    "--resume",
+    "resume_only",
+    is_flag=True,
+    help="Only clear a write pause left by a crashed rebuild.",
+)
+@click.option(
+    "--rehash",
+    is_flag=True,
+    help="First upgrade a database written with the pre-spec Artifact content hash: "
+    "verify every Revision against the old formula and rewrite only its stored hash "
+    "(one transaction, writers paused).",
+)
+@click.option(
+    "--analyzer",
+    "target_analyzer",
+    metavar="NAME",
+    help="Migrate the full-text projection to this search analyzer (v1, v1-porter): "
+    "every head row is re-analyzed and the FTS index rebuilt.",
+)
+@pass_ctx
+def rebuild(
+    c: Ctx, migrate: bool, resume_only: bool, rehash: bool, target_analyzer: str | None
+) -> None:
+    """Offline rebuild of heads, FTS and vectors from the authoritative tables.
+
+    Pauses every writer, re-validates each Memory's manifest and hashes, rebuilds its
+    projections, shows progress on stderr, then resumes writers. Vectors come from the
+    model every command uses (--embedding, $POWERCONTEXT_EMBEDDING*, else the one this
+    database remembers). A vector that cannot be refilled (no model, the model down, a
+    refused vector) is kept as stored; each entry left without one is listed. Use it
+    after the embedding model was down, after a crash, with --migrate to move to a new
+    embedding profile, with --analyzer NAME to move to another search analyzer (also the
+    fix for an "analyzer mismatch" error), or with --rehash once on a database written
+    before the hashes followed the spec (see README, "Hashes, and upgrading an older
+    database").
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from powercontext.plugins.registry import Registry
+    from powercontext.ports import MemoryRebuild
+    from powercontext.runtime import check_sqlite_path, remember_embedding, resolve_embedding
+
+    check_sqlite_path(c.db_url)
+    registry = Registry()
+    backend = registry.backend_for_url(c.db_url, profile=None)
+    if not isinstance(backend, MemoryRebuild):
+        raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
+
+    async def body(_: Any) -> None:
+        rehashed = None
+        nonlocal backend
+        if c.analyzer is not None:  # the analyzer a new database records (typed errors here)
+            backend = registry.backend_for_url(c.db_url, profile=None, analyzer=c.analyzer)
+        if not isinstance(backend, MemoryRebuild):
+            raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
+        backend.allow_analyzer_migration()  # the rebuild is what migrates a mismatch
+        try:
+            if resume_only:
+                await backend.resume_writes()
+                c.emit({"resumed": True}, lambda: click.echo("Writes resumed."))
+                return
+            name, options, model = resolve_embedding(
+                c.db_url, c.embedding, registry=registry, remember=False
+            )
+            if migrate and model is None:
+                raise click.UsageError("--migrate needs the new model: --embedding NAME")
+            if rehash:
+                rehashed = await backend.rehash()
+            caps = await backend.capabilities()
+            stored = caps.embedding_profile
+            new_profile = None
+            if model is not None and stored != model.profile:
+                if not migrate:
+                    raise click.UsageError(
+                        f"the database's embedding profile is {stored}; the model's is "
+                        f"{model.profile}. Pass --migrate to switch (all vectors are rebuilt)."
+                    )
+                new_profile = model.profile
+            with Progress(transient=True, console=Console(stderr=True), disable=c.as_json) as bar:
+                task = bar.add_task("rebuilding", total=None)
+
+                def tick(done: int, total: int, artifact_id: str) -> None:
+                    bar.update(task, total=total, completed=done, description=artifact_id)
+
+                report = await backend.rebuild(
+                    model, new_profile=new_profile, analyzer=target_analyzer, progress=tick
+                )
+            if migrate and name is not None:
+                remember_embedding(c.db_url, name, options)
+        finally:
+            await backend.close()
+
+        def human() -> None:
+            click.echo(
+                ("" if rehashed is None else
+                 "Hashes already follow the spec. " if rehashed.already else
+                 f"Rewrote the stored hash of {rehashed.rewritten} Revisions. ")
+                + f"Rebuilt {report.memories} Memories: {report.entries} active "
+                f"entries, {report.vectors} vectors"
+                + (f" ({report.kept} kept as stored)" if report.kept else "")
+                + f", analyzer {report.analyzer}"
+                + (
+                    f"; still incomplete: {', '.join(report.incomplete)}"
+                    if report.incomplete
+                    else "."
+                )
+            )
+            for artifact_id, entry_id, reason in report.missing:
+                click.echo(f"  no vector for {entry_id} in {artifact_id}: {reason}")
+
+        from powercontext.core.shapes import to_json
+
+        c.emit(dict(to_json(report), embedding=name,
+                    **({} if rehashed is None else {"rehash": to_json(rehashed)})), human)
+        if rehashed is not None and rehashed.corrupt:
+            for artifact_id, revision, error in rehashed.corrupt:
+                click.echo(f"powercontext: integrity error in {artifact_id}@{revision}: {error} "
+                           "(its stored hash was left as it was)", err=True)
+        if report.corrupt or (rehashed is not None and rehashed.corrupt):
+            for artifact_id, error in report.corrupt:
+                click.echo(f"powercontext: integrity error in {artifact_id}: {error} "
+                           "(its projection was left as it was)", err=True)
+            sys.exit(EXIT_INTEGRITY)
+
+    class _NoService:
+        async def close(self) -> None:
+            pass
+
+    c._service = _NoService()
+    c.run(body)
+
