@@ -28,6 +28,7 @@ from hypothesis.stateful import consumes
 
 from powercontext.plugins.testing.base import BackendFactory, ContractBase, run
 from powercontext.plugins.testing.contract import MemoryBackendContract
+from powercontext.plugins.testing.contract_faults import FaultInjection, FaultsContract
 from powercontext.plugins.testing.contract_history import HistoryContract
 from powercontext.plugins.testing.contract_integrity import IntegrityContract
 from powercontext.plugins.testing.contract_keys import KeysContract
@@ -49,6 +50,8 @@ __all__ = [
     "VOCABULARY",
     "BackendFactory",
     "ContractBase",
+    "FaultInjection",
+    "FaultsContract",
     "HistoryContract",
     "InMemoryBackend",
     "IntegrityContract",

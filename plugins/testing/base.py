@@ -21,7 +21,6 @@ from powercontext.core.models import (
 from powercontext.ports import MemoryBackend
 
 T = TypeVar("T")
-P = TypeVar("P")
 BackendFactory = Callable[[EmbeddingProfile | None], MemoryBackend]
 
 
@@ -188,7 +187,7 @@ class ContractBase:
             pytest.skip(f"backend has no vector capability: {caps.reasons}")
 
     @staticmethod
-    def _require(backend: Any, port: type[P]) -> P:
+    def _require(backend: Any, port: Any) -> Any:
         """``backend`` as the capability ``port`` (a runtime_checkable Protocol of
         :mod:`powercontext.ports`), or skip the test naming what it does not declare."""
         if not isinstance(backend, port):

@@ -36,7 +36,7 @@ class RebuildContract(ContractBase):
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
-                rebuilder = self._require(svc.backend, MemoryRebuild)
+                rebuilder: MemoryRebuild = self._require(svc.backend, MemoryRebuild)
                 await self._vector_ready(svc)
                 model.mode = "down"
                 r1 = await svc.remember(
@@ -94,7 +94,7 @@ class RebuildContract(ContractBase):
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
-                rebuilder = self._require(svc.backend, MemoryRebuild)
+                rebuilder: MemoryRebuild = self._require(svc.backend, MemoryRebuild)
                 await self._vector_ready(svc)
                 r1 = await svc.remember(
                     None, entries=(MemoryEntryInput("fact", "tests run with pytest"),)
@@ -122,7 +122,7 @@ class RebuildContract(ContractBase):
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
-                rebuilder = self._require(svc.backend, MemoryRebuild)
+                rebuilder: MemoryRebuild = self._require(svc.backend, MemoryRebuild)
                 await self._vector_ready(svc)
                 r1 = await svc.remember(
                     None,
@@ -183,7 +183,7 @@ class RebuildContract(ContractBase):
 
         async def body():
             async with self._service(memory_backend_factory, model.profile, model) as svc:
-                rebuilder = self._require(svc.backend, MemoryRebuild)
+                rebuilder: MemoryRebuild = self._require(svc.backend, MemoryRebuild)
                 await self._vector_ready(svc)
                 r1 = await svc.remember(
                     None, entries=(MemoryEntryInput("fact", "tests run with pytest"),)
@@ -211,7 +211,7 @@ class RebuildContract(ContractBase):
 
         async def body():
             async with self._service(memory_backend_factory) as svc:
-                rebuilder = self._require(svc.backend, MemoryRebuild)
+                rebuilder: MemoryRebuild = self._require(svc.backend, MemoryRebuild)
                 r1 = (await self._scenario(svc))["r1"]
                 before = await svc.revision(r1)
                 report = await rebuilder.rehash()
@@ -231,7 +231,7 @@ class InventoryContract(ContractBase):
     def test_inventory_lists_every_head_and_counts_sources(self, memory_backend_factory):
         async def body():
             async with self._service(memory_backend_factory) as svc:
-                lister = self._require(svc.backend, MemoryInventory)
+                lister: MemoryInventory = self._require(svc.backend, MemoryInventory)
                 empty = await lister.inventory()
                 assert (empty["heads"], empty["sources"], empty["writes_paused"]) == (
                     (), 0, False)

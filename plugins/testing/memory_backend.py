@@ -61,9 +61,32 @@ class InMemoryBackend(DatabaseMemoryBackend):
         self._saved: dict[str, Any] | None = None
         self.fail_at: str | None = None
 
+    #: The primitives of a commit where ``fail_at`` / :meth:`inject_fault` can fail it.
+    FAULT_POINTS = (
+        "_insert_revision_sync",
+        "_insert_head_sync",
+        "_cas_head_sync",
+        "_insert_entry_versions_sync",
+        "_delete_projections_sync",
+        "_insert_projections_sync",
+        "_insert_memory_key_sync",
+        "_commit_sync",
+    )
+
     def _maybe_fail(self, name: str) -> None:
         if self.fail_at == name:
             raise RuntimeError(f"injected failure at {name}")
+
+    def fault_points(self) -> tuple[str, ...]:
+        """The contract kit's ``FaultInjection`` hook: :data:`FAULT_POINTS`."""
+        return self.FAULT_POINTS
+
+    def inject_fault(self, point: str | None) -> None:
+        """Fail every commit that reaches the primitive ``point`` (RuntimeError) until
+        cleared with None. ValueError for a name not in :data:`FAULT_POINTS`."""
+        if point is not None and point not in self.FAULT_POINTS:
+            raise ValueError(f"unknown fault point {point!r}; one of {self.FAULT_POINTS}")
+        self.fail_at = point
 
     def _open_sync(self) -> MemoryCapabilities:
         vector = self._profile is not None
