@@ -38,12 +38,7 @@ from powercontext.plugins.testing.contract_vectors import VectorContract
 from powercontext.plugins.testing.contract_writes import WritesContract
 from powercontext.plugins.testing.memory_backend import InMemoryBackend
 from powercontext.plugins.testing.state_machine import MemoryStateMachine, state_machine_test
-from powercontext.plugins.testing.strategies import (
-    NASTY_QUERIES,
-    VOCABULARY,
-    entry_texts,
-    sources,
-)
+from powercontext.plugins.testing.strategies import NASTY_QUERIES, VOCABULARY, entry_texts, sources
 
 __all__ = [
     "NASTY_QUERIES",

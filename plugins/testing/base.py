@@ -12,12 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from powercontext.core import canonical
-from powercontext.core.models import (
-    ArtifactRef,
-    EmbeddingProfile,
-    MemoryEntryInput,
-    Source,
-)
+from powercontext.core.models import ArtifactRef, EmbeddingProfile, MemoryEntryInput, Source
 from powercontext.ports import MemoryBackend
 
 T = TypeVar("T")
@@ -33,8 +28,9 @@ def run(coro: Awaitable[T]) -> T:
     return asyncio.run(_wrap())
 
 
-
 class Ids:
+    """Deterministic entropy for ``MemoryService(entropy=...)``: 1, 2, 3, ... as bytes."""
+
     def __init__(self) -> None:
         self._n = itertools.count(1)
 

@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from powercontext.core.errors import (
-    ArtifactNotFoundError,
-    InvalidCitationError,
-)
-from powercontext.core.models import (
-    ArtifactRef,
-    HandoffCitation,
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    run,
-)
+from powercontext.core.errors import ArtifactNotFoundError, InvalidCitationError
+from powercontext.core.models import ArtifactRef, HandoffCitation, MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, run
 
 
 class HistoryContract(ContractBase):

@@ -8,22 +8,15 @@ from typing import Any
 import pytest
 
 from powercontext.core import canonical
-from powercontext.core.errors import (
-    RevisionConflictError,
-    SecretDetectedError,
-)
-from powercontext.core.models import (
-    ArtifactRef,
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    run,
-)
+from powercontext.core.errors import RevisionConflictError, SecretDetectedError
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, run
 
 
 class IntegrityContract(ContractBase):
-    """Forged plans, refused input and secret-holding Sources store nothing."""
+    """Forged plans, refused input and secret-holding Sources store nothing (Memory RFC,
+    "Concurrency and transactions": the unit of work re-validates; "Memory admission
+    rules": never save secrets)."""
 
     # -- the unit of work re-validates everything (regressions of forged plans) --------
 

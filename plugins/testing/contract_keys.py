@@ -6,21 +6,15 @@ import asyncio
 
 import pytest
 
-from powercontext.core.errors import (
-    InvalidInputError,
-)
-from powercontext.core.models import (
-    ArtifactRef,
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    run,
-)
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, run
 
 
 class KeysContract(ContractBase):
-    """Business keys are stored with the Memory they name, validated and imported."""
+    """Business keys are stored with the Memory they name, validated and imported
+    (Memory RFC, "Memory identity"; ARCHITECTURE.md, Decisions: "Keys live in the
+    database")."""
 
     def test_concurrent_writers_of_one_new_key_get_one_memory_and_lose_nothing(
             self, memory_backend_factory):

@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from powercontext.core.errors import (
-    CapabilityNotSupportedError,
-    InvalidInputError,
-)
-from powercontext.core.models import (
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    SwitchableModel,
-    ThirdPartyModel,
-    run,
-)
+from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
+from powercontext.core.models import MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, SwitchableModel, ThirdPartyModel, run
 from powercontext.ports import MemoryInventory, MemoryRebuild
 
 

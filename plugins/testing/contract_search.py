@@ -11,21 +11,16 @@ from powercontext.core.errors import (
     CapabilityNotSupportedError,
     InvalidInputError,
 )
-from powercontext.core.models import (
-    CurrentHead,
-    MemoryEntryInput,
-)
+from powercontext.core.models import CurrentHead, MemoryEntryInput
 from powercontext.core.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    run,
-)
+from powercontext.plugins.testing.base import ContractBase, run
 from powercontext.plugins.testing.strategies import NASTY_QUERIES
 
 
 class SearchContract(ContractBase):
-    """search() in fts mode (Memory RFC, "search()", "Normalization, hashing, and the
-    search analyzer")."""
+    """search() in fts mode: current heads only, bounds, nasty queries, CJK and NFC,
+    prefixes (Memory RFC, "Search and reads", "Normalization, hashing, and the search
+    analyzer")."""
 
     # -- search ------------------------------------------------------------------------------
 

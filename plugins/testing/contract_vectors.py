@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from powercontext.core.errors import (
-    CapabilityNotSupportedError,
-)
-from powercontext.core.models import (
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    SwitchableModel,
-    ThirdPartyModel,
-    run,
-)
+from powercontext.core.errors import CapabilityNotSupportedError
+from powercontext.core.models import MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, SwitchableModel, ThirdPartyModel, run
 
 
 class VectorContract(ContractBase):
     """Vector, hybrid and auto search with a model, without one, and with one that fails
-    (Memory RFC, "Backend capabilities"). Skipped where the backend has no vector
-    capability."""
+    (Memory RFC, "Backend capabilities", "Vector integrity and offline rebuilds").
+    Every part that needs vectors skips where the backend declares no vector capability
+    (``capabilities().vector``)."""
 
     def test_vector_hybrid_and_auto_with_a_model(
         self, memory_backend_factory, memory_embedding_model

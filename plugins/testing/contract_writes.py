@@ -5,23 +5,15 @@ from __future__ import annotations
 import pytest
 
 from powercontext.core import canonical
-from powercontext.core.errors import (
-    CapabilityNotSupportedError,
-    RevisionConflictError,
-)
-from powercontext.core.models import (
-    ArtifactRef,
-    MemoryEntryInput,
-)
-from powercontext.plugins.testing.base import (
-    ContractBase,
-    run,
-)
+from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
+from powercontext.plugins.testing.base import ContractBase, run
 
 
 class WritesContract(ContractBase):
-    """remember() creates and revises Revisions; bad input writes nothing (Memory RFC,
-    "remember()", "forget()", "organize()")."""
+    """remember() creates and revises Revisions, forget / reactivate / organize change
+    only the manifest, bad input writes nothing (Memory RFC, "Writes and lifecycle",
+    "Revision and entry lineage", "Concurrency and transactions")."""
 
     # -- remember ----------------------------------------------------------------------
 

@@ -17,12 +17,7 @@ from typing import Any
 
 import attrs
 
-from powercontext.adapters.database import (
-    Candidate,
-    DatabaseMemoryBackend,
-    RevisionRow,
-    VectorRow,
-)
+from powercontext.adapters.database import Candidate, DatabaseMemoryBackend, RevisionRow, VectorRow
 from powercontext.core.errors import PowerContextError, RevisionConflictError
 from powercontext.core.models import (
     EmbeddingProfile,

@@ -8,22 +8,10 @@ from typing import Any, TypeVar
 
 from hypothesis import settings as _settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    Bundle,
-    RuleBasedStateMachine,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
-from powercontext.core.errors import (
-    CapabilityNotSupportedError,
-    RevisionConflictError,
-)
-from powercontext.core.models import (
-    ArtifactRef,
-    MemoryEntryInput,
-)
+from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.plugins.testing.base import Ids
 from powercontext.plugins.testing.strategies import VOCABULARY
 from powercontext.ports import MemoryBackend

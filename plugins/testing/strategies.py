@@ -9,9 +9,7 @@ from typing import Literal
 from hypothesis import strategies as st
 
 from powercontext.core import canonical
-from powercontext.core.models import (
-    Source,
-)
+from powercontext.core.models import Source
 from powercontext.core.query import MAX_QUERY_CHARS
 
 _SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
