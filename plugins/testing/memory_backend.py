@@ -4,8 +4,18 @@ The worked example for third-party adapters: every ``_*_sync`` primitive of
 :class:`powercontext.adapters.database.DatabaseMemoryBackend` over plain dicts, and it
 passes the same contract kit as SQLite and OceanBase (so it declares the
 ``ports.MemoryRebuild`` and ``ports.MemoryInventory`` capabilities the base class
-implements). It also serves unit tests of the core and the service. It is not durable
-and not meant for real data: each transaction deep-copies the whole state.
+implements) and the kit's ``FaultInjection`` hook. It also serves unit tests of the
+core and the service. It is not durable and not meant for real data: each transaction
+deep-copies the whole state.
+
+Usage in a test module::
+
+    from powercontext.plugins.testing import InMemoryBackend, MemoryBackendContract
+
+    class TestMine(MemoryBackendContract):
+        @pytest.fixture
+        def memory_backend_factory(self):
+            return lambda profile: InMemoryBackend(profile=profile)
 """
 
 from __future__ import annotations
@@ -36,7 +46,11 @@ class _DuplicateKey(Exception):
 
 
 class InMemoryBackend(DatabaseMemoryBackend):
-    """Dict tables behind the SPI; ``fail_at`` (a primitive name) injects a failure."""
+    """Dict tables behind the SPI. ``profile``: the deployment's EmbeddingProfile (None:
+    no vector capability); ``analyzer``: the Analyzer version to open with (a new
+    database records it; None: the default).
+    ``fail_at`` (a name of :data:`FAULT_POINTS`, or :meth:`inject_fault`) makes every
+    commit that reaches that primitive raise RuntimeError there."""
 
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None) -> None:
