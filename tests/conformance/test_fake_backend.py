@@ -1,10 +1,14 @@
-"""The contract kit run against the in-memory fake: proves the kit itself works the
-way a third party uses it (subclass, override one fixture)."""
+"""The contract kit run against the in-memory backend the kit ships
+(``powercontext.plugins.testing.InMemoryBackend``): proves the kit itself works the way
+a third party uses it (subclass, override one fixture)."""
 
 import pytest
-from support.fakes import InMemoryBackend
 
-from powercontext.plugins.testing import MemoryBackendContract
+from powercontext.plugins.testing import (
+    InMemoryBackend,
+    MemoryBackendContract,
+    state_machine_test,
+)
 
 
 class TestInMemoryBackendContract(MemoryBackendContract):
@@ -12,7 +16,5 @@ class TestInMemoryBackendContract(MemoryBackendContract):
     def memory_backend_factory(self):
         return lambda profile: InMemoryBackend(profile=profile)
 
-
-from powercontext.plugins.testing import state_machine_test  # noqa: E402
 
 TestInMemoryStateMachine = state_machine_test(InMemoryBackend)

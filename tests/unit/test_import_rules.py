@@ -226,6 +226,7 @@ def test_checker_reports_a_broken_rule(tmp_path, name, text, expected):
         ("app/ok.py", "import click\nfrom powercontext.plugins.registry import Registry\n"),
         ("plugins/ok.py", "def f():\n    import powercontext.adapters.sqlite\n"),
         ("plugins/testing.py", "from powercontext.adapters.database import D\n"),
+        ("plugins/testing/memory_backend.py", "from powercontext.adapters.database import D\n"),
     ],
 )
 def test_checker_accepts_allowed_imports(tmp_path, name, text):

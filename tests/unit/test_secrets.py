@@ -98,7 +98,9 @@ def test_this_repositorys_own_files_hold_no_secret():
     files = [p for p in ROOT.iterdir() if p.is_file() and p.suffix in ("", ".md", ".toml",
                                                                        ".ini", ".txt")]
     for folder in ("core", "app", "adapters", "ports", "sql", "plugins", "bench"):
-        files += [p for p in (ROOT / folder).rglob("*.py") if p.name != "testing.py"]
+        # not the kit: its tests hold fake secrets
+        files += [p for p in (ROOT / folder).rglob("*.py")
+                  if ROOT / "plugins" / "testing" not in p.parents]
     assert len(files) > 30
     scanner = default_scanner()
     flagged = [(str(p.relative_to(ROOT)), f.line) for p in files

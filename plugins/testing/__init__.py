@@ -1,0 +1,66 @@
+"""The contract kit: the Memory conformance suite any backend runs.
+
+A backend passes by subclassing :class:`MemoryBackendContract` in its own test module
+and overriding one fixture, ``memory_backend_factory``, that returns a callable
+``factory(profile) -> MemoryBackend`` giving a fresh, empty database each call (call it
+again with the same ``path`` to reopen the same database where the backend allows).
+The SQLite and OceanBase backends of powercontext run exactly this suite, and so does
+the shipped :class:`InMemoryBackend`, the worked example of a backend.
+
+The kit needs only powercontext's base dependencies plus the ``testing`` extra
+(``pip install powercontext[testing]``: pytest, hypothesis). It tests what a backend
+declares: ``ports.MemoryBackend`` is required; the rebuild tests run only for a
+backend that implements ``ports.MemoryRebuild``, the vector tests only where
+``capabilities()`` reports vector search; the others skip with the reason.
+
+Tests call ``asyncio.run`` themselves; no asyncio plugin is needed. Strategies for
+Sources and entries are public here for third parties' own properties, and
+:func:`state_machine_test` binds :class:`MemoryStateMachine` to a backend factory.
+
+Modules: ``strategies`` (Hypothesis strategies, fixed queries), ``base`` (fixtures,
+helpers, test models), ``contract_*`` (one contract group each), ``contract`` (all of
+them), ``state_machine``, ``memory_backend`` (the in-memory backend).
+"""
+
+from __future__ import annotations
+
+from hypothesis.stateful import consumes
+
+from powercontext.plugins.testing.base import BackendFactory, ContractBase, run
+from powercontext.plugins.testing.contract import MemoryBackendContract
+from powercontext.plugins.testing.contract_faults import FaultInjection, FaultsContract
+from powercontext.plugins.testing.contract_history import HistoryContract
+from powercontext.plugins.testing.contract_integrity import IntegrityContract
+from powercontext.plugins.testing.contract_keys import KeysContract
+from powercontext.plugins.testing.contract_rebuild import InventoryContract, RebuildContract
+from powercontext.plugins.testing.contract_search import SearchContract
+from powercontext.plugins.testing.contract_vectors import VectorContract
+from powercontext.plugins.testing.contract_writes import WritesContract
+from powercontext.plugins.testing.memory_backend import InMemoryBackend
+from powercontext.plugins.testing.state_machine import MemoryStateMachine, state_machine_test
+from powercontext.plugins.testing.strategies import NASTY_QUERIES, VOCABULARY, entry_texts, sources
+
+__all__ = [
+    "NASTY_QUERIES",
+    "VOCABULARY",
+    "BackendFactory",
+    "ContractBase",
+    "FaultInjection",
+    "FaultsContract",
+    "HistoryContract",
+    "InMemoryBackend",
+    "IntegrityContract",
+    "InventoryContract",
+    "KeysContract",
+    "MemoryBackendContract",
+    "MemoryStateMachine",
+    "RebuildContract",
+    "SearchContract",
+    "VectorContract",
+    "WritesContract",
+    "consumes",
+    "entry_texts",
+    "run",
+    "sources",
+    "state_machine_test",
+]
