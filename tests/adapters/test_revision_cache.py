@@ -25,13 +25,13 @@ def test_searching_many_memories_decodes_each_head_once(tmp_path, monkeypatch):
             cold = SQLiteMemoryBackend(str(tmp_path / "m.db"))
             svc2 = MemoryService(cold)
             decoded = []
-            original = cold._decode_row
+            original = cold._revisions.decode_row
 
             def counting(row, base):
                 decoded.append((row.artifact_id, row.revision))
                 return original(row, base)
 
-            monkeypatch.setattr(cold, "_decode_row", counting)
+            monkeypatch.setattr(cold._revisions, "decode_row", counting)
             first = await svc2.search("alpha", heads, limit=50, mode="fts")
             assert len(first.hits) == 50
             assert len(decoded) == 10 * 20  # each chain decoded once, cold
