@@ -1,28 +1,25 @@
-"""The offline rebuild of a Memory backend's projections, its hash upgrade and its
-inventory (Memory RFC, "Vector integrity and offline rebuilds"; "Normalization,
-hashing, and the search analyzer"): :class:`MemoryRebuildMixin`, which
+"""The offline rebuild of a Memory backend's projections and its inventory (Memory
+RFC, "Vector integrity and offline rebuilds"; "Normalization, hashing, and the search
+analyzer"): :class:`MemoryRebuildMixin`, which
 :class:`~powercontext.adapters.database.DatabaseMemoryBackend` inherits, so every SQL
 backend is a :class:`powercontext.ports.MemoryRebuild` and a
-:class:`powercontext.ports.MemoryInventory`.
+:class:`powercontext.ports.MemoryInventory` (the hash upgrade ``rehash`` comes from its
+base, :class:`~powercontext.adapters.memory_rehash.MemoryRehashMixin`).
 
 Everything here runs from the authoritative tables (Revisions, entry versions) and
-rewrites only projections (head rows, FTS, vectors) and deployment metadata; the one
-Revision-row update there is, ``rehash``, rewrites a stored content hash after checking
-the content against the legacy formula.
+rewrites only projections (head rows, FTS, vectors) and deployment metadata.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from powercontext.adapters import revision_codec
+from powercontext.adapters.memory_deployment import MemoryDeploymentMixin
 from powercontext.adapters.memory_rows import VectorRow
-from powercontext.adapters.revision_cache import ParsedRevision, RevisionCache
-from powercontext.adapters.storage import RevisionRow, SourceStore
+from powercontext.adapters.revision_cache import ParsedRevision
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -32,29 +29,18 @@ from powercontext.core.errors import (
     InvalidInputError,
     ProfileMismatchError,
     RevisionConflictError,
-    WritesPausedError,
 )
-from powercontext.core.manifest import ManifestView, splice
-from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,
-    MemoryCapabilities,
-    MemoryContent,
     MemoryEntryVersion,
     MemoryManifestEntry,
     RebuildReport,
-    RehashReport,
 )
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.vectors import check_vector, prepare_vector
 
-__all__ = ["HASH_FORMAT_KEY", "REHASH_COMMAND", "MemoryRebuildMixin", "resolve_analyzer"]
-
-#: Deployment metadata key recording the formula of the stored Artifact content hashes
-#: (``canonical.HASH_FORMAT`` or ``canonical.LEGACY_HASH_FORMAT``).
-HASH_FORMAT_KEY = "hash_format"
-REHASH_COMMAND = "powercontext memory rebuild --rehash"
+__all__ = ["MemoryRebuildMixin", "resolve_analyzer"]
 
 
 def resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
@@ -65,27 +51,15 @@ def resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
     return analyzers.get(choice)
 
 
-class MemoryRebuildMixin(SourceStore[MemoryCapabilities]):
-    """``rebuild``, ``rehash``, ``resume_writes``, ``inventory`` and
-    ``allow_analyzer_migration`` of a Memory backend. The host class
+class MemoryRebuildMixin(MemoryDeploymentMixin):
+    """``rebuild``, ``inventory`` and ``allow_analyzer_migration`` of a Memory backend
+    (``rehash`` and ``resume_writes`` come from :class:`MemoryRehashMixin`). The host class
     (DatabaseMemoryBackend) provides the state and primitives listed under
     ``TYPE_CHECKING`` below; the offline primitives (``_all_heads_sync``,
     ``_clear_projection_sync``, ...) refuse with CapabilityNotSupportedError by default
     there, so a backend without them still passes the rest of the contract."""
 
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
-        _profile: EmbeddingProfile | None
-        _analyzer: Analyzer | None
-        _analyzer_migration: bool
-        _legacy_hashes: bool
-        _allow_legacy: bool
-        _revisions: RevisionCache
-        _complete_cache: dict[tuple[str, int, str], bool]
-        _cache_lock: threading.Lock
-
-        @property
-        def _db_analyzer(self) -> Analyzer: ...
-        def _fts_off_sync(self, stored: str | None) -> None: ...
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _versions_checked_sync(
             self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]
@@ -93,11 +67,6 @@ class MemoryRebuildMixin(SourceStore[MemoryCapabilities]):
         def _complete_sync(self, artifact_id: str, revision: int) -> bool: ...
         def _invalidate(self, artifact_id: str) -> None: ...
         def _head_sync(self, artifact_id: str) -> int | None: ...
-        def _revision_rows_sync(
-            self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]: ...
-        def _set_revision_hash_sync(
-            self, artifact_id: str, revision: int, old_hash: str, new_hash: str) -> bool: ...
-        def _all_heads_sync(self) -> list[tuple[str, int]]: ...
         def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]: ...
         def _clear_projection_sync(self, artifact_id: str) -> None: ...
         def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None: ...
@@ -283,101 +252,6 @@ class MemoryRebuildMixin(SourceStore[MemoryCapabilities]):
                 report.missing.append((ref.artifact_id, r.entry_id, reason))
         return out
 
-    def _mark_hash_format_sync(self) -> str:
-        stored = self._meta_get_sync(HASH_FORMAT_KEY)
-        if stored is None:
-            try:
-                existing = bool(self._all_heads_sync())
-            except CapabilityNotSupportedError:
-                existing = False  # an adapter without the listing has no old databases
-            stored = canonical.LEGACY_HASH_FORMAT if existing else canonical.HASH_FORMAT
-            self._meta_set_sync(HASH_FORMAT_KEY, stored)
-        return stored
-
-    async def rehash(self) -> RehashReport:
-        """Upgrade a database written with the pre-spec Artifact content hash (Memory RFC,
-        "Normalization, hashing, and the search analyzer"; ``memory rebuild --rehash``).
-
-        Such a database opens with :class:`UpgradeRequiredError` naming this command, so
-        no Revision is ever reported corrupt or silently re-hashed. This call pauses
-        writers (``WritesPausedError`` for them and for a second rebuild), then in one
-        write transaction recomputes each Memory Revision's canonical MemoryContent bytes
-        (decoding stored deltas), and where the stored hash equals the legacy formula
-        SHA-256("powercontext:artifact-content:v1\\0" + bytes) rewrites only the stored
-        ``content_hash`` to SHA-256(bytes); content, lineage and entry versions are never
-        touched. A Revision matching neither formula is reported in ``corrupt`` and left
-        as it was. The marker ``hash_format`` is set to the spec's format in the same
-        transaction, and writers are resumed. Vector projections are not rewritten: their
-        embedding hashes used a prefix too, so they no longer verify and vector search
-        reports the projection incomplete until ``rebuild`` with the model refills it.
-        Idempotent: on a database already in the spec's format it returns
-        ``RehashReport(already=True)``."""
-        self._allow_legacy = True
-        try:
-            await self._run(self._in_tx, True, self._pause_sync)
-            try:
-                report = await self._run(self._in_tx, True, self._rehash_sync)
-            finally:
-                await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
-        finally:
-            self._allow_legacy = False
-        self._legacy_hashes = False
-        self._revisions.clear()
-        with self._cache_lock:
-            self._complete_cache.clear()
-        return report
-
-    def _rehash_sync(self) -> RehashReport:
-        report = RehashReport()
-        if self._meta_get_sync(HASH_FORMAT_KEY) == canonical.HASH_FORMAT:
-            report.already = True
-            return report
-        for artifact_id, head in self._all_heads_sync():
-            base: ManifestView | None = None
-            for row in self._revision_rows_sync(artifact_id, 0, head):
-                try:
-                    body, base = self._canonical_body(row, base)
-                except (IntegrityError, ValueError, KeyError, TypeError) as exc:
-                    report.corrupt.append((artifact_id, row.revision, str(exc)))
-                    base = None
-                    continue
-                new = canonical.artifact_content_hash(body)
-                if row.content_hash == new:
-                    report.current += 1
-                elif row.content_hash == canonical.legacy_artifact_content_hash(body):
-                    if not self._set_revision_hash_sync(
-                        artifact_id, row.revision, row.content_hash, new
-                    ):
-                        raise RevisionConflictError(
-                            f"Revision {row.revision} of {artifact_id!r} changed during rehash"
-                        )
-                    report.rewritten += 1
-                else:
-                    report.corrupt.append((
-                        artifact_id, row.revision,
-                        "stored content matches its content hash under neither formula",
-                    ))
-        self._meta_set_sync(HASH_FORMAT_KEY, canonical.HASH_FORMAT)
-        self._bump_generation_sync()
-        return report
-
-    @staticmethod
-    def _canonical_body(
-        row: RevisionRow, base: ManifestView | None
-    ) -> tuple[bytes, ManifestView]:
-        """The canonical MemoryContent bytes a stored row holds, and its manifest view."""
-        if revision_codec.is_full(row.encoding):
-            body = revision_codec.decode_full(row.encoding, row.content)
-            content = canonical.parse_content(body)
-            if canonical.content_bytes(content) != body:
-                raise IntegrityError("content is not canonical")
-            return body, manifest_view(content.manifest)
-        if base is None:
-            raise IntegrityError("a delta without its base")
-        items, changes = revision_codec.decode_delta(row.content)
-        view = splice(base, items)
-        return canonical.content_bytes(MemoryContent(view.manifest, changes), view.joined), view
-
     def _migrate_analyzer_sync(self, target: Analyzer | None) -> None:
         """Start moving the FTS projection to ``target`` (None: the analyzer chosen at
         open): until :meth:`_mark_rebuilt_sync` the database records no known version."""
@@ -397,23 +271,6 @@ class MemoryRebuildMixin(SourceStore[MemoryCapabilities]):
             reasons = tuple(r for r in self._db_caps.reasons if "FTS projection" not in r)
             self._db_caps = attrs.evolve(self._db_caps, fts=True,
                                          hybrid=self._db_caps.vector, reasons=reasons)
-
-    def _pause_sync(self) -> None:
-        if self._meta_get_sync("writes_paused"):
-            raise WritesPausedError(
-                "writes are already paused: another rebuild is running "
-                "(or one crashed; `powercontext memory rebuild --resume`)"
-            )
-        self._meta_set_sync("writes_paused", "rebuild")
-
-    async def resume_writes(self) -> None:
-        """Clear a pause left by a rebuild (or rehash) that crashed; works on a database
-        that still needs ``rehash()`` (it reads no Revision)."""
-        self._allow_legacy = True
-        try:
-            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
-        finally:
-            self._allow_legacy = False
 
     async def inventory(self) -> dict[str, Any]:
         """What the database holds, read in one snapshot: ``heads`` (every Memory's
@@ -475,7 +332,3 @@ class MemoryRebuildMixin(SourceStore[MemoryCapabilities]):
             self._insert_projections_sync(ref.artifact_id, ref.revision, rows, vectors)
         self._bump_generation_sync()
         self._invalidate(ref.artifact_id)
-
-    def _bump_generation_sync(self) -> None:
-        current = int(self._meta_get_sync("projection_generation") or "0")
-        self._meta_set_sync("projection_generation", str(current + 1))
