@@ -74,6 +74,16 @@ class RevisionCache:
     def __len__(self) -> int:
         return len(self._cache)
 
+    def keys(self) -> list[tuple[str, int]]:
+        """The cached ``(artifact_id, revision)`` keys, least recently used first."""
+        with self._lock:
+            return list(self._cache)
+
+    def items(self) -> int:
+        """The manifest items of every cached Revision, summed."""
+        with self._lock:
+            return sum(len(p.revision.content.manifest.entries) for p in self._cache.values())
+
     def get(self, key: tuple[str, int]) -> ParsedRevision | None:
         """The cached Revision ``(artifact_id, revision)`` (now the most recent), or None."""
         with self._lock:
