@@ -1,36 +1,39 @@
 """DatabaseMemoryBackend: the database-adapter SPI (Memory RFC, "Code structure and
 abstraction boundaries").
 
-This class owns every domain rule a database backend needs: async serialization over
-one worker thread, the unit of work, canonical validation of the plan inside the write
-transaction, manifest and entry-reference validation, search-hit filtering through the
-authoritative manifest, admission and RRF. A concrete adapter (SQLite, OceanBase, a third
-party's) implements only the synchronous primitives marked ``abstract`` below: CRUD, the
-head compare-and-swap, schema, transactions and the search-dialect queries. Every
-primitive runs on the worker thread, inside a transaction this class opened.
+This class owns every Memory-family rule a database backend needs: the unit of work,
+canonical validation of the plan inside the write transaction, manifest and
+entry-reference validation, search-hit filtering through the authoritative manifest,
+admission and RRF. It builds on the family-neutral storage base
+(:mod:`powercontext.adapters.storage`: the worker thread, transactions, retries, error
+mapping, metadata, the Source store), owns a Revision cache
+(:mod:`powercontext.adapters.revision_cache`) and inherits the offline rebuild
+(:mod:`powercontext.adapters.memory_rebuild`). A concrete adapter (SQLite, OceanBase, a
+third party's) implements only the synchronous primitives marked ``abstract`` here and
+in the storage base: CRUD, the head compare-and-swap, schema, transactions and the
+search-dialect queries. Every primitive runs on the worker thread, inside a transaction
+this class opened.
 """
 
 from __future__ import annotations
 
 import abc
-import asyncio
-import concurrent.futures
 import contextlib
 import threading
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
-
-import attrs
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 
 from powercontext.adapters import revision_codec
-from powercontext.adapters.secret_scanner import default_scanner
-from powercontext.core import analyzer as analyzers
+from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
+from powercontext.adapters.memory_rebuild import resolve_analyzer as _resolve_analyzer
+from powercontext.adapters.memory_rehash import HASH_FORMAT_KEY
+from powercontext.adapters.memory_rows import MEMORY_FAMILY, VectorRow
+from powercontext.adapters.revision_cache import ParsedRevision as _ParsedRevision
+from powercontext.adapters.revision_cache import RevisionCache
+from powercontext.adapters.storage.rows import RevisionRow
 from powercontext.core import canonical, keys, ranking, verify
 from powercontext.core import query as query_bounds
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
-    AnalyzerMismatchError,
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     CommitOutcomeUnknownError,
@@ -38,13 +41,10 @@ from powercontext.core.errors import (
     InvalidCitationError,
     InvalidInputError,
     PowerContextError,
-    ProfileMismatchError,
     RevisionConflictError,
-    UpgradeRequiredError,
     WritesPausedError,
 )
-from powercontext.core.manifest import ManifestView, splice
-from powercontext.core.manifest import view as manifest_view
+from powercontext.core.manifest import ManifestView
 from powercontext.core.models import (
     ArtifactRef,
     Channel,
@@ -52,7 +52,6 @@ from powercontext.core.models import (
     EmbeddingProfile,
     EmbeddingVector,
     MemoryCapabilities,
-    MemoryContent,
     MemoryEntryVersion,
     MemoryHit,
     MemoryManifestEntry,
@@ -62,12 +61,10 @@ from powercontext.core.models import (
     MemorySearchResult,
     RebuildReport,
     RehashReport,
-    Source,
 )
 from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.ranking import SearchCandidate, SearchHead
-from powercontext.core.secrets import check_sources
-from powercontext.core.vectors import check_vector, prepare_vector
+from powercontext.core.vectors import check_vector
 
 __all__ = [
     "HASH_FORMAT_KEY",
@@ -83,64 +80,13 @@ __all__ = [
     "check_vector",
 ]
 
-MEMORY_FAMILY = "memory"
-#: Deployment metadata key recording the formula of the stored Artifact content hashes
-#: (``canonical.HASH_FORMAT`` or ``canonical.LEGACY_HASH_FORMAT``).
-HASH_FORMAT_KEY = "hash_format"
-REHASH_COMMAND = "powercontext memory rebuild --rehash"
-T = TypeVar("T")
-_MANIFEST_CACHE_SIZE = 64
-#: The Revision cache also holds at most this many manifest items in all (a parsed item
-#: with its bytes costs a few hundred bytes; 100k-entry Memories must not pin gigabytes).
-_MANIFEST_CACHE_ITEMS = 400_000
-
-
-@attrs.frozen
-class RevisionRow:
-    """One ``artifact_revisions`` row, as stored. ``content`` is in ``encoding`` (see
-    :mod:`powercontext.adapters.revision_codec`; ``identity`` = the canonical RFC 8785
-    bytes of the MemoryContent); ``lineage`` the canonical bytes of the RevisionLineage.
-    An adapter stores ``encoding`` and ``content`` as given and returns them unchanged;
-    one that cannot store the encoding leaves ``supports_revision_encodings`` False and
-    is only ever given ``identity`` rows."""
-
-    artifact_id: str
-    revision: int
-    family: str
-    content: bytes
-    content_hash: str
-    lineage: bytes
-    encoding: str = "identity"
-
-
-@attrs.frozen
-class VectorRow:
-    """A vector projection to write beside a head row."""
-
-    embedding_content_hash: str
-    vector: EmbeddingVector
-
 
 #: The SPI's former name of :class:`~powercontext.core.ranking.SearchCandidate` (the
 #: projection row a search channel reads), kept so adapters written against it import.
 Candidate = SearchCandidate
 
 
-class _ParsedRevision:
-    """A validated Revision with the memoized view of its manifest."""
-
-    __slots__ = ("revision", "view")
-
-    def __init__(self, revision: MemoryRevision, view: ManifestView) -> None:
-        self.revision = revision
-        self.view = view
-
-    @property
-    def by_entry(self) -> dict[str, MemoryManifestEntry]:
-        return self.view.as_dict
-
-
-class DatabaseMemoryBackend(abc.ABC):
+class DatabaseMemoryBackend(MemoryRebuildMixin):
     """Base class of SQL backends; implements :class:`powercontext.ports.MemoryBackend`.
 
     ``profile`` is the deployment's fixed embedding profile (None: no vector
@@ -172,15 +118,12 @@ class DatabaseMemoryBackend(abc.ABC):
     def __init__(
         self, *, profile: EmbeddingProfile | None = None, analyzer: str | Analyzer | None = None
     ) -> None:
+        super().__init__()
         self._profile = profile
         self._analyzer_choice = _resolve_analyzer(analyzer)
         self._analyzer: Analyzer | None = None  # the database's, known once open
         self._analyzer_migration = False
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._open_lock = threading.Lock()
-        self._opened = False
-        self._db_caps: MemoryCapabilities | None = None
-        self._manifest_cache: OrderedDict[tuple[str, int], _ParsedRevision] = OrderedDict()
+        self._revisions = RevisionCache()  # parsed Revisions, shared by every read
         self._complete_cache: dict[tuple[str, int, str], bool] = {}
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
@@ -188,42 +131,10 @@ class DatabaseMemoryBackend(abc.ABC):
         self._allow_legacy = False  # rehash() or resume_writes() runs on a legacy database
 
     # ------------------------------------------------------------------ primitives
-    # Everything below until "shared logic" is what a concrete adapter implements.
-
-    @abc.abstractmethod
-    def _open_sync(self) -> MemoryCapabilities:
-        """Connect, create the schema when missing, run the startup probes, and report
-        what the database can do (fts, vector infrastructure for ``self._profile``)."""
-
-    @abc.abstractmethod
-    def _close_sync(self) -> None:
-        """Close the connection (idempotent)."""
-
-    @abc.abstractmethod
-    def _begin_sync(self, write: bool) -> None:
-        """Start a transaction: a write one takes the database's write lock (SQLite
-        ``BEGIN IMMEDIATE``); a read one gives one consistent snapshot."""
-
-    @abc.abstractmethod
-    def _commit_sync(self) -> None:
-        """COMMIT durably."""
-
-    @abc.abstractmethod
-    def _rollback_sync(self) -> None:
-        """ROLLBACK; must not raise when no transaction is open."""
-
-    @abc.abstractmethod
-    def _database_error(self, exc: BaseException) -> PowerContextError | None:
-        """Map a driver exception to a typed error (a unique-key violation on a revision
-        or head to RevisionConflictError, ...), or None when it is not a known case."""
-
-    @abc.abstractmethod
-    def _meta_get_sync(self, key: str) -> str | None:
-        """A value of the deployment metadata table (profile, analyzer, write pause)."""
-
-    @abc.abstractmethod
-    def _meta_set_sync(self, key: str, value: str | None) -> None:
-        """Set (or with None delete) a metadata value."""
+    # Everything below until "shared logic" is what a concrete adapter implements: the
+    # Memory family's primitives. The family-neutral ones (_open_sync, transactions,
+    # _database_error, the metadata table, the Source store) are declared by
+    # StorageBackend and SourceStore (powercontext.adapters.storage).
 
     @abc.abstractmethod
     def _head_sync(self, artifact_id: str) -> int | None:
@@ -354,299 +265,27 @@ class DatabaseMemoryBackend(abc.ABC):
         exists. A key stored already raises the driver's unique-key error (mapped by
         :meth:`_database_error` to RevisionConflictError)."""
 
-    @abc.abstractmethod
-    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
-        """Insert Sources not yet stored; return each one's journal position."""
-
-    @abc.abstractmethod
-    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
-        """Stored Sources with their journal positions (missing ids left out)."""
-
-    @abc.abstractmethod
-    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        """Sources after a journal position, ascending."""
-
     # ------------------------------------------------------------------ shared logic
 
     @property
     def profile(self) -> EmbeddingProfile | None:
         return self._profile
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix=type(self).__name__
-            )
-        return await loop.run_in_executor(self._executor, self._guarded, fn, args)
-
-    def _guarded(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        self._ensure_open_sync()
-        return fn(*args)
-
-    def _ensure_open_sync(self) -> None:
-        with self._open_lock:
-            if not self._opened:
-                self._db_caps = self._open_sync()
-                try:
-                    self._check_profile_sync()
-                    self._check_analyzer_sync()
-                    self._legacy_hashes = self._check_hash_format_sync()
-                except BaseException:
-                    self._close_sync()
-                    raise
-                self._opened = True
-        if self._legacy_hashes and not self._allow_legacy:
-            raise UpgradeRequiredError(
-                "this database stores Artifact content hashes in the pre-spec format "
-                f"{canonical.LEGACY_HASH_FORMAT!r} (SHA-256 with a prefix the Memory RFC does "
-                f"not write); upgrade it once with `{REHASH_COMMAND}`, which verifies "
-                "every Revision against the old formula and rewrites only the stored hash"
-            )
-
-    def _check_hash_format_sync(self) -> bool:
-        """True when the stored Revisions use the legacy hash format. A database without
-        the marker is new (no Memory yet: marked with the spec's format) or was written
-        before the marker existed (it has Memories: marked legacy)."""
-        # a read first: an opened database never queues behind a writer for its marker
-        stored = self._in_tx(False, self._meta_get_sync, HASH_FORMAT_KEY)
-        if stored is None:
-            stored = self._in_tx(True, self._mark_hash_format_sync)
-        if stored not in (canonical.HASH_FORMAT, canonical.LEGACY_HASH_FORMAT):
-            raise UpgradeRequiredError(
-                f"this database records hash format {stored!r}, which this version of "
-                "powercontext does not know (a newer version wrote it)"
-            )
-        return stored == canonical.LEGACY_HASH_FORMAT
-
-    def _new_database_analyzer(self) -> Analyzer:
-        """The analyzer a database created now records (the choice, else the default)."""
-        return self._analyzer_choice or analyzers.get()
-
-    def _check_analyzer_sync(self) -> None:
-        stored = self._meta_get_sync("analyzer_version")
-        if stored is None:
-            # nothing recorded (an adapter that records nothing at creation): a new
-            # database, which gets the choice or the default
-            stored = self._new_database_analyzer().version
-            self._begin_sync(True)
-            try:
-                self._meta_set_sync("analyzer_version", stored)
-                self._commit_sync()
-            except BaseException:
-                self._rollback_sync()
-                raise
-        known = analyzers.ANALYZERS.get(stored) if stored is not None else None
-        wanted = self._analyzer_choice
-        if self._analyzer_migration:
-            # opened for a rebuild, which migrates: full-text search waits for it
-            self._analyzer = wanted or known or analyzers.get()
-            if self._analyzer != known:
-                self._fts_off_sync(stored)
-            return
-        if known is None or (wanted is not None and wanted != known):
-            raise AnalyzerMismatchError(stored, (wanted or analyzers.get()).version)
-        self._analyzer = known
-
-    def _fts_off_sync(self, stored: str | None) -> None:
-        assert self._analyzer is not None
-        caps = self._db_caps or MemoryCapabilities(True, False, False, None)
-        reason = (f"the FTS projection was built by analyzer {stored!r}, not "
-                  f"{self._analyzer.version!r}: `powercontext memory rebuild` migrates it")
-        self._db_caps = attrs.evolve(caps, fts=False, hybrid=False,
-                                     reasons=(*caps.reasons, reason))
-
-    def allow_analyzer_migration(self) -> None:
-        """Let the next open accept a database built by another or an unknown analyzer
-        (full-text search stays off until :meth:`rebuild` has migrated it). Only for the
-        rebuild command, which must open such a database to migrate it."""
-        self._analyzer_migration = True
-
-    @property
-    def _db_analyzer(self) -> Analyzer:
-        assert self._analyzer is not None, "the database is not open"
-        return self._analyzer
-
-    async def analyzer(self) -> Analyzer:
-        """The database's analyzer (recorded at creation; Memory RFC, "Normalization,
-        hashing, and the search analyzer"). Opens the database: AnalyzerMismatchError
-        when it records another version than the one asked for, or an unknown one."""
-        await self._run(lambda: None)
-        assert self._analyzer is not None
-        return self._analyzer
-
-    def _check_profile_sync(self) -> None:
-        stored = self._meta_get_sync("embedding_profile")
-        if self._profile is None:
-            if stored is not None:
-                # Opening without a profile still works for fts and authoritative reads.
-                self._profile = _profile_from_json(stored)
-                self._db_caps = attrs.evolve(
-                    self._db_caps or MemoryCapabilities(True, False, False, None),
-                    embedding_profile=self._profile,
-                )
-            return
-        wanted = canonical.canonical_dumps(self._profile).decode()
-        if stored is None and not (self._db_caps and self._db_caps.vector):
-            return  # no vector projection here: nothing to fix the profile to
-        if stored is None:
-            self._begin_sync(True)
-            try:
-                self._meta_set_sync("embedding_profile", wanted)
-                self._commit_sync()
-            except BaseException:
-                self._rollback_sync()
-                raise
-        elif stored != wanted:
-            raise ProfileMismatchError(
-                f"this database was created with embedding profile {stored}; "
-                f"refusing to open it with {wanted} (a new profile needs "
-                "`powercontext --embedding NAME memory rebuild --migrate`)"
-            )
-
-    def _in_tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            self._begin_sync(write)
-            result = fn(*args)
-            self._commit_sync()
-            return result
-        except BaseException as exc:
-            self._rollback_sync()
-            mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
-            if mapped is not None:
-                raise mapped from exc
-            raise
-
-    async def open(self) -> None:
-        """Open the database now (otherwise the first call does)."""
-        await self._run(lambda: None)
-
-    async def close(self) -> None:
-        if self._executor is None:
-            return
-        executor = self._executor
-        if self._opened:
-            await asyncio.get_running_loop().run_in_executor(executor, self._close_sync)
-        self._opened = False
-        self._executor = None
-        executor.shutdown(wait=True)
-
-    def close_sync(self) -> None:
-        """Close from synchronous code (e.g. after ``asyncio.run``)."""
-        if self._executor is not None:
-            self._executor.submit(self._close_sync).result()
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        self._opened = False
+    # -- reads ------------------------------------------------------------------
 
     async def capabilities(self) -> MemoryCapabilities:
         """Database capabilities from the startup probes (the model is the service's)."""
-        await self._run(lambda: None)
-        assert self._db_caps is not None
-        return self._db_caps
-
-    # -- reads ------------------------------------------------------------------
+        return await super().capabilities()
 
     def _cached(self, key: tuple[str, int]) -> _ParsedRevision | None:
-        with self._cache_lock:
-            hit = self._manifest_cache.get(key)
-            if hit is not None:
-                self._manifest_cache.move_to_end(key)
-            return hit
+        return self._revisions.get(key)
 
     def _parsed_sync(self, artifact_id: str, revision: int) -> _ParsedRevision:
-        """The validated Revision, decoding a delta chain from the nearest full row or
-        cached Revision (each step's content hash checked)."""
-        hit = self._cached((artifact_id, revision))
-        if hit is not None:
-            return hit
-        low = max(1, revision - revision % revision_codec.CHECKPOINT_EVERY)
-        base: _ParsedRevision | None = None
-        for r in range(revision - 1, low - 1, -1):
-            base = self._cached((artifact_id, r))
-            if base is not None:
-                low = r + 1
-                break
-        rows = self._revision_rows_sync(artifact_id, low - 1, revision)
-        if rows and not revision_codec.is_full(rows[0].encoding) and base is None:
-            rows = self._revision_rows_sync(artifact_id, 0, revision)  # no checkpoint: walk all
-        if not rows or rows[-1].revision != revision:
-            raise ArtifactNotFoundError(f"no Revision {revision} of Artifact {artifact_id!r}")
-        start = max(i for i, row in enumerate(rows)
-                    if revision_codec.is_full(row.encoding) or i == 0)
-        if base is not None and not any(revision_codec.is_full(r.encoding) for r in rows):
-            start = 0
-        elif revision_codec.is_full(rows[start].encoding):
-            base = None
-        parsed = base
-        for row in rows[start:]:
-            parsed = self._decode_row(row, parsed)
-        assert parsed is not None
-        # only the Revision asked for: caching a whole delta chain evicted the heads of
-        # other Memories (many Memories searched together thrashed the cache)
-        self._cache_put((artifact_id, revision), parsed)
-        return parsed
-
-    def _decode_row(self, row: RevisionRow, base: _ParsedRevision | None) -> _ParsedRevision:
-        if revision_codec.is_full(row.encoding):
-            return self._parse_row(
-                attrs.evolve(row, content=revision_codec.decode_full(row.encoding, row.content),
-                             encoding=revision_codec.FULL))
-        if row.family != MEMORY_FAMILY:
-            raise ArtifactNotFoundError(f"Artifact {row.artifact_id!r} is not a Memory")
-        if base is None or base.revision.ref.revision != row.revision - 1:
-            raise IntegrityError(
-                f"Revision {row.revision} of {row.artifact_id!r} is a delta without its base"
-            )
-        items, changes = revision_codec.decode_delta(row.content)
-        view = splice(base.view, items)
-        content = MemoryContent(view.manifest, changes)
-        body = canonical.content_bytes(content, view.joined)
-        if canonical.artifact_content_hash(body) != row.content_hash:
-            raise IntegrityError(
-                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
-                "match its content hash"
-            )
-        revision = MemoryRevision(
-            ArtifactRef(row.artifact_id, row.revision), content, row.content_hash,
-            canonical.parse_lineage(row.lineage),
-        )
-        return _ParsedRevision(revision, view)
+        """The validated Revision from the Revision cache (read and decoded on a miss)."""
+        return self._revisions.parsed(artifact_id, revision, self._revision_rows_sync)
 
     def _cache_put(self, key: tuple[str, int], parsed: _ParsedRevision) -> None:
-        with self._cache_lock:
-            cache = self._manifest_cache
-            cache[key] = parsed
-            cache.move_to_end(key)
-            items = sum(len(p.revision.content.manifest.entries) for p in cache.values())
-            while len(cache) > 1 and (len(cache) > _MANIFEST_CACHE_SIZE
-                                      or items > _MANIFEST_CACHE_ITEMS):
-                _, dropped = cache.popitem(last=False)
-                items -= len(dropped.revision.content.manifest.entries)
-
-    @staticmethod
-    def _parse_row(row: RevisionRow) -> _ParsedRevision:
-        if row.family != MEMORY_FAMILY:
-            raise ArtifactNotFoundError(
-                f"Artifact {row.artifact_id!r} is a {row.family!r} Artifact, not a Memory"
-            )
-        if canonical.artifact_content_hash(row.content) != row.content_hash:
-            raise IntegrityError(
-                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
-                "match its content hash"
-            )
-        content = canonical.parse_content(row.content)
-        if canonical.content_bytes(content) != row.content:
-            raise IntegrityError(
-                f"Revision {row.revision} of {row.artifact_id!r}: content is not canonical"
-            )
-        revision = MemoryRevision(
-            ArtifactRef(row.artifact_id, row.revision),
-            content,
-            row.content_hash,
-            canonical.parse_lineage(row.lineage),
-        )
-        return _ParsedRevision(revision, manifest_view(content.manifest))
+        self._revisions.put(key, parsed)
 
     def _require_head_sync(self, ref: ArtifactRef) -> int:
         head = self._head_sync(ref.artifact_id)
@@ -767,59 +406,6 @@ class DatabaseMemoryBackend(abc.ABC):
         """Memory RFC, "expand()": the exact versions the anchors name, after checking
         id, version id, content hash and canonical bytes. InvalidCitationError."""
         return await self._run(self._in_tx, False, self._expand_sync, hits)
-
-    # -- sources ------------------------------------------------------------------
-
-    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
-        """Persist Sources atomically; identical ones are kept once. ValueError for a
-        different Source under an existing id or a Source whose hash is wrong;
-        SecretDetectedError (a ValueError) for a Source holding a secret in its content,
-        uri or metadata: nothing is stored (Sources are append-only)."""
-        for s in sources:
-            if not isinstance(s, Source):
-                raise InvalidInputError("sources", "must be Source values")
-            canonical.check_id(s.source_id, "source_id")
-            if canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata) != s:
-                raise InvalidInputError(
-                    "sources",
-                    f"Source {s.source_id!r} is not normalized (build it with make_source)",
-                )
-            if (
-                canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata)
-                != s.content_hash
-            ):
-                raise InvalidInputError(
-                    "source.content_hash", f"does not match the content of {s.source_id!r}"
-                )
-        check_sources(sources, default_scanner().scan)
-        return tuple(await self._run(self._in_tx, True, self._put_sources_checked, list(sources)))
-
-    def _put_sources_checked(self, sources: list[Source]) -> list[int]:
-        existing = dict(
-            (s.source_id, s) for _, s in self._get_sources_sync([s.source_id for s in sources])
-        )
-        for s in sources:
-            old = existing.get(s.source_id)
-            if old is not None and old != s:
-                raise InvalidInputError(
-                    "source_id", f"{s.source_id!r} is already stored with other content"
-                )
-        return self._put_sources_sync(sources)
-
-    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
-        rows = dict(
-            (s.source_id, s)
-            for _, s in await self._run(
-                self._in_tx, False, self._get_sources_sync, list(source_ids)
-            )
-        )
-        missing = [i for i in source_ids if i not in rows]
-        if missing:
-            raise ArtifactNotFoundError(f"no stored Source {missing[0]!r}")
-        return tuple(rows[i] for i in source_ids)
-
-    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
-        return tuple(await self._run(self._in_tx, False, self._journal_sync, after, limit))
 
     # -- business keys ----------------------------------------------------------
 
@@ -1221,386 +807,6 @@ class DatabaseMemoryBackend(abc.ABC):
         CapabilityNotSupportedError for an unservable mode."""
         return await self._run(self._in_tx, False, self._search_sync, request)
 
-    # -- offline rebuild ------------------------------------------------------------
-
-    async def rebuild(
-        self,
-        model: Any = None,
-        *,
-        new_profile: EmbeddingProfile | None = None,
-        analyzer: str | Analyzer | None = None,
-        progress: Callable[[int, int, str], None] | None = None,
-        batch_size: int = 64,
-    ) -> RebuildReport:
-        """Rebuild every Memory's head, FTS and vector projection from the authoritative
-        tables (Memory RFC, "Vector integrity and offline rebuilds").
-
-        Writers are paused for the whole run (``WritesPausedError`` for them; a second
-        rebuild is refused the same way) and resumed at the end, even on failure.
-        Each Memory's active entries are re-validated (manifest membership, content hash,
-        canonical bytes) and projected in one transaction per Memory. ``model`` (an
-        EmbeddingModel whose profile matches, else ProfileMismatchError) embeds every
-        active entry again. A vector is never removed because it cannot be refilled:
-        without a model, when the model raises (anything: it is then unavailable for that
-        batch) or when one of its vectors is refused (``prepare_vector``), the stored
-        vector is kept if it still matches the entry and profile; every entry left
-        without one is listed in ``report.missing`` and the rebuild goes on.
-        ``new_profile`` migrates first and needs ``model`` of that profile
-        (InvalidInputError otherwise; CapabilityNotSupportedError, with nothing changed,
-        when the model fails a probe): the vector projection is dropped and recreated
-        for that profile, which is stored as the deployment's. ``progress`` is called as
-        ``progress(done, total, artifact_id)``.
-        ``analyzer`` (a version name; InvalidInputError for an unknown one) migrates the
-        full-text projection to that analyzer (Memory RFC, "Normalization, hashing, and
-        the search analyzer"): every head row is re-analyzed and re-indexed, and the
-        version is recorded once all are done (until then the database records no known
-        version, so a crashed migration refuses to open until a rebuild completes).
-        Without it a database built by an unknown analyzer migrates to the backend's
-        choice or the default.
-        """
-        if new_profile is not None and (model is None or model.profile != new_profile):
-            raise InvalidInputError(
-                "model", "a migration needs the embedding model of the new profile "
-                "(it refills every vector)"
-            )
-        target = _resolve_analyzer(analyzer)
-        if not self._opened:
-            self._analyzer_migration = True
-        await self._run(self._in_tx, True, self._pause_sync)
-        try:
-            await self._run(self._in_tx, True, self._migrate_analyzer_sync, target)
-            if new_profile is not None:
-                await self._probe_model(model, new_profile)  # before any vector is dropped
-                await self._run(self._in_tx, True, self._migrate_sync, new_profile)
-            profile = self._profile
-            if model is not None and (profile is None or model.profile != profile):
-                raise ProfileMismatchError(
-                    "the embedding model's profile differs from the database's; "
-                    "migrate with a new profile first"
-                )
-            heads = await self._run(self._in_tx, False, self._all_heads_sync)
-            report = RebuildReport()
-            for done, (artifact_id, revision) in enumerate(heads, start=1):
-                try:
-                    rows = await self._run(
-                        self._in_tx, False, self._rebuild_rows_sync,
-                        ArtifactRef(artifact_id, revision),
-                    )
-                except IntegrityError as exc:
-                    # authoritative data of this Memory fails its checks: report it, leave
-                    # its projection alone, and go on with the others
-                    report.corrupt.append((artifact_id, str(exc)))
-                    if progress is not None:
-                        progress(done, len(heads), artifact_id)
-                    continue
-
-                vectors: list[VectorRow | None] = [None] * len(rows)
-                if profile is not None and self._db_caps and self._db_caps.vector:
-                    vectors = await self._rebuild_vectors(
-                        ArtifactRef(artifact_id, revision), rows, model, profile, batch_size,
-                        report,
-                    )
-                await self._run(
-                    self._in_tx,
-                    True,
-                    self._write_rebuild_sync,
-                    ArtifactRef(artifact_id, revision),
-                    rows,
-                    vectors,
-                )
-                report.memories += 1
-                report.entries += len(rows)
-                report.vectors += sum(1 for v in vectors if v is not None)
-                if progress is not None:
-                    progress(done, len(heads), artifact_id)
-            if profile is not None and self._db_caps and self._db_caps.vector:
-                for artifact_id, revision in heads:
-                    ok = await self._run(
-                        self._in_tx, False, self._complete_sync, artifact_id, revision
-                    )
-                    if not ok:
-                        report.incomplete.append(artifact_id)
-            await self._run(self._in_tx, True, self._mark_rebuilt_sync)
-            report.analyzer = self._db_analyzer.version
-            return report
-        finally:
-            self._analyzer_migration = False
-            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
-
-    @staticmethod
-    async def _probe_model(model: Any, profile: EmbeddingProfile) -> None:
-        try:
-            (raw,) = (await model.embed(("powercontext migration probe",))).vectors
-            prepare_vector(raw, profile)
-        except Exception as exc:
-            raise CapabilityNotSupportedError(
-                f"the new embedding model is unavailable ({type(exc).__name__}: {exc}); "
-                "nothing was migrated"
-            ) from exc
-
-    async def _rebuild_vectors(
-        self,
-        ref: ArtifactRef,
-        rows: list[ProjectionRow],
-        model: Any,
-        profile: EmbeddingProfile,
-        batch_size: int,
-        report: RebuildReport,
-    ) -> list[VectorRow | None]:
-        """A vector per row: a fresh one from ``model``; else (no model, the model
-        failed, the vector was refused) the stored one when it still matches the
-        profile and the entry; else None, reported in ``report.missing``. A vector is
-        never dropped because it could not be refilled (Memory RFC, "Vector integrity
-        and offline rebuilds")."""
-        out: list[VectorRow | None] = [None] * len(rows)
-        why: dict[int, str] = {}
-        if model is None:
-            why = dict.fromkeys(range(len(rows)), "no embedding model was given")
-        for start in range(0, len(rows) if model is not None else 0, batch_size):
-            chunk = rows[start : start + batch_size]
-            try:
-                raw = tuple((await model.embed(tuple(r.text for r in chunk))).vectors)
-                if len(raw) != len(chunk):
-                    raise InvalidInputError(
-                        "vectors", f"{len(raw)} vectors for {len(chunk)} texts")
-            except Exception as exc:  # any model failure: the model is unavailable
-                for i in range(start, start + len(chunk)):
-                    why[i] = f"the embedding model failed: {type(exc).__name__}: {exc}"
-                continue
-            for i, (r, vec) in enumerate(zip(chunk, raw, strict=True), start=start):
-                try:
-                    good = prepare_vector(vec, profile)
-                except InvalidInputError as exc:
-                    why[i] = f"the embedding model returned a refused vector: {exc}"
-                    continue
-                out[i] = VectorRow(
-                    canonical.embedding_content_hash(profile, r.entry_content_hash), good
-                )
-        if why:
-            stored = await self._run(self._in_tx, False, self._head_vectors_sync,
-                                     ref.artifact_id)
-            for i, reason in sorted(why.items()):
-                r = rows[i]
-                kept = stored.get(r.entry_version_id)
-                if kept is not None and kept.embedding_content_hash == (
-                    canonical.embedding_content_hash(profile, r.entry_content_hash)
-                ):
-                    try:
-                        check_vector(kept.vector, profile)
-                        out[i] = kept
-                        report.kept += 1
-                        continue
-                    except InvalidInputError:
-                        pass
-                report.missing.append((ref.artifact_id, r.entry_id, reason))
-        return out
-
-    def _mark_hash_format_sync(self) -> str:
-        stored = self._meta_get_sync(HASH_FORMAT_KEY)
-        if stored is None:
-            try:
-                existing = bool(self._all_heads_sync())
-            except CapabilityNotSupportedError:
-                existing = False  # an adapter without the listing has no old databases
-            stored = canonical.LEGACY_HASH_FORMAT if existing else canonical.HASH_FORMAT
-            self._meta_set_sync(HASH_FORMAT_KEY, stored)
-        return stored
-
-    async def rehash(self) -> RehashReport:
-        """Upgrade a database written with the pre-spec Artifact content hash (Memory RFC,
-        "Normalization, hashing, and the search analyzer"; ``memory rebuild --rehash``).
-
-        Such a database opens with :class:`UpgradeRequiredError` naming this command, so
-        no Revision is ever reported corrupt or silently re-hashed. This call pauses
-        writers (``WritesPausedError`` for them and for a second rebuild), then in one
-        write transaction recomputes each Memory Revision's canonical MemoryContent bytes
-        (decoding stored deltas), and where the stored hash equals the legacy formula
-        SHA-256("powercontext:artifact-content:v1\\0" + bytes) rewrites only the stored
-        ``content_hash`` to SHA-256(bytes); content, lineage and entry versions are never
-        touched. A Revision matching neither formula is reported in ``corrupt`` and left
-        as it was. The marker ``hash_format`` is set to the spec's format in the same
-        transaction, and writers are resumed. Vector projections are not rewritten: their
-        embedding hashes used a prefix too, so they no longer verify and vector search
-        reports the projection incomplete until ``rebuild`` with the model refills it.
-        Idempotent: on a database already in the spec's format it returns
-        ``RehashReport(already=True)``."""
-        self._allow_legacy = True
-        try:
-            await self._run(self._in_tx, True, self._pause_sync)
-            try:
-                report = await self._run(self._in_tx, True, self._rehash_sync)
-            finally:
-                await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
-        finally:
-            self._allow_legacy = False
-        self._legacy_hashes = False
-        with self._cache_lock:
-            self._manifest_cache.clear()
-            self._complete_cache.clear()
-        return report
-
-    def _rehash_sync(self) -> RehashReport:
-        report = RehashReport()
-        if self._meta_get_sync(HASH_FORMAT_KEY) == canonical.HASH_FORMAT:
-            report.already = True
-            return report
-        for artifact_id, head in self._all_heads_sync():
-            base: ManifestView | None = None
-            for row in self._revision_rows_sync(artifact_id, 0, head):
-                try:
-                    body, base = self._canonical_body(row, base)
-                except (IntegrityError, ValueError, KeyError, TypeError) as exc:
-                    report.corrupt.append((artifact_id, row.revision, str(exc)))
-                    base = None
-                    continue
-                new = canonical.artifact_content_hash(body)
-                if row.content_hash == new:
-                    report.current += 1
-                elif row.content_hash == canonical.legacy_artifact_content_hash(body):
-                    if not self._set_revision_hash_sync(
-                        artifact_id, row.revision, row.content_hash, new
-                    ):
-                        raise RevisionConflictError(
-                            f"Revision {row.revision} of {artifact_id!r} changed during rehash"
-                        )
-                    report.rewritten += 1
-                else:
-                    report.corrupt.append((
-                        artifact_id, row.revision,
-                        "stored content matches its content hash under neither formula",
-                    ))
-        self._meta_set_sync(HASH_FORMAT_KEY, canonical.HASH_FORMAT)
-        self._bump_generation_sync()
-        return report
-
-    @staticmethod
-    def _canonical_body(
-        row: RevisionRow, base: ManifestView | None
-    ) -> tuple[bytes, ManifestView]:
-        """The canonical MemoryContent bytes a stored row holds, and its manifest view."""
-        if revision_codec.is_full(row.encoding):
-            body = revision_codec.decode_full(row.encoding, row.content)
-            content = canonical.parse_content(body)
-            if canonical.content_bytes(content) != body:
-                raise IntegrityError("content is not canonical")
-            return body, manifest_view(content.manifest)
-        if base is None:
-            raise IntegrityError("a delta without its base")
-        items, changes = revision_codec.decode_delta(row.content)
-        view = splice(base, items)
-        return canonical.content_bytes(MemoryContent(view.manifest, changes), view.joined), view
-
-    def _migrate_analyzer_sync(self, target: Analyzer | None) -> None:
-        """Start moving the FTS projection to ``target`` (None: the analyzer chosen at
-        open): until :meth:`_mark_rebuilt_sync` the database records no known version."""
-        target = target or self._db_analyzer
-        stored = self._meta_get_sync("analyzer_version")
-        if stored == target.version:
-            return
-        self._meta_set_sync("analyzer_version", f"incomplete-migration-to-{target.version}")
-        self._analyzer = target
-        if self._db_caps is not None and self._db_caps.fts:
-            self._fts_off_sync(stored)
-
-    def _mark_rebuilt_sync(self) -> None:
-        """Every FTS projection now comes from the backend's analyzer: record it."""
-        self._meta_set_sync("analyzer_version", self._db_analyzer.version)
-        if self._db_caps is not None and not self._db_caps.fts:
-            reasons = tuple(r for r in self._db_caps.reasons if "FTS projection" not in r)
-            self._db_caps = attrs.evolve(self._db_caps, fts=True,
-                                         hybrid=self._db_caps.vector, reasons=reasons)
-
-    def _pause_sync(self) -> None:
-        if self._meta_get_sync("writes_paused"):
-            raise WritesPausedError(
-                "writes are already paused: another rebuild is running "
-                "(or one crashed; `powercontext memory rebuild --resume`)"
-            )
-        self._meta_set_sync("writes_paused", "rebuild")
-
-    async def resume_writes(self) -> None:
-        """Clear a pause left by a rebuild (or rehash) that crashed; works on a database
-        that still needs ``rehash()`` (it reads no Revision)."""
-        self._allow_legacy = True
-        try:
-            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
-        finally:
-            self._allow_legacy = False
-
-    async def inventory(self) -> dict[str, Any]:
-        """What the database holds, read in one snapshot: ``heads`` (every Memory's
-        current head, a tuple of ArtifactRef sorted by id), ``sources`` (how many Sources
-        are stored), ``analyzer_version`` (the Analyzer version its FTS projection was
-        built with; None when unrecorded) and ``writes_paused``.
-        CapabilityNotSupportedError when the adapter cannot list its heads."""
-        return await self._run(self._in_tx, False, self._inventory_sync)
-
-    def _inventory_sync(self) -> dict[str, Any]:
-        heads = tuple(ArtifactRef(a, r) for a, r in self._all_heads_sync())
-        sources, after = 0, 0
-        while page := self._journal_sync(after, 1000):
-            sources += len(page)
-            after = page[-1][0]
-        return {"heads": heads, "sources": sources,
-                "analyzer_version": self._meta_get_sync("analyzer_version"),
-                "writes_paused": bool(self._meta_get_sync("writes_paused"))}
-
-    def _migrate_sync(self, profile: EmbeddingProfile) -> None:
-        self._reset_vectors_sync(profile)
-        self._bump_generation_sync()
-        self._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
-        self._profile = profile
-        if self._db_caps is not None:
-            self._db_caps = attrs.evolve(
-                self._db_caps,
-                embedding_profile=profile,
-                vector=self._db_caps.fts,
-                hybrid=self._db_caps.fts,
-            )
-        with self._cache_lock:
-            self._complete_cache.clear()
-
-    def _rebuild_rows_sync(self, ref: ArtifactRef) -> list[ProjectionRow]:
-        parsed = self._parsed_sync(ref.artifact_id, ref.revision)
-        active = [
-            e.entry_id for e in parsed.revision.content.manifest.entries if e.state == "active"
-        ]
-        versions = self._versions_checked_sync(parsed.by_entry, active)
-        return [
-            ProjectionRow(
-                v.entry_id,
-                v.entry_version_id,
-                v.entry_content_hash,
-                self._db_analyzer.searchable_text(v.text),
-                v.text,
-            )
-            for v in (versions[e] for e in active)
-        ]
-
-    def _write_rebuild_sync(
-        self, ref: ArtifactRef, rows: list[ProjectionRow], vectors: list[VectorRow | None]
-    ) -> None:
-        if self._head_sync(ref.artifact_id) != ref.revision:
-            raise RevisionConflictError(f"Memory {ref.artifact_id!r} moved during the rebuild")
-        self._clear_projection_sync(ref.artifact_id)
-        if rows:
-            self._insert_projections_sync(ref.artifact_id, ref.revision, rows, vectors)
-        self._bump_generation_sync()
-        self._invalidate(ref.artifact_id)
-
-    def _bump_generation_sync(self) -> None:
-        current = int(self._meta_get_sync("projection_generation") or "0")
-        self._meta_set_sync("projection_generation", str(current + 1))
-
-
-def _resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
-    """An explicit analyzer choice as a registered Analyzer (InvalidInputError when
-    unknown), or None for no choice."""
-    if choice is None or isinstance(choice, Analyzer):
-        return choice
-    return analyzers.get(choice)
-
-
 class DatabaseUnitOfWork:
     """The unit of work of :class:`DatabaseMemoryBackend`. ``commit`` is all-or-nothing."""
 
@@ -1628,11 +834,3 @@ class DatabaseUnitOfWork:
 def _check_version_matches(v: MemoryEntryVersion, item: MemoryManifestEntry) -> None:
     verify.check_version_matches(v, item)
 
-
-def _profile_from_json(text: str) -> EmbeddingProfile:
-    import json
-
-    d = json.loads(text)
-    return EmbeddingProfile(
-        d["profile_id"], d["model"], int(d["dimension"]), d["distance"], d["normalization"]
-    )

@@ -24,7 +24,7 @@ import pytest
 from oceanbase_server import fresh_database, race_writer, seekdb_available
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
-from powercontext.adapters.oceanbase import backend as obbackend
+from powercontext.adapters.oceanbase import connection as obbackend
 from powercontext.core import analyzer, canonical, planning
 from powercontext.core.errors import (
     BackendError,

@@ -1,0 +1,199 @@
+"""The Revision cache of a Memory backend: parsed, validated Revisions keyed by
+(artifact id, revision), beside :mod:`powercontext.adapters.revision_codec` whose rows
+it decodes (ARCHITECTURE.md, "Performance by design": Revisions are immutable, so a
+parsed manifest never goes stale).
+
+A backend owns one :class:`RevisionCache`. It holds at most :data:`MAX_REVISIONS`
+Revisions and :data:`MAX_ITEMS` manifest items in all (least recently used first out;
+the last one put always stays). A stored delta is decoded from the nearest cached
+Revision or full checkpoint below it, every step's content hash checked; only the
+Revision asked for is cached (caching a whole delta chain evicted the heads of other
+Memories searched together).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import attrs
+
+from powercontext.adapters import revision_codec
+from powercontext.adapters.storage.rows import RevisionRow
+from powercontext.core import canonical
+from powercontext.core.errors import ArtifactNotFoundError, IntegrityError
+from powercontext.core.manifest import ManifestView, splice
+from powercontext.core.manifest import view as manifest_view
+from powercontext.core.models import (
+    ArtifactRef,
+    MemoryContent,
+    MemoryManifestEntry,
+    MemoryRevision,
+)
+
+__all__ = ["MAX_ITEMS", "MAX_REVISIONS", "MEMORY_FAMILY", "ParsedRevision", "RevisionCache"]
+
+#: The ``family`` column of a Memory Artifact's Revision rows.
+MEMORY_FAMILY = "memory"
+#: At most this many Revisions are cached.
+MAX_REVISIONS = 64
+#: The cache also holds at most this many manifest items in all (a parsed item with its
+#: bytes costs a few hundred bytes; 100k-entry Memories must not pin gigabytes).
+MAX_ITEMS = 400_000
+
+#: ``(artifact_id, after, upto)`` -> the Revision rows with ``after < revision <= upto``,
+#: ascending (the backend's ``_revision_rows_sync``).
+RowReader = Callable[[str, int, int], list[RevisionRow]]
+
+
+class ParsedRevision:
+    """A validated Revision with the memoized view of its manifest."""
+
+    __slots__ = ("revision", "view")
+
+    def __init__(self, revision: MemoryRevision, view: ManifestView) -> None:
+        self.revision = revision
+        self.view = view
+
+    @property
+    def by_entry(self) -> dict[str, MemoryManifestEntry]:
+        return self.view.as_dict
+
+
+class RevisionCache:
+    """Parsed Memory Revisions, bounded by ``max_revisions`` and ``max_items``
+    (manifest items summed over the cached Revisions). Thread-safe."""
+
+    def __init__(self, max_revisions: int = MAX_REVISIONS, max_items: int = MAX_ITEMS) -> None:
+        self.max_revisions = max_revisions
+        self.max_items = max_items
+        self._cache: OrderedDict[tuple[str, int], ParsedRevision] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def keys(self) -> list[tuple[str, int]]:
+        """The cached ``(artifact_id, revision)`` keys, least recently used first."""
+        with self._lock:
+            return list(self._cache)
+
+    def items(self) -> int:
+        """The manifest items of every cached Revision, summed."""
+        with self._lock:
+            return sum(len(p.revision.content.manifest.entries) for p in self._cache.values())
+
+    def get(self, key: tuple[str, int]) -> ParsedRevision | None:
+        """The cached Revision ``(artifact_id, revision)`` (now the most recent), or None."""
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, int], parsed: ParsedRevision) -> None:
+        """Cache ``parsed`` under ``key``, then evict the least recent Revisions while
+        over either bound (never the one just put)."""
+        with self._lock:
+            cache = self._cache
+            cache[key] = parsed
+            cache.move_to_end(key)
+            items = sum(len(p.revision.content.manifest.entries) for p in cache.values())
+            while len(cache) > 1 and (len(cache) > self.max_revisions
+                                      or items > self.max_items):
+                _, dropped = cache.popitem(last=False)
+                items -= len(dropped.revision.content.manifest.entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def parsed(self, artifact_id: str, revision: int, read_rows: RowReader) -> ParsedRevision:
+        """The validated Revision, decoding a delta chain from the nearest full row or
+        cached Revision (each step's content hash checked); rows come from
+        ``read_rows``. ArtifactNotFoundError when the Revision is not stored;
+        IntegrityError when a stored row fails its checks."""
+        hit = self.get((artifact_id, revision))
+        if hit is not None:
+            return hit
+        low = max(1, revision - revision % revision_codec.CHECKPOINT_EVERY)
+        base: ParsedRevision | None = None
+        for r in range(revision - 1, low - 1, -1):
+            base = self.get((artifact_id, r))
+            if base is not None:
+                low = r + 1
+                break
+        rows = read_rows(artifact_id, low - 1, revision)
+        if rows and not revision_codec.is_full(rows[0].encoding) and base is None:
+            rows = read_rows(artifact_id, 0, revision)  # no checkpoint: walk all
+        if not rows or rows[-1].revision != revision:
+            raise ArtifactNotFoundError(f"no Revision {revision} of Artifact {artifact_id!r}")
+        start = max(i for i, row in enumerate(rows)
+                    if revision_codec.is_full(row.encoding) or i == 0)
+        if base is not None and not any(revision_codec.is_full(r.encoding) for r in rows):
+            start = 0
+        elif revision_codec.is_full(rows[start].encoding):
+            base = None
+        parsed = base
+        for row in rows[start:]:
+            parsed = self.decode_row(row, parsed)
+        assert parsed is not None
+        # only the Revision asked for: caching a whole delta chain evicted the heads of
+        # other Memories (many Memories searched together thrashed the cache)
+        self.put((artifact_id, revision), parsed)
+        return parsed
+
+    def decode_row(self, row: RevisionRow, base: ParsedRevision | None) -> ParsedRevision:
+        """One stored row as a validated Revision: a full row parsed, a delta spliced
+        onto ``base`` (the Revision just below it)."""
+        if revision_codec.is_full(row.encoding):
+            return self.parse_row(
+                attrs.evolve(row, content=revision_codec.decode_full(row.encoding, row.content),
+                             encoding=revision_codec.FULL))
+        if row.family != MEMORY_FAMILY:
+            raise ArtifactNotFoundError(f"Artifact {row.artifact_id!r} is not a Memory")
+        if base is None or base.revision.ref.revision != row.revision - 1:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r} is a delta without its base"
+            )
+        items, changes = revision_codec.decode_delta(row.content)
+        view = splice(base.view, items)
+        content = MemoryContent(view.manifest, changes)
+        body = canonical.content_bytes(content, view.joined)
+        if canonical.artifact_content_hash(body) != row.content_hash:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
+                "match its content hash"
+            )
+        revision = MemoryRevision(
+            ArtifactRef(row.artifact_id, row.revision), content, row.content_hash,
+            canonical.parse_lineage(row.lineage),
+        )
+        return ParsedRevision(revision, view)
+
+    @staticmethod
+    def parse_row(row: RevisionRow) -> ParsedRevision:
+        """A full ``identity`` row as a validated Revision: family, content hash and
+        canonical bytes checked (ArtifactNotFoundError, IntegrityError)."""
+        if row.family != MEMORY_FAMILY:
+            raise ArtifactNotFoundError(
+                f"Artifact {row.artifact_id!r} is a {row.family!r} Artifact, not a Memory"
+            )
+        if canonical.artifact_content_hash(row.content) != row.content_hash:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
+                "match its content hash"
+            )
+        content = canonical.parse_content(row.content)
+        if canonical.content_bytes(content) != row.content:
+            raise IntegrityError(
+                f"Revision {row.revision} of {row.artifact_id!r}: content is not canonical"
+            )
+        revision = MemoryRevision(
+            ArtifactRef(row.artifact_id, row.revision),
+            content,
+            row.content_hash,
+            canonical.parse_lineage(row.lineage),
+        )
+        return ParsedRevision(revision, manifest_view(content.manifest))

@@ -1,0 +1,213 @@
+"""The Memory family's SQLite schema and startup probes (Memory RFC, "SQLite adapter"):
+the shared tables, the contentless-delete FTS5 table and, with an embedding profile,
+the vec0 vector table; a real insert/search/delete probe of FTS5 and of vec0 decides
+what :meth:`capabilities` reports (ARCHITECTURE.md, "Decisions")."""
+
+from __future__ import annotations
+
+import struct
+from typing import ClassVar
+
+import apsw
+
+from powercontext.adapters.database import DatabaseMemoryBackend
+from powercontext.adapters.sqlite.connection import SQLiteStorage
+from powercontext.adapters.storage import rows as shared_rows
+from powercontext.core import canonical
+from powercontext.core.errors import (
+    BackendError,
+    CapabilityNotSupportedError,
+    ProfileMismatchError,
+)
+from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryCapabilities
+from powercontext.sql import sqlite as frag
+from powercontext.sql import templates
+
+__all__ = ["SCHEMA_VERSION", "SQLiteMemorySchema", "pack", "unpack"]
+
+SCHEMA_VERSION = "1"
+
+
+def pack(vector: EmbeddingVector) -> bytes:
+    """A vector as vec0's float32 little-endian blob."""
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def unpack(blob: object) -> tuple[float, ...] | None:
+    """A vec0 blob as floats; None when it is not one."""
+    if not isinstance(blob, bytes) or len(blob) % 4:
+        return None
+    return struct.unpack(f"<{len(blob) // 4}f", blob)
+
+
+def _vec0_path() -> str:
+    """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
+    (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite-vec is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
+class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBackend):
+    """Schema, probes and vector-table migration of the Memory family on SQLite."""
+
+    conflict_tables: ClassVar[tuple[str, ...]] = (
+        *SQLiteStorage.conflict_tables, "memory_entry_versions.", "memory_keys.")
+
+    _vec_tables = False  # the vec0 table exists
+    _vec_usable = False  # sqlite-vec loaded and its probe passed
+
+    def _setup_sync(self, conn: apsw.Connection) -> MemoryCapabilities:
+        reasons: list[str] = []
+        vec_loaded = self._load_vec_sync(reasons)
+        fts_ok = self._probe_fts_sync(reasons)
+        vec_ok = vec_loaded and self._probe_vec_sync(reasons)
+        self._vec_usable = vec_ok
+        # A read transaction first: an existing, complete schema needs no write lock
+        # (opening must not queue behind a long writer); otherwise create it.
+        for create in (False, True):
+            self._begin_sync(create)
+            try:
+                caps = self._schema_sync(fts_ok, vec_ok, vec_loaded, list(reasons), create)
+                self._commit_sync()
+            except BaseException:
+                self._rollback_sync()
+                raise
+            if caps is not None:
+                return caps
+        raise BackendError("the schema could not be created")  # pragma: no cover
+
+    def _schema_sync(self, fts_ok: bool, vec_ok: bool, vec_loaded: bool,
+                     reasons: list[str], create: bool) -> MemoryCapabilities | None:
+        """Check (and with ``create``, create) the schema; None when something is missing
+        and ``create`` is False."""
+        if create:
+            for name in templates.SCHEMA:
+                self._execute(self._t(name))
+            self._execute(frag.statement("create_fts"))
+            self._execute(frag.statement("create_fts_vocab"))
+        elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
+                  and self._exists_sync(frag.FTS_VOCAB_TABLE)
+                  and self._exists_sync("memory_keys")):  # a database of an earlier release
+            return None
+        schema = self._meta_get_sync("schema_version")
+        if schema is None:
+            if not create:
+                return None
+            self._meta_set_sync("schema_version", SCHEMA_VERSION)
+            self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
+        elif schema != SCHEMA_VERSION:
+            raise BackendError(
+                f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})"
+            )
+        stored = self._meta_get_sync("embedding_profile")
+        profile = self._profile
+        if profile is not None and stored is not None:
+            wanted = canonical.canonical_dumps(profile).decode()
+            if stored != wanted:
+                raise ProfileMismatchError(
+                    f"this database was created with embedding profile {stored}; "
+                    f"refusing to open it with {wanted} (a new profile needs "
+                    "`powercontext --embedding NAME memory rebuild --migrate`)"
+                )
+        if profile is None and stored is not None:
+            profile = shared_rows.embedding_profile(stored)
+        if profile is not None and vec_ok and profile.distance != "l2":
+            vec_ok = False
+            reasons.append(f"vec0 is built for L2; the profile asks for {profile.distance!r}")
+        if profile is not None and vec_ok:
+            if not create and not (self._exists_sync(frag.VECTOR_TABLE)
+                                   and self._exists_sync("memory_entry_vector_metadata")):
+                return None
+            if create:
+                for name in templates.VECTOR_SCHEMA:
+                    self._execute(self._t(name))
+                self._execute(frag.vector_ddl(profile.dimension))
+        self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
+        if self._vec_tables and not vec_loaded:
+            raise BackendError("this database has a vec0 projection but sqlite-vec cannot be "
+                               "loaded; writes would leave stale vectors behind")
+        vector = profile is not None and vec_ok and self._vec_tables
+        if profile is None:
+            reasons.append("no embedding profile: vector search is off")
+        return MemoryCapabilities(fts=fts_ok, vector=vector, hybrid=vector and fts_ok,
+                                  embedding_profile=profile, reasons=tuple(reasons))
+
+    def _rolled_back_sync(self) -> None:
+        # a rolled-back migration may have dropped or created the vector tables
+        self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
+
+    def _load_vec_sync(self, reasons: list[str]) -> bool:
+        assert self._conn is not None
+        try:
+            self._conn.enable_load_extension(True)
+            self._conn.load_extension(_vec0_path())
+            self._conn.enable_load_extension(False)
+            return True
+        except (ImportError, apsw.Error, OSError) as exc:
+            reasons.append(f"sqlite-vec cannot be loaded: {exc}")
+            return False
+
+    def _probe_fts_sync(self, reasons: list[str]) -> bool:
+        try:
+            self._execute(frag.statement("probe_fts_drop"))
+            self._execute(frag.statement("probe_fts_create"))
+            self._execute(frag.statement("probe_fts_insert"),
+                          [7, frag.fts_document("m_probe", "probe_x token")])
+            found = self._execute(frag.statement("probe_fts_search"),
+                                  [frag.fts_match_expression(["m_probe"], ["probe_x"])])
+            self._execute(frag.statement("probe_fts_delete"), [7])
+            gone = self._execute(frag.statement("probe_fts_search"),
+                                 [frag.fts_match_expression(["m_probe"], ["probe_x"])])
+            self._execute(frag.statement("probe_fts_drop"))
+        except apsw.Error as exc:
+            reasons.append(f"FTS5 probe failed: {exc}")
+            return False
+        if found != [(7,)] or gone:
+            reasons.append(f"FTS5 probe returned {found!r} then {gone!r}")
+            return False
+        return True
+
+    def _probe_vec_sync(self, reasons: list[str]) -> bool:
+        try:
+            self._execute(frag.statement("probe_vec_drop"))
+            self._execute(frag.statement("probe_vec_create"))
+            self._execute(frag.statement("probe_vec_insert"), [1, "m_a", pack((1.0, 0.0))])
+            self._execute(frag.statement("probe_vec_insert"), [2, "m_b", pack((1.0, 0.0))])
+            self._execute(frag.statement("probe_vec_insert"), [3, "m_a", pack((0.0, 1.0))])
+            found = self._execute(frag.statement("probe_vec_search"),
+                                  [pack((1.0, 0.0)), 2, "m_a"])
+            self._execute(frag.statement("probe_vec_delete"), [1])
+            after = self._execute(frag.statement("probe_vec_search"),
+                                  [pack((1.0, 0.0)), 2, "m_a"])
+            self._execute(frag.statement("probe_vec_drop"))
+        except apsw.Error as exc:
+            reasons.append(f"vec0 probe failed: {exc}")
+            return False
+        ids = [r[0] for r in found]
+        if ids != [1, 3] or abs(found[0][1]) > 1e-6 or [r[0] for r in after] != [3]:
+            reasons.append(f"vec0 probe returned {found!r} then {after!r}")
+            return False
+        return True
+
+    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
+        if profile is not None:
+            if not self._vec_usable:
+                raise CapabilityNotSupportedError(
+                    "sqlite-vec is not usable here: no vector projection can be created")
+            if profile.distance != "l2":
+                raise CapabilityNotSupportedError(
+                    f"vec0 is built for L2; the profile asks for {profile.distance!r}")
+        if self._vec_tables:
+            self._execute(frag.statement("drop_vector"))
+        self._execute(self._t("drop_memory_entry_vector_metadata"))
+        self._vec_tables = False
+        if profile is not None:
+            for name in templates.VECTOR_SCHEMA:
+                self._execute(self._t(name))
+            self._execute(frag.vector_ddl(profile.dimension))
+            self._vec_tables = True

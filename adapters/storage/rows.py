@@ -1,0 +1,105 @@
+"""The row shapes every family shares, decoded once for every engine: Artifact
+Revision rows, Sources and their journal positions, Artifact heads, the stored
+embedding profile. A driver hands back ``str`` or ``bytes`` for text columns (APSW
+gives ``str``, mysqlclient ``bytes`` or ``str``); these decoders accept both, so the
+SQLite and OceanBase adapters read the same values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from powercontext.core import canonical
+from powercontext.core.models import EmbeddingProfile, Source
+
+__all__ = [
+    "RevisionRow",
+    "embedding_profile",
+    "head",
+    "opt_text",
+    "revision_params",
+    "revision_row",
+    "source_metadata",
+    "source_row",
+    "text",
+]
+
+
+@attrs.frozen
+class RevisionRow:
+    """One ``artifact_revisions`` row, as stored. ``content`` is in ``encoding`` (see
+    :mod:`powercontext.adapters.revision_codec`; ``identity`` = the canonical RFC 8785
+    bytes of the Artifact's content); ``lineage`` the canonical bytes of the
+    RevisionLineage. An adapter stores ``encoding`` and ``content`` as given and returns
+    them unchanged; one that cannot store the encoding leaves
+    ``supports_revision_encodings`` False and is only ever given ``identity`` rows."""
+
+    artifact_id: str
+    revision: int
+    family: str
+    content: bytes
+    content_hash: str
+    lineage: bytes
+    encoding: str = "identity"
+
+
+def text(value: Any) -> str:
+    """A text column as ``str`` (UTF-8 ``bytes`` decoded)."""
+    return value.decode("utf-8") if isinstance(value, bytes | bytearray) else str(value)
+
+
+def opt_text(value: Any) -> str | None:
+    """A nullable text column: None stays None."""
+    return None if value is None else text(value)
+
+
+def _blob(value: Any) -> bytes:
+    return bytes(value) if isinstance(value, bytes | bytearray | memoryview) else text(
+        value).encode("utf-8")
+
+
+def revision_row(row: Sequence[Any]) -> RevisionRow:
+    """``(artifact_id, revision, family, content_encoding, content, content_hash,
+    lineage)``, the column order of the ``revision_range`` template, as a RevisionRow
+    (content passed through in its stored encoding)."""
+    aid, rev, family, encoding, content, chash, lineage = row
+    return RevisionRow(text(aid), int(rev), text(family), _blob(content), text(chash),
+                       text(lineage).encode("utf-8"), text(encoding))
+
+
+def revision_params(row: RevisionRow) -> tuple[Any, ...]:
+    """The parameters of the ``revision_insert`` template for ``row``."""
+    return (row.artifact_id, row.revision, row.family, row.encoding, row.content,
+            row.content_hash, row.lineage.decode("utf-8"))
+
+
+def head(row: Sequence[Any]) -> tuple[str, int]:
+    """``(artifact_id, revision)`` of an ``artifact_heads`` row."""
+    aid, rev = row
+    return text(aid), int(rev)
+
+
+def source_row(row: Sequence[Any]) -> tuple[int, Source]:
+    """``(position, source_id, kind, content, content_hash, uri, metadata)``, the
+    column order of the ``sources_by_id`` and ``journal`` templates, as the journal
+    position and the Source (``metadata`` is a canonical JSON array of pairs)."""
+    pos, sid, kind, content, chash, uri, metadata = row
+    pairs = tuple((str(k), str(v)) for k, v in json.loads(text(metadata)))
+    return int(pos), Source(text(sid), text(kind), text(content), text(chash),
+                            opt_text(uri), pairs)
+
+
+def source_metadata(source: Source) -> str:
+    """The stored form of ``source.metadata``: canonical JSON of its pairs."""
+    return canonical.canonical_dumps([list(p) for p in source.metadata]).decode("utf-8")
+
+
+def embedding_profile(stored: str) -> EmbeddingProfile:
+    """The EmbeddingProfile a metadata value holds (its canonical JSON)."""
+    d = json.loads(stored)
+    return EmbeddingProfile(
+        d["profile_id"], d["model"], int(d["dimension"]), d["distance"], d["normalization"]
+    )
