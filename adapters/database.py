@@ -1902,7 +1902,7 @@ def _check_canonical_version(v: MemoryEntryVersion) -> None:
     text within limits, normalized kind, sorted and deduplicated references of the right
     types, and no secret. The hash alone cannot prove this: it is computed over whatever
     values the plan holds."""
-    from powercontext.core.candidates import find_secret
+    from powercontext.core.secrets import find_secret
 
     for field in ("memory_artifact_id", "entry_id", "entry_version_id"):
         canonical.check_id(getattr(v, field), f"entry_version.{field}")

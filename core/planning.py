@@ -17,7 +17,6 @@ import attrs
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
-from powercontext.core.candidates import find_secret
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import view as manifest_view
@@ -34,6 +33,7 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import NO_CHANGE, MemoryPlan, NoChange, ProjectionRow
+from powercontext.core.secrets import find_secret
 
 __all__ = [
     "ARTIFACT_PREFIX",
