@@ -1089,8 +1089,8 @@ class DatabaseMemoryBackend(abc.ABC):
             raise InvalidInputError(
                 "plan.content", "is not the base manifest with exactly these changes applied"
             )
-        # equal bytes: hash the plan's object (memoized when this process planned it)
-        if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
+        # equal bytes: a plan the planner built knows its hash matches (no second SHA-256)
+        if not plan.content_hash_matches:
             raise InvalidInputError("plan.content_hash", "does not match the content")
         # Projection rows: exactly the active entries that were added, revised or reactivated.
         if len({r.entry_id for r in plan.upserts}) != len(plan.upserts) or len(
