@@ -3,18 +3,19 @@
 
 The canonical bytes of a MemoryContent are built from the canonical bytes of its
 manifest entries: RFC 8785 serializes an array element by element, so the bytes of an
-unchanged entry are reused as they are. ``content_bytes`` proves equal to
+unchanged entry are reused as they are (:mod:`powercontext.core.manifest` keeps them per
+manifest and passes them in). ``content_bytes`` proves equal to
 ``rfc8785.dumps(unstructure(content))`` (a property test holds it).
+
+Pure: nothing here is memoized across calls. A caller that needs a value twice carries
+it (a plan carries its canonical bytes and hash, a manifest view its items' bytes).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
-import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -58,6 +59,7 @@ __all__ = [
     "lineage_bytes",
     "make_id",
     "manifest_entry_bytes",
+    "manifest_items_bytes",
     "normalize_reason",
     "normalize_text",
     "parse_artifact_refs",
@@ -349,9 +351,25 @@ def version_hash_ok(v: MemoryEntryVersion) -> bool:
     return entry_content_hash(v.kind, v.text, v.sources, v.artifacts) == v.entry_content_hash
 
 
-@functools.lru_cache(maxsize=262_144)
+#: Characters RFC 8785 writes escaped inside a string (section 3.2.2.2); every other
+#: character is written as itself, in UTF-8.
+_JSON_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+
+
 def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
-    """RFC 8785 bytes of one manifest item (memoized: items are immutable values)."""
+    """RFC 8785 bytes of one manifest item: the object of its four members in UTF-16
+    key order. Ids, hashes and states need no escaping, so the bytes are written
+    directly (the same bytes ``rfc8785.dumps`` gives, a property test holds it); a
+    member that needs escaping, or is not a string, goes through ``rfc8785``.
+    InvalidInputError (field ``manifest.entries``) for a value RFC 8785 cannot carry."""
+    h, i, v, st = e.entry_content_hash, e.entry_id, e.entry_version_id, e.state
+    if (type(h) is str and type(i) is str and type(v) is str and type(st) is str
+            and _JSON_ESCAPED.search(h + i + v + st) is None):
+        try:
+            return (f'{{"entry_content_hash":"{h}","entry_id":"{i}",'
+                    f'"entry_version_id":"{v}","state":"{st}"}}').encode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: rfc8785 names the error
     return _jcs(
         {
             "entry_content_hash": e.entry_content_hash,
@@ -376,13 +394,20 @@ def change_bytes(c: MemoryChange) -> bytes:
     )
 
 
-def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> bytes:
-    """RFC 8785 bytes of a MemoryContent. ``joined_items`` may pass the manifest items'
-    canonical bytes already joined by commas (see :mod:`powercontext.core.manifest`)."""
-    if joined_items is None:
-        from powercontext.core.manifest import view
+def manifest_items_bytes(manifest: MemoryManifest) -> bytes:
+    """The canonical bytes of the manifest's items joined by commas: the inside of its
+    JSON ``entries`` array (:func:`manifest_entry_bytes` of each item)."""
+    return b",".join([manifest_entry_bytes(e) for e in manifest.entries])
 
-        joined_items = view(content.manifest).joined
+
+def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> bytes:
+    """RFC 8785 bytes of a MemoryContent (Memory RFC, "Normalization, hashing, and the
+    search analyzer"). ``joined_items`` may pass the manifest items' canonical bytes
+    already joined by commas (a :class:`powercontext.core.manifest.ManifestView` keeps
+    them); otherwise they are computed (:func:`manifest_items_bytes`). InvalidInputError
+    for a value RFC 8785 cannot carry."""
+    if joined_items is None:
+        joined_items = manifest_items_bytes(content.manifest)
     return b"".join(
         (
             b'{"changes":[',
@@ -398,31 +423,14 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
     )
 
 
-_content_hashes: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
-_content_hashes_lock = threading.Lock()
-
-
 def artifact_content_hash(canonical_content: bytes) -> str:
     """The Artifact content hash: lowercase hex SHA-256 of the complete canonical
     MemoryContent bytes, with no prefix (Memory RFC, "Normalization, hashing, and the
     search analyzer": "Artifact content_hash is computed over the complete canonical
-    MemoryContent"), so anyone holding the spec recomputes it.
-
-    Memoized by the identity of the bytes object (bytes are immutable; the memo holds
-    them, so an id is never reused while cached): the planner and the unit of work hash
-    the same megabytes of a large manifest once."""
-    key = id(canonical_content)
-    with _content_hashes_lock:
-        hit = _content_hashes.get(key)
-        if hit is not None and hit[0] is canonical_content:
-            return hit[1]
-    digest = hashlib.sha256(canonical_content).hexdigest()
-    if type(canonical_content) is bytes:
-        with _content_hashes_lock:
-            _content_hashes[key] = (canonical_content, digest)
-            while len(_content_hashes) > 8:
-                _content_hashes.popitem(last=False)
-    return digest
+    MemoryContent"), so anyone holding the spec recomputes it. Not memoized: a plan
+    carries whether its hash matches its bytes
+    (:attr:`powercontext.core.plan.MemoryPlan.content_hash_matches`)."""
+    return hashlib.sha256(canonical_content).hexdigest()
 
 
 def legacy_artifact_content_hash(canonical_content: bytes) -> str:

@@ -3,7 +3,10 @@ manifest object, and splicing a few changed items into a large manifest.
 
 A flat-v1 manifest is rewritten on every Revision (Memory RFC, "Drawbacks"), so a write
 to a Memory of 10k entries must not re-serialize or re-sort 10k items. Revisions are
-immutable, so a view computed once per manifest object never goes stale. The bytes are
+immutable, so a view computed once per manifest object never goes stale. The manifest
+value holds a weak reference to its view (:attr:`MemoryManifest.memo`): the view lives as
+long as whoever uses it (the backend's Revision cache, a plan), with no process-global
+table. The bytes are
 exactly those of :func:`powercontext.core.canonical.manifest_entry_bytes`; the result
 of :func:`splice` is exactly the sorted manifest a full rebuild would give (a property
 test holds both).
@@ -13,10 +16,10 @@ from __future__ import annotations
 
 import bisect
 import functools
-import threading
 import weakref
 from collections.abc import Mapping
 
+from powercontext.core.canonical import manifest_entry_bytes as _item_bytes
 from powercontext.core.models import MemoryManifest, MemoryManifestEntry
 
 __all__ = ["ManifestView", "splice", "view"]
@@ -82,31 +85,24 @@ class ManifestView:
         return None if i is None else self.manifest.entries[i]
 
 
-# Keyed by object identity (hashing a 10k-item manifest is exactly the cost avoided
-# here), held weakly: a view lives as long as whoever uses it (the backend's Revision
-# cache, a plan); its entry goes when it dies, so an id is never matched to a stale view.
-_views: weakref.WeakValueDictionary[int, ManifestView] = weakref.WeakValueDictionary()
-_lock = threading.Lock()
-
-
-def _item_bytes(e: MemoryManifestEntry) -> bytes:
-    from powercontext.core.canonical import manifest_entry_bytes
-
-    return manifest_entry_bytes(e)
+_VIEW = "powercontext.core.manifest.view"
 
 
 def _remember(v: ManifestView) -> ManifestView:
-    with _lock:
-        _views[id(v.manifest)] = v
+    # weakly: a view held by its manifest strongly would make a reference cycle that only
+    # the cyclic garbage collector frees (megabytes per large Revision)
+    v.manifest.memo[_VIEW] = weakref.ref(v)
     return v
 
 
 def view(manifest: MemoryManifest) -> ManifestView:
-    """The memoized view of ``manifest`` (computed once per manifest object)."""
-    with _lock:
-        found = _views.get(id(manifest))
-        if found is not None and found.manifest is manifest:
-            return found
+    """The view of ``manifest``: computed once per manifest object while some holder
+    keeps it alive (the items' canonical bytes, UTF-8 keys and index). InvalidInputError
+    for an item RFC 8785 cannot carry."""
+    ref = manifest.memo.get(_VIEW)
+    found = ref() if ref is not None else None
+    if found is not None:
+        return found
     entries = manifest.entries
     return _remember(
         ManifestView(

@@ -6,7 +6,8 @@ Every model is an ``attrs`` frozen class; the canonical JSON of each is produced
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+from typing import Any, Literal
 
 import attrs
 
@@ -128,6 +129,14 @@ class MemoryManifest:
 
     entries: tuple[MemoryManifestEntry, ...]
     format: str = MANIFEST_FORMAT
+
+    @functools.cached_property
+    def memo(self) -> dict[str, Any]:
+        """Values derived from this manifest object, kept by the module that derives
+        them (:func:`powercontext.core.manifest.view` keeps a weak reference to the
+        manifest's view here). Not part of the value: no effect on equality, hashing,
+        repr or canonical JSON; a copy or an ``attrs.evolve`` starts empty."""
+        return {}
 
 
 @attrs.frozen

@@ -6,8 +6,12 @@ A planner (``powercontext.core.planning``) returns a :class:`MemoryPlan` or
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import attrs
 
+from powercontext.core.canonical import artifact_content_hash
 from powercontext.core.models import (
     Artifact,
     ArtifactRef,
@@ -59,6 +63,24 @@ class MemoryPlan:
     @property
     def ref(self) -> ArtifactRef:
         return ArtifactRef(self.artifact_id, self.revision)
+
+    @functools.cached_property
+    def content_hash_matches(self) -> bool:
+        """Whether ``content_hash`` is the Artifact content hash of ``content_bytes``
+        (SHA-256, Memory RFC, "Normalization, hashing, and the search analyzer").
+        Computed once per plan value; a plan built by :meth:`hashed` knows it already, so
+        the unit of work does not hash the same megabytes again. A copy or an
+        ``attrs.evolve`` computes it afresh."""
+        return artifact_content_hash(self.content_bytes) == self.content_hash
+
+    @classmethod
+    def hashed(cls, *, content_bytes: bytes, **fields: Any) -> MemoryPlan:
+        """A plan whose ``content_hash`` is computed here from ``content_bytes`` (the other
+        fields as for the constructor), with :attr:`content_hash_matches` recorded."""
+        plan = cls(content_bytes=content_bytes,
+                   content_hash=artifact_content_hash(content_bytes), **fields)
+        object.__setattr__(plan, "content_hash_matches", True)  # the cached_property's slot
+        return plan
 
 
 @attrs.frozen

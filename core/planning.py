@@ -9,6 +9,7 @@ work re-validates the plan against the database inside the transaction.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -17,7 +18,6 @@ import attrs
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
-from powercontext.core.candidates import find_secret
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import view as manifest_view
@@ -34,6 +34,7 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import NO_CHANGE, MemoryPlan, NoChange, ProjectionRow
+from powercontext.core.secrets import find_secret
 
 __all__ = [
     "ARTIFACT_PREFIX",
@@ -68,8 +69,9 @@ class MemoryBase:
     content: MemoryContent
     versions: Mapping[str, MemoryEntryVersion] = attrs.field(factory=dict)
 
-    @property
+    @functools.cached_property
     def view(self) -> ManifestView:
+        """The manifest's view (held by this base while it lives)."""
         return manifest_view(self.content.manifest)
 
     @property
@@ -149,6 +151,7 @@ def _build(
     new_versions: list[MemoryEntryVersion],
     upserts: list[ProjectionRow],
     lineage: RevisionLineage,
+    evidence_artifacts: tuple[Artifact, ...] = (),
 ) -> MemoryPlan | NoChange:
     if not changes:
         return NO_CHANGE
@@ -157,18 +160,17 @@ def _build(
         manifest=new_view.manifest,
         changes=tuple(sorted(changes, key=lambda c: _utf8_key(c.entry_id))),
     )
-    body = canonical.content_bytes(content, new_view.joined)
-    return MemoryPlan(
+    return MemoryPlan.hashed(
         artifact_id=artifact_id,
         base=base.ref if base is not None else None,
         revision=base.ref.revision + 1 if base is not None else 1,
         content=content,
-        content_bytes=body,
-        content_hash=canonical.artifact_content_hash(body),
+        content_bytes=canonical.content_bytes(content, new_view.joined),
         lineage=lineage,
         new_versions=tuple(sorted(new_versions, key=lambda v: _utf8_key(v.entry_id))),
         upserts=tuple(sorted(upserts, key=lambda r: _utf8_key(r.entry_id))),
         deletes=tuple(sorted((c.entry_id for c in changes if c.op == "deactivate"), key=_utf8_key)),
+        evidence_artifacts=evidence_artifacts,
     )
 
 
@@ -295,7 +297,8 @@ def plan_remember(
         changes.append(change)
         versions.append(version)
         upserts.append(_projection(version, analyzer))
-    plan = _build(
+    unique = {a.ref: a for a in artifacts}
+    return _build(
         base,
         artifact_id,
         items,
@@ -303,12 +306,8 @@ def plan_remember(
         versions,
         upserts,
         RevisionLineage(op_sources, op_artifacts),
+        tuple(unique[r] for r in canonical.sort_artifact_refs(unique)),
     )
-    if isinstance(plan, MemoryPlan) and artifacts:
-        unique = {a.ref: a for a in artifacts}
-        ordered = canonical.sort_artifact_refs(unique)
-        plan = attrs.evolve(plan, evidence_artifacts=tuple(unique[r] for r in ordered))
-    return plan
 
 
 def _plan_state(

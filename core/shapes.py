@@ -42,8 +42,8 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 
-from powercontext.core.candidates import Refusal
 from powercontext.core.errors import InvalidCitationError
+from powercontext.core.extraction import Refusal
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,

@@ -241,8 +241,7 @@ def verify(plan: MemoryPlan, base: ManifestView | None, facts: PlanFacts) -> Ver
         raise InvalidInputError(
             "plan.content", "is not the base manifest with exactly these changes applied"
         )
-    # equal bytes: hash the plan's object (memoized when this process planned it)
-    if canonical.artifact_content_hash(plan.content_bytes) != plan.content_hash:
+    if not plan.content_hash_matches:  # a plan the planner built knows (no second SHA-256)
         raise InvalidInputError("plan.content_hash", "does not match the content")
     _check_projection(plan, items, new, facts)
     _check_evidence(plan, facts)

@@ -7,7 +7,7 @@ pipeline goes on without the model (the Sources stay stored).
 
 The JSON answer is asked for as the input of one forced tool call (``tools`` with an
 ``input_schema`` and ``tool_choice={"type": "tool", ...}``); the tool input is
-serialized back to JSON text for :func:`~powercontext.core.candidates.parse_model_answer`.
+serialized back to JSON text for :func:`~powercontext.core.extraction.parse_model_answer`.
 A server that answers with text instead (no tool_use block) has its text blocks used
 as the answer, validated the same way.
 """
@@ -54,7 +54,7 @@ ANSWER_TOOL: dict[str, Any] = {
     },
 }
 """The tool whose input is the extractor's answer: the JSON shape of
-:func:`~powercontext.core.candidates.model_prompt` as a JSON schema."""
+:func:`~powercontext.core.extraction.model_prompt` as a JSON schema."""
 
 
 @final

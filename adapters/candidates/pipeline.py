@@ -3,7 +3,7 @@
 
 Each provider proposes untrusted candidates from the operation's persisted Sources and
 the current active entries; the pipeline screens them mechanically
-(:func:`powercontext.core.candidates.screen_candidates`) and hands the survivors to
+(:func:`powercontext.core.extraction.screen_memory_candidates`) and hands the survivors to
 ``MemoryService.remember``, where they pass the same planner validation as explicit
 entries. The pipeline never writes to the database and never decides the head.
 """
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Protocol, final, runtime_checkable
 
 import attrs
 
-from powercontext.core.candidates import ExtractionResult, screen_candidates
 from powercontext.core.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     PowerContextError,
 )
+from powercontext.core.extraction import ExtractionResult, screen_memory_candidates
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class ProviderPipeline:
     ``source_store`` reads the Sources the current entries cite, so providers can tell
     when a link to an old entry is certain; ``max_current`` bounds the entries shown to
     providers. After each call :attr:`last_result` holds the full
-    :class:`~powercontext.core.candidates.ExtractionResult` (refusals and notes).
+    :class:`~powercontext.core.extraction.ExtractionResult` (refusals and notes).
     """
 
     def __init__(
@@ -118,7 +118,7 @@ class ProviderPipeline:
             result += ExtractionResult((), tuple(attrs.evolve(r, provider=r.provider or name)
                                                  for r in out.refused),
                                        tuple(f"{name}: {n}" for n in out.notes))
-        screened = screen_candidates(proposed, request.sources, current)
+        screened = screen_memory_candidates(proposed, request.sources, current)
         self.last_result = ExtractionResult(screened.candidates,
                                             result.refused + screened.refused, result.notes)
         return self.last_result

@@ -21,7 +21,7 @@ import os
 from typing import Any, final
 
 from powercontext.adapters.candidates.pipeline import ExtractionRequest
-from powercontext.core import candidates as C
+from powercontext.core import extraction as C
 from powercontext.core.errors import CapabilityNotSupportedError
 
 __all__ = [
@@ -41,7 +41,7 @@ ENV_PROVIDER = "POWERCONTEXT_EXTRACTOR_PROVIDER"
 
 @final
 class ContractProvider:
-    """Topic entries from contract files (``core.candidates.contract_candidates``)."""
+    """Topic entries from contract files (``core.extraction.contract_candidates``)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
         return C.contract_candidates(request.sources, request.current, request.evidence)
@@ -49,7 +49,7 @@ class ContractProvider:
 
 @final
 class RuleProvider:
-    """Explicit rules (:func:`~powercontext.core.candidates.rule_candidates`)."""
+    """Explicit rules (:func:`~powercontext.core.extraction.rule_candidates`)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
         return C.rule_candidates(request.sources, request.current)
@@ -57,7 +57,7 @@ class RuleProvider:
 
 @final
 class GitChangeProvider:
-    """Certain rule revisions from Git patches (``core.candidates.git_change_candidates``)."""
+    """Certain rule revisions from Git patches (``core.extraction.git_change_candidates``)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
         return C.git_change_candidates(request.sources, request.current, request.evidence)
@@ -65,7 +65,7 @@ class GitChangeProvider:
 
 @final
 class StructuredProvider:
-    """Caller-given structured entries (``core.candidates.structured_candidates``)."""
+    """Caller-given structured entries (``core.extraction.structured_candidates``)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
         return C.structured_candidates(request.sources, request.current)
@@ -73,7 +73,7 @@ class StructuredProvider:
 
 @final
 class TaskOutcomeProvider:
-    """The working_note fallback (:func:`~powercontext.core.candidates.task_outcome_candidates`)."""
+    """The working_note fallback (:func:`~powercontext.core.extraction.task_outcome_candidates`)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
         return C.task_outcome_candidates(request.sources)
@@ -83,7 +83,7 @@ class TaskOutcomeProvider:
 class ModelProvider:
     """The optional model extractor.
 
-    ``model`` is any :class:`~powercontext.core.candidates.GenerationModel`; without
+    ``model`` is any :class:`~powercontext.core.extraction.GenerationModel`; without
     one, an :class:`~powercontext.adapters.candidates.openai_model.OpenAIGenerationModel`
     (``provider`` "openai", the default) or an
     :class:`~powercontext.adapters.candidates.anthropic_model.AnthropicGenerationModel`
@@ -93,7 +93,7 @@ class ModelProvider:
     ``POWERCONTEXT_EXTRACTOR_PROVIDER``). Raises CapabilityNotSupportedError when no
     model is configured or the provider is neither "openai" nor "anthropic".
     ``max_prompt_chars`` bounds the prompt. The answer is parsed by
-    :func:`~powercontext.core.candidates.parse_model_answer`: a malformed answer gives
+    :func:`~powercontext.core.extraction.parse_model_answer`: a malformed answer gives
     no candidates and a note; the Sources stay stored either way.
     """
 

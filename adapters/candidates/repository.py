@@ -16,7 +16,7 @@ import attrs
 from powercontext.adapters.candidates.git import file_at
 from powercontext.adapters.secret_scanner import default_scanner
 from powercontext.core import canonical
-from powercontext.core.candidates import BOOTSTRAP_FILES
+from powercontext.core.extraction import BOOTSTRAP_FILES
 from powercontext.core.models import Source
 from powercontext.core.repo_docs import script_mentions
 

@@ -135,8 +135,8 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
     async def body(svc: Any) -> None:
         from powercontext.adapters.candidates.git import head_commit
         from powercontext.adapters.candidates.repository import contract_sources
-        from powercontext.core.candidates import BOOTSTRAP_FILES
         from powercontext.core.errors import InvalidInputError
+        from powercontext.core.extraction import BOOTSTRAP_FILES
         from powercontext.runtime import repo_key, repo_root
 
         root = repo_root(path)  # a sub-directory or a symlinked checkout: its top level
@@ -177,8 +177,8 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
     async def body(svc: Any) -> None:
         from powercontext.adapters.candidates.git import GitError, git_change_source, head_commit
         from powercontext.adapters.candidates.repository import contract_sources
-        from powercontext.core.candidates import BOOTSTRAP_FILES
         from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+        from powercontext.core.extraction import BOOTSTRAP_FILES
         from powercontext.core.repo_docs import script_mentions
         from powercontext.runtime import repo_key, repo_root
 

@@ -17,8 +17,8 @@ from support.extract import extract_with
 
 from powercontext.adapters.candidates.providers import ModelProvider
 from powercontext.core import canonical
-from powercontext.core.candidates import GenerationModel
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
+from powercontext.core.extraction import GenerationModel
 
 pytest.importorskip("anthropic")
 

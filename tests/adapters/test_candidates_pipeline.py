@@ -26,8 +26,8 @@ from powercontext.adapters.candidates.git import (
 from powercontext.adapters.candidates.providers import RuleProvider, TaskOutcomeProvider
 from powercontext.adapters.candidates.repository import contract_sources
 from powercontext.core import canonical
-from powercontext.core.candidates import ExtractionResult
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
+from powercontext.core.extraction import ExtractionResult
 from powercontext.plugins.registry import Registry
 from powercontext.runtime import open_service
 

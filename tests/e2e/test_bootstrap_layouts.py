@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from powercontext.adapters.cli.main import cli
 from powercontext.adapters.cli.repo import repo
-from powercontext.core import candidates as C
+from powercontext.core import extraction as C
 
 cli.add_command(repo)
 

@@ -338,3 +338,19 @@ def test_source_metadata_order_is_utf16_code_unit_order(meta: dict) -> None:
     # the metadata pairs are in the order RFC 8785 gives the same mapping as an object
     as_object = json.loads(canonical_dumps(dict(s.metadata)), object_pairs_hook=list)
     assert [tuple(p) for p in as_object] == list(s.metadata)
+
+
+any_text = st.text(max_size=12)  # every code point: controls, quotes, lone surrogates
+
+
+@given(st.builds(MemoryManifestEntry, any_text, any_text, any_text, any_text))
+def test_manifest_entry_bytes_are_rfc8785_for_any_strings(entry: MemoryManifestEntry) -> None:
+    """The direct writer of manifest items gives exactly rfc8785's bytes, and refuses
+    exactly what rfc8785 refuses (a lone surrogate), with InvalidInputError."""
+    try:
+        want = rfc8785.dumps(unstructure(entry))
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(InvalidInputError):
+            manifest_entry_bytes(entry)
+    else:
+        assert manifest_entry_bytes(entry) == want

@@ -9,8 +9,8 @@ import textwrap
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.core import candidates as C
 from powercontext.core import canonical
+from powercontext.core import extraction as C
 
 _WORDS = st.sampled_from(["the", "tests", "build", "code", "docs", "release", "branch",
                           "main", "review", "commit", "`make test`", "`pnpm lint`", "CI",

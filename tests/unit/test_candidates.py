@@ -1,4 +1,4 @@
-"""Pure candidate generation and mechanical admission (core/candidates.py; Memory RFC,
+"""Pure memory-candidate generation and memory admission (core/extraction/; Memory RFC,
 "Memory admission rules", "Candidate generation and model-free fallback")."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from powercontext.core import candidates as C
-from powercontext.core import canonical
+from powercontext.core import canonical, secrets
+from powercontext.core import extraction as C
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
 MAIN = Path(__file__).resolve().parents[2]
@@ -45,8 +45,8 @@ def version(entry_id: str, kind: str, text: str, sources: tuple[Source, ...]) ->
     ("db password = Zx9!qR2#vLm8", "credential assignment (password)"),
 ])
 def test_secrets_are_refused_with_the_kind_of_secret(text, name):
-    assert C.find_secret(text) == name
-    assert C.check_admission("fact", text) == f"contains a secret ({name})"
+    assert secrets.find_secret(text) == name
+    assert C.check_memory_admission("fact", text) == f"contains a secret ({name})"
 
 
 @pytest.mark.parametrize("text", [
@@ -58,24 +58,25 @@ def test_secrets_are_refused_with_the_kind_of_secret(text, name):
     "sk-learn is not a key",
 ])
 def test_placeholders_and_plain_rules_are_not_secrets(text):
-    assert C.find_secret(text) is None
+    assert secrets.find_secret(text) is None
 
 
 def test_inventories_dumps_and_command_output_are_refused():
     inventory = "src/a.py\nsrc/b.py\nsrc/c/d.py\ntests/test_a.py\nREADME.md"
-    assert C.check_admission("fact", inventory).startswith("file inventory")
+    assert C.check_memory_admission("fact", inventory).startswith("file inventory")
     dump = "def add(a, b):\n    return a + b\n\nclass Ledger:\n    pass\nimport os\n"
-    assert C.check_admission("fact", dump).startswith("source dump")
-    assert C.check_admission("fact", "def remember(memory, *, sources=()) -> ArtifactRef:") == (
+    assert C.check_memory_admission("fact", dump).startswith("source dump")
+    signature = "def remember(memory, *, sources=()) -> ArtifactRef:"
+    assert C.check_memory_admission("fact", signature) == (
         "function signature or code, not a durable fact")
     output = "============ test session starts ============\ncollected 12 items\n12 passed in 0.3s"
-    assert C.check_admission("working_note", output).startswith("raw command output")
+    assert C.check_memory_admission("working_note", output).startswith("raw command output")
     tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: boom'
-    assert C.check_admission("fact", tb) == "raw command output: a traceback"
+    assert C.check_memory_admission("fact", tb) == "raw command output: a traceback"
     # Ordinary entries pass, even when they name a path or two.
-    assert C.check_admission("constraint", "site/ is generated output and must not be "
+    assert C.check_memory_admission("constraint", "site/ is generated output and must not be "
                              "modified as source material.") is None
-    assert C.check_admission("preference", "Run `make test` (pytest) for routine changes; "
+    assert C.check_memory_admission("preference", "Run `make test` (pytest) for routine changes; "
                              "config in pyproject.toml.") is None
 
 
@@ -256,7 +257,7 @@ def test_task_outcome_is_one_mechanical_working_note_never_a_fact():
     assert note.text == ("Task outcome (completed): Done Fixed the flaky search test. Changed: "
                          "f0.py, f1.py, f2.py, f3.py, f4.py, f5.py, f6.py, f7.py (+2 more). "
                          "Head: 0123456789ab. Verification: make test passed.")
-    assert C.check_admission(note.kind, note.text) is None
+    assert C.check_memory_admission(note.kind, note.text) is None
     empty = canonical.make_source("src_e", "task_outcome", "   ")
     assert C.task_outcome_candidates((empty,)) == C.ExtractionResult()
     noisy = canonical.make_source("src_n", "task_outcome",
@@ -313,7 +314,7 @@ def test_screening_refuses_what_the_planner_or_admission_would_reject():
         ("q", MemoryEntryInput("fact", "Revised again.", entry=entry, sources=(a,))),
         ("q", MemoryEntryInput("fact", "Stale.", entry=stale, sources=(a,))),
     ]
-    result = C.screen_candidates(cands, (a,), (entry,))
+    result = C.screen_memory_candidates(cands, (a,), (entry,))
     assert [(c.text, c.entry is not None) for c in result.candidates] == [
         ("Revised fact.", True), ("New fact.", False)]
     reasons = [r.reason for r in result.refused]

@@ -11,6 +11,10 @@
 - plugins (all but the contract kit ``plugins/testing``) never import adapters or the app
   at module level: adapters import plugins, so that would be a cycle.
 - no module imports the bare source folders (``core``, ``app``, ...) or ``tests``.
+- core has no import cycle (an import inside a function counts), holds no
+  process-global state (no threads or locks, no ``lru_cache``/``cache``, no ``global``,
+  no module-level empty or stateful container: memos live on the values), and no
+  module longer than about 500 lines.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -240,3 +244,236 @@ def test_relative_imports_resolve_to_installed_names(tmp_path):
     root = _tree(tmp_path, {"app/service.py": "from .core import models\nfrom . import x\n"})
     targets = [i.target for i in imports_of(root, root / "app/service.py")]
     assert targets == ["powercontext.core.models", "powercontext.x"]
+
+
+# -- core: no import cycle, no process-global state, small modules -------------------
+
+
+def core_modules(root: Path) -> dict[str, Path]:
+    """Installed dotted name -> file of every module under ``root/core``."""
+    return {
+        module_name(root, p): p
+        for p in sorted((root / "core").rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
+
+
+def _imported_module(target: str, modules: Mapping[str, Path]) -> str | None:
+    """The core module an import target names (``powercontext.core.manifest.view`` ->
+    ``powercontext.core.manifest``), or None outside core."""
+    parts = target.split(".")
+    for n in range(len(parts), 0, -1):
+        name = ".".join(parts[:n])
+        if name in modules:
+            return name
+    return None
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The import cycles among core modules, each as a closed path of module names.
+    Every import counts: module level, inside a function, under ``if TYPE_CHECKING``."""
+    modules = core_modules(root)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for imp in imports_of(root, path):
+            dep = _imported_module(imp.target, modules)
+            if dep is not None and dep != name:
+                graph[name].add(dep)
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycles.append([*path[path.index(dep):], dep])
+            elif dep not in state:
+                visit(dep)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+_THREAD_MODULES = frozenset({"threading", "_thread", "multiprocessing", "concurrent", "queue"})
+_CACHE_DECORATORS = frozenset({"lru_cache", "cache"})
+_STATEFUL_CONTAINERS = frozenset({
+    "OrderedDict", "defaultdict", "deque", "Counter", "ChainMap",
+    "WeakValueDictionary", "WeakKeyDictionary", "WeakSet",
+})
+_EMPTY_CALLS = frozenset({"dict", "list", "set", "bytearray"})
+
+
+def _call_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _is_mutable_store(value: ast.expr | None) -> bool:
+    """An empty mutable container (filled later: a cache or a registry) or a stateful
+    collection (ordered/weak/default dicts, deques), whatever its contents."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Dict | ast.List | ast.Set) and not (
+        getattr(value, "keys", None) or getattr(value, "elts", None)
+    ):
+        return True
+    if isinstance(value, ast.Call):
+        name = _call_name(value)
+        if name in _STATEFUL_CONTAINERS:
+            return True
+        if name in _EMPTY_CALLS and not value.args and not value.keywords:
+            return True
+    return False
+
+
+def process_state(root: Path) -> list[str]:
+    """Process-global mutable state in core (which is pure: no threads, no locks, no
+    caches shared across calls): thread and lock imports, ``functools.lru_cache`` /
+    ``functools.cache`` decorators, ``global`` statements, and a module-level name bound
+    to an empty mutable container or a stateful collection."""
+    found: list[str] = []
+    for path in core_modules(root).values():
+        rel = path.relative_to(root)
+        for imp in imports_of(root, path):
+            if imp.target.split(".")[0] in _THREAD_MODULES:
+                found.append(f"{imp}: core holds no threads or locks")
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for deco in node.decorator_list:
+                    if _call_name(deco) in _CACHE_DECORATORS:
+                        found.append(f"{rel}:{deco.lineno}: a process-global cache on "
+                                     f"{node.name}() ({_call_name(deco)})")
+            elif isinstance(node, ast.Global):
+                found.append(f"{rel}:{node.lineno}: global {', '.join(node.names)}")
+        for stmt in tree.body:
+            targets: list[ast.expr] = []
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, ast.AnnAssign):
+                targets, value = [stmt.target], stmt.value
+            else:
+                continue
+            if _is_mutable_store(value):
+                names = ", ".join(ast.unparse(t) for t in targets)
+                found.append(f"{rel}:{stmt.lineno}: module-level mutable store {names}")
+    return found
+
+
+MAX_CORE_MODULE_LINES = 550
+"""About 500 lines: a core module is read in one sitting (issue 10)."""
+
+
+def long_modules(root: Path, limit: int = MAX_CORE_MODULE_LINES) -> list[str]:
+    return [
+        f"{path.relative_to(root)}: {n} lines (limit {limit})"
+        for path in core_modules(root).values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > limit
+    ]
+
+
+def test_core_has_no_import_cycle():
+    cycles = import_cycles(ROOT)
+    assert not cycles, "core import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_core_holds_no_process_global_state():
+    found = process_state(ROOT)
+    assert not found, "core must be pure (ARCHITECTURE.md):\n" + "\n".join(found)
+
+
+def test_core_modules_are_short():
+    assert len(core_modules(ROOT)) > 10
+    too_long = long_modules(ROOT)
+    assert not too_long, "split these core modules:\n" + "\n".join(too_long)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {
+            "core/a.py": "from powercontext.core import b\n",
+            "core/b.py": "import powercontext.core.a\n",
+        },
+        {
+            "core/a.py": "def f():\n    from powercontext.core.b import g\n",
+            "core/b.py": "from powercontext.core.a import f\n",
+        },
+        {
+            "core/a.py": "from .b import x\n",
+            "core/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from powercontext.core.c import y\n",
+            "core/c.py": "def h():\n    from . import a\n",
+        },
+        {
+            "core/pkg/__init__.py": "from powercontext.core.pkg.m import x\n",
+            "core/pkg/m.py": "from powercontext.core.pkg import y\n",
+        },
+    ],
+)
+def test_cycle_checker_finds_a_cycle(tmp_path, files):
+    (cycle,) = import_cycles(_tree(tmp_path, files))
+    assert cycle[0] == cycle[-1] and len(cycle) >= 3
+
+
+def test_cycle_checker_accepts_a_one_way_graph(tmp_path):
+    root = _tree(tmp_path, {
+        "core/a.py": "from powercontext.core import b\ndef f():\n    from .c import z\n",
+        "core/b.py": "from powercontext.core.c import z\nimport hashlib\n",
+        "core/c.py": "import attrs\n",
+        "core/pkg/__init__.py": "from powercontext.core.pkg.m import x\n",
+        "core/pkg/m.py": "from powercontext.core.c import z\n",
+    })
+    assert import_cycles(root) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import threading\n_lock = threading.Lock()\n", "no threads or locks"),
+        ("from concurrent.futures import ThreadPoolExecutor\n", "no threads or locks"),
+        ("import functools\n@functools.lru_cache(maxsize=8)\ndef f(x):\n    return x\n",
+         "process-global cache on f() (lru_cache)"),
+        ("from functools import cache\nclass C:\n    @cache\n    def m(self):\n        return 1\n",
+         "process-global cache on m() (cache)"),
+        ("import weakref\n_views = weakref.WeakValueDictionary()\n", "mutable store _views"),
+        ("from collections import OrderedDict\n_memo: OrderedDict[int, str] = OrderedDict()\n",
+         "mutable store _memo"),
+        ("_seen = {}\n", "mutable store _seen"),
+        ("_hits = set()\n", "mutable store _hits"),
+        ("REGISTRY: list[str] = []\n", "mutable store REGISTRY"),
+        ("_n = 0\ndef bump():\n    global _n\n    _n += 1\n", "global _n"),
+    ],
+)
+def test_state_checker_reports_process_state(tmp_path, text, expected):
+    found = process_state(_tree(tmp_path, {"core/bad.py": text}))
+    assert len(found) >= 1
+    assert any(expected in f and f.startswith("core/bad.py:") for f in found), found
+
+
+def test_state_checker_accepts_constants_and_per_value_memos(tmp_path):
+    text = (
+        "import functools, re\nfrom types import MappingProxyType\nimport attrs\n"
+        "_TABLE = {'a': 1}\n_WORDS = frozenset({'x'})\n_PATTERN = re.compile('a')\n"
+        "_NAMES = ('a', 'b')\nTABLE = MappingProxyType({'a': 1})\n"
+        "@attrs.frozen\nclass V:\n    x: int\n    @functools.cached_property\n"
+        "    def doubled(self) -> int:\n        return 2 * self.x\n"
+        "def f():\n    seen = {}\n    return seen\n"
+    )
+    assert process_state(_tree(tmp_path, {"core/ok.py": text})) == []
+
+
+def test_long_module_checker(tmp_path):
+    root = _tree(tmp_path, {"core/big.py": "x = 1\n" * 12, "core/small.py": "x = 1\n"})
+    assert long_modules(root, limit=10) == ["core/big.py: 12 lines (limit 10)"]

@@ -287,3 +287,42 @@ def test_organize_keeps_equal_text_with_different_evidence_active():
 def test_append_needs_an_entry():
     with pytest.raises(ValueError, match="entries"):
         planning.plan_remember(None, [], new_id=ids())
+
+
+# -- the plan carries its hash: no process-global memo of hashed bytes --------------------
+
+
+def test_a_planned_plan_knows_its_hash_matches_without_hashing_again(base, monkeypatch):
+    plan = planning.plan_remember(
+        base, [MemoryEntryInput("fact", "uses ruff", sources=(SRC_C,))],
+        sources=[SRC_C], new_id=ids(),
+    )
+    assert isinstance(plan, MemoryPlan)
+    assert plan.content_hash == canonical.artifact_content_hash(plan.content_bytes)
+
+    def refuse(_: bytes) -> str:
+        raise AssertionError("the plan's bytes were hashed a second time")
+
+    monkeypatch.setattr("powercontext.core.plan.artifact_content_hash", refuse)
+    assert plan.content_hash_matches is True
+
+
+def test_a_changed_plan_recomputes_whether_its_hash_matches(base):
+    plan = planning.plan_remember(
+        base, [MemoryEntryInput("fact", "uses ruff", sources=(SRC_C,))],
+        sources=[SRC_C], new_id=ids(),
+    )
+    assert attrs.evolve(plan, content_hash="0" * 64).content_hash_matches is False
+    assert attrs.evolve(plan, content_bytes=plan.content_bytes + b" ").content_hash_matches is False
+    assert attrs.evolve(plan).content_hash_matches is True
+    copy = MemoryPlan(**{f.name: getattr(plan, f.name) for f in attrs.fields(MemoryPlan)})
+    assert copy == plan and copy.content_hash_matches is True
+
+
+def test_hashed_computes_the_hash_itself(base):
+    plan = planning.plan_forget(base, [by_kind(base, "fact")])
+    assert isinstance(plan, MemoryPlan)
+    fields = {f.name: getattr(plan, f.name) for f in attrs.fields(MemoryPlan)}
+    del fields["content_hash"]
+    again = MemoryPlan.hashed(**fields)
+    assert again == plan and again.content_hash_matches is True

@@ -6,8 +6,8 @@ import tomllib
 
 import pytest
 
-from powercontext.core import candidates as C
 from powercontext.core import canonical
+from powercontext.core import extraction as C
 from powercontext.core import repo_docs as D
 
 

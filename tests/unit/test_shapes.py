@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.core.candidates import Refusal
 from powercontext.core.errors import InvalidCitationError
+from powercontext.core.extraction import Refusal
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,
