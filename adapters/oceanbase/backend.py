@@ -2,14 +2,16 @@
 seekdb, over mysqlclient (Memory RFC, "OceanBase adapter", "Concurrency and
 transactions"; ARCHITECTURE.md, "Decisions").
 
-The domain rules live in :class:`~powercontext.adapters.database.DatabaseMemoryBackend`.
-The adapter is three layers, one concept each: the family-neutral connection,
-transactions (with bounded retries of lock contention), metadata and Sources
-(:mod:`powercontext.adapters.oceanbase.connection`), the Memory schema and startup
-probes (:mod:`powercontext.adapters.oceanbase.schema`), and here the Memory primitives:
-Revisions, entry versions, head projections, the head compare-and-swap (it counts
-*matched* rows), the two search dialects, the offline-rebuild primitives and business
-keys.
+The domain rules are not here: the SPI base
+:class:`~powercontext.adapters.database.DatabaseMemoryBackend` runs the unit of work and
+search around one descent into the core each (:func:`powercontext.core.verify.verify`,
+:mod:`powercontext.core.ranking`). The adapter is three layers, one concept each: the
+family-neutral connection, transactions (with bounded retries of lock contention),
+metadata and Sources (:mod:`powercontext.adapters.oceanbase.connection`), the Memory
+schema and startup probes (:mod:`powercontext.adapters.oceanbase.schema`), and here the
+Memory primitives: Revisions, entry versions, head projections, the head
+compare-and-swap (it counts *matched* rows), the two search dialects, the
+offline-rebuild primitives and business keys.
 """
 
 from __future__ import annotations
