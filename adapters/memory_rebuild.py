@@ -59,7 +59,8 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
     ``_clear_projection_sync``, ...) refuse with CapabilityNotSupportedError by default
     there, so a backend without them still passes the rest of the contract."""
 
-    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
+    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend (and its memory_reads and
+        # memory_commit bases: _versions_checked_sync, _complete_sync, _invalidate)
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _versions_checked_sync(
             self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]

@@ -2,14 +2,16 @@
 seekdb, over mysqlclient (Memory RFC, "OceanBase adapter", "Concurrency and
 transactions"; ARCHITECTURE.md, "Decisions").
 
-The domain rules live in :class:`~powercontext.adapters.database.DatabaseMemoryBackend`.
-The adapter is three layers, one concept each: the family-neutral connection,
-transactions (with bounded retries of lock contention), metadata and Sources
-(:mod:`powercontext.adapters.oceanbase.connection`), the Memory schema and startup
-probes (:mod:`powercontext.adapters.oceanbase.schema`), and here the Memory primitives:
-Revisions, entry versions, head projections, the head compare-and-swap (it counts
-*matched* rows), the two search dialects, the offline-rebuild primitives and business
-keys.
+The domain rules are not here: the SPI base
+:class:`~powercontext.adapters.database.DatabaseMemoryBackend` runs the unit of work and
+search around one descent into the core each (:func:`powercontext.core.verify.verify`,
+:mod:`powercontext.core.ranking`). The adapter is three layers, one concept each: the
+family-neutral connection, transactions (with bounded retries of lock contention),
+metadata and Sources (:mod:`powercontext.adapters.oceanbase.connection`), the Memory
+schema and startup probes (:mod:`powercontext.adapters.oceanbase.schema`), and here the
+Memory primitives: Revisions, entry versions, head projections, the head
+compare-and-swap (it counts *matched* rows), the two search dialects, the
+offline-rebuild primitives and business keys.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters import memory_rows
-from powercontext.adapters.database import MEMORY_FAMILY, Candidate, RevisionRow, VectorRow
+from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
     LOCK_TIMEOUT_US,
@@ -36,6 +38,7 @@ from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
 from powercontext.core.plan import ProjectionRow
+from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import templates
 
@@ -161,14 +164,14 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
     # ------------------------------------------------------------------ search
 
     @staticmethod
-    def _candidates(rows: list[tuple[Any, ...]], with_distance: bool) -> list[Candidate]:
-        return [Candidate(_text(r[0]), _text(r[1]), _text(r[2]), _text(r[3]), _text(r[4]),
+    def _candidates(rows: list[tuple[Any, ...]], with_distance: bool) -> list[SearchCandidate]:
+        return [SearchCandidate(_text(r[0]), _text(r[1]), _text(r[2]), _text(r[3]), _text(r[4]),
                           float(r[5]) if with_distance else None) for r in rows]
 
     def _fts_candidates_sync(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
         offset: int = 0,
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         """One page of ``MATCH ... AGAINST`` over every term, ordered by relevance, then
         Memory and entry id (a total order). Every term reaches MATCH: a term the SPACE
         parser could not have indexed (longer than 84 characters; Analyzer v1 never
@@ -202,7 +205,7 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         """``ORDER BY l2_distance(embedding, q) APPROXIMATE LIMIT k`` with ``WHERE
         memory_artifact_id IN (...)``. seekdb 1.4 plans this as ``VECTOR INDEX ADAPTIVE
         SCAN (PRE-FILTER)`` through the Memory key, so the filter holds inside the ANN

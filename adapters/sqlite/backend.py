@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from powercontext.adapters import memory_rows
-from powercontext.adapters.database import MEMORY_FAMILY, Candidate, RevisionRow, VectorRow
+from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
 from powercontext.adapters.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     MIN_SQLITE_VERSION,
@@ -28,6 +28,7 @@ from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import BackendError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
 from powercontext.core.plan import ProjectionRow
+from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import sqlite as frag
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLITE_FEATURES",
@@ -158,7 +159,7 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         limit: int,
         *,
         offset: int = 0,
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         """One page of the FTS5 matches of any scoped term, ordered by ``bm25`` then
         rowid (the projection id): a total order, so pages at growing offsets are exact.
         Every query term is in the MATCH (issue 9: none is left out for being common)."""
@@ -169,27 +170,28 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         query = frag.fts_match_tokens(
             [tok for s in scopes for tok in frag.scoped_terms(s, distinct)])
         wanted = set(artifact_ids)
-        return [Candidate(a, e, v, h, text)
+        return [SearchCandidate(a, e, v, h, text)
                 for _pid, a, e, v, h, text
                 in self._execute(frag.statement("fts_search"), [query, limit, offset])
                 if a in wanted]
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         if not self._vec_tables:
             return super()._vector_candidates_sync(artifact_ids, vector, limit)
         if limit <= 0:
             return []
         k = min(limit, frag.MAX_KNN_K)
         blob = pack(vector)
-        found: list[tuple[float, int, Candidate]] = []
+        found: list[tuple[float, int, SearchCandidate]] = []
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
             for pid, aid, e, v, h, text, dist in self._execute(
                     frag.statement("vector_search"), [blob, k, frag.scope_token(a)]):
                 if aid == a:
-                    found.append((float(dist), pid, Candidate(aid, e, v, h, text, float(dist))))
+                    found.append(
+                        (float(dist), pid, SearchCandidate(aid, e, v, h, text, float(dist))))
         found.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in found[:limit]]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from powercontext.adapters.database import Candidate, DatabaseMemoryBackend, RevisionRow, VectorRow
+from powercontext.adapters.database import DatabaseMemoryBackend, RevisionRow, VectorRow
 from powercontext.core.errors import PowerContextError, RevisionConflictError
 from powercontext.core.models import (
     EmbeddingProfile,
@@ -37,6 +37,7 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import ProjectionRow
+from powercontext.core.ranking import SearchCandidate
 
 __all__ = ["InMemoryBackend"]
 
@@ -214,7 +215,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
     def _fts_candidates_sync(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
         offset: int = 0,
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         # every term counts; the order (score, projection id) is total, so pages are exact
         wanted = set(terms)
         scored = []
@@ -228,13 +229,14 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 scored.append((-score, p["projection_id"], aid, p["row"]))
         scored.sort()
         return [
-            Candidate(aid, r.entry_id, r.entry_version_id, r.entry_content_hash, r.searchable_text)
+            SearchCandidate(
+                aid, r.entry_id, r.entry_version_id, r.entry_content_hash, r.searchable_text)
             for _, _, aid, r in scored[offset:offset + limit]
         ]
 
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
-    ) -> list[Candidate]:
+    ) -> list[SearchCandidate]:
         scored = []
         for (aid, _), p in self._state["projection"].items():
             vec = self._state["vectors"].get(p["projection_id"])
@@ -246,7 +248,7 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 (
                     d,
                     p["projection_id"],
-                    Candidate(
+                    SearchCandidate(
                         aid,
                         r.entry_id,
                         r.entry_version_id,

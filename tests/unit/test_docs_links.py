@@ -61,3 +61,39 @@ def test_the_link_finder_sees_inline_reference_and_anchored_links() -> None:
             "[d](https://x.org/y), [e](#top)\n[f]: ../shared/g.md\n")
     assert _links(text) == ["docs/a.md", "docs/b.md", "docs/c.md#part", "https://x.org/y",
                             "#top", "../shared/g.md"]
+
+
+_CODE = re.compile(r"`([^`\s]+)`")
+_FOLDERS = ("core", "ports", "adapters", "plugins", "sql", "app", "tests", "bench", "docs")
+
+
+def _existing(folder: Path, name: str) -> bool:
+    """``name`` (a file or ``dir/``, maybe a glob such as ``hook*.py``) is under ``folder``."""
+    name = name.rstrip("/")
+    return any(True for _ in folder.rglob(name))
+
+
+def test_every_path_in_the_architecture_page_exists() -> None:
+    """docs/architecture.md names files in code spans: a repository path (``adapters/
+    memory_commit.py``) must exist, and a bare file or folder name in a Layers row
+    (``verify.py``, ``storage/``) must exist under that row's folder."""
+    text = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    missing = []
+    for token in _CODE.findall(text):
+        head = token.split("/", 1)[0]
+        if "/" in token and head in _FOLDERS and not _existing(ROOT / head, token.split(
+                "/", 1)[1] or head) and not (ROOT / token).exists():
+            missing.append(token)
+    for line in text.splitlines():
+        if not line.startswith("| `") or line.startswith("| folder"):
+            continue
+        cells = line.split("|")
+        folder = ROOT / cells[1].strip().strip("`").rstrip("/")
+        if not folder.is_dir():
+            missing.append(cells[1].strip())
+            continue
+        for token in _CODE.findall(cells[3]):
+            if "/" not in token.rstrip("/") and token.endswith((".py", "/")) \
+                    and not _existing(folder, token):
+                missing.append(f"{cells[1].strip()} {token}")
+    assert missing == []

@@ -1,0 +1,214 @@
+"""The Memory family's reads over a database backend (Memory RFC, "Search and reads",
+"Handoff citation") and its business keys (ARCHITECTURE.md, Decisions: "Keys live in
+the database"): :class:`MemoryReadsMixin`, a base of
+:class:`~powercontext.adapters.database.DatabaseMemoryBackend`.
+
+Every read runs in one read transaction on the worker thread and returns validated
+values only: Revisions come from the Revision cache
+(:mod:`powercontext.adapters.revision_cache`, hash and canonical bytes checked on a
+miss), entry versions are checked against the manifest by
+:func:`powercontext.core.verify.check_version_matches`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
+from powercontext.adapters.revision_cache import ParsedRevision
+from powercontext.core import canonical, keys, verify
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    IntegrityError,
+    InvalidCitationError,
+    InvalidInputError,
+    WritesPausedError,
+)
+from powercontext.core.models import (
+    ArtifactRef,
+    MemoryEntryVersion,
+    MemoryHit,
+    MemoryManifestEntry,
+    MemoryRevision,
+    MemoryRevisionChanges,
+)
+
+__all__ = ["MemoryReadsMixin"]
+
+
+class MemoryReadsMixin(MemoryRebuildMixin):
+    """``head``, ``load_revision``, ``load_entry_versions``, ``changes``, ``expand`` and
+    the business-key calls ``memory_key``, ``memory_keys``, ``import_memory_keys`` of a
+    Memory backend, each with its synchronous half. The host class
+    (DatabaseMemoryBackend) provides the primitives listed under ``TYPE_CHECKING``."""
+
+    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
+        def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
+        def _head_sync(self, artifact_id: str) -> int | None: ...
+        def _entry_versions_sync(
+            self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]: ...
+        def _memory_key_sync(self, key: str) -> str | None: ...
+        def _memory_keys_sync(self) -> list[tuple[str, str]]: ...
+        def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None: ...
+
+    def _require_head_sync(self, ref: ArtifactRef) -> int:
+        head = self._head_sync(ref.artifact_id)
+        if head is None:
+            raise ArtifactNotFoundError(f"no Memory Artifact {ref.artifact_id!r}")
+        return head
+
+    def _load_revision_sync(self, ref: ArtifactRef) -> MemoryRevision:
+        head = self._require_head_sync(ref)
+        if not 1 <= ref.revision <= head:
+            raise ArtifactNotFoundError(
+                f"Memory {ref.artifact_id!r} has Revisions 1..{head}; {ref.revision} is not one"
+            )
+        return self._parsed_sync(ref.artifact_id, ref.revision).revision
+
+    async def head(self, artifact_id: str) -> ArtifactRef | None:
+        """The current head ArtifactRef of a Memory, or None when it does not exist."""
+        rev = await self._run(self._in_tx, False, self._head_sync, artifact_id)
+        return None if rev is None else ArtifactRef(artifact_id, rev)
+
+    async def load_revision(self, ref: ArtifactRef) -> MemoryRevision:
+        """The validated Revision (hash and canonical bytes checked). ArtifactNotFoundError."""
+        return await self._run(self._in_tx, False, self._load_revision_sync, ref)
+
+    def _versions_checked_sync(
+        self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]
+    ) -> dict[str, MemoryEntryVersion]:
+        wanted = {}
+        for entry_id in entry_ids:
+            item = manifest.get(entry_id)
+            if item is None:
+                raise ArtifactNotFoundError(f"no entry {entry_id!r} in this Revision")
+            wanted[item.entry_version_id] = item
+        found = {v.entry_version_id: v for v in self._entry_versions_sync(list(wanted))}
+        out: dict[str, MemoryEntryVersion] = {}
+        for version_id, item in wanted.items():
+            v = found.get(version_id)
+            if v is None:
+                raise IntegrityError(f"entry version {version_id!r} of the manifest is missing")
+            verify.check_version_matches(v, item)
+            out[item.entry_id] = v
+        return out
+
+    def _load_entry_versions_sync(
+        self, ref: ArtifactRef, entry_ids: Sequence[str] | None
+    ) -> dict[str, MemoryEntryVersion]:
+        rev = self._load_revision_sync(ref)
+        manifest = self._parsed_sync(ref.artifact_id, ref.revision).by_entry
+        ids = [e.entry_id for e in rev.content.manifest.entries] if entry_ids is None else entry_ids
+        return self._versions_checked_sync(manifest, ids)
+
+    async def load_entry_versions(
+        self, ref: ArtifactRef, entry_ids: Sequence[str] | None = None
+    ) -> dict[str, MemoryEntryVersion]:
+        """Versions the manifest of ``ref`` points to, by entry_id, each hash-checked."""
+        return await self._run(self._in_tx, False, self._load_entry_versions_sync, ref, entry_ids)
+
+    def _changes_sync(
+        self, memory: ArtifactRef, since_revision: int | None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        self._load_revision_sync(memory)  # target exists and is at most the head
+        if since_revision is None:
+            after = memory.revision - 1
+        else:
+            if isinstance(since_revision, bool) or not isinstance(since_revision, int):
+                raise InvalidInputError("since_revision", "must be an integer")
+            if since_revision < 0:
+                raise InvalidInputError("since_revision", "must be 0 or a positive Revision")
+            if since_revision > memory.revision:
+                raise InvalidInputError(
+                    "since_revision",
+                    f"{since_revision} is after the target Revision {memory.revision}",
+                )
+            after = since_revision
+        out = []
+        for r in range(after + 1, memory.revision + 1):
+            parsed = self._parsed_sync(memory.artifact_id, r)
+            out.append(MemoryRevisionChanges(parsed.revision.ref, parsed.revision.content.changes))
+        return tuple(out)
+
+    async def changes(
+        self, memory: ArtifactRef, since_revision: int | None = None
+    ) -> tuple[MemoryRevisionChanges, ...]:
+        """Memory RFC, "changes()": per-Revision changes after ``since_revision``
+        (exclusive; 0 = the whole history; None = the target Revision only), ascending.
+        ArtifactNotFoundError for an unknown Artifact or Revision; ValueError for a
+        negative or too-large ``since_revision``."""
+        return await self._run(self._in_tx, False, self._changes_sync, memory, since_revision)
+
+    def _expand_sync(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
+        out = []
+        for hit in hits:
+            try:
+                self._load_revision_sync(hit.memory_ref)
+            except ArtifactNotFoundError as exc:
+                raise InvalidCitationError(f"citation names no stored Revision: {exc}") from exc
+            manifest = self._parsed_sync(hit.memory_ref.artifact_id, hit.memory_ref.revision)
+            item = manifest.by_entry.get(hit.entry_id)
+            if item is None or item.entry_version_id != hit.entry_version_id:
+                raise InvalidCitationError(
+                    f"Revision {hit.memory_ref.revision} of {hit.memory_ref.artifact_id!r} "
+                    f"does not hold entry {hit.entry_id!r} at version {hit.entry_version_id!r}"
+                )
+            found = self._entry_versions_sync([hit.entry_version_id])
+            if not found:
+                raise InvalidCitationError(f"entry version {hit.entry_version_id!r} is missing")
+            v = found[0]
+            try:
+                verify.check_version_matches(v, item)
+            except IntegrityError as exc:
+                raise InvalidCitationError(str(exc)) from exc
+            if v.memory_artifact_id != hit.memory_ref.artifact_id:
+                raise InvalidCitationError("entry version belongs to another Memory")
+            out.append(v)
+        return tuple(out)
+
+    async def expand(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
+        """Memory RFC, "expand()": the exact versions the anchors name, after checking
+        id, version id, content hash and canonical bytes. InvalidCitationError."""
+        return await self._run(self._in_tx, False, self._expand_sync, hits)
+
+    # -- business keys ------------------------------------------------------------
+
+    async def memory_key(self, key: str) -> str | None:
+        """The Memory Artifact id the business ``key`` names, or None (ARCHITECTURE.md,
+        Decisions: "Keys live in the database"). ``key`` is compared in its NFC form
+        (:func:`powercontext.core.keys.normalize_key`; InvalidInputError, field ``key``).
+        Every process and host that opens the database sees the same keys."""
+        key = keys.normalize_key(key)
+        return await self._run(self._in_tx, False, self._memory_key_sync, key)
+
+    async def memory_keys(self) -> dict[str, str]:
+        """Every business key and the Memory Artifact id it names, sorted by key."""
+        rows = await self._run(self._in_tx, False, self._memory_keys_sync)
+        return dict(rows)
+
+    async def import_memory_keys(self, mapping: Mapping[str, str]) -> dict[str, str]:
+        """Store the keys of ``mapping`` (key -> Memory Artifact id) that are not stored
+        yet and name an existing Memory, in one transaction; a stored key keeps its
+        Memory. Returns the keys stored by this call. InvalidInputError (field ``key`` or
+        ``artifact_id``) for a malformed pair, before anything is stored."""
+        pairs = []
+        for key, artifact_id in mapping.items():
+            canonical.check_id(artifact_id, "artifact_id")
+            pairs.append((keys.normalize_key(key), artifact_id))
+        if not pairs:
+            return {}
+        return await self._run(self._in_tx, True, self._import_memory_keys_sync, pairs)
+
+    def _import_memory_keys_sync(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
+        if self._meta_get_sync("writes_paused"):
+            raise WritesPausedError("writes are paused by an offline rebuild; retry later")
+        stored: dict[str, str] = {}
+        for key, artifact_id in pairs:
+            if key in stored or self._memory_key_sync(key) is not None:
+                continue
+            if self._head_sync(artifact_id) is None:
+                continue  # the Memory is not in this database
+            self._insert_memory_key_sync(key, artifact_id)
+            stored[key] = artifact_id
+        return stored
