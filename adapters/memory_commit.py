@@ -29,7 +29,6 @@ from powercontext.core.errors import (
     CapabilityNotSupportedError,
     CommitOutcomeUnknownError,
     InvalidInputError,
-    PowerContextError,
     RevisionConflictError,
     WritesPausedError,
 )
@@ -95,8 +94,7 @@ class MemoryCommitMixin(MemoryReadsMixin):
                 planned=plan.ref, content_hash=plan.content_hash,
             ) from exc
         except BaseException as exc:
-            self._rollback_sync()
-            mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
+            mapped = self._abort_sync(exc)
             if mapped is not None:
                 raise mapped from exc
             raise

@@ -156,11 +156,16 @@ class StorageBackend(abc.ABC, Generic[C]):
             self._commit_sync()
             return result
         except BaseException as exc:
-            self._rollback_sync()
-            mapped = None if isinstance(exc, PowerContextError) else self._database_error(exc)
+            mapped = self._abort_sync(exc)
             if mapped is not None:
                 raise mapped from exc
             raise
+
+    def _abort_sync(self, exc: BaseException) -> PowerContextError | None:
+        """Roll back the open transaction after ``exc``; the typed error to raise in its
+        place (``_database_error``), or None to re-raise ``exc`` itself (already typed)."""
+        self._rollback_sync()
+        return None if isinstance(exc, PowerContextError) else self._database_error(exc)
 
     def _retrying(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)``, rerun after a jittered, doubling backoff while it raises
