@@ -8,7 +8,7 @@ The SQLite and OceanBase backends of powercontext run exactly this suite, and so
 the shipped :class:`InMemoryBackend`, the worked example of a backend.
 
 The kit needs only powercontext's base dependencies plus the ``testing`` extra
-(``pip install powercontext[testing]``: pytest, hypothesis). It tests what a backend
+(``pip install -e '.[testing]'`` from a checkout: pytest, hypothesis). It tests what a backend
 declares: ``ports.MemoryBackend`` is required; the rebuild tests run only for a
 backend that implements ``ports.MemoryRebuild``, the vector tests only where
 ``capabilities()`` reports vector search; the others skip with the reason.
