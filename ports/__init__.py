@@ -98,6 +98,7 @@ class SecretScanner(Protocol):
         ...
 
 
+@runtime_checkable
 class MemoryUnitOfWork(Protocol):
     """One atomic write: the Revision, entry versions, head projection, FTS and vectors
     commit together or not at all (Memory RFC, "Concurrency and transactions")."""
@@ -137,6 +138,7 @@ class MemoryUnitOfWork(Protocol):
         ...
 
 
+@runtime_checkable
 class SourceStore(Protocol):
     """Immutable Sources with stable SourceRefs and a journal position per store
     (Memory RFC, "Source changes and incremental evidence" and "Storage abstraction and
@@ -169,6 +171,7 @@ class SourceStore(Protocol):
         ...
 
 
+@runtime_checkable
 class MemoryBackend(SourceStore, Protocol):
     """Capability discovery, exact reads and retrieval (Memory RFC, "Code structure and
     abstraction boundaries": MemoryBackend owns capability discovery, exact reads and

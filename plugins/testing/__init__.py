@@ -2,15 +2,18 @@
 
 A backend passes by subclassing :class:`MemoryBackendContract` in its own test module
 and overriding one fixture, ``memory_backend_factory``, that returns a callable
-``factory(profile) -> MemoryBackend`` giving a fresh, empty database each call (call it
-again with the same ``path`` to reopen the same database where the backend allows).
+``factory(profile) -> MemoryBackend`` giving a fresh, empty database each call, opened
+with that embedding ``profile`` (an EmbeddingProfile or None; pass it through, or the
+vector tests skip).
 The SQLite and OceanBase backends of powercontext run exactly this suite, and so does
 the shipped :class:`InMemoryBackend`, the worked example of a backend.
 
 The kit needs only powercontext's base dependencies plus the ``testing`` extra
-(``pip install -e '.[testing]'`` from a checkout: pytest, hypothesis). It tests what a backend
-declares: ``ports.MemoryBackend`` is required; the rebuild tests run only for a
-backend that implements ``ports.MemoryRebuild``, the vector tests only where
+(``pip install -e '.[testing]'`` from a checkout: pytest, hypothesis). It tests what a
+backend declares: ``ports.MemoryBackend`` is required; the rebuild tests run only for a
+backend that implements ``ports.MemoryRebuild``, the inventory test for
+``ports.MemoryInventory``, the fault test for the kit's :class:`FaultInjection`
+(``fault_points()``, ``inject_fault(point)``), the vector tests only where
 ``capabilities()`` reports vector search; the others skip with the reason.
 
 Tests call ``asyncio.run`` themselves; no asyncio plugin is needed. Strategies for

@@ -180,7 +180,10 @@ class ContractBase:
     async def _vector_ready(self, svc: Any) -> None:
         caps = await svc.capabilities()
         if not caps.vector:
-            pytest.skip(f"backend has no vector capability: {caps.reasons}")
+            pytest.skip(
+                f"backend has no vector capability: {caps.reasons or '(no reason given)'}; "
+                "memory_backend_factory must open the backend with the profile it is given"
+            )
 
     @staticmethod
     def _require(backend: Any, port: Any) -> Any:
