@@ -211,22 +211,21 @@ async def prompt_hits(svc: Any, memory_id: str, prompt: str, limit: int, mode: s
     from powercontext.core.errors import CapabilityNotSupportedError
     from powercontext.core.models import CurrentHead
     from powercontext.core.query import clip_query
-    from powercontext.core.rrf import fuse
+    from powercontext.core.rrf import RankKey, fuse
 
-    get_analyzer = getattr(svc.backend, "analyzer", None)  # the database's (opens it)
-    analyzer = await get_analyzer() if callable(get_analyzer) else None
+    analyzer = await svc.backend.analyzer()  # the database's (opens it)
     queries = prompt_queries(prompt, analyzer)
     use_vectors = mode in ("vector", "hybrid") or (
         mode == "auto" and vectors_fit(svc.embedding_model))
     depth = min(50, max(limit * 4, 20))  # room for the slots' kind priority
     heads = [CurrentHead(memory_id)]
-    channels: dict[str, list[tuple[str, str, str]]] = {}
-    by_key: dict[tuple[str, str, str], Any] = {}
+    channels: dict[str, list[RankKey]] = {}
+    by_key: dict[tuple[str, str, str], Any] = {}  # RankKey is a tuple
 
     def add(name: str, hits: Any) -> None:
         keys = []
         for h in hits:
-            key = (h.memory_ref.artifact_id, h.entry_id, h.entry_version_id)
+            key = RankKey(h.memory_ref.artifact_id, h.entry_id, h.entry_version_id)
             by_key.setdefault(key, h)
             keys.append(key)
         channels[name] = keys
