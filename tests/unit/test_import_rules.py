@@ -22,11 +22,12 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
+from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -258,17 +259,6 @@ def core_modules(root: Path) -> dict[str, Path]:
     }
 
 
-def _imported_module(target: str, modules: Mapping[str, Path]) -> str | None:
-    """The core module an import target names (``powercontext.core.manifest.view`` ->
-    ``powercontext.core.manifest``), or None outside core."""
-    parts = target.split(".")
-    for n in range(len(parts), 0, -1):
-        name = ".".join(parts[:n])
-        if name in modules:
-            return name
-    return None
-
-
 def import_cycles(root: Path) -> list[list[str]]:
     """The import cycles among core modules, each as a closed path of module names.
     Every import counts: module level, inside a function, under ``if TYPE_CHECKING``."""
@@ -276,7 +266,7 @@ def import_cycles(root: Path) -> list[list[str]]:
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         for imp in imports_of(root, path):
-            dep = _imported_module(imp.target, modules)
+            dep = owning_module(imp.target, modules)
             if dep is not None and dep != name:
                 graph[name].add(dep)
     cycles: list[list[str]] = []

@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = "powercontext.plugins.testing"
@@ -74,15 +75,6 @@ def _executed_on_import(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _executed_on_import(handler.body)
 
 
-def _resolve(target: str, modules: dict[str, Path]) -> str | None:
-    parts = target.split(".")
-    for n in range(len(parts), 0, -1):
-        name = ".".join(parts[:n])
-        if name in modules:
-            return name
-    return None
-
-
 def _normal(dist: str) -> str:
     return re.sub(r"[-_.]+", "-", dist).lower()
 
@@ -115,7 +107,7 @@ def kit_imports_outside(root: Path, allowed: set[str],
             if top == "__future__" or top in sys.stdlib_module_names:
                 continue
             if top == "powercontext":
-                found = _resolve(target, modules)
+                found = owning_module(target, modules)
                 if found is not None:
                     todo.append((found, found == KIT or found.startswith(KIT + ".")))
                 continue
