@@ -22,6 +22,7 @@ __all__ = [
     "InvalidInputError",
     "PowerContextError",
     "ProfileMismatchError",
+    "RetrievalShapeError",
     "RevisionConflictError",
     "SecretDetectedError",
     "UpgradeRequiredError",
@@ -88,6 +89,14 @@ class UpgradeRequiredError(IntegrityError):
 class ProfileMismatchError(PowerContextError):
     """The embedding profile (or, as :class:`AnalyzerMismatchError`, the search analyzer)
     differs from the one fixed when the database was created."""
+
+
+class RetrievalShapeError(ProfileMismatchError):
+    """Topic Memory's retrieval shape refuses this configuration (Topic Memory RFC,
+    "Configuration"): Topic Heads without a stored shape, vector configuration over an
+    FTS-only deployment with Heads, a hybrid deployment opened without its embedding
+    profile or with another one, or a hybrid database whose Heads lack vectors. The
+    message names what was found and what would open the database."""
 
 
 class AnalyzerMismatchError(ProfileMismatchError):

@@ -46,6 +46,7 @@ PUBLIC = [
     "PowerContextError",
     "ProfileMismatchError",
     "RememberMode",
+    "RetrievalShapeError",
     "RevisionConflictError",
     "SearchMode",
     "SecretDetectedError",
