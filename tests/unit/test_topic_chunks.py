@@ -84,7 +84,8 @@ def test_a_block_without_boundaries_is_windowed_with_limited_overlap() -> None:
 
 
 @pytest.mark.parametrize("name", ["no_punctuation", "headings", "deep_lists", "code_fence",
-                                  "crlf", "zero_width", "surrogate_pairs", "cjk"])
+                                  "crlf", "zero_width", "surrogate_pairs", "cjk",
+                                  "dots", "closing_quotes", "ideographic_stops"])
 def test_adversarial_details_give_bounded_count_whole_coverage_same_chunks(name: str) -> None:
     big = {
         "no_punctuation": "word " * 200_000,
@@ -95,6 +96,10 @@ def test_adversarial_details_give_bounded_count_whole_coverage_same_chunks(name:
         "zero_width": "\u200b\u200c\u200d\ufeff" * 250_000,
         "surrogate_pairs": "\U0001f600" * 1_000_000,
         "cjk": "中文字符" * 250_000,
+        # runs of sentence punctuation: scanned once (no regex backtracking per start)
+        "dots": "." * 1_000_000,
+        "closing_quotes": '."' * 500_000,
+        "ideographic_stops": "\u3002" * 1_000_000,
     }[name]
     assert len(big) >= 400_000
     cs = assert_policy(big)
