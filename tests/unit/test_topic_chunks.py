@@ -8,7 +8,7 @@ import pytest
 from powercontext.core import analyzer
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.topic import chunks as ch
-from powercontext.core.topic.content import MAX_DETAIL_CHARS
+from powercontext.core.topic.content import MAX_DETAIL_CHARS, MAX_TOPIC_FTS_CHARS
 from powercontext.core.topic.models import DetailChunk
 
 
@@ -147,6 +147,7 @@ def test_fts_column_bound_holds_for_the_worst_scripts() -> None:
             got = len(a.searchable_text(text))
             assert got <= ch.max_fts_chars(len(text)), (name, a.version, got)
     assert ch.MAX_CHUNK_FTS_CHARS <= ch.FTS_COLUMN_BYTES
+    assert MAX_TOPIC_FTS_CHARS <= ch.FTS_COLUMN_BYTES
     # the bound is tight: a Thai chunk comes within 26 characters of it
     assert len(analyzer.V1.searchable_text(worst["thai"])) == 26 * n - 18
 
