@@ -31,8 +31,9 @@ neighbours stays within sqlite-vec's k <= 4096.
 
 The full-text column bound. Analyzer v1 (either version) writes at most
 :data:`FTS_CHARS_PER_CODE_POINT` = 26 ASCII characters per code point of NFC input
-(a Detail is NFC, and so is every slice of it): the worst is a run of single-character
-clusters of a script written without spaces (Thai): per cluster ``g_`` + 6 hex (8),
+(a Detail is NFC, and no slice of it holds a character NFC would expand): the worst
+is a run of single-character clusters of a script written without spaces (Thai): per
+cluster ``g_`` + 6 hex (8),
 its share of one ``gb_<6>_<6>`` bigram (16) and two spaces, 26; a cluster of ``c``
 code points has at most ``6 + 8(c - 1)`` hex digits, which appear in one unigram and
 two bigrams, so it costs ``3h + 8 <= 26c``. A CJK character gives at most ``u_<5>`` +
