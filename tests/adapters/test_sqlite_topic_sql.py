@@ -640,3 +640,13 @@ def test_an_old_database_with_the_fts5vocab_table_still_opens_and_new_ones_lack_
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "memory_entry_search_fts_vocab" not in names
+
+
+def test_the_sqlite_topic_backend_implements_the_port(tmp_path: Path) -> None:
+    from powercontext.ports.topic import TopicMemoryBackend
+
+    b = SQLiteTopicBackend(str(tmp_path / "port.db"))
+    assert isinstance(b, TopicMemoryBackend)
+    caps = run(b.topic_capabilities())
+    assert caps.shape is None and caps.pending_kind == "fts"
+    b.close_sync()
