@@ -209,8 +209,8 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
     def _missing_vectors_sync(self, fingerprint: str) -> int:
         if not self._vec_tables:
             return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
-        return sum(int(self._execute(frag.statement(f"topic_{k}_missing_vectors"),
-                                     [fingerprint])[0][0]) for k in _KINDS)
+        return int(self._execute(frag.statement("topic_missing_vectors"),
+                                 [fingerprint, fingerprint])[0][0])
 
     # ------------------------------------------------------------------ publication
 
