@@ -87,7 +87,11 @@ class TopicReadsMixin(TopicPublicationMixin):
                 raise InvalidInputError(
                     "query_vector", "is required: this Topic Memory deployment is hybrid")
             assert self._profile is not None
-            check_vector(query_vector, self._profile)
+            try:
+                check_vector(query_vector, self._profile)
+            except InvalidInputError as exc:
+                raise InvalidInputError("query_vector", str(exc).removeprefix("vector: ")) \
+                    from None
         elif query_vector is not None:
             raise InvalidInputError(
                 "query_vector", "is refused: this Topic Memory deployment is FTS-only")

@@ -79,6 +79,9 @@ def test_a_hybrid_deployment_searches_four_channels_and_stores_every_vector(
         try:
             with pytest.raises(InvalidInputError, match="query_vector"):
                 await b.search(TopicSearchRequest(SCOPE, "snapshot"))
+            for bad in ((1.0, 0.0), (float("nan"),) * 8, (2.0,) + (0.0,) * 7):
+                with pytest.raises(InvalidInputError, match="query_vector"):
+                    await b.search(TopicSearchRequest(SCOPE, "snapshot"), bad)
             text = "Readers keep one snapshot while the writer appends."
             res = await b.search(TopicSearchRequest(SCOPE, "snapshot"), embed(text))
             assert res.channels == CHANNELS_HYBRID
