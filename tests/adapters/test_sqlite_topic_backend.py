@@ -267,10 +267,12 @@ def test_search_finds_title_and_detail_with_matched_by_and_a_snippet(path: Path)
             assert title_only.hits[0].matched_by == ("topic_fts",)
             # another Scope sees nothing of this one
             assert (await b.search(TopicSearchRequest(OTHER, "checkpoint"))).hits == ()
-            # stopwords only, FTS syntax, CJK: no error, no leak
-            assert (await b.search(TopicSearchRequest(SCOPE, "the of a"))).hits == ()
+            # FTS syntax is plain text; CJK is searchable; no terms is bad input
             await b.search(TopicSearchRequest(SCOPE, 'NEAR(wal "x" OR *'))
             await b.search(TopicSearchRequest(SCOPE, "日本語のテキスト"))
+            for empty in ("the of a", "", "  ", "?!"):
+                with pytest.raises(InvalidInputError, match="query"):
+                    await b.search(TopicSearchRequest(SCOPE, empty))
         finally:
             await b.close()
     run(go())
