@@ -383,3 +383,21 @@ def test_a_query_in_nfd_finds_a_title_in_nfc(path: Path) -> None:
         finally:
             await b.close()
     run(go())
+
+
+def test_cjk_text_is_found_by_a_cjk_query_and_thai_searches_without_error(path: Path) -> None:
+    async def go():
+        b = SQLiteTopicBackend(str(path))
+        try:
+            src = source("cjk")
+            await seed(b, src)
+            an = await b.analyzer()
+            [rev] = await publish(b, create(an, "データベースの設計", "索引と検索",
+                                            "全文検索の索引は分かち書きなしで作る。", [src]))
+            res = await b.search(TopicSearchRequest(SCOPE, "全文検索"))
+            assert [h.ref for h in res.hits] == [rev.ref]
+            assert "detail_fts" in res.hits[0].matched_by
+            await b.search(TopicSearchRequest(SCOPE, "ภาษาไทยไม่มีช่องว่าง"))
+        finally:
+            await b.close()
+    run(go())
