@@ -48,20 +48,20 @@ __all__ = [
     "MAX_APPROXIMATE_K",
     "TOPIC_TABLES",
     "active_chunks_ddl",
+    "active_row_count",
     "active_topics_ddl",
     "chunk_fts_search",
     "chunk_insert",
     "chunk_texts",
     "chunk_vector_search",
     "chunks_delete",
-    "chunks_without_vector",
+    "missing_vectors",
     "scope_vector_count",
     "topic_fts_search",
     "topic_insert",
     "topic_rows",
     "topic_vector_search",
     "topics_delete",
-    "topics_without_vector",
     "utc_now",
 ]
 
@@ -121,7 +121,8 @@ def active_chunks_ddl(dimension: int | None) -> str:
     """``CREATE TABLE IF NOT EXISTS pc_topic_memory_active_chunks``: one row per Detail
     chunk of an active Revision: 0-based ordinal, Scope, ``[start_offset, end_offset)``
     in code points of the Detail, the chunk's text (``snippet_text``), its Analyzer v1
-    text (FULLTEXT) and, for a ``dimension``, its vector with an HNSW L2 index."""
+    text (FULLTEXT), the embedding profile fingerprint and, for a ``dimension``, its
+    vector with an HNSW L2 index."""
     cols, index = _vector_parts(ACTIVE_CHUNKS_TABLE, dimension)
     return (
         f"CREATE TABLE IF NOT EXISTS {ACTIVE_CHUNKS_TABLE} (\n"
@@ -132,7 +133,8 @@ def active_chunks_ddl(dimension: int | None) -> str:
         "    start_offset BIGINT NOT NULL,\n"
         "    end_offset BIGINT NOT NULL,\n"
         f"    snippet_text {_BIG} NOT NULL,\n"
-        f"    fts_text {_BIG} NOT NULL"
+        f"    fts_text {_BIG} NOT NULL,\n"
+        f"    embedding_fingerprint {_HASH}"
         f"{cols},\n"
         "    PRIMARY KEY (artifact_id, ordinal),\n"
         f"    KEY idx_{ACTIVE_CHUNKS_TABLE}_scope (scope_id, artifact_id),\n"
@@ -202,14 +204,23 @@ def scope_vector_count(table: str) -> str:
             "AND embedding IS NOT NULL")
 
 
-def topics_without_vector() -> str:
-    """How many active Topics lack a vector (a hybrid database must have none)."""
-    return f"SELECT COUNT(*) FROM {ACTIVE_TOPICS_TABLE} WHERE embedding IS NULL"
+def missing_vectors() -> str:
+    """One set-based count of the active Topic and chunk rows that lack a vector or
+    whose ``embedding_fingerprint`` is not the given one (0 in a complete hybrid
+    deployment). Parameters: the fingerprint, twice."""
+    return (
+        f"SELECT (SELECT COUNT(*) FROM {ACTIVE_TOPICS_TABLE} WHERE embedding IS NULL "
+        "OR embedding_fingerprint IS NULL OR embedding_fingerprint <> %s) + "
+        f"(SELECT COUNT(*) FROM {ACTIVE_CHUNKS_TABLE} WHERE embedding IS NULL "
+        "OR embedding_fingerprint IS NULL OR embedding_fingerprint <> %s)"
+    )
 
 
-def chunks_without_vector() -> str:
-    """How many active chunks lack a vector (a hybrid database must have none)."""
-    return f"SELECT COUNT(*) FROM {ACTIVE_CHUNKS_TABLE} WHERE embedding IS NULL"
+def active_row_count() -> str:
+    """How many active Topic and chunk rows exist (all lack a vector when the tables
+    have no vector column)."""
+    return (f"SELECT (SELECT COUNT(*) FROM {ACTIVE_TOPICS_TABLE}) + "
+            f"(SELECT COUNT(*) FROM {ACTIVE_CHUNKS_TABLE})")
 
 
 @functools.cache
@@ -241,11 +252,11 @@ def topic_insert(with_vector: bool) -> str:
 @functools.cache
 def chunk_insert(with_vector: bool) -> str:
     """Insert one active chunk row: artifact_id, revision, ordinal, scope_id,
-    start_offset, end_offset, snippet_text, fts_text and, with the vector column, the
-    vector literal."""
+    start_offset, end_offset, snippet_text, fts_text, embedding_fingerprint (NULL for
+    FTS-only) and, with the vector column, the vector literal."""
     cols = ("artifact_id, revision, ordinal, scope_id, start_offset, end_offset, "
-            "snippet_text, fts_text")
-    n = 8
+            "snippet_text, fts_text, embedding_fingerprint")
+    n = 9
     if with_vector:
         cols, n = cols + ", embedding", n + 1
     return f"INSERT INTO {ACTIVE_CHUNKS_TABLE} ({cols}) VALUES ({_marks(n)})"
@@ -260,10 +271,10 @@ def topic_rows(n: int) -> str:
 
 
 def chunk_texts() -> str:
-    """One active chunk's text. Parameters: scope_id, artifact_id, revision, ordinal.
-    Rows ``(snippet_text,)`` (none when the Revision is no longer active)."""
-    return (f"SELECT snippet_text FROM {ACTIVE_CHUNKS_TABLE} WHERE scope_id = %s "
-            "AND artifact_id = %s AND revision = %s AND ordinal = %s")
+    """One active chunk's text. Parameters: artifact_id, revision, ordinal. Rows
+    ``(snippet_text,)`` (none when the Revision is no longer active)."""
+    return (f"SELECT snippet_text FROM {ACTIVE_CHUNKS_TABLE} WHERE artifact_id = %s "
+            "AND revision = %s AND ordinal = %s")
 
 
 def utc_now() -> str:

@@ -9,34 +9,24 @@ provides ``_exec``/``_all`` (:class:`~powercontext.adapters.oceanbase.connection
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_spi import TopicCard, utc_text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import EmbeddingVector
-from powercontext.core.topic.models import TopicRef, TopicWrite
+from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
 from powercontext.core.topic.search import ChannelRow
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
-__all__ = ["OceanBaseTopicRows", "published_at_text"]
+__all__ = ["OceanBaseTopicRows"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 _VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
-
-
-def published_at_text(value: Any) -> str:
-    """``UTC_TIMESTAMP(6)`` (a naive DATETIME, or its text) as
-    ``YYYY-MM-DDTHH:MM:SS.ffffffZ``."""
-    if isinstance(value, datetime.datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    raw = _text(value).replace(" ", "T")
-    parsed = datetime.datetime.fromisoformat(raw.removesuffix("Z"))
-    return parsed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _fts_query(terms: Sequence[str]) -> str:
@@ -96,30 +86,25 @@ class OceanBaseTopicRows:
             self._exec(f"DROP TABLE IF EXISTS {table}")
         self._create_active_tables_sync(set(), dimension)
 
-    def _active_rows_without_vector_sync(self) -> int:
-        """Active Topic and chunk rows lacking a vector (every row, when the tables
-        have no vector column)."""
+    def _missing_vectors_sync(self, fingerprint: str) -> int:
+        """Active Topic and chunk rows lacking a vector of ``fingerprint`` (every row,
+        when the tables have no vector column)."""
         if self._topic_vector_column is None:
-            return sum(int(self._all(f"SELECT COUNT(*) FROM {t}")[0][0])
-                       for t in tsql.TOPIC_TABLES)
-        return (int(self._all(tsql.topics_without_vector())[0][0])
-                + int(self._all(tsql.chunks_without_vector())[0][0]))
+            return int(self._all(tsql.active_row_count())[0][0])
+        return int(self._all(tsql.missing_vectors(), (fingerprint, fingerprint))[0][0])
 
     # ------------------------------------------------------------------ writes
 
-    def _db_utc_now_sync(self) -> str:
-        """The publication's one database-UTC clock read, ``...ffffffZ``."""
-        return published_at_text(self._all(tsql.utc_now())[0][0])
+    def _database_utc_now_sync(self) -> str:
+        """The publication's one database-UTC clock read (``UTC_TIMESTAMP(6)``; the
+        session time zone of seekdb is +08:00, so never ``NOW()``)."""
+        return utc_text(self._all(tsql.utc_now())[0][0])
 
-    def _delete_active_sync(self, artifact_ids: Sequence[str]) -> None:
-        """Delete the active rows (and with them their FULLTEXT and HNSW entries) of
-        these Topics."""
-        ids = list(dict.fromkeys(artifact_ids))
-        size = templates.IN_BUCKETS[-1]
-        for start in range(0, len(ids), size):
-            chunk = ids[start:start + size]
-            self._exec(tsql.chunks_delete(len(chunk)), chunk)
-            self._exec(tsql.topics_delete(len(chunk)), chunk)
+    def _delete_active_sync(self, artifact_id: str) -> None:
+        """Delete the Topic's active rows; their FULLTEXT and HNSW entries go with them
+        (they are indexes of the same table)."""
+        self._exec(tsql.chunks_delete(1), (artifact_id,))
+        self._exec(tsql.topics_delete(1), (artifact_id,))
 
     def _vector_param(self, vector: EmbeddingVector | None, field: str) -> str:
         if vector is None:
@@ -129,16 +114,17 @@ class OceanBaseTopicRows:
                                     f"{self._topic_vector_column}")
         return obsql.vector_literal(vector)
 
-    def _insert_active_sync(self, write: TopicWrite, hybrid: bool) -> None:
+    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
         """Insert the active Topic row and every chunk row of ``write``'s Revision
-        (with their vectors when ``hybrid``)."""
+        (with their vectors and ``fingerprint`` when it is not None: hybrid)."""
+        hybrid = fingerprint is not None
         if hybrid and self._topic_vector_column is None:
             raise CapabilityNotSupportedError("the active tables have no vector column")
         p = write.projection
         ref = write.ref
         topic: list[Any] = [ref.artifact_id, ref.revision, write.scope_id, write.content.title,
                             write.content.summary, p.topic_text, len(write.sources),
-                            p.embedding_fingerprint if hybrid else None]
+                            fingerprint]
         with_vector = self._topic_vector_column is not None
         if with_vector:
             topic.append(self._vector_param(p.topic_vector, "topic_vector") if hybrid else None)
@@ -146,7 +132,8 @@ class OceanBaseTopicRows:
         rows = []
         for c in p.chunks:
             row: list[Any] = [ref.artifact_id, ref.revision, c.chunk.ordinal, write.scope_id,
-                              c.chunk.start, c.chunk.end, c.chunk.text, c.fts_text]
+                              c.chunk.start, c.chunk.end, c.chunk.text, c.fts_text,
+                              fingerprint]
             if with_vector:
                 row.append(self._vector_param(c.vector, "chunks.vector") if hybrid else None)
             rows.append(row)
@@ -154,8 +141,8 @@ class OceanBaseTopicRows:
 
     # ------------------------------------------------------------------ channels
 
-    def _fts_page_sync(self, channel: str, scope_id: str, terms: Sequence[str], limit: int,
-                       offset: int) -> list[ChannelRow]:
+    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
+                       limit: int, offset: int) -> list[ChannelRow]:
         """One page of ``topic_fts`` or ``detail_fts`` in one Scope, in the engine's
         total order (relevance, then artifact_id, then ordinal)."""
         query = _fts_query(terms)
@@ -171,8 +158,8 @@ class OceanBaseTopicRows:
                     for r in rows]
         raise ValueError(f"not a full-text channel: {channel!r}")
 
-    def _vector_rows_sync(self, channel: str, scope_id: str, vector: EmbeddingVector,
-                          k: int) -> list[ChannelRow]:
+    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
+                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
         """The ``k`` nearest rows of ``topic_vector`` or ``detail_vector`` in one Scope,
         by L2 distance (ties by artifact_id, then ordinal). The HNSW scan filters by
         Scope inside the index (``PRE-FILTER``); should it answer short while the Scope
@@ -208,22 +195,21 @@ class OceanBaseTopicRows:
 
     # ------------------------------------------------------------------ reads
 
-    def _active_topics_sync(self, scope_id: str, artifact_ids: Sequence[str]
-                            ) -> dict[str, tuple[int, str, str]]:
-        """``artifact_id -> (revision, title, summary)`` of the active rows of these
-        Topics in this Scope (others are left out)."""
+    def _cards_sync(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
+        """``artifact_id -> (active ref, title, summary)`` of these Topics' active rows
+        in this Scope (others are left out)."""
         ids = list(dict.fromkeys(artifact_ids))
-        out: dict[str, tuple[int, str, str]] = {}
+        out: dict[str, TopicCard] = {}
         size = templates.IN_BUCKETS[-1]
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
             n = templates.bucket(len(chunk))
             for aid, rev, title, summary in self._all(
                     tsql.topic_rows(n), (scope_id, *chunk, *([None] * (n - len(chunk))))):
-                out[_text(aid)] = (int(rev), _text(title), _text(summary))
+                out[_text(aid)] = (TopicRef(_text(aid), int(rev)), _text(title), _text(summary))
         return out
 
-    def _chunk_text_sync(self, scope_id: str, ref: TopicRef, ordinal: int) -> str | None:
+    def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
         """The text of one active chunk of exactly ``ref``, or None."""
-        rows = self._all(tsql.chunk_texts(), (scope_id, ref.artifact_id, ref.revision, ordinal))
+        rows = self._all(tsql.chunk_texts(), (ref.artifact_id, ref.revision, ordinal))
         return _text(rows[0][0]) if rows else None

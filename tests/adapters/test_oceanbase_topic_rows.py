@@ -12,7 +12,8 @@ import pytest
 from oceanbase_server import fresh_database, seekdb_available
 
 from powercontext.adapters.oceanbase.connection import OceanBaseStorage
-from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows, published_at_text
+from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
+from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import (
@@ -90,39 +91,39 @@ def _publish(rows: _Rows, w: TopicWrite) -> None:
         rows._exec(templates.render("revision_insert", "oceanbase"),
                    (w.ref.artifact_id, w.ref.revision, "topic-memory", "identity", b"{}",
                     "0" * 64, "{}"))
-        rows._delete_active_sync([w.ref.artifact_id])
-        rows._insert_active_sync(w, True)
+        rows._delete_active_sync(w.ref.artifact_id)
+        rows._insert_active_sync(w, w.projection.embedding_fingerprint)
     rows.sync(go)
 
 
 def test_replacing_a_topic_swaps_all_its_rows_and_channels_stay_in_scope(rows):
     _publish(rows, _write("topic_art_a", 1, "s1", "alpha go", ["alpha one", "beta two"]))
     _publish(rows, _write("topic_art_b", 1, "s2", "alpha go", ["alpha three"]))
-    page = rows.sync(rows._fts_page_sync, "topic_fts", "s1", ["alpha", "go"], 10, 0)
+    page = rows.sync(rows._fts_rows_sync, "topic_fts", "s1", ["alpha", "go"], 10, 0)
     assert [(c.ref, c.ordinal) for c in page] == [(TopicRef("topic_art_a", 1), None)]
     _publish(rows, _write("topic_art_a", 2, "s1", "gamma", ["gamma", "alpha x", "alpha y"]))
-    assert rows.sync(rows._fts_page_sync, "topic_fts", "s1", ["alpha"], 10, 0) == []
-    detail = rows.sync(rows._fts_page_sync, "detail_fts", "s1", ["alpha"], 10, 0)
+    assert rows.sync(rows._fts_rows_sync, "topic_fts", "s1", ["alpha"], 10, 0) == []
+    detail = rows.sync(rows._fts_rows_sync, "detail_fts", "s1", ["alpha"], 10, 0)
     assert [(c.ref.revision, c.ordinal) for c in detail] == [(2, 1), (2, 2)]
     near = rows.sync(rows._vector_rows_sync, "detail_vector", "s1", _unit(1, 1, 0, .5), 3840)
     assert [(c.ref.revision, c.ordinal) for c in near] == [(2, 0), (2, 1), (2, 2)]
     assert near[0].distance == pytest.approx(0.0, abs=1e-5)
     assert [c.ref for c in rows.sync(rows._vector_rows_sync, "topic_vector", "s2",
                                      _unit(1, 0, 0, 1), 10)] == [TopicRef("topic_art_b", 1)]
-    assert rows.sync(rows._active_topics_sync, "s1", ["topic_art_a", "topic_art_b"]) == {
-        "topic_art_a": (2, "T topic_art_a", "S")}
-    assert rows.sync(rows._chunk_text_sync, "s1", TopicRef("topic_art_a", 2), 2) == "alpha y"
-    assert rows.sync(rows._chunk_text_sync, "s1", TopicRef("topic_art_a", 1), 0) is None
-    assert rows.sync(rows._chunk_text_sync, "s2", TopicRef("topic_art_a", 2), 0) is None
-    assert rows.sync(rows._active_rows_without_vector_sync) == 0
+    assert rows.sync(rows._cards_sync, "s1", ["topic_art_a", "topic_art_b"]) == {
+        "topic_art_a": (TopicRef("topic_art_a", 2), "T topic_art_a", "S")}
+    assert rows.sync(rows._chunk_text_sync, TopicRef("topic_art_a", 2), 2) == "alpha y"
+    assert rows.sync(rows._chunk_text_sync, TopicRef("topic_art_a", 1), 0) is None
+    assert rows.sync(rows._missing_vectors_sync, "f" * 64) == 0
+    assert rows.sync(rows._missing_vectors_sync, "e" * 64) == 6
 
 
 def test_fts_pages_at_growing_offsets_are_the_whole_ordered_answer(rows):
     for i in range(7):
         _publish(rows, _write(f"topic_art_{i}", 1, "s", "alpha", ["alpha"] * 3))
-    whole = rows.sync(rows._fts_page_sync, "detail_fts", "s", ["alpha"], 100, 0)
+    whole = rows.sync(rows._fts_rows_sync, "detail_fts", "s", ["alpha"], 100, 0)
     pages = [c for off in range(0, 21, 4)
-             for c in rows.sync(rows._fts_page_sync, "detail_fts", "s", ["alpha"], 4, off)]
+             for c in rows.sync(rows._fts_rows_sync, "detail_fts", "s", ["alpha"], 4, off)]
     assert pages == whole and len(whole) == 21
     assert [(c.ref.artifact_id, c.ordinal) for c in whole] == sorted(
         (c.ref.artifact_id, c.ordinal) for c in whole)  # equal scores: keys decide
@@ -131,7 +132,7 @@ def test_fts_pages_at_growing_offsets_are_the_whole_ordered_answer(rows):
 def test_raw_text_never_reaches_match_and_k_is_capped(rows):
     for bad in (["alpha beta"], ['"x'], ["Alpha"], ["k" * 85]):
         with pytest.raises(InvalidInputError):
-            rows.sync(rows._fts_page_sync, "topic_fts", "s", bad, 10, 0)
+            rows.sync(rows._fts_rows_sync, "topic_fts", "s", bad, 10, 0)
     with pytest.raises(InvalidInputError):
         rows.sync(rows._vector_rows_sync, "detail_vector", "s", _unit(1, 0, 0, 0),
                   tsql.MAX_APPROXIMATE_K + 1)
@@ -157,9 +158,14 @@ def test_a_short_ann_answer_is_rerun_exactly(rows, monkeypatch):
 
 def test_a_hybrid_write_needs_every_vector_of_the_right_dimension(rows):
     w = _write("topic_art_v", 1, "s", "alpha", ["alpha", "beta"], vectors=False)
+
+    def go():
+        rows._exec(templates.render("revision_insert", "oceanbase"),
+                   ("topic_art_v", 1, "topic-memory", "identity", b"{}", "0" * 64, "{}"))
+        rows._insert_active_sync(w, "f" * 64)
     with pytest.raises(InvalidInputError):
-        _publish(rows, w)
-    assert rows.sync(rows._active_topics_sync, "s", ["topic_art_v"]) == {}
+        rows.sync(go)
+    assert rows.sync(rows._cards_sync, "s", ["topic_art_v"]) == {}
 
 
 def test_no_vector_column_refuses_vector_work(seekdb_url):
@@ -179,11 +185,9 @@ def test_no_vector_column_refuses_vector_work(seekdb_url):
 
 
 def test_publication_time_is_database_utc_with_microseconds(rows):
-    now = rows.sync(rows._db_utc_now_sync)
+    now = rows.sync(rows._database_utc_now_sync)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", now)
     stamp = datetime.datetime.strptime(now, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.UTC)
     assert abs((datetime.datetime.now(datetime.UTC) - stamp).total_seconds()) < 3600
-    assert published_at_text(datetime.datetime(2026, 1, 2, 3, 4, 5)) == (
-        "2026-01-02T03:04:05.000000Z")
-    assert published_at_text(b"2026-01-02 03:04:05.5") == "2026-01-02T03:04:05.500000Z"
+    assert utc_text(datetime.datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02T03:04:05.000000Z"

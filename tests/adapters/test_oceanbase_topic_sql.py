@@ -67,6 +67,7 @@ def test_active_chunks_ddl_golden():
         "    end_offset BIGINT NOT NULL,\n"
         f"    snippet_text MEDIUMTEXT {_BIN} NOT NULL,\n"
         f"    fts_text MEDIUMTEXT {_BIN} NOT NULL,\n"
+        f"    embedding_fingerprint CHAR(64) {_BIN},\n"
         "    embedding VECTOR(8),\n"
         "    PRIMARY KEY (artifact_id, ordinal),\n"
         "    KEY idx_pc_topic_memory_active_chunks_scope (scope_id, artifact_id),\n"
@@ -111,10 +112,14 @@ def test_search_statements_golden():
     assert ts.scope_vector_count("chunks") == (
         "SELECT COUNT(*) FROM pc_topic_memory_active_chunks WHERE scope_id = %s "
         "AND embedding IS NOT NULL")
-    assert ts.topics_without_vector() == (
-        "SELECT COUNT(*) FROM pc_topic_memory_active_topics WHERE embedding IS NULL")
-    assert ts.chunks_without_vector() == (
-        "SELECT COUNT(*) FROM pc_topic_memory_active_chunks WHERE embedding IS NULL")
+    assert ts.missing_vectors() == (
+        "SELECT (SELECT COUNT(*) FROM pc_topic_memory_active_topics WHERE embedding IS NULL "
+        "OR embedding_fingerprint IS NULL OR embedding_fingerprint <> %s) + "
+        "(SELECT COUNT(*) FROM pc_topic_memory_active_chunks WHERE embedding IS NULL "
+        "OR embedding_fingerprint IS NULL OR embedding_fingerprint <> %s)")
+    assert ts.active_row_count() == (
+        "SELECT (SELECT COUNT(*) FROM pc_topic_memory_active_topics) + "
+        "(SELECT COUNT(*) FROM pc_topic_memory_active_chunks)")
     with pytest.raises(KeyError):
         ts.scope_vector_count("heads")
 
@@ -134,16 +139,17 @@ def test_write_and_read_statements_golden():
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
     assert ts.chunk_insert(False) == (
         "INSERT INTO pc_topic_memory_active_chunks (artifact_id, revision, ordinal, scope_id, "
-        "start_offset, end_offset, snippet_text, fts_text) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+        "start_offset, end_offset, snippet_text, fts_text, embedding_fingerprint) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
     assert ts.chunk_insert(True).endswith(
-        "snippet_text, fts_text, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
+        "fts_text, embedding_fingerprint, embedding) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
     assert ts.topic_rows(2) == (
         "SELECT artifact_id, revision, title, summary FROM pc_topic_memory_active_topics "
         "WHERE scope_id = %s AND artifact_id IN (%s, %s)")
     assert ts.chunk_texts() == (
-        "SELECT snippet_text FROM pc_topic_memory_active_chunks WHERE scope_id = %s "
-        "AND artifact_id = %s AND revision = %s AND ordinal = %s")
+        "SELECT snippet_text FROM pc_topic_memory_active_chunks WHERE artifact_id = %s "
+        "AND revision = %s AND ordinal = %s")
     assert ts.utc_now() == "SELECT UTC_TIMESTAMP(6)"
     with pytest.raises(ValueError):
         ts.topics_delete(0)
@@ -201,7 +207,7 @@ def test_every_statement_runs_on_seekdb_within_one_scope(conn):
         for o in range(3):
             _q(conn, ts.chunk_insert(True), (aid, 1, o, scope, o * 10, o * 10 + 10,
                                              f"chunk {o} of {i}", f"alpha c{o} db",
-                                             _unit(i * 3 + o)))
+                                             "f" * 64, _unit(i * 3 + o)))
     rows = _q(conn, ts.topic_fts_search(), ("alpha go", "repo:/a", "alpha go", 2, 0))
     rows += _q(conn, ts.topic_fts_search(), ("alpha go", "repo:/a", "alpha go", 2, 2))
     assert [r[0] for r in rows] == ["topic_art_00", "topic_art_02", "topic_art_04"]
@@ -220,12 +226,13 @@ def test_every_statement_runs_on_seekdb_within_one_scope(conn):
     assert _q(conn, ts.chunk_vector_search(False), (lit, "repo:/b", lit, 3840)) == chunk_near
     assert _q(conn, ts.scope_vector_count("topics"), ("repo:/a",)) == [(3,)]
     assert _q(conn, ts.scope_vector_count("chunks"), ("repo:/b",)) == [(9,)]
-    assert _q(conn, ts.topics_without_vector()) == [(0,)]
-    assert _q(conn, ts.chunks_without_vector()) == [(0,)]
+    assert _q(conn, ts.missing_vectors(), ("f" * 64, "f" * 64)) == [(0,)]
+    assert _q(conn, ts.missing_vectors(), ("e" * 64, "e" * 64)) == [(24,)]
+    assert _q(conn, ts.active_row_count()) == [(24,)]
     got = _q(conn, ts.topic_rows(2), ("repo:/a", "topic_art_00", "topic_art_01"))
     assert got == [("topic_art_00", 1, "T0", "S")]  # the other Scope's id is not seen
-    assert _q(conn, ts.chunk_texts(), ("repo:/b", "topic_art_03", 1, 2)) == [("chunk 2 of 3",)]
-    assert _q(conn, ts.chunk_texts(), ("repo:/a", "topic_art_03", 1, 2)) == []
+    assert _q(conn, ts.chunk_texts(), ("topic_art_03", 1, 2)) == [("chunk 2 of 3",)]
+    assert _q(conn, ts.chunk_texts(), ("topic_art_03", 2, 2)) == []
     (now,), = _q(conn, ts.utc_now())
     utc = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     assert isinstance(now, datetime.datetime) and abs((utc - now).total_seconds()) < 3600
@@ -246,7 +253,7 @@ def test_engine_facts_the_fragments_rely_on(conn):
     _revision(conn, aid, 1)
     # MEDIUMTEXT holds (and MATCH finds) far more than TEXT's 65,535 bytes
     big = " ".join(["u_4e2d"] * 20_000)  # 140,000 bytes
-    _q(conn, ts.chunk_insert(False), (aid, 1, 0, "facts", 0, 1, "x", big))
+    _q(conn, ts.chunk_insert(False), (aid, 1, 0, "facts", 0, 1, "x", big, None))
     assert _q(conn, ts.chunk_fts_search(), ("u_4e2d", "facts", "u_4e2d", 5, 0))[0][0] == aid
     # the APPROXIMATE k limit: 3,840 (80 x 48) is far inside it
     lit = _unit(0)
@@ -263,7 +270,7 @@ def test_engine_facts_the_fragments_rely_on(conn):
     cur = conn.cursor()
     cur.execute("START TRANSACTION")
     try:
-        cur.execute(ts.chunk_insert(True), (aid, 1, 1, "facts", 1, 2, "y", "zebra", lit))
+        cur.execute(ts.chunk_insert(True), (aid, 1, 1, "facts", 1, 2, "y", "zebra", None, lit))
         cur.execute(ts.chunk_fts_search(), ("zebra", "facts", "zebra", 5, 0))
         assert [r[2] for r in cur.fetchall()] == [1]
         cur.execute(ts.chunk_vector_search(), (lit, "facts", lit, 5))
