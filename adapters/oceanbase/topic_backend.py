@@ -86,12 +86,6 @@ class OceanBaseTopicBackend(OceanBaseTopicRows, OceanBaseStorage[TopicCapabiliti
         self._init_connection(url)
         self._topic_vector_column = None
 
-    @classmethod
-    def from_url(cls, url: str, *, profile: EmbeddingProfile | None = None,
-                 analyzer: str | Analyzer | None = None) -> OceanBaseTopicBackend:
-        """The backend for ``oceanbase://...`` (or ``seekdb://...``) ``url``."""
-        return cls(url, profile=profile, analyzer=analyzer)
-
     def __repr__(self) -> str:
         return f"OceanBaseTopicBackend({self._url!r})"
 
