@@ -4,6 +4,7 @@ embedder, and both families on one database."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -287,3 +288,82 @@ def test_memory_and_topic_backends_share_one_database(db_url, topic_first):
     run(first())
     run(second())
     run(first())
+
+
+# ---------------------------------------------------------------- limits, forgeries, races
+
+
+def test_the_largest_content_fits_every_column_and_is_found(backend):
+    def cjk(n: int, start: int) -> str:  # 4-byte UTF-8, no spaces or punctuation
+        return "".join(chr(0x20000 + (start + i) % 5000) for i in range(n))
+
+    async def go():
+        w = await make_write(backend, "s", cjk(tcontent.MAX_TITLE_CHARS, 0),
+                             cjk(tcontent.MAX_SUMMARY_CHARS, 300),
+                             cjk(tcontent.MAX_DETAIL_CHARS, 2000))
+        longest = max(len(c.fts_text) for c in w.projection.chunks)
+        assert longest > 30_000 and len(w.projection.topic_text) > 30_000
+        (r,) = await publish(backend, w)
+        got = await backend.get("s", r.ref)
+        assert got.content == w.content
+        res = await search(backend, "s", w.content.detail[20000:20002])
+        assert [h.ref for h in res.hits] == [r.ref] and "detail_fts" in res.hits[0].matched_by
+        res = await search(backend, "s", w.content.title[10:12])
+        assert [h.ref for h in res.hits] == [r.ref] and "topic_fts" in res.hits[0].matched_by
+    run(go())
+
+
+def test_a_forged_projection_is_refused_and_writes_nothing(backend):
+    import attrs
+
+    from powercontext.core.errors import IntegrityError
+
+    async def go():
+        w = await make_write(backend, "s", "Forged", "S",
+                             "First part. " * 150 + "\n\n" + "Second part. " * 150)
+        chunks = w.projection.chunks
+        assert len(chunks) > 1
+        forged = (
+            attrs.evolve(w.projection, chunks=chunks[:-1]),
+            attrs.evolve(w.projection, chunks=tuple(reversed(chunks))),
+            attrs.evolve(w.projection, topic_text="forged words"),
+            attrs.evolve(w.projection, chunks=(attrs.evolve(chunks[0], fts_text="x"),
+                                               *chunks[1:])),
+        )
+        for p in forged:
+            with pytest.raises((IntegrityError, InvalidInputError)):
+                await publish(backend, attrs.evolve(w, projection=p))
+        assert await backend.heads("s") == ()
+        assert (await search(backend, "s", "forged")).hits == ()
+        (r,) = await publish(backend, w)
+        assert await backend.heads("s") == (r.ref,)
+    run(go())
+
+
+def test_concurrent_updates_from_one_base_exactly_one_wins(db_url):
+    async def go():
+        backends = [OceanBaseTopicBackend(db_url) for _ in range(4)]
+        try:
+            (base,) = await publish(backends[0], await make_write(
+                backends[0], "s", "Contended", "S", "Version zero."))
+            writes = [await make_write(b, "s", "Contended", "S", f"Version {i + 1}.",
+                                       base=base.ref) for i, b in enumerate(backends)]
+
+            async def attempt(b, w):
+                try:
+                    await publish(b, w)
+                    return "won"
+                except RevisionConflictError:
+                    return "conflict"
+
+            outcomes = await asyncio.gather(*(attempt(b, w)
+                                              for b, w in zip(backends, writes, strict=True)))
+            assert sorted(outcomes) == ["conflict"] * 3 + ["won"]
+            winner = writes[outcomes.index("won")]
+            assert await backends[1].heads("s") == (winner.ref,)
+            got = await backends[2].get("s", winner.ref)
+            assert got.content == winner.content and got.based_on == base.ref
+        finally:
+            for b in backends:
+                await b.close()
+    run(go())
