@@ -127,6 +127,9 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
                 f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})")
         if vectors:
             assert self._profile is not None
+            stored = self._shape_sync()
+            if stored is not None and stored.kind == "fts" and self._topic_head_count_sync():
+                return True  # an FTS-only deployment: the shape check refuses this open
             dim = self._profile.dimension
             for kind, table in zip(_KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
                                    strict=True):
@@ -206,8 +209,8 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
     def _missing_vectors_sync(self, fingerprint: str) -> int:
         if not self._vec_tables:
             return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
-        return sum(int(self._execute(frag.statement(f"topic_{k}_missing_vectors"),
-                                     [fingerprint])[0][0]) for k in _KINDS)
+        return int(self._execute(frag.statement("topic_missing_vectors"),
+                                 [fingerprint, fingerprint])[0][0])
 
     # ------------------------------------------------------------------ publication
 
