@@ -492,8 +492,8 @@ class InMemoryTopicBackend(SourceStore[TopicCapabilities]):
                      query_vector: EmbeddingVector | None) -> TopicSearchResult:
         kind = self._kind()
         if kind == "fts" and query_vector is not None:
-            raise CapabilityNotSupportedError(
-                "this Topic deployment is FTS-only: no query vector is searched")
+            raise InvalidInputError(
+                "query_vector", "is refused: this Topic Memory deployment is FTS-only")
         if kind == "hybrid":
             if query_vector is None:
                 raise InvalidInputError(

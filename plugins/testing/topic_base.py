@@ -124,7 +124,11 @@ class TopicKit:
         """Search as the application does: the query embedded in a hybrid deployment."""
         vector = None
         if self.model is not None and isinstance(query, str):
-            vector = (await self.vectors((query,)) or (None,))[0]
+            try:
+                vector = (await self.vectors((query,)) or (None,))[0]
+            except ValueError:  # a text the model refuses (a lone surrogate): any unit
+                dim = self.model.profile.dimension
+                vector = (1.0,) + (0.0,) * (dim - 1)
         return await self.backend.search(TopicSearchRequest(scope_id, query, limit), vector)
 
     async def observe(self, scopes: Sequence[str], queries: Sequence[str]) -> Any:
@@ -183,6 +187,14 @@ class TopicContractBase:
             yield kit
         finally:
             await backend.close()
+
+    @staticmethod
+    def _require(backend: Any, port: Any) -> Any:
+        """``backend`` as the capability ``port`` (a runtime_checkable Protocol), or
+        skip the test naming what it does not declare."""
+        if not isinstance(backend, port):
+            pytest.skip(f"{type(backend).__name__} does not declare {port.__name__}")
+        return backend
 
     @staticmethod
     def _reopen(reopen: TopicReopen | None) -> TopicReopen:

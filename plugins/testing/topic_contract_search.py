@@ -12,10 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from powercontext.core.errors import (
-    CapabilityNotSupportedError,
-    InvalidInputError,
-)
+from powercontext.core.errors import InvalidInputError
 from powercontext.core.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from powercontext.core.topic.models import CHANNELS_FTS, CHANNELS_HYBRID
 from powercontext.core.topic.snippets import SNIPPET_CHARS
@@ -199,8 +196,9 @@ class TopicSearchContract(TopicContractBase):
                 request = TopicSearchRequest("s", "kiwi")
                 vector = (await topic_embedding_model.embed(("kiwi",))).vectors[0]
                 if shape == "fts":
-                    with pytest.raises(CapabilityNotSupportedError):
+                    with pytest.raises(InvalidInputError) as info:
                         await kit.backend.search(request, vector)
+                    assert info.value.field == "query_vector"
                 else:
                     with pytest.raises(InvalidInputError) as info:
                         await kit.backend.search(request, None)
