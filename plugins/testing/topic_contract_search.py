@@ -79,6 +79,40 @@ class TopicSearchContract(TopicContractBase):
 
         run(body())
 
+    def test_hybrid_searches_the_vector_channels(
+            self, topic_backend_factory, topic_embedding_model):
+        """The exact title + summary text and the exact Detail are nearest to their own
+        vectors, so the vector channels match them; a query no full-text channel admits
+        (misspelt words: no shared Analyzer token) that the deterministic model still
+        places near the Detail is a vector-only detail hit with a stable snippet."""
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+        from powercontext.core.topic.snippets import stable_snippet
+
+        async def body():
+            async with self._kit(topic_backend_factory, "hybrid",
+                                 topic_embedding_model) as kit:
+                detail = ("Kiwifruit vineyard trellis pruning schedule for the northern "
+                          "orchard.")
+                rev = await kit.create("s", "Orchard plans", "What we do each season",
+                                       detail)
+                c = rev.content
+                for query, channels in ((f"{c.title}\n\n{c.summary}", {"topic_vector"}),
+                                        (c.detail, {"detail_vector", "detail_fts"})):
+                    res = await kit.search("s", query)
+                    _check_hits(res, CHANNELS_HYBRID)
+                    assert [h.ref for h in res.hits] == [rev.ref]
+                    assert channels <= set(res.hits[0].matched_by), res.hits[0].matched_by
+                if isinstance(topic_embedding_model, DeterministicEmbedding):
+                    res = await kit.search("s", "kiwifrruit vinneyard trelllis prunning "
+                                           "schedulle")
+                    assert [h.ref for h in res.hits] == [rev.ref]
+                    (hit,) = res.hits
+                    assert "detail_vector" in hit.matched_by
+                    assert not {"topic_fts", "detail_fts"} & set(hit.matched_by)
+                    assert hit.snippet == stable_snippet(detail)
+
+        run(body())
+
     def test_a_topic_with_many_matching_chunks_hides_no_other(
             self, topic_backend_factory, shape, topic_embedding_model):
         async def body():
