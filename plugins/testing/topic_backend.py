@@ -381,7 +381,8 @@ class InMemoryTopicBackend(SourceStore[TopicCapabilities]):
             "content": w.content,
             "content_bytes": topic_content.content_bytes(w.content),
             "content_hash": topic_content.content_hash(w.content),
-            "lineage": topic_content.lineage_bytes(w.sources, w.base),
+            "lineage": topic_content.lineage_bytes(canonical.sort_source_refs(w.sources),
+                                                   w.base),
         }
 
     def _insert_lineage_sync(self, w: TopicWrite) -> None:

@@ -96,7 +96,7 @@ class TopicKit:
                     artifact_id: str | None = None) -> TopicWrite:
         """A CREATE (``base`` None: revision 1 of a new id) or an UPDATE of ``base``."""
         content = make_content(title, summary, detail)
-        refs = tuple([await self.source(n) for n in sources])
+        refs = canonical.sort_source_refs([await self.source(n) for n in sources])
         if base is None:
             ref = TopicRef(artifact_id or new_topic_id(), 1)
         else:

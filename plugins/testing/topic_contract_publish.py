@@ -54,6 +54,18 @@ class TopicPublishContract(TopicContractBase):
                 assert await kit.backend.get("repo:/a", rev.ref) == rev
                 assert await kit.backend.heads("repo:/a") == (rev.ref,)
                 assert await kit.backend.heads("repo:/other") == ()
+                # lineage is sorted and unique: an unsorted or repeated list is refused
+                # or stored sorted, never stored as given
+                w2 = await kit.write("repo:/a", "Plum", "plum", "Plum.",
+                                     sources=("src_a", "src_b"))
+                a, b = kit.sources["src_a"], kit.sources["src_b"]
+                try:
+                    (r2,) = await kit.publish(attrs.evolve(w2, sources=(b, a, b)))
+                except InvalidInputError:
+                    assert await kit.backend.heads("repo:/a") == (rev.ref,)
+                else:
+                    assert r2.sources == (a, b)
+                    assert (await kit.backend.get("repo:/a", r2.ref)).sources == (a, b)
                 shape_row = (await kit.backend.topic_capabilities()).shape
                 assert shape_row is not None and shape_row.kind == shape
 
