@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from support.topic_faults import with_publication_faults
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.plugins.testing import TopicBackendContract, topic_state_machine_test
@@ -28,9 +29,25 @@ pytestmark = pytest.mark.skipif(
 _PATHS: dict[int, str] = {}
 
 
+def _integrity(backend) -> list[str]:
+    """FTS5 integrity-check of both FTS tables (raises on damage) and, in a hybrid
+    database, vector rows equal to active rows."""
+    report = backend._in_tx(False, backend._integrity_sync)
+    problems = []
+    for kind, active in (("topic", "topics"), ("chunk", "chunks")):
+        vectors = report.get(f"{kind}_vectors")
+        if vectors is not None and vectors != report[active]:
+            problems.append(f"{vectors} {kind} vector rows for {report[active]} active rows")
+    return problems
+
+
+_Faulty = (with_publication_faults(SQLiteTopicBackend, _integrity)
+           if SQLiteTopicBackend is not None else None)
+
+
 def _open(path: str, profile):
-    assert SQLiteTopicBackend is not None, "SQLiteTopicBackend is not in this tree"
-    backend = SQLiteTopicBackend(path, profile=profile)
+    assert _Faulty is not None, "SQLiteTopicBackend is not in this tree"
+    backend = _Faulty(path, profile=profile)
     _PATHS[id(backend)] = path
     return backend
 
