@@ -127,6 +127,9 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
                 f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})")
         if vectors:
             assert self._profile is not None
+            stored = self._shape_sync()
+            if stored is not None and stored.kind == "fts" and self._topic_head_count_sync():
+                return True  # an FTS-only deployment: the shape check refuses this open
             dim = self._profile.dimension
             for kind, table in zip(_KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
                                    strict=True):
