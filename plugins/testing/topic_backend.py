@@ -48,12 +48,9 @@ from powercontext.core.errors import (
     RevisionConflictError,
 )
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, Source
-from powercontext.core.query import search_terms
-from powercontext.core.ranking import candidate_budget
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic import search as topic_search
-from powercontext.core.topic import snippets
-from powercontext.core.topic.chunks import CHUNK_POLICY_VERSION, MAX_CHUNKS
+from powercontext.core.topic.chunks import CHUNK_POLICY_VERSION
 from powercontext.core.topic.models import (
     RetrievalShape,
     ShapeKind,
@@ -479,13 +476,12 @@ class InMemoryTopicBackend(SourceStore[TopicCapabilities]):
     async def search(self, request: TopicSearchRequest,
                      query_vector: EmbeddingVector | None = None) -> TopicSearchResult:
         """Active Topics of one Scope, collapsed per channel, fused by RRF (see
-        :meth:`powercontext.ports.topic.TopicMemoryBackend.search`)."""
-        if not isinstance(request, TopicSearchRequest):
-            raise InvalidInputError("request", "must be a TopicSearchRequest")
-        scope_id = topic_content.check_scope_id(request.scope_id)
-        limit = topic_search.check_limit(request.limit)
+        :meth:`powercontext.ports.topic.TopicMemoryBackend.search`); the request is
+        checked by :func:`powercontext.core.topic.search.check_request` (InvalidInputError
+        naming ``request``, ``scope_id``, ``query`` or ``limit``; ``query_vector`` when
+        it is missing in a hybrid deployment, given in an FTS-only one, or bad)."""
         await self._run(lambda: None)
-        terms = search_terms(request.query, self._analyzer)
+        scope_id, terms, limit = topic_search.check_request(request, self._analyzer)
         return await self._run(self._in_tx, False, self._search_sync, scope_id, terms, limit,
                                query_vector)
 
@@ -498,7 +494,7 @@ class InMemoryTopicBackend(SourceStore[TopicCapabilities]):
         if kind == "hybrid":
             if query_vector is None:
                 raise InvalidInputError(
-                    "query_vector", "a hybrid Topic deployment needs the embedded query")
+                    "query_vector", "is required: this Topic Memory deployment is hybrid")
             assert self._profile is not None
             try:
                 check_vector(tuple(query_vector), self._profile)
@@ -506,35 +502,29 @@ class InMemoryTopicBackend(SourceStore[TopicCapabilities]):
                 raise InvalidInputError("query_vector", str(exc)) from exc
         channels: tuple[TopicChannel, ...] = RetrievalShape(
             kind, CHUNK_POLICY_VERSION, self._analyzer.version).channels
-        budget = candidate_budget(limit)
+        budget = topic_search.channel_budget(limit)
         topics = [r for r in self._state["active_topics"].values() if r["scope_id"] == scope_id]
         chunks = [c for cs in self._state["active_chunks"].values() for c in cs
                   if c["scope_id"] == scope_id]
-        rows: dict[TopicChannel, list[topic_search.ChannelRow]] = {}
-        if terms:
-            rows["topic_fts"] = self._fts(topics, terms, detail=False)
-            rows["detail_fts"] = self._fts(chunks, terms, detail=True)
-        if kind == "hybrid" and query_vector is not None:
-            rows["topic_vector"] = self._knn(topics, query_vector, len(topics), detail=False)
-            rows["detail_vector"] = self._knn(chunks, query_vector, budget * MAX_CHUNKS,
-                                              detail=True)
-        if not terms:
-            return TopicSearchResult((), channels)
+        rows: dict[TopicChannel, list[topic_search.ChannelRow]] = {
+            "topic_fts": self._fts(topics, terms, detail=False),
+            "detail_fts": self._fts(chunks, terms, detail=True),
+        }
+        if query_vector is not None:
+            rows["topic_vector"] = self._knn(topics, query_vector, budget, detail=False)
+            rows["detail_vector"] = self._knn(chunks, query_vector,
+                                              topic_search.vector_k(limit), detail=True)
         collapsed = {ch: topic_search.collapse(ch, rows[ch], terms, budget) for ch in rows}
         fused = topic_search.fuse_channels(collapsed, limit)
         by_id = {r["ref"].artifact_id: r for r in topics}
-        chunk_text = {(c["ref"].artifact_id, c["ordinal"]): c["text"] for c in chunks}
+        texts: dict[str, dict[int, str]] = {}
+        for c in chunks:
+            texts.setdefault(c["ref"].artifact_id, {})[c["ordinal"]] = c["text"]
         hits = []
         for f in fused:
             row = by_id[f.ref.artifact_id]
-            snippet = None
-            if "detail_fts" in f.best_chunk:
-                snippet = snippets.match_snippet(
-                    chunk_text[(f.ref.artifact_id, f.best_chunk["detail_fts"])], terms,
-                    self._analyzer)
-            if snippet is None and "detail_vector" in f.best_chunk:
-                snippet = snippets.stable_snippet(
-                    chunk_text[(f.ref.artifact_id, f.best_chunk["detail_vector"])])
+            snippet = topic_search.topic_snippet(f, texts.get(f.ref.artifact_id, {}), terms,
+                                                 self._analyzer)
             hits.append(TopicHit(f.ref, row["title"], row["summary"], snippet, f.score,
                                  f.matched_by))
         return TopicSearchResult(tuple(hits), channels)

@@ -255,8 +255,14 @@ class TopicSearchContract(TopicContractBase):
                                        "naïve notes",
                                        'multi-agent TODO: fix 50% of @name in 3.11.7 '
                                        'AND OR NOT NEAR (parens) "quoted" 🙂')
+                analyzer = await kit.backend.analyzer()
                 for q in NASTY_QUERIES:
-                    _check_hits(await kit.search("s", q), self._channels(shape))
+                    if analyzer.query_terms(q):
+                        _check_hits(await kit.search("s", q), self._channels(shape))
+                    else:  # nothing to search for: bad input, as core.topic.search says
+                        with pytest.raises(InvalidInputError) as info:
+                            await kit.search("s", q)
+                        assert info.value.field == "query", repr(q)
                 for q, want in (("中文", cjk), ("テキ", cjk), ("문장", cjk),
                                 (unicodedata.normalize("NFC", "résumé"), nfd),
                                 (unicodedata.normalize("NFD", "CAFÉ"), nfd),
@@ -265,14 +271,13 @@ class TopicSearchContract(TopicContractBase):
                     assert want.ref in [h.ref for h in hits], q
                     if shape == "fts":
                         assert [h.ref for h in hits] == [want.ref], q
-                for q in ("", "   ", "the of and", "\ud800"):
-                    assert (await kit.search("s", q)).hits == (), repr(q)
-                try:
-                    res = await kit.search("s", "kiwi \udfff résumé")
-                except InvalidInputError as exc:
-                    assert exc.field == "query"
-                else:
-                    _check_hits(res, self._channels(shape))
+                blank = [q for q in ("", "   ", "the of and", "🙂🚀", "(*) -- :")
+                         if not analyzer.query_terms(q)]
+                assert len(blank) >= 3
+                for q in (*blank, "\ud800", "kiwi \udfff résumé"):
+                    with pytest.raises(InvalidInputError) as info:
+                        await kit.search("s", q)
+                    assert info.value.field == "query", repr(q)
 
         run(body())
 
