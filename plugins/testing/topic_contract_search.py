@@ -174,6 +174,30 @@ class TopicSearchContract(TopicContractBase):
 
         prop()
 
+    def test_ties_break_the_same_way_every_time(
+            self, topic_backend_factory, shape, topic_embedding_model):
+        """Topics with the same content tie in every engine's scoring: whatever order an
+        engine gives such rows, a search answers the same hits in the same order every
+        time and at every limit (Topic Memory RFC, RRF; TOPIC-MEMORY.md, "Topic
+        search": ties by score, then UTF-8 artifact_id, then revision)."""
+
+        async def body():
+            async with self._kit(topic_backend_factory, shape, topic_embedding_model) as kit:
+                revs = [await kit.create("s", "Kiwi twin", "the same kiwi summary",
+                                         "The same kiwi detail.") for _ in range(6)]
+                first = (await kit.search("s", "kiwi twin", 20)).hits
+                assert {h.ref for h in first} == {r.ref for r in revs}
+                for i in range(len(first) - 1):
+                    a, b = first[i], first[i + 1]
+                    assert a.score > b.score or (a.score == b.score and (
+                        a.ref.artifact_id.encode(), a.ref.revision) < (
+                        b.ref.artifact_id.encode(), b.ref.revision)), (a, b)
+                for limit in (20, 3, 20, 1):
+                    again = (await kit.search("s", "kiwi twin", limit)).hits
+                    assert again == first[:limit]
+
+        run(body())
+
     def test_search_never_leaves_its_scope(
             self, topic_backend_factory, shape, topic_embedding_model):
         async def body():

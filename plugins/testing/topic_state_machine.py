@@ -2,7 +2,7 @@
 
 :class:`TopicStateMachine` publishes CREATE and UPDATE batches (some made to fail: a
 stale base, a Source that is not stored, an UPDATE from another Scope), gets every
-known Revision, and searches, comparing with its model: the heads, every Revision
+known Revision (after every step), and searches, comparing with its model: the heads, every Revision
 (content, lineage, ``published_at``), and for a one-word search the set of Topics whose
 active texts contain the word (no hit is a non-active Revision). Bind it to a backend
 with :func:`topic_state_machine_test`::
@@ -150,8 +150,12 @@ class TopicStateMachine(RuleBasedStateMachine):
         else:
             raise AssertionError("a Revision beyond the head must not be found")
 
-    @rule(scope=st.sampled_from(SCOPES), word=st.sampled_from(TOPIC_VOCABULARY))
-    def search(self, scope: str, word: str) -> None:
+    @rule(scope=st.sampled_from(SCOPES),
+          words=st.lists(st.sampled_from(TOPIC_VOCABULARY), min_size=1, max_size=2))
+    def search(self, scope: str, words: list[str]) -> None:
+        """A one- or two-term query admits every Topic holding either term (the
+        admission floor for at most two terms is one match)."""
+        word = " ".join(words)
         result = self._run(self.kit.search(scope, word, 20))
         terms = set(self.analyzer.query_terms(word))
         heads = {aid: revs[-1] for aid, revs in self.topics.items()
@@ -172,6 +176,12 @@ class TopicStateMachine(RuleBasedStateMachine):
             assert h.ref == head.ref, "a hit is never a non-active Revision"
             assert (h.title, h.summary) == (head.content.title, head.content.summary)
             assert set(h.matched_by) <= set(result.channels)
+
+    @invariant()
+    def every_known_revision_reads_back(self) -> None:
+        for revs in self.topics.values():
+            for rev in revs:
+                assert self._run(self.kit.backend.get(rev.scope_id, rev.ref)) == rev
 
     @invariant()
     def heads_match_the_model(self) -> None:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from oceanbase_server import seekdb_available
+from support.topic_faults import with_publication_faults
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.plugins.testing import TopicBackendContract, topic_state_machine_test
@@ -58,9 +59,13 @@ def topic_contract_server(seekdb_url: str) -> Iterator[None]:
             _SERVER.clear()
 
 
+_Faulty = (with_publication_faults(OceanBaseTopicBackend)
+           if OceanBaseTopicBackend is not None else None)
+
+
 def _open(url: str, profile: Any) -> Any:
-    assert OceanBaseTopicBackend is not None, "OceanBaseTopicBackend is not in this tree"
-    backend = OceanBaseTopicBackend(url, profile=profile)
+    assert _Faulty is not None, "OceanBaseTopicBackend is not in this tree"
+    backend = _Faulty(url, profile=profile)
     _URLS[id(backend)] = url
     return backend
 
