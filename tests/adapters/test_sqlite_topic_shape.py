@@ -79,6 +79,9 @@ def test_a_hybrid_deployment_searches_four_channels_and_stores_every_vector(
         try:
             with pytest.raises(InvalidInputError, match="query_vector"):
                 await b.search(TopicSearchRequest(SCOPE, "snapshot"))
+            for bad in ((1.0, 0.0), (float("nan"),) * 8, (2.0,) + (0.0,) * 7):
+                with pytest.raises(InvalidInputError, match="query_vector"):
+                    await b.search(TopicSearchRequest(SCOPE, "snapshot"), bad)
             text = "Readers keep one snapshot while the writer appends."
             res = await b.search(TopicSearchRequest(SCOPE, "snapshot"), embed(text))
             assert res.channels == CHANNELS_HYBRID
@@ -284,3 +287,14 @@ def test_memory_head_and_key_import_ignore_a_topic_artifact(tmp_path: Path) -> N
         finally:
             await m.close()
     run(go())
+
+
+def test_the_integrity_report_counts_active_and_vector_rows(tmp_path: Path) -> None:
+    path = tmp_path / "hybrid.db"
+    _publish_one(path, PROFILE)
+    b = SQLiteTopicBackend(str(path), profile=PROFILE)
+    run(b.open())
+    report = b._executor.submit(b._in_tx, False, b._integrity_sync).result()  # type: ignore[union-attr]
+    b.close_sync()
+    assert report["topics"] == report["topic_vectors"] == 1
+    assert report["chunks"] == report["chunk_vectors"] >= 1
