@@ -23,6 +23,43 @@ Sources and entries are public here for third parties' own properties, and
 Modules: ``strategies`` (Hypothesis strategies, fixed queries), ``base`` (fixtures,
 helpers, test models), ``contract_*`` (one contract group each), ``contract`` (all of
 them), ``state_machine``, ``memory_backend`` (the in-memory backend).
+
+The Topic Memory kit (Topic Memory RFC; ``topic_*`` modules) works the same way for a
+``powercontext.ports.topic.TopicMemoryBackend``: subclass
+:class:`TopicBackendContract` and override ``topic_backend_factory``
+(``factory(profile) -> TopicMemoryBackend``, a fresh empty database per call; profile
+None is an FTS-only deployment, an EmbeddingProfile a hybrid one) and
+``topic_backend_reopen`` (``reopen(backend, profile)``: a new backend on the same
+database, for the retrieval-shape tests)::
+
+    import pytest
+    from powercontext.plugins.testing import (
+        InMemoryTopicBackend, TopicBackendContract, topic_state_machine_test)
+
+    class TestMyTopicBackend(TopicBackendContract):
+        @pytest.fixture
+        def topic_backend_factory(self):
+            return lambda profile: InMemoryTopicBackend(profile=profile)
+
+        @pytest.fixture
+        def topic_backend_reopen(self):
+            return lambda backend, profile: InMemoryTopicBackend(
+                profile=profile, database=backend.database)
+
+    TestMyTopicStateMachine = topic_state_machine_test(
+        lambda profile: InMemoryTopicBackend(profile=profile))
+
+Every test taking the ``shape`` fixture runs FTS-only and hybrid (the hybrid run uses
+``topic_embedding_model``, by default the deterministic 64-dimension model; override the
+fixture to use another). Groups: ``topic_contract_publish`` (CREATE/UPDATE chains, batch
+atomicity, conflicts, Sources, Scopes, part-2 guards), ``topic_contract_get`` (exact and
+historical Revisions, bad refs), ``topic_contract_search`` (collapse, one slot per
+Topic, channels, snippets, limit prefixes, Scopes, bad queries, CJK/NFD/syntax, readers
+racing a writer), ``topic_contract_shape`` (the retrieval shape), ``topic_contract_forged``
+(forged projections), ``topic_contract_faults`` (the ``FaultInjection`` hook; a backend
+with ``async topic_integrity() -> list[str]`` is also checked after each fault).
+:class:`InMemoryTopicBackend` is the worked example; ``topic_strategies`` holds the
+Topic strategies and adversarial inputs, :class:`TopicKit` the publication builder.
 """
 
 from __future__ import annotations
@@ -42,6 +79,13 @@ from powercontext.plugins.testing.contract_writes import WritesContract
 from powercontext.plugins.testing.memory_backend import InMemoryBackend
 from powercontext.plugins.testing.state_machine import MemoryStateMachine, state_machine_test
 from powercontext.plugins.testing.strategies import NASTY_QUERIES, VOCABULARY, entry_texts, sources
+from powercontext.plugins.testing.topic_backend import InMemoryTopicBackend, TopicDatabase
+from powercontext.plugins.testing.topic_base import TopicContractBase, TopicKit
+from powercontext.plugins.testing.topic_contract import TopicBackendContract
+from powercontext.plugins.testing.topic_state_machine import (
+    TopicStateMachine,
+    topic_state_machine_test,
+)
 
 __all__ = [
     "NASTY_QUERIES",
@@ -52,6 +96,7 @@ __all__ = [
     "FaultsContract",
     "HistoryContract",
     "InMemoryBackend",
+    "InMemoryTopicBackend",
     "IntegrityContract",
     "InventoryContract",
     "KeysContract",
@@ -59,6 +104,11 @@ __all__ = [
     "MemoryStateMachine",
     "RebuildContract",
     "SearchContract",
+    "TopicBackendContract",
+    "TopicContractBase",
+    "TopicDatabase",
+    "TopicKit",
+    "TopicStateMachine",
     "VectorContract",
     "WritesContract",
     "consumes",
@@ -66,4 +116,5 @@ __all__ = [
     "run",
     "sources",
     "state_machine_test",
+    "topic_state_machine_test",
 ]

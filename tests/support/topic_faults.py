@@ -1,0 +1,69 @@
+"""The contract kit's ``FaultInjection`` hook for the SQL Topic backends: a subclass of
+a :class:`~powercontext.adapters.topic_database.DatabaseTopicBackend` adapter whose
+publication primitives (the statements of the publication transaction, in the
+spec's order, and its COMMIT) raise on demand, plus ``topic_integrity()`` when the
+adapter can report its index state. Used by tests/conformance/test_topic_*.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["PUBLICATION_PRIMITIVES", "with_publication_faults"]
+
+#: Every SPI primitive a publication runs inside its write transaction, then COMMIT.
+PUBLICATION_PRIMITIVES = (
+    "_set_shape_sync",
+    "_cas_head_sync",
+    "_insert_head_sync",
+    "_insert_revision_sync",
+    "_insert_lineage_sync",
+    "_database_utc_now_sync",
+    "_insert_publication_sync",
+    "_delete_active_sync",
+    "_insert_active_sync",
+    "_commit_sync",
+)
+
+
+def _faulty(name: str) -> Callable[..., Any]:
+    def primitive(self: Any, *args: Any, **kw: Any) -> Any:
+        if self.fail_at == name and (name != "_commit_sync" or self._publishing):
+            raise RuntimeError(f"injected failure at {name}")
+        return getattr(super(self._faulty_base, self), name)(*args, **kw)
+
+    primitive.__name__ = name
+    return primitive
+
+
+def with_publication_faults(cls: type, integrity: Callable[[Any], list[str]] | None = None
+                            ) -> type:
+    """``cls`` with ``fault_points()``, ``inject_fault(point)`` and, given
+    ``integrity(backend) -> problems`` (run on the worker thread), ``topic_integrity()``."""
+
+    def fault_points(self: Any) -> tuple[str, ...]:
+        return PUBLICATION_PRIMITIVES
+
+    def inject_fault(self: Any, point: str | None) -> None:
+        if point is not None and point not in PUBLICATION_PRIMITIVES:
+            raise ValueError(f"unknown fault point {point!r}")
+        self.fail_at = point
+
+    async def publish(self: Any, publication: Any) -> Any:
+        self._publishing = True
+        try:
+            return await super(sub, self).publish(publication)
+        finally:
+            self._publishing = False
+
+    ns: dict[str, Any] = {name: _faulty(name) for name in PUBLICATION_PRIMITIVES}
+    ns.update(fail_at=None, _publishing=False, fault_points=fault_points,
+              inject_fault=inject_fault, publish=publish)
+    if integrity is not None:
+        async def topic_integrity(self: Any) -> list[str]:
+            return await self._run(integrity, self)
+
+        ns["topic_integrity"] = topic_integrity
+    sub = type(f"Faulty{cls.__name__}", (cls,), ns)
+    sub._faulty_base = sub  # type: ignore[attr-defined]
+    return sub
