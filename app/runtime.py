@@ -39,6 +39,7 @@ from powercontext.memory_names import (
 )
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
+from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
     "RuntimeManifest",
@@ -49,6 +50,7 @@ __all__ = [
     "memory_key",
     "memory_selector",
     "open_service",
+    "open_topic_service",
     "remember_embedding",
     "remember_entries",
     "repo_key",
@@ -124,6 +126,44 @@ def open_service(
     )
     return MemoryService(backend, embedding_model=model,
                          key_importer=functools.partial(import_manifest_keys, url))
+
+
+def open_topic_service(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    embedding: str | None = None,
+    embedding_options: dict[str, Any] | None = None,
+    registry: Registry | None = None,
+    analyzer: str | None = None,
+) -> TopicMemoryService:
+    """A TopicMemoryService on ``db`` (Topic Memory RFC; TOPIC-MEMORY.md), wired exactly
+    as :func:`open_service`: the same default database (:func:`default_db_url`), the same
+    path checks, the same embedding model (:func:`resolve_embedding`: ``--embedding``,
+    ``$POWERCONTEXT_EMBEDDING``, else the model remembered beside the database) and the
+    same analyzer choice; the registry picks the Topic backend by URL scheme
+    (``powercontext_register_topic_backends``). Public as
+    ``powercontext.open_topic_service``.
+
+    Nothing connects yet. Readiness is per family: the Topic backend checks only Topic
+    Memory's retrieval shape (a RetrievalShapeError on the first call when the stored
+    shape refuses this configuration; no model over a hybrid shape, another profile,
+    vectors configured over FTS-only Heads), never the Memory family's state. An async
+    context manager like MemoryService. InvalidInputError for a bad path or analyzer
+    name; UnknownPluginError for a scheme without a Topic backend.
+    """
+    registry = registry or Registry()
+    url = str(db) if db is not None else default_db_url()
+    check_sqlite_path(url)
+    _name, _options, model = resolve_embedding(
+        url, embedding, embedding_options, registry=registry
+    )
+    chosen = analyzer if analyzer is not None else os.environ.get(ENV_ANALYZER) or None
+    if chosen is not None:
+        analyzers.get(chosen)
+    backend = registry.topic_backend_for_url(
+        url, profile=model.profile if model else None, analyzer=chosen
+    )
+    return TopicMemoryService(backend, embedding_model=model)
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
