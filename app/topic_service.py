@@ -93,8 +93,8 @@ def parse_topic_ref(value: object, field: str = "artifact") -> TopicRef:
         artifact_id, sep, rev = value.rpartition("@")
         if not sep or not artifact_id:
             raise InvalidInputError(
-                field, f"{value!r} is not a Topic reference: give topic_art_...@REVISION "
-                       "(the exact ref a search returned)")
+                f"{field}.revision", f"is missing in {value!r}: give ID@REVISION, the exact "
+                "ref a search returned (a Topic is never read by id alone)")
         if not rev.isascii() or not rev.isdigit():
             raise InvalidInputError(f"{field}.revision",
                                     f"must be an integer >= 1, got {rev!r}")
