@@ -51,6 +51,7 @@ __all__ = [
     "memory_selector",
     "open_service",
     "open_topic_service",
+    "refuse_profile_change_over_topics",
     "remember_embedding",
     "remember_entries",
     "repo_key",
@@ -164,6 +165,40 @@ def open_topic_service(
         url, profile=model.profile if model else None, analyzer=chosen
     )
     return TopicMemoryService(backend, embedding_model=model)
+
+
+async def refuse_profile_change_over_topics(
+    db: str, new_profile: Any, *, registry: Registry | None = None
+) -> None:
+    """Refuse (RetrievalShapeError) to move the database's embedding profile to
+    ``new_profile`` while Topic Heads exist under a hybrid Topic retrieval shape
+    (TOPIC-MEMORY.md, "Per-family readiness": the spec has no offline Topic vector
+    backfill, so ``memory rebuild --migrate`` must not strand them). No Topic data, an
+    FTS-only Topic deployment, or a hybrid one already under ``new_profile`` passes.
+    A database whose scheme has no Topic backend holds no Topics and passes. Opens the
+    Topic backend at most twice (which may create Topic Memory's empty tables)."""
+    from powercontext.core.errors import RetrievalShapeError
+    from powercontext.plugins.registry import UnknownPluginError
+
+    registry = registry or Registry()
+    for profile in (new_profile, None):
+        try:
+            backend = registry.topic_backend_for_url(db, profile=profile)
+        except (UnknownPluginError, ImportError, AttributeError):
+            return  # no Topic backend for this database: no Topics to strand
+        svc = TopicMemoryService(backend)
+        try:
+            await svc.capabilities()
+            return  # Topic Memory opens under this profile (or has nothing to strand)
+        except RetrievalShapeError:
+            continue
+        finally:
+            await svc.close()
+    raise RetrievalShapeError(
+        "Topic Memory holds Topics with vectors under this database's current embedding "
+        "profile; migrating the profile would leave them without vectors (Topic vectors "
+        "are never backfilled). Keep the current model, or use a new database for the "
+        "new one")
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
