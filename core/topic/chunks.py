@@ -87,8 +87,12 @@ _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|\r|\n|$)")
 _ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|\r|\n|$)")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 #: A sentence ends after terminal punctuation (and closing quotes or brackets) followed
-#: by whitespace, or right after an ideographic terminator.
-_SENTENCE_END = re.compile(r"[.!?]+[\"'\u2019\u201d)\]]*\s+|[\u3002\uff01\uff1f\uff0e]+\s*")
+#: by whitespace, or right after an ideographic terminator. Each alternative starts only
+#: at the first character of its run (the lookbehinds) and never backtracks (possessive
+#: quantifiers), so a run of a million dots is scanned once, not a million times.
+_SENTENCE_END = re.compile(
+    r"(?<![.!?])[.!?]++[\"'\u2019\u201d)\]]*+\s++"
+    r"|(?<![\u3002\uff01\uff1f\uff0e])[\u3002\uff01\uff1f\uff0e]++\s*+")
 _LOW, _HIGH = range(0xDC00, 0xE000), range(0xD800, 0xDC00)
 
 

@@ -18,6 +18,7 @@ import unicodedata
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import SourceRef
+from powercontext.core.topic.chunks import FTS_CHARS_PER_CODE_POINT
 from powercontext.core.topic.models import TOPIC_FAMILY, TopicMemoryContent, TopicRef
 
 __all__ = [
@@ -52,8 +53,9 @@ MAX_DETAIL_CHARS = 32768
 #: (title + "\n\n" + summary).
 MAX_TOPIC_TEXT_CHARS = MAX_TITLE_CHARS + 2 + MAX_SUMMARY_CHARS
 #: Worst-case length (ASCII characters = bytes) of the Analyzer text of a topic text:
-#: at most ``FTS_CHARS_PER_CODE_POINT`` (26, see :mod:`.chunks`) per code point.
-MAX_TOPIC_FTS_CHARS = 26 * MAX_TOPIC_TEXT_CHARS
+#: at most ``FTS_CHARS_PER_CODE_POINT`` (26, see :mod:`.chunks`) per code point, 59,956,
+#: within the same full-text column as a chunk's (``chunks.FTS_COLUMN_BYTES``).
+MAX_TOPIC_FTS_CHARS = FTS_CHARS_PER_CODE_POINT * MAX_TOPIC_TEXT_CHARS
 
 _PREFIX = TOPIC_ID_PREFIX + "_"
 #: What :func:`make_topic_id` makes: the prefix and 26 lowercase Crockford base32

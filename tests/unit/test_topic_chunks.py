@@ -8,7 +8,7 @@ import pytest
 from powercontext.core import analyzer
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.topic import chunks as ch
-from powercontext.core.topic.content import MAX_DETAIL_CHARS
+from powercontext.core.topic.content import MAX_DETAIL_CHARS, MAX_TOPIC_FTS_CHARS
 from powercontext.core.topic.models import DetailChunk
 
 
@@ -84,7 +84,8 @@ def test_a_block_without_boundaries_is_windowed_with_limited_overlap() -> None:
 
 
 @pytest.mark.parametrize("name", ["no_punctuation", "headings", "deep_lists", "code_fence",
-                                  "crlf", "zero_width", "surrogate_pairs", "cjk"])
+                                  "crlf", "zero_width", "surrogate_pairs", "cjk",
+                                  "dots", "closing_quotes", "ideographic_stops"])
 def test_adversarial_details_give_bounded_count_whole_coverage_same_chunks(name: str) -> None:
     big = {
         "no_punctuation": "word " * 200_000,
@@ -95,6 +96,10 @@ def test_adversarial_details_give_bounded_count_whole_coverage_same_chunks(name:
         "zero_width": "\u200b\u200c\u200d\ufeff" * 250_000,
         "surrogate_pairs": "\U0001f600" * 1_000_000,
         "cjk": "中文字符" * 250_000,
+        # runs of sentence punctuation: scanned once (no regex backtracking per start)
+        "dots": "." * 1_000_000,
+        "closing_quotes": '."' * 500_000,
+        "ideographic_stops": "\u3002" * 1_000_000,
     }[name]
     assert len(big) >= 400_000
     cs = assert_policy(big)
@@ -142,6 +147,7 @@ def test_fts_column_bound_holds_for_the_worst_scripts() -> None:
             got = len(a.searchable_text(text))
             assert got <= ch.max_fts_chars(len(text)), (name, a.version, got)
     assert ch.MAX_CHUNK_FTS_CHARS <= ch.FTS_COLUMN_BYTES
+    assert MAX_TOPIC_FTS_CHARS <= ch.FTS_COLUMN_BYTES
     # the bound is tight: a Thai chunk comes within 26 characters of it
     assert len(analyzer.V1.searchable_text(worst["thai"])) == 26 * n - 18
 
