@@ -166,8 +166,10 @@ class TopicMemoryService:
         ``scope_id``: 1..256 characters after NFC; ``query``: at most 8,192 characters
         and 64 distinct Analyzer terms, no lone surrogates; all checked before any I/O
         (InvalidInputError naming ``scope_id``, ``query`` or ``limit``). A query with no
-        Analyzer terms (blank, punctuation or stopwords only) answers no hits and is not
-        embedded (the shape is still checked). In a hybrid deployment the
+        terms under the database's Analyzer (blank, punctuation or stopwords only) is an
+        InvalidInputError naming ``query`` too (:func:`powercontext.core.topic.search.
+        check_request`), raised after the shape check and never embedded. In a hybrid
+        deployment the
         query is embedded with the deployment's model (outside any transaction);
         without a model that is a RetrievalShapeError, a model failure a
         CapabilityNotSupportedError naming the cause. Topics of another Scope are
@@ -175,8 +177,8 @@ class TopicMemoryService:
         """
         request = self._check_request(scope_id, query, limit)
         caps = await self.backend.topic_capabilities()
-        if not query_bounds.search_terms(request.query, await self.backend.analyzer()):
-            return TopicSearchResult((), caps.channels)  # nothing to match, nothing to embed
+        # the terms under the database's own analyzer: none is bad input, never embedded
+        topic_search.check_request(request, await self.backend.analyzer())
         vector: EmbeddingVector | None = None
         if "topic_vector" in caps.channels:
             vector = await self._query_vector(request.query, caps)

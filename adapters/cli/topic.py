@@ -25,6 +25,9 @@ __all__ = ["topic"]
 
 T = TypeVar("T")
 
+_SHAPE_FIX = ("the embedding model comes from --embedding NAME, $POWERCONTEXT_EMBEDDING or "
+              "the model remembered beside the database; --embedding none opens an "
+              "FTS-only deployment")
 _SCOPE_HELP = ("The Scope to read, e.g. repo:/abs/path (1-256 characters). Topics of "
                "another Scope are never shown.")
 
@@ -57,10 +60,14 @@ def _run(c: Ctx, fn: Callable[[Any], Awaitable[T]]) -> T:
         finally:
             await svc.close()
 
+    from powercontext.core.errors import RetrievalShapeError
+
     try:
         return asyncio.run(body())
     except (SystemExit, click.exceptions.Exit):
         raise
+    except RetrievalShapeError as exc:  # name the fix in the CLI's own terms
+        fail_with(RetrievalShapeError(f"{exc} ({_SHAPE_FIX})"), c.as_json)
     except BaseException as exc:  # KeyboardInterrupt included: one line, exit 130
         fail_with(exc, c.as_json)
 
@@ -78,8 +85,8 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
     summary, a snippet of the detail when one matched, and the channels that matched
     (topic_fts, detail_fts; topic_vector, detail_vector in a hybrid deployment).
     --json prints {hits: [{ref, title, summary, snippet, score, matched_by}], channels}.
-    A query of only stopwords finds nothing; over 8,192 characters or 64 distinct terms
-    is bad input (exit 2)."""
+    A query of only stopwords or punctuation, or over 8,192 characters or 64 distinct
+    terms, is bad input (exit 2)."""
 
     async def body(svc: Any) -> None:
         from powercontext.topic_shapes import topic_json

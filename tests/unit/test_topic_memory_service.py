@@ -185,12 +185,15 @@ def test_hybrid_shape_embeds_the_query_once_and_passes_the_vector():
                                             (1.0, 0.0, 0.0)))
 
 
-def test_hybrid_query_of_only_stopwords_is_not_embedded():
+@pytest.mark.parametrize("query", ["the of a", "   ", "!!! ???", "\"the\" OR (of)*"])
+def test_a_query_without_terms_is_bad_input_and_is_not_embedded(query):
     backend = StubBackend(_caps("hybrid"))
     model = StubModel()
-    run(TopicMemoryService(backend, model).search("repo:a", "the of and"))
-    assert model.texts == []
-    assert backend.calls[-1][1][1] is None
+    with pytest.raises(InvalidInputError, match="no searchable terms") as exc:
+        run(TopicMemoryService(backend, model).search("repo:a", query))
+    assert exc.value.field == "query"
+    assert model.texts == [] and "search" not in names(backend)
+    assert "topic_capabilities" in names(backend)  # the shape is checked first
 
 
 def test_hybrid_model_failure_is_a_typed_error_naming_the_cause():
@@ -361,3 +364,13 @@ def test_publish_refuses_bad_content_and_lineage_before_any_io():
 def test_the_service_offers_users_no_create_update_or_delete():
     public = {n for n in dir(TopicMemoryService) if not n.startswith("_")}
     assert public == {"capabilities", "close", "get", "search"}
+
+
+@given(time_ms=st.integers(min_value=0, max_value=2**48 - 1),
+       entropy=st.binary(min_size=10, max_size=10),
+       revision=st.integers(min_value=1, max_value=2**53))
+def test_every_ref_form_parses_to_the_same_exact_ref(time_ms, entropy, revision):
+    ref = TopicRef(topic_content.make_topic_id(time_ms, entropy), revision)
+    as_json = {"family": "topic-memory", "artifact_id": ref.artifact_id, "revision": revision}
+    assert parse_topic_ref(ref) == parse_topic_ref(as_json) == ref
+    assert parse_topic_ref(f"{ref.artifact_id}@{revision}") == ref
