@@ -12,7 +12,9 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 import unicodedata
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -291,3 +293,57 @@ def test_profile_migration_refuses_to_strand_hybrid_topic_heads(db, tmp_path, mo
 
 def test_profile_migration_passes_over_fts_only_topics(seeded, db):
     asyncio.run(refuse_profile_change_over_topics(str(db), EmbeddingProfile("o-8", "o", 8)))
+
+
+class _FakeEmbeddings(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /embeddings endpoint: 8 dimensions, one fixed unit vector."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        data = json.dumps({"object": "list", "model": body["model"], "data": [
+            {"object": "embedding", "index": i, "embedding": [1.0] + [0.0] * 7}
+            for i, _ in enumerate(body["input"])],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_memory_rebuild_migrate_refuses_while_hybrid_topic_heads_exist(db, tmp_path,
+                                                                       monkeypatch):
+    pytest.importorskip("openai")
+    for k in [k for k in os.environ if k.startswith("POWERCONTEXT_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path / "home"))
+    proc(db, tmp_path, "--embedding", "deterministic", "memory", "remember", "--key",
+         "repo:demo", "--kind", "fact", "--text", "Releases are cut with make release")
+    seeded = seed(db, embedding="deterministic")
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _FakeEmbeddings)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {"POWERCONTEXT_EMBEDDING": "openai", "POWERCONTEXT_EMBEDDING_MODEL": "fake",
+               "POWERCONTEXT_EMBEDDING_DIMENSION": "8", "OPENAI_API_KEY": "test-key",
+               "POWERCONTEXT_EMBEDDING_BASE_URL": f"http://127.0.0.1:{srv.server_address[1]}/v1"}
+        argv = [*cli_argv(), "--db", str(db), "memory", "rebuild", "--migrate"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                             env={**_env(tmp_path), **env})
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "never backfilled" in out.stderr
+    # nothing moved: both families still open with the remembered model
+    found = json.loads(proc(db, tmp_path, "--json", "topic", "search", "make release",
+                            "--scope", SCOPE_A).stdout)
+    assert found["hits"][0]["ref"] == ref_json(seeded["r2"].ref)
+    assert "topic_vector" in found["channels"]
+    hits = json.loads(proc(db, tmp_path, "--json", "memory", "search", "make release", "-m",
+                           "key:repo:demo", "--mode", "vector").stdout)["hits"]
+    assert [h["text"] for h in hits] == ["Releases are cut with make release"]
