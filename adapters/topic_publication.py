@@ -21,6 +21,8 @@ before anything is written.
 
 from __future__ import annotations
 
+import attrs
+
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.topic_deployment import TopicDeploymentMixin
 from powercontext.core.errors import (
@@ -73,7 +75,10 @@ class TopicPublicationMixin(TopicDeploymentMixin):
         shape = self._wanted_shape()
         verify_publication(publication, self._db_topic_analyzer, shape.kind,
                            shape.embedding_profile)
-        return self._in_tx(True, self._publish_sync, publication, shape)
+        published = self._in_tx(True, self._publish_sync, publication, shape)
+        assert self._db_caps is not None
+        self._db_caps = attrs.evolve(self._db_caps, shape=shape, channels=shape.channels)
+        return published
 
     # ------------------------------------------------------------------ the transaction
 

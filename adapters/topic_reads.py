@@ -61,12 +61,19 @@ class TopicReadsMixin(TopicPublicationMixin):
         query, unit length, the profile's dimension) is required in a hybrid deployment
         and refused in an FTS-only one.
 
-        InvalidInputError naming ``request``, ``scope_id``, ``limit``, ``query`` (over
-        8,192 characters or 64 distinct terms) or ``query_vector``."""
+        InvalidInputError naming ``request``, ``scope_id``, ``limit``, ``query`` (not a
+        string, a lone surrogate, over 8,192 characters or 64 distinct terms) or
+        ``query_vector``."""
         if not isinstance(request, TopicSearchRequest):
             raise InvalidInputError("request", "must be a TopicSearchRequest")
         scope_id = topic_content.check_scope_id(request.scope_id)
         limit = topic_search.check_limit(request.limit)
+        if isinstance(request.query, str):
+            try:
+                request.query.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    "query", "contains a lone surrogate (not valid Unicode)") from None
         return await self._run(self._search_checked, scope_id, request.query, limit,
                                query_vector)
 
