@@ -51,7 +51,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def seed(db: Path, *, embedding: str | None = None) -> dict[str, Any]:
+def seed(db: Path | str, *, embedding: str | None = None) -> dict[str, Any]:
     """Scope A: the release Topic at Revisions 1 and 2, a café Topic, a CJK Topic; scope
     B: one Topic of its own."""
 
@@ -75,6 +75,26 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "memory.db"
 
 
+@pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A SQLite file, or a fresh database on the session's seekdb server."""
+    if request.param == "sqlite":
+        return tmp_path / "memory.db"
+    import secrets
+
+    url: str = request.getfixturevalue("seekdb_url")
+    return url.rstrip("/") + f"/topic_cli_{secrets.token_hex(4)}"
+
+
+@pytest.fixture
+def seeded_any(any_db: Path | str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+               ) -> dict[str, Any]:
+    for k in [k for k in os.environ if k.startswith("POWERCONTEXT_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path / "home"))
+    return seed(any_db)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def seeded(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     for k in [k for k in os.environ if k.startswith("POWERCONTEXT_")]:
@@ -83,7 +103,7 @@ def seeded(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[st
     return seed(db)
 
 
-def proc(db: Path, tmp_path: Path, *args: str | bytes, expect: int = 0
+def proc(db: Path | str, tmp_path: Path, *args: str | bytes, expect: int = 0
          ) -> subprocess.CompletedProcess[bytes]:
     """The CLI as its own process (arguments may be bytes: invalid UTF-8 reaches Python
     as lone surrogates, by surrogateescape)."""
@@ -110,7 +130,8 @@ def ref_json(ref: TopicRef) -> dict[str, Any]:
 # ------------------------------------------------------------------ the scenario
 
 
-def test_search_then_get_the_exact_ref_in_a_real_process(seeded, db, tmp_path):
+def test_search_then_get_the_exact_ref_in_a_real_process(seeded_any, any_db, tmp_path):
+    seeded, db = seeded_any, any_db
     r1, r2 = seeded["r1"], seeded["r2"]
     found = json.loads(proc(db, tmp_path, "--json", "topic", "search", "make release",
                             "--scope", SCOPE_A).stdout)
