@@ -169,12 +169,10 @@ class TopicMemoryService:
         terms under the database's Analyzer (blank, punctuation or stopwords only) is an
         InvalidInputError naming ``query`` too (:func:`powercontext.core.topic.search.
         check_request`), raised after the shape check and never embedded. In a hybrid
-        deployment the
-        query is embedded with the deployment's model (outside any transaction);
-        without a model that is a RetrievalShapeError, a model failure a
-        CapabilityNotSupportedError naming the cause. Topics of another Scope are
-        never returned.
-        """
+        deployment the query is embedded with the deployment's model (outside any
+        transaction); without a model that is a RetrievalShapeError, a model failure a
+        CapabilityNotSupportedError naming the cause. Topics of another Scope are never
+        returned. Returns a TopicSearchResult (``hits``, ``channels``)."""
         request = self._check_request(scope_id, query, limit)
         caps = await self.backend.topic_capabilities()
         # the terms under the database's own analyzer: none is bad input, never embedded
