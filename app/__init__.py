@@ -10,7 +10,10 @@ boundaries"). Open a service on a database and use it as an async context manage
         ref = await svc.remember(None, sources=(note,), entries=(
             MemoryEntryInput("preference", "Use uv.", sources=(note,)),))
 
-- :func:`open_service` and :class:`MemoryService`, the one service class;
+- :func:`open_service` and :class:`MemoryService`, the Memory family's service;
+- :func:`open_topic_service` and :class:`TopicMemoryService`, Topic Memory's reads
+  (``search``, exact ``get``) and their values (:class:`TopicRef`, :class:`TopicHit`,
+  :class:`TopicSearchResult`, :class:`TopicRevision`, :class:`TopicMemoryContent`);
 - the values a caller builds or reads (:class:`ArtifactRef`, :class:`CurrentHead`,
   :class:`Source` and :func:`make_source`, :class:`MemoryEntryInput`,
   :class:`HandoffCitation`, ...) and the modes (:data:`SearchMode`, :data:`RememberMode`,
@@ -61,10 +64,17 @@ __all__ = [
     "SecretDetectedError",
     "Source",
     "SourceRef",
+    "TopicHit",
+    "TopicMemoryContent",
+    "TopicMemoryService",
+    "TopicRef",
+    "TopicRevision",
+    "TopicSearchResult",
     "UpgradeRequiredError",
     "WritesPausedError",
     "make_source",
     "open_service",
+    "open_topic_service",
 ]
 
 if TYPE_CHECKING:
@@ -106,8 +116,16 @@ if TYPE_CHECKING:
         SourceRef,
     )
     from powercontext.core.planning import OrganizeStep
-    from powercontext.runtime import open_service
+    from powercontext.core.topic.models import (
+        TopicHit,
+        TopicMemoryContent,
+        TopicRef,
+        TopicRevision,
+        TopicSearchResult,
+    )
+    from powercontext.runtime import open_service, open_topic_service
     from powercontext.service import MemoryService, RememberMode
+    from powercontext.topic_service import TopicMemoryService
 
 _ERRORS = "powercontext.core.errors"
 _MODELS = "powercontext.core.models"
@@ -129,6 +147,10 @@ _HOMES: dict[str, str] = {
     "MemoryService": "powercontext.service",
     "RememberMode": "powercontext.service",
     "open_service": "powercontext.runtime",
+    **{name: "powercontext.core.topic.models" for name in (
+        "TopicHit", "TopicMemoryContent", "TopicRef", "TopicRevision", "TopicSearchResult")},
+    "TopicMemoryService": "powercontext.topic_service",
+    "open_topic_service": "powercontext.runtime",
 }
 
 

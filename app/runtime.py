@@ -39,6 +39,7 @@ from powercontext.memory_names import (
 )
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
+from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
     "RuntimeManifest",
@@ -49,6 +50,8 @@ __all__ = [
     "memory_key",
     "memory_selector",
     "open_service",
+    "open_topic_service",
+    "refuse_profile_change_over_topics",
     "remember_embedding",
     "remember_entries",
     "repo_key",
@@ -124,6 +127,78 @@ def open_service(
     )
     return MemoryService(backend, embedding_model=model,
                          key_importer=functools.partial(import_manifest_keys, url))
+
+
+def open_topic_service(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    embedding: str | None = None,
+    embedding_options: dict[str, Any] | None = None,
+    registry: Registry | None = None,
+    analyzer: str | None = None,
+) -> TopicMemoryService:
+    """A TopicMemoryService on ``db`` (Topic Memory RFC; TOPIC-MEMORY.md), wired exactly
+    as :func:`open_service`: the same default database (:func:`default_db_url`), the same
+    path checks, the same embedding model (:func:`resolve_embedding`: ``--embedding``,
+    ``$POWERCONTEXT_EMBEDDING``, else the model remembered beside the database) and the
+    same analyzer choice; the registry picks the Topic backend by URL scheme
+    (``powercontext_register_topic_backends``). Public as
+    ``powercontext.open_topic_service``.
+
+    Nothing connects yet. Readiness is per family: the Topic backend checks only Topic
+    Memory's retrieval shape (a RetrievalShapeError on the first call when the stored
+    shape refuses this configuration; no model over a hybrid shape, another profile,
+    vectors configured over FTS-only Heads), never the Memory family's state. An async
+    context manager like MemoryService. InvalidInputError for a bad path or analyzer
+    name; UnknownPluginError for a scheme without a Topic backend.
+    """
+    registry = registry or Registry()
+    url = str(db) if db is not None else default_db_url()
+    check_sqlite_path(url)
+    _name, _options, model = resolve_embedding(
+        url, embedding, embedding_options, registry=registry
+    )
+    chosen = analyzer if analyzer is not None else os.environ.get(ENV_ANALYZER) or None
+    if chosen is not None:
+        analyzers.get(chosen)
+    backend = registry.topic_backend_for_url(
+        url, profile=model.profile if model else None, analyzer=chosen
+    )
+    return TopicMemoryService(backend, embedding_model=model)
+
+
+async def refuse_profile_change_over_topics(
+    db: str, new_profile: Any, *, registry: Registry | None = None
+) -> None:
+    """Refuse (RetrievalShapeError) to move the database's embedding profile to
+    ``new_profile`` while Topic Heads exist under a hybrid Topic retrieval shape
+    (TOPIC-MEMORY.md, "Per-family readiness": the spec has no offline Topic vector
+    backfill, so ``memory rebuild --migrate`` must not strand them). No Topic data, an
+    FTS-only Topic deployment, or a hybrid one already under ``new_profile`` passes.
+    A database whose scheme has no Topic backend holds no Topics and passes. Opens the
+    Topic backend at most twice (which may create Topic Memory's empty tables)."""
+    from powercontext.core.errors import RetrievalShapeError
+    from powercontext.plugins.registry import UnknownPluginError
+
+    registry = registry or Registry()
+    for profile in (new_profile, None):
+        try:
+            backend = registry.topic_backend_for_url(db, profile=profile)
+        except (UnknownPluginError, ImportError, AttributeError):
+            return  # no Topic backend for this database: no Topics to strand
+        svc = TopicMemoryService(backend)
+        try:
+            await svc.capabilities()
+            return  # Topic Memory opens under this profile (or has nothing to strand)
+        except RetrievalShapeError:
+            continue
+        finally:
+            await svc.close()
+    raise RetrievalShapeError(
+        "Topic Memory holds Topics with vectors under this database's current embedding "
+        "profile; migrating the profile would leave them without vectors (Topic vectors "
+        "are never backfilled). Keep the current model, or use a new database for the "
+        "new one")
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"

@@ -13,6 +13,10 @@ Backend URLs:
 - ``oceanbase://user:password@host:port/database``: the factory calls
   ``OceanBaseMemoryBackend.from_url(url, profile=profile)`` when that classmethod
   exists, else ``OceanBaseMemoryBackend(url, profile=profile)``.
+
+The Topic Memory backends (``TOPIC_BACKENDS``: ``SQLiteTopicBackend``,
+``OceanBaseTopicBackend``) are built from the same URLs the same way, through
+``powercontext_register_topic_backends``.
 """
 
 from __future__ import annotations
@@ -26,20 +30,24 @@ from powercontext.plugins.hookspecs import (
     RegisterBackend,
     RegisterCandidateProvider,
     RegisterEmbeddingModel,
+    RegisterTopicBackend,
     hookimpl,
 )
 
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
-    from powercontext.ports import EmbeddingModel, MemoryBackend
+    from powercontext.ports import EmbeddingModel
+    from powercontext.ports.topic import TopicMemoryBackend
 
 __all__ = [
     "BACKENDS",
     "CANDIDATE_PROVIDERS",
     "EMBEDDING_MODELS",
+    "TOPIC_BACKENDS",
     "powercontext_register_backends",
     "powercontext_register_candidate_providers",
     "powercontext_register_embedding_models",
+    "powercontext_register_topic_backends",
     "resolve",
     "sqlite_path_from_url",
 ]
@@ -49,6 +57,13 @@ BACKENDS: dict[str, str] = {
     "oceanbase": "powercontext.adapters.oceanbase:OceanBaseMemoryBackend",
 }
 """URL scheme -> ``module:attribute`` of the backend class."""
+
+TOPIC_BACKENDS: dict[str, str] = {
+    "sqlite": "powercontext.adapters.sqlite:SQLiteTopicBackend",
+    "oceanbase": "powercontext.adapters.oceanbase:OceanBaseTopicBackend",
+}
+"""URL scheme -> ``module:attribute`` of the Topic Memory backend class (built exactly
+as the Memory backend of that scheme: same URL, profile and analyzer)."""
 
 EMBEDDING_MODELS: dict[str, str] = {
     "deterministic": "powercontext.adapters.embedding.deterministic:DeterministicEmbedding",
@@ -103,24 +118,40 @@ def sqlite_path_from_url(url: str) -> str:
 
 
 def _sqlite_backend(
-    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
-) -> MemoryBackend:
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None,
+    table: dict[str, str] = BACKENDS,
+) -> Any:
     path = sqlite_path_from_url(url)
-    backend_class = resolve(BACKENDS["sqlite"])
-    backend: MemoryBackend = backend_class(path, profile=profile, analyzer=analyzer)
-    return backend
+    backend_class = resolve(table["sqlite"])
+    return backend_class(path, profile=profile, analyzer=analyzer)
 
 
 def _oceanbase_backend(
-    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
-) -> MemoryBackend:
-    backend_class = resolve(BACKENDS["oceanbase"])
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None,
+    table: dict[str, str] = BACKENDS,
+) -> Any:
+    backend_class = resolve(table["oceanbase"])
     from_url = getattr(backend_class, "from_url", None)
-    backend: MemoryBackend = (
+    return (
         from_url(url, profile=profile, analyzer=analyzer)
         if from_url
         else backend_class(url, profile=profile, analyzer=analyzer)
     )
+
+
+def _sqlite_topic_backend(
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
+) -> TopicMemoryBackend:
+    backend: TopicMemoryBackend = _sqlite_backend(
+        url, profile=profile, analyzer=analyzer, table=TOPIC_BACKENDS)
+    return backend
+
+
+def _oceanbase_topic_backend(
+    url: str, *, profile: EmbeddingProfile | None, analyzer: str | None = None
+) -> TopicMemoryBackend:
+    backend: TopicMemoryBackend = _oceanbase_backend(
+        url, profile=profile, analyzer=analyzer, table=TOPIC_BACKENDS)
     return backend
 
 
@@ -137,6 +168,12 @@ def _model_factory(dotted: str) -> Any:
 def powercontext_register_backends(register: RegisterBackend) -> None:
     register("sqlite", _sqlite_backend)
     register("oceanbase", _oceanbase_backend)
+
+
+@hookimpl
+def powercontext_register_topic_backends(register: RegisterTopicBackend) -> None:
+    register("sqlite", _sqlite_topic_backend)
+    register("oceanbase", _oceanbase_topic_backend)
 
 
 @hookimpl

@@ -26,6 +26,7 @@ import pluggy
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
     from powercontext.ports import EmbeddingModel, MemoryBackend
+    from powercontext.ports.topic import TopicMemoryBackend
 
 __all__ = [
     "PROJECT_NAME",
@@ -35,11 +36,14 @@ __all__ = [
     "RegisterBackend",
     "RegisterCandidateProvider",
     "RegisterEmbeddingModel",
+    "RegisterTopicBackend",
+    "TopicBackendFactory",
     "hookimpl",
     "hookspec",
     "powercontext_register_backends",
     "powercontext_register_candidate_providers",
     "powercontext_register_embedding_models",
+    "powercontext_register_topic_backends",
 ]
 
 PROJECT_NAME = "powercontext"
@@ -58,6 +62,16 @@ class BackendFactory(Protocol):
     def __call__(self, url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend: ...
 
 
+class TopicBackendFactory(Protocol):
+    """Builds a TopicMemoryBackend (Topic Memory RFC, "Storage, Head, and atomic
+    activation") for ``url`` (its scheme is the one it was registered under);
+    ``profile`` is the deployment's embedding profile or None (None: an FTS-only
+    deployment). A factory may also take ``analyzer`` like :class:`BackendFactory`."""
+
+    def __call__(self, url: str, *, profile: EmbeddingProfile | None
+                 ) -> TopicMemoryBackend: ...
+
+
 EmbeddingModelFactory = Callable[..., "EmbeddingModel"]
 """``factory(**options) -> EmbeddingModel``; options are model-specific keywords."""
 
@@ -65,6 +79,7 @@ CandidateProviderFactory = Callable[..., Any]
 """``factory(**options)`` -> a candidate provider (Memory RFC, "Candidate generation")."""
 
 RegisterBackend = Callable[[str, BackendFactory], None]
+RegisterTopicBackend = Callable[[str, TopicBackendFactory], None]
 RegisterEmbeddingModel = Callable[[str, EmbeddingModelFactory], None]
 RegisterCandidateProvider = Callable[[str, CandidateProviderFactory], None]
 
@@ -77,6 +92,14 @@ def powercontext_register_backends(register: RegisterBackend) -> None:
     exactly one backend, a second registration raises
     :class:`~powercontext.plugins.registry.DuplicateRegistrationError`.
     """
+
+
+@hookspec
+def powercontext_register_topic_backends(register: RegisterTopicBackend) -> None:
+    """Call ``register(url_scheme, factory)`` for each Topic Memory backend the plugin
+    provides (the ``topic-memory`` family on the same database a MemoryBackend of that
+    scheme opens; one backend class per family). Same scheme rules as
+    :func:`powercontext_register_backends`: one scheme, one Topic backend."""
 
 
 @hookspec

@@ -26,11 +26,13 @@ from powercontext.plugins.hookspecs import (
     BackendFactory,
     CandidateProviderFactory,
     EmbeddingModelFactory,
+    TopicBackendFactory,
 )
 
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
     from powercontext.ports import EmbeddingModel, MemoryBackend
+    from powercontext.ports.topic import TopicMemoryBackend
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -69,8 +71,8 @@ def url_scheme(url: str) -> str | None:
 
 @final
 class Registry:
-    """What the installed plugins provide: backends by URL scheme, embedding models and
-    candidate providers by name.
+    """What the installed plugins provide: Memory and Topic Memory backends by URL
+    scheme, embedding models and candidate providers by name.
 
     ``plugins`` are extra plugin objects (modules or instances with ``@hookimpl``
     methods) registered after the built-ins; ``entry_points=False`` skips the
@@ -96,6 +98,7 @@ class Registry:
                     f"loading the {PROJECT_NAME!r} entry-point plugins failed: {exc!r}"
                 ) from exc
         self._backends: dict[str, BackendFactory] = {}
+        self._topic_backends: dict[str, TopicBackendFactory] = {}
         self._models: dict[str, EmbeddingModelFactory] = {}
         self._providers: dict[str, CandidateProviderFactory] = {}
         self._refresh()
@@ -141,22 +144,26 @@ class Registry:
         factory's own errors (ImportError when an extra is missing, ValueError for a
         malformed URL, backend errors) pass through.
         """
-        text = str(url)
-        scheme = url_scheme(text)
-        if scheme is None:
-            scheme, text = "sqlite", _sqlite_url_for_path(text)
-        factories = self.backend_factories()
-        try:
-            factory = factories[scheme]
-        except KeyError:
-            known = ", ".join(factories) or "none"
-            raise UnknownPluginError(
-                f"no backend for URL scheme {scheme!r} (registered: {known}); "
-                "install the plugin that provides it"
-            ) from None
-        if analyzer is not None:
-            return factory(text, profile=profile, analyzer=analyzer)  # type: ignore[call-arg]
-        return factory(text, profile=profile)
+        backend: MemoryBackend = _build(self._backends, "backend", url, profile, analyzer)
+        return backend
+
+    def topic_backend_factories(self) -> Mapping[str, TopicBackendFactory]:
+        """URL scheme -> Topic Memory backend factory, read-only, sorted by scheme."""
+        return types.MappingProxyType(self._topic_backends)
+
+    def topic_backend_for_url(
+        self, url: str | Path, profile: EmbeddingProfile | None = None,
+        analyzer: str | None = None,
+    ) -> TopicMemoryBackend:
+        """Build the TopicMemoryBackend for ``url`` (Topic Memory RFC, "Storage, Head,
+        and atomic activation"): the same URLs, bare paths and arguments as
+        :meth:`backend_for_url` (``profile`` None: an FTS-only deployment), chosen among
+        the ``powercontext_register_topic_backends`` factories. Raises
+        :class:`UnknownPluginError` for a scheme no plugin registered a Topic backend for;
+        the factory's own errors pass through."""
+        backend: TopicMemoryBackend = _build(
+            self._topic_backends, "Topic Memory backend", url, profile, analyzer)
+        return backend
 
     # -- embedding models -------------------------------------------------------------
 
@@ -197,9 +204,11 @@ class Registry:
             raise PluginError(str(exc)) from exc
         hook = self._pm.hook
         backends = self._collect(hook.powercontext_register_backends)
+        topic_backends = self._collect(hook.powercontext_register_topic_backends)
         models = self._collect(hook.powercontext_register_embedding_models)
         providers = self._collect(hook.powercontext_register_candidate_providers)
         self._backends, self._models, self._providers = backends, models, providers
+        self._topic_backends = topic_backends
 
     def _collect(self, hook: Any) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -221,6 +230,25 @@ class Registry:
 
         hook(register=register)
         return dict(sorted(found.items()))
+
+
+def _build(factories: Mapping[str, Any], kind: str, url: str | Path,
+           profile: EmbeddingProfile | None, analyzer: str | None) -> Any:
+    text = str(url)
+    scheme = url_scheme(text)
+    if scheme is None:
+        scheme, text = "sqlite", _sqlite_url_for_path(text)
+    try:
+        factory = factories[scheme]
+    except KeyError:
+        known = ", ".join(factories) or "none"
+        raise UnknownPluginError(
+            f"no {kind} for URL scheme {scheme!r} (registered: {known}); "
+            "install the plugin that provides it"
+        ) from None
+    if analyzer is not None:
+        return factory(text, profile=profile, analyzer=analyzer)
+    return factory(text, profile=profile)
 
 
 def _sqlite_url_for_path(path: str) -> str:

@@ -72,6 +72,7 @@ def classify(exc: BaseException) -> tuple[int, str, str, str]:
         (errors.UpgradeRequiredError, EXIT_INTEGRITY, "upgrade required"),
         (errors.IntegrityError, EXIT_INTEGRITY, "integrity error"),
         (errors.AnalyzerMismatchError, EXIT_BAD_INPUT, "analyzer mismatch"),
+        (errors.RetrievalShapeError, EXIT_BAD_INPUT, "topic retrieval shape"),
         (errors.ProfileMismatchError, EXIT_BAD_INPUT, "embedding profile mismatch"),
         (UnknownPluginError, EXIT_BAD_INPUT, "unknown name"),
         (errors.CommitOutcomeUnknownError, EXIT_UNEXPECTED, "outcome unknown"),

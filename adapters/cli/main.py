@@ -16,8 +16,9 @@ commands live in modules by concern: ``memory`` (``remember``, ``forget``,
 ``reactivate``, ``organize``), ``reads`` (``changes``, ``show``, ``expand``),
 ``search``, ``cite`` (``cite``, ``validate-citation``), ``rebuild``, ``overview``
 (``memory list``, ``source``, ``info``), ``setup`` (``setup``, ``doctor``), ``repo``,
-``hook`` and ``mcp_cmd``. ``--json`` output uses the shapes of
-:func:`powercontext.core.shapes.to_json`.
+``hook``, ``mcp_cmd`` and ``topic`` (the ``topic`` group: ``search``, ``get``).
+``--json`` output uses the shapes of :func:`powercontext.core.shapes.to_json` (Topic
+values: :mod:`powercontext.topic_shapes`).
 """
 
 from __future__ import annotations
@@ -106,12 +107,13 @@ def _register_subcommands() -> None:
     from powercontext.adapters.cli.repo import repo
     from powercontext.adapters.cli.search import search
     from powercontext.adapters.cli.setup import doctor, setup
+    from powercontext.adapters.cli.topic import topic
 
     for command in (remember, forget, reactivate, organize, changes, search, show, expand,
                     cite, validate_citation, rebuild):
         memory.add_command(command)
     memory.add_command(memory_list, "list")
-    for command in (repo, hook, mcp, source, info, setup, doctor):
+    for command in (topic, repo, hook, mcp, source, info, setup, doctor):
         cli.add_command(command)
 
 

@@ -30,8 +30,9 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 @click.pass_obj
 def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
         allow_writes: bool) -> None:
-    """Serve search_memory, expand_memory, memory_changes, validate_citation and
-    list_memories to an MCP client; results are marked untrusted. Read-only unless
+    """Serve search_memory, expand_memory, memory_changes, validate_citation,
+    list_memories, search_topic_memory and get_topic_memory to an MCP client; results
+    are marked untrusted. Read-only unless
     --allow-writes adds remember_memory, forget_memory and reactivate_memory (the same
     checks as `memory remember/forget/reactivate`, secrets refused).
 
@@ -48,12 +49,14 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
         raise click.ClickException(
             f"the MCP server needs the mcp SDK 2.x ({exc}): pip install 'powercontext[mcp]'"
         ) from exc
-    from powercontext.runtime import open_service
+    from powercontext.runtime import open_service, open_topic_service
 
     db_url, embedding, analyzer = obj.db_url, obj.embedding, obj.analyzer
     server = build_server(
         lambda: open_service(db_url, embedding=embedding, analyzer=analyzer),
-        log_level=log_level, allow_writes=allow_writes)
+        log_level=log_level, allow_writes=allow_writes,
+        open_topic_service=lambda: open_topic_service(db_url, embedding=embedding,
+                                                      analyzer=analyzer))
     if transport == "stdio":
         server.run("stdio")  # stdout carries the protocol: nothing else may print there
     else:

@@ -66,7 +66,12 @@ def rebuild(
 
     from powercontext.plugins.registry import Registry
     from powercontext.ports import MemoryRebuild
-    from powercontext.runtime import check_sqlite_path, remember_embedding, resolve_embedding
+    from powercontext.runtime import (
+        check_sqlite_path,
+        refuse_profile_change_over_topics,
+        remember_embedding,
+        resolve_embedding,
+    )
 
     check_sqlite_path(c.db_url)
     registry = Registry()
@@ -104,6 +109,9 @@ def rebuild(
                         f"{model.profile}. Pass --migrate to switch (all vectors are rebuilt)."
                     )
                 new_profile = model.profile
+                # Topic Heads built under the old profile would lose their vectors
+                await refuse_profile_change_over_topics(c.db_url, new_profile,
+                                                        registry=registry)
             with Progress(transient=True, console=Console(stderr=True), disable=c.as_json) as bar:
                 task = bar.add_task("rebuilding", total=None)
 

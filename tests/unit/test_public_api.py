@@ -52,10 +52,17 @@ PUBLIC = [
     "SecretDetectedError",
     "Source",
     "SourceRef",
+    "TopicHit",
+    "TopicMemoryContent",
+    "TopicMemoryService",
+    "TopicRef",
+    "TopicRevision",
+    "TopicSearchResult",
     "UpgradeRequiredError",
     "WritesPausedError",
     "make_source",
     "open_service",
+    "open_topic_service",
 ]
 
 
@@ -72,6 +79,11 @@ def test_every_public_name_resolves_to_the_object_its_home_module_defines() -> N
         "MemoryService": "powercontext.service",
         "RememberMode": "powercontext.service",
         "open_service": "powercontext.runtime",
+        "open_topic_service": "powercontext.runtime",
+        "TopicMemoryService": "powercontext.topic_service",
+        **{n: "powercontext.core.topic.models" for n in (
+            "TopicHit", "TopicMemoryContent", "TopicRef", "TopicRevision",
+            "TopicSearchResult")},
     }
     for name in PUBLIC:
         if name in errors.__all__:
@@ -118,6 +130,7 @@ def test_import_loads_nothing_and_open_service_builds_nothing(tmp_path: Path) ->
         "print(sorted(m for m in sys.modules if m.startswith('powercontext')))\n"
         "print(powercontext.__all__)\n"
         "from powercontext import open_service, MemoryService\n"
+        "from powercontext import open_topic_service, TopicMemoryService, TopicRef\n"
         "heavy = ('apsw', 'sqlite_vec', 'MySQLdb', 'powercontext.adapters', 'torch', 'mcp')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
