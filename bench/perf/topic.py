@@ -67,6 +67,9 @@ class TopicDataset:
     notes: list[str] = field(default_factory=list)
     backend: Any = None
     model: Any = None
+    #: TopicMemoryService over ``backend`` (None on a tree without it: ours is then
+    #: the backend's search with the query embedded here)
+    svc: Any = None
 
     @property
     def label(self) -> str:
@@ -95,12 +98,15 @@ async def load_topic_dataset(
     log(f"{engine.name}: publishing {n} Topics ({kind}, {ds.embedder}) in batches of "
         f"{ds.batch}")
     t0 = time.perf_counter()
+    stats: dict[str, int] = {}
     await publish_topics(
         ds.backend, topics, turn_sources(sessions), scope_id=TOPIC_SCOPE,
         embed=ds.model.embed if ds.model else None,
         profile=ds.model.profile if ds.model else None, batch=ds.batch,
-        label=f"{ds.label}: ")
+        label=f"{ds.label}: ", stats=stats)
+    ds.chunks = stats.get("chunks", 0)
     ds.load_s = time.perf_counter() - t0
+    attach_service(ds)
     caps = await ds.backend.topic_capabilities()
     assert caps.shape is not None and caps.shape.kind == kind, caps
     ds.db_bytes, ds.tables = engine.size(ds.backend)
@@ -125,9 +131,24 @@ def _raw_key(hits: Sequence[RawHit]) -> list[tuple[str, int, tuple[str, ...]]]:
     return [(h.artifact_id, h.revision, h.matched_by) for h in hits]
 
 
+def attach_service(ds: TopicDataset) -> None:
+    """``ds.svc`` = a TopicMemoryService over the dataset's backend and model, when the
+    tree has one (``powercontext.topic_service``)."""
+    try:
+        from powercontext.topic_service import TopicMemoryService  # type: ignore
+    except ImportError:
+        return
+    ds.svc = TopicMemoryService(ds.backend, ds.model)
+
+
 async def _ours(ds: TopicDataset, q: str, limit: int) -> Any:
+    """Ours: ``TopicMemoryService.search`` end to end (request checks, capabilities,
+    query embedding in hybrid, the backend's search); the backend's search alone when
+    the tree has no service."""
     from powercontext.core.topic.models import TopicSearchRequest
 
+    if ds.svc is not None:
+        return await ds.svc.search(TOPIC_SCOPE, q, limit)
     vec = None
     if ds.model is not None:
         (vec,) = (await ds.model.embed((q,))).vectors
@@ -216,6 +237,7 @@ async def bench_topic_search(
     row = {
         "engine": engine.name, "topics": ds.topics, "shape": ds.kind, "embedder": ds.embedder,
         "channels": 4 if ds.kind == "hybrid" else 2,
+        "ours_path": "TopicMemoryService.search" if ds.svc is not None else "backend.search",
         "ours_p50_ms": o["p50_ms"], "ours_p95_ms": o["p95_ms"],
         "raw_p50_ms": r["p50_ms"], "raw_p95_ms": r["p95_ms"],
         "ratio_p50": o["p50_ms"] / r["p50_ms"] if r["p50_ms"] else None,

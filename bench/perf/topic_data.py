@@ -226,14 +226,18 @@ async def publish_topics(
     profile: Any = None,
     batch: int = TOPIC_BATCH,
     label: str = "",
+    first: int = 0,
+    stats: dict[str, int] | None = None,
 ) -> list[Any]:
     """Publish ``topics`` as CREATEs (revision 1) in ``scope_id`` through
     ``backend.publish``, ``batch`` Topics per TopicPublication (one write transaction
     each), after storing ``sources`` (the Sources they cite) with ``put_sources``. In a
     hybrid deployment ``embed`` (an EmbeddingModel's ``embed``) makes the vectors of
     ``projection.embedding_texts`` outside the transaction and ``profile`` is its
-    EmbeddingProfile. Progress goes to stderr every 10 s. Returns the TopicRefs in
-    order. Raises whatever ``publish`` raises (nothing of that batch is written)."""
+    EmbeddingProfile. Topic ``i`` gets the id :func:`topic_id` ``(first + i)``.
+    ``stats["chunks"]`` (when given) counts the Detail chunks published.
+    Progress goes to stderr every 10 s. Returns the TopicRefs in order. Raises whatever
+    ``publish`` raises (nothing of that batch is written)."""
     from powercontext.core.topic.content import make_content
     from powercontext.core.topic.models import TopicPublication, TopicRef, TopicWrite
     from powercontext.core.topic.projection import build_projection, embedding_texts
@@ -252,13 +256,15 @@ async def publish_topics(
             if embed is not None:
                 vectors = (await embed(embedding_texts(content))).vectors
             projection = build_projection(content, analyzer, vectors, profile)
+            if stats is not None:
+                stats["chunks"] = stats.get("chunks", 0) + len(projection.chunks)
             cites = tuple(
                 sorted(
                     (_source_ref(by_id[s]) for s in t.sources),
                     key=lambda r: r.source_id,
                 )
             )
-            ref = TopicRef(topic_id(i), 1)
+            ref = TopicRef(topic_id(first + i), 1)
             writes.append(TopicWrite("create", scope_id, ref, None, content, cites, projection))
         published = await backend.publish(TopicPublication(tuple(writes)))
         refs.extend(r.ref for r in published)
