@@ -148,16 +148,21 @@ class SQLiteTopicEngine(TopicEngine):
     library's own FTS5 and vec0 tables, read-only, joined to the active rows."""
 
     name = "sqlite"
-    #: channel -> (FTS5 or vec0 table, active table, its chunk ordinal column or None)
-    TABLES: ClassVar[dict[str, tuple[str, str, str | None]]] = {
-        "topic_fts": ("pc_topic_memory_topic_fts", "pc_topic_memory_active_topics", None),
-        "detail_fts": ("pc_topic_memory_chunk_fts", "pc_topic_memory_active_chunks", "ordinal"),
-        "topic_vector": ("pc_topic_memory_topic_vector", "pc_topic_memory_active_topics", None),
+    #: channel -> (FTS5 or vec0 table, active table, its rowid column, its chunk
+    #: ordinal column or None); sql/sqlite.py's Topic fragments
+    TABLES: ClassVar[dict[str, tuple[str, str, str, str | None]]] = {
+        "topic_fts": ("pc_topic_memory_topic_fts", "pc_topic_memory_active_topics",
+                      "topic_rowid", None),
+        "detail_fts": ("pc_topic_memory_chunk_fts", "pc_topic_memory_active_chunks",
+                       "chunk_rowid", "ordinal"),
+        "topic_vector": ("pc_topic_memory_topic_vector", "pc_topic_memory_active_topics",
+                         "topic_rowid", None),
         "detail_vector": ("pc_topic_memory_chunk_vector", "pc_topic_memory_active_chunks",
-                          "ordinal"),
+                          "chunk_rowid", "ordinal"),
     }
-    FTS_COLUMN = "fts_text"
-    ROWID = "row_id"
+    #: the FTS5 column (scoped tokens) and the active rows' Analyzer text column
+    FTS_COLUMN = "searchable_text"
+    TEXT_COLUMN = "fts_text"
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -193,22 +198,23 @@ class SQLiteTopicEngine(TopicEngine):
 
         return frag.topic_scope_token(scope_id)  # type: ignore[attr-defined]
 
-    def _cols(self, active: str, ordinal: str | None) -> str:
+    @staticmethod
+    def _cols(ordinal: str | None) -> str:
         return f"a.artifact_id, a.revision, {'a.' + ordinal if ordinal else 'NULL'}"
 
     def raw_fts(self, channel: str, scope_id: str, terms: Sequence[str], budget: int
                 ) -> list[RawRow]:
         """Pages of ``MATCH '<col> : ("<scope>_t1" OR ...)' ORDER BY bm25, rowid`` joined
         to the active rows (for their text), admitted and collapsed."""
-        fts, active, ordinal = self.TABLES[channel]
+        fts, active, rowid, ordinal = self.TABLES[channel]
         scope = self.scope_token(scope_id)
         distinct = list(dict.fromkeys(terms))
         match = f"{self.FTS_COLUMN} : (" + " OR ".join(f'"{scope}_{t}"' for t in distinct) + ")"
         sql = (
             f"WITH m AS MATERIALIZED (SELECT rowid AS rid, bm25({fts}) AS score FROM {fts} "
             f"WHERE {fts} MATCH ? ORDER BY score, rowid LIMIT ? OFFSET ?) "
-            f"SELECT {self._cols(active, ordinal)}, a.{self.FTS_COLUMN} FROM m "
-            f"JOIN {active} AS a ON a.{self.ROWID} = m.rid ORDER BY m.score, m.rid"
+            f"SELECT {self._cols(ordinal)}, a.{self.TEXT_COLUMN} FROM m "
+            f"JOIN {active} AS a ON a.{rowid} = m.rid ORDER BY m.score, m.rid"
         )
         out: list[RawRow] = []
         seen: set[tuple[str, int]] = set()
@@ -225,26 +231,20 @@ class SQLiteTopicEngine(TopicEngine):
 
     def raw_vector(self, channel: str, scope_id: str, blob: Any, k: int, budget: int
                    ) -> list[RawRow]:
-        """One vec0 KNN in the Scope's partition (``k`` grown while the last row ties
-        with the k-th, as vec0 returns any of the rows tied at the boundary), joined to
-        the active rows, ordered by (distance, rowid), admitted and collapsed."""
-        vec, active, ordinal = self.TABLES[channel]
+        """One vec0 KNN of ``k`` in the Scope's partition, joined to the active rows,
+        ordered by (distance, rowid), admitted and collapsed."""
+        vec, active, rowid, ordinal = self.TABLES[channel]
         scope = self.scope_token(scope_id)
         sql = (
             f"WITH knn AS MATERIALIZED (SELECT rowid AS rid, distance FROM {vec} "
             f"WHERE embedding MATCH ? AND k = ? AND scope = ?) "
-            f"SELECT knn.distance, knn.rid, {self._cols(active, ordinal)} FROM knn "
-            f"JOIN {active} AS a ON a.{self.ROWID} = knn.rid"
+            f"SELECT {self._cols(ordinal)}, knn.distance FROM knn "
+            f"JOIN {active} AS a ON a.{rowid} = knn.rid ORDER BY knn.distance, knn.rid"
         )
-        want = min(k + 1, VEC0_MAX_K)
-        while True:
-            rows = sorted(self.raw.execute(sql, (blob, want, scope)).fetchall())
-            if len(rows) < want or rows[k - 1][0] < rows[-1][0] or want >= VEC0_MAX_K:
-                break
-            want = min(want * 2, VEC0_MAX_K)
         out: list[RawRow] = []
         collapse_rows(
-            (((str(a), int(r), o), "", d) for d, _rid, a, r, o in rows[:k]),
+            (((str(a), int(r), o), "", d)
+             for a, r, o, d in self.raw.execute(sql, (blob, min(k, VEC0_MAX_K), scope))),
             None, budget, set(), out)
         return out
 
@@ -301,17 +301,21 @@ class SeekdbTopicEngine(TopicEngine):
         "topic_vector": ("pc_topic_memory_active_topics", None),
         "detail_vector": ("pc_topic_memory_active_chunks", "ordinal"),
     }
+    #: seekdb refuses ``APPROXIMATE LIMIT k`` above this (sql/oceanbase_topic.py)
+    MAX_K = 16384
     FTS_COLUMN = "fts_text"
     VECTOR_COLUMN = "embedding"
 
-    def __init__(self) -> None:
+    def __init__(self, server_url: str | None = None) -> None:
+        """On the seekdb at ``server_url``, else on one started here (stopped by
+        :meth:`close`)."""
         if str(ROOT / "tests") not in sys.path:
             sys.path.insert(0, str(ROOT / "tests"))
         import oceanbase_server  # tests/oceanbase_server.py
 
         self._server = oceanbase_server
         self._stack = contextlib.ExitStack()
-        self.url = self._stack.enter_context(oceanbase_server.seekdb_server())
+        self.url = server_url or self._stack.enter_context(oceanbase_server.seekdb_server())
         self.raw: Any = None
         self._urls: dict[int, str] = {}
 
@@ -344,11 +348,12 @@ class SeekdbTopicEngine(TopicEngine):
     def raw_fts(self, channel: str, scope_id: str, terms: Sequence[str], budget: int
                 ) -> list[RawRow]:
         """Pages of ``MATCH (fts_text) AGAINST`` with the Scope filter, by score, then
-        artifact_id, revision, ordinal; admitted and collapsed."""
+        artifact_id (and ordinal: a total order, one active Revision per Topic);
+        admitted and collapsed."""
         table, ordinal = self.TABLES[channel]
         distinct = list(dict.fromkeys(terms))
         query = " ".join(distinct)
-        order = f"score DESC, artifact_id, revision{', ' + ordinal if ordinal else ''}"
+        order = f"score DESC, artifact_id{', ' + ordinal if ordinal else ''}"
         sql = (
             f"SELECT {self._cols(ordinal)}, {self.FTS_COLUMN}, "
             f"MATCH ({self.FTS_COLUMN}) AGAINST (%s) AS score FROM {table} "
