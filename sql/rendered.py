@@ -359,6 +359,207 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'SELECT "journal_position", "source_id", "kind", "content", "content_hash", "uri", '
         '"metadata" FROM "sources" WHERE "journal_position" > ? ORDER BY "journal_position" LIMIT ?'
     ),
+    ('create_topic_lineage_sources', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_lineage_sources" ("artifact_id" TEXT NOT NULL, '
+        '"revision" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "source_content_hash" TEXT NOT '
+        'NULL, PRIMARY KEY ("artifact_id", "revision", "source_id"), FOREIGN KEY ("artifact_id", '
+        '"revision") REFERENCES "artifact_revisions" ("artifact_id", "revision"), FOREIGN KEY '
+        '("source_id") REFERENCES "sources" ("source_id"))'
+    ),
+    ('create_topic_lineage_artifacts', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_lineage_artifacts" ("artifact_id" TEXT NOT NULL, '
+        '"revision" INTEGER NOT NULL, "based_on_family" TEXT NOT NULL, "based_on_artifact_id" TEXT '
+        'NOT NULL, "based_on_revision" INTEGER NOT NULL, PRIMARY KEY ("artifact_id", "revision", '
+        '"based_on_artifact_id", "based_on_revision"), FOREIGN KEY ("artifact_id", "revision") '
+        'REFERENCES "artifact_revisions" ("artifact_id", "revision"), FOREIGN KEY '
+        '("based_on_artifact_id", "based_on_revision") REFERENCES "artifact_revisions" '
+        '("artifact_id", "revision"))'
+    ),
+    ('create_topic_retrieval_shape', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_retrieval_shape" ("shape_key" TEXT NOT NULL '
+        'PRIMARY KEY, "kind" TEXT NOT NULL, "chunk_policy" TEXT NOT NULL, "analyzer_version" TEXT '
+        'NOT NULL, "embedding_profile" TEXT, "profile_fingerprint" TEXT)'
+    ),
+    ('create_topic_publications', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_revision_publications" ("artifact_id" TEXT '
+        'NOT NULL, "revision" INTEGER NOT NULL, "scope_id" TEXT NOT NULL, "published_at" TEXT NOT '
+        'NULL, PRIMARY KEY ("artifact_id", "revision"), FOREIGN KEY ("artifact_id", "revision") '
+        'REFERENCES "artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    ('create_topic_active_topics', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_active_topics" ("topic_rowid" INTEGER NOT '
+        'NULL PRIMARY KEY AUTOINCREMENT, "artifact_id" TEXT NOT NULL, "revision" INTEGER NOT NULL, '
+        '"scope_id" TEXT NOT NULL, "title" TEXT NOT NULL, "summary" TEXT NOT NULL, "fts_text" TEXT '
+        'NOT NULL, "source_count" INTEGER NOT NULL, "embedding_fingerprint" TEXT, UNIQUE '
+        '("artifact_id"), FOREIGN KEY ("artifact_id", "revision") REFERENCES "artifact_revisions" '
+        '("artifact_id", "revision"))'
+    ),
+    ('create_topic_active_topics_scope_index', 'sqlite', None): (
+        'CREATE INDEX IF NOT EXISTS "idx_pc_topic_memory_active_topics_scope" ON '
+        '"pc_topic_memory_active_topics"("scope_id", "artifact_id")'
+    ),
+    ('create_topic_active_chunks', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_active_chunks" ("chunk_rowid" INTEGER NOT '
+        'NULL PRIMARY KEY AUTOINCREMENT, "artifact_id" TEXT NOT NULL, "revision" INTEGER NOT NULL, '
+        '"ordinal" INTEGER NOT NULL, "scope_id" TEXT NOT NULL, "start_offset" INTEGER NOT NULL, '
+        '"end_offset" INTEGER NOT NULL, "snippet_text" TEXT NOT NULL, "fts_text" TEXT NOT NULL, '
+        '"embedding_fingerprint" TEXT, UNIQUE ("artifact_id", "ordinal"), FOREIGN KEY '
+        '("artifact_id") REFERENCES "pc_topic_memory_active_topics" ("artifact_id"), FOREIGN KEY '
+        '("artifact_id", "revision") REFERENCES "artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    ('topic_shape_get', 'sqlite', None): (
+        'SELECT "kind", "chunk_policy", "analyzer_version", "embedding_profile", '
+        '"profile_fingerprint" FROM "pc_topic_memory_retrieval_shape" WHERE "shape_key" = ?'
+    ),
+    ('topic_shape_delete', 'sqlite', None): (
+        'DELETE FROM "pc_topic_memory_retrieval_shape" WHERE "shape_key" = ?'
+    ),
+    ('topic_shape_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_retrieval_shape" ("shape_key", "kind", "chunk_policy", '
+        '"analyzer_version", "embedding_profile", "profile_fingerprint") VALUES (?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_head_count', 'sqlite', None): (
+        'SELECT COUNT(*) FROM "artifact_heads" AS "h" JOIN "artifact_revisions" AS "r" ON '
+        '"r"."artifact_id" = "h"."artifact_id" AND "r"."revision" = "h"."revision" WHERE '
+        '"r"."family" = ?'
+    ),
+    ('topic_head_get', 'sqlite', None): (
+        'SELECT "h"."revision", "r"."family" FROM "artifact_heads" AS "h" JOIN '
+        '"artifact_revisions" AS "r" ON "r"."artifact_id" = "h"."artifact_id" AND "r"."revision" = '
+        '"h"."revision" WHERE "h"."artifact_id" = ?'
+    ),
+    ('topic_heads_by_scope', 'sqlite', None): (
+        'SELECT "h"."artifact_id", "h"."revision" FROM "artifact_heads" AS "h" JOIN '
+        '"pc_topic_memory_revision_publications" AS "p" ON "p"."artifact_id" = "h"."artifact_id" '
+        'AND "p"."revision" = "h"."revision" WHERE "p"."scope_id" = ? ORDER BY "h"."artifact_id"'
+    ),
+    ('topic_revision_get', 'sqlite', None): (
+        'SELECT "artifact_id", "revision", "family", "content_encoding", "content", '
+        '"content_hash", "lineage" FROM "artifact_revisions" WHERE "artifact_id" = ? AND '
+        '"revision" = ? AND "family" = ?'
+    ),
+    ('topic_lineage_source_insert', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_lineage_sources" ("artifact_id", "revision", "source_id", '
+        '"source_content_hash") VALUES (?, ?, ?, ?)'
+    ),
+    ('topic_lineage_artifact_insert', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_lineage_artifacts" ("artifact_id", "revision", '
+        '"based_on_family", "based_on_artifact_id", "based_on_revision") VALUES (?, ?, ?, ?, ?)'
+    ),
+    ('topic_lineage_sources_get', 'sqlite', None): (
+        'SELECT "source_id", "source_content_hash" FROM "pc_artifact_lineage_sources" WHERE '
+        '"artifact_id" = ? AND "revision" = ? ORDER BY "source_id"'
+    ),
+    ('topic_lineage_artifacts_get', 'sqlite', None): (
+        'SELECT "based_on_family", "based_on_artifact_id", "based_on_revision" FROM '
+        '"pc_artifact_lineage_artifacts" WHERE "artifact_id" = ? AND "revision" = ? ORDER BY '
+        '"based_on_artifact_id", "based_on_revision"'
+    ),
+    ('topic_source_hashes', 'sqlite', 1): (
+        'SELECT "source_id", "content_hash" FROM "sources" WHERE "source_id" IN (?)'
+    ),
+    ('topic_source_hashes', 'sqlite', 4): (
+        'SELECT "source_id", "content_hash" FROM "sources" WHERE "source_id" IN (?, ?, ?, ?)'
+    ),
+    ('topic_source_hashes', 'sqlite', 16): (
+        'SELECT "source_id", "content_hash" FROM "sources" WHERE "source_id" IN (?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_source_hashes', 'sqlite', 64): (
+        'SELECT "source_id", "content_hash" FROM "sources" WHERE "source_id" IN (?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_source_hashes', 'sqlite', 256): (
+        'SELECT "source_id", "content_hash" FROM "sources" WHERE "source_id" IN (?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_publication_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_revision_publications" ("artifact_id", "revision", '
+        '"scope_id", "published_at") VALUES (?, ?, ?, ?)'
+    ),
+    ('topic_publication_get', 'sqlite', None): (
+        'SELECT "scope_id", "published_at" FROM "pc_topic_memory_revision_publications" WHERE '
+        '"artifact_id" = ? AND "revision" = ?'
+    ),
+    ('topic_scope_get', 'sqlite', None): (
+        'SELECT "scope_id" FROM "pc_topic_memory_revision_publications" WHERE "artifact_id" = ? '
+        'ORDER BY "revision" LIMIT 1'
+    ),
+    ('topic_active_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_active_topics" ("artifact_id", "revision", "scope_id", '
+        '"title", "summary", "fts_text", "source_count", "embedding_fingerprint") VALUES (?, ?, ?, '
+        '?, ?, ?, ?, ?)'
+    ),
+    ('topic_active_rowid', 'sqlite', None): (
+        'SELECT "topic_rowid" FROM "pc_topic_memory_active_topics" WHERE "artifact_id" = ?'
+    ),
+    ('topic_active_delete', 'sqlite', None): (
+        'DELETE FROM "pc_topic_memory_active_topics" WHERE "artifact_id" = ?'
+    ),
+    ('topic_chunk_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_active_chunks" ("artifact_id", "revision", "ordinal", '
+        '"scope_id", "start_offset", "end_offset", "snippet_text", "fts_text", '
+        '"embedding_fingerprint") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_chunk_rowids', 'sqlite', None): (
+        'SELECT "chunk_rowid" FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" = ? ORDER '
+        'BY "ordinal"'
+    ),
+    ('topic_chunks_delete', 'sqlite', None): (
+        'DELETE FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" = ?'
+    ),
+    ('topic_cards', 'sqlite', 1): (
+        'SELECT "artifact_id", "revision", "title", "summary" FROM "pc_topic_memory_active_topics" '
+        'WHERE "scope_id" = ? AND "artifact_id" IN (?)'
+    ),
+    ('topic_cards', 'sqlite', 4): (
+        'SELECT "artifact_id", "revision", "title", "summary" FROM "pc_topic_memory_active_topics" '
+        'WHERE "scope_id" = ? AND "artifact_id" IN (?, ?, ?, ?)'
+    ),
+    ('topic_cards', 'sqlite', 16): (
+        'SELECT "artifact_id", "revision", "title", "summary" FROM "pc_topic_memory_active_topics" '
+        'WHERE "scope_id" = ? AND "artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_cards', 'sqlite', 64): (
+        'SELECT "artifact_id", "revision", "title", "summary" FROM "pc_topic_memory_active_topics" '
+        'WHERE "scope_id" = ? AND "artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('topic_cards', 'sqlite', 256): (
+        'SELECT "artifact_id", "revision", "title", "summary" FROM "pc_topic_memory_active_topics" '
+        'WHERE "scope_id" = ? AND "artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?)'
+    ),
+    ('topic_chunk_text', 'sqlite', None): (
+        'SELECT "snippet_text" FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" = ? AND '
+        '"revision" = ? AND "ordinal" = ?'
+    ),
+    ('topic_active_count', 'sqlite', None): 'SELECT COUNT(*) FROM "pc_topic_memory_active_topics"',
+    ('topic_chunk_count', 'sqlite', None): 'SELECT COUNT(*) FROM "pc_topic_memory_active_chunks"',
+    ('topic_stale_fingerprints', 'sqlite', None): (
+        'SELECT (SELECT COUNT(*) FROM "pc_topic_memory_active_topics" WHERE '
+        '"embedding_fingerprint" IS NULL OR "embedding_fingerprint" <> ?) + (SELECT COUNT(*) FROM '
+        '"pc_topic_memory_active_chunks" WHERE "embedding_fingerprint" IS NULL OR '
+        '"embedding_fingerprint" <> ?)'
+    ),
     ('create_meta', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `powercontext_meta` (`key` VARCHAR(128) NOT NULL, `value` '
         'LONGTEXT, PRIMARY KEY (`key`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
@@ -748,6 +949,230 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`metadata` FROM `sources` WHERE `journal_position` > %s ORDER BY `journal_position` LIMIT '
         '%s'
     ),
+    ('create_topic_lineage_sources', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_lineage_sources` (`artifact_id` VARCHAR(128) NOT '
+        'NULL, `revision` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, '
+        '`source_content_hash` CHAR(64) NOT NULL, PRIMARY KEY (`artifact_id`, `revision`, '
+        '`source_id`), FOREIGN KEY (`artifact_id`, `revision`) REFERENCES `artifact_revisions` '
+        '(`artifact_id`, `revision`), FOREIGN KEY (`source_id`) REFERENCES `sources` '
+        '(`source_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_lineage_artifacts', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_lineage_artifacts` (`artifact_id` VARCHAR(128) '
+        'NOT NULL, `revision` BIGINT NOT NULL, `based_on_family` VARCHAR(64) NOT NULL, '
+        '`based_on_artifact_id` VARCHAR(128) NOT NULL, `based_on_revision` BIGINT NOT NULL, '
+        'PRIMARY KEY (`artifact_id`, `revision`, `based_on_artifact_id`, `based_on_revision`), '
+        'FOREIGN KEY (`artifact_id`, `revision`) REFERENCES `artifact_revisions` (`artifact_id`, '
+        '`revision`), FOREIGN KEY (`based_on_artifact_id`, `based_on_revision`) REFERENCES '
+        '`artifact_revisions` (`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_retrieval_shape', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_retrieval_shape` (`shape_key` VARCHAR(16) NOT '
+        'NULL, `kind` VARCHAR(16) NOT NULL, `chunk_policy` VARCHAR(64) NOT NULL, '
+        '`analyzer_version` VARCHAR(64) NOT NULL, `embedding_profile` LONGTEXT, '
+        '`profile_fingerprint` CHAR(64), PRIMARY KEY (`shape_key`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_publications', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_revision_publications` (`artifact_id` '
+        'VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, `scope_id` VARCHAR(256) NOT NULL, '
+        '`published_at` VARCHAR(32) NOT NULL, PRIMARY KEY (`artifact_id`, `revision`), FOREIGN KEY '
+        '(`artifact_id`, `revision`) REFERENCES `artifact_revisions` (`artifact_id`, `revision`)) '
+        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_active_topics', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_active_topics` (`topic_rowid` BIGINT NOT NULL '
+        'AUTO_INCREMENT, `artifact_id` VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, '
+        '`scope_id` VARCHAR(256) NOT NULL, `title` LONGTEXT NOT NULL, `summary` LONGTEXT NOT NULL, '
+        '`fts_text` LONGTEXT NOT NULL, `source_count` BIGINT NOT NULL, `embedding_fingerprint` '
+        'CHAR(64), PRIMARY KEY (`topic_rowid`), UNIQUE (`artifact_id`), FOREIGN KEY '
+        '(`artifact_id`, `revision`) REFERENCES `artifact_revisions` (`artifact_id`, `revision`)) '
+        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_active_topics_scope_index', 'oceanbase', None): (
+        'CREATE INDEX IF NOT EXISTS `idx_pc_topic_memory_active_topics_scope` ON '
+        '`pc_topic_memory_active_topics`(`scope_id`, `artifact_id`)'
+    ),
+    ('create_topic_active_chunks', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_active_chunks` (`chunk_rowid` BIGINT NOT NULL '
+        'AUTO_INCREMENT, `artifact_id` VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, '
+        '`ordinal` BIGINT NOT NULL, `scope_id` VARCHAR(256) NOT NULL, `start_offset` BIGINT NOT '
+        'NULL, `end_offset` BIGINT NOT NULL, `snippet_text` LONGTEXT NOT NULL, `fts_text` LONGTEXT '
+        'NOT NULL, `embedding_fingerprint` CHAR(64), PRIMARY KEY (`chunk_rowid`), UNIQUE '
+        '(`artifact_id`, `ordinal`), FOREIGN KEY (`artifact_id`) REFERENCES '
+        '`pc_topic_memory_active_topics` (`artifact_id`), FOREIGN KEY (`artifact_id`, `revision`) '
+        'REFERENCES `artifact_revisions` (`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('topic_shape_get', 'oceanbase', None): (
+        'SELECT `kind`, `chunk_policy`, `analyzer_version`, `embedding_profile`, '
+        '`profile_fingerprint` FROM `pc_topic_memory_retrieval_shape` WHERE `shape_key` = %s'
+    ),
+    ('topic_shape_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_topic_memory_retrieval_shape` WHERE `shape_key` = %s'
+    ),
+    ('topic_shape_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_retrieval_shape` (`shape_key`, `kind`, `chunk_policy`, '
+        '`analyzer_version`, `embedding_profile`, `profile_fingerprint`) VALUES (%s, %s, %s, %s, '
+        '%s, %s)'
+    ),
+    ('topic_head_count', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `artifact_heads` AS `h` JOIN `artifact_revisions` AS `r` ON '
+        '`r`.`artifact_id` = `h`.`artifact_id` AND `r`.`revision` = `h`.`revision` WHERE '
+        '`r`.`family` = %s'
+    ),
+    ('topic_head_get', 'oceanbase', None): (
+        'SELECT `h`.`revision`, `r`.`family` FROM `artifact_heads` AS `h` JOIN '
+        '`artifact_revisions` AS `r` ON `r`.`artifact_id` = `h`.`artifact_id` AND `r`.`revision` = '
+        '`h`.`revision` WHERE `h`.`artifact_id` = %s'
+    ),
+    ('topic_heads_by_scope', 'oceanbase', None): (
+        'SELECT `h`.`artifact_id`, `h`.`revision` FROM `artifact_heads` AS `h` JOIN '
+        '`pc_topic_memory_revision_publications` AS `p` ON `p`.`artifact_id` = `h`.`artifact_id` '
+        'AND `p`.`revision` = `h`.`revision` WHERE `p`.`scope_id` = %s ORDER BY `h`.`artifact_id`'
+    ),
+    ('topic_revision_get', 'oceanbase', None): (
+        'SELECT `artifact_id`, `revision`, `family`, `content_encoding`, `content`, '
+        '`content_hash`, `lineage` FROM `artifact_revisions` WHERE `artifact_id` = %s AND '
+        '`revision` = %s AND `family` = %s'
+    ),
+    ('topic_lineage_source_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_lineage_sources` (`artifact_id`, `revision`, `source_id`, '
+        '`source_content_hash`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('topic_lineage_artifact_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_lineage_artifacts` (`artifact_id`, `revision`, '
+        '`based_on_family`, `based_on_artifact_id`, `based_on_revision`) VALUES (%s, %s, %s, %s, '
+        '%s)'
+    ),
+    ('topic_lineage_sources_get', 'oceanbase', None): (
+        'SELECT `source_id`, `source_content_hash` FROM `pc_artifact_lineage_sources` WHERE '
+        '`artifact_id` = %s AND `revision` = %s ORDER BY `source_id`'
+    ),
+    ('topic_lineage_artifacts_get', 'oceanbase', None): (
+        'SELECT `based_on_family`, `based_on_artifact_id`, `based_on_revision` FROM '
+        '`pc_artifact_lineage_artifacts` WHERE `artifact_id` = %s AND `revision` = %s ORDER BY '
+        '`based_on_artifact_id`, `based_on_revision`'
+    ),
+    ('topic_source_hashes', 'oceanbase', 1): (
+        'SELECT `source_id`, `content_hash` FROM `sources` WHERE `source_id` IN (%s)'
+    ),
+    ('topic_source_hashes', 'oceanbase', 4): (
+        'SELECT `source_id`, `content_hash` FROM `sources` WHERE `source_id` IN (%s, %s, %s, %s)'
+    ),
+    ('topic_source_hashes', 'oceanbase', 16): (
+        'SELECT `source_id`, `content_hash` FROM `sources` WHERE `source_id` IN (%s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_source_hashes', 'oceanbase', 64): (
+        'SELECT `source_id`, `content_hash` FROM `sources` WHERE `source_id` IN (%s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_source_hashes', 'oceanbase', 256): (
+        'SELECT `source_id`, `content_hash` FROM `sources` WHERE `source_id` IN (%s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_publication_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_revision_publications` (`artifact_id`, `revision`, '
+        '`scope_id`, `published_at`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('topic_publication_get', 'oceanbase', None): (
+        'SELECT `scope_id`, `published_at` FROM `pc_topic_memory_revision_publications` WHERE '
+        '`artifact_id` = %s AND `revision` = %s'
+    ),
+    ('topic_scope_get', 'oceanbase', None): (
+        'SELECT `scope_id` FROM `pc_topic_memory_revision_publications` WHERE `artifact_id` = %s '
+        'ORDER BY `revision` LIMIT 1'
+    ),
+    ('topic_active_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_active_topics` (`artifact_id`, `revision`, `scope_id`, '
+        '`title`, `summary`, `fts_text`, `source_count`, `embedding_fingerprint`) VALUES (%s, %s, '
+        '%s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_active_rowid', 'oceanbase', None): (
+        'SELECT `topic_rowid` FROM `pc_topic_memory_active_topics` WHERE `artifact_id` = %s'
+    ),
+    ('topic_active_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_topic_memory_active_topics` WHERE `artifact_id` = %s'
+    ),
+    ('topic_chunk_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_active_chunks` (`artifact_id`, `revision`, `ordinal`, '
+        '`scope_id`, `start_offset`, `end_offset`, `snippet_text`, `fts_text`, '
+        '`embedding_fingerprint`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_chunk_rowids', 'oceanbase', None): (
+        'SELECT `chunk_rowid` FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` = %s ORDER '
+        'BY `ordinal`'
+    ),
+    ('topic_chunks_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` = %s'
+    ),
+    ('topic_cards', 'oceanbase', 1): (
+        'SELECT `artifact_id`, `revision`, `title`, `summary` FROM `pc_topic_memory_active_topics` '
+        'WHERE `scope_id` = %s AND `artifact_id` IN (%s)'
+    ),
+    ('topic_cards', 'oceanbase', 4): (
+        'SELECT `artifact_id`, `revision`, `title`, `summary` FROM `pc_topic_memory_active_topics` '
+        'WHERE `scope_id` = %s AND `artifact_id` IN (%s, %s, %s, %s)'
+    ),
+    ('topic_cards', 'oceanbase', 16): (
+        'SELECT `artifact_id`, `revision`, `title`, `summary` FROM `pc_topic_memory_active_topics` '
+        'WHERE `scope_id` = %s AND `artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s)'
+    ),
+    ('topic_cards', 'oceanbase', 64): (
+        'SELECT `artifact_id`, `revision`, `title`, `summary` FROM `pc_topic_memory_active_topics` '
+        'WHERE `scope_id` = %s AND `artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('topic_cards', 'oceanbase', 256): (
+        'SELECT `artifact_id`, `revision`, `title`, `summary` FROM `pc_topic_memory_active_topics` '
+        'WHERE `scope_id` = %s AND `artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s)'
+    ),
+    ('topic_chunk_text', 'oceanbase', None): (
+        'SELECT `snippet_text` FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` = %s AND '
+        '`revision` = %s AND `ordinal` = %s'
+    ),
+    ('topic_active_count', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `pc_topic_memory_active_topics`'
+    ),
+    ('topic_chunk_count', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `pc_topic_memory_active_chunks`'
+    ),
+    ('topic_stale_fingerprints', 'oceanbase', None): (
+        'SELECT (SELECT COUNT(*) FROM `pc_topic_memory_active_topics` WHERE '
+        '`embedding_fingerprint` IS NULL OR `embedding_fingerprint` <> %s) + (SELECT COUNT(*) FROM '
+        '`pc_topic_memory_active_chunks` WHERE `embedding_fingerprint` IS NULL OR '
+        '`embedding_fingerprint` <> %s)'
+    ),
 }
 
 #: SQLite fragment name -> SQL (:func:`powercontext.sql.sqlite.statement`).
@@ -757,11 +1182,6 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'content=\'\', contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars '
         '\'_\'")'
     ),
-    'create_fts_vocab': (
-        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_fts_vocab" USING '
-        'fts5vocab("memory_entry_search_fts", \'row\')'
-    ),
-    'fts_document_frequency': 'SELECT doc FROM "memory_entry_search_fts_vocab" WHERE term = ?',
     'fts_insert': 'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)',
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
@@ -835,6 +1255,92 @@ SQLITE_FRAGMENTS: dict[str, str] = {
     ),
     'probe_vec_delete': 'DELETE FROM temp."pc_probe_vec" WHERE rowid = ?',
     'probe_vec_drop': 'DROP TABLE IF EXISTS temp."pc_probe_vec"',
+    'topic_create_topic_fts': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_topic_fts" USING '
+        'fts5(searchable_text, content=\'\', contentless_delete=1, tokenize="unicode61 '
+        'remove_diacritics 0 tokenchars \'_\'")'
+    ),
+    'topic_create_topic_vector': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_topic_vector" USING vec0(scope text '
+        'partition key, embedding float[{dimension:d}] distance_metric=l2, chunk_size=8)'
+    ),
+    'topic_drop_topic_vector': 'DROP TABLE IF EXISTS "pc_topic_memory_topic_vector"',
+    'topic_topic_fts_insert': (
+        'INSERT INTO "pc_topic_memory_topic_fts" (rowid, searchable_text) VALUES (?, ?)'
+    ),
+    'topic_topic_fts_delete': 'DELETE FROM "pc_topic_memory_topic_fts" WHERE rowid = ?',
+    'topic_topic_fts_search': (
+        'WITH m AS MATERIALIZED (SELECT rowid AS rid, bm25("pc_topic_memory_topic_fts") AS score '
+        'FROM "pc_topic_memory_topic_fts" WHERE "pc_topic_memory_topic_fts" MATCH ? ORDER BY '
+        'score, rowid LIMIT ? OFFSET ?) SELECT a."artifact_id", a."revision", a."fts_text" FROM m '
+        'JOIN "pc_topic_memory_active_topics" AS a ON a."topic_rowid" = m.rid WHERE a."scope_id" = '
+        '? ORDER BY m.score, m.rid'
+    ),
+    'topic_topic_fts_integrity_check': (
+        'INSERT INTO "pc_topic_memory_topic_fts" ("pc_topic_memory_topic_fts") VALUES '
+        "('integrity-check')"
+    ),
+    'topic_topic_vector_insert': (
+        'INSERT INTO "pc_topic_memory_topic_vector" (rowid, scope, embedding) VALUES (?, ?, ?)'
+    ),
+    'topic_topic_vector_delete': 'DELETE FROM "pc_topic_memory_topic_vector" WHERE rowid = ?',
+    'topic_topic_vector_search': (
+        'WITH knn AS MATERIALIZED (SELECT rowid AS rid, distance FROM '
+        '"pc_topic_memory_topic_vector" WHERE embedding MATCH ? AND k = ? AND scope = ?) SELECT '
+        'a."artifact_id", a."revision", a."fts_text", knn.distance FROM knn JOIN '
+        '"pc_topic_memory_active_topics" AS a ON a."topic_rowid" = knn.rid WHERE a."scope_id" = ? '
+        'ORDER BY knn.distance, knn.rid'
+    ),
+    'topic_topic_vector_count': 'SELECT count(*) FROM "pc_topic_memory_topic_vector"',
+    'topic_topic_missing_vectors': (
+        'SELECT count(*) FROM "pc_topic_memory_active_topics" AS a LEFT JOIN '
+        '"pc_topic_memory_topic_vector" AS v ON v.rowid = a."topic_rowid" WHERE v.rowid IS NULL OR '
+        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
+    ),
+    'topic_create_chunk_fts': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_chunk_fts" USING '
+        'fts5(searchable_text, content=\'\', contentless_delete=1, tokenize="unicode61 '
+        'remove_diacritics 0 tokenchars \'_\'")'
+    ),
+    'topic_create_chunk_vector': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_chunk_vector" USING vec0(scope text '
+        'partition key, embedding float[{dimension:d}] distance_metric=l2, chunk_size=8)'
+    ),
+    'topic_drop_chunk_vector': 'DROP TABLE IF EXISTS "pc_topic_memory_chunk_vector"',
+    'topic_chunk_fts_insert': (
+        'INSERT INTO "pc_topic_memory_chunk_fts" (rowid, searchable_text) VALUES (?, ?)'
+    ),
+    'topic_chunk_fts_delete': 'DELETE FROM "pc_topic_memory_chunk_fts" WHERE rowid = ?',
+    'topic_chunk_fts_search': (
+        'WITH m AS MATERIALIZED (SELECT rowid AS rid, bm25("pc_topic_memory_chunk_fts") AS score '
+        'FROM "pc_topic_memory_chunk_fts" WHERE "pc_topic_memory_chunk_fts" MATCH ? ORDER BY '
+        'score, rowid LIMIT ? OFFSET ?) SELECT a."artifact_id", a."revision", a."ordinal", '
+        'a."fts_text" FROM m JOIN "pc_topic_memory_active_chunks" AS a ON a."chunk_rowid" = m.rid '
+        'WHERE a."scope_id" = ? ORDER BY m.score, m.rid'
+    ),
+    'topic_chunk_fts_integrity_check': (
+        'INSERT INTO "pc_topic_memory_chunk_fts" ("pc_topic_memory_chunk_fts") VALUES '
+        "('integrity-check')"
+    ),
+    'topic_chunk_vector_insert': (
+        'INSERT INTO "pc_topic_memory_chunk_vector" (rowid, scope, embedding) VALUES (?, ?, ?)'
+    ),
+    'topic_chunk_vector_delete': 'DELETE FROM "pc_topic_memory_chunk_vector" WHERE rowid = ?',
+    'topic_chunk_vector_search': (
+        'WITH knn AS MATERIALIZED (SELECT rowid AS rid, distance FROM '
+        '"pc_topic_memory_chunk_vector" WHERE embedding MATCH ? AND k = ? AND scope = ?) SELECT '
+        'a."artifact_id", a."revision", a."ordinal", a."fts_text", knn.distance FROM knn JOIN '
+        '"pc_topic_memory_active_chunks" AS a ON a."chunk_rowid" = knn.rid WHERE a."scope_id" = ? '
+        'ORDER BY knn.distance, knn.rid'
+    ),
+    'topic_chunk_vector_count': 'SELECT count(*) FROM "pc_topic_memory_chunk_vector"',
+    'topic_chunk_missing_vectors': (
+        'SELECT count(*) FROM "pc_topic_memory_active_chunks" AS a LEFT JOIN '
+        '"pc_topic_memory_chunk_vector" AS v ON v.rowid = a."chunk_rowid" WHERE v.rowid IS NULL OR '
+        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
+    ),
+    'topic_now': "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+    'table_sql': "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
 }
 
 #: The vec0 DDL; fields ``{dimension:d}`` and ``{chunk_size:d}``

@@ -31,7 +31,6 @@ from collections.abc import Callable
 __all__ = [
     "FTS_TABLE",
     "FTS_TOKENIZE",
-    "FTS_VOCAB_TABLE",
     "MAX_KNN_K",
     "VECTOR_CHUNK_SIZE",
     "VECTOR_TABLE",
@@ -45,7 +44,6 @@ __all__ = [
 ]
 
 FTS_TABLE = "memory_entry_search_fts"
-FTS_VOCAB_TABLE = "memory_entry_search_fts_vocab"
 VECTOR_TABLE = "memory_entry_search_vector"
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 #: vec0 refuses k above 4096.
@@ -84,7 +82,7 @@ def scoped_terms(scope: str, terms: list[str] | tuple[str, ...]) -> list[str]:
 
     Every indexed token carries its Memory's scope, so a posting list holds one Memory's
     rows only: a search reads no other Memory's postings, and document frequencies
-    (fts5vocab) are per Memory.
+    are per Memory.
     """
     _check_tokens([scope, *terms])
     return [f"{scope}_{t}" for t in terms]
@@ -116,7 +114,6 @@ def fts_match_tokens(tokens: list[str]) -> str:
 
 
 @functools.cache
-
 def vector_ddl(dimension: int, chunk_size: int = VECTOR_CHUNK_SIZE) -> str:
     """CREATE VIRTUAL TABLE for the vec0 projection; ValueError for a bad dimension or a
     chunk size that is not a positive multiple of 8."""
@@ -150,7 +147,7 @@ def statement(name: str) -> str:
 
 def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
     """Every fixed fragment by name, identifiers quoted by ``_q``."""
-    fts, vec, vocab = _q(FTS_TABLE), _q(VECTOR_TABLE), _q(FTS_VOCAB_TABLE)
+    fts, vec = _q(FTS_TABLE), _q(VECTOR_TABLE)
     heads, meta = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
     cols = ", ".join(f"h.{_q(c)}" for c in (
         "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
@@ -162,9 +159,6 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "create_fts": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5("
                        f"searchable_text, content='', contentless_delete=1, "
                        f"tokenize=\"{FTS_TOKENIZE}\")"),
-        "create_fts_vocab": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING "
-                             f"fts5vocab({fts}, 'row')"),
-        "fts_document_frequency": f"SELECT doc FROM {vocab} WHERE term = ?",
         "fts_insert": f"INSERT INTO {fts} (rowid, searchable_text) VALUES (?, ?)",
         "fts_delete": f"DELETE FROM {fts} WHERE rowid = ?",
         # One page of the top matches by bm25 first, then the join: joining every match
@@ -235,16 +229,111 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "probe_vec_delete": f"DELETE FROM temp.{_q('pc_probe_vec')} WHERE rowid = ?",
         "probe_vec_drop": f"DROP TABLE IF EXISTS temp.{_q('pc_probe_vec')}",
     }
+    fragments.update(_render_topic_fragments(_q))
     return fragments
+
+# ---------------------------------------------------------------------- Topic Memory
+# Topic Memory's projections (Topic Memory RFC, "Storage, Head, and atomic activation"):
+# one FTS5 table and one vec0 table per active table, keyed by the active row's integer
+# rowid (``topic_rowid`` / ``chunk_rowid``; AUTOINCREMENT, so a rowid is never reused).
+# The FTS tokens are scoped by a per-Scope token (:func:`topic_scope_token`), which is
+# also the vec0 partition key: a search reads only its Scope's postings and chunks.
+
+TOPIC_FTS_TABLE = "pc_topic_memory_topic_fts"
+CHUNK_FTS_TABLE = "pc_topic_memory_chunk_fts"
+TOPIC_VECTOR_TABLE = "pc_topic_memory_topic_vector"
+CHUNK_VECTOR_TABLE = "pc_topic_memory_chunk_vector"
+
+
+def topic_scope_token(scope_id: str) -> str:
+    """The ASCII token naming a Scope in the Topic FTS tokens and the vec0 partition
+    key: ``s_`` + the first 24 hex digits of SHA-256(UTF-8 scope id)."""
+    return "s_" + hashlib.sha256(scope_id.encode("utf-8")).hexdigest()[:24]
+
+
+def topic_vector_ddl(table: str, dimension: int) -> str:
+    """CREATE VIRTUAL TABLE of one Topic vec0 table (``topic`` or ``chunk``);
+    ValueError for another table or a bad dimension."""
+    if table not in ("topic", "chunk"):
+        raise ValueError(f"no Topic vector table {table!r}")
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or not 0 < dimension <= 8192:
+        raise ValueError(f"vector dimension must be an int in 1..8192, not {dimension!r}")
+    return statement(f"topic_create_{table}_vector").format(dimension=dimension)
+
+
+def _render_topic_fragments(_q: Callable[[str], str]) -> dict[str, str]:
+    topics, chunks = _q("pc_topic_memory_active_topics"), _q("pc_topic_memory_active_chunks")
+    out: dict[str, str] = {}
+    for kind, fts, vec, table, key, cols in (
+            ("topic", TOPIC_FTS_TABLE, TOPIC_VECTOR_TABLE, topics, "topic_rowid",
+             ("artifact_id", "revision", "fts_text")),
+            ("chunk", CHUNK_FTS_TABLE, CHUNK_VECTOR_TABLE, chunks, "chunk_rowid",
+             ("artifact_id", "revision", "ordinal", "fts_text"))):
+        f, v, k = _q(fts), _q(vec), _q(key)
+        select = ", ".join(f"a.{_q(c)}" for c in cols)
+        out.update({
+            f"topic_create_{kind}_fts": (
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {f} USING fts5(searchable_text, "
+                f"content='', contentless_delete=1, tokenize=\"{FTS_TOKENIZE}\")"),
+            # {dimension:d} is filled by topic_vector_ddl (an int, checked)
+            f"topic_create_{kind}_vector": (
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {v} USING vec0(scope text partition key, "
+                "embedding float[{dimension:d}] distance_metric=l2, "
+                f"chunk_size={VECTOR_CHUNK_SIZE})"),
+            f"topic_drop_{kind}_vector": f"DROP TABLE IF EXISTS {v}",
+            f"topic_{kind}_fts_insert": f"INSERT INTO {f} (rowid, searchable_text) VALUES (?, ?)",
+            f"topic_{kind}_fts_delete": f"DELETE FROM {f} WHERE rowid = ?",
+            # one page of (bm25, rowid) order, then the join (as the Memory fts_search);
+            # the scope_id check only guards against a scope-token collision
+            f"topic_{kind}_fts_search": (
+                f"WITH m AS MATERIALIZED (SELECT rowid AS rid, bm25({f}) AS score FROM {f} "
+                f"WHERE {f} MATCH ? ORDER BY score, rowid LIMIT ? OFFSET ?) "
+                f"SELECT {select} FROM m JOIN {table} AS a ON a.{k} = m.rid "
+                f"WHERE a.{_q('scope_id')} = ? ORDER BY m.score, m.rid"),
+            f"topic_{kind}_fts_integrity_check": (
+                f"INSERT INTO {f} ({f}) VALUES ('integrity-check')"),
+            f"topic_{kind}_vector_insert": (
+                f"INSERT INTO {v} (rowid, scope, embedding) VALUES (?, ?, ?)"),
+            f"topic_{kind}_vector_delete": f"DELETE FROM {v} WHERE rowid = ?",
+            # the partition key filters inside the KNN scan; MATERIALIZED keeps the KNN a
+            # scan of its own (vec0 refuses an outer ORDER BY pushed into it)
+            f"topic_{kind}_vector_search": (
+                f"WITH knn AS MATERIALIZED (SELECT rowid AS rid, distance FROM {v} "
+                f"WHERE embedding MATCH ? AND k = ? AND scope = ?) "
+                f"SELECT {select}, knn.distance FROM knn JOIN {table} AS a ON a.{k} = knn.rid "
+                f"WHERE a.{_q('scope_id')} = ? ORDER BY knn.distance, knn.rid"),
+            f"topic_{kind}_vector_count": f"SELECT count(*) FROM {v}",
+            # active rows without their vector or with another fingerprint (one query)
+            f"topic_{kind}_missing_vectors": (
+                f"SELECT count(*) FROM {table} AS a LEFT JOIN {v} AS v ON v.rowid = a.{k} "
+                f"WHERE v.rowid IS NULL OR a.{_q('embedding_fingerprint')} IS NULL "
+                f"OR a.{_q('embedding_fingerprint')} <> ?"),
+        })
+    out["topic_now"] = "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    out["table_sql"] = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return out
+
+
+#: Topic Memory's fragment names (for the golden tests).
+TOPIC_STATEMENTS = (
+    *(f"topic_{what.split('_')[0]}_{kind}_{what.split('_', 1)[1]}"
+      if what.startswith(("create", "drop")) else f"topic_{kind}_{what}"
+      for kind in ("topic", "chunk")
+      for what in ("create_fts", "create_vector", "drop_vector", "fts_insert", "fts_delete",
+                   "fts_search", "fts_integrity_check", "vector_insert", "vector_delete",
+                   "vector_search", "vector_count", "missing_vectors")),
+    "topic_now", "table_sql",
+)
 
 
 #: Names :func:`statement` accepts (for the golden tests).
 STATEMENTS = (
-    "create_fts", "create_fts_vocab", "fts_document_frequency", "fts_insert", "fts_delete",
+    "create_fts", "fts_insert", "fts_delete",
     "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "vector_search", "vector_projection", "vector_count", "head_vectors",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
     "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
     "probe_vec_search", "probe_vec_delete", "probe_vec_drop",
+    *TOPIC_STATEMENTS,
 )

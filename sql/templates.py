@@ -39,6 +39,9 @@ __all__ = [
     "IN_BUCKETS",
     "QUERIES",
     "SCHEMA",
+    "TOPIC_QUERIES",
+    "TOPIC_SCHEMA",
+    "TOPIC_TEMPLATES",
     "VECTOR_SCHEMA",
     "bucket",
     "render",
@@ -219,7 +222,182 @@ QUERIES: dict[str, str] = {
                 "WHERE journal_position > ? ORDER BY journal_position LIMIT ?"),
 }
 
-_ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES}
+_SCOPE = "VARCHAR(256)"  # core.topic.content.MAX_SCOPE_CHARS
+_TOPIC_FAMILY_COL = "VARCHAR(64)"
+
+#: Topic Memory's own tables (Topic Memory RFC, "Storage, Head, and atomic activation";
+#: TOPIC-MEMORY.md, "Storage"), created by the Topic backends only, after :data:`SCHEMA`.
+#: Revisions and Heads are ``artifact_revisions`` / ``artifact_heads`` with family
+#: ``topic-memory``. The active tables hold one row per Topic (its active Revision) and
+#: one per chunk of it; their integer keys are the rowids of the engine's full-text and
+#: vector projections (SQLite FTS5 / vec0; OceanBase adds its FULLTEXT and VECTOR
+#: columns and indexes to these tables with its own fragments).
+TOPIC_SCHEMA: dict[str, str] = {
+    "create_topic_lineage_sources": f"""
+        CREATE TABLE IF NOT EXISTS pc_artifact_lineage_sources (
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            source_id {_ID} NOT NULL,
+            source_content_hash {_HASH} NOT NULL,
+            PRIMARY KEY (artifact_id, revision, source_id),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision),
+            FOREIGN KEY (source_id) REFERENCES sources (source_id)
+        )""",
+    "create_topic_lineage_artifacts": f"""
+        CREATE TABLE IF NOT EXISTS pc_artifact_lineage_artifacts (
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            based_on_family {_TOPIC_FAMILY_COL} NOT NULL,
+            based_on_artifact_id {_ID} NOT NULL,
+            based_on_revision BIGINT NOT NULL,
+            PRIMARY KEY (artifact_id, revision, based_on_artifact_id, based_on_revision),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision),
+            FOREIGN KEY (based_on_artifact_id, based_on_revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_topic_retrieval_shape": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_retrieval_shape (
+            shape_key VARCHAR(16) NOT NULL,
+            kind VARCHAR(16) NOT NULL,
+            chunk_policy VARCHAR(64) NOT NULL,
+            analyzer_version VARCHAR(64) NOT NULL,
+            embedding_profile LONGTEXT,
+            profile_fingerprint {_HASH},
+            PRIMARY KEY (shape_key)
+        )""",
+    "create_topic_publications": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_revision_publications (
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            scope_id {_SCOPE} NOT NULL,
+            published_at VARCHAR(32) NOT NULL,
+            PRIMARY KEY (artifact_id, revision),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_topic_active_topics": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_active_topics (
+            topic_rowid BIGINT NOT NULL AUTO_INCREMENT,
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            scope_id {_SCOPE} NOT NULL,
+            title LONGTEXT NOT NULL,
+            summary LONGTEXT NOT NULL,
+            fts_text LONGTEXT NOT NULL,
+            source_count BIGINT NOT NULL,
+            embedding_fingerprint {_HASH},
+            PRIMARY KEY (topic_rowid),
+            UNIQUE (artifact_id),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_topic_active_topics_scope_index": """
+        CREATE INDEX IF NOT EXISTS idx_pc_topic_memory_active_topics_scope
+            ON pc_topic_memory_active_topics (scope_id, artifact_id)""",
+    "create_topic_active_chunks": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_active_chunks (
+            chunk_rowid BIGINT NOT NULL AUTO_INCREMENT,
+            artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            ordinal BIGINT NOT NULL,
+            scope_id {_SCOPE} NOT NULL,
+            start_offset BIGINT NOT NULL,
+            end_offset BIGINT NOT NULL,
+            snippet_text LONGTEXT NOT NULL,
+            fts_text LONGTEXT NOT NULL,
+            embedding_fingerprint {_HASH},
+            PRIMARY KEY (chunk_rowid),
+            UNIQUE (artifact_id, ordinal),
+            FOREIGN KEY (artifact_id)
+                REFERENCES pc_topic_memory_active_topics (artifact_id),
+            FOREIGN KEY (artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+}
+
+_TOPIC_CARD = "artifact_id, revision, title, summary"
+_PUBLISHED = ("JOIN pc_topic_memory_revision_publications AS p "
+              "ON p.artifact_id = h.artifact_id AND p.revision = h.revision")
+
+#: Topic Memory's statements shared by both dialects (``?`` bound; ``:ids`` an IN list).
+TOPIC_QUERIES: dict[str, str] = {
+    # the retrieval shape: one row under shape_key 'deployment'
+    "topic_shape_get": ("SELECT kind, chunk_policy, analyzer_version, embedding_profile, "
+                        "profile_fingerprint FROM pc_topic_memory_retrieval_shape "
+                        "WHERE shape_key = ?"),
+    "topic_shape_delete": "DELETE FROM pc_topic_memory_retrieval_shape WHERE shape_key = ?",
+    "topic_shape_insert": ("INSERT INTO pc_topic_memory_retrieval_shape (shape_key, kind, "
+                           "chunk_policy, analyzer_version, embedding_profile, "
+                           "profile_fingerprint) VALUES (?, ?, ?, ?, ?, ?)"),
+    # Heads: an artifact_heads row whose Revision has family topic-memory
+    "topic_head_count": ("SELECT COUNT(*) FROM artifact_heads AS h "
+                         "JOIN artifact_revisions AS r ON r.artifact_id = h.artifact_id "
+                         "AND r.revision = h.revision WHERE r.family = ?"),
+    "topic_head_get": ("SELECT h.revision, r.family FROM artifact_heads AS h "
+                       "JOIN artifact_revisions AS r ON r.artifact_id = h.artifact_id "
+                       "AND r.revision = h.revision WHERE h.artifact_id = ?"),
+    "topic_heads_by_scope": (f"SELECT h.artifact_id, h.revision FROM artifact_heads AS h "
+                             f"{_PUBLISHED} WHERE p.scope_id = ? ORDER BY h.artifact_id"),
+    "topic_revision_get": (f"SELECT {_REVISION_COLS} FROM artifact_revisions "
+                           "WHERE artifact_id = ? AND revision = ? AND family = ?"),
+    # lineage (the spec's two tables) and publications
+    "topic_lineage_source_insert": ("INSERT INTO pc_artifact_lineage_sources (artifact_id, "
+                                    "revision, source_id, source_content_hash) "
+                                    "VALUES (?, ?, ?, ?)"),
+    "topic_lineage_artifact_insert": ("INSERT INTO pc_artifact_lineage_artifacts "
+                                      "(artifact_id, revision, based_on_family, "
+                                      "based_on_artifact_id, based_on_revision) "
+                                      "VALUES (?, ?, ?, ?, ?)"),
+    "topic_lineage_sources_get": ("SELECT source_id, source_content_hash "
+                                  "FROM pc_artifact_lineage_sources "
+                                  "WHERE artifact_id = ? AND revision = ? ORDER BY source_id"),
+    "topic_lineage_artifacts_get": ("SELECT based_on_family, based_on_artifact_id, "
+                                    "based_on_revision FROM pc_artifact_lineage_artifacts "
+                                    "WHERE artifact_id = ? AND revision = ? "
+                                    "ORDER BY based_on_artifact_id, based_on_revision"),
+    "topic_source_hashes": "SELECT source_id, content_hash FROM sources WHERE source_id IN (:ids)",
+    "topic_publication_insert": ("INSERT INTO pc_topic_memory_revision_publications "
+                                 "(artifact_id, revision, scope_id, published_at) "
+                                 "VALUES (?, ?, ?, ?)"),
+    "topic_publication_get": ("SELECT scope_id, published_at "
+                              "FROM pc_topic_memory_revision_publications "
+                              "WHERE artifact_id = ? AND revision = ?"),
+    "topic_scope_get": ("SELECT scope_id FROM pc_topic_memory_revision_publications "
+                        "WHERE artifact_id = ? ORDER BY revision LIMIT 1"),
+    # the active projections
+    "topic_active_insert": ("INSERT INTO pc_topic_memory_active_topics (artifact_id, revision, "
+                            "scope_id, title, summary, fts_text, source_count, "
+                            "embedding_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+    "topic_active_rowid": ("SELECT topic_rowid FROM pc_topic_memory_active_topics "
+                           "WHERE artifact_id = ?"),
+    "topic_active_delete": "DELETE FROM pc_topic_memory_active_topics WHERE artifact_id = ?",
+    "topic_chunk_insert": ("INSERT INTO pc_topic_memory_active_chunks (artifact_id, revision, "
+                           "ordinal, scope_id, start_offset, end_offset, snippet_text, "
+                           "fts_text, embedding_fingerprint) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    "topic_chunk_rowids": ("SELECT chunk_rowid FROM pc_topic_memory_active_chunks "
+                           "WHERE artifact_id = ? ORDER BY ordinal"),
+    "topic_chunks_delete": "DELETE FROM pc_topic_memory_active_chunks WHERE artifact_id = ?",
+    "topic_cards": (f"SELECT {_TOPIC_CARD} FROM pc_topic_memory_active_topics "
+                    "WHERE scope_id = ? AND artifact_id IN (:ids)"),
+    "topic_chunk_text": ("SELECT snippet_text FROM pc_topic_memory_active_chunks "
+                         "WHERE artifact_id = ? AND revision = ? AND ordinal = ?"),
+    "topic_active_count": "SELECT COUNT(*) FROM pc_topic_memory_active_topics",
+    "topic_chunk_count": "SELECT COUNT(*) FROM pc_topic_memory_active_chunks",
+    # a hybrid deployment: active rows whose vector was made under another profile
+    "topic_stale_fingerprints": (
+        "SELECT (SELECT COUNT(*) FROM pc_topic_memory_active_topics "
+        "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?) + "
+        "(SELECT COUNT(*) FROM pc_topic_memory_active_chunks "
+        "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?)"),
+}
+
+#: Every Topic statement (the golden tests of the Topic backends pin these).
+TOPIC_TEMPLATES: dict[str, str] = {**TOPIC_SCHEMA, **TOPIC_QUERIES}
+
+_ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES}
 
 
 def bucket(n: int) -> int:

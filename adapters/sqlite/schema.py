@@ -89,9 +89,9 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
             for name in templates.SCHEMA:
                 self._execute(self._t(name))
             self._execute(frag.statement("create_fts"))
-            self._execute(frag.statement("create_fts_vocab"))
+        # An fts5vocab table earlier releases created (never read) may stay: it costs
+        # nothing, and dropping it would need the write lock at every open.
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
-                  and self._exists_sync(frag.FTS_VOCAB_TABLE)
                   and self._exists_sync("memory_keys")):  # a database of an earlier release
             return None
         schema = self._meta_get_sync("schema_version")

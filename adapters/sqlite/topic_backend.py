@@ -1,0 +1,371 @@
+"""SQLiteTopicBackend: the Topic Memory family on APSW + sqlite-vec (Topic Memory RFC,
+"Storage, Head, and atomic activation"; ARCHITECTURE.md, "Decisions").
+
+:class:`~powercontext.adapters.sqlite.connection.SQLiteStorage` (connection, WAL,
+transactions, metadata, Sources) + the engine-neutral
+:class:`~powercontext.adapters.topic_database.DatabaseTopicBackend`; here only the
+schema, the probes and the SQLite primitives. Projections:
+
+* ``pc_topic_memory_topic_fts`` / ``pc_topic_memory_chunk_fts`` -- contentless-delete
+  FTS5 tables with ``rowid`` = the active row's ``topic_rowid`` / ``chunk_rowid``; every
+  Analyzer token carries the Scope's token (:func:`~powercontext.sql.sqlite.topic_scope_token`);
+* ``pc_topic_memory_topic_vector`` / ``pc_topic_memory_chunk_vector`` -- vec0 tables
+  (same rowids, partition key = the Scope token, L2), created only when the shape is
+  or will be hybrid (an embedding profile and a passing vec0 probe).
+
+Virtual tables are outside every foreign key: their rows are deleted explicitly with
+the active rows they index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import apsw
+
+from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
+from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, _vec0_path, pack
+from powercontext.adapters.storage import RevisionRow
+from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend, utc_text
+from powercontext.adapters.topic_spi import TopicCard
+from powercontext.core import canonical
+from powercontext.core.analyzer import Analyzer
+from powercontext.core.errors import BackendError
+from powercontext.core.models import EmbeddingProfile, EmbeddingVector, SourceRef
+from powercontext.core.topic.models import (
+    TOPIC_FAMILY,
+    RetrievalShape,
+    TopicCapabilities,
+    TopicChannel,
+    TopicRef,
+    TopicWrite,
+)
+from powercontext.core.topic.search import ChannelRow
+from powercontext.sql import sqlite as frag
+from powercontext.sql import templates
+
+__all__ = ["SQLiteTopicBackend"]
+
+_KINDS = ("topic", "chunk")
+_TOPIC_TABLES = ("pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
+                 "pc_topic_memory_retrieval_shape", "pc_topic_memory_revision_publications",
+                 "pc_topic_memory_active_topics", "pc_topic_memory_active_chunks",
+                 frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
+
+
+class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend):
+    """The Topic Memory family on one SQLite file (shared with the Memory family).
+
+    ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
+    ``profile``: the deployment's embedding profile (None: FTS-only); with it and a
+    passing vec0 probe the vec0 tables exist and the first publication fixes a hybrid
+    shape. ``analyzer``: the version a new database records (see DatabaseTopicBackend).
+    Opening raises BackendError for an old SQLite or an unknown schema version,
+    AnalyzerMismatchError, or RetrievalShapeError (see ``_check_open_sync``)."""
+
+    conflict_tables: ClassVar[tuple[str, ...]] = (
+        *SQLiteStorage.conflict_tables, "pc_topic_memory_revision_publications.")
+    vector_k_cap = frag.MAX_KNN_K
+
+    def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
+                 analyzer: str | Analyzer | None = None,
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        super().__init__(profile=profile, analyzer=analyzer)
+        self._init_connection(path_or_url, busy_timeout_ms)
+        self._vec_tables = False  # the Topic vec0 tables exist and sqlite-vec is loaded
+
+    # ------------------------------------------------------------------ schema
+
+    def _setup_sync(self, conn: apsw.Connection) -> TopicCapabilities:
+        reasons: list[str] = []
+        vec_loaded = self._load_vec_sync(reasons)
+        fts_ok = self._probe_sync(reasons)
+        profile = self._profile
+        vectors = vec_loaded and profile is not None
+        if profile is not None and profile.distance != "l2":
+            vectors = False
+            reasons.append(f"vec0 is built for L2; the profile asks for {profile.distance!r}")
+        # a read transaction first: a complete schema needs no write lock
+        for create in (False, True):
+            self._begin_sync(create)
+            try:
+                done = self._schema_sync(create, vectors)
+                self._commit_sync()
+            except BaseException:
+                self._rollback_sync()
+                raise
+            if done:
+                break
+        self._vec_tables = vec_loaded and all(
+            self._exists_sync(t) for t in (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE))
+        return self._infrastructure_caps(fts_ok, vectors and self._vec_tables, reasons)
+
+    def _schema_sync(self, create: bool, vectors: bool) -> bool:
+        """Check (with ``create``: create) the shared and Topic tables; False when
+        something is missing and ``create`` is False."""
+        if create:
+            for name in templates.SCHEMA:
+                self._execute(self._t(name))
+            for name in templates.TOPIC_SCHEMA:
+                self._execute(self._t(name))
+            for kind in _KINDS:
+                self._execute(frag.statement(f"topic_create_{kind}_fts"))
+            if self._meta_get_sync("schema_version") is None:
+                self._meta_set_sync("schema_version", SCHEMA_VERSION)
+            if self._meta_get_sync("analyzer_version") is None:
+                self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
+        elif not (self._exists_sync("powercontext_meta")
+                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)):
+            return False
+        schema = self._meta_get_sync("schema_version")
+        if schema is None:
+            return create  # an unfinished creation: create (again)
+        if schema != SCHEMA_VERSION:
+            raise BackendError(
+                f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})")
+        if vectors:
+            assert self._profile is not None
+            dim = self._profile.dimension
+            for kind, table in zip(_KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
+                                   strict=True):
+                found = self._execute(frag.statement("table_sql"), [table])
+                if found and f"float[{dim}]" in str(found[0][0]):
+                    continue
+                if not create:
+                    return False
+                if found and not self._topic_head_count_sync():
+                    # a vector table of an earlier profile and no Topic yet: replace it
+                    self._execute(frag.statement(f"topic_drop_{kind}_vector"))
+                    found = []
+                if not found:
+                    self._execute(frag.topic_vector_ddl(kind, dim))
+        return True
+
+    def _load_vec_sync(self, reasons: list[str]) -> bool:
+        assert self._conn is not None
+        try:
+            self._conn.enable_load_extension(True)
+            self._conn.load_extension(_vec0_path())
+            self._conn.enable_load_extension(False)
+            return True
+        except (ImportError, apsw.Error, OSError) as exc:
+            reasons.append(f"sqlite-vec cannot be loaded: {exc}")
+            return False
+
+    def _probe_sync(self, reasons: list[str]) -> bool:
+        """A real insert/search/delete of a contentless-delete FTS5 table (TEMP)."""
+        match = frag.fts_match_expression(["m_probe"], ["probe_x"])
+        try:
+            self._execute(frag.statement("probe_fts_drop"))
+            self._execute(frag.statement("probe_fts_create"))
+            self._execute(frag.statement("probe_fts_insert"),
+                          [7, frag.fts_document("m_probe", "probe_x token")])
+            found = self._execute(frag.statement("probe_fts_search"), [match])
+            self._execute(frag.statement("probe_fts_delete"), [7])
+            gone = self._execute(frag.statement("probe_fts_search"), [match])
+            self._execute(frag.statement("probe_fts_drop"))
+        except apsw.Error as exc:
+            reasons.append(f"FTS5 probe failed: {exc}")
+            return False
+        if found != [(7,)] or gone:
+            reasons.append(f"FTS5 probe returned {found!r} then {gone!r}")
+            return False
+        return True
+
+    def _rolled_back_sync(self) -> None:
+        self._vec_tables = self._vec_tables and self._exists_sync(frag.TOPIC_VECTOR_TABLE)
+
+    # ------------------------------------------------------------------ shape
+
+    def _one(self, name: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._execute(self._t(name), params)
+        return rows[0][0] if rows else None
+
+    def _shape_sync(self) -> RetrievalShape | None:
+        rows = self._execute(self._t("topic_shape_get"), [SHAPE_KEY])
+        if not rows:
+            return None
+        kind, policy, analyzer, profile, fingerprint = rows[0]
+        return RetrievalShape(kind, policy, analyzer,
+                              None if profile is None else shared_rows.embedding_profile(profile),
+                              fingerprint)
+
+    def _set_shape_sync(self, shape: RetrievalShape) -> None:
+        profile = (None if shape.embedding_profile is None
+                   else canonical.canonical_dumps(shape.embedding_profile).decode())
+        self._execute(self._t("topic_shape_delete"), [SHAPE_KEY])
+        self._execute(self._t("topic_shape_insert"), [
+            SHAPE_KEY, shape.kind, shape.chunk_policy, shape.analyzer_version, profile,
+            shape.profile_fingerprint])
+
+    def _topic_head_count_sync(self) -> int:
+        return int(self._one("topic_head_count", [TOPIC_FAMILY]))
+
+    def _missing_vectors_sync(self, fingerprint: str) -> int:
+        if not self._vec_tables:
+            return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
+        return sum(int(self._execute(frag.statement(f"topic_{k}_missing_vectors"),
+                                     [fingerprint])[0][0]) for k in _KINDS)
+
+    # ------------------------------------------------------------------ publication
+
+    def _head_for_update_sync(self, artifact_id: str) -> tuple[int, str] | None:
+        rows = self._execute(self._t("topic_head_get"), [artifact_id])
+        return None if not rows else (int(rows[0][0]), str(rows[0][1]))
+
+    def _topic_scope_sync(self, artifact_id: str) -> str | None:
+        return self._one("topic_scope_get", [artifact_id])
+
+    def _source_hashes_sync(self, source_ids: Sequence[str]) -> dict[str, str]:
+        return {str(a): str(h) for a, h in self._select_in("topic_source_hashes", source_ids)}
+
+    def _insert_revision_sync(self, row: RevisionRow) -> None:
+        self._execute(self._t("revision_insert"), shared_rows.revision_params(row))
+
+    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
+        self._execute(self._t("head_insert"), [artifact_id, revision])
+
+    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
+        self._execute(self._t("head_cas"), [revision, artifact_id, base_revision])
+        return self._changed_one()
+
+    def _insert_lineage_sync(self, ref: TopicRef, sources: Sequence[SourceRef],
+                             based_on: TopicRef | None) -> None:
+        insert = self._t("topic_lineage_source_insert")
+        for s in sources:
+            self._execute(insert, [ref.artifact_id, ref.revision, s.source_id, s.content_hash])
+        if based_on is not None:
+            self._execute(self._t("topic_lineage_artifact_insert"), [
+                ref.artifact_id, ref.revision, based_on.family, based_on.artifact_id,
+                based_on.revision])
+
+    def _database_utc_now_sync(self) -> str:
+        return utc_text(self._execute(frag.statement("topic_now"))[0][0])
+
+    def _insert_publication_sync(self, ref: TopicRef, scope_id: str, published_at: str) -> None:
+        self._execute(self._t("topic_publication_insert"),
+                      [ref.artifact_id, ref.revision, scope_id, published_at])
+
+    def _delete_active_sync(self, artifact_id: str) -> None:
+        for (cid,) in self._execute(self._t("topic_chunk_rowids"), [artifact_id]):
+            self._execute(frag.statement("topic_chunk_fts_delete"), [cid])
+            if self._vec_tables:
+                self._execute(frag.statement("topic_chunk_vector_delete"), [cid])
+        self._execute(self._t("topic_chunks_delete"), [artifact_id])
+        for (rid,) in self._execute(self._t("topic_active_rowid"), [artifact_id]):
+            self._execute(frag.statement("topic_topic_fts_delete"), [rid])
+            if self._vec_tables:
+                self._execute(frag.statement("topic_topic_vector_delete"), [rid])
+        self._execute(self._t("topic_active_delete"), [artifact_id])
+
+    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
+        assert self._conn is not None
+        if fingerprint is not None and not self._vec_tables:
+            raise BackendError("a hybrid publication but the database has no vec0 tables")
+        ref, p = write.ref, write.projection
+        scope = frag.topic_scope_token(write.scope_id)
+        self._execute(self._t("topic_active_insert"), [
+            ref.artifact_id, ref.revision, write.scope_id, write.content.title,
+            write.content.summary, p.topic_text, len(write.sources), fingerprint])
+        self._index_sync("topic", self._conn.last_insert_rowid(), scope, p.topic_text,
+                         p.topic_vector if fingerprint is not None else None)
+        insert = self._t("topic_chunk_insert")
+        for c in p.chunks:
+            self._execute(insert, [
+                ref.artifact_id, ref.revision, c.chunk.ordinal, write.scope_id, c.chunk.start,
+                c.chunk.end, c.chunk.text, c.fts_text, fingerprint])
+            self._index_sync("chunk", self._conn.last_insert_rowid(), scope, c.fts_text,
+                             c.vector if fingerprint is not None else None)
+
+    def _index_sync(self, kind: str, rowid: int, scope: str, fts_text: str,
+                    vector: EmbeddingVector | None) -> None:
+        # a stray FTS row under a fresh rowid (damage) must not block the write
+        self._execute(frag.statement(f"topic_{kind}_fts_delete"), [rowid])
+        self._execute(frag.statement(f"topic_{kind}_fts_insert"),
+                      [rowid, frag.fts_document(scope, fts_text)])
+        if vector is not None:
+            self._execute(frag.statement(f"topic_{kind}_vector_delete"), [rowid])
+            self._execute(frag.statement(f"topic_{kind}_vector_insert"),
+                          [rowid, scope, pack(vector)])
+
+    # ------------------------------------------------------------------ reads
+
+    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
+                       limit: int, offset: int) -> list[ChannelRow]:
+        if not terms or limit <= 0:
+            return []
+        kind = "topic" if channel == "topic_fts" else "chunk"
+        match = frag.fts_match_tokens(
+            frag.scoped_terms(frag.topic_scope_token(scope_id), list(dict.fromkeys(terms))))
+        rows = self._execute(frag.statement(f"topic_{kind}_fts_search"),
+                             [match, limit, offset, scope_id])
+        return [_channel_row(kind, r) for r in rows]
+
+    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
+                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+        if not self._vec_tables or k <= 0:
+            return []
+        kind = "topic" if channel == "topic_vector" else "chunk"
+        rows = self._execute(frag.statement(f"topic_{kind}_vector_search"), [
+            pack(vector), min(k, frag.MAX_KNN_K), frag.topic_scope_token(scope_id), scope_id])
+        return [_channel_row(kind, r[:-1], float(r[-1])) for r in rows]
+
+    def _cards_sync(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
+        return {str(a): (TopicRef(str(a), int(r)), str(t), str(s))
+                for a, r, t, s in self._select_in("topic_cards", artifact_ids, [scope_id])}
+
+    def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
+        return self._one("topic_chunk_text", [ref.artifact_id, ref.revision, ordinal])
+
+    def _topic_revision_sync(self, artifact_id: str, revision: int) -> RevisionRow | None:
+        rows = self._execute(self._t("topic_revision_get"),
+                             [artifact_id, revision, TOPIC_FAMILY])
+        return shared_rows.revision_row(rows[0]) if rows else None
+
+    def _publication_sync(self, artifact_id: str, revision: int) -> tuple[str, str] | None:
+        rows = self._execute(self._t("topic_publication_get"), [artifact_id, revision])
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def _lineage_sync(self, artifact_id: str,
+                      revision: int) -> tuple[list[SourceRef], list[TopicRef]]:
+        sources = [SourceRef(str(s), str(h)) for s, h in
+                   self._execute(self._t("topic_lineage_sources_get"), [artifact_id, revision])]
+        based = [TopicRef(str(a), int(r), str(f)) for f, a, r in
+                 self._execute(self._t("topic_lineage_artifacts_get"), [artifact_id, revision])]
+        return sources, based
+
+    def _topic_heads_sync(self, scope_id: str) -> list[TopicRef]:
+        return [TopicRef(str(a), int(r))
+                for a, r in self._execute(self._t("topic_heads_by_scope"), [scope_id])]
+
+    # ------------------------------------------------------------------ integrity
+
+    def integrity_report(self) -> dict[str, Any]:
+        """For tests and ``doctor``-style checks (synchronous, own connection use on the
+        worker): FTS5 integrity-check of both tables (raises on damage) and the row
+        counts of the active tables and their vector tables."""
+        assert self._executor is not None, "open the backend first"
+        return self._executor.submit(self._in_tx, False, self._integrity_sync).result()
+
+    def _integrity_sync(self) -> dict[str, Any]:
+        for kind in _KINDS:
+            self._execute(frag.statement(f"topic_{kind}_fts_integrity_check"))
+        out: dict[str, Any] = {
+            "topics": int(self._one("topic_active_count")),
+            "chunks": int(self._one("topic_chunk_count")),
+        }
+        if self._vec_tables:
+            for kind in _KINDS:
+                out[f"{kind}_vectors"] = int(
+                    self._execute(frag.statement(f"topic_{kind}_vector_count"))[0][0])
+        return out
+
+
+def _channel_row(kind: str, row: Sequence[Any], distance: float | None = None) -> ChannelRow:
+    if kind == "topic":
+        aid, rev, text = row
+        return ChannelRow(TopicRef(str(aid), int(rev)), None, str(text), distance)
+    aid, rev, ordinal, text = row
+    return ChannelRow(TopicRef(str(aid), int(rev)), int(ordinal), str(text), distance)
