@@ -1,0 +1,63 @@
+"""Properties of snippet windows (Topic Memory RFC, chunk policy item 5): a snippet is
+a substring of the chunk within the bound that holds a match of the query, found exactly
+when the Analyzer finds one, the same every time; the span segmentation gives exactly
+the Analyzer's tokens."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from powercontext.core import analyzer
+from powercontext.core.topic.snippets import (
+    SNIPPET_CHARS,
+    match_snippet,
+    stable_snippet,
+    token_spans,
+)
+
+ANALYZERS = st.sampled_from(list(analyzer.ANALYZERS.values()))
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "deploy", "deployment", "中文", "服务器",
+                         "ก่ข", "ADR-0005", "main.py", "x\u0301", "Straße", "\U0001f600",
+                         "the", "and", "。", "\r\n", "\n\n", "-", "a_b", "日本語"])
+SEPS = st.sampled_from([" ", " ", "\n", ", ", "\r\n", "\u3000", ""])
+
+
+@st.composite
+def chunk_texts(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.tuples(WORDS, SEPS), min_size=1, max_size=400))
+    return "".join(w + s for w, s in parts)
+
+
+@given(st.text(max_size=400), ANALYZERS)
+def test_token_spans_concatenate_to_the_analyzer_tokens(text: str, a: analyzer.Analyzer
+                                                        ) -> None:
+    spans = list(token_spans(text, a))
+    assert [t for *_, toks in spans for t in toks] == a.analyze(text)
+    assert all(s < e for s, e, *_ in spans)
+    assert all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+
+
+@given(chunk_texts(), st.lists(WORDS, min_size=1, max_size=4), ANALYZERS)
+def test_snippet_is_a_bounded_substring_holding_a_match(text: str, query: list[str],
+                                                        a: analyzer.Analyzer) -> None:
+    terms = a.query_terms(" ".join(query))
+    snip = match_snippet(text, terms, a)
+    assert snip == match_snippet(text, terms, a)
+    if not set(terms).intersection(a.analyze(text)):
+        assert snip is None
+        return
+    assert snip is not None
+    assert snip in text and 0 < len(snip) <= SNIPPET_CHARS
+    assert set(terms).intersection(a.analyze(snip))
+    start = text.index(snip)
+    assert text[start - 1:start + 1] != "\r\n" or start == 0
+
+
+@given(chunk_texts())
+def test_stable_snippet_is_a_bounded_prefix_window(text: str) -> None:
+    snip = stable_snippet(text)
+    assert snip == stable_snippet(text)
+    assert snip in text[:SNIPPET_CHARS] and len(snip) <= SNIPPET_CHARS
+    end = text.index(snip) + len(snip)
+    assert text[end - 1:end + 1] != "\r\n" or end == len(text)
