@@ -107,7 +107,10 @@ async def load_topic_dataset(
             label=f"{ds.label}: ", stats=stats)
         ds.load_s = time.perf_counter() - t0
         caps = await ds.backend.topic_capabilities()
-        assert caps.shape is not None and caps.shape.kind == kind, caps
+        want = ("topic_fts", "topic_vector", "detail_fts", "detail_vector") if kind == "hybrid" \
+            else ("topic_fts", "detail_fts")
+        if tuple(caps.channels) != want:
+            raise RuntimeError(f"{ds.label}: the backend searches {caps.channels}, not {want}")
     except BaseException:
         with contextlib.suppress(Exception):
             await ds.backend.close()
