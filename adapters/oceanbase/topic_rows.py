@@ -1,0 +1,215 @@
+"""The OceanBase primitives of the Topic Memory active projections (Topic Memory RFC,
+"Storage, Head, and atomic activation", "Detail chunks and deployment-enabled
+retrieval channels"): the two active tables with their FULLTEXT and HNSW indexes, the
+replacement of a Topic's active rows, the four channels within one Scope and the reads
+of active rows. :class:`OceanBaseTopicRows` is a base of
+:class:`~powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend`; the host
+provides ``_exec``/``_all`` (:class:`~powercontext.adapters.oceanbase.connection.OceanBaseStorage`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_spi import TopicCard, utc_text
+from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
+from powercontext.core.models import EmbeddingVector
+from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
+from powercontext.core.topic.search import ChannelRow
+from powercontext.sql import oceanbase as obsql
+from powercontext.sql import oceanbase_topic as tsql
+from powercontext.sql import templates
+
+__all__ = ["OceanBaseTopicRows"]
+
+_TOKEN_RE = re.compile(r"[a-z0-9_]+")
+_VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
+
+
+def _fts_query(terms: Sequence[str]) -> str:
+    """The MATCH text of Analyzer v1 ``terms`` (each checked: raw text never reaches
+    MATCH)."""
+    for t in terms:
+        if not isinstance(t, str) or not _TOKEN_RE.fullmatch(t):
+            raise InvalidInputError("terms", "only Analyzer v1 tokens ([a-z0-9_]) reach MATCH")
+        if len(t) > obsql.MAX_TOKEN_CHARS:
+            raise InvalidInputError(
+                "terms", f"a term longer than {obsql.MAX_TOKEN_CHARS} characters is never "
+                "indexed by the SPACE parser")
+    return " ".join(dict.fromkeys(terms))
+
+
+class OceanBaseTopicRows:
+    """Active Topic and chunk rows on OceanBase: schema, replacement, channels, reads."""
+
+    #: The largest k a vector channel can ask (seekdb's ``APPROXIMATE LIMIT`` bound).
+    vector_k_cap = tsql.MAX_APPROXIMATE_K
+
+    if TYPE_CHECKING:  # provided by OceanBaseStorage
+        def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
+        def _exec_ddl(self, sql: str) -> None: ...
+        def _all(self, sql: str, params: Sequence[Any] | None = None
+                 ) -> list[tuple[Any, ...]]: ...
+        def _exec_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    _topic_vector_column: int | None = None  # VECTOR(dim) of the active tables, or None
+
+    # ------------------------------------------------------------------ schema
+
+    def _active_vector_column_sync(self, table: str) -> int | None:
+        ddl = _text(self._all(f"SHOW CREATE TABLE {table}")[0][1])
+        m = _VECTOR_COL_RE.search(ddl)
+        return int(m.group(1)) if m else None
+
+    def _create_active_tables_sync(self, existing: set[str], dimension: int | None) -> None:
+        """Create the two active tables when missing (``VECTOR(dimension)`` + HNSW when
+        ``dimension``), then read back which vector column they have."""
+        for table, ddl in ((tsql.ACTIVE_TOPICS_TABLE, tsql.active_topics_ddl),
+                           (tsql.ACTIVE_CHUNKS_TABLE, tsql.active_chunks_ddl)):
+            if table not in existing:
+                self._exec_ddl(ddl(dimension))
+        self._read_active_columns_sync()
+
+    def _read_active_columns_sync(self) -> None:
+        dims = {self._active_vector_column_sync(t) for t in tsql.TOPIC_TABLES}
+        # both tables are created together; a mismatch (a crash between the two DDLs of
+        # a reshape) counts as "no vector column" so the shape checks refuse hybrid
+        self._topic_vector_column = dims.pop() if len(dims) == 1 else None
+
+    def _reshape_active_tables_sync(self, dimension: int | None) -> None:
+        """Drop and recreate the (empty: no Topic Heads) active tables for another
+        vector dimension or none. DDL: each statement commits implicitly."""
+        for table in reversed(tsql.TOPIC_TABLES):
+            self._exec(f"DROP TABLE IF EXISTS {table}")
+        self._create_active_tables_sync(set(), dimension)
+
+    def _missing_vectors_sync(self, fingerprint: str) -> int:
+        """Active Topic and chunk rows lacking a vector of ``fingerprint`` (every row,
+        when the tables have no vector column)."""
+        if self._topic_vector_column is None:
+            return int(self._all(tsql.active_row_count())[0][0])
+        return int(self._all(tsql.missing_vectors(), (fingerprint, fingerprint))[0][0])
+
+    # ------------------------------------------------------------------ writes
+
+    def _database_utc_now_sync(self) -> str:
+        """The publication's one database-UTC clock read (``UTC_TIMESTAMP(6)``; the
+        session time zone of seekdb is +08:00, so never ``NOW()``)."""
+        return utc_text(self._all(tsql.utc_now())[0][0])
+
+    def _delete_active_sync(self, artifact_id: str) -> None:
+        """Delete the Topic's active rows; their FULLTEXT and HNSW entries go with them
+        (they are indexes of the same table)."""
+        self._exec(tsql.chunks_delete(1), (artifact_id,))
+        self._exec(tsql.topics_delete(1), (artifact_id,))
+
+    def _vector_param(self, vector: EmbeddingVector | None, field: str) -> str:
+        if vector is None:
+            raise InvalidInputError(field, "a hybrid deployment needs every vector")
+        if len(vector) != self._topic_vector_column:
+            raise InvalidInputError(field, f"has {len(vector)} dimensions; the column has "
+                                    f"{self._topic_vector_column}")
+        return obsql.vector_literal(vector)
+
+    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
+        """Insert the active Topic row and every chunk row of ``write``'s Revision
+        (with their vectors and ``fingerprint`` when it is not None: hybrid)."""
+        hybrid = fingerprint is not None
+        if hybrid and self._topic_vector_column is None:
+            raise CapabilityNotSupportedError("the active tables have no vector column")
+        p = write.projection
+        ref = write.ref
+        topic: list[Any] = [ref.artifact_id, ref.revision, write.scope_id, write.content.title,
+                            write.content.summary, p.topic_text, len(write.sources),
+                            fingerprint]
+        with_vector = self._topic_vector_column is not None
+        if with_vector:
+            topic.append(self._vector_param(p.topic_vector, "topic_vector") if hybrid else None)
+        self._exec(tsql.topic_insert(with_vector), topic)
+        rows = []
+        for c in p.chunks:
+            row: list[Any] = [ref.artifact_id, ref.revision, c.chunk.ordinal, write.scope_id,
+                              c.chunk.start, c.chunk.end, c.chunk.text, c.fts_text,
+                              fingerprint]
+            if with_vector:
+                row.append(self._vector_param(c.vector, "chunks.vector") if hybrid else None)
+            rows.append(row)
+        self._exec_many(tsql.chunk_insert(with_vector), rows)
+
+    # ------------------------------------------------------------------ channels
+
+    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
+                       limit: int, offset: int) -> list[ChannelRow]:
+        """One page of ``topic_fts`` or ``detail_fts`` in one Scope, in the engine's
+        total order (relevance, then artifact_id, then ordinal)."""
+        query = _fts_query(terms)
+        if not query or limit < 1:
+            return []
+        if channel == "topic_fts":
+            rows = self._all(tsql.topic_fts_search(), (query, scope_id, query, limit, offset))
+            return [ChannelRow(TopicRef(_text(r[0]), int(r[1])), None, _text(r[2]))
+                    for r in rows]
+        if channel == "detail_fts":
+            rows = self._all(tsql.chunk_fts_search(), (query, scope_id, query, limit, offset))
+            return [ChannelRow(TopicRef(_text(r[0]), int(r[1])), int(r[2]), _text(r[3]))
+                    for r in rows]
+        raise ValueError(f"not a full-text channel: {channel!r}")
+
+    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
+                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+        """The ``k`` nearest rows of ``topic_vector`` or ``detail_vector`` in one Scope,
+        by L2 distance (ties by artifact_id, then ordinal). The HNSW scan filters by
+        Scope inside the index (``PRE-FILTER``); should it answer short while the Scope
+        holds more vectors, the scan is rerun exactly (never over-fetch-then-filter).
+        ``k`` above :attr:`vector_k_cap` is refused."""
+        if self._topic_vector_column is None:
+            raise CapabilityNotSupportedError("this database has no Topic vector column")
+        if k > self.vector_k_cap:
+            raise InvalidInputError("k", f"at most {self.vector_k_cap} neighbours per scan")
+        if k < 1:
+            return []
+        if channel == "topic_vector":
+            table, search, detail = "topics", tsql.topic_vector_search, False
+        elif channel == "detail_vector":
+            table, search, detail = "chunks", tsql.chunk_vector_search, True
+        else:
+            raise ValueError(f"not a vector channel: {channel!r}")
+        lit = self._vector_param(vector, "query_vector")
+        got = self._all(search(True), (lit, scope_id, lit, k))
+        if len(got) < k:
+            have = int(self._all(tsql.scope_vector_count(table), (scope_id,))[0][0])
+            if have > len(got):
+                got = self._all(search(False), (lit, scope_id, lit, k))
+        out = []
+        for r in got:
+            if r[-1] is None:
+                continue
+            ordinal = int(r[2]) if detail else None
+            out.append(ChannelRow(TopicRef(_text(r[0]), int(r[1])), ordinal,
+                                  _text(r[3] if detail else r[2]), float(r[-1])))
+        out.sort(key=lambda c: (c.distance, c.ref.artifact_id.encode(), c.ordinal or 0))
+        return out
+
+    # ------------------------------------------------------------------ reads
+
+    def _cards_sync(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
+        """``artifact_id -> (active ref, title, summary)`` of these Topics' active rows
+        in this Scope (others are left out)."""
+        ids = list(dict.fromkeys(artifact_ids))
+        out: dict[str, TopicCard] = {}
+        size = templates.IN_BUCKETS[-1]
+        for start in range(0, len(ids), size):
+            chunk = ids[start:start + size]
+            n = templates.bucket(len(chunk))
+            for aid, rev, title, summary in self._all(
+                    tsql.topic_rows(n), (scope_id, *chunk, *([None] * (n - len(chunk))))):
+                out[_text(aid)] = (TopicRef(_text(aid), int(rev)), _text(title), _text(summary))
+        return out
+
+    def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
+        """The text of one active chunk of exactly ``ref``, or None."""
+        rows = self._all(tsql.chunk_texts(), (ref.artifact_id, ref.revision, ordinal))
+        return _text(rows[0][0]) if rows else None

@@ -1,0 +1,124 @@
+"""Opening OceanBaseTopicBackend on seekdb: the tables it creates, the shape a first
+publication would fix, the active tables reshaped while no Topic Head exists, and the
+Memory backend opening the same database before or after it (readiness per family)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from oceanbase_server import fresh_database, seekdb_available
+
+from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
+from powercontext.core.models import EmbeddingProfile, MemoryEntryInput
+from powercontext.sql import oceanbase_topic as tsql
+
+pytestmark = [
+    pytest.mark.oceanbase,
+    pytest.mark.skipif(not seekdb_available(), reason="needs pylibseekdb or "
+                       "POWERCONTEXT_TEST_OCEANBASE_URL"),
+]
+_VECTOR = re.compile(r"`embedding` VECTOR\((\d+)\)")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def db_url(seekdb_url: str) -> Iterator[str]:
+    with fresh_database(seekdb_url, "pc_topic_open") as url:
+        yield url
+
+
+def _ddl(url: str, table: str) -> str:
+    import MySQLdb
+
+    p = urlsplit(url)
+    conn = MySQLdb.connect(host=p.hostname, port=p.port, user=p.username or "root",
+                           passwd=p.password or "", db=p.path.lstrip("/"), charset="utf8mb4")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SHOW CREATE TABLE {table}")
+        return str(cur.fetchall()[0][1])
+    finally:
+        conn.close()
+
+
+def _dims(url: str) -> set[int | None]:
+    out: set[int | None] = set()
+    for table in tsql.TOPIC_TABLES:
+        m = _VECTOR.search(_ddl(url, table))
+        out.add(int(m.group(1)) if m else None)
+    return out
+
+
+async def _caps(url: str, profile: EmbeddingProfile | None = None):
+    b = OceanBaseTopicBackend(url, profile=profile)
+    try:
+        return await b.topic_capabilities(), await b.heads("repo:/x")
+    finally:
+        await b.close()
+
+
+def test_open_creates_the_tables_and_reports_the_pending_shape(db_url):
+    caps, heads = run(_caps(db_url))
+    assert caps.shape is None and caps.pending_kind == "fts" and heads == ()
+    assert caps.channels == ("topic_fts", "detail_fts")
+    ddl = _ddl(db_url, tsql.ACTIVE_CHUNKS_TABLE)
+    assert "WITH PARSER space PARSER_PROPERTIES=(min_token_size=1" in ddl
+    assert "mediumtext" in ddl and _dims(db_url) == {None}
+    for table in ("pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
+                  "pc_topic_memory_retrieval_shape", "pc_topic_memory_revision_publications"):
+        assert table in _ddl(db_url, table)
+
+
+def test_without_topic_heads_the_active_tables_follow_the_profile(db_url):
+    model = DeterministicEmbedding(dimension=8)
+    caps, _ = run(_caps(db_url, model.profile))
+    assert caps.pending_kind == "hybrid" and len(caps.channels) == 4 and not caps.reasons
+    assert _dims(db_url) == {8}
+    ddl = _ddl(db_url, tsql.ACTIVE_TOPICS_TABLE)
+    assert "DISTANCE=L2" in ddl and "TYPE=HNSW" in ddl
+    caps, _ = run(_caps(db_url, DeterministicEmbedding(dimension=16).profile))
+    assert caps.pending_kind == "hybrid" and _dims(db_url) == {16}
+    caps, _ = run(_caps(db_url))
+    assert caps.pending_kind == "fts" and _dims(db_url) == {None}
+
+
+def test_a_profile_the_hnsw_index_cannot_serve_stays_fts_with_a_reason(db_url):
+    cosine = EmbeddingProfile("cos-8", "m", 8, "cosine", "unit")
+    caps, _ = run(_caps(db_url, cosine))
+    assert caps.pending_kind == "fts"
+    assert any("L2 over unit vectors" in r for r in caps.reasons)
+
+
+async def _memory_round_trip(url: str) -> None:
+    b = OceanBaseMemoryBackend(url)
+    try:
+        from powercontext.service import MemoryService
+
+        svc = MemoryService(b)
+        ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "go is short"),))
+        res = await svc.search("go", (ref,), mode="fts")
+        assert [h.text for h in res.hits] == ["go is short"]
+    finally:
+        await b.close()
+
+
+@pytest.mark.parametrize("topic_first", [True, False], ids=["topic-first", "memory-first"])
+def test_memory_and_topic_backends_open_one_database_in_either_order(db_url, topic_first):
+    if topic_first:
+        run(_caps(db_url))
+        run(_memory_round_trip(db_url))
+    else:
+        run(_memory_round_trip(db_url))
+        run(_caps(db_url))
+    assert "FULLTEXT KEY" in _ddl(db_url, "memory_entry_heads")  # the Memory family's own
+    run(_memory_round_trip(db_url))
+    caps, heads = run(_caps(db_url))
+    assert caps.pending_kind == "fts" and heads == ()
