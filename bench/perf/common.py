@@ -64,6 +64,9 @@ class Profile:
     batch_runs: int
     embed_sentences: int
     topic_sizes: tuple[int, ...] = ()
+    #: the Topic cells' retrieval shapes (``fts``, ``hybrid``, ``local`` = hybrid with
+    #: the local model at the smallest size, run when the model is installed)
+    topic_shapes: tuple[str, ...] = ("fts", "hybrid", "local")
 
 
 PROFILES = {

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,12 +260,15 @@ async def bench_topic_search(
     return row
 
 
-def topic_shapes(sizes: Sequence[int], local: Any) -> list[tuple[int, str, str]]:
-    """The cells to run: ``(topics, shape, embedder)`` for every size (fts, hybrid with
-    the deterministic embedder), plus hybrid with the local model at the smallest size
-    when ``local`` (a model) is given."""
-    cells = [(n, kind, "deterministic") for n in sizes for kind in ("fts", "hybrid")]
-    if local is not None and sizes:
+def topic_shapes(sizes: Sequence[int], local: Any,
+                 shapes: Sequence[str] = ("fts", "hybrid", "local")) -> list[tuple[int, str, str]]:
+    """The cells to run: ``(topics, shape, embedder)`` for every size and each of
+    ``fts`` / ``hybrid`` (deterministic embedder) in ``shapes``, plus hybrid with the
+    local model at the smallest size when ``"local"`` is in ``shapes`` and ``local`` (a
+    model) is given."""
+    cells = [(n, kind, "deterministic") for n in sizes for kind in ("fts", "hybrid")
+             if kind in shapes]
+    if local is not None and sizes and "local" in shapes:
         cells.append((min(sizes), "hybrid", "local"))
     return cells
 
@@ -273,11 +276,12 @@ def topic_shapes(sizes: Sequence[int], local: Any) -> list[tuple[int, str, str]]
 async def run_topics(
     engine: TopicEngine, sizes: Sequence[int], sessions: Sequence[Session],
     queries: Sequence[str], runs: int, model: Any, local: Any, result: dict[str, Any],
-    cell_budget_s: float = CELL_BUDGET_S,
+    cell_budget_s: float = CELL_BUDGET_S, checkpoint: Callable[[], None] = lambda: None,
+    shapes: Sequence[str] = ("fts", "hybrid", "local"),
 ) -> None:
     """Every Topic cell on ``engine``, appended to ``result["topic_datasets"]`` and
     ``result["topic_search"]``; each database is dropped after its cell."""
-    for n, kind, embedder in topic_shapes(sizes, local):
+    for n, kind, embedder in topic_shapes(sizes, local, shapes):
         ds = await load_topic_dataset(engine, sessions, n, kind,
                                       local if embedder == "local" else model, embedder)
         try:
@@ -286,6 +290,7 @@ async def run_topics(
             result["topic_search"].append(row)
             if row["cut"]:
                 result["notes"].append(row["cut"])
+            checkpoint()
         finally:
             with contextlib.suppress(Exception):
                 await ds.backend.close()

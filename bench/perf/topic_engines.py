@@ -378,26 +378,36 @@ class SeekdbTopicEngine(TopicEngine):
 
     def raw_vector(self, channel: str, scope_id: str, blob: Any, k: int, budget: int
                    ) -> list[RawRow]:
-        """``ORDER BY l2_distance APPROXIMATE LIMIT k`` with the Scope filter, ordered
-        by (distance, artifact_id, revision, ordinal), admitted and collapsed."""
+        """``ORDER BY l2_distance APPROXIMATE LIMIT k`` with the Scope filter (the exact
+        scan when that answers short of the Scope's vectors, as the backend does),
+        ordered by (distance, UTF-8 artifact_id, ordinal), admitted and collapsed."""
         table, ordinal = self.TABLES[channel]
         col = self.VECTOR_COLUMN
         cur = self.raw.cursor()
-        cur.execute(
-            f"SELECT l2_distance({col}, %s) AS d, {self._cols(ordinal)} FROM {table} "
-            f"WHERE scope_id = %s ORDER BY l2_distance({col}, %s) APPROXIMATE LIMIT %s",
-            (blob, scope_id, blob, k),
-        )
+        k = min(k, self.MAX_K)
+        sql = (f"SELECT l2_distance({col}, %s) AS d, {self._cols(ordinal)} FROM {table} "
+               f"WHERE scope_id = %s ORDER BY l2_distance({col}, %s){{}} LIMIT %s")
+        cur.execute(sql.format(" APPROXIMATE"), (blob, scope_id, blob, k))
+        got = cur.fetchall()
+        if len(got) < k:  # a short ANN answer: the exact scan when the Scope has more
+            cur.execute(f"SELECT COUNT(*) FROM {table} WHERE scope_id = %s "
+                        f"AND {col} IS NOT NULL", (scope_id,))
+            if int(cur.fetchone()[0]) > len(got):
+                cur.execute(sql.format(""), (blob, scope_id, blob, k))
+                got = cur.fetchall()
         rows = sorted(
-            (float(d), _text(a), int(r), None if o is None else int(o))
-            for d, a, r, o in cur.fetchall() if d is not None
+            (float(d), _text(a).encode(), int(r), -1 if o is None else int(o))
+            for d, a, r, o in got if d is not None
         )
         out: list[RawRow] = []
-        collapse_rows((((a, r, o), "", d) for d, a, r, o in rows), None, budget, set(), out)
+        collapse_rows((((a.decode(), r, None if o < 0 else o), "", d) for d, a, r, o in rows),
+                      None, budget, set(), out)
         return out
 
     def vector_param(self, vector: Sequence[float]) -> Any:
-        return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+        from powercontext.sql import oceanbase as obsql
+
+        return obsql.vector_literal(tuple(vector))
 
     def close(self) -> None:
         self._stack.close()
