@@ -136,3 +136,24 @@ def test_the_check_tells_apart_a_raw_side_without_the_collapse(
         monkeypatch.setattr(topic_engines, "collapse_rows", _uncollapsed)
         bad = asyncio.run(check_raw_equals_backend(engine, LONG_TURNS, queries, 6, kind, "b"))
         assert bad["mismatches"] > 0
+
+
+@pytest.mark.oceanbase
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    turns=st.lists(turn, min_size=2, max_size=24),
+    queries=st.lists(text, min_size=1, max_size=3),
+    n=st.integers(1, 12),
+    kind=st.sampled_from(["fts", "hybrid"]),
+)
+def test_raw_topic_channels_equal_the_backend_on_seekdb(
+    seekdb_url: str, turns: list[str], queries: list[str], n: int, kind: str
+) -> None:
+    """The same property on seekdb: MATCH AGAINST pages and l2_distance APPROXIMATE
+    (the exact rescan of a short answer) on the active tables, Scope-filtered."""
+    engine = topic_engines.SeekdbTopicEngine(seekdb_url)
+    try:
+        check = asyncio.run(check_raw_equals_backend(engine, turns, queries, n, kind, kind))
+    finally:
+        engine.close()
+    assert check["mismatches"] == 0, check
