@@ -90,10 +90,11 @@ def topic_markdown(result: dict[str, Any]) -> list[str]:
     rows, sets = result.get("topic_search") or [], result.get("topic_datasets") or []
     if not rows and not sets:
         return []
+    paths = sorted({r.get("ours_path", "?") for r in rows}) or ["-"]
     lines = [
         "",
-        "## Topic search (ours = the Topic backend's search end to end; raw = the "
-        "engine's own queries on the same projection tables)",
+        f"## Topic search (ours = {' / '.join(f'`{p}`' for p in paths)} end to end; raw = "
+        "the engine's own queries on the same projection tables)",
         "",
         "| engine | Topics | shape | embedder | ours p50 | ours p95 | raw p50 | raw p95 "
         "| ours/raw p50 | ours/raw p95 | mean hits | same hits |",
@@ -112,7 +113,10 @@ def topic_markdown(result: dict[str, Any]) -> list[str]:
         "observations, Markdown detail), one Scope, published through `backend.publish` "
         "in batches of 100; each shape is its own database (the shape is fixed at the "
         f"first publication). Limit {LIMIT}; fts = topic_fts + detail_fts, hybrid = the "
-        "four channels. raw = FTS5 MATCH in bm25 order (SQLite) / MATCH AGAINST (seekdb) "
+        "four channels. ours = `TopicMemoryService.search` where the tree has it (request "
+        "checks, capabilities, query embedding, the backend's search, snippets), else "
+        "`backend.search` with the query embedded by the bench (hybrid). raw = FTS5 "
+        "MATCH in bm25 order (SQLite) / MATCH AGAINST (seekdb) "
         "pages and one vec0 KNN per vector channel (k = budget, budget x MAX_CHUNKS for "
         "chunks) / l2_distance APPROXIMATE, joined to the active rows, admitted, "
         "collapsed by Topic, RRF (k = 60) in plain Python. same hits = sampled queries "
