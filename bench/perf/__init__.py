@@ -61,6 +61,16 @@ Figures (times in milliseconds, sizes in bytes):
   10k (main thread = service/planning/embedding; worker thread = backend), with the
   time of each SQL statement measured at the backend's single execute method.
 
+* Topic search (issue 12; :mod:`bench.perf.topic`): p50/p95 of Topic search at each
+  ``--topic-sizes`` count (quick: 1k; full: 1k and 10k) in both retrieval shapes (fts:
+  2 channels; hybrid: 4, deterministic embedder; plus hybrid with the local model at the
+  smallest size when installed), ours (``TopicMemoryService.search``) against the raw
+  FTS5 / vec0 or MATCH / l2_distance queries on the same projection tables
+  (:mod:`bench.perf.topic_engines`), with the same-hits check. Topics are runs of
+  LoCoMo turns published through ``backend.publish`` in batches of 100
+  (:mod:`bench.perf.topic_data`). ``--part topic`` runs only these cells,
+  ``--topic-shapes`` picks the shapes.
+
 Outputs in ``--out``: ``perf-<profile>-<stamp>.json``, ``.md`` (also printed), the
 profiles ``.prof.txt`` and PNG plots of each figure against the number of entries.
 No target is asserted; each is printed as met / missed beside its figure.

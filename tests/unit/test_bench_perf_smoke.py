@@ -94,6 +94,8 @@ def test_quick_profile_runs_on_a_tiny_size(
             "sqlite",
             "--sizes",
             "50",
+            "--topic-sizes",
+            "12",
             "--layouts",
             "1,10",
             "--queries",
@@ -146,6 +148,16 @@ def test_quick_profile_runs_on_a_tiny_size(
     md = next(out.glob("perf-quick-*.md")).read_text(encoding="utf-8")
     assert "| sqlite | 50 | 10 | hybrid |" in md
     assert "| sqlite | 50 | 1 | fts |" in capsys.readouterr().out
+    # the Topic search cells (issue 12): 12 Topics, both retrieval shapes, same hits
+    assert [(d["topics"], d["kind"]) for d in result["topic_datasets"]] == [
+        (12, "fts"), (12, "hybrid")]
+    assert all(d["chunks"] >= 12 and d["db_bytes"] > 0 for d in result["topic_datasets"])
+    for r in result["topic_search"]:
+        assert r["engine"] == "sqlite" and r["queries"] == 3 and r["channels"] in (2, 4)
+        assert r["ours_p50_ms"] > 0 and r["raw_p50_ms"] > 0 and r["ratio_p95"] > 0
+        assert r["check"] == {"queries": 3, "mismatches": 0, "examples": []}
+    assert any(r["mean_hits"] > 0 for r in result["topic_search"])
+    assert "| sqlite | 12 | hybrid | deterministic |" in md
     assert len(list(out.glob("perf-quick-*.png"))) == 4
     assert not list((tmp_path / "db").iterdir())  # databases and anchors are removed
 
