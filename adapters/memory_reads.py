@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
-from powercontext.adapters.revision_cache import ParsedRevision
+from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision
+from powercontext.adapters.storage import RevisionRow
 from powercontext.core import canonical, keys, verify
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -46,11 +47,22 @@ class MemoryReadsMixin(MemoryRebuildMixin):
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _head_sync(self, artifact_id: str) -> int | None: ...
+        def _revision_rows_sync(
+            self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]: ...
         def _entry_versions_sync(
             self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]: ...
         def _memory_key_sync(self, key: str) -> str | None: ...
         def _memory_keys_sync(self) -> list[tuple[str, str]]: ...
         def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None: ...
+
+    def _memory_head_sync(self, artifact_id: str) -> int | None:
+        """The head revision of ``artifact_id`` when it is a Memory (an Artifact of
+        another family on the same database, a Topic, is not one), else None."""
+        head = self._head_sync(artifact_id)
+        if head is None:
+            return None
+        rows = self._revision_rows_sync(artifact_id, head - 1, head)
+        return head if rows and rows[0].family == MEMORY_FAMILY else None
 
     def _require_head_sync(self, ref: ArtifactRef) -> int:
         head = self._head_sync(ref.artifact_id)
@@ -68,7 +80,7 @@ class MemoryReadsMixin(MemoryRebuildMixin):
 
     async def head(self, artifact_id: str) -> ArtifactRef | None:
         """The current head ArtifactRef of a Memory, or None when it does not exist."""
-        rev = await self._run(self._in_tx, False, self._head_sync, artifact_id)
+        rev = await self._run(self._in_tx, False, self._memory_head_sync, artifact_id)
         return None if rev is None else ArtifactRef(artifact_id, rev)
 
     async def load_revision(self, ref: ArtifactRef) -> MemoryRevision:
@@ -207,7 +219,7 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         for key, artifact_id in pairs:
             if key in stored or self._memory_key_sync(key) is not None:
                 continue
-            if self._head_sync(artifact_id) is None:
+            if self._memory_head_sync(artifact_id) is None:
                 continue  # the Memory is not in this database
             self._insert_memory_key_sync(key, artifact_id)
             stored[key] = artifact_id

@@ -26,9 +26,9 @@ snippets); here is only the order of the I/O around them.
 
 from __future__ import annotations
 
-from powercontext.adapters.memory_rebuild import resolve_analyzer as _resolve_analyzer
 from powercontext.adapters.topic_reads import TopicReadsMixin
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
+from powercontext.core import analyzer as analyzers
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile
 
@@ -49,7 +49,9 @@ class DatabaseTopicBackend(TopicReadsMixin):
                  analyzer: str | Analyzer | None = None) -> None:
         super().__init__()
         self._profile = profile
-        self._analyzer_choice = _resolve_analyzer(analyzer)
+        # an explicit choice as a registered Analyzer (InvalidInputError when unknown)
+        self._analyzer_choice = (analyzer if analyzer is None or isinstance(analyzer, Analyzer)
+                                 else analyzers.get(analyzer))
         self._topic_analyzer = None
         self._vectors_ready = False
 

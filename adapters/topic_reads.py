@@ -17,8 +17,6 @@ import json
 from collections.abc import Sequence
 
 from powercontext.adapters.topic_publication import TopicPublicationMixin
-from powercontext.core import query as query_bounds
-from powercontext.core import ranking
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -28,8 +26,6 @@ from powercontext.core.errors import (
 from powercontext.core.models import EmbeddingVector
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic import search as topic_search
-from powercontext.core.topic import snippets
-from powercontext.core.topic.chunks import MAX_CHUNKS
 from powercontext.core.topic.models import (
     TopicCapabilities,
     TopicChannel,
@@ -62,24 +58,14 @@ class TopicReadsMixin(TopicPublicationMixin):
         and refused in an FTS-only one.
 
         InvalidInputError naming ``request``, ``scope_id``, ``limit``, ``query`` (not a
-        string, a lone surrogate, over 8,192 characters or 64 distinct terms) or
-        ``query_vector``."""
-        if not isinstance(request, TopicSearchRequest):
-            raise InvalidInputError("request", "must be a TopicSearchRequest")
-        scope_id = topic_content.check_scope_id(request.scope_id)
-        limit = topic_search.check_limit(request.limit)
-        if isinstance(request.query, str):
-            try:
-                request.query.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInputError(
-                    "query", "contains a lone surrogate (not valid Unicode)") from None
-        return await self._run(self._search_checked, scope_id, request.query, limit,
-                               query_vector)
+        string, a lone surrogate, over 8,192 characters or 64 distinct terms, no
+        searchable term) or ``query_vector``
+        (:func:`powercontext.core.topic.search.check_request`)."""
+        return await self._run(self._search_checked, request, query_vector)
 
-    def _search_checked(self, scope_id: str, query: str, limit: int,
+    def _search_checked(self, request: TopicSearchRequest,
                         query_vector: EmbeddingVector | None) -> TopicSearchResult:
-        terms = query_bounds.search_terms(query, self._db_topic_analyzer)
+        scope_id, terms, limit = topic_search.check_request(request, self._db_topic_analyzer)
         assert self._db_caps is not None
         channels = self._db_caps.channels
         if "topic_vector" in channels:
@@ -87,7 +73,11 @@ class TopicReadsMixin(TopicPublicationMixin):
                 raise InvalidInputError(
                     "query_vector", "is required: this Topic Memory deployment is hybrid")
             assert self._profile is not None
-            check_vector(query_vector, self._profile)
+            try:
+                check_vector(query_vector, self._profile)
+            except InvalidInputError as exc:
+                raise InvalidInputError("query_vector", str(exc).removeprefix("vector: ")) \
+                    from None
         elif query_vector is not None:
             raise InvalidInputError(
                 "query_vector", "is refused: this Topic Memory deployment is FTS-only")
@@ -97,37 +87,34 @@ class TopicReadsMixin(TopicPublicationMixin):
     def _search_sync(self, scope_id: str, terms: tuple[str, ...], limit: int,
                      query_vector: EmbeddingVector | None,
                      channels: tuple[TopicChannel, ...]) -> TopicSearchResult:
-        budget = ranking.candidate_budget(limit)
+        budget = topic_search.channel_budget(limit)
         rows: dict[TopicChannel, list[ChannelRow]] = {}
         for channel in channels:
-            if channel.endswith("_fts"):
+            if channel in ("topic_fts", "detail_fts"):
                 rows[channel] = self._fts_channel_sync(channel, scope_id, terms, budget)
-            else:
-                assert query_vector is not None
-                per_topic = MAX_CHUNKS if channel == "detail_vector" else 1
-                k = budget * per_topic
-                if self.vector_k_cap is not None:
-                    k = min(k, self.vector_k_cap)
-                found = self._vector_rows_sync(channel, scope_id, query_vector, k)
-                rows[channel] = topic_search.collapse(channel, found, terms, budget)
+                continue
+            assert query_vector is not None
+            # one KNN covers the budget: a Topic has at most MAX_CHUNKS chunk rows
+            k = topic_search.vector_k(limit) if channel == "detail_vector" else budget
+            if self.vector_k_cap is not None:
+                k = min(k, self.vector_k_cap)
+            found = self._vector_rows_sync(channel, scope_id, query_vector, k)
+            rows[channel] = topic_search.collapse(channel, found, terms, budget)
         fused = topic_search.fuse_channels(rows, limit)
         return TopicSearchResult(self._hits_sync(scope_id, fused, terms), channels)
 
     def _fts_channel_sync(self, channel: TopicChannel, scope_id: str,
                           terms: tuple[str, ...], budget: int) -> list[ChannelRow]:
         """The collapsed, admitted rows of one full-text channel: pages of the engine's
-        order (the first of ``budget`` rows, then doubling) until ``budget`` distinct
-        Topics are admitted or the rows end."""
-        if not terms:
-            return []
-        seen: list[ChannelRow] = []
+        order (the first of ``budget`` rows, then doubling) into a
+        :class:`~powercontext.core.topic.search.ChannelCollector` until it holds
+        ``budget`` distinct Topics or the rows end."""
+        collector = topic_search.ChannelCollector(channel, terms, budget)
         offset, size = 0, budget
         while True:
             page = self._fts_rows_sync(channel, scope_id, terms, size, offset)
-            seen.extend(page)
-            kept = topic_search.collapse(channel, seen, terms, budget)
-            if len(kept) >= budget or len(page) < size:
-                return kept
+            if collector.add(page) or len(page) < size:
+                return collector.rows
             offset += size
             size *= 2
 
@@ -137,28 +124,17 @@ class TopicReadsMixin(TopicPublicationMixin):
         hits = []
         for f in fused:
             card = cards.get(f.ref.artifact_id)
-            if card is None or card[0] != f.ref:  # pragma: no cover - one snapshot
+            if card is None or card[0] != f.ref:  # one snapshot: only damage gets here
                 raise IntegrityError(f"active Topic row {f.ref!r} vanished inside a snapshot")
-            hits.append(TopicHit(f.ref, card[1], card[2], self._snippet_sync(f, terms),
-                                 f.score, f.matched_by))
+            pick = topic_search.snippet_chunk(f)
+            texts: dict[int, str] = {}
+            if pick is not None:
+                text = self._chunk_text_sync(f.ref, pick[1])
+                if text is not None:
+                    texts[pick[1]] = text
+            snippet = topic_search.topic_snippet(f, texts, terms, self._db_topic_analyzer)
+            hits.append(TopicHit(f.ref, card[1], card[2], snippet, f.score, f.matched_by))
         return tuple(hits)
-
-    def _snippet_sync(self, f: FusedTopic, terms: tuple[str, ...]) -> str | None:
-        """The best detail_fts chunk's match snippet, else the best detail_vector chunk's
-        stable snippet, else None."""
-        ordinal = f.best_chunk.get("detail_fts")
-        if ordinal is not None:
-            text = self._chunk_text_sync(f.ref, ordinal)
-            if text is not None:
-                found = snippets.match_snippet(text, terms, self._db_topic_analyzer)
-                if found is not None:
-                    return found
-        ordinal = f.best_chunk.get("detail_vector")
-        if ordinal is not None:
-            text = self._chunk_text_sync(f.ref, ordinal)
-            if text is not None:
-                return snippets.stable_snippet(text)
-        return None
 
     # ------------------------------------------------------------------ get / heads
 

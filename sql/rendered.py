@@ -1292,11 +1292,6 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'ORDER BY knn.distance, knn.rid'
     ),
     'topic_topic_vector_count': 'SELECT count(*) FROM "pc_topic_memory_topic_vector"',
-    'topic_topic_missing_vectors': (
-        'SELECT count(*) FROM "pc_topic_memory_active_topics" AS a LEFT JOIN '
-        '"pc_topic_memory_topic_vector" AS v ON v.rowid = a."topic_rowid" WHERE v.rowid IS NULL OR '
-        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
-    ),
     'topic_create_chunk_fts': (
         'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_chunk_fts" USING '
         'fts5(searchable_text, content=\'\', contentless_delete=1, tokenize="unicode61 '
@@ -1334,10 +1329,13 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'ORDER BY knn.distance, knn.rid'
     ),
     'topic_chunk_vector_count': 'SELECT count(*) FROM "pc_topic_memory_chunk_vector"',
-    'topic_chunk_missing_vectors': (
-        'SELECT count(*) FROM "pc_topic_memory_active_chunks" AS a LEFT JOIN '
-        '"pc_topic_memory_chunk_vector" AS v ON v.rowid = a."chunk_rowid" WHERE v.rowid IS NULL OR '
-        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
+    'topic_missing_vectors': (
+        'SELECT (SELECT count(*) FROM "pc_topic_memory_active_topics" AS a LEFT JOIN '
+        '"pc_topic_memory_topic_vector" AS v ON v.rowid = a."topic_rowid" WHERE v.rowid IS NULL OR '
+        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?) + (SELECT count(*) '
+        'FROM "pc_topic_memory_active_chunks" AS a LEFT JOIN "pc_topic_memory_chunk_vector" AS v '
+        'ON v.rowid = a."chunk_rowid" WHERE v.rowid IS NULL OR a."embedding_fingerprint" IS NULL '
+        'OR a."embedding_fingerprint" <> ?)'
     ),
     'topic_now': "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
     'table_sql': "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",

@@ -303,12 +303,17 @@ def _render_topic_fragments(_q: Callable[[str], str]) -> dict[str, str]:
                 f"SELECT {select}, knn.distance FROM knn JOIN {table} AS a ON a.{k} = knn.rid "
                 f"WHERE a.{_q('scope_id')} = ? ORDER BY knn.distance, knn.rid"),
             f"topic_{kind}_vector_count": f"SELECT count(*) FROM {v}",
-            # active rows without their vector or with another fingerprint (one query)
-            f"topic_{kind}_missing_vectors": (
-                f"SELECT count(*) FROM {table} AS a LEFT JOIN {v} AS v ON v.rowid = a.{k} "
-                f"WHERE v.rowid IS NULL OR a.{_q('embedding_fingerprint')} IS NULL "
-                f"OR a.{_q('embedding_fingerprint')} <> ?"),
         })
+    # active topic and chunk rows without their vector or with another fingerprint: one
+    # set-based count over both tables (never a query per Topic)
+    missing = []
+    for table, vec, key in ((topics, TOPIC_VECTOR_TABLE, "topic_rowid"),
+                            (chunks, CHUNK_VECTOR_TABLE, "chunk_rowid")):
+        fp = f"a.{_q('embedding_fingerprint')}"
+        missing.append(f"(SELECT count(*) FROM {table} AS a LEFT JOIN {_q(vec)} AS v "
+                       f"ON v.rowid = a.{_q(key)} WHERE v.rowid IS NULL OR {fp} IS NULL "
+                       f"OR {fp} <> ?)")
+    out["topic_missing_vectors"] = "SELECT " + " + ".join(missing)
     out["topic_now"] = "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
     out["table_sql"] = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?"
     return out
@@ -321,8 +326,8 @@ TOPIC_STATEMENTS = (
       for kind in ("topic", "chunk")
       for what in ("create_fts", "create_vector", "drop_vector", "fts_insert", "fts_delete",
                    "fts_search", "fts_integrity_check", "vector_insert", "vector_delete",
-                   "vector_search", "vector_count", "missing_vectors")),
-    "topic_now", "table_sql",
+                   "vector_search", "vector_count")),
+    "topic_missing_vectors", "topic_now", "table_sql",
 )
 
 

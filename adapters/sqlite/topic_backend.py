@@ -127,6 +127,9 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
                 f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})")
         if vectors:
             assert self._profile is not None
+            stored = self._shape_sync()
+            if stored is not None and stored.kind == "fts" and self._topic_head_count_sync():
+                return True  # an FTS-only deployment: the shape check refuses this open
             dim = self._profile.dimension
             for kind, table in zip(_KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
                                    strict=True):
@@ -206,8 +209,8 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
     def _missing_vectors_sync(self, fingerprint: str) -> int:
         if not self._vec_tables:
             return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
-        return sum(int(self._execute(frag.statement(f"topic_{k}_missing_vectors"),
-                                     [fingerprint])[0][0]) for k in _KINDS)
+        return int(self._execute(frag.statement("topic_missing_vectors"),
+                                 [fingerprint, fingerprint])[0][0])
 
     # ------------------------------------------------------------------ publication
 
@@ -340,16 +343,14 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
         return [TopicRef(str(a), int(r))
                 for a, r in self._execute(self._t("topic_heads_by_scope"), [scope_id])]
 
+
     # ------------------------------------------------------------------ integrity
 
-    def integrity_report(self) -> dict[str, Any]:
-        """For tests and ``doctor``-style checks (synchronous, own connection use on the
-        worker): FTS5 integrity-check of both tables (raises on damage) and the row
-        counts of the active tables and their vector tables."""
-        assert self._executor is not None, "open the backend first"
-        return self._executor.submit(self._in_tx, False, self._integrity_sync).result()
-
     def _integrity_sync(self) -> dict[str, Any]:
+        """Inside a read transaction: the FTS5 integrity-check of both Topic FTS tables
+        (raises apsw's error on damage) and the row counts ``topics`` / ``chunks`` of the
+        active tables and, with the vec0 tables, ``topic_vectors`` / ``chunk_vectors``
+        (the contract kit's fault checks read these)."""
         for kind in _KINDS:
             self._execute(frag.statement(f"topic_{kind}_fts_integrity_check"))
         out: dict[str, Any] = {

@@ -30,14 +30,20 @@ has more than 48 chunks. 48 x 80 (the per-channel candidate budget at limit 20) 
 neighbours stays within sqlite-vec's k <= 4096.
 
 The full-text column bound. Analyzer v1 (either version) writes at most
-:data:`FTS_CHARS_PER_CODE_POINT` = 26 ASCII characters per code point of its input:
-the worst is a run of single-character clusters of a script written without spaces
-(Thai): per cluster ``g_`` + 6 hex (8), its share of one ``gb_<6>_<6>`` bigram (16)
-and two spaces, 26 (a CJK character gives at most ``u_<5>`` + ``b_<5>_<5>`` + 2 = 22;
-words, joined identifiers and hashed long tokens give less, case-folding expansions
-included). So a chunk's fts text is at most :data:`MAX_CHUNK_FTS_CHARS` = 26 x 2048 =
-53,248 characters (bytes, ASCII): the OceanBase column is assumed to be ``TEXT``
-(65,535 bytes).
+:data:`FTS_CHARS_PER_CODE_POINT` = 26 ASCII characters per code point of NFC input
+(a Detail is NFC, and no slice of it holds a character NFC would expand): the worst
+is a run of single-character clusters of a script written without spaces (Thai): per
+cluster ``g_`` + 6 hex (8),
+its share of one ``gb_<6>_<6>`` bigram (16) and two spaces, 26; a cluster of ``c``
+code points has at most ``6 + 8(c - 1)`` hex digits, which appear in one unigram and
+two bigrams, so it costs ``3h + 8 <= 26c``. A CJK character gives at most ``u_<5>`` +
+``b_<5>_<5>`` + 2 = 22; words, joined identifiers and hashed long tokens give less,
+case-folding expansions included (measured over every code point in several patterns).
+Input that is not NFC can exceed it (``"\u0e01\u0f73"`` repeated: about 31, since NFC
+splits U+0F73 into two marks), which is why the bound is stated for NFC text. So a
+chunk's fts text is at most :data:`MAX_CHUNK_FTS_CHARS` = 26 x 2048 = 53,248
+characters (bytes, ASCII): the OceanBase column is assumed to be ``TEXT`` (65,535
+bytes).
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ MAX_CHUNK_CHARS = 2048
 TAIL_CHARS = 256
 #: Overlap of consecutive fixed windows (code points), 1/8 of a window.
 OVERLAP_CHARS = 256
-#: Worst-case Analyzer v1 text characters per input code point (module docstring).
+#: Worst-case Analyzer v1 text characters per code point of NFC input (module docstring).
 FTS_CHARS_PER_CODE_POINT = 26
 #: Worst-case length of a chunk's fts text (ASCII characters = bytes).
 MAX_CHUNK_FTS_CHARS = FTS_CHARS_PER_CODE_POINT * MAX_CHUNK_CHARS
@@ -97,7 +103,8 @@ _LOW, _HIGH = range(0xDC00, 0xE000), range(0xD800, 0xDC00)
 
 
 def max_fts_chars(code_points: int) -> int:
-    """Worst-case length of the Analyzer v1 text of ``code_points`` code points."""
+    """Worst-case length of the Analyzer v1 text of ``code_points`` code points of NFC
+    text (module docstring)."""
     return FTS_CHARS_PER_CODE_POINT * code_points
 
 

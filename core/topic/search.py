@@ -241,19 +241,22 @@ def snippet_chunk(fused: FusedTopic) -> tuple[Literal["match", "stable"], int] |
 
 def topic_snippet(fused: FusedTopic, chunk_texts: Mapping[int, str],
                   terms: Sequence[str], analyzer: Analyzer) -> str | None:
-    """The snippet of a hit (:func:`snippet_chunk`) from its active chunks' texts by
-    ordinal: :func:`~.snippets.match_snippet` of the ``detail_fts`` chunk (its
-    :func:`~.snippets.stable_snippet` if no term can be placed), the stable window of
-    the ``detail_vector`` chunk, or None. IntegrityError if the chunk's text is missing."""
-    pick = snippet_chunk(fused)
-    if pick is None:
-        return None
-    kind, ordinal = pick
-    text = chunk_texts.get(ordinal)
-    if text is None:
-        raise IntegrityError(f"{fused.ref.artifact_id}: active chunk {ordinal} is missing")
-    if kind == "match":
-        found = match_snippet(text, terms, analyzer)
+    """The snippet of a hit from its active chunks' texts by ordinal (TOPIC-MEMORY.md,
+    "Topic search"): :func:`~.snippets.match_snippet` of the best ``detail_fts`` chunk,
+    else (no such chunk, or no term placed in it) the :func:`~.snippets.stable_snippet`
+    of the best ``detail_vector`` chunk, else None. IntegrityError if a chosen chunk's
+    text is missing."""
+    def text_of(ordinal: int) -> str:
+        text = chunk_texts.get(ordinal)
+        if text is None:
+            raise IntegrityError(f"{fused.ref.artifact_id}: active chunk {ordinal} is "
+                                 "missing")
+        return text
+
+    if "detail_fts" in fused.best_chunk:
+        found = match_snippet(text_of(fused.best_chunk["detail_fts"]), terms, analyzer)
         if found is not None:
             return found
-    return stable_snippet(text)
+    if "detail_vector" in fused.best_chunk:
+        return stable_snippet(text_of(fused.best_chunk["detail_vector"]))
+    return None

@@ -267,10 +267,12 @@ def test_search_finds_title_and_detail_with_matched_by_and_a_snippet(path: Path)
             assert title_only.hits[0].matched_by == ("topic_fts",)
             # another Scope sees nothing of this one
             assert (await b.search(TopicSearchRequest(OTHER, "checkpoint"))).hits == ()
-            # stopwords only, FTS syntax, CJK: no error, no leak
-            assert (await b.search(TopicSearchRequest(SCOPE, "the of a"))).hits == ()
+            # FTS syntax is plain text; CJK is searchable; no terms is bad input
             await b.search(TopicSearchRequest(SCOPE, 'NEAR(wal "x" OR *'))
             await b.search(TopicSearchRequest(SCOPE, "日本語のテキスト"))
+            for empty in ("the of a", "", "  ", "?!"):
+                with pytest.raises(InvalidInputError, match="query"):
+                    await b.search(TopicSearchRequest(SCOPE, empty))
         finally:
             await b.close()
     run(go())
@@ -338,3 +340,64 @@ def test_one_batch_publishes_creates_and_updates_with_one_published_at(path: Pat
             await b.close()
     run(go())
     check_consistent(path)
+
+
+@pytest.mark.parametrize("damage", [
+    "DELETE FROM pc_artifact_lineage_sources",
+    "UPDATE pc_artifact_lineage_sources SET source_content_hash = '" + "0" * 64 + "'",
+    "UPDATE artifact_revisions SET content = CAST('{\"detail\":\"x\",\"summary\":\"y\","
+    "\"title\":\"z\"}' AS BLOB) WHERE family = 'topic-memory'",
+    "UPDATE artifact_revisions SET lineage = '{}' WHERE family = 'topic-memory'",
+    "UPDATE artifact_revisions SET content_encoding = 'zlib' WHERE family = 'topic-memory'",
+])
+def test_get_refuses_a_damaged_revision_or_lineage(path: Path, damage: str) -> None:
+    rev, _ = run(_first_closed(path))
+    conn = connect(path)
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute(damage)
+    conn.close()
+    b = SQLiteTopicBackend(str(path))
+    with pytest.raises(IntegrityError):
+        run(b.get(SCOPE, rev.ref))
+    b.close_sync()
+
+
+async def _first_closed(path: Path):
+    b = SQLiteTopicBackend(str(path))
+    try:
+        return await _first(b)
+    finally:
+        await b.close()
+
+
+def test_a_query_in_nfd_finds_a_title_in_nfc(path: Path) -> None:
+    async def go():
+        b = SQLiteTopicBackend(str(path))
+        try:
+            src = source("nfd")
+            await seed(b, src)
+            an = await b.analyzer()
+            [rev] = await publish(b, create(an, "Caf\u00e9 notes", "Espresso", "Crema.", [src]))
+            res = await b.search(TopicSearchRequest(SCOPE, "Cafe\u0301"))
+            assert [h.ref for h in res.hits] == [rev.ref]
+        finally:
+            await b.close()
+    run(go())
+
+
+def test_cjk_text_is_found_by_a_cjk_query_and_thai_searches_without_error(path: Path) -> None:
+    async def go():
+        b = SQLiteTopicBackend(str(path))
+        try:
+            src = source("cjk")
+            await seed(b, src)
+            an = await b.analyzer()
+            [rev] = await publish(b, create(an, "データベースの設計", "索引と検索",
+                                            "全文検索の索引は分かち書きなしで作る。", [src]))
+            res = await b.search(TopicSearchRequest(SCOPE, "全文検索"))
+            assert [h.ref for h in res.hits] == [rev.ref]
+            assert "detail_fts" in res.hits[0].matched_by
+            await b.search(TopicSearchRequest(SCOPE, "ภาษาไทยไม่มีช่องว่าง"))
+        finally:
+            await b.close()
+    run(go())

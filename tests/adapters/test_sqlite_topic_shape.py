@@ -79,6 +79,9 @@ def test_a_hybrid_deployment_searches_four_channels_and_stores_every_vector(
         try:
             with pytest.raises(InvalidInputError, match="query_vector"):
                 await b.search(TopicSearchRequest(SCOPE, "snapshot"))
+            for bad in ((1.0, 0.0), (float("nan"),) * 8, (2.0,) + (0.0,) * 7):
+                with pytest.raises(InvalidInputError, match="query_vector"):
+                    await b.search(TopicSearchRequest(SCOPE, "snapshot"), bad)
             text = "Readers keep one snapshot while the writer appends."
             res = await b.search(TopicSearchRequest(SCOPE, "snapshot"), embed(text))
             assert res.channels == CHANNELS_HYBRID
@@ -102,6 +105,10 @@ def test_open_refuses_a_vector_configuration_over_fts_heads_and_removing_it_reop
     _publish_one(path, None)
     with pytest.raises(RetrievalShapeError, match="FTS-only"):
         _open(path, PROFILE)
+    conn = connect(path)  # the refused open created no vector table
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ?",
+                        (frag.TOPIC_VECTOR_TABLE,)).fetchall() == [(0,)]
+    conn.close()
     assert _open(path).shape.kind == "fts"
 
 
@@ -263,3 +270,31 @@ def test_update_in_hybrid_replaces_vectors_too(tmp_path: Path) -> None:
     run(go())
     check_consistent(path)
     assert _open(path, PROFILE).shape.kind == "hybrid"
+
+
+def test_memory_head_and_key_import_ignore_a_topic_artifact(tmp_path: Path) -> None:
+    """Audit of the Memory paths over artifact_heads: ``head`` and ``import_memory_keys``
+    read a head by id without its family, so a Topic's id answered as a Memory."""
+    path = tmp_path / "shared.db"
+    rev = _publish_one(path, None)
+
+    async def go():
+        m = SQLiteMemoryBackend(str(path))
+        try:
+            assert await m.head(rev.ref.artifact_id) is None
+            assert await m.import_memory_keys({"repo:/w/topic": rev.ref.artifact_id}) == {}
+            assert await m.memory_keys() == {}
+        finally:
+            await m.close()
+    run(go())
+
+
+def test_the_integrity_report_counts_active_and_vector_rows(tmp_path: Path) -> None:
+    path = tmp_path / "hybrid.db"
+    _publish_one(path, PROFILE)
+    b = SQLiteTopicBackend(str(path), profile=PROFILE)
+    run(b.open())
+    report = b._executor.submit(b._in_tx, False, b._integrity_sync).result()  # type: ignore[union-attr]
+    b.close_sync()
+    assert report["topics"] == report["topic_vectors"] == 1
+    assert report["chunks"] == report["chunk_vectors"] >= 1

@@ -394,11 +394,6 @@ GOLDEN_TOPIC_SQLITE_FRAGMENTS = {
     'topic_topic_vector_count': (
         'SELECT count(*) FROM "pc_topic_memory_topic_vector"'
     ),
-    'topic_topic_missing_vectors': (
-        'SELECT count(*) FROM "pc_topic_memory_active_topics" AS a LEFT JOIN '
-        '"pc_topic_memory_topic_vector" AS v ON v.rowid = a."topic_rowid" WHERE v.rowid IS NULL OR '
-        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
-    ),
     'topic_create_chunk_fts': (
         'CREATE VIRTUAL TABLE IF NOT EXISTS "pc_topic_memory_chunk_fts" USING '
         'fts5(searchable_text, content=\'\', contentless_delete=1, tokenize="unicode61 '
@@ -444,10 +439,13 @@ GOLDEN_TOPIC_SQLITE_FRAGMENTS = {
     'topic_chunk_vector_count': (
         'SELECT count(*) FROM "pc_topic_memory_chunk_vector"'
     ),
-    'topic_chunk_missing_vectors': (
-        'SELECT count(*) FROM "pc_topic_memory_active_chunks" AS a LEFT JOIN '
-        '"pc_topic_memory_chunk_vector" AS v ON v.rowid = a."chunk_rowid" WHERE v.rowid IS NULL OR '
-        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?'
+    'topic_missing_vectors': (
+        'SELECT (SELECT count(*) FROM "pc_topic_memory_active_topics" AS a LEFT JOIN '
+        '"pc_topic_memory_topic_vector" AS v ON v.rowid = a."topic_rowid" WHERE v.rowid IS NULL OR '
+        'a."embedding_fingerprint" IS NULL OR a."embedding_fingerprint" <> ?) + (SELECT count(*) '
+        'FROM "pc_topic_memory_active_chunks" AS a LEFT JOIN "pc_topic_memory_chunk_vector" AS v '
+        'ON v.rowid = a."chunk_rowid" WHERE v.rowid IS NULL OR a."embedding_fingerprint" IS NULL '
+        'OR a."embedding_fingerprint" <> ?)'
     ),
     'topic_now': (
         "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
@@ -562,12 +560,11 @@ def test_every_topic_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path) 
     scope = frag.topic_scope_token("repo:/w")
     f("topic_topic_fts_insert", (rid, frag.fts_document(scope, "titl sum")))
     f("topic_chunk_fts_insert", (cid, frag.fts_document(scope, "bodi")))
-    assert f("topic_topic_missing_vectors", (fp,)) == [(1,)]  # no vector yet
+    assert f("topic_missing_vectors", (fp, fp)) == [(2,)]  # no vector yet
     f("topic_topic_vector_insert", (rid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
     f("topic_chunk_vector_insert", (cid, scope, _vec(0, 1, 0, 0, 0, 0, 0, 0)))
-    assert f("topic_topic_missing_vectors", (fp,)) == [(0,)]
-    assert f("topic_chunk_missing_vectors", (fp,)) == [(0,)]
-    assert f("topic_chunk_missing_vectors", (H,)) == [(1,)]  # another fingerprint
+    assert f("topic_missing_vectors", (fp, fp)) == [(0,)]
+    assert f("topic_missing_vectors", (fp, H)) == [(1,)]  # another fingerprint
     assert t("topic_stale_fingerprints", (fp, fp)) == [(0,)]
     match = frag.fts_match_tokens(frag.scoped_terms(scope, ["titl"]))
     assert f("topic_topic_fts_search", (match, 5, 0, "repo:/w")) == [
@@ -640,3 +637,13 @@ def test_an_old_database_with_the_fts5vocab_table_still_opens_and_new_ones_lack_
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "memory_entry_search_fts_vocab" not in names
+
+
+def test_the_sqlite_topic_backend_implements_the_port(tmp_path: Path) -> None:
+    from powercontext.ports.topic import TopicMemoryBackend
+
+    b = SQLiteTopicBackend(str(tmp_path / "port.db"))
+    assert isinstance(b, TopicMemoryBackend)
+    caps = run(b.topic_capabilities())
+    assert caps.shape is None and caps.pending_kind == "fts"
+    b.close_sync()

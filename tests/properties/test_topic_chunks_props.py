@@ -5,6 +5,8 @@ Analyzer text fits the full-text column."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -84,7 +86,10 @@ def test_window_fallback_count_is_within_its_bound(length: int) -> None:
         assert len(windows) <= ch.MAX_CHUNKS
 
 
-@given(st.text(max_size=300))
-def test_analyzer_text_is_at_most_26_characters_per_code_point(text: str) -> None:
+@given(st.text(max_size=300).map(lambda t: unicodedata.normalize("NFC", t)))
+@example("\u0e01" * 300)
+@example(unicodedata.normalize("NFC", "\u0e01\u0f73" * 100))
+@example("\u0e01\U00011127" * 150)
+def test_analyzer_text_of_nfc_text_is_at_most_26_characters_per_code_point(text: str) -> None:
     for a in analyzer.ANALYZERS.values():
         assert len(a.searchable_text(text)) <= ch.max_fts_chars(len(text))

@@ -3,6 +3,8 @@ Details (Topic Memory RFC, "Detail chunks and deployment-enabled retrieval chann
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from powercontext.core import analyzer
@@ -150,6 +152,12 @@ def test_fts_column_bound_holds_for_the_worst_scripts() -> None:
     assert MAX_TOPIC_FTS_CHARS <= ch.FTS_COLUMN_BYTES
     # the bound is tight: a Thai chunk comes within 26 characters of it
     assert len(analyzer.V1.searchable_text(worst["thai"])) == 26 * n - 18
+    # it holds for NFC text (every Detail is NFC): NFC splits U+0F73 into two marks, so
+    # the raw string would exceed it, its NFC form does not
+    raw = "\u0e01\u0f73" * 100
+    assert len(analyzer.V1.searchable_text(raw)) > ch.max_fts_chars(len(raw))
+    nfc = unicodedata.normalize("NFC", raw)
+    assert len(analyzer.V1.searchable_text(nfc)) <= ch.max_fts_chars(len(nfc))
 
 
 @pytest.mark.parametrize("bad", ["", None, 3])

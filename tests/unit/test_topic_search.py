@@ -181,3 +181,7 @@ def test_snippet_prefers_detail_fts_then_detail_vector_then_none() -> None:
     assert ts.topic_snippet(title_only, texts, terms, A) is None
     with pytest.raises(IntegrityError):
         ts.topic_snippet(both, {}, terms, A)
+    # no term placed in the detail_fts chunk: the detail_vector chunk's stable window
+    assert ts.topic_snippet(both, texts, A.query_terms("absent"), A) == texts[0]
+    fts_only = ts.FusedTopic(ref("a"), 0.1, ("detail_fts",), {"detail_fts": 0})
+    assert ts.topic_snippet(fts_only, texts, A.query_terms("absent"), A) is None
