@@ -70,7 +70,10 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128, (1_000,)),
+    # quick: Topic cells at 1k in both shapes, no local-model Topic cell (it is slow)
+    "quick": Profile(
+        "quick", (1_000, 10_000), (1, 10), 100, 3, 20, 3, 128, (1_000,), ("fts", "hybrid")
+    ),
     "full": Profile(
         "full", (1_000, 10_000, 100_000), (1, 10), 150, 3, 40, 5, 512, (1_000, 10_000)
     ),
