@@ -52,6 +52,8 @@ def _class(text: str, i: int) -> str:
     """``C`` (CJK), ``U`` (unspaced script), ``W`` (other word character), ``J`` (a
     joiner between two W characters) or ``S`` (separator) for ``text[i]``."""
     ch = text[i]
+    if ch.isascii():  # no ASCII character is CJK, unspaced or a mark
+        return "W" if ch.isalnum() else "S"
     if is_cjk(ch):
         return "C"
     if is_unspaced(ch):
@@ -66,6 +68,7 @@ def token_spans(text: str, analyzer: Analyzer) -> Iterator[tuple[int, int, str, 
     (module docstring); kind is ``C``, ``U`` or ``W``. Concatenated, the tokens are
     ``analyzer.analyze(text)``."""
     i, n = 0, len(text)
+    seen: dict[str, list[str]] = {}  # a span's tokens depend on its text alone
     while i < n:
         kind = _class(text, i)
         j = i + 1
@@ -87,7 +90,10 @@ def token_spans(text: str, analyzer: Analyzer) -> Iterator[tuple[int, int, str, 
         else:
             i = j
             continue
-        tokens = analyzer.analyze(text[i:j])
+        span = text[i:j]
+        tokens = seen.get(span)
+        if tokens is None:
+            tokens = seen[span] = analyzer.analyze(span)
         if tokens:
             yield i, j, kind, tokens
         i = j
