@@ -46,7 +46,7 @@ class OceanBaseTopicRows:
     """Active Topic and chunk rows on OceanBase: schema, replacement, channels, reads."""
 
     #: The largest k a vector channel can ask (seekdb's ``APPROXIMATE LIMIT`` bound).
-    vector_k_cap = tsql.MAX_APPROXIMATE_K
+    vector_k_cap: int | None = tsql.MAX_APPROXIMATE_K
 
     if TYPE_CHECKING:  # provided by OceanBaseStorage
         def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
@@ -167,7 +167,7 @@ class OceanBaseTopicRows:
         ``k`` above :attr:`vector_k_cap` is refused."""
         if self._topic_vector_column is None:
             raise CapabilityNotSupportedError("this database has no Topic vector column")
-        if k > self.vector_k_cap:
+        if self.vector_k_cap is not None and k > self.vector_k_cap:
             raise InvalidInputError("k", f"at most {self.vector_k_cap} neighbours per scan")
         if k < 1:
             return []

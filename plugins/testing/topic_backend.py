@@ -156,9 +156,7 @@ class InMemoryTopicBackend(InMemoryTopicReads, SourceStore[TopicCapabilities]):
         if stored is None:
             self._state["meta"]["topic_analyzer"] = self._analyzer.version
         elif self._analyzer_choice is not None and stored != self._analyzer_choice:
-            raise AnalyzerMismatchError(
-                f"the database's Topic projections use analyzer {stored!r}, "
-                f"not {self._analyzer_choice!r}")
+            raise AnalyzerMismatchError(stored, self._analyzer_choice)
         else:
             self._analyzer = analyzers.get(stored)
         return self._report()

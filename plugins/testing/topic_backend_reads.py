@@ -32,7 +32,9 @@ class InMemoryTopicReads:
     ``self._state``, ``self._analyzer``, ``self._profile`` and ``self._kind()`` and
     runs through ``self._run`` / ``self._in_tx``)."""
 
-    _state: dict[str, Any]
+    @property
+    def _state(self) -> dict[str, Any]:
+        raise NotImplementedError  # the backend's shared TopicDatabase state
     _analyzer: Any
     _profile: Any
     _run: Any

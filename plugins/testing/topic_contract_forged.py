@@ -7,6 +7,7 @@ written, and the honest write still publishes afterwards."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 import attrs
 import pytest
@@ -81,7 +82,8 @@ FORGERIES: dict[str, dict[str, Forgery]] = {
         "a scaled topic vector": lambda p: attrs.evolve(
             p, topic_vector=_scaled(p.topic_vector)),
         "a scaled chunk vector": lambda p: _edit_chunk(1, vector=_scaled(p.chunks[1].vector))(p),
-        "a list, not a tuple": lambda p: attrs.evolve(p, topic_vector=list(p.topic_vector)),
+        "a list, not a tuple": lambda p: attrs.evolve(
+            p, topic_vector=cast(Any, list(p.topic_vector or ()))),
         "a short vector": _edit_chunk(0, vector=(1.0,)),
         "a NaN vector": lambda p: attrs.evolve(
             p, topic_vector=(float("nan"),) * len(p.topic_vector or ())),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any, cast
 
 import attrs
 import pytest
@@ -205,7 +206,7 @@ class TopicPublishContract(TopicContractBase):
                     "memory family": attrs.evolve(
                         create, ref=TopicRef(create.ref.artifact_id, 1, "memory")),
                     "bad id": attrs.evolve(create, ref=TopicRef("mem_art_x", 1)),
-                    "unknown op": attrs.evolve(create, op="delete"),
+                    "unknown op": attrs.evolve(create, op=cast(Any, "delete")),
                     "empty scope": attrs.evolve(create, scope_id=""),
                     "long scope": attrs.evolve(create, scope_id="x" * 257),
                     "NFD content": attrs.evolve(

@@ -70,7 +70,8 @@ class TopicShapeContract(TopicContractBase):
                 again = reopen(kit.backend, None)
                 try:
                     assert await again.get("s", r1.ref) == r1
-                    assert (await again.topic_capabilities()).shape.kind == "fts"
+                    shape = (await again.topic_capabilities()).shape
+                    assert shape is not None and shape.kind == "fts"
                 finally:
                     await again.close()
 
