@@ -4,7 +4,11 @@
 README.md, pyproject.toml and Makefile as Sources, then walks through Revision 1 with
 three entries, a user correction that revises one entry, a forget, a search, the
 changes since 0, an expand, and a Handoff citation that validates while a tampered one
-is refused. It prints each step and exits non-zero if any expectation fails.
+is refused. Then Topic Memory on the same database: two Topics published from those
+Sources the way background processing will publish them (the internal publication path;
+users have no create/update API), an UPDATE, a search, an exact get of the hit, the
+older Revision still readable with its own publication time, and another Scope that sees
+nothing. It prints each step and exits non-zero if any expectation fails.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import time
 from pathlib import Path
 
 from powercontext.core import canonical
-from powercontext.core.errors import InvalidCitationError
+from powercontext.core.errors import ArtifactNotFoundError, InvalidCitationError
 from powercontext.core.models import HandoffCitation, MemoryEntryInput, Source
-from powercontext.runtime import open_service
+from powercontext.core.topic.models import TopicMemoryContent
+from powercontext.runtime import open_service, open_topic_service
 
-__all__ = ["main", "run_quickstart"]
+__all__ = ["main", "run_quickstart", "run_topic_quickstart"]
 
 QUERY = "Which build and verification conventions should I know before editing documentation?"
 
@@ -189,6 +194,61 @@ async def run_quickstart(repo: Path, db: Path) -> None:
         await svc.close()
 
 
+async def run_topic_quickstart(repo: Path, db: Path) -> None:
+    """Topic Memory on the database at ``db``: publish, update, search, get (module doc)."""
+    tsvc = open_topic_service(db)
+    scope = f"repo:{repo.resolve()}"
+    try:
+        readme, makefile = (_file_source(repo, n) for n in ("README.md", "Makefile"))
+        _say("Topic Memory",
+             f"   scope {scope}; publishing as background processing will (internal path)")
+        setup, tests = await tsvc._publish(scope, creates=[
+            (TopicMemoryContent(
+                "Developer set-up",
+                "Two make targets set up a checkout: quickstart and test.",
+                "## Commands\n\nmake quickstart installs the base package and runs the "
+                "scenario.\n\nmake test installs the dev extras and runs the whole suite."),
+             [readme, makefile]),
+            (TopicMemoryContent(
+                "Exit codes of the command line",
+                "What each exit status of powercontext means.",
+                "0 ok, 2 bad input, 3 revision conflict, 4 not found, 6 invalid citation."),
+             [readme]),
+        ])
+        _check(setup.ref.revision == 1 and tests.ref.revision == 1, "two Topics at Revision 1")
+        (setup2,) = await tsvc._publish(scope, updates=[(
+            setup.ref,
+            TopicMemoryContent(
+                "Developer set-up",
+                "Two make targets set up a checkout; make check runs lint, types and tests.",
+                setup.content.detail + "\n\nmake check runs ruff, mypy and the suite."),
+            [makefile])])
+        _say("Topic update", f"   {setup2.ref.artifact_id}@{setup2.ref.revision} based on "
+             f"@{setup2.based_on.revision if setup2.based_on else None}")
+        result = await tsvc.search(scope, "how do I run the lint and type checks", limit=5)
+        for i, hit in enumerate(result.hits, 1):
+            print(f"   {i}. [{'+'.join(hit.matched_by)}] {hit.title} -- "
+                  f"{hit.ref.artifact_id}@{hit.ref.revision}\n      "
+                  f"{' '.join((hit.snippet or '').split())}")
+        _check(bool(result.hits) and result.hits[0].ref == setup2.ref,
+               "the updated Topic is found, at its new Revision")
+        full = await tsvc.get(scope, result.hits[0].ref)
+        _check(full.content.detail.endswith("the suite."),
+               "get returns the complete detail of exactly that Revision")
+        old = await tsvc.get(scope, setup.ref)
+        _say("exact get", f"   @1 published {old.published_at}, @2 published "
+             f"{full.published_at}; @2 cites {len(full.sources)} Source(s)")
+        _check(old.content == setup.content, "Revision 1 is still readable, unchanged")
+        try:
+            await tsvc.get("repo:/somewhere/else", setup2.ref)
+        except ArtifactNotFoundError:
+            _check(True, "another Scope does not see the Topic")
+        else:
+            _check(False, "another Scope does not see the Topic")
+    finally:
+        await tsvc.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m powercontext.quickstart", description=__doc__.split("\n\n")[0]
@@ -208,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         db = args.db or Path(tmp) / "memory.db"
         print(f"powercontext quickstart on {args.repo.resolve()} (database {db})")
         asyncio.run(run_quickstart(args.repo, db))
+        asyncio.run(run_topic_quickstart(args.repo, db))
     print(f"\nquickstart finished in {time.perf_counter() - start:.2f} s")
     return 0
 

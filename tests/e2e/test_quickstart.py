@@ -1,0 +1,24 @@
+"""``python -m powercontext.quickstart`` (README, "Set-up: two commands") runs to the end on
+this repository's own files: the Memory scenario, then Topic Memory (publish, update,
+search, exact get, an older Revision, another Scope)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_quickstart_runs_both_families_to_the_end(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "powercontext.quickstart", "--repo", str(REPO),
+         "--db", str(tmp_path / "q.db")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    assert "ok: the citation validates" in out
+    assert "ok: the updated Topic is found, at its new Revision" in out
+    assert "ok: another Scope does not see the Topic" in out
+    assert "quickstart finished" in out
