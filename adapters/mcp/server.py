@@ -141,13 +141,12 @@ class TopicRefIn(BaseModel):
                                    description="The exact Revision number (>= 1).")]
 
 
-class TopicTools:
-    """The Topic Memory tool bodies over one TopicMemoryService, opened on first use by
-    ``open_topic_service``. Methods return JSON-ready dicts and raise PowerContextError
-    / ValueError."""
+class _LazyService:
+    """One service, opened on first use by ``open`` (a no-argument callable) and closed by
+    :meth:`close`; concurrent first calls open it once."""
 
-    def __init__(self, open_topic_service: Callable[[], Any]) -> None:
-        self._open = open_topic_service
+    def __init__(self, open: Callable[[], Any]) -> None:
+        self._open = open
         self._service: Any = None
         self._lock = asyncio.Lock()
 
@@ -162,6 +161,12 @@ class TopicTools:
             svc, self._service = self._service, None
         if svc is not None:
             await svc.close()
+
+
+class TopicTools(_LazyService):
+    """The Topic Memory tool bodies over one TopicMemoryService, opened on first use by
+    ``open_topic_service``. Methods return JSON-ready dicts and raise PowerContextError
+    / ValueError."""
 
     async def search(self, scope_id: str, query: str, limit: int) -> dict[str, Any]:
         from powercontext.topic_shapes import topic_json
@@ -184,30 +189,13 @@ class SourceIn(BaseModel):
     uri: str | None = None
 
 
-class MemoryTools:
+class MemoryTools(_LazyService):
     """The tool bodies over one MemoryService, opened on first use by ``open_service``.
 
     ``key:NAME`` names resolve through the database's business keys
     (:meth:`powercontext.service.MemoryService.memory_key`). Methods return JSON-ready
     dicts and raise PowerContextError / ValueError.
     """
-
-    def __init__(self, open_service: Callable[[], Any]) -> None:
-        self._open_service = open_service
-        self._service: Any = None
-        self._lock = asyncio.Lock()
-
-    async def service(self) -> Any:
-        async with self._lock:
-            if self._service is None:
-                self._service = self._open_service()
-            return self._service
-
-    async def close(self) -> None:
-        async with self._lock:
-            svc, self._service = self._service, None
-        if svc is not None:
-            await svc.close()
 
     async def resolve(self, name: str) -> ArtifactRef:
         """``ID`` -> head, ``ID@REV`` -> that Revision, ``key:NAME`` -> the mapped head."""

@@ -34,7 +34,7 @@ from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SQLITE_FEATURES", "SQLiteStorage",
-           "check_sqlite_version", "parse_sqlite_url", "sqlite_version"]
+           "check_sqlite_version", "parse_sqlite_url", "sqlite_version", "vec0_path"]
 
 #: The SQLite features the adapters use, each with the first version that has it. The
 #: Memory RFC ("SQLite adapter") names 3.38.0 for vec's sqlite3_vtab_in / LIMIT APIs; the
@@ -89,6 +89,17 @@ def check_sqlite_version(version: str) -> None:
             f"SQLite {version} is too old: the Memory family needs SQLite "
             f"{'.'.join(map(str, need))} or newer for {what} (Memory RFC, \"SQLite adapter\")"
         )
+
+def vec0_path() -> str:
+    """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
+    (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite-vec is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
 
 
 class SQLiteStorage(SourceStore[C]):
@@ -171,6 +182,43 @@ class SQLiteStorage(SourceStore[C]):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+    # ------------------------------------------------------------------ extensions
+
+    def _load_vec_sync(self, reasons: list[str]) -> bool:
+        """Load sqlite-vec (vec0) into the connection; False with a reason appended when
+        it cannot be loaded."""
+        assert self._conn is not None
+        try:
+            self._conn.enable_load_extension(True)
+            self._conn.load_extension(vec0_path())
+            self._conn.enable_load_extension(False)
+            return True
+        except (ImportError, apsw.Error, OSError) as exc:
+            reasons.append(f"sqlite-vec cannot be loaded: {exc}")
+            return False
+
+    def _probe_fts_sync(self, reasons: list[str]) -> bool:
+        """A real insert/search/delete of a contentless-delete FTS5 table (TEMP); False
+        with a reason appended when FTS5 does not work here."""
+        try:
+            self._execute(frag.statement("probe_fts_drop"))
+            self._execute(frag.statement("probe_fts_create"))
+            self._execute(frag.statement("probe_fts_insert"),
+                          [7, frag.fts_document("m_probe", "probe_x token")])
+            found = self._execute(frag.statement("probe_fts_search"),
+                                  [frag.fts_match_expression(["m_probe"], ["probe_x"])])
+            self._execute(frag.statement("probe_fts_delete"), [7])
+            gone = self._execute(frag.statement("probe_fts_search"),
+                                 [frag.fts_match_expression(["m_probe"], ["probe_x"])])
+            self._execute(frag.statement("probe_fts_drop"))
+        except apsw.Error as exc:
+            reasons.append(f"FTS5 probe failed: {exc}")
+            return False
+        if found != [(7,)] or gone:
+            reasons.append(f"FTS5 probe returned {found!r} then {gone!r}")
+            return False
+        return True
 
     # ------------------------------------------------------------------ transactions
 

@@ -40,16 +40,6 @@ def unpack(blob: object) -> tuple[float, ...] | None:
     return struct.unpack(f"<{len(blob) // 4}f", blob)
 
 
-def _vec0_path() -> str:
-    """The path ``sqlite_vec.loadable_path()`` gives, found without importing the package
-    (its ``__init__`` imports numpy: 0.1-0.2 s on every hook event)."""
-    import importlib.util
-    import os
-
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("sqlite-vec is not installed")
-    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
 
 
 class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBackend):
@@ -140,37 +130,6 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
     def _rolled_back_sync(self) -> None:
         # a rolled-back migration may have dropped or created the vector tables
         self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
-
-    def _load_vec_sync(self, reasons: list[str]) -> bool:
-        assert self._conn is not None
-        try:
-            self._conn.enable_load_extension(True)
-            self._conn.load_extension(_vec0_path())
-            self._conn.enable_load_extension(False)
-            return True
-        except (ImportError, apsw.Error, OSError) as exc:
-            reasons.append(f"sqlite-vec cannot be loaded: {exc}")
-            return False
-
-    def _probe_fts_sync(self, reasons: list[str]) -> bool:
-        try:
-            self._execute(frag.statement("probe_fts_drop"))
-            self._execute(frag.statement("probe_fts_create"))
-            self._execute(frag.statement("probe_fts_insert"),
-                          [7, frag.fts_document("m_probe", "probe_x token")])
-            found = self._execute(frag.statement("probe_fts_search"),
-                                  [frag.fts_match_expression(["m_probe"], ["probe_x"])])
-            self._execute(frag.statement("probe_fts_delete"), [7])
-            gone = self._execute(frag.statement("probe_fts_search"),
-                                 [frag.fts_match_expression(["m_probe"], ["probe_x"])])
-            self._execute(frag.statement("probe_fts_drop"))
-        except apsw.Error as exc:
-            reasons.append(f"FTS5 probe failed: {exc}")
-            return False
-        if found != [(7,)] or gone:
-            reasons.append(f"FTS5 probe returned {found!r} then {gone!r}")
-            return False
-        return True
 
     def _probe_vec_sync(self, reasons: list[str]) -> bool:
         try:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import apsw
 
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
-from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, _vec0_path, pack
+from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend, utc_text
@@ -81,7 +81,7 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
     def _setup_sync(self, conn: apsw.Connection) -> TopicCapabilities:
         reasons: list[str] = []
         vec_loaded = self._load_vec_sync(reasons)
-        fts_ok = self._probe_sync(reasons)
+        fts_ok = self._probe_fts_sync(reasons)
         profile = self._profile
         vectors = vec_loaded and profile is not None
         if profile is not None and profile.distance != "l2":
@@ -144,37 +144,6 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
                     found = []
                 if not found:
                     self._execute(frag.topic_vector_ddl(kind, dim))
-        return True
-
-    def _load_vec_sync(self, reasons: list[str]) -> bool:
-        assert self._conn is not None
-        try:
-            self._conn.enable_load_extension(True)
-            self._conn.load_extension(_vec0_path())
-            self._conn.enable_load_extension(False)
-            return True
-        except (ImportError, apsw.Error, OSError) as exc:
-            reasons.append(f"sqlite-vec cannot be loaded: {exc}")
-            return False
-
-    def _probe_sync(self, reasons: list[str]) -> bool:
-        """A real insert/search/delete of a contentless-delete FTS5 table (TEMP)."""
-        match = frag.fts_match_expression(["m_probe"], ["probe_x"])
-        try:
-            self._execute(frag.statement("probe_fts_drop"))
-            self._execute(frag.statement("probe_fts_create"))
-            self._execute(frag.statement("probe_fts_insert"),
-                          [7, frag.fts_document("m_probe", "probe_x token")])
-            found = self._execute(frag.statement("probe_fts_search"), [match])
-            self._execute(frag.statement("probe_fts_delete"), [7])
-            gone = self._execute(frag.statement("probe_fts_search"), [match])
-            self._execute(frag.statement("probe_fts_drop"))
-        except apsw.Error as exc:
-            reasons.append(f"FTS5 probe failed: {exc}")
-            return False
-        if found != [(7,)] or gone:
-            reasons.append(f"FTS5 probe returned {found!r} then {gone!r}")
-            return False
         return True
 
     def _rolled_back_sync(self) -> None:

@@ -34,10 +34,10 @@ from powercontext.core.models import (
     EmbeddingVector,
     MemoryCapabilities,
     MemoryEntryVersion,
-    Source,
 )
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.ranking import SearchCandidate
+from powercontext.plugins.testing.memory_sources import InMemorySources
 
 __all__ = ["InMemoryBackend"]
 
@@ -46,7 +46,7 @@ class _DuplicateKey(Exception):
     pass
 
 
-class InMemoryBackend(DatabaseMemoryBackend):
+class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
     """Dict tables behind the SPI. ``profile``: the deployment's EmbeddingProfile (None:
     no vector capability); ``analyzer``: the Analyzer version to open with (a new
     database records it; None: the default).
@@ -279,20 +279,6 @@ class InMemoryBackend(DatabaseMemoryBackend):
                 out[p["row"].entry_version_id] = vec
         return out
 
-    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
-        out = []
-        for s in sources:
-            if s.source_id not in self._state["sources"]:
-                self._state["journal"].append(s)
-                self._state["sources"][s.source_id] = (len(self._state["journal"]), s)
-            out.append(self._state["sources"][s.source_id][0])
-        return out
-
-    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
-        return [self._state["sources"][i] for i in source_ids if i in self._state["sources"]]
-
-    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after : after + limit]
 
     def _memory_key_sync(self, key: str) -> str | None:
         return self._state["keys"].get(key)

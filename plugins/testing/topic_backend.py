@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import datetime
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
@@ -45,7 +44,7 @@ from powercontext.core.errors import (
     RetrievalShapeError,
     RevisionConflictError,
 )
-from powercontext.core.models import EmbeddingProfile, Source
+from powercontext.core.models import EmbeddingProfile
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.chunks import CHUNK_POLICY_VERSION
 from powercontext.core.topic.models import (
@@ -58,6 +57,7 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
+from powercontext.plugins.testing.memory_sources import InMemorySources
 from powercontext.plugins.testing.topic_backend_reads import InMemoryTopicReads
 
 __all__ = ["InMemoryTopicBackend", "TopicDatabase"]
@@ -104,7 +104,8 @@ class TopicDatabase:
         self.lock = threading.RLock()
 
 
-class InMemoryTopicBackend(InMemoryTopicReads, SourceStore[TopicCapabilities]):
+class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
+                           SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
     ``profile``: the deployment's EmbeddingProfile (None: an FTS-only deployment; set:
@@ -232,22 +233,7 @@ class InMemoryTopicBackend(InMemoryTopicReads, SourceStore[TopicCapabilities]):
         else:
             self._state["meta"][key] = value
 
-    # -- Source store ------------------------------------------------------------------
-
-    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
-        out = []
-        for s in sources:
-            if s.source_id not in self._state["sources"]:
-                self._state["journal"].append(s)
-                self._state["sources"][s.source_id] = (len(self._state["journal"]), s)
-            out.append(self._state["sources"][s.source_id][0])
-        return out
-
-    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
-        return [self._state["sources"][i] for i in source_ids if i in self._state["sources"]]
-
-    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after:after + limit]
+    # -- Source store: InMemorySources ---------------------------------------------------
 
     # -- capabilities ------------------------------------------------------------------
 
