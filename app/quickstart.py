@@ -215,6 +215,8 @@ async def run_topic_quickstart(repo: Path, db: Path) -> None:
                 "0 ok, 2 bad input, 3 revision conflict, 4 not found, 6 invalid citation."),
              [readme]),
         ])
+        for t in (setup, tests):
+            print(f"   {t.ref.artifact_id}@{t.ref.revision}  {t.content.title}")
         _check(setup.ref.revision == 1 and tests.ref.revision == 1, "two Topics at Revision 1")
         (setup2,) = await tsvc._publish(scope, updates=[(
             setup.ref,
@@ -225,7 +227,9 @@ async def run_topic_quickstart(repo: Path, db: Path) -> None:
             [makefile])])
         _say("Topic update", f"   {setup2.ref.artifact_id}@{setup2.ref.revision} based on "
              f"@{setup2.based_on.revision if setup2.based_on else None}")
-        result = await tsvc.search(scope, "how do I run the lint and type checks", limit=5)
+        topic_query = "how do I run the lint and type checks"
+        result = await tsvc.search(scope, topic_query, limit=5)
+        _say("topic search", f"   {topic_query!r} in {scope}")
         for i, hit in enumerate(result.hits, 1):
             print(f"   {i}. [{'+'.join(hit.matched_by)}] {hit.title} -- "
                   f"{hit.ref.artifact_id}@{hit.ref.revision}\n      "
@@ -240,9 +244,9 @@ async def run_topic_quickstart(repo: Path, db: Path) -> None:
              f"{full.published_at}; @2 cites {len(full.sources)} Source(s)")
         _check(old.content == setup.content, "Revision 1 is still readable, unchanged")
         try:
-            await tsvc.get("repo:/somewhere/else", setup2.ref)
+            await tsvc.get(other := "repo:/somewhere/else", setup2.ref)
         except ArtifactNotFoundError:
-            _check(True, "another Scope does not see the Topic")
+            _check(True, f"another Scope does not see the Topic ({other}: not found)")
         else:
             _check(False, "another Scope does not see the Topic")
     finally:

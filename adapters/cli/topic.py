@@ -84,7 +84,8 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
     Each hit shows the exact ref (ID@REVISION) to expand with `topic get`, the title,
     summary, a snippet of the detail when one matched, and the channels that matched
     (topic_fts, detail_fts; topic_vector, detail_vector in a hybrid deployment).
-    --json prints {hits: [{ref, title, summary, snippet, score, matched_by}], channels}.
+    --json prints {hits: [{ref, title, summary, snippet, score, matched_by}], channels,
+    untrusted: true}.
     A query of only stopwords or punctuation, or over 8,192 characters or 64 distinct
     terms, is bad input (exit 2)."""
 
@@ -94,8 +95,11 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
         res = await svc.search(scope_id, query, limit)
 
         def human() -> None:
-            click.echo(f"{len(res.hits)} Topic(s) in {scope_id} "
-                       f"(channels: {', '.join(res.channels)}):")
+            head = (f"{len(res.hits)} Topic(s) in {scope_id} "
+                    f"(channels: {', '.join(res.channels)})")
+            click.echo(head + (":" if res.hits else
+                               "; Topics come from background processing of the Scope's "
+                               "Sources"))
             for rank, h in enumerate(res.hits, start=1):
                 click.echo(f"{rank}. {h.title}  [{'+'.join(h.matched_by)}]")
                 click.echo(f"   {h.summary}")
