@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +75,10 @@ async def check_raw_equals_backend(
 
         sample = []
         for q in queries:
+            if not query_bounds.search_terms(q, analyzer):
+                # no terms under the database's analyzer (e.g. "is"): bad input to both
+                # sides (core.topic.search.check_request), nothing to compare
+                continue
             blob = None
             if model is not None:
                 (vec,) = model.embed_sync((q,)).vectors
@@ -99,6 +103,8 @@ async def check_raw_equals_backend(
     n=st.integers(1, 30),
     kind=st.sampled_from(["fts", "hybrid"]),
 )
+@example(turns=["Caroline went to the lake.", "Ben paints sunsets."], queries=["is", "lake"],
+         n=2, kind="fts")  # "is" has no terms: the seekdb run of CI drew such a query
 def test_raw_topic_channels_equal_the_backend_on_sqlite(
     turns: list[str], queries: list[str], n: int, kind: str
 ) -> None:
@@ -146,6 +152,8 @@ def test_the_check_tells_apart_a_raw_side_without_the_collapse(
     n=st.integers(1, 12),
     kind=st.sampled_from(["fts", "hybrid"]),
 )
+@example(turns=["Caroline went to the lake.", "Ben paints sunsets."], queries=["is"], n=1,
+         kind="fts")
 def test_raw_topic_channels_equal_the_backend_on_seekdb(
     seekdb_url: str, turns: list[str], queries: list[str], n: int, kind: str
 ) -> None:
