@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from powercontext.core import analyzer
 
@@ -157,3 +158,16 @@ def pick_queries(questions: Sequence[str], n: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------- engines
+
+
+def fit_cell(prepared: list[Any], runs: int, per_query: float, cell_budget_s: float,
+             label: str, timed: str) -> tuple[list[Any], int, str | None]:
+    """``(queries, passes, cut)`` of a search cell: all ``prepared`` queries x ``runs``
+    when ``per_query`` seconds (measured while warming, for the ``timed`` paths) fit the
+    budget, else the first queries that fit (at least 5) x 1 pass and the cut, worded
+    for the report. A pathological cell is cut to its budget, not run for an hour."""
+    if per_query * len(prepared) * runs <= cell_budget_s:
+        return prepared, runs, None
+    n = max(5, min(len(prepared), int(cell_budget_s / per_query)))
+    return prepared[:n], 1, (f"{label}: cut to {n} queries x 1 pass ({per_query * 1e3:.0f} "
+                             f"ms per query for {timed}; cell budget {cell_budget_s:.0f} s)")

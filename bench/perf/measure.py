@@ -22,6 +22,7 @@ from bench.perf.common import (
     WARM_BUDGET_S,
     Profile,
     _maxrss_mb,
+    fit_cell,
     fresh_entries,
     log,
     make_entries,
@@ -273,18 +274,11 @@ async def bench_search(
                 warmed += 1
                 if time.perf_counter() - warm_t0 > WARM_BUDGET_S:
                     break
-            # A pathological cell (seconds per query) is cut to fit its budget, not run
-            # for an hour: fewer queries, one pass, and the cut is reported.
             per_query = (time.perf_counter() - warm_t0) / max(1, warmed)
-            cell, cell_runs, cut = prepared, runs, None
-            if per_query * len(prepared) * runs > cell_budget_s:
-                n = max(5, min(len(prepared), int(cell_budget_s / per_query)))
-                cell, cell_runs = prepared[:n], 1
-                cut = (
-                    f"{engine.name} {mode} {ds.entries}x{ds.memories}: cut to {n} queries x 1 "
-                    f"pass ({per_query * 1e3:.0f} ms per query for ours+spi+raw; cell "
-                    f"budget {cell_budget_s:.0f} s)"
-                )
+            cell, cell_runs, cut = fit_cell(prepared, runs, per_query, cell_budget_s,
+                                            f"{engine.name} {mode} {ds.entries}x{ds.memories}",
+                                            "ours+spi+raw")
+            if cut:
                 log("  " + cut)
             ours_passes: list[list[float]] = []
             spi_passes: list[list[float]] = []

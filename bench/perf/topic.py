@@ -34,6 +34,7 @@ from bench.perf.common import (
     LIMIT,
     WARM_BUDGET_S,
     _maxrss_mb,
+    fit_cell,
     log,
     percentile,
 )
@@ -216,12 +217,9 @@ async def bench_topic_search(
             if time.perf_counter() - warm_t0 > WARM_BUDGET_S:
                 break
         per_query = (time.perf_counter() - warm_t0) / max(1, warmed)
-        cell, cell_runs, cut = prepared, runs, None
-        if per_query * len(prepared) * runs > cell_budget_s:
-            n = max(5, min(len(prepared), int(cell_budget_s / per_query)))
-            cell, cell_runs = prepared[:n], 1
-            cut = (f"{ds.label}: cut to {n} queries x 1 pass ({per_query * 1e3:.0f} ms per "
-                   f"query for ours+raw; cell budget {cell_budget_s:.0f} s)")
+        cell, cell_runs, cut = fit_cell(prepared, runs, per_query, cell_budget_s, ds.label,
+                                        "ours+raw")
+        if cut:
             log("  " + cut)
         ours_passes: list[list[float]] = []
         raw_passes: list[list[float]] = []
