@@ -11,13 +11,14 @@ plan then commits cleanly.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import apsw
 import pytest
 import sqlite_vec
+from support.statement_faults import Injected, StatementFaults
 
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core import canonical, planning
@@ -28,31 +29,10 @@ from powercontext.sql import sqlite as frag
 from .conftest import PROFILE, add, base_of, commit, id_factory, plan_add, run, vectors_for
 
 
-class Injected(Exception):
-    pass
-
-
-class FaultyBackend(SQLiteMemoryBackend):
+class FaultyBackend(StatementFaults, SQLiteMemoryBackend):
     """Counts the statements of ``_commit_plan_sync`` and fails statement ``fail_at``."""
 
-    fail_at: int | None = None
-    after: bool = False
-    count = 0
-    armed = False
-    last_sql = ""
     key: str | None = None  # the business key a new Memory's commit stores
-
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if not self.armed:
-            return super()._execute(sql, params)
-        self.count += 1
-        self.last_sql = sql
-        if self.count == self.fail_at and not self.after:
-            raise Injected(f"before statement {self.count}: {sql[:60]}")
-        rows = super()._execute(sql, params)
-        if self.count == self.fail_at and self.after:
-            raise Injected(f"after statement {self.count}: {sql[:60]}")
-        return rows
 
     def _commit_plan_sync(self, plan, vectors, key=None):  # type: ignore[no-untyped-def]
         self.armed, self.count = True, 0

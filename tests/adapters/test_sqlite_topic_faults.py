@@ -12,11 +12,12 @@ rows; and the same batch then publishes cleanly.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.statement_faults import Injected, StatementFaults
 
 from powercontext.adapters.sqlite import SQLiteTopicBackend
 from powercontext.core.topic.content import make_topic_id
@@ -43,30 +44,9 @@ NEW_ID2 = make_topic_id(1_800_000_000_001, b"faults-new")
 pytestmark = needs_topic_core
 
 
-class Injected(Exception):
-    pass
 
-
-class FaultyTopicBackend(SQLiteTopicBackend):
+class FaultyTopicBackend(StatementFaults, SQLiteTopicBackend):
     """Counts the statements of one publication and fails statement ``fail_at``."""
-
-    fail_at: int | None = None
-    after = False
-    count = 0
-    armed = False
-    last_sql = ""
-
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if not self.armed:
-            return super()._execute(sql, params)
-        self.count += 1
-        self.last_sql = sql
-        if self.count == self.fail_at and not self.after:
-            raise Injected(f"before statement {self.count}: {sql[:60]}")
-        rows = super()._execute(sql, params)
-        if self.count == self.fail_at and self.after:
-            raise Injected(f"after statement {self.count}: {sql[:60]}")
-        return rows
 
     def _publish_checked(self, publication: TopicPublication) -> Any:
         self.armed, self.count = True, 0
