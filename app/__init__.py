@@ -67,6 +67,8 @@ __all__ = [
     "TopicHit",
     "TopicMemoryContent",
     "TopicMemoryService",
+    "TopicProcessingError",
+    "TopicProcessingUnavailableError",
     "TopicRef",
     "TopicRevision",
     "TopicSearchResult",
@@ -93,6 +95,8 @@ if TYPE_CHECKING:
         RetrievalShapeError,
         RevisionConflictError,
         SecretDetectedError,
+        TopicProcessingError,
+        TopicProcessingUnavailableError,
         UpgradeRequiredError,
         WritesPausedError,
     )
@@ -136,7 +140,8 @@ _HOMES: dict[str, str] = {
         "CapabilityNotSupportedError", "CommitOutcomeUnknownError", "IntegrityError",
         "InvalidCitationError", "InvalidInputError", "PowerContextError",
         "ProfileMismatchError", "RetrievalShapeError", "RevisionConflictError",
-        "SecretDetectedError", "UpgradeRequiredError", "WritesPausedError")},
+        "SecretDetectedError", "TopicProcessingError", "TopicProcessingUnavailableError",
+        "UpgradeRequiredError", "WritesPausedError")},
     **{name: _MODELS for name in (
         "Artifact", "ArtifactRef", "CurrentHead", "EmbeddingProfile", "HandoffCitation",
         "MemoryCapabilities", "MemoryChange", "MemoryEntryInput", "MemoryEntryVersion",

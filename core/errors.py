@@ -25,6 +25,8 @@ __all__ = [
     "RetrievalShapeError",
     "RevisionConflictError",
     "SecretDetectedError",
+    "TopicProcessingError",
+    "TopicProcessingUnavailableError",
     "UpgradeRequiredError",
     "WritesPausedError",
 ]
@@ -144,3 +146,34 @@ class CommitOutcomeUnknownError(PowerContextError):
 
 class BackendError(PowerContextError):
     """A database failure that is none of the typed cases above."""
+
+
+class TopicProcessingError(PowerContextError):
+    """One Topic Window failed and was rolled back whole: Cursor, Pending, Topics and
+    projections unchanged, reservations consumed (Topic Memory RFC, "Retry and
+    observability"). ``code`` is the bounded failure code (e.g.
+    ``model_output_invalid``, ``provider_error``, ``window_attempt_limit``,
+    ``window_provider_budget_exceeded``, ``source_complexity_limit``,
+    ``cursor_conflict``, ``attempt_superseded``); ``stage`` the stage that failed
+    (``attempt``, ``window``, ``probe``, ``history``, ``evolve``, ``embed``,
+    ``publish``); ``terminal`` is True for a terminal frontier (no further attempt
+    of this Window is admitted; only an operator can remedy it). The message never
+    holds Source text, prompts or model output."""
+
+    def __init__(self, code: str, message: str, *, stage: str = "",
+                 terminal: bool = False) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.stage = stage
+        self.terminal = terminal
+
+
+class TopicProcessingUnavailableError(CapabilityNotSupportedError):
+    """Topic processing is unavailable: the Topic generation configuration fails the
+    provider policy (Topic Memory RFC, "Cumulative work and evidence ceilings"; an
+    unknown provider, a refused setting, a missing SDK). ``problems`` lists each
+    offending setting as ``"name: why"``."""
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems

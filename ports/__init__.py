@@ -37,6 +37,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.plan import MemoryPlan
 from powercontext.core.secrets import SecretFinding
+from powercontext.core.topic.processing import JournalEntry
 
 __all__ = [
     "CandidatePipeline",
@@ -168,6 +169,36 @@ class SourceStore(Protocol):
         and never reused (gaps are possible), so a reader pages with the last one it
         saw (Memory RFC, "Source changes and incremental evidence"). Never raises for
         ``after >= 0``, ``limit >= 1``."""
+        ...
+
+    async def put_scoped_sources(self, scope_id: str,
+                                 sources: Sequence[Source]) -> tuple[int, ...]:
+        """Persist Sources into one Scope (Topic Memory RFC, "Source, Window, Cursor, and
+        Pending"; TOPIC-MEMORY.md, "Scopes are new"): in ONE transaction each Source
+        (as :meth:`put_sources`), its row in the Scope's journal (positions 1, 2, ...
+        per Scope, increasing, never reused) and the Pending raise of every processing
+        binding (``source_through = max(existing, position)``, flush generations
+        unchanged). Returns each Source's Scope-journal position in input order; a
+        Source already in this Scope keeps its position (idempotent, no new raise
+        beyond it). Errors (nothing stored): those of :meth:`put_sources`;
+        InvalidInputError naming ``scope_id`` for a bad Scope id
+        (:func:`powercontext.core.topic.content.check_scope_id`) or a Source already
+        journaled in another Scope (one Scope per Source). The journal row's
+        ``lineage_only`` flag is server-owned and always False here."""
+        ...
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """The Scope's journal rows (Topic Memory RFC, "Source, Window, Cursor, and
+        Pending") after position ``after`` (exclusive), ascending, at
+        most ``limit`` (1..1000), each with its Source and ``lineage_only`` flag.
+        InvalidInputError for a bad Scope id, ``after < 0`` or ``limit`` out of range."""
+        ...
+
+    async def source_head(self, scope_id: str) -> int:
+        """The Scope's highest journal position (0 when it has no Source; Topic Memory
+        RFC, "Source, Window, Cursor, and Pending"). InvalidInputError for a bad Scope
+        id."""
         ...
 
 

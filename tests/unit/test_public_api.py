@@ -55,6 +55,8 @@ PUBLIC = [
     "TopicHit",
     "TopicMemoryContent",
     "TopicMemoryService",
+    "TopicProcessingError",
+    "TopicProcessingUnavailableError",
     "TopicRef",
     "TopicRevision",
     "TopicSearchResult",
