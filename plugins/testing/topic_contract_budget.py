@@ -424,23 +424,27 @@ class TopicBudgetContract(TopicContractBase):
             return True
 
         async def window(kit: TopicKit, n: int, first: bool) -> tuple[Any, PublicationGuards]:
+            """Two new Sources and a flush; the Window ends at the second (Pending
+            deleted) on even rounds, at the first (Pending kept, its handled generation
+            raised) on odd ones."""
             cursor = (await status(kit)).cursor
-            (pos,) = await scoped(kit, f"f{n}")
+            positions = await scoped(kit, f"f{n}a", f"f{n}b")
             await kit.backend.flush(SCOPE)
             pending = (await status(kit)).pending
             assert pending is not None
+            through = positions[-1] if n % 2 == 0 else positions[0]
             grant = await kit.backend.begin_attempt(SCOPE, cursor)
-            await kit.backend.reserve(grant, 1, 1_000, through=pos)
+            await kit.backend.reserve(grant, 1, 1_000, through=through)
             if first:
-                batch: tuple[Any, ...] = (
-                    await kit.write(SCOPE, "Papaya", "papaya", "Papaya.", sources=(f"f{n}",)),)
+                batch: tuple[Any, ...] = (await kit.write(
+                    SCOPE, "Papaya", "papaya", "Papaya.", sources=(f"f{n}a",)),)
             else:
                 head = (await kit.backend.heads(SCOPE))[0]
                 batch = (await kit.write(SCOPE, "Mango", "mango", "Mango.\n\n- a",
-                                         sources=(f"f{n}",)),
+                                         sources=(f"f{n}a",)),
                          await kit.write(SCOPE, "Plum", "plum", f"Plum {n}.", base=head,
-                                         sources=(f"f{n}",)))
-            return batch, guards(grant, pos, pending.flush_generation)
+                                         sources=(f"f{n}a",)))
+            return batch, guards(grant, through, pending.flush_generation)
 
         async def body() -> None:
             reached: set[str] = set()
@@ -458,7 +462,8 @@ class TopicBudgetContract(TopicContractBase):
                         reached.add(point)
                         await kit.publish(*batch, guards=g)
                     s = await status(kit)
-                    assert s.budget is None and s.pending is None, point
+                    assert s.budget is None and s.cursor == g.cursor.through, point
+                    assert (s.pending is None) == (n % 2 == 0), point
             pending = [p for p in points if p not in reached]
             while pending:  # the points only a first publication reaches
                 async with self._kit(topic_backend_factory, "fts",
