@@ -247,6 +247,25 @@ class TopicSourcesContract(TopicContractBase):
 
         run(body())
 
+    def test_a_scope_id_is_its_nfc_form_and_compared_exactly(self, topic_backend_factory):
+        async def body():
+            b = self._fresh(topic_backend_factory)
+            try:
+                composed, decomposed = "repo:/caf\u00e9", "repo:/cafe\u0301"
+                assert await b.put_scoped_sources(decomposed, [scoped_source("nfc-1")]) == (1,)
+                assert await b.put_scoped_sources(composed, [scoped_source("nfc-2")]) == (2,)
+                assert await b.source_head(decomposed) == await b.source_head(composed) == 2
+                assert [e.scope_id for e in await b.scope_journal(decomposed)] == [composed] * 2
+                assert [s.scope_id for s in await b.processing_status()] == [composed]
+                # no trimming, no case folding: three other Scopes
+                for other in (" repo:/caf\u00e9", "repo:/CAF\u00c9", "repo:/caf\u00e9 "):
+                    assert await b.source_head(other) == 0
+                    assert await b.flush(other) == "idle"
+            finally:
+                await b.close()
+
+        run(body())
+
     def test_the_lineage_only_flag_is_server_owned(self, topic_backend_factory):
         async def body():
             b = self._fresh(topic_backend_factory)
