@@ -335,3 +335,44 @@ class TopicSourcesContract(TopicContractBase):
             prop()
         finally:
             run(b.close())
+
+    def test_any_sequence_of_puts_and_flushes_keeps_pending_at_the_head(
+            self, topic_backend_factory):
+        """Property: for any sequence of scoped puts and flushes of one Scope (no
+        processing), each flush is ``idle`` exactly while the Scope has no Source,
+        ``flush_generation`` counts the accepted flushes, ``handled_flush_generation``
+        stays 0 and ``source_through`` equals the Source head."""
+        b = self._fresh(topic_backend_factory)
+        rounds = iter(range(10**6))
+
+        @settings(max_examples=10, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                         HealthCheck.too_slow])
+        @given(steps=st.lists(st.one_of(st.just("flush"), st.integers(0, 4)), max_size=10))
+        def prop(steps: list[object]) -> None:
+            n = next(rounds)
+            scope = f"repo:/flush-prop{n}"
+
+            async def body() -> None:
+                accepted, stored = 0, set()
+                for step in steps:
+                    if step == "flush":
+                        status = await b.flush(scope)
+                        assert status == ("accepted" if stored else "idle")
+                        accepted += status == "accepted"
+                    else:
+                        stored.add(step)
+                        await b.put_scoped_sources(scope, [scoped_source(f"fp{n}-{step}")])
+                (s,) = await b.processing_status(scope)
+                assert s.source_head == len(stored)
+                if not stored:
+                    assert s.pending is None
+                else:
+                    assert s.pending == PendingRow(BINDING, scope, len(stored), accepted, 0)
+
+            run(body())
+
+        try:
+            prop()
+        finally:
+            run(b.close())
