@@ -99,6 +99,9 @@ class OceanBaseTopicBackend(OceanBaseTopicRows, OceanBaseStorage[TopicCapabiliti
             for name in templates.SCHEMA:
                 if name not in _OWN_DDL:
                     self._exec_ddl(_q(name))
+        if not existing >= set(templates.PROCESSING_TABLES):
+            for name in templates.PROCESSING_SCHEMA:
+                self._exec_ddl(_q(name))
         if not existing >= _TOPIC_SHARED_TABLES:
             for name in templates.TOPIC_SCHEMA:
                 if name not in _OWN_DDL:

@@ -49,7 +49,8 @@ from powercontext.sql import templates
 __all__ = ["SQLiteTopicBackend"]
 
 _KINDS = ("topic", "chunk")
-_TOPIC_TABLES = ("pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
+_TOPIC_TABLES = (*templates.PROCESSING_TABLES,
+                 "pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
                  "pc_topic_memory_retrieval_shape", "pc_topic_memory_revision_publications",
                  "pc_topic_memory_active_topics", "pc_topic_memory_active_chunks",
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
@@ -106,7 +107,7 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
         """Check (with ``create``: create) the shared and Topic tables; False when
         something is missing and ``create`` is False."""
         if create:
-            for name in templates.SCHEMA:
+            for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
                 self._execute(self._t(name))
             for name in templates.TOPIC_SCHEMA:
                 self._execute(self._t(name))

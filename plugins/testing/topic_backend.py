@@ -33,6 +33,7 @@ import threading
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -104,7 +105,7 @@ class TopicDatabase:
         self.lock = threading.RLock()
 
 
-class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
+class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, TopicProcessingStoreMixin,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 

@@ -8,6 +8,7 @@ from powercontext.plugins.testing.topic_contract_get import TopicGetContract
 from powercontext.plugins.testing.topic_contract_publish import TopicPublishContract
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
+from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -19,6 +20,7 @@ class TopicBackendContract(
     TopicShapeContract,
     TopicForgedContract,
     TopicFaultsContract,
+    TopicSourcesContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
