@@ -560,6 +560,49 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_topic_memory_active_chunks" WHERE "embedding_fingerprint" IS NULL OR '
         '"embedding_fingerprint" <> ?)'
     ),
+    ('budget_get', 'sqlite', None): (
+        'SELECT "scope_id", "binding_name", "source_after", "furthest_through", "attempt_id", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "failure_code" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? AND '
+        '"source_after" = ?'
+    ),
+    ('budget_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_work_budgets" ("scope_id", "binding_name", "source_after", '
+        '"furthest_through", "attempt_id", "attempt_count", "reserved_requests", '
+        '"reserved_tokens", "failure_code") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('budget_update', 'sqlite', None): (
+        'UPDATE "pc_topic_memory_work_budgets" SET "furthest_through" = ?, "attempt_id" = ?, '
+        '"attempt_count" = ?, "reserved_requests" = ?, "reserved_tokens" = ?, "failure_code" = ? '
+        'WHERE "scope_id" = ? AND "binding_name" = ? AND "source_after" = ?'
+    ),
+    ('budget_delete', 'sqlite', None): (
+        'DELETE FROM "pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? '
+        'AND "source_after" = ? AND "attempt_id" = ?'
+    ),
+    ('guard_cursor_get', 'sqlite', None): (
+        'SELECT "source_position" FROM "pc_source_cursors" WHERE "binding_name" = ? AND "scope_id" '
+        '= ?'
+    ),
+    ('guard_cursor_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_cursors" ("binding_name", "scope_id", "source_position") VALUES '
+        '(?, ?, ?)'
+    ),
+    ('guard_cursor_cas', 'sqlite', None): (
+        'UPDATE "pc_source_cursors" SET "source_position" = ? WHERE "binding_name" = ? AND '
+        '"scope_id" = ? AND "source_position" = ?'
+    ),
+    ('guard_pending_get', 'sqlite', None): (
+        'SELECT "source_through", "flush_generation", "handled_flush_generation" FROM '
+        '"pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('guard_pending_handled', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_pending" SET "handled_flush_generation" = ? WHERE '
+        '"binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('guard_pending_delete', 'sqlite', None): (
+        'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
     ('create_source_scope_journal', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" TEXT NOT NULL, '
         '"position" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "lineage_only" INTEGER NOT NULL '
@@ -1276,6 +1319,49 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`embedding_fingerprint` IS NULL OR `embedding_fingerprint` <> %s) + (SELECT COUNT(*) FROM '
         '`pc_topic_memory_active_chunks` WHERE `embedding_fingerprint` IS NULL OR '
         '`embedding_fingerprint` <> %s)'
+    ),
+    ('budget_get', 'oceanbase', None): (
+        'SELECT `scope_id`, `binding_name`, `source_after`, `furthest_through`, `attempt_id`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `failure_code` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s AND '
+        '`source_after` = %s'
+    ),
+    ('budget_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_work_budgets` (`scope_id`, `binding_name`, `source_after`, '
+        '`furthest_through`, `attempt_id`, `attempt_count`, `reserved_requests`, '
+        '`reserved_tokens`, `failure_code`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('budget_update', 'oceanbase', None): (
+        'UPDATE `pc_topic_memory_work_budgets` SET `furthest_through` = %s, `attempt_id` = %s, '
+        '`attempt_count` = %s, `reserved_requests` = %s, `reserved_tokens` = %s, `failure_code` = '
+        '%s WHERE `scope_id` = %s AND `binding_name` = %s AND `source_after` = %s'
+    ),
+    ('budget_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s '
+        'AND `source_after` = %s AND `attempt_id` = %s'
+    ),
+    ('guard_cursor_get', 'oceanbase', None): (
+        'SELECT `source_position` FROM `pc_source_cursors` WHERE `binding_name` = %s AND '
+        '`scope_id` = %s'
+    ),
+    ('guard_cursor_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_cursors` (`binding_name`, `scope_id`, `source_position`) VALUES '
+        '(%s, %s, %s)'
+    ),
+    ('guard_cursor_cas', 'oceanbase', None): (
+        'UPDATE `pc_source_cursors` SET `source_position` = %s WHERE `binding_name` = %s AND '
+        '`scope_id` = %s AND `source_position` = %s'
+    ),
+    ('guard_pending_get', 'oceanbase', None): (
+        'SELECT `source_through`, `flush_generation`, `handled_flush_generation` FROM '
+        '`pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('guard_pending_handled', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_pending` SET `handled_flush_generation` = %s WHERE '
+        '`binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('guard_pending_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
     ),
     ('create_source_scope_journal', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARCHAR(256) NOT NULL, '

@@ -440,6 +440,8 @@ _TOPIC_CARD = "artifact_id, revision, title, summary"
 _PUBLISHED = ("JOIN pc_topic_memory_revision_publications AS p "
               "ON p.artifact_id = h.artifact_id AND p.revision = h.revision")
 
+_BUDGET_KEY = "scope_id = ? AND binding_name = ? AND source_after = ?"
+
 #: Topic Memory's statements shared by both dialects (``?`` bound; ``:ids`` an IN list).
 TOPIC_QUERIES: dict[str, str] = {
     # the retrieval shape: one row under shape_key 'deployment'
@@ -511,6 +513,32 @@ TOPIC_QUERIES: dict[str, str] = {
         "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?) + "
         "(SELECT COUNT(*) FROM pc_topic_memory_active_chunks "
         "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?)"),
+    # the durable allowance (Topic Memory RFC, "Cumulative work and evidence ceilings"):
+    # one row per (scope_id, binding_name, source_after), deleted only by the publication
+    "budget_get": (f"SELECT {_BUDGET_COLS} FROM pc_topic_memory_work_budgets "
+                   f"WHERE {_BUDGET_KEY}"),
+    "budget_insert": (f"INSERT INTO pc_topic_memory_work_budgets ({_BUDGET_COLS}) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    "budget_update": ("UPDATE pc_topic_memory_work_budgets SET furthest_through = ?, "
+                      "attempt_id = ?, attempt_count = ?, reserved_requests = ?, "
+                      f"reserved_tokens = ?, failure_code = ? WHERE {_BUDGET_KEY}"),
+    "budget_delete": (f"DELETE FROM pc_topic_memory_work_budgets WHERE {_BUDGET_KEY} "
+                      "AND attempt_id = ?"),
+    # the publication guards: Cursor CAS and advance, the Pending update
+    "guard_cursor_get": ("SELECT source_position FROM pc_source_cursors "
+                         "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_cursor_insert": ("INSERT INTO pc_source_cursors (binding_name, scope_id, "
+                            "source_position) VALUES (?, ?, ?)"),
+    "guard_cursor_cas": ("UPDATE pc_source_cursors SET source_position = ? "
+                         "WHERE binding_name = ? AND scope_id = ? AND source_position = ?"),
+    "guard_pending_get": ("SELECT source_through, flush_generation, handled_flush_generation "
+                          "FROM pc_artifact_processing_pending "
+                          "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_pending_handled": ("UPDATE pc_artifact_processing_pending "
+                              "SET handled_flush_generation = ? "
+                              "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_pending_delete": ("DELETE FROM pc_artifact_processing_pending "
+                             "WHERE binding_name = ? AND scope_id = ?"),
 }
 
 #: Every Topic statement (the golden tests of the Topic backends pin these).
