@@ -83,8 +83,11 @@ def estimate_tokens(text: str) -> int:
     least one third of the word-and-punctuation count (each run of word characters and
     each other non-space character counted once; a byte-level BPE never needs more
     tokens than UTF-8 bytes, and an estimate of bytes / 3 is a third of that worst
-    case); on the benchmark texts (LoCoMo turns, the bench Topic corpus) it is at least
-    the full word-and-punctuation count."""
+    case); on the benchmark prose (LoCoMo turns, the bench Topic details and summaries)
+    it is at least the full word-and-punctuation count and the all-MiniLM-L6-v2
+    WordPiece count, and on those turns' canonical evidence JSON at least 0.9 of the
+    word-and-punctuation count (0.85 of WordPiece: both count every JSON punctuation
+    mark as its own token, which byte-level BPE merges)."""
     return -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN) \
         + MESSAGE_OVERHEAD_TOKENS
 
