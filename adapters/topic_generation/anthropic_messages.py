@@ -27,6 +27,7 @@ the body (None when missing); ``requests`` is 1.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Mapping
@@ -70,7 +71,7 @@ class AnthropicMessagesTopicModel:
     ``max_requests`` (it makes 1), ``timeout_seconds`` per request, ``settings``
     (``service_tier`` only besides the output cap and timeout). Raises
     TopicProcessingUnavailableError for a refused setting and InvalidInputError for a
-    bad argument, before any request."""
+    bad argument, and ImportError when the SDK is missing, before any request."""
 
     name = "anthropic"
 
@@ -78,6 +79,9 @@ class AnthropicMessagesTopicModel:
                  api_key: str | None = None, context_window_tokens: int = 125_000,
                  max_requests: int = 1, timeout_seconds: float = 60.0,
                  settings: Mapping[str, Any] | None = None) -> None:
+        if importlib.util.find_spec("anthropic") is None:
+            raise ImportError("the anthropic SDK is not installed (the 'anthropic' extra)",
+                              name="anthropic")
         self._settings = checked_options(
             self.name, model=model, context_window_tokens=context_window_tokens,
             max_requests=max_requests, timeout_seconds=timeout_seconds, settings=settings)

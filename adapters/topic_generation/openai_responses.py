@@ -24,6 +24,7 @@ BackendError. ``usage`` comes from the body (None when missing); ``requests`` is
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Mapping
 from typing import Any, final
@@ -56,7 +57,7 @@ class OpenAIResponsesTopicModel:
     ``max_requests`` what one call may make (it makes 1); ``timeout_seconds`` per
     request; ``settings`` the admitted bounded scalars. Raises
     TopicProcessingUnavailableError for a refused setting and InvalidInputError for a
-    bad argument, before any request."""
+    bad argument, and ImportError when the SDK is missing, before any request."""
 
     name = "openai"
 
@@ -64,6 +65,9 @@ class OpenAIResponsesTopicModel:
                  api_key: str | None = None, context_window_tokens: int = 125_000,
                  max_requests: int = 1, timeout_seconds: float = 60.0,
                  settings: Mapping[str, Any] | None = None) -> None:
+        if importlib.util.find_spec("openai") is None:
+            raise ImportError("the openai SDK is not installed (the 'openai' extra)",
+                              name="openai")
         self._settings = checked_options(
             self.name, model=model, context_window_tokens=context_window_tokens,
             max_requests=max_requests, timeout_seconds=timeout_seconds, settings=settings)
