@@ -1,0 +1,2 @@
+"""Topic generation providers (TopicGenerationModel implementations; TOPIC-MEMORY.md,
+"Providers")."""
