@@ -38,30 +38,7 @@ from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.generation import Stage, StageRequest
 from powercontext.core.topic.models import TopicMemoryContent, TopicRef, TopicRevision
 from powercontext.core.topic.processing import ProcessingSettings
-from powercontext.core.topic.window import Fragment, Window, WindowSource
-
-# TEMPORARY until p2-window's bodies land (same rules as window.estimate_tokens and
-# Window.refs); replaced by theirs after the merge.
-
-
-def estimate_tokens(text: str) -> int:
-    return -(-len(text.encode("utf-8")) // 3) + 8
-
-
-def _window_refs(window: Window, ids: Sequence[object], field: str) -> tuple[SourceRef, ...]:
-    by_id = {s.evidence_id: s.ref for s in window.sources}
-    if not ids:
-        raise InvalidInputError(field, "must name at least one evidence id")
-    seen: set[str] = set()
-    for i in ids:
-        if not isinstance(i, str):
-            raise InvalidInputError(field, "must hold strings")
-        if i not in by_id:
-            raise InvalidInputError(field, f"names {i!r}, which is not a Source of this Window")
-        if i in seen:
-            raise InvalidInputError(field, f"names {i!r} twice")
-        seen.add(i)
-    return canonical.sort_source_refs(by_id[i] for i in seen)
+from powercontext.core.topic.window import Fragment, Window, WindowSource, estimate_tokens
 
 __all__ = [
     "CODE_OUTPUT_INVALID",
@@ -362,7 +339,7 @@ def _refs(stage: Stage, window: Window, ids: object, where: str,
                     s.evidence_id == i for s in window.sources):
                 raise _invalid(stage, f"{field} names {i!r}, which is not in this request")
     try:
-        refs = _window_refs(window, ids, field)
+        refs = window.refs(ids, field)
     except InvalidInputError as exc:
         raise _invalid(stage, str(exc)) from None
     return tuple(ids), refs

@@ -5,31 +5,25 @@ TopicRevision standing for a selected history Topic."""
 from __future__ import annotations
 
 from powercontext.core import canonical
-from powercontext.core.models import Source
-from powercontext.core.topic import stages
 from powercontext.core.topic.content import make_content
 from powercontext.core.topic.models import TopicRef, TopicRevision
-from powercontext.core.topic.processing import JournalEntry
-from powercontext.core.topic.window import Window, WindowSource
+from powercontext.core.topic.processing import JournalEntry, ProcessingSettings
+from powercontext.core.topic.window import Window, select_window
 
 SCOPE = "project:x"
 
 
-def evidence(s: Source) -> str:
-    return canonical.canonical_dumps(
-        {"kind": s.kind, "content": s.content, "uri": s.uri,
-         "metadata": dict(s.metadata)}).decode()
-
-
-def window_of(*contents: str, after: int = 0, scope: str = SCOPE) -> Window:
-    items = []
-    for i, c in enumerate(contents, start=1):
-        src = canonical.make_source(f"src_{after + i:03d}", "file", c,
-                                    uri=f"file:///d/{i}.md")
-        text = evidence(src)
-        items.append(WindowSource(JournalEntry(scope, after + i, src), f"s{i}", text,
-                                  stages.estimate_tokens(text)))
-    return Window(scope, after, after + len(contents), tuple(items))
+def window_of(*contents: str, after: int = 0, scope: str = SCOPE,
+              settings: ProcessingSettings | None = None) -> Window:
+    """The Window :func:`select_window` makes of Sources with these contents at
+    positions ``after + 1, ...`` (ids ``src_001``, ...)."""
+    entries = [JournalEntry(scope, after + i,
+                            canonical.make_source(f"src_{after + i:03d}", "file", c,
+                                                  uri=f"file:///d/{i}.md"))
+               for i, c in enumerate(contents, start=1)]
+    window = select_window(entries, after, settings or ProcessingSettings())
+    assert isinstance(window, Window)
+    return window
 
 
 def revision(aid: str, title: str, summary: str = "S.", detail: str = "D.",

@@ -15,7 +15,7 @@ from powercontext.core.topic import stages
 from powercontext.core.topic.content import MAX_DETAIL_CHARS, MAX_TITLE_CHARS, make_content
 from powercontext.core.topic.models import TopicRef
 from powercontext.core.topic.processing import ProcessingSettings
-from powercontext.core.topic.window import Fragment, Window
+from powercontext.core.topic.window import Fragment, Window, estimate_tokens
 
 
 def topic(title: str = "T", summary: str = "S", detail: str = "D",
@@ -91,7 +91,7 @@ def test_a_fragment_within_the_fragment_budget_fits_a_probe_request() -> None:
     settings = ProcessingSettings(context_window_tokens=4_096, max_output_tokens=512)
     budget = stages.probe_fragment_budget(settings)
     text = "x" * ((budget - 8) * 3)  # estimate_tokens(text) == budget
-    assert stages.estimate_tokens(text) == budget
+    assert estimate_tokens(text) == budget
     assert stages.probe_request([Fragment("s1", 0, len(text), text)], settings) is not None
     text += "x" * 3 * 24  # the budget's margin (offsets, framing) is under 24 tokens
     assert stages.probe_request([Fragment("s1", 0, len(text), text)], settings) is None
