@@ -179,6 +179,51 @@ GOLDEN_TOPIC_SQLITE = {
         '"pc_topic_memory_active_chunks" WHERE "embedding_fingerprint" IS NULL OR '
         '"embedding_fingerprint" <> ?)'
     ),
+    'budget_get': (
+        'SELECT "scope_id", "binding_name", "source_after", "furthest_through", "attempt_id", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "failure_code" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? AND '
+        '"source_after" = ?'
+    ),
+    'budget_insert': (
+        'INSERT INTO "pc_topic_memory_work_budgets" ("scope_id", "binding_name", '
+        '"source_after", "furthest_through", "attempt_id", "attempt_count", '
+        '"reserved_requests", "reserved_tokens", "failure_code") VALUES (?, ?, ?, ?, ?, ?, ?, '
+        '?, ?)'
+    ),
+    'budget_update': (
+        'UPDATE "pc_topic_memory_work_budgets" SET "furthest_through" = ?, "attempt_id" = ?, '
+        '"attempt_count" = ?, "reserved_requests" = ?, "reserved_tokens" = ?, "failure_code" = '
+        '? WHERE "scope_id" = ? AND "binding_name" = ? AND "source_after" = ?'
+    ),
+    'budget_delete': (
+        'DELETE FROM "pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ?'
+        ' AND "source_after" = ? AND "attempt_id" = ?'
+    ),
+    'guard_cursor_get': (
+        'SELECT "source_position" FROM "pc_source_cursors" WHERE "binding_name" = ? AND '
+        '"scope_id" = ?'
+    ),
+    'guard_cursor_insert': (
+        'INSERT INTO "pc_source_cursors" ("binding_name", "scope_id", "source_position") VALUES'
+        ' (?, ?, ?)'
+    ),
+    'guard_cursor_cas': (
+        'UPDATE "pc_source_cursors" SET "source_position" = ? WHERE "binding_name" = ? AND '
+        '"scope_id" = ? AND "source_position" = ?'
+    ),
+    'guard_pending_get': (
+        'SELECT "source_through", "flush_generation", "handled_flush_generation" FROM '
+        '"pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    'guard_pending_handled': (
+        'UPDATE "pc_artifact_processing_pending" SET "handled_flush_generation" = ? WHERE '
+        '"binding_name" = ? AND "scope_id" = ?'
+    ),
+    'guard_pending_delete': (
+        'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" ='
+        ' ?'
+    ),
 }
 
 GOLDEN_TOPIC_OCEANBASE = {
@@ -345,6 +390,51 @@ GOLDEN_TOPIC_OCEANBASE = {
         '`embedding_fingerprint` IS NULL OR `embedding_fingerprint` <> %s) + (SELECT COUNT(*) FROM '
         '`pc_topic_memory_active_chunks` WHERE `embedding_fingerprint` IS NULL OR '
         '`embedding_fingerprint` <> %s)'
+    ),
+    'budget_get': (
+        'SELECT `scope_id`, `binding_name`, `source_after`, `furthest_through`, `attempt_id`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `failure_code` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s AND '
+        '`source_after` = %s'
+    ),
+    'budget_insert': (
+        'INSERT INTO `pc_topic_memory_work_budgets` (`scope_id`, `binding_name`, '
+        '`source_after`, `furthest_through`, `attempt_id`, `attempt_count`, '
+        '`reserved_requests`, `reserved_tokens`, `failure_code`) VALUES (%s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s)'
+    ),
+    'budget_update': (
+        'UPDATE `pc_topic_memory_work_budgets` SET `furthest_through` = %s, `attempt_id` = %s, '
+        '`attempt_count` = %s, `reserved_requests` = %s, `reserved_tokens` = %s, `failure_code`'
+        ' = %s WHERE `scope_id` = %s AND `binding_name` = %s AND `source_after` = %s'
+    ),
+    'budget_delete': (
+        'DELETE FROM `pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = '
+        '%s AND `source_after` = %s AND `attempt_id` = %s'
+    ),
+    'guard_cursor_get': (
+        'SELECT `source_position` FROM `pc_source_cursors` WHERE `binding_name` = %s AND '
+        '`scope_id` = %s'
+    ),
+    'guard_cursor_insert': (
+        'INSERT INTO `pc_source_cursors` (`binding_name`, `scope_id`, `source_position`) VALUES'
+        ' (%s, %s, %s)'
+    ),
+    'guard_cursor_cas': (
+        'UPDATE `pc_source_cursors` SET `source_position` = %s WHERE `binding_name` = %s AND '
+        '`scope_id` = %s AND `source_position` = %s'
+    ),
+    'guard_pending_get': (
+        'SELECT `source_through`, `flush_generation`, `handled_flush_generation` FROM '
+        '`pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    'guard_pending_handled': (
+        'UPDATE `pc_artifact_processing_pending` SET `handled_flush_generation` = %s WHERE '
+        '`binding_name` = %s AND `scope_id` = %s'
+    ),
+    'guard_pending_delete': (
+        'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` '
+        '= %s'
     ),
 }
 
