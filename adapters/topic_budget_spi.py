@@ -17,18 +17,12 @@ import abc
 from collections.abc import Sequence
 from typing import Any
 
-from powercontext.adapters.storage.rows import opt_text, text
+from powercontext.adapters.storage.processing_rows import budget_row
 from powercontext.adapters.topic_deployment import TopicDeploymentMixin
 from powercontext.core.topic.processing import BudgetRow, PendingRow
 
 __all__ = ["TopicBudgetPrimitives", "budget_params", "budget_row", "budget_update_params",
            "pending_row"]
-
-
-def budget_row(r: Sequence[Any]) -> BudgetRow:
-    """A ``budget_get`` row (the columns of ``budget_insert``, in order) as a BudgetRow."""
-    return BudgetRow(text(r[0]), text(r[1]), int(r[2]), int(r[3]), text(r[4]), int(r[5]),
-                     int(r[6]), int(r[7]), opt_text(r[8]))
 
 
 def budget_params(row: BudgetRow) -> list[Any]:

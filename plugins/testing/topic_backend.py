@@ -33,6 +33,7 @@ import threading
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -113,6 +114,7 @@ class TopicDatabase:
 
 
 class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
+                           TopicProcessingStoreMixin,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from powercontext.plugins.testing.topic_contract_budget import TopicBudgetContract
 from powercontext.plugins.testing.topic_contract_faults import TopicFaultsContract
 from powercontext.plugins.testing.topic_contract_forged import TopicForgedContract
 from powercontext.plugins.testing.topic_contract_get import TopicGetContract
@@ -19,6 +20,7 @@ class TopicBackendContract(
     TopicShapeContract,
     TopicForgedContract,
     TopicFaultsContract,
+    TopicBudgetContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``

@@ -690,6 +690,32 @@ def test_every_topic_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path) 
     assert f("table_sql", (frag.TOPIC_VECTOR_TABLE,))[0][0].count("float[8]") == 1
     for kind in ("topic", "chunk"):
         f(f"topic_drop_{kind}_vector")
+    # the durable allowance and the publication guards
+    key = ("repo:/w", "topic-memory-source-window", 0)
+    t("budget_insert", (*key, 0, "a1", 1, 0, 0, None))
+    with pytest.raises(apsw.ConstraintError):  # one row per key
+        t("budget_insert", (*key, 0, "a2", 1, 0, 0, None))
+    t("budget_update", (3, "a2", 2, 5, 700, "provider_error", *key))
+    assert t("budget_get", key) == [(*key, 3, "a2", 2, 5, 700, "provider_error")]
+    t("budget_delete", (*key, "a1"))  # another attempt's id deletes nothing
+    assert len(t("budget_get", key)) == 1
+    t("budget_delete", (*key, "a2"))
+    assert t("budget_get", key) == []
+    ck = ("topic-memory-source-window", "repo:/w")
+    assert t("guard_cursor_get", ck) == []
+    t("guard_cursor_insert", (*ck, 2))
+    t("guard_cursor_cas", (5, *ck, 1))  # not at 1: no change
+    assert t("guard_cursor_get", ck) == [(2,)]
+    t("guard_cursor_cas", (5, *ck, 2))
+    assert t("guard_cursor_get", ck) == [(5,)]
+    conn.execute(templates.render("pending_insert", "sqlite"), (*ck, 6, 2, 0))
+    assert t("guard_pending_get", ck) == [(6, 2, 0)]
+    t("guard_pending_handled", (2, *ck))
+    with pytest.raises(apsw.ConstraintError):  # handled <= flush_generation
+        t("guard_pending_handled", (3, *ck))
+    assert t("guard_pending_get", ck) == [(6, 2, 2)]
+    t("guard_pending_delete", ck)
+    assert t("guard_pending_get", ck) == []
     conn.execute("ROLLBACK")
     conn.close()
     assert ran == set(templates.TOPIC_TEMPLATES) | {
