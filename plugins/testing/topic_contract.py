@@ -9,6 +9,7 @@ from powercontext.plugins.testing.topic_contract_get import TopicGetContract
 from powercontext.plugins.testing.topic_contract_publish import TopicPublishContract
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
+from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -21,6 +22,7 @@ class TopicBackendContract(
     TopicForgedContract,
     TopicFaultsContract,
     TopicBudgetContract,
+    TopicSourcesContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
