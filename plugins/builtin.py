@@ -14,6 +14,11 @@ Backend URLs:
   ``OceanBaseMemoryBackend.from_url(url, profile=profile)`` when that classmethod
   exists, else ``OceanBaseMemoryBackend(url, profile=profile)``.
 
+The Topic generation providers (``TOPIC_GENERATION_MODELS``: ``openai``, ``anthropic``,
+``deterministic``) are registered through ``powercontext_register_topic_generation_models``
+by dotted path too; the ``deterministic`` factory passes only the options its class
+accepts (it makes no request, so it takes no endpoint or credential).
+
 The Topic Memory backends (``TOPIC_BACKENDS``: ``SQLiteTopicBackend``,
 ``OceanBaseTopicBackend``) are built from the same URLs the same way, through
 ``powercontext_register_topic_backends``.
@@ -31,6 +36,7 @@ from powercontext.plugins.hookspecs import (
     RegisterCandidateProvider,
     RegisterEmbeddingModel,
     RegisterTopicBackend,
+    RegisterTopicGenerationModel,
     hookimpl,
 )
 
@@ -44,10 +50,12 @@ __all__ = [
     "CANDIDATE_PROVIDERS",
     "EMBEDDING_MODELS",
     "TOPIC_BACKENDS",
+    "TOPIC_GENERATION_MODELS",
     "powercontext_register_backends",
     "powercontext_register_candidate_providers",
     "powercontext_register_embedding_models",
     "powercontext_register_topic_backends",
+    "powercontext_register_topic_generation_models",
     "resolve",
     "sqlite_path_from_url",
 ]
@@ -71,6 +79,16 @@ EMBEDDING_MODELS: dict[str, str] = {
     "openai": "powercontext.adapters.embedding.openai_compat:OpenAIEmbedding",
 }
 """Embedding model name -> ``module:attribute`` of its class (called with the options)."""
+
+TOPIC_GENERATION_MODELS: dict[str, str] = {
+    "openai": "powercontext.adapters.topic_generation.openai_responses:OpenAIResponsesTopicModel",
+    "anthropic":
+        "powercontext.adapters.topic_generation.anthropic_messages:AnthropicMessagesTopicModel",
+    "deterministic":
+        "powercontext.adapters.topic_generation.deterministic:DeterministicTopicModel",
+}
+"""Topic generation provider name -> ``module:attribute`` of its class (called with the
+options of :data:`~powercontext.plugins.hookspecs.TopicGenerationModelFactory`)."""
 
 CANDIDATE_PROVIDERS: dict[str, str] = {
     "contract": "powercontext.adapters.candidates.providers:ContractProvider",
@@ -164,6 +182,21 @@ def _model_factory(dotted: str) -> Any:
     return factory
 
 
+def _topic_model_factory(dotted: str, *, only_accepted: bool = False) -> Any:
+    def factory(**options: Any) -> Any:
+        cls = resolve(dotted)
+        if only_accepted:
+            import inspect
+
+            params = inspect.signature(cls).parameters
+            if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                options = {k: v for k, v in options.items() if k in params}
+        return cls(**options)
+
+    factory.__qualname__ = factory.__name__ = f"lazy[{dotted}]"
+    return factory
+
+
 @hookimpl
 def powercontext_register_backends(register: RegisterBackend) -> None:
     register("sqlite", _sqlite_backend)
@@ -186,3 +219,10 @@ def powercontext_register_embedding_models(register: RegisterEmbeddingModel) -> 
 def powercontext_register_candidate_providers(register: RegisterCandidateProvider) -> None:
     for name, dotted in CANDIDATE_PROVIDERS.items():
         register(name, _model_factory(dotted))
+
+
+@hookimpl
+def powercontext_register_topic_generation_models(
+        register: RegisterTopicGenerationModel) -> None:
+    for name, dotted in TOPIC_GENERATION_MODELS.items():
+        register(name, _topic_model_factory(dotted, only_accepted=name == "deterministic"))

@@ -26,7 +26,7 @@ import pluggy
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
     from powercontext.ports import EmbeddingModel, MemoryBackend
-    from powercontext.ports.topic import TopicMemoryBackend
+    from powercontext.ports.topic import TopicGenerationModel, TopicMemoryBackend
 
 __all__ = [
     "PROJECT_NAME",
@@ -37,13 +37,16 @@ __all__ = [
     "RegisterCandidateProvider",
     "RegisterEmbeddingModel",
     "RegisterTopicBackend",
+    "RegisterTopicGenerationModel",
     "TopicBackendFactory",
+    "TopicGenerationModelFactory",
     "hookimpl",
     "hookspec",
     "powercontext_register_backends",
     "powercontext_register_candidate_providers",
     "powercontext_register_embedding_models",
     "powercontext_register_topic_backends",
+    "powercontext_register_topic_generation_models",
 ]
 
 PROJECT_NAME = "powercontext"
@@ -78,10 +81,20 @@ EmbeddingModelFactory = Callable[..., "EmbeddingModel"]
 CandidateProviderFactory = Callable[..., Any]
 """``factory(**options)`` -> a candidate provider (Memory RFC, "Candidate generation")."""
 
+TopicGenerationModelFactory = Callable[..., "TopicGenerationModel"]
+"""``factory(*, model, base_url, api_key, context_window_tokens, max_requests,
+timeout_seconds, settings) -> TopicGenerationModel`` (Topic Memory RFC, "Cumulative work
+and evidence ceilings"): ``model`` the model name (str or None), ``base_url`` an
+optional compatible endpoint, ``api_key`` the resolved credential or None,
+``context_window_tokens`` and ``max_requests`` (ints) as the model reports them,
+``timeout_seconds`` (float) per request, ``settings`` the policy-checked bounded scalar
+settings (a dict). The host runs the provider policy before calling it."""
+
 RegisterBackend = Callable[[str, BackendFactory], None]
 RegisterTopicBackend = Callable[[str, TopicBackendFactory], None]
 RegisterEmbeddingModel = Callable[[str, EmbeddingModelFactory], None]
 RegisterCandidateProvider = Callable[[str, CandidateProviderFactory], None]
+RegisterTopicGenerationModel = Callable[[str, TopicGenerationModelFactory], None]
 
 
 @hookspec
@@ -112,3 +125,16 @@ def powercontext_register_embedding_models(register: RegisterEmbeddingModel) -> 
 def powercontext_register_candidate_providers(register: RegisterCandidateProvider) -> None:
     """Call ``register(name, factory)`` for each candidate provider the plugin provides
     (Memory RFC, "Candidate generation and model-free fallback")."""
+
+
+@hookspec
+def powercontext_register_topic_generation_models(
+        register: RegisterTopicGenerationModel) -> None:
+    """Call ``register(name, factory)`` for each Topic generation provider the plugin
+    provides (``openai``, ``anthropic``, ``deterministic`` are built in);
+    ``factory(**options)`` returns a
+    :class:`~powercontext.ports.topic.TopicGenerationModel` (see
+    :data:`TopicGenerationModelFactory` for the options). The configuration names the
+    provider (``inference.generation_provider``); an unregistered name makes Topic
+    processing unavailable. A plugin provider's settings pass the same policy
+    (:mod:`powercontext.core.topic.provider_policy`) before any request."""

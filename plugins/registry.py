@@ -27,12 +27,13 @@ from powercontext.plugins.hookspecs import (
     CandidateProviderFactory,
     EmbeddingModelFactory,
     TopicBackendFactory,
+    TopicGenerationModelFactory,
 )
 
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
     from powercontext.ports import EmbeddingModel, MemoryBackend
-    from powercontext.ports.topic import TopicMemoryBackend
+    from powercontext.ports.topic import TopicGenerationModel, TopicMemoryBackend
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -72,7 +73,8 @@ def url_scheme(url: str) -> str | None:
 @final
 class Registry:
     """What the installed plugins provide: Memory and Topic Memory backends by URL
-    scheme, embedding models and candidate providers by name.
+    scheme, embedding models, candidate providers and Topic generation providers by
+    name.
 
     ``plugins`` are extra plugin objects (modules or instances with ``@hookimpl``
     methods) registered after the built-ins; ``entry_points=False`` skips the
@@ -101,6 +103,7 @@ class Registry:
         self._topic_backends: dict[str, TopicBackendFactory] = {}
         self._models: dict[str, EmbeddingModelFactory] = {}
         self._providers: dict[str, CandidateProviderFactory] = {}
+        self._topic_models: dict[str, TopicGenerationModelFactory] = {}
         self._refresh()
 
     @property
@@ -189,6 +192,29 @@ class Registry:
         """Candidate provider name -> factory, read-only, sorted by name."""
         return types.MappingProxyType(self._providers)
 
+    # -- Topic generation providers ---------------------------------------------------
+
+    def topic_generation_model_factories(self) -> Mapping[str, TopicGenerationModelFactory]:
+        """Topic generation provider name -> factory, read-only, sorted by name."""
+        return types.MappingProxyType(self._topic_models)
+
+    def topic_generation_model(self, name: str, **options: Any) -> TopicGenerationModel:
+        """Build the Topic generation provider registered as ``name`` (Topic Memory RFC,
+        "Cumulative work and evidence ceilings") with ``options`` (see
+        :data:`~powercontext.plugins.hookspecs.TopicGenerationModelFactory`). It runs no
+        policy: ``powercontext.topic_config.topic_generation_model`` checks first.
+        Raises :class:`UnknownPluginError` for an unknown name; the factory's errors
+        (ImportError for a missing SDK, InvalidInputError) pass through."""
+        factories = self.topic_generation_model_factories()
+        try:
+            factory = factories[name]
+        except KeyError:
+            known = ", ".join(factories) or "none"
+            raise UnknownPluginError(
+                f"no Topic generation provider {name!r} (registered: {known})") from None
+        model: TopicGenerationModel = factory(**options)
+        return model
+
     # -- internals --------------------------------------------------------------------
 
     def _add(self, plugin: object, name: str | None) -> None:
@@ -207,8 +233,9 @@ class Registry:
         topic_backends = self._collect(hook.powercontext_register_topic_backends)
         models = self._collect(hook.powercontext_register_embedding_models)
         providers = self._collect(hook.powercontext_register_candidate_providers)
+        topic_models = self._collect(hook.powercontext_register_topic_generation_models)
         self._backends, self._models, self._providers = backends, models, providers
-        self._topic_backends = topic_backends
+        self._topic_backends, self._topic_models = topic_backends, topic_models
 
     def _collect(self, hook: Any) -> dict[str, Any]:
         found: dict[str, Any] = {}
