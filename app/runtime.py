@@ -202,14 +202,16 @@ def open_topic_processor(
     from powercontext import topic_config
     from powercontext.topic_processing import TopicProcessor as Processor
 
+    env = os.environ if env is None else env
     if config is None or isinstance(config, str | os.PathLike):
-        config = topic_config.load_config(config, env=os.environ if env is None else env)
+        config = topic_config.load_config(config, env=env)
     registry = registry or Registry()
-    model = topic_config.topic_generation_model(config, registry=registry)
     topic_config.log_effective_config(config, logging.getLogger("powercontext.topic"))
+    model = topic_config.topic_generation_model(config, registry, env)
     settings = config.processing_settings()
     service = open_topic_service(db, embedding=embedding, embedding_options=embedding_options,
                                  registry=registry, analyzer=analyzer)
+    topic_config.check_topic_embedding(config, service.embedding_model)
     return Processor(service, model, settings, embedding_model=service.embedding_model)
 
 

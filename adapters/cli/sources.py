@@ -67,8 +67,8 @@ async def journal_sources(svc: Any, scope_id: str, sources: Sequence[Any]) -> li
     Scope this release cannot journal into never fails the Memory write: a Scope id over
     256 characters, or a Source already journaled in another Scope, stores the Source
     unscoped (as before) and returns a note saying so; so does a backend without
-    ``put_scoped_sources`` (one written against the Memory family alone). Returns the notes (none on the
-    normal path)."""
+    ``put_scoped_sources`` (one written against the Memory family alone). Returns the
+    notes (none on the normal path)."""
     from powercontext.core.errors import InvalidInputError
     from powercontext.core.topic.content import check_scope_id
 
@@ -184,7 +184,8 @@ def _inputs(files: Sequence[str], *, kind: str | None, uri: str | None,
         if jsonl:
             out.extend(read_jsonl(text, label))
         else:
-            out.append((label, build_source(kind or ("file" if file_uri else "text"), text,
+            chosen = kind if kind is not None else ("file" if file_uri else "text")
+            out.append((label, build_source(chosen, text,
                                             uri if uri is not None else file_uri,
                                             field=label)))
     if not out:

@@ -252,21 +252,22 @@ def _unavailable(exc: Any, as_json: bool) -> None:
     from powercontext.adapters.cli.context import EXIT_CAPABILITY, fail
 
     problems = list(getattr(exc, "problems", ()) or ())
+    message = str(exc).removeprefix("Topic processing unavailable: ")
     if as_json:
-        click.echo(json.dumps({"error": type(exc).__name__, "message": str(exc),
+        click.echo(json.dumps({"error": type(exc).__name__, "message": message,
                                "problems": problems, "exit_code": EXIT_CAPABILITY},
                               ensure_ascii=False, sort_keys=True))
         raise SystemExit(EXIT_CAPABILITY)
-    detail = str(exc) + ("".join(f"; {p}" for p in problems if p not in str(exc)))
+    detail = message + "".join(f"; {p}" for p in problems if p not in message)
     fail(EXIT_CAPABILITY, "Topic processing unavailable", detail, type(exc).__name__, False)
 
 
-def _progress_handler() -> Any:
+def _progress_handler(verbose: bool) -> Any:
     import logging
 
     handler = logging.StreamHandler(click.get_text_stream("stderr"))
     handler.setFormatter(logging.Formatter("powercontext.topic: %(message)s"))
-    handler.setLevel(logging.INFO)
+    handler.setLevel(logging.INFO if verbose else logging.WARNING)
     return handler
 
 
@@ -280,18 +281,22 @@ def _progress_handler() -> Any:
               type=click.Path(dir_okay=False, exists=True),
               help="Configuration TOML (default $POWERCONTEXT_CONFIG, else "
                    "<data dir>/config.toml; [inference] generation_provider must be set).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also log the effective configuration and every stage on stderr.")
 @pass_ctx
-def process(c: Ctx, scope_id: str, once: bool, config_path: str | None) -> None:
+def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
+            verbose: bool) -> None:
     """Process a Scope's Sources into Topics, one Window at a time, until covered.
 
     Each Window (the next Sources after the Cursor) asks the configured generation
     provider for Probes, selects historical Topics, evolves them and publishes the
     CREATEs and UPDATEs atomically with the Cursor. Progress goes to stderr, one line
-    per Window. Exit 0 when the Cursor covers the Scope; exit 8 when a Window failed or
-    the Scope is stopped at a terminal frontier (the failure code is printed; `topic
-    status` shows it); exit 5 "Topic processing unavailable" (with every problem)
-    when no generation provider is configured or a setting is refused, before any
-    request. --json prints {scope_id, windows, status, stopped, covered}.
+    per Window (-v adds the effective configuration and each stage). Exit 0 when the
+    Cursor covers the Scope; exit 8 when a Window failed or the Scope is stopped at a
+    terminal frontier (the failure code is printed; `topic status` shows it); exit 5
+    "Topic processing unavailable" (with every problem) when no generation provider
+    is configured or a setting is refused, before any request.
+    --json prints {scope_id, windows, status, stopped, covered}.
 
     \b
     [inference]
@@ -314,7 +319,7 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None) -> None:
         from powercontext.runtime import open_topic_processor
 
         logger = logging.getLogger("powercontext.topic")
-        handler = _progress_handler()
+        handler = _progress_handler(verbose)
         old_level = logger.level
         logger.addHandler(handler)
         if logger.getEffectiveLevel() > logging.INFO:
