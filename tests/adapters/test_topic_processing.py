@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from support.topic_models import ScriptedTopicModel
-from support.topic_scoped_shim import ScopedInMemoryTopicBackend
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
@@ -27,6 +26,7 @@ from powercontext.core.errors import BackendError, TopicProcessingError
 from powercontext.core.models import Source
 from powercontext.core.topic.content import MAX_DETAIL_CHARS
 from powercontext.core.topic.processing import BINDING, ProcessingSettings
+from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
@@ -53,10 +53,16 @@ def batch_one() -> list[Source]:
 Factory = Callable[[], TopicMemoryService]
 
 
-@pytest.fixture(params=["memory"])
-def new_service(request: pytest.FixtureRequest) -> Factory:
+@pytest.fixture(params=["memory", "sqlite"])
+def new_service(request: pytest.FixtureRequest, tmp_path: Any) -> Factory:
+    """A fresh empty database per call: the in-memory backend or a SQLite file."""
+    made = iter(range(1_000))
+
     def make() -> TopicMemoryService:
-        return TopicMemoryService(ScopedInMemoryTopicBackend())
+        if request.param == "memory":
+            return TopicMemoryService(InMemoryTopicBackend())
+        from powercontext.adapters.sqlite import SQLiteTopicBackend
+        return TopicMemoryService(SQLiteTopicBackend(str(tmp_path / f"t{next(made)}.db")))
     return make
 
 
@@ -153,9 +159,9 @@ def test_a_window_of_only_lineage_only_sources_makes_no_model_call(new_service: 
                                                                    ) -> None:
     async def go() -> None:
         svc = new_service()
-        await svc.backend.put_scoped_sources(SCOPE, batch_one()[:2])
-        for pos in (1, 2):
-            svc.backend.mark_lineage_only(SCOPE, pos)  # type: ignore[attr-defined]
+        # lineage_only is server-owned: no public path sets it
+        await svc.backend._put_scoped_sources(  # type: ignore[attr-defined]
+            SCOPE, batch_one()[:2], lineage_only=True)
         model = ScriptedTopicModel()
         report = await TopicProcessor(svc, model).process(SCOPE)
         assert report.stopped is None and model.calls == []
@@ -301,9 +307,9 @@ def test_a_fourth_attempt_is_refused_before_any_model_call(new_service: Factory)
 
 # ---------------------------------------------------------------- limits
 
-def test_a_source_over_the_value_ceiling_stops_its_scope_only(new_service: Factory) -> None:
+def test_a_source_over_the_value_ceiling_stops_its_scope_only() -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = TopicMemoryService(InMemoryTopicBackend())  # storing it costs ~10 s of scanning
         # kind, content, uri + 32,768 metadata keys and values: 65,539 values
         many = canonical.make_source("src_many", "file", "m",
                                      metadata={f"k{i}": "v" for i in range(32_768)})
@@ -329,7 +335,7 @@ def test_a_source_over_the_value_ceiling_stops_its_scope_only(new_service: Facto
 @pytest.mark.slow  # storing 4 MB runs the secret scanner over it (~15 s alone)
 def test_a_source_over_the_character_ceiling_is_stored_and_stops_processing() -> None:
     async def go() -> None:
-        svc = TopicMemoryService(ScopedInMemoryTopicBackend())
+        svc = TopicMemoryService(InMemoryTopicBackend())
         # 4,194,305 characters with metadata: the ceiling counts metadata too
         huge = canonical.make_source("src_huge", "file", "ab cd\n" * 699_050,
                                      metadata={"path": "x" * 5})
