@@ -409,3 +409,122 @@ def test_logs_name_stage_and_code_but_never_source_text(new_service: Factory,
     text = "\n".join(r.getMessage() for r in records)
     for secret in ("invoices", "receipts", "ddddd", "retries failed payments"):
         assert secret not in text
+
+
+# ---------------------------------------------------------------- the allowance
+
+def test_a_reservation_over_the_token_allowance_spends_nothing(new_service: Factory) -> None:
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        # 8 requests x 10,000,000-token windows = 80,000,000 > 64,000,000
+        model = ScriptedTopicModel(context_window_tokens=10_000_000, max_requests=8)
+        settings = ProcessingSettings(context_window_tokens=10_000_000)
+        report = await TopicProcessor(svc, model, settings).process(SCOPE)
+        assert report.stopped == "window_provider_budget_exceeded" and model.calls == []
+        budget = report.status.budget
+        assert (budget.reserved_requests, budget.reserved_tokens, budget.terminal) == (0, 0, True)
+        again = await TopicProcessor(svc, model, settings).process(SCOPE)
+        assert again.stopped == "window_provider_budget_exceeded" and model.calls == []
+        assert again.status.budget.attempt_count == 1
+    run(go())
+
+
+def test_the_513th_reserved_request_is_refused_and_nothing_more_is_spent(new_service: Factory
+                                                                          ) -> None:
+    async def go() -> None:
+        svc = new_service()
+        # one oversized Source of more than 32 fragments; 16 requests reserved per call
+        text = "\n".join(f"line {i} of the big file" for i in range(16_000))
+        await svc.backend.put_scoped_sources(SCOPE, [md("big.md", text)])
+        settings = ProcessingSettings(context_window_tokens=4_096, max_output_tokens=512,
+                                      max_requests=16)
+        model = ScriptedTopicModel(context_window_tokens=4_096, max_requests=16)
+        report = await TopicProcessor(svc, model, settings).process(SCOPE)
+        assert report.stopped == "window_provider_budget_exceeded"
+        assert len(model.calls) == 32  # 32 x 16 = 512 requests; the 33rd call is refused
+        budget = report.status.budget
+        assert budget.reserved_requests == 512 and budget.terminal
+        assert report.status.cursor == 0
+    run(go())
+
+
+def test_hybrid_reserves_one_request_per_probe_query_and_embedded_text() -> None:
+    from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+    from powercontext.core.topic.projection import embedding_texts
+
+    class Counting(DeterministicEmbedding):
+        texts = 0
+
+        async def embed(self, texts: Any) -> Any:
+            Counting.texts += len(texts)
+            return await super().embed(texts)
+
+    async def go() -> None:
+        emb = Counting(16)
+        svc = TopicMemoryService(InMemoryTopicBackend(profile=emb.profile), emb)
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        model = ScriptedTopicModel()
+        processor = TopicProcessor(svc, model)
+        first = (await processor.process(SCOPE)).windows[0]
+        contents = [(await svc.get(SCOPE, r)).content for r in first.created]
+        texts = sum(len(embedding_texts(c)) for c in contents)
+        assert first.reserved_requests == len(model.calls) + texts == Counting.texts + 2
+        await svc.backend.put_scoped_sources(SCOPE, [md("alpha-2.md", ALPHA_2)])
+        before = Counting.texts
+        calls = len(model.calls)
+        second = (await processor.process(SCOPE)).windows[0]
+        # probe + evolve, one embedded Probe query, the UPDATE's texts
+        assert second.reserved_requests == (len(model.calls) - calls) + (Counting.texts - before)
+        assert Counting.texts - before >= 2 and second.updated
+    run(go())
+
+
+# ---------------------------------------------------------------- concurrency, faults
+
+def test_a_newer_attempt_takes_publication_authority_from_an_older_one(new_service: Factory
+                                                                        ) -> None:
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        other = TopicProcessor(svc, DeterministicTopicModel())
+        outcome: list[Any] = []
+
+        model = ScriptedTopicModel()
+        inner_generate = model.generate
+
+        async def generate(request: Any) -> Any:
+            if request.stage == "evolve" and not outcome:
+                # a second worker runs its whole attempt while the first one evolves
+                outcome.append(await other.process_window(SCOPE))
+            return await inner_generate(request)
+
+        model.generate = generate  # type: ignore[method-assign]
+        with pytest.raises(TopicProcessingError) as info:
+            await TopicProcessor(svc, model).process_window(SCOPE)
+        # the Cursor CAS comes first in publication: a control signal, not terminal
+        assert (info.value.code, info.value.terminal) == ("cursor_conflict", False)
+        assert outcome[0] is not None and outcome[0].through == 5
+        st = await status(svc)
+        assert st.cursor == 5 and st.budget is None
+        assert await topic_count(svc) == len(outcome[0].created)
+    run(go())
+
+
+def test_a_fault_at_every_guard_step_rolls_the_whole_window_back() -> None:
+    async def go() -> None:
+        backend = InMemoryTopicBackend()
+        for point in (*backend.guard_fault_points(), "_insert_active_sync"):
+            svc = TopicMemoryService(InMemoryTopicBackend())
+            await svc.backend.put_scoped_sources(SCOPE, batch_one())
+            svc.backend.inject_fault(point)  # type: ignore[attr-defined]
+            report = await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
+            assert report.stopped == "publish_error", point
+            st = report.status
+            assert st.cursor == 0 and st.pending is not None, point
+            assert st.budget is not None and st.budget.failure_code == "publish_error", point
+            assert await topic_count(svc) == 0, point
+            svc.backend.inject_fault(None)  # type: ignore[attr-defined]
+            ok = await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
+            assert ok.stopped is None and ok.status.cursor == 5, point
+    run(go())
