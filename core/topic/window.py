@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Sequence
-from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -308,13 +307,20 @@ class Fragment:
     text: str
 
 
-@lru_cache(maxsize=4096)
 def _escaped_bytes(char: str) -> int:
     # The larger of the two JSON escapings of one code point, in UTF-8 bytes, quotes
     # excluded (ensure_ascii=True is never smaller; both are computed to say so).
     loose = len(json.dumps(char, ensure_ascii=False).encode("utf-8", "surrogatepass")) - 2
     strict = len(json.dumps(char, ensure_ascii=True)) - 2
     return max(loose, strict)
+
+
+class _CostTable(dict[int, str]):
+    # str.translate table, filled per call (core keeps no process-global cache): code
+    # point -> chr(its escaped bytes), at most 12.
+    def __missing__(self, code: int) -> str:
+        value = self[code] = chr(_escaped_bytes(chr(code)))
+        return value
 
 
 def escaped_tokens(text: str) -> int:
@@ -344,7 +350,8 @@ def fragments(evidence_id: str, text: str, budget_tokens: int) -> tuple[Fragment
         raise InvalidInputError("budget_tokens", "must be an integer")
     # ceil((b + 2) / 3) + 8 <= budget  <=>  b <= 3 * (budget - 8) - 2
     room = BYTES_PER_TOKEN * (budget_tokens - MESSAGE_OVERHEAD_TOKENS) - 2
-    prefix = [0, *accumulate(map(_escaped_bytes, text))]
+    costs = text.translate(_CostTable()).encode("latin-1")  # one byte per code point
+    prefix = [0, *accumulate(costs)]
     out: list[Fragment] = []
     start = 0
     while start < len(text):
