@@ -49,8 +49,8 @@ from powercontext.core.errors import (
     TopicProcessingError,
 )
 from powercontext.core.topic import content as topic_content
+from powercontext.core.topic import history as topic_history
 from powercontext.core.topic import projection as topic_projection
-from powercontext.core.topic import search as topic_search
 from powercontext.core.topic import stages
 from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.core.topic.models import (
@@ -429,28 +429,28 @@ class TopicProcessor:
             return []
         caps = await backend.topic_capabilities()
         analyzer = await backend.analyzer()
+        queries: list[str] = []
+        for probe in probes:
+            try:
+                queries.extend(topic_history.probe_queries([probe.query], analyzer))
+            except InvalidInputError:
+                continue  # over the search bounds (64 terms): search refuses it; skipped
         per_probe: list[tuple[TopicHit, ...]] = []
         channels = len(caps.channels)
-        seen: set[str] = set()
-        for probe in probes:
-            if probe.query in seen:
-                continue
-            seen.add(probe.query)
-            request = TopicSearchRequest(scope, probe.query, settings.history_max_candidates)
-            try:
-                topic_search.check_request(request, analyzer)
-            except InvalidInputError:
-                continue  # no Analyzer terms (or too many): search refuses it; skipped
+        for query in topic_history.probe_queries(queries, analyzer):
+            request = TopicSearchRequest(scope, query, settings.history_max_candidates)
             vector = None
             if "topic_vector" in caps.channels:
-                await backend.reserve(attempt.grant, 1, estimate_tokens(probe.query),
+                await backend.reserve(attempt.grant, 1, estimate_tokens(query),
                                       through=attempt.through)
                 attempt.reserved += 1
-                vector = await self.service._query_vector(probe.query, caps)
+                vector = await self.service._query_vector(query, caps)
             result = await backend.search(request, vector)
             channels = len(result.channels)
             per_probe.append(result.hits)
-        refs = _select_history(per_probe, channels, settings)
+        if not per_probe:
+            return []
+        refs = [c.ref for c in topic_history.select_history(per_probe, channels, settings)]
         return [await backend.get(scope, ref) for ref in refs]
 
     async def _reserve_embedding(self, attempt: _Attempt, evolution: stages.Evolution) -> None:
@@ -500,28 +500,3 @@ class TopicProcessor:
                 "window_through": through, "stage": stage, "error_code": code,
                 "attempt_count": attempts,
                 "exception_type": type(exc).__name__ if exc is not None else None}
-
-
-def _select_history(per_probe: Sequence[Sequence[TopicHit]], channels: int,
-                    settings: ProcessingSettings) -> list[TopicRef]:
-    """TEMPORARY until p2-window's core/topic/history.py lands: each hit's fused score
-    normalised to 0..100 (``score / (channels / 61) * 100``), a Topic's best over the
-    Probes; at or over the threshold first (up to max), then the next in fused-rank
-    order (best desc, UTF-8 artifact_id, revision) up to min."""
-    best: dict[str, tuple[float, TopicRef]] = {}
-    for hits in per_probe:
-        for hit in hits:
-            norm = hit.score / (channels / 61) * 100 if channels else 0.0
-            old = best.get(hit.ref.artifact_id)
-            if old is None or norm > old[0]:
-                best[hit.ref.artifact_id] = (norm, hit.ref)
-    ranked = sorted(best.values(),
-                    key=lambda p: (-p[0], p[1].artifact_id.encode(), p[1].revision))
-    chosen = [ref for score, ref in ranked if score >= settings.history_rrf_threshold]
-    chosen = chosen[:settings.history_max_candidates]
-    for _, ref in ranked:
-        if len(chosen) >= settings.history_min_candidates:
-            break
-        if ref not in chosen:
-            chosen.append(ref)
-    return chosen

@@ -528,3 +528,25 @@ def test_a_fault_at_every_guard_step_rolls_the_whole_window_back() -> None:
             ok = await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
             assert ok.stopped is None and ok.status.cursor == 5, point
     run(go())
+
+
+def test_probe_queries_search_refuses_are_skipped_not_fatal(new_service: Factory) -> None:
+    def probes(req: Any, data: dict[str, Any]) -> object:
+        ids = [s["id"] for s in data["sources"]]
+        many = " ".join(f"word{i}" for i in range(70))  # over 64 distinct terms
+        return {"probes": [{"query": "the of and", "evidence_ids": ids[:1]},
+                           {"query": many, "evidence_ids": ids[:1]},
+                           {"query": "alpha service", "evidence_ids": ids[:1]}]}
+
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
+        await svc.backend.put_scoped_sources(SCOPE, [md("alpha-2.md", ALPHA_2)])
+        model = ScriptedTopicModel({"probe": probes})
+        report = await TopicProcessor(svc, model).process(SCOPE)
+        assert report.stopped is None
+        evolve = json.loads(model.calls[-1].input_json)
+        assert "Alpha service" in [h["title"] for h in evolve["history"]]
+        assert report.windows[0].updated
+    run(go())
