@@ -12,9 +12,10 @@ two fresh runs give identical content hashes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -53,17 +54,38 @@ def batch_one() -> list[Source]:
 Factory = Callable[[], TopicMemoryService]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def new_service(request: pytest.FixtureRequest, tmp_path: Any) -> Factory:
-    """A fresh empty database per call: the in-memory backend or a SQLite file."""
+def _factory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
     made = iter(range(1_000))
+    with contextlib.ExitStack() as stack:
+        def make() -> TopicMemoryService:
+            if request.param == "memory":
+                return TopicMemoryService(InMemoryTopicBackend())
+            if request.param == "sqlite":
+                from powercontext.adapters.sqlite import SQLiteTopicBackend
+                return TopicMemoryService(
+                    SQLiteTopicBackend(str(tmp_path / f"t{next(made)}.db")))
+            from oceanbase_server import fresh_database
 
-    def make() -> TopicMemoryService:
-        if request.param == "memory":
-            return TopicMemoryService(InMemoryTopicBackend())
-        from powercontext.adapters.sqlite import SQLiteTopicBackend
-        return TopicMemoryService(SQLiteTopicBackend(str(tmp_path / f"t{next(made)}.db")))
-    return make
+            from powercontext.adapters.oceanbase import OceanBaseTopicBackend
+            url = stack.enter_context(
+                fresh_database(request.getfixturevalue("seekdb_url"), "pc_proc"))
+            svc = TopicMemoryService(OceanBaseTopicBackend(url))
+            stack.callback(lambda: asyncio.run(svc.close()))  # before the drop
+            return svc
+        yield make
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def new_service(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
+    """A fresh empty database per call: the in-memory backend or a SQLite file."""
+    yield from _factory(request, tmp_path)
+
+
+@pytest.fixture(params=["memory", "sqlite",
+                        pytest.param("seekdb", marks=pytest.mark.oceanbase)])
+def every_service(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
+    """As ``new_service``, and a fresh database on the seekdb server too."""
+    yield from _factory(request, tmp_path)
 
 
 def run(coro: Awaitable[Any]) -> Any:
@@ -81,10 +103,10 @@ async def topic_count(svc: TopicMemoryService, scope: str = SCOPE) -> int:
 
 # ---------------------------------------------------------------- the normal path
 
-def test_markdown_and_chat_turns_become_topics_found_with_exact_refs(new_service: Factory
+def test_markdown_and_chat_turns_become_topics_found_with_exact_refs(every_service: Factory
                                                                      ) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         sources = batch_one()
         assert await svc.backend.put_scoped_sources(SCOPE, sources) == (1, 2, 3, 4, 5)
         assert await svc.backend.flush(SCOPE) == "accepted"
@@ -108,9 +130,9 @@ def test_markdown_and_chat_turns_become_topics_found_with_exact_refs(new_service
     run(go())
 
 
-def test_a_second_batch_updates_the_topic_based_on_its_head(new_service: Factory) -> None:
+def test_a_second_batch_updates_the_topic_based_on_its_head(every_service: Factory) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         await svc.backend.put_scoped_sources(SCOPE, batch_one())
         processor = TopicProcessor(svc, DeterministicTopicModel())
         first = (await processor.process(SCOPE)).windows[0]
@@ -135,9 +157,9 @@ def test_a_second_batch_updates_the_topic_based_on_its_head(new_service: Factory
     run(go())
 
 
-def test_a_noop_window_writes_nothing_and_advances_the_cursor(new_service: Factory) -> None:
+def test_a_noop_window_writes_nothing_and_advances_the_cursor(every_service: Factory) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         await svc.backend.put_scoped_sources(SCOPE, batch_one())
         processor = TopicProcessor(svc, DeterministicTopicModel())
         await processor.process(SCOPE)
@@ -155,10 +177,10 @@ def test_a_noop_window_writes_nothing_and_advances_the_cursor(new_service: Facto
     run(go())
 
 
-def test_a_window_of_only_lineage_only_sources_makes_no_model_call(new_service: Factory
+def test_a_window_of_only_lineage_only_sources_makes_no_model_call(every_service: Factory
                                                                    ) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         # lineage_only is server-owned: no public path sets it
         await svc.backend._put_scoped_sources(  # type: ignore[attr-defined]
             SCOPE, batch_one()[:2], lineage_only=True)
@@ -245,9 +267,9 @@ def test_bad_model_output_aborts_the_window_with_the_cursor_unchanged(
     run(go())
 
 
-def test_two_outputs_bound_to_one_target_abort_the_window(new_service: Factory) -> None:
+def test_two_outputs_bound_to_one_target_abort_the_window(every_service: Factory) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         await svc.backend.put_scoped_sources(SCOPE, batch_one())
         await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
         heads = await svc.backend.heads(SCOPE)
@@ -370,9 +392,9 @@ def test_an_oversized_source_is_probed_by_fragments_then_needs_the_work_planner(
     run(go())
 
 
-def test_two_fresh_runs_give_identical_topic_content_hashes(new_service: Factory) -> None:
+def test_two_fresh_runs_give_identical_topic_content_hashes(every_service: Factory) -> None:
     async def once() -> list[tuple[str, str]]:
-        svc = new_service()
+        svc = every_service()
         await svc.backend.put_scoped_sources(SCOPE, batch_one())
         processor = TopicProcessor(svc, DeterministicTopicModel())
         await processor.process(SCOPE)
@@ -482,10 +504,10 @@ def test_hybrid_reserves_one_request_per_probe_query_and_embedded_text() -> None
 
 # ---------------------------------------------------------------- concurrency, faults
 
-def test_a_newer_attempt_takes_publication_authority_from_an_older_one(new_service: Factory
+def test_a_newer_attempt_takes_publication_authority_from_an_older_one(every_service: Factory
                                                                         ) -> None:
     async def go() -> None:
-        svc = new_service()
+        svc = every_service()
         await svc.backend.put_scoped_sources(SCOPE, batch_one())
         other = TopicProcessor(svc, DeterministicTopicModel())
         outcome: list[Any] = []
