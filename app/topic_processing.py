@@ -155,10 +155,11 @@ class _Attempt:
 
 
 def _conflict_code(exc: RevisionConflictError) -> str:
-    text = str(exc).lower()
-    if "cursor" in text:
+    # the guards' messages start with these words (adapters/topic_publication.py)
+    text = str(exc)
+    if text.startswith("cursor moved"):
         return CODE_CURSOR
-    if "attempt" in text or "supersed" in text:
+    if text.startswith("attempt superseded"):
         return CODE_SUPERSEDED
     return CODE_HEAD
 

@@ -572,3 +572,35 @@ def test_probe_queries_search_refuses_are_skipped_not_fatal(new_service: Factory
         assert "Alpha service" in [h["title"] for h in evolve["history"]]
         assert report.windows[0].updated
     run(go())
+
+
+def test_a_head_moved_during_evolution_is_a_head_conflict_and_nothing_is_published(
+        new_service: Factory) -> None:
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
+        newer = md("alpha-2.md", ALPHA_2)
+        await svc.backend.put_scoped_sources(SCOPE, [newer])
+        model = ScriptedTopicModel()
+        inner_generate = model.generate
+
+        async def generate(request: Any) -> Any:
+            if request.stage == "evolve":
+                # another writer moves the Alpha Topic's Head while the model works
+                hit = (await svc.search(SCOPE, "alpha service invoices")).hits[0]
+                await svc._publish(SCOPE, updates=[(hit.ref, {
+                    "title": "Alpha service", "summary": "Moved.", "detail": "Moved."},
+                    [newer.ref])])
+            return await inner_generate(request)
+
+        model.generate = generate  # type: ignore[method-assign]
+        heads_before = await svc.backend.heads(SCOPE)
+        with pytest.raises(TopicProcessingError) as info:
+            await TopicProcessor(svc, model).process_window(SCOPE)
+        assert (info.value.code, info.value.stage) == ("head_conflict", "publish")
+        st = await status(svc)
+        assert st.cursor == 5 and st.budget.failure_code == "head_conflict"
+        moved = [r for r in await svc.backend.heads(SCOPE) if r not in heads_before]
+        assert [r.revision for r in moved] == [2]  # only the other writer's Revision
+    run(go())
