@@ -21,8 +21,8 @@ class TopicBackendContract(
     TopicShapeContract,
     TopicForgedContract,
     TopicFaultsContract,
-    TopicBudgetContract,
     TopicSourcesContract,
+    TopicBudgetContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
