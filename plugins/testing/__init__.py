@@ -86,6 +86,10 @@ from powercontext.plugins.testing.strategies import NASTY_QUERIES, VOCABULARY, e
 from powercontext.plugins.testing.topic_backend import InMemoryTopicBackend, TopicDatabase
 from powercontext.plugins.testing.topic_base import TopicContractBase, TopicKit
 from powercontext.plugins.testing.topic_contract import TopicBackendContract
+from powercontext.plugins.testing.topic_processing_machine import (
+    TopicProcessingStateMachine,
+    topic_processing_state_machine_test,
+)
 from powercontext.plugins.testing.topic_state_machine import (
     TopicStateMachine,
     topic_state_machine_test,
@@ -112,6 +116,7 @@ __all__ = [
     "TopicContractBase",
     "TopicDatabase",
     "TopicKit",
+    "TopicProcessingStateMachine",
     "TopicStateMachine",
     "VectorContract",
     "WritesContract",
@@ -120,5 +125,6 @@ __all__ = [
     "run",
     "sources",
     "state_machine_test",
+    "topic_processing_state_machine_test",
     "topic_state_machine_test",
 ]
