@@ -18,7 +18,11 @@ The I/O is composed from one mixin per concept, a linear chain of bases:
 - :mod:`powercontext.adapters.topic_deployment`: the checks at open (analyzer,
   retrieval shape) and the shape the first publication fixes;
 - :mod:`powercontext.adapters.topic_publication`: the publication unit of work;
-- :mod:`powercontext.adapters.topic_reads`: search, get, heads.
+- :mod:`powercontext.adapters.topic_reads`: search, get, heads;
+- :mod:`powercontext.adapters.topic_budget`: the durable allowance (begin_attempt,
+  reserve, record_failure; engine primitives in
+  :mod:`powercontext.adapters.topic_budget_spi`, also used by the publication guards);
+- :mod:`powercontext.adapters.topic_processing_store`: flush and processing status.
 
 The rules are in :mod:`powercontext.core.topic` (projection checks, chunking, ranking,
 snippets); here is only the order of the I/O around them.
@@ -26,7 +30,8 @@ snippets); here is only the order of the I/O around them.
 
 from __future__ import annotations
 
-from powercontext.adapters.topic_reads import TopicReadsMixin
+from powercontext.adapters.topic_budget import TopicBudgetMixin
+from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
 from powercontext.core import analyzer as analyzers
 from powercontext.core.analyzer import Analyzer
@@ -35,7 +40,7 @@ from powercontext.core.models import EmbeddingProfile
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
 
 
-class DatabaseTopicBackend(TopicReadsMixin):
+class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicBudgetMixin):
     """Base class of SQL Topic backends; implements the TopicMemoryBackend port.
 
     ``profile``: the deployment's embedding profile (None: FTS-only). With it and a

@@ -3,20 +3,22 @@
 
 One publication is one short write transaction in the spec's order::
 
-    guards.supervisor (slot) -> guards.cursor CAS (slot)
+    guards.supervisor (refused: part 4) -> guards.cursor CAS -> guards.budget fence
     -> Head compare of every write (UPDATE: the base is the head, same Scope;
        CREATE: the id is free)
     -> every Revision, its Head move and both lineage tables (each Source stored)
     -> one database-UTC ``published_at`` -> a publications row per Revision
     -> each Topic's active projections replaced (old rows with their full-text and
        vector rows deleted, the new ones inserted)
-    -> cursor advance / pending / budget (slots) -> COMMIT
+    -> Cursor advance -> Pending update -> budget-row delete -> COMMIT
 
 Everything the batch can be checked for without the database is checked before the
 transaction, at the write boundary, with the backend's own analyzer and shape
 (:func:`powercontext.core.topic.publication.verify_publication`, which recomputes every
-projection). Part 2 fills the guard slots; until then a non-empty guard is refused
-before anything is written.
+projection) and the guard values (:func:`powercontext.core.topic.guards.check_guards`).
+A publication with guards may have no write at all (a NOOP Window, or one of only
+lineage-only Sources): it still advances the Cursor, updates Pending and deletes the
+budget row. Without guards, zero writes stay refused.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from __future__ import annotations
 import attrs
 
 from powercontext.adapters.storage import RevisionRow
-from powercontext.adapters.topic_deployment import TopicDeploymentMixin
+from powercontext.adapters.topic_budget_spi import TopicBudgetPrimitives
 from powercontext.core.errors import (
-    CapabilityNotSupportedError,
     InvalidInputError,
     RetrievalShapeError,
     RevisionConflictError,
 )
 from powercontext.core.topic import content as topic_content
+from powercontext.core.topic.guards import check_guards, pending_after
 from powercontext.core.topic.models import (
     TOPIC_FAMILY,
     PublicationGuards,
@@ -40,12 +42,13 @@ from powercontext.core.topic.models import (
     TopicRevision,
     TopicWrite,
 )
+from powercontext.core.topic.processing import BudgetRelease, CursorAdvance, PendingUpdate
 from powercontext.core.topic.publication import verify_publication
 
 __all__ = ["TopicPublicationMixin"]
 
 
-class TopicPublicationMixin(TopicDeploymentMixin):
+class TopicPublicationMixin(TopicBudgetPrimitives):
     """``publish`` of a Topic backend."""
 
     async def publish(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
@@ -62,13 +65,19 @@ class TopicPublicationMixin(TopicDeploymentMixin):
         in another Scope; RevisionConflictError when an UPDATE's base is no longer the
         head or a CREATE's id exists; IntegrityError for a forged or incomplete
         projection; RetrievalShapeError when another process fixed another shape;
-        CapabilityNotSupportedError for a non-empty guard (part 2)."""
+        CapabilityNotSupportedError for the Supervisor guard (part 4).
+
+        Guards (:class:`~powercontext.core.topic.processing.CursorAdvance`,
+        ``PendingUpdate``, ``BudgetRelease``): RevisionConflictError ("cursor moved")
+        when the Cursor is no longer ``guards.cursor.expected``, ("attempt superseded")
+        when the budget row of (Scope, binding, ``source_after``) is gone or holds
+        another attempt; then nothing is written either."""
         if not isinstance(publication, TopicPublication):
             raise InvalidInputError("publication", "must be a TopicPublication")
-        if not isinstance(publication.guards, PublicationGuards) or not publication.guards.empty:
-            raise CapabilityNotSupportedError(
-                "publication guards (Supervisor term, Cursor, Pending, budget) arrive with "
-                "Topic Memory part 2; this backend publishes only unguarded batches")
+        if not isinstance(publication.guards, PublicationGuards):
+            raise InvalidInputError("publication.guards", "must be PublicationGuards")
+        if isinstance(publication.writes, tuple):
+            check_guards(publication.guards, publication.writes)
         return await self._run(self._publish_checked, publication)
 
     def _publish_checked(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
@@ -76,17 +85,19 @@ class TopicPublicationMixin(TopicDeploymentMixin):
         verify_publication(publication, self._db_topic_analyzer, shape.kind,
                            shape.embedding_profile)
         published = self._in_tx(True, self._publish_sync, publication, shape)
-        assert self._db_caps is not None
-        self._db_caps = attrs.evolve(self._db_caps, shape=shape, channels=shape.channels)
+        if publication.writes:  # a guarded publication without writes fixes no shape
+            assert self._db_caps is not None
+            self._db_caps = attrs.evolve(self._db_caps, shape=shape, channels=shape.channels)
         return published
 
     # ------------------------------------------------------------------ the transaction
 
     def _publish_sync(self, publication: TopicPublication,
                       shape: RetrievalShape) -> tuple[TopicRevision, ...]:
-        self._fix_shape_sync(shape)
-        self._check_guards_sync(publication.guards)
         writes = publication.writes
+        if writes:
+            self._fix_shape_sync(shape)
+        self._check_guards_sync(publication.guards)
         for w in writes:
             self._compare_head_sync(w)
         self._check_sources_sync(writes)
@@ -118,12 +129,50 @@ class TopicPublicationMixin(TopicDeploymentMixin):
         self._set_shape_sync(shape)
 
     def _check_guards_sync(self, guards: PublicationGuards) -> None:
-        """Slot: the Supervisor term check and the Cursor CAS (Topic Memory part 2)."""
-        if not guards.empty:  # publish() refuses these before the transaction
-            raise CapabilityNotSupportedError("publication guards arrive with part 2")
+        """The Cursor CAS and the budget-row fence, before any Head compare (the guard
+        values were checked by ``check_guards``; the Supervisor term is part 4's)."""
+        cursor = guards.cursor
+        if not isinstance(cursor, CursorAdvance):
+            return
+        stored = self._cursor_sync(cursor.binding_name, cursor.scope_id, lock=True) or 0
+        if stored != cursor.expected:
+            raise RevisionConflictError(
+                f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
+                f"{cursor.expected}; reprocess from the current Cursor")
+        budget = guards.budget
+        if isinstance(budget, BudgetRelease):
+            row = self._budget_row_sync(cursor.scope_id, cursor.binding_name,
+                                        budget.source_after, lock=True)
+            if row is None or row.attempt_id != budget.attempt_id:
+                raise RevisionConflictError(
+                    f"attempt superseded: another attempt holds the budget row of the Window "
+                    f"after Cursor {budget.source_after} of Scope {cursor.scope_id!r}")
 
     def _advance_guards_sync(self, guards: PublicationGuards) -> None:
-        """Slot: the Cursor advance, the Pending update and the budget-row delete (part 2)."""
+        """After the projections: the Cursor advance (insert at Cursor 0, else CAS), the
+        Pending update (handled generation; the row deleted under the spec's
+        condition) and the budget-row delete."""
+        cursor = guards.cursor
+        if not isinstance(cursor, CursorAdvance):
+            return
+        binding, scope = cursor.binding_name, cursor.scope_id
+        if cursor.expected == 0:
+            self._cursor_insert_sync(binding, scope, cursor.through)
+        elif not self._cursor_cas_sync(binding, scope, cursor.expected, cursor.through):
+            raise RevisionConflictError(f"cursor moved: Scope {scope!r} left {cursor.expected}")
+        if isinstance(guards.pending, PendingUpdate):
+            row = self._pending_row_sync(binding, scope, lock=True)
+            if row is not None:
+                after = pending_after(row, cursor.through, guards.pending)
+                if after is None:
+                    self._pending_delete_sync(binding, scope)
+                elif after != row:
+                    self._pending_handled_sync(binding, scope, after.handled_flush_generation)
+        budget = guards.budget
+        if isinstance(budget, BudgetRelease) and not self._budget_delete_sync(
+                scope, binding, budget.source_after, budget.attempt_id):
+            raise RevisionConflictError(
+                f"attempt superseded: the budget row after Cursor {budget.source_after} moved")
 
     def _compare_head_sync(self, w: TopicWrite) -> None:
         aid = w.ref.artifact_id

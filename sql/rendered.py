@@ -560,6 +560,153 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_topic_memory_active_chunks" WHERE "embedding_fingerprint" IS NULL OR '
         '"embedding_fingerprint" <> ?)'
     ),
+    ('budget_get', 'sqlite', None): (
+        'SELECT "scope_id", "binding_name", "source_after", "furthest_through", "attempt_id", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "failure_code" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? AND '
+        '"source_after" = ?'
+    ),
+    ('budget_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_work_budgets" ("scope_id", "binding_name", "source_after", '
+        '"furthest_through", "attempt_id", "attempt_count", "reserved_requests", '
+        '"reserved_tokens", "failure_code") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('budget_update', 'sqlite', None): (
+        'UPDATE "pc_topic_memory_work_budgets" SET "furthest_through" = ?, "attempt_id" = ?, '
+        '"attempt_count" = ?, "reserved_requests" = ?, "reserved_tokens" = ?, "failure_code" = ? '
+        'WHERE "scope_id" = ? AND "binding_name" = ? AND "source_after" = ?'
+    ),
+    ('budget_delete', 'sqlite', None): (
+        'DELETE FROM "pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? '
+        'AND "source_after" = ? AND "attempt_id" = ?'
+    ),
+    ('guard_cursor_get', 'sqlite', None): (
+        'SELECT "source_position" FROM "pc_source_cursors" WHERE "binding_name" = ? AND "scope_id" '
+        '= ?'
+    ),
+    ('guard_cursor_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_cursors" ("binding_name", "scope_id", "source_position") VALUES '
+        '(?, ?, ?)'
+    ),
+    ('guard_cursor_cas', 'sqlite', None): (
+        'UPDATE "pc_source_cursors" SET "source_position" = ? WHERE "binding_name" = ? AND '
+        '"scope_id" = ? AND "source_position" = ?'
+    ),
+    ('guard_pending_get', 'sqlite', None): (
+        'SELECT "source_through", "flush_generation", "handled_flush_generation" FROM '
+        '"pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('guard_pending_handled', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_pending" SET "handled_flush_generation" = ? WHERE '
+        '"binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('guard_pending_delete', 'sqlite', None): (
+        'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('create_source_scope_journal', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" TEXT NOT NULL, '
+        '"position" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "lineage_only" INTEGER NOT NULL '
+        'DEFAULT FALSE, PRIMARY KEY ("scope_id", "position"), UNIQUE ("source_id"), FOREIGN KEY '
+        '("source_id") REFERENCES "sources" ("source_id"))'
+    ),
+    ('create_processing_pending', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_pending" ("binding_name" TEXT NOT '
+        'NULL, "scope_id" TEXT NOT NULL, "source_through" INTEGER NOT NULL, "flush_generation" '
+        'INTEGER NOT NULL DEFAULT 0, "handled_flush_generation" INTEGER NOT NULL DEFAULT 0, '
+        'PRIMARY KEY ("binding_name", "scope_id"), CHECK ("source_through" >= 1), CHECK '
+        '("flush_generation" >= 0), CHECK ("handled_flush_generation" >= 0), CHECK '
+        '("handled_flush_generation" <= "flush_generation"))'
+    ),
+    ('create_source_cursors', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_cursors" ("binding_name" TEXT NOT NULL, "scope_id" '
+        'TEXT NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY ("binding_name", '
+        '"scope_id"))'
+    ),
+    ('create_topic_work_budgets', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_work_budgets" ("scope_id" TEXT NOT NULL, '
+        '"binding_name" TEXT NOT NULL, "source_after" INTEGER NOT NULL, "furthest_through" INTEGER '
+        'NOT NULL, "attempt_id" TEXT NOT NULL, "attempt_count" INTEGER NOT NULL, '
+        '"reserved_requests" INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "failure_code" '
+        'TEXT, PRIMARY KEY ("scope_id", "binding_name", "source_after"))'
+    ),
+    ('scope_journal_head', 'sqlite', None): (
+        'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
+    ),
+    ('scope_journal_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_scope_journal" ("scope_id", "position", "source_id", '
+        '"lineage_only") VALUES (?, ?, ?, ?)'
+    ),
+    ('scope_journal_by_source', 'sqlite', 1): (
+        'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
+        'WHERE "source_id" IN (?)'
+    ),
+    ('scope_journal_by_source', 'sqlite', 4): (
+        'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
+        'WHERE "source_id" IN (?, ?, ?, ?)'
+    ),
+    ('scope_journal_by_source', 'sqlite', 16): (
+        'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
+        'WHERE "source_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('scope_journal_by_source', 'sqlite', 64): (
+        'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
+        'WHERE "source_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('scope_journal_by_source', 'sqlite', 256): (
+        'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
+        'WHERE "source_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('scope_journal_after', 'sqlite', None): (
+        'SELECT "j"."position", "j"."lineage_only", "s"."journal_position", "s"."source_id", '
+        '"s"."kind", "s"."content", "s"."content_hash", "s"."uri", "s"."metadata" FROM '
+        '"pc_source_scope_journal" AS "j" JOIN "sources" AS "s" ON "s"."source_id" = '
+        '"j"."source_id" WHERE "j"."scope_id" = ? AND "j"."position" > ? ORDER BY "j"."position" '
+        'LIMIT ?'
+    ),
+    ('pending_get', 'sqlite', None): (
+        'SELECT "binding_name", "scope_id", "source_through", "flush_generation", '
+        '"handled_flush_generation" FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? '
+        'AND "scope_id" = ?'
+    ),
+    ('pending_raise', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_pending" SET "source_through" = CASE WHEN "source_through" '
+        '< ? THEN ? ELSE "source_through" END WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('pending_insert', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_processing_pending" ("binding_name", "scope_id", '
+        '"source_through", "flush_generation", "handled_flush_generation") VALUES (?, ?, ?, ?, ?)'
+    ),
+    ('pending_flush', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_pending" SET "source_through" = CASE WHEN "source_through" '
+        '< ? THEN ? ELSE "source_through" END, "flush_generation" = "flush_generation" + 1 WHERE '
+        '"binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('status_cursor_get', 'sqlite', None): (
+        'SELECT "source_position" FROM "pc_source_cursors" WHERE "binding_name" = ? AND "scope_id" '
+        '= ?'
+    ),
+    ('status_budget_get', 'sqlite', None): (
+        'SELECT "scope_id", "binding_name", "source_after", "furthest_through", "attempt_id", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "failure_code" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? AND '
+        '"source_after" = ?'
+    ),
+    ('processing_scopes', 'sqlite', None): (
+        'SELECT "scope_id" FROM "pc_source_scope_journal" UNION SELECT "scope_id" FROM '
+        '"pc_artifact_processing_pending" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
+        '"pc_source_cursors" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "binding_name" = ?'
+    ),
     ('create_meta', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `powercontext_meta` (`key` VARCHAR(128) NOT NULL, `value` '
         'LONGTEXT, PRIMARY KEY (`key`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
@@ -1172,6 +1319,161 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`embedding_fingerprint` IS NULL OR `embedding_fingerprint` <> %s) + (SELECT COUNT(*) FROM '
         '`pc_topic_memory_active_chunks` WHERE `embedding_fingerprint` IS NULL OR '
         '`embedding_fingerprint` <> %s)'
+    ),
+    ('budget_get', 'oceanbase', None): (
+        'SELECT `scope_id`, `binding_name`, `source_after`, `furthest_through`, `attempt_id`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `failure_code` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s AND '
+        '`source_after` = %s'
+    ),
+    ('budget_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_work_budgets` (`scope_id`, `binding_name`, `source_after`, '
+        '`furthest_through`, `attempt_id`, `attempt_count`, `reserved_requests`, '
+        '`reserved_tokens`, `failure_code`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('budget_update', 'oceanbase', None): (
+        'UPDATE `pc_topic_memory_work_budgets` SET `furthest_through` = %s, `attempt_id` = %s, '
+        '`attempt_count` = %s, `reserved_requests` = %s, `reserved_tokens` = %s, `failure_code` = '
+        '%s WHERE `scope_id` = %s AND `binding_name` = %s AND `source_after` = %s'
+    ),
+    ('budget_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s '
+        'AND `source_after` = %s AND `attempt_id` = %s'
+    ),
+    ('guard_cursor_get', 'oceanbase', None): (
+        'SELECT `source_position` FROM `pc_source_cursors` WHERE `binding_name` = %s AND '
+        '`scope_id` = %s'
+    ),
+    ('guard_cursor_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_cursors` (`binding_name`, `scope_id`, `source_position`) VALUES '
+        '(%s, %s, %s)'
+    ),
+    ('guard_cursor_cas', 'oceanbase', None): (
+        'UPDATE `pc_source_cursors` SET `source_position` = %s WHERE `binding_name` = %s AND '
+        '`scope_id` = %s AND `source_position` = %s'
+    ),
+    ('guard_pending_get', 'oceanbase', None): (
+        'SELECT `source_through`, `flush_generation`, `handled_flush_generation` FROM '
+        '`pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('guard_pending_handled', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_pending` SET `handled_flush_generation` = %s WHERE '
+        '`binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('guard_pending_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('create_source_scope_journal', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARCHAR(256) NOT NULL, '
+        '`position` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, `lineage_only` BOOLEAN NOT '
+        'NULL DEFAULT FALSE, PRIMARY KEY (`scope_id`, `position`), UNIQUE (`source_id`), FOREIGN '
+        'KEY (`source_id`) REFERENCES `sources` (`source_id`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('create_processing_pending', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_pending` (`binding_name` VARCHAR(128) '
+        'NOT NULL, `scope_id` VARCHAR(256) NOT NULL, `source_through` BIGINT NOT NULL, '
+        '`flush_generation` BIGINT NOT NULL DEFAULT 0, `handled_flush_generation` BIGINT NOT NULL '
+        'DEFAULT 0, PRIMARY KEY (`binding_name`, `scope_id`), CHECK (`source_through` >= 1), CHECK '
+        '(`flush_generation` >= 0), CHECK (`handled_flush_generation` >= 0), CHECK '
+        '(`handled_flush_generation` <= `flush_generation`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('create_source_cursors', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_cursors` (`binding_name` VARCHAR(128) NOT NULL, '
+        '`scope_id` VARCHAR(256) NOT NULL, `source_position` BIGINT NOT NULL, PRIMARY KEY '
+        '(`binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_topic_work_budgets', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_work_budgets` (`scope_id` VARCHAR(256) NOT '
+        'NULL, `binding_name` VARCHAR(128) NOT NULL, `source_after` BIGINT NOT NULL, '
+        '`furthest_through` BIGINT NOT NULL, `attempt_id` VARCHAR(36) NOT NULL, `attempt_count` '
+        'INT NOT NULL, `reserved_requests` BIGINT NOT NULL, `reserved_tokens` BIGINT NOT NULL, '
+        '`failure_code` VARCHAR(64), PRIMARY KEY (`scope_id`, `binding_name`, `source_after`)) '
+        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('scope_journal_head', 'oceanbase', None): (
+        'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
+    ),
+    ('scope_journal_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_scope_journal` (`scope_id`, `position`, `source_id`, '
+        '`lineage_only`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('scope_journal_by_source', 'oceanbase', 1): (
+        'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
+        'WHERE `source_id` IN (%s)'
+    ),
+    ('scope_journal_by_source', 'oceanbase', 4): (
+        'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
+        'WHERE `source_id` IN (%s, %s, %s, %s)'
+    ),
+    ('scope_journal_by_source', 'oceanbase', 16): (
+        'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
+        'WHERE `source_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('scope_journal_by_source', 'oceanbase', 64): (
+        'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
+        'WHERE `source_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s)'
+    ),
+    ('scope_journal_by_source', 'oceanbase', 256): (
+        'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
+        'WHERE `source_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('scope_journal_after', 'oceanbase', None): (
+        'SELECT `j`.`position`, `j`.`lineage_only`, `s`.`journal_position`, `s`.`source_id`, '
+        '`s`.`kind`, `s`.`content`, `s`.`content_hash`, `s`.`uri`, `s`.`metadata` FROM '
+        '`pc_source_scope_journal` AS `j` JOIN `sources` AS `s` ON `s`.`source_id` = '
+        '`j`.`source_id` WHERE `j`.`scope_id` = %s AND `j`.`position` > %s ORDER BY `j`.`position` '
+        'LIMIT %s'
+    ),
+    ('pending_get', 'oceanbase', None): (
+        'SELECT `binding_name`, `scope_id`, `source_through`, `flush_generation`, '
+        '`handled_flush_generation` FROM `pc_artifact_processing_pending` WHERE `binding_name` = '
+        '%s AND `scope_id` = %s'
+    ),
+    ('pending_raise', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_pending` SET `source_through` = CASE WHEN `source_through` '
+        '< %s THEN %s ELSE `source_through` END WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('pending_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_processing_pending` (`binding_name`, `scope_id`, '
+        '`source_through`, `flush_generation`, `handled_flush_generation`) VALUES (%s, %s, %s, %s, '
+        '%s)'
+    ),
+    ('pending_flush', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_pending` SET `source_through` = CASE WHEN `source_through` '
+        '< %s THEN %s ELSE `source_through` END, `flush_generation` = `flush_generation` + 1 WHERE '
+        '`binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('status_cursor_get', 'oceanbase', None): (
+        'SELECT `source_position` FROM `pc_source_cursors` WHERE `binding_name` = %s AND '
+        '`scope_id` = %s'
+    ),
+    ('status_budget_get', 'oceanbase', None): (
+        'SELECT `scope_id`, `binding_name`, `source_after`, `furthest_through`, `attempt_id`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `failure_code` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s AND '
+        '`source_after` = %s'
+    ),
+    ('processing_scopes', 'oceanbase', None): (
+        'SELECT `scope_id` FROM `pc_source_scope_journal` UNION SELECT `scope_id` FROM '
+        '`pc_artifact_processing_pending` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
+        '`pc_source_cursors` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `binding_name` = %s'
     ),
 }
 

@@ -28,6 +28,9 @@ SQLite ``TEXT``, ``LONGBLOB`` -> ``BLOB``, ``BIGINT ... AUTO_INCREMENT`` -> SQLi
 * ``memory_entry_vector_metadata`` -- created only with an embedding profile.
 * ``memory_keys(key, artifact_id)`` -- business keys (``repo:/abs/path``) of Memories,
   inserted in the transaction that creates the Memory they name; never updated.
+
+Source processing (:data:`PROCESSING_SCHEMA`, every backend of both families): the
+per-Scope Source journal, Pending, Cursors and the durable work budgets.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ from typing import Any
 
 __all__ = [
     "IN_BUCKETS",
+    "PROCESSING_QUERIES",
+    "PROCESSING_SCHEMA",
+    "PROCESSING_TABLES",
+    "PROCESSING_TEMPLATES",
     "QUERIES",
     "SCHEMA",
     "TOPIC_QUERIES",
@@ -225,6 +232,118 @@ QUERIES: dict[str, str] = {
 _SCOPE = "VARCHAR(256)"  # core.topic.content.MAX_SCOPE_CHARS
 _TOPIC_FAMILY_COL = "VARCHAR(64)"
 
+#: The Source-processing substrate (Topic Memory RFC, "Source, Window, Cursor, and
+#: Pending", "Pending dirty set", "Cumulative work and evidence ceilings";
+#: TOPIC-MEMORY.md, "Scopes are new"), created by EVERY backend of both families right
+#: after :data:`SCHEMA`, because any scoped Source write raises Pending:
+#:
+#: * ``pc_source_scope_journal`` -- the per-Scope journal: positions 1, 2, ... per
+#:   Scope (allocated as ``MAX(position) + 1`` inside the write transaction), one Scope
+#:   per Source (``UNIQUE (source_id)``), the server-owned ``lineage_only`` flag;
+#: * ``pc_artifact_processing_pending`` -- the spec's DDL verbatim (the dirty set);
+#: * ``pc_source_cursors`` -- per (binding, Scope) the last processed journal position
+#:   (no row = Cursor 0);
+#: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
+#:   (scope, binding, source_after) key (attempts, reservations, bounded failure code).
+PROCESSING_SCHEMA: dict[str, str] = {
+    "create_source_scope_journal": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_journal (
+            scope_id {_SCOPE} NOT NULL,
+            position BIGINT NOT NULL,
+            source_id {_ID} NOT NULL,
+            lineage_only BOOLEAN NOT NULL DEFAULT FALSE,
+            PRIMARY KEY (scope_id, position),
+            UNIQUE (source_id),
+            FOREIGN KEY (source_id) REFERENCES sources (source_id)
+        )""",
+    "create_processing_pending": f"""
+        CREATE TABLE IF NOT EXISTS pc_artifact_processing_pending (
+            binding_name {_ID} NOT NULL,
+            scope_id {_SCOPE} NOT NULL,
+            source_through BIGINT NOT NULL,
+            flush_generation BIGINT NOT NULL DEFAULT 0,
+            handled_flush_generation BIGINT NOT NULL DEFAULT 0,
+            PRIMARY KEY (binding_name, scope_id),
+            CHECK (source_through >= 1),
+            CHECK (flush_generation >= 0),
+            CHECK (handled_flush_generation >= 0),
+            CHECK (handled_flush_generation <= flush_generation)
+        )""",
+    "create_source_cursors": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_cursors (
+            binding_name {_ID} NOT NULL,
+            scope_id {_SCOPE} NOT NULL,
+            source_position BIGINT NOT NULL,
+            PRIMARY KEY (binding_name, scope_id)
+        )""",
+    "create_topic_work_budgets": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_work_budgets (
+            scope_id {_SCOPE} NOT NULL,
+            binding_name {_ID} NOT NULL,
+            source_after BIGINT NOT NULL,
+            furthest_through BIGINT NOT NULL,
+            attempt_id VARCHAR(36) NOT NULL,
+            attempt_count INT NOT NULL,
+            reserved_requests BIGINT NOT NULL,
+            reserved_tokens BIGINT NOT NULL,
+            failure_code VARCHAR(64),
+            PRIMARY KEY (scope_id, binding_name, source_after)
+        )""",
+}
+
+#: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
+#: missing, e.g. in a database of an earlier release).
+PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
+                     "pc_source_cursors", "pc_topic_memory_work_budgets")
+
+_BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
+                "attempt_count, reserved_requests, reserved_tokens, failure_code")
+_PENDING_COLS = "binding_name, scope_id, source_through, flush_generation, handled_flush_generation"
+
+#: The statements of the scoped Source store, Pending raise, flush and status (shared
+#: by both dialects; the budget and guard statements are in :data:`TOPIC_QUERIES`).
+PROCESSING_QUERIES: dict[str, str] = {
+    # the Scope journal
+    "scope_journal_head": ("SELECT COALESCE(MAX(position), 0) FROM pc_source_scope_journal "
+                           "WHERE scope_id = ?"),
+    "scope_journal_insert": ("INSERT INTO pc_source_scope_journal (scope_id, position, "
+                             "source_id, lineage_only) VALUES (?, ?, ?, ?)"),
+    "scope_journal_by_source": ("SELECT source_id, scope_id, position, lineage_only "
+                                "FROM pc_source_scope_journal WHERE source_id IN (:ids)"),
+    "scope_journal_after": ("SELECT j.position, j.lineage_only, s.journal_position, "
+                            "s.source_id, s.kind, s.content, s.content_hash, s.uri, "
+                            "s.metadata FROM pc_source_scope_journal AS j "
+                            "JOIN sources AS s ON s.source_id = j.source_id "
+                            "WHERE j.scope_id = ? AND j.position > ? "
+                            "ORDER BY j.position LIMIT ?"),
+    # Pending (binding, Scope): the raise of a Source write, the flush, the status read
+    "pending_get": (f"SELECT {_PENDING_COLS} FROM pc_artifact_processing_pending "
+                    "WHERE binding_name = ? AND scope_id = ?"),
+    "pending_raise": ("UPDATE pc_artifact_processing_pending SET source_through = "
+                      "CASE WHEN source_through < ? THEN ? ELSE source_through END "
+                      "WHERE binding_name = ? AND scope_id = ?"),
+    "pending_insert": (f"INSERT INTO pc_artifact_processing_pending ({_PENDING_COLS}) "
+                       "VALUES (?, ?, ?, ?, ?)"),
+    "pending_flush": ("UPDATE pc_artifact_processing_pending SET source_through = "
+                      "CASE WHEN source_through < ? THEN ? ELSE source_through END, "
+                      "flush_generation = flush_generation + 1 "
+                      "WHERE binding_name = ? AND scope_id = ?"),
+    # status reads (the budget work writes the Cursor and budget rows)
+    "status_cursor_get": ("SELECT source_position FROM pc_source_cursors "
+                          "WHERE binding_name = ? AND scope_id = ?"),
+    "status_budget_get": (f"SELECT {_BUDGET_COLS} FROM pc_topic_memory_work_budgets "
+                          "WHERE scope_id = ? AND binding_name = ? AND source_after = ?"),
+    "processing_scopes": ("SELECT scope_id FROM pc_source_scope_journal "
+                          "UNION SELECT scope_id FROM pc_artifact_processing_pending "
+                          "WHERE binding_name = ? "
+                          "UNION SELECT scope_id FROM pc_source_cursors WHERE binding_name = ? "
+                          "UNION SELECT scope_id FROM pc_topic_memory_work_budgets "
+                          "WHERE binding_name = ?"),
+}
+
+#: Every processing statement (tests/adapters/test_processing_sql.py pins them).
+PROCESSING_TEMPLATES: dict[str, str] = {**PROCESSING_SCHEMA, **PROCESSING_QUERIES}
+
 #: Topic Memory's own tables (Topic Memory RFC, "Storage, Head, and atomic activation";
 #: TOPIC-MEMORY.md, "Storage"), created by the Topic backends only, after :data:`SCHEMA`.
 #: Revisions and Heads are ``artifact_revisions`` / ``artifact_heads`` with family
@@ -321,6 +440,8 @@ _TOPIC_CARD = "artifact_id, revision, title, summary"
 _PUBLISHED = ("JOIN pc_topic_memory_revision_publications AS p "
               "ON p.artifact_id = h.artifact_id AND p.revision = h.revision")
 
+_BUDGET_KEY = "scope_id = ? AND binding_name = ? AND source_after = ?"
+
 #: Topic Memory's statements shared by both dialects (``?`` bound; ``:ids`` an IN list).
 TOPIC_QUERIES: dict[str, str] = {
     # the retrieval shape: one row under shape_key 'deployment'
@@ -392,12 +513,39 @@ TOPIC_QUERIES: dict[str, str] = {
         "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?) + "
         "(SELECT COUNT(*) FROM pc_topic_memory_active_chunks "
         "WHERE embedding_fingerprint IS NULL OR embedding_fingerprint <> ?)"),
+    # the durable allowance (Topic Memory RFC, "Cumulative work and evidence ceilings"):
+    # one row per (scope_id, binding_name, source_after), deleted only by the publication
+    "budget_get": (f"SELECT {_BUDGET_COLS} FROM pc_topic_memory_work_budgets "
+                   f"WHERE {_BUDGET_KEY}"),
+    "budget_insert": (f"INSERT INTO pc_topic_memory_work_budgets ({_BUDGET_COLS}) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    "budget_update": ("UPDATE pc_topic_memory_work_budgets SET furthest_through = ?, "
+                      "attempt_id = ?, attempt_count = ?, reserved_requests = ?, "
+                      f"reserved_tokens = ?, failure_code = ? WHERE {_BUDGET_KEY}"),
+    "budget_delete": (f"DELETE FROM pc_topic_memory_work_budgets WHERE {_BUDGET_KEY} "
+                      "AND attempt_id = ?"),
+    # the publication guards: Cursor CAS and advance, the Pending update
+    "guard_cursor_get": ("SELECT source_position FROM pc_source_cursors "
+                         "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_cursor_insert": ("INSERT INTO pc_source_cursors (binding_name, scope_id, "
+                            "source_position) VALUES (?, ?, ?)"),
+    "guard_cursor_cas": ("UPDATE pc_source_cursors SET source_position = ? "
+                         "WHERE binding_name = ? AND scope_id = ? AND source_position = ?"),
+    "guard_pending_get": ("SELECT source_through, flush_generation, handled_flush_generation "
+                          "FROM pc_artifact_processing_pending "
+                          "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_pending_handled": ("UPDATE pc_artifact_processing_pending "
+                              "SET handled_flush_generation = ? "
+                              "WHERE binding_name = ? AND scope_id = ?"),
+    "guard_pending_delete": ("DELETE FROM pc_artifact_processing_pending "
+                             "WHERE binding_name = ? AND scope_id = ?"),
 }
 
 #: Every Topic statement (the golden tests of the Topic backends pin these).
 TOPIC_TEMPLATES: dict[str, str] = {**TOPIC_SCHEMA, **TOPIC_QUERIES}
 
-_ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES}
+_ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES,
+                         **PROCESSING_TEMPLATES}
 
 
 def bucket(n: int) -> int:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from powercontext.adapters.storage import RetryableError, SourceStore
+from powercontext.adapters.storage import RetryableError, SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.core.errors import (
@@ -39,6 +39,7 @@ from powercontext.core.errors import (
     RevisionConflictError,
 )
 from powercontext.core.models import Source
+from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import templates
 
@@ -370,3 +371,66 @@ class OceanBaseStorage(SourceStore[C]):
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [shared_rows.source_row(r) for r in
                 self._all(templates.render("journal", DIALECT), (after, limit))]
+
+    # ------------------------------------------------------------------ Scope journal
+
+    def _scope_lock_sync(self, scope_id: str) -> None:
+        """The journal lock row ``FOR UPDATE`` (the one every Source write takes): the
+        Scope's ``MAX(position)`` read after it is stable until COMMIT, so two writers
+        never allocate one position, and a flush sees every committed Source."""
+        self._all(obsql.journal_lock())
+
+    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        ids = list(dict.fromkeys(source_ids))
+        if not ids:
+            return []
+        return [(_text(sid), _text(scope), int(pos), bool(int(lin)))
+                for sid, scope, pos, lin in self._in_chunks("scope_journal_by_source", ids)]
+
+    def _scope_head_sync(self, scope_id: str) -> int:
+        return int(self._all(templates.render("scope_journal_head", DIALECT), (scope_id,))[0][0])
+
+    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
+                           lineage_only: bool) -> None:
+        self._exec(templates.render("scope_journal_insert", DIALECT),
+                   (scope_id, position, source_id, lineage_only))
+
+    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
+        cur = self._exec(templates.render("pending_raise", DIALECT),
+                         (through, through, binding_name, scope_id))
+        if cur.rowcount == 0:  # FOUND_ROWS: matched rows, so 0 = no Pending row
+            self._exec(templates.render("pending_insert", DIALECT),
+                       (binding_name, scope_id, through, 0, 0))
+
+    def _scope_journal_sync(self, scope_id: str, after: int,
+                            limit: int) -> list[JournalEntry]:
+        return [processing_rows.journal_entry(scope_id, r) for r in self._all(
+            templates.render("scope_journal_after", DIALECT), (scope_id, after, limit))]
+
+    # ------------------------------------------------------------------ Pending / status
+
+    def _pending_get_sync(self, binding_name: str, scope_id: str) -> PendingRow | None:
+        rows = self._all(templates.render("pending_get", DIALECT), (binding_name, scope_id))
+        return processing_rows.pending_row(rows[0]) if rows else None
+
+    def _pending_flush_sync(self, binding_name: str, scope_id: str, head: int) -> None:
+        cur = self._exec(templates.render("pending_flush", DIALECT),
+                         (head, head, binding_name, scope_id))
+        if cur.rowcount == 0:
+            self._exec(templates.render("pending_insert", DIALECT),
+                       (binding_name, scope_id, head, 1, 0))
+
+    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
+        rows = self._all(templates.render("status_cursor_get", DIALECT),
+                         (binding_name, scope_id))
+        return int(rows[0][0]) if rows else 0
+
+    def _budget_get_sync(self, scope_id: str, binding_name: str,
+                         source_after: int) -> BudgetRow | None:
+        rows = self._all(templates.render("status_budget_get", DIALECT),
+                         (scope_id, binding_name, source_after))
+        return processing_rows.budget_row(rows[0]) if rows else None
+
+    def _processing_scopes_sync(self, binding_name: str) -> list[str]:
+        return [_text(r[0]) for r in self._all(templates.render("processing_scopes", DIALECT),
+                                               (binding_name, binding_name, binding_name))]

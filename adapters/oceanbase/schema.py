@@ -56,6 +56,9 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemory
                 if name == "create_memory_entry_heads":
                     continue  # OceanBase's own, below
                 self._exec_ddl(templates.render(name, DIALECT))
+        if not existing >= set(templates.PROCESSING_TABLES):
+            for name in templates.PROCESSING_SCHEMA:
+                self._exec_ddl(templates.render(name, DIALECT))
         stored_profile = self._stored_profile_sync()
         profile = self._profile or stored_profile
         dimension = profile.dimension if profile is not None else None

@@ -31,6 +31,12 @@ from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import opt_text
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_budget_spi import (
+    budget_params,
+    budget_row,
+    budget_update_params,
+    pending_row,
+)
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -41,6 +47,7 @@ from powercontext.core.topic.models import (
     TopicCapabilities,
     TopicRef,
 )
+from powercontext.core.topic.processing import BudgetRow, PendingRow
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
@@ -99,6 +106,9 @@ class OceanBaseTopicBackend(OceanBaseTopicRows, OceanBaseStorage[TopicCapabiliti
             for name in templates.SCHEMA:
                 if name not in _OWN_DDL:
                     self._exec_ddl(_q(name))
+        if not existing >= set(templates.PROCESSING_TABLES):
+            for name in templates.PROCESSING_SCHEMA:
+                self._exec_ddl(_q(name))
         if not existing >= _TOPIC_SHARED_TABLES:
             for name in templates.TOPIC_SCHEMA:
                 if name not in _OWN_DDL:
@@ -223,6 +233,52 @@ class OceanBaseTopicBackend(OceanBaseTopicRows, OceanBaseStorage[TopicCapabiliti
     def _insert_publication_sync(self, ref: TopicRef, scope_id: str, published_at: str) -> None:
         self._exec(_q("topic_publication_insert"),
                    (ref.artifact_id, ref.revision, scope_id, published_at))
+
+    # ------------------------------------------------------------------ allowance, guards
+    # (READ COMMITTED: ``lock`` reads take the row lock FOR UPDATE until COMMIT)
+
+    def _budget_row_sync(self, scope_id: str, binding_name: str, source_after: int, *,
+                         lock: bool) -> BudgetRow | None:
+        rows = self._all(_q("budget_get") + (" FOR UPDATE" if lock else ""),
+                         (scope_id, binding_name, source_after))
+        return budget_row(rows[0]) if rows else None
+
+    def _budget_insert_sync(self, row: BudgetRow) -> None:
+        self._exec(_q("budget_insert"), budget_params(row))
+
+    def _budget_update_sync(self, row: BudgetRow) -> None:
+        self._exec(_q("budget_update"), budget_update_params(row))
+
+    def _budget_delete_sync(self, scope_id: str, binding_name: str, source_after: int,
+                            attempt_id: str) -> bool:
+        cur = self._exec(_q("budget_delete"), (scope_id, binding_name, source_after, attempt_id))
+        return int(cur.rowcount) == 1
+
+    def _cursor_sync(self, binding_name: str, scope_id: str, *, lock: bool) -> int | None:
+        rows = self._all(_q("guard_cursor_get") + (" FOR UPDATE" if lock else ""),
+                         (binding_name, scope_id))
+        return int(rows[0][0]) if rows else None
+
+    def _cursor_insert_sync(self, binding_name: str, scope_id: str, position: int) -> None:
+        self._exec(_q("guard_cursor_insert"), (binding_name, scope_id, position))
+
+    def _cursor_cas_sync(self, binding_name: str, scope_id: str, expected: int,
+                         position: int) -> bool:
+        # CLIENT.FOUND_ROWS makes rowcount the number of *matched* rows.
+        cur = self._exec(_q("guard_cursor_cas"), (position, binding_name, scope_id, expected))
+        return int(cur.rowcount) == 1
+
+    def _pending_row_sync(self, binding_name: str, scope_id: str, *,
+                          lock: bool) -> PendingRow | None:
+        rows = self._all(_q("guard_pending_get") + (" FOR UPDATE" if lock else ""),
+                         (binding_name, scope_id))
+        return pending_row(binding_name, scope_id, rows[0]) if rows else None
+
+    def _pending_handled_sync(self, binding_name: str, scope_id: str, handled: int) -> None:
+        self._exec(_q("guard_pending_handled"), (handled, binding_name, scope_id))
+
+    def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
+        self._exec(_q("guard_pending_delete"), (binding_name, scope_id))
 
     # ------------------------------------------------------------------ reads
 

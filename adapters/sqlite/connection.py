@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 import apsw
 
-from powercontext.adapters.storage import SourceStore
+from powercontext.adapters.storage import SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.core.errors import (
     BackendError,
@@ -30,6 +30,7 @@ from powercontext.core.errors import (
     RevisionConflictError,
 )
 from powercontext.core.models import Source
+from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
@@ -293,3 +294,57 @@ class SQLiteStorage(SourceStore[C]):
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [shared_rows.source_row(r)
                 for r in self._execute(self._t("journal"), [after, limit])]
+
+    # ------------------------------------------------------------------ Scope journal
+
+    def _scope_lock_sync(self, scope_id: str) -> None:
+        """Nothing: the write transaction's BEGIN IMMEDIATE holds the database's write
+        lock, so position allocation is serialised already."""
+
+    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        return [(str(sid), str(scope), int(pos), bool(lin))
+                for sid, scope, pos, lin in self._select_in("scope_journal_by_source",
+                                                            source_ids)]
+
+    def _scope_head_sync(self, scope_id: str) -> int:
+        return int(self._execute(self._t("scope_journal_head"), [scope_id])[0][0])
+
+    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
+                           lineage_only: bool) -> None:
+        self._execute(self._t("scope_journal_insert"),
+                      [scope_id, position, source_id, int(lineage_only)])
+
+    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
+        self._execute(self._t("pending_raise"), [through, through, binding_name, scope_id])
+        if not self._changed_one():
+            self._execute(self._t("pending_insert"), [binding_name, scope_id, through, 0, 0])
+
+    def _scope_journal_sync(self, scope_id: str, after: int,
+                            limit: int) -> list[JournalEntry]:
+        return [processing_rows.journal_entry(scope_id, r) for r in
+                self._execute(self._t("scope_journal_after"), [scope_id, after, limit])]
+
+    # ------------------------------------------------------------------ Pending / status
+
+    def _pending_get_sync(self, binding_name: str, scope_id: str) -> PendingRow | None:
+        rows = self._execute(self._t("pending_get"), [binding_name, scope_id])
+        return processing_rows.pending_row(rows[0]) if rows else None
+
+    def _pending_flush_sync(self, binding_name: str, scope_id: str, head: int) -> None:
+        self._execute(self._t("pending_flush"), [head, head, binding_name, scope_id])
+        if not self._changed_one():
+            self._execute(self._t("pending_insert"), [binding_name, scope_id, head, 1, 0])
+
+    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
+        rows = self._execute(self._t("status_cursor_get"), [binding_name, scope_id])
+        return int(rows[0][0]) if rows else 0
+
+    def _budget_get_sync(self, scope_id: str, binding_name: str,
+                         source_after: int) -> BudgetRow | None:
+        rows = self._execute(self._t("status_budget_get"),
+                             [scope_id, binding_name, source_after])
+        return processing_rows.budget_row(rows[0]) if rows else None
+
+    def _processing_scopes_sync(self, binding_name: str) -> list[str]:
+        return [str(r[0]) for r in self._execute(
+            self._t("processing_scopes"), [binding_name, binding_name, binding_name])]

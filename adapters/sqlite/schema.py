@@ -76,14 +76,15 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
         """Check (and with ``create``, create) the schema; None when something is missing
         and ``create`` is False."""
         if create:
-            for name in templates.SCHEMA:
+            for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
                 self._execute(self._t(name))
             self._execute(frag.statement("create_fts"))
         # An fts5vocab table earlier releases created (never read) may stay: it costs
         # nothing, and dropping it would need the write lock at every open.
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
-                  and self._exists_sync("memory_keys")):  # a database of an earlier release
-            return None
+                  and self._exists_sync("memory_keys")
+                  and all(self._exists_sync(t) for t in templates.PROCESSING_TABLES)):
+            return None  # a database of an earlier release
         schema = self._meta_get_sync("schema_version")
         if schema is None:
             if not create:

@@ -28,6 +28,12 @@ from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStora
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.topic_budget_spi import (
+    budget_params,
+    budget_row,
+    budget_update_params,
+    pending_row,
+)
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend, utc_text
 from powercontext.adapters.topic_spi import TopicCard
 from powercontext.core import canonical
@@ -42,6 +48,7 @@ from powercontext.core.topic.models import (
     TopicRef,
     TopicWrite,
 )
+from powercontext.core.topic.processing import BudgetRow, PendingRow
 from powercontext.core.topic.search import ChannelRow
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
@@ -49,7 +56,8 @@ from powercontext.sql import templates
 __all__ = ["SQLiteTopicBackend"]
 
 _KINDS = ("topic", "chunk")
-_TOPIC_TABLES = ("pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
+_TOPIC_TABLES = (*templates.PROCESSING_TABLES,
+                 "pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
                  "pc_topic_memory_retrieval_shape", "pc_topic_memory_revision_publications",
                  "pc_topic_memory_active_topics", "pc_topic_memory_active_chunks",
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
@@ -106,7 +114,7 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
         """Check (with ``create``: create) the shared and Topic tables; False when
         something is missing and ``create`` is False."""
         if create:
-            for name in templates.SCHEMA:
+            for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
                 self._execute(self._t(name))
             for name in templates.TOPIC_SCHEMA:
                 self._execute(self._t(name))
@@ -261,6 +269,49 @@ class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend)
             self._execute(frag.statement(f"topic_{kind}_vector_delete"), [rowid])
             self._execute(frag.statement(f"topic_{kind}_vector_insert"),
                           [rowid, scope, pack(vector)])
+
+    # ------------------------------------------------------------------ allowance, guards
+    # (BEGIN IMMEDIATE excludes every other writer: ``lock`` needs nothing more here)
+
+    def _budget_row_sync(self, scope_id: str, binding_name: str, source_after: int, *,
+                         lock: bool) -> BudgetRow | None:
+        rows = self._execute(self._t("budget_get"), [scope_id, binding_name, source_after])
+        return budget_row(rows[0]) if rows else None
+
+    def _budget_insert_sync(self, row: BudgetRow) -> None:
+        self._execute(self._t("budget_insert"), budget_params(row))
+
+    def _budget_update_sync(self, row: BudgetRow) -> None:
+        self._execute(self._t("budget_update"), budget_update_params(row))
+
+    def _budget_delete_sync(self, scope_id: str, binding_name: str, source_after: int,
+                            attempt_id: str) -> bool:
+        self._execute(self._t("budget_delete"),
+                      [scope_id, binding_name, source_after, attempt_id])
+        return self._changed_one()
+
+    def _cursor_sync(self, binding_name: str, scope_id: str, *, lock: bool) -> int | None:
+        found = self._one("guard_cursor_get", [binding_name, scope_id])
+        return None if found is None else int(found)
+
+    def _cursor_insert_sync(self, binding_name: str, scope_id: str, position: int) -> None:
+        self._execute(self._t("guard_cursor_insert"), [binding_name, scope_id, position])
+
+    def _cursor_cas_sync(self, binding_name: str, scope_id: str, expected: int,
+                         position: int) -> bool:
+        self._execute(self._t("guard_cursor_cas"), [position, binding_name, scope_id, expected])
+        return self._changed_one()
+
+    def _pending_row_sync(self, binding_name: str, scope_id: str, *,
+                          lock: bool) -> PendingRow | None:
+        rows = self._execute(self._t("guard_pending_get"), [binding_name, scope_id])
+        return pending_row(binding_name, scope_id, rows[0]) if rows else None
+
+    def _pending_handled_sync(self, binding_name: str, scope_id: str, handled: int) -> None:
+        self._execute(self._t("guard_pending_handled"), [handled, binding_name, scope_id])
+
+    def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
+        self._execute(self._t("guard_pending_delete"), [binding_name, scope_id])
 
     # ------------------------------------------------------------------ reads
 

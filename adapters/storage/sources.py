@@ -1,7 +1,15 @@
 """SourceStore: the append-only Source store and its journal, shared by every family
-(Memory RFC, "Sources"). Sources are validated and scanned for secrets before the
-transaction; the adapter implements three synchronous primitives over the shared
-``sources`` table."""
+(Memory RFC, "Sources"), and the per-Scope Source journal of Source-driven processing
+(Topic Memory RFC, "Source, Window, Cursor, and Pending"; TOPIC-MEMORY.md, "Scopes are
+new"). Sources are validated and scanned for secrets before the transaction; the
+adapter implements synchronous primitives over the shared ``sources`` table and the
+processing tables (``pc_source_scope_journal``, ``pc_artifact_processing_pending``).
+
+A scoped write is one transaction: each Source (as :meth:`SourceStore.put_sources`),
+its Scope-journal row at ``MAX(position) + 1`` of the Scope (the primitive
+:meth:`SourceStore._scope_lock_sync` serialises that allocation per engine) and the
+Pending raise of :data:`~powercontext.core.topic.processing.BINDING`
+(``source_through = max(existing, position)``, flush generations unchanged)."""
 
 from __future__ import annotations
 
@@ -15,6 +23,8 @@ from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import Source
 from powercontext.core.secrets import check_sources
+from powercontext.core.topic.content import check_scope_id
+from powercontext.core.topic.processing import BINDING, JournalEntry
 
 __all__ = ["SourceStore"]
 
@@ -22,8 +32,12 @@ C = TypeVar("C")
 
 
 class SourceStore(StorageBackend[C]):
-    """:class:`StorageBackend` with the Source store: ``put_sources``, ``get_sources``
-    and ``journal`` (implements :class:`powercontext.ports.SourceStore`)."""
+    """:class:`StorageBackend` with the Source store: ``put_sources``, ``get_sources``,
+    ``journal``, and the scoped ``put_scoped_sources``, ``scope_journal``,
+    ``source_head`` (implements :class:`powercontext.ports.SourceStore`)."""
+
+    #: The largest ``limit`` of :meth:`scope_journal`.
+    MAX_SCOPE_JOURNAL_LIMIT = 1000
 
     @abc.abstractmethod
     def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
@@ -37,12 +51,42 @@ class SourceStore(StorageBackend[C]):
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         """Sources after a journal position, ascending."""
 
-    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
-        """Persist Sources atomically; identical ones are kept once. Returns each one's
-        journal position. ValueError for a different Source under an existing id or a
-        Source whose hash is wrong; SecretDetectedError (a ValueError) for a Source
-        holding a secret in its content, uri or metadata: nothing is stored (Sources are
-        append-only)."""
+    # -- the Scope journal (primitives; each runs inside the caller's transaction) ------
+
+    @abc.abstractmethod
+    def _scope_lock_sync(self, scope_id: str) -> None:
+        """Serialise the allocation of the Scope's journal positions until COMMIT
+        (SQLite: nothing, ``BEGIN IMMEDIATE`` holds the write lock; OceanBase: the
+        journal lock row ``FOR UPDATE``)."""
+
+    @abc.abstractmethod
+    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        """``(source_id, scope_id, position, lineage_only)`` of the journaled ones."""
+
+    @abc.abstractmethod
+    def _scope_head_sync(self, scope_id: str) -> int:
+        """The Scope's highest journal position (0: none)."""
+
+    @abc.abstractmethod
+    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
+                           lineage_only: bool) -> None:
+        """Insert one Scope-journal row."""
+
+    @abc.abstractmethod
+    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
+        """``source_through = max(existing, through)`` of the Pending row (created with
+        both flush generations 0 when absent; generations unchanged otherwise)."""
+
+    @abc.abstractmethod
+    def _scope_journal_sync(self, scope_id: str, after: int,
+                            limit: int) -> list[JournalEntry]:
+        """The Scope's journal rows after ``after``, ascending, at most ``limit``."""
+
+    # -- public API -------------------------------------------------------------------
+
+    @staticmethod
+    def _check_new_sources(sources: Sequence[Source]) -> None:
+        """The checks of :meth:`put_sources` before any transaction."""
         for s in sources:
             if not isinstance(s, Source):
                 raise InvalidInputError("sources", "must be Source values")
@@ -60,6 +104,14 @@ class SourceStore(StorageBackend[C]):
                     "source.content_hash", f"does not match the content of {s.source_id!r}"
                 )
         check_sources(sources, default_scanner().scan)
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """Persist Sources atomically; identical ones are kept once. Returns each one's
+        journal position. ValueError for a different Source under an existing id or a
+        Source whose hash is wrong; SecretDetectedError (a ValueError) for a Source
+        holding a secret in its content, uri or metadata: nothing is stored (Sources are
+        append-only)."""
+        self._check_new_sources(sources)
         return tuple(await self._run(self._in_tx, True, self._put_sources_checked, list(sources)))
 
     def _put_sources_checked(self, sources: list[Source]) -> list[int]:
@@ -92,3 +144,81 @@ class SourceStore(StorageBackend[C]):
         """``(position, Source)`` pairs after journal position ``after`` (exclusive),
         ascending, at most ``limit``."""
         return tuple(await self._run(self._in_tx, False, self._journal_sync, after, limit))
+
+    async def put_scoped_sources(self, scope_id: str,
+                                 sources: Sequence[Source]) -> tuple[int, ...]:
+        """Persist Sources into one Scope (Topic Memory RFC, "Source, Window, Cursor,
+        and Pending"): in ONE transaction each Source (as :meth:`put_sources`), its
+        Scope-journal row (positions 1, 2, ... per Scope, in input order, never reused)
+        and the Pending raise of :data:`~powercontext.core.topic.processing.BINDING`
+        (``source_through = max(existing, highest new position)``; nothing raised when
+        every Source was already in this Scope). Returns each Source's Scope position
+        in input order; a Source already in this Scope keeps its position.
+
+        Errors (nothing stored): those of :meth:`put_sources`; InvalidInputError naming
+        ``scope_id`` for a bad Scope id or a Source already journaled in another Scope
+        (one Scope per Source). The ``lineage_only`` flag is always False here."""
+        return await self._put_scoped_sources(scope_id, sources, lineage_only=False)
+
+    async def _put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                  lineage_only: bool) -> tuple[int, ...]:
+        """:meth:`put_scoped_sources` with the server-owned ``lineage_only`` flag of the
+        NEW journal rows (server-only: tests and the processing pipeline; no public
+        capture path sets it). A Source already in the Scope keeps its flag."""
+        scope = check_scope_id(scope_id)
+        if not isinstance(lineage_only, bool):
+            raise InvalidInputError("lineage_only", "must be a bool")
+        if isinstance(sources, str | bytes) or not isinstance(sources, Sequence):
+            raise InvalidInputError("sources", "must be a sequence of Source values")
+        self._check_new_sources(sources)
+        if not sources:
+            return ()
+        return tuple(await self._run(self._in_tx, True, self._put_scoped_checked, scope,
+                                     list(sources), lineage_only))
+
+    def _put_scoped_checked(self, scope_id: str, sources: list[Source],
+                            lineage_only: bool) -> list[int]:
+        self._scope_lock_sync(scope_id)
+        unique = list(dict.fromkeys(s.source_id for s in sources))
+        positions: dict[str, int] = {}
+        for source_id, other, position, _ in self._scope_rows_sync(unique):
+            if other != scope_id:
+                raise InvalidInputError(
+                    "scope_id", f"Source {source_id!r} is already journaled in Scope "
+                    f"{other!r}; a Source belongs to one Scope")
+            positions[source_id] = int(position)
+        self._put_sources_checked(sources)
+        head = self._scope_head_sync(scope_id)
+        raised = 0
+        for source_id in unique:
+            if source_id in positions:
+                continue
+            head += 1
+            self._scope_insert_sync(scope_id, head, source_id, lineage_only)
+            positions[source_id] = raised = head
+        if raised:
+            self._pending_raise_sync(BINDING, scope_id, raised)
+        return [positions[s.source_id] for s in sources]
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """The Scope's journal rows after position ``after`` (exclusive), ascending, at
+        most ``limit`` (1..1000), each with its Source and ``lineage_only`` flag (Topic
+        Memory RFC, "Source, Window, Cursor, and Pending"). InvalidInputError for a bad
+        Scope id, ``after < 0`` or ``limit`` out of range."""
+        scope = check_scope_id(scope_id)
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise InvalidInputError("after", f"must be an integer >= 0, not {after!r}")
+        if (isinstance(limit, bool) or not isinstance(limit, int)
+                or not 1 <= limit <= self.MAX_SCOPE_JOURNAL_LIMIT):
+            raise InvalidInputError(
+                "limit", f"must be an integer in 1..{self.MAX_SCOPE_JOURNAL_LIMIT}, "
+                f"not {limit!r}")
+        return tuple(await self._run(self._in_tx, False, self._scope_journal_sync, scope,
+                                     after, limit))
+
+    async def source_head(self, scope_id: str) -> int:
+        """The Scope's highest journal position (0 when it has no Source).
+        InvalidInputError for a bad Scope id."""
+        scope = check_scope_id(scope_id)
+        return int(await self._run(self._in_tx, False, self._scope_head_sync, scope))

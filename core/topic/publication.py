@@ -90,9 +90,10 @@ def verify_publication(publication: TopicPublication, analyzer: Analyzer, shape:
     """Everything about a batch that needs no database (Topic Memory RFC, "Storage,
     Head, and atomic activation"):
 
-    * a :class:`TopicPublication` with at least one write and no two writes for one
-      artifact_id; ``guards`` a :class:`PublicationGuards` (whether the backend serves
-      a non-empty one is its own check);
+    * a :class:`TopicPublication` with at least one write (or none with non-empty
+      guards: a NOOP Window advancing its Cursor) and no two writes for one
+      artifact_id; ``guards`` a :class:`PublicationGuards` (their values are checked by
+      :func:`powercontext.core.topic.guards.check_guards`);
     * each write: op ``create`` or ``update``; ``scope_id`` a valid Scope id in NFC;
       ``ref`` a valid TopicRef (:func:`~.content.check_ref`); a CREATE has revision 1,
       no base and a fresh-looking id (:func:`~.content.make_topic_id`'s form); an UPDATE
@@ -110,8 +111,10 @@ def verify_publication(publication: TopicPublication, analyzer: Analyzer, shape:
     if not isinstance(publication.guards, PublicationGuards):
         raise InvalidInputError("publication.guards", "must be PublicationGuards")
     writes = publication.writes
-    if not isinstance(writes, tuple) or not writes:
-        raise InvalidInputError("publication.writes", "must be a non-empty tuple of writes")
+    if not isinstance(writes, tuple) or (not writes and publication.guards.empty):
+        raise InvalidInputError("publication.writes", "must be a non-empty tuple of writes "
+                                "(or an empty one with guards: a Window that only advances "
+                                "its Cursor)")
     ids: set[str] = set()
     for i, write in enumerate(writes):
         checked = verify_write(write, analyzer, shape, profile, f"writes[{i}]")

@@ -1,21 +1,45 @@
-"""The Source store of the in-memory backends (Memory and Topic): the three synchronous
-primitives of :class:`powercontext.adapters.storage.sources.SourceStore` over a plain
-dict state with ``sources`` (source_id -> (position, Source)) and ``journal`` (Sources
-in store order; a Source's position is its index + 1)."""
+"""The Source store of the in-memory backends (Memory and Topic): the synchronous
+primitives of :class:`powercontext.adapters.storage.sources.SourceStore` (and the
+Pending / Cursor / budget reads of
+:class:`powercontext.adapters.topic_processing_store.TopicProcessingStoreMixin`) over
+a plain dict state:
+
+* ``sources`` (source_id -> (position, Source)) and ``journal`` (Sources in store
+  order; a Source's position is its index + 1);
+* ``scope_journal`` (scope_id -> list of (source_id, lineage_only); position = index
+  + 1) and ``scope_of`` (source_id -> (scope_id, position));
+* ``pending`` ((binding_name, scope_id) -> PendingRow);
+* ``cursors`` ((binding_name, scope_id) -> int; absent = 0);
+* ``budgets`` ((scope_id, binding_name, source_after) -> BudgetRow).
+
+The processing keys are created on first use (:func:`processing_state`), so a state
+made before them still works."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from powercontext.core.models import Source
+import attrs
 
-__all__ = ["InMemorySources"]
+from powercontext.core.models import Source
+from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
+
+__all__ = ["InMemorySources", "processing_state"]
+
+_PROCESSING_KEYS = ("scope_journal", "scope_of", "pending", "cursors", "budgets")
+
+
+def processing_state(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with the processing tables (empty dicts) added when absent."""
+    for key in _PROCESSING_KEYS:
+        state.setdefault(key, {})
+    return state
 
 
 class InMemorySources:
-    """Mixin: ``_put_sources_sync``, ``_get_sources_sync``, ``_journal_sync`` over
-    ``self._state`` (the class it is mixed into provides it)."""
+    """Mixin: the Source-store and processing-read primitives over ``self._state``
+    (the class it is mixed into provides it)."""
 
     _state: Any
 
@@ -33,3 +57,76 @@ class InMemorySources:
 
     def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
         return [(i + 1, s) for i, s in enumerate(self._state["journal"])][after:after + limit]
+
+    # -- the Scope journal ------------------------------------------------------------
+
+    def _scope_lock_sync(self, scope_id: str) -> None:
+        """Nothing: the backend's write transaction is exclusive already."""
+
+    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        st = processing_state(self._state)
+        out = []
+        for sid in dict.fromkeys(source_ids):
+            if sid in st["scope_of"]:
+                scope, pos = st["scope_of"][sid]
+                out.append((sid, scope, pos, st["scope_journal"][scope][pos - 1][1]))
+        return out
+
+    def _scope_head_sync(self, scope_id: str) -> int:
+        return len(processing_state(self._state)["scope_journal"].get(scope_id, ()))
+
+    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
+                           lineage_only: bool) -> None:
+        st = processing_state(self._state)
+        rows = st["scope_journal"].setdefault(scope_id, [])
+        if source_id in st["scope_of"] or position != len(rows) + 1:
+            raise RuntimeError(f"journal row ({scope_id!r}, {position}) breaks the keys")
+        if source_id not in self._state["sources"]:
+            raise RuntimeError(f"journal row of an unstored Source {source_id!r}")
+        rows.append((source_id, lineage_only))
+        st["scope_of"][source_id] = (scope_id, position)
+
+    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
+        pending = processing_state(self._state)["pending"]
+        row = pending.get((binding_name, scope_id))
+        pending[(binding_name, scope_id)] = (
+            PendingRow(binding_name, scope_id, through) if row is None
+            else attrs.evolve(row, source_through=max(row.source_through, through)))
+
+    def _scope_journal_sync(self, scope_id: str, after: int,
+                            limit: int) -> list[JournalEntry]:
+        rows = processing_state(self._state)["scope_journal"].get(scope_id, [])
+        return [JournalEntry(scope_id, i + 1, self._state["sources"][sid][1], lineage)
+                for i, (sid, lineage) in enumerate(rows)][after:after + limit]
+
+    # -- Pending / status ---------------------------------------------------------------
+
+    def _pending_get_sync(self, binding_name: str, scope_id: str) -> PendingRow | None:
+        row: PendingRow | None = processing_state(self._state)["pending"].get(
+            (binding_name, scope_id))
+        return row
+
+    def _pending_flush_sync(self, binding_name: str, scope_id: str, head: int) -> None:
+        pending = processing_state(self._state)["pending"]
+        row = pending.get((binding_name, scope_id))
+        pending[(binding_name, scope_id)] = (
+            PendingRow(binding_name, scope_id, head, 1) if row is None
+            else attrs.evolve(row, source_through=max(row.source_through, head),
+                              flush_generation=row.flush_generation + 1))
+
+    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
+        return int(processing_state(self._state)["cursors"].get((binding_name, scope_id), 0))
+
+    def _budget_get_sync(self, scope_id: str, binding_name: str,
+                         source_after: int) -> BudgetRow | None:
+        row: BudgetRow | None = processing_state(self._state)["budgets"].get(
+            (scope_id, binding_name, source_after))
+        return row
+
+    def _processing_scopes_sync(self, binding_name: str) -> list[str]:
+        st = processing_state(self._state)
+        scopes = set(st["scope_journal"])
+        scopes |= {s for b, s in st["pending"] if b == binding_name}
+        scopes |= {s for b, s in st["cursors"] if b == binding_name}
+        scopes |= {s for s, b, _ in st["budgets"] if b == binding_name}
+        return list(scopes)

@@ -33,12 +33,12 @@ import threading
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     AnalyzerMismatchError,
-    CapabilityNotSupportedError,
     InvalidInputError,
     PowerContextError,
     RetrievalShapeError,
@@ -47,7 +47,9 @@ from powercontext.core.errors import (
 from powercontext.core.models import EmbeddingProfile
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.chunks import CHUNK_POLICY_VERSION
+from powercontext.core.topic.guards import check_guards
 from powercontext.core.topic.models import (
+    PublicationGuards,
     RetrievalShape,
     ShapeKind,
     TopicCapabilities,
@@ -58,12 +60,16 @@ from powercontext.core.topic.models import (
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
 from powercontext.plugins.testing.memory_sources import InMemorySources
+from powercontext.plugins.testing.topic_backend_budget import (
+    GUARD_FAULT_POINTS,
+    InMemoryTopicBudget,
+)
 from powercontext.plugins.testing.topic_backend_reads import InMemoryTopicReads
 
 __all__ = ["InMemoryTopicBackend", "TopicDatabase"]
 
 #: The primitives of a publication where ``inject_fault`` can fail it, in the spec's
-#: order (guards are part 2: none yet).
+#: order (the guard steps of a guarded publication: GUARD_FAULT_POINTS).
 TOPIC_FAULT_POINTS = (
     "_write_shape_sync",
     "_cas_head_sync",
@@ -92,6 +98,9 @@ def _empty_state() -> dict[str, Any]:
         "active_chunks": {},  # artifact_id -> list[dict] (rowid, ordinal, ...)
         "next_rowid": 1,
         "last_published_at": "",
+        "budgets": {},  # (scope_id, binding_name, source_after) -> BudgetRow
+        "cursors": {},  # (binding_name, scope_id) -> source_position (no key: Cursor 0)
+        "pending": {},  # (binding_name, scope_id) -> PendingRow
     }
 
 
@@ -104,7 +113,8 @@ class TopicDatabase:
         self.lock = threading.RLock()
 
 
-class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
+class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
+                           TopicProcessingStoreMixin,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
@@ -117,6 +127,7 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
     :mod:`powercontext.core.topic.models`)."""
 
     FAULT_POINTS = TOPIC_FAULT_POINTS
+    GUARD_FAULT_POINTS = GUARD_FAULT_POINTS
 
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None, database: TopicDatabase | None = None) -> None:
@@ -135,11 +146,18 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
         """The steps of a publication where :meth:`inject_fault` can fail it."""
         return self.FAULT_POINTS
 
+    def guard_fault_points(self) -> tuple[str, ...]:
+        """The guard steps of a guarded publication where :meth:`inject_fault` can fail
+        it (beyond :meth:`fault_points`)."""
+        return self.GUARD_FAULT_POINTS
+
     def inject_fault(self, point: str | None) -> None:
         """Fail every publication that reaches step ``point`` (RuntimeError) until
-        cleared with None. ValueError for a name not in :data:`FAULT_POINTS`."""
-        if point is not None and point not in self.FAULT_POINTS:
-            raise ValueError(f"unknown fault point {point!r}; one of {self.FAULT_POINTS}")
+        cleared with None. ValueError for a name not in :data:`FAULT_POINTS` or
+        :data:`GUARD_FAULT_POINTS`."""
+        known = self.FAULT_POINTS + self.GUARD_FAULT_POINTS
+        if point is not None and point not in known:
+            raise ValueError(f"unknown fault point {point!r}; one of {known}")
         self.fail_at = point
 
     def _maybe_fail(self, name: str) -> None:
@@ -269,10 +287,10 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
         :meth:`powercontext.ports.topic.TopicMemoryBackend.publish`)."""
         if not isinstance(publication, TopicPublication):
             raise InvalidInputError("publication", "must be a TopicPublication")
-        if not publication.guards.empty:
-            raise CapabilityNotSupportedError(
-                "publication guards (Supervisor term, Cursor, Pending, budget) are part 2 "
-                "of Topic Memory; this backend implements none")
+        if not isinstance(publication.guards, PublicationGuards):
+            raise InvalidInputError("publication.guards", "must be PublicationGuards")
+        if isinstance(publication.writes, tuple):
+            check_guards(publication.guards, publication.writes)
         return await self._run(self._in_tx, True, self._publish_sync, publication)
 
     def _publish_sync(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
@@ -281,8 +299,9 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
         state = self._state
         for i, w in enumerate(publication.writes):
             self._check_sources(w, i)
-        if state["shape"] is None:
+        if state["shape"] is None and publication.writes:
             self._write_shape_sync(kind)
+        self._check_guards(publication.guards)
         for w in publication.writes:
             if w.op == "update":
                 assert w.base is not None
@@ -299,6 +318,7 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads,
         for w in publication.writes:
             self._delete_active_sync(w.ref.artifact_id)
             self._insert_active_sync(w)
+        self._advance_guards(publication.guards)
         return tuple(self._revision(w.ref) for w in publication.writes)
 
     def _check_sources(self, w: TopicWrite, i: int) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from powercontext.plugins.testing.topic_contract_budget import TopicBudgetContract
 from powercontext.plugins.testing.topic_contract_faults import TopicFaultsContract
 from powercontext.plugins.testing.topic_contract_forged import TopicForgedContract
 from powercontext.plugins.testing.topic_contract_get import TopicGetContract
 from powercontext.plugins.testing.topic_contract_publish import TopicPublishContract
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
+from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -19,6 +21,8 @@ class TopicBackendContract(
     TopicShapeContract,
     TopicForgedContract,
     TopicFaultsContract,
+    TopicSourcesContract,
+    TopicBudgetContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``

@@ -1,6 +1,7 @@
 """Topic contract group: publication (Topic Memory RFC, "Storage, Head, and atomic
 activation"): CREATE and UPDATE chains, one transaction per batch, conflicts, lineage
-to stored Sources only, a Topic stays in its Scope, part-2 guards refused."""
+to stored Sources only, a Topic stays in its Scope, the Supervisor guard (part 4) and
+malformed guards refused."""
 
 from __future__ import annotations
 
@@ -169,14 +170,17 @@ class TopicPublishContract(TopicContractBase):
 
         run(body())
 
-    def test_guards_are_part_two_and_refused_before_writing(
+    def test_the_supervisor_guard_and_malformed_guards_are_refused_before_writing(
             self, topic_backend_factory, shape, topic_embedding_model):
         async def body():
             async with self._kit(topic_backend_factory, shape, topic_embedding_model) as kit:
                 w = await kit.write("s", "Kiwi", "kiwi", "Kiwi.")
-                for slot in ("supervisor", "cursor", "pending", "budget"):
+                # the Supervisor term is part 4's; the other slots take their values only
+                with pytest.raises(CapabilityNotSupportedError):
+                    await kit.publish(w, guards=PublicationGuards(supervisor=object()))
+                for slot in ("cursor", "pending", "budget"):
                     guards = PublicationGuards(**{slot: object()})
-                    with pytest.raises(CapabilityNotSupportedError):
+                    with pytest.raises(InvalidInputError, match="guards"):
                         await kit.publish(w, guards=guards)
                 assert await kit.backend.heads("s") == ()
                 assert (await kit.backend.topic_capabilities()).shape is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
 from support.topic_ob import STAMP, make_write, publish, run, search, sql
@@ -129,9 +130,12 @@ def test_conflicts_and_bad_refs_write_nothing(backend):
         with pytest.raises(InvalidInputError):
             await backend.get("x" * 257, r.ref)
         guarded = TopicPublication((await make_write(backend, "s", "G", "S", "Body g."),),
-                                   PublicationGuards(cursor=object()))
+                                   PublicationGuards(supervisor=object()))
         with pytest.raises(CapabilityNotSupportedError):
             await backend.publish(guarded)
+        with pytest.raises(InvalidInputError, match=r"guards\.cursor"):
+            await backend.publish(attrs.evolve(guarded, guards=PublicationGuards(
+                cursor=object())))
         assert await backend.heads("s") == (a.ref,)
     run(go())
 

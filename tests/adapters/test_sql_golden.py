@@ -484,8 +484,10 @@ def _n(name: str) -> int | None:
 @pytest.mark.parametrize("dialect, golden", [("sqlite", GOLDEN_SQLITE),
                                              ("oceanbase", GOLDEN_OCEANBASE)])
 def test_every_template_renders_its_golden_string(dialect: str, golden: dict[str, str]) -> None:
-    # the Topic statements have their own golden strings (test_sqlite_topic_sql.py)
-    assert set(golden) == set(templates._ALL) - set(templates.TOPIC_TEMPLATES)
+    # the Topic statements have their own golden strings (test_sqlite_topic_sql.py), the
+    # processing ones too (test_processing_sql.py)
+    assert set(golden) == (set(templates._ALL) - set(templates.TOPIC_TEMPLATES)
+                           - set(templates.PROCESSING_TEMPLATES))
     for name, sql in golden.items():
         assert templates.render(name, dialect, _n(name)) == sql, name
 
@@ -652,5 +654,6 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     f("probe_vec_delete", (1,))
     f("probe_vec_drop")
     conn.close()
-    assert ran == (set(templates._ALL) - set(templates.TOPIC_TEMPLATES)) | {
+    assert ran == (set(templates._ALL) - set(templates.TOPIC_TEMPLATES)
+                   - set(templates.PROCESSING_TEMPLATES)) | {
         "fragment:" + s for s in frag.STATEMENTS if s not in frag.TOPIC_STATEMENTS}

@@ -232,7 +232,7 @@ def test_a_forged_projection_is_refused_before_anything_is_written(path: Path) -
     run(go())
 
 
-def test_a_guarded_publication_is_refused_until_part_two(path: Path) -> None:
+def test_a_supervisor_guard_or_a_malformed_guard_is_refused(path: Path) -> None:
     async def go():
         b = SQLiteTopicBackend(str(path))
         try:
@@ -241,6 +241,8 @@ def test_a_guarded_publication_is_refused_until_part_two(path: Path) -> None:
             an = await b.analyzer()
             w = create(an, "T", "s", "d", [src])
             with pytest.raises(CapabilityNotSupportedError):
+                await b.publish(TopicPublication((w,), PublicationGuards(supervisor=object())))
+            with pytest.raises(InvalidInputError, match=r"guards\.cursor"):
                 await b.publish(TopicPublication((w,), PublicationGuards(cursor=object())))
             with pytest.raises(InvalidInputError, match="publication"):
                 await b.publish((w,))  # type: ignore[arg-type]

@@ -179,6 +179,51 @@ GOLDEN_TOPIC_SQLITE = {
         '"pc_topic_memory_active_chunks" WHERE "embedding_fingerprint" IS NULL OR '
         '"embedding_fingerprint" <> ?)'
     ),
+    'budget_get': (
+        'SELECT "scope_id", "binding_name", "source_after", "furthest_through", "attempt_id", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "failure_code" FROM '
+        '"pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ? AND '
+        '"source_after" = ?'
+    ),
+    'budget_insert': (
+        'INSERT INTO "pc_topic_memory_work_budgets" ("scope_id", "binding_name", '
+        '"source_after", "furthest_through", "attempt_id", "attempt_count", '
+        '"reserved_requests", "reserved_tokens", "failure_code") VALUES (?, ?, ?, ?, ?, ?, ?, '
+        '?, ?)'
+    ),
+    'budget_update': (
+        'UPDATE "pc_topic_memory_work_budgets" SET "furthest_through" = ?, "attempt_id" = ?, '
+        '"attempt_count" = ?, "reserved_requests" = ?, "reserved_tokens" = ?, "failure_code" = '
+        '? WHERE "scope_id" = ? AND "binding_name" = ? AND "source_after" = ?'
+    ),
+    'budget_delete': (
+        'DELETE FROM "pc_topic_memory_work_budgets" WHERE "scope_id" = ? AND "binding_name" = ?'
+        ' AND "source_after" = ? AND "attempt_id" = ?'
+    ),
+    'guard_cursor_get': (
+        'SELECT "source_position" FROM "pc_source_cursors" WHERE "binding_name" = ? AND '
+        '"scope_id" = ?'
+    ),
+    'guard_cursor_insert': (
+        'INSERT INTO "pc_source_cursors" ("binding_name", "scope_id", "source_position") VALUES'
+        ' (?, ?, ?)'
+    ),
+    'guard_cursor_cas': (
+        'UPDATE "pc_source_cursors" SET "source_position" = ? WHERE "binding_name" = ? AND '
+        '"scope_id" = ? AND "source_position" = ?'
+    ),
+    'guard_pending_get': (
+        'SELECT "source_through", "flush_generation", "handled_flush_generation" FROM '
+        '"pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
+    ),
+    'guard_pending_handled': (
+        'UPDATE "pc_artifact_processing_pending" SET "handled_flush_generation" = ? WHERE '
+        '"binding_name" = ? AND "scope_id" = ?'
+    ),
+    'guard_pending_delete': (
+        'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" ='
+        ' ?'
+    ),
 }
 
 GOLDEN_TOPIC_OCEANBASE = {
@@ -345,6 +390,51 @@ GOLDEN_TOPIC_OCEANBASE = {
         '`embedding_fingerprint` IS NULL OR `embedding_fingerprint` <> %s) + (SELECT COUNT(*) FROM '
         '`pc_topic_memory_active_chunks` WHERE `embedding_fingerprint` IS NULL OR '
         '`embedding_fingerprint` <> %s)'
+    ),
+    'budget_get': (
+        'SELECT `scope_id`, `binding_name`, `source_after`, `furthest_through`, `attempt_id`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `failure_code` FROM '
+        '`pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = %s AND '
+        '`source_after` = %s'
+    ),
+    'budget_insert': (
+        'INSERT INTO `pc_topic_memory_work_budgets` (`scope_id`, `binding_name`, '
+        '`source_after`, `furthest_through`, `attempt_id`, `attempt_count`, '
+        '`reserved_requests`, `reserved_tokens`, `failure_code`) VALUES (%s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s)'
+    ),
+    'budget_update': (
+        'UPDATE `pc_topic_memory_work_budgets` SET `furthest_through` = %s, `attempt_id` = %s, '
+        '`attempt_count` = %s, `reserved_requests` = %s, `reserved_tokens` = %s, `failure_code`'
+        ' = %s WHERE `scope_id` = %s AND `binding_name` = %s AND `source_after` = %s'
+    ),
+    'budget_delete': (
+        'DELETE FROM `pc_topic_memory_work_budgets` WHERE `scope_id` = %s AND `binding_name` = '
+        '%s AND `source_after` = %s AND `attempt_id` = %s'
+    ),
+    'guard_cursor_get': (
+        'SELECT `source_position` FROM `pc_source_cursors` WHERE `binding_name` = %s AND '
+        '`scope_id` = %s'
+    ),
+    'guard_cursor_insert': (
+        'INSERT INTO `pc_source_cursors` (`binding_name`, `scope_id`, `source_position`) VALUES'
+        ' (%s, %s, %s)'
+    ),
+    'guard_cursor_cas': (
+        'UPDATE `pc_source_cursors` SET `source_position` = %s WHERE `binding_name` = %s AND '
+        '`scope_id` = %s AND `source_position` = %s'
+    ),
+    'guard_pending_get': (
+        'SELECT `source_through`, `flush_generation`, `handled_flush_generation` FROM '
+        '`pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
+    ),
+    'guard_pending_handled': (
+        'UPDATE `pc_artifact_processing_pending` SET `handled_flush_generation` = %s WHERE '
+        '`binding_name` = %s AND `scope_id` = %s'
+    ),
+    'guard_pending_delete': (
+        'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` '
+        '= %s'
     ),
 }
 
@@ -600,6 +690,32 @@ def test_every_topic_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path) 
     assert f("table_sql", (frag.TOPIC_VECTOR_TABLE,))[0][0].count("float[8]") == 1
     for kind in ("topic", "chunk"):
         f(f"topic_drop_{kind}_vector")
+    # the durable allowance and the publication guards
+    key = ("repo:/w", "topic-memory-source-window", 0)
+    t("budget_insert", (*key, 0, "a1", 1, 0, 0, None))
+    with pytest.raises(apsw.ConstraintError):  # one row per key
+        t("budget_insert", (*key, 0, "a2", 1, 0, 0, None))
+    t("budget_update", (3, "a2", 2, 5, 700, "provider_error", *key))
+    assert t("budget_get", key) == [(*key, 3, "a2", 2, 5, 700, "provider_error")]
+    t("budget_delete", (*key, "a1"))  # another attempt's id deletes nothing
+    assert len(t("budget_get", key)) == 1
+    t("budget_delete", (*key, "a2"))
+    assert t("budget_get", key) == []
+    ck = ("topic-memory-source-window", "repo:/w")
+    assert t("guard_cursor_get", ck) == []
+    t("guard_cursor_insert", (*ck, 2))
+    t("guard_cursor_cas", (5, *ck, 1))  # not at 1: no change
+    assert t("guard_cursor_get", ck) == [(2,)]
+    t("guard_cursor_cas", (5, *ck, 2))
+    assert t("guard_cursor_get", ck) == [(5,)]
+    conn.execute(templates.render("pending_insert", "sqlite"), (*ck, 6, 2, 0))
+    assert t("guard_pending_get", ck) == [(6, 2, 0)]
+    t("guard_pending_handled", (2, *ck))
+    with pytest.raises(apsw.ConstraintError):  # handled <= flush_generation
+        t("guard_pending_handled", (3, *ck))
+    assert t("guard_pending_get", ck) == [(6, 2, 2)]
+    t("guard_pending_delete", ck)
+    assert t("guard_pending_get", ck) == []
     conn.execute("ROLLBACK")
     conn.close()
     assert ran == set(templates.TOPIC_TEMPLATES) | {

@@ -33,6 +33,7 @@ from powercontext.core.models import (
     Source,
 )
 from powercontext.core.plan import MemoryPlan
+from powercontext.core.topic.processing import JournalEntry
 from powercontext.plugins.testing import (
     InMemoryBackend,
     MemoryBackendContract,
@@ -71,6 +72,17 @@ class PortOnlyBackend:
 
     async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
         return await self.__inner.journal(after, limit)
+
+    async def put_scoped_sources(self, scope_id: str,
+                                 sources: Sequence[Source]) -> tuple[int, ...]:
+        return await self.__inner.put_scoped_sources(scope_id, sources)
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        return await self.__inner.scope_journal(scope_id, after, limit)
+
+    async def source_head(self, scope_id: str) -> int:
+        return await self.__inner.source_head(scope_id)
 
     async def capabilities(self) -> MemoryCapabilities:
         return await self.__inner.capabilities()

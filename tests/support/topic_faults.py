@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PUBLICATION_PRIMITIVES", "with_publication_faults"]
+__all__ = ["GUARD_PRIMITIVES", "PUBLICATION_PRIMITIVES", "with_publication_faults"]
 
 #: Every SPI primitive a publication runs inside its write transaction, then COMMIT.
 PUBLICATION_PRIMITIVES = (
@@ -25,10 +25,25 @@ PUBLICATION_PRIMITIVES = (
     "_commit_sync",
 )
 
+#: The guard primitives a guarded publication runs (Cursor CAS and advance, budget fence
+#: and delete, Pending update); each fails only inside a publication (begin_attempt and
+#: reserve use some of them too).
+GUARD_PRIMITIVES = (
+    "_cursor_sync",
+    "_budget_row_sync",
+    "_cursor_insert_sync",
+    "_cursor_cas_sync",
+    "_pending_row_sync",
+    "_pending_handled_sync",
+    "_pending_delete_sync",
+    "_budget_delete_sync",
+)
+_ONLY_PUBLISHING = frozenset({"_commit_sync", *GUARD_PRIMITIVES})
+
 
 def _faulty(name: str) -> Callable[..., Any]:
     def primitive(self: Any, *args: Any, **kw: Any) -> Any:
-        if self.fail_at == name and (name != "_commit_sync" or self._publishing):
+        if self.fail_at == name and (name not in _ONLY_PUBLISHING or self._publishing):
             raise RuntimeError(f"injected failure at {name}")
         return getattr(super(self._faulty_base, self), name)(*args, **kw)
 
@@ -38,14 +53,17 @@ def _faulty(name: str) -> Callable[..., Any]:
 
 def with_publication_faults(cls: type, integrity: Callable[[Any], list[str]] | None = None
                             ) -> type:
-    """``cls`` with ``fault_points()``, ``inject_fault(point)`` and, given
+    """``cls`` with ``fault_points()``, ``guard_fault_points()``, ``inject_fault(point)`` and, given
     ``integrity(backend) -> problems`` (run on the worker thread), ``topic_integrity()``."""
 
     def fault_points(self: Any) -> tuple[str, ...]:
         return PUBLICATION_PRIMITIVES
 
+    def guard_fault_points(self: Any) -> tuple[str, ...]:
+        return GUARD_PRIMITIVES
+
     def inject_fault(self: Any, point: str | None) -> None:
-        if point is not None and point not in PUBLICATION_PRIMITIVES:
+        if point is not None and point not in PUBLICATION_PRIMITIVES + GUARD_PRIMITIVES:
             raise ValueError(f"unknown fault point {point!r}")
         self.fail_at = point
 
@@ -56,9 +74,11 @@ def with_publication_faults(cls: type, integrity: Callable[[Any], list[str]] | N
         finally:
             self._publishing = False
 
-    ns: dict[str, Any] = {name: _faulty(name) for name in PUBLICATION_PRIMITIVES}
+    ns: dict[str, Any] = {name: _faulty(name)
+                          for name in PUBLICATION_PRIMITIVES + GUARD_PRIMITIVES}
     ns.update(fail_at=None, _publishing=False, fault_points=fault_points,
-              inject_fault=inject_fault, publish=publish)
+              guard_fault_points=guard_fault_points, inject_fault=inject_fault,
+              publish=publish)
     if integrity is not None:
         async def topic_integrity(self: Any) -> list[str]:
             return await self._run(integrity, self)

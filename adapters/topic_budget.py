@@ -1,0 +1,134 @@
+"""The durable allowance of a SQL Topic backend (Topic Memory RFC, "Cumulative work and
+evidence ceilings", "Retry and observability"; TOPIC-MEMORY.md, "The Worker's
+transactions"): :class:`TopicBudgetMixin` gives ``begin_attempt``, ``reserve`` and
+``record_failure``.
+
+Each call is its own short write transaction, committed before the caller goes on:
+the attempt counter before any Source is materialised, each reservation before its
+provider call. A refusal that must be remembered (``window_attempt_limit``,
+``window_provider_budget_exceeded``) is committed first and raised after the COMMIT.
+Nothing is ever refunded; only a successful publication deletes the row
+(:mod:`powercontext.adapters.topic_publication`). The rules are
+:mod:`powercontext.core.topic.guards`; the engine primitives
+:class:`~powercontext.adapters.topic_budget_spi.TopicBudgetPrimitives`.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+
+from powercontext.adapters.topic_reads import TopicReadsMixin
+from powercontext.core.errors import RevisionConflictError, TopicProcessingError
+from powercontext.core.topic.content import check_scope_id
+from powercontext.core.topic.guards import (
+    CODE_CURSOR_CONFLICT,
+    AttemptDecision,
+    ReservationDecision,
+    add_reservation,
+    admit_attempt,
+    check_failure_code,
+    check_grant,
+    check_position,
+)
+from powercontext.core.topic.processing import BINDING, AttemptGrant
+
+__all__ = ["TopicBudgetMixin"]
+
+#: How often begin_attempt reruns after a concurrent attempt created the row first.
+_INSERT_RACES = 3
+
+
+class TopicBudgetMixin(TopicReadsMixin):
+    """``begin_attempt``, ``reserve`` and ``record_failure`` of a Topic backend (see
+    :class:`powercontext.ports.topic.TopicMemoryBackend` for the contract)."""
+
+    async def begin_attempt(self, scope_id: str, source_after: int) -> AttemptGrant:
+        """Admit one attempt of the Window after Cursor ``source_after`` of ``scope_id``
+        (its own committed transaction): the budget row (created if absent) counts it
+        and takes a new UUIDv4 ``attempt_id`` (publication authority).
+
+        Errors: InvalidInputError for a bad Scope id or a negative ``source_after``;
+        TopicProcessingError ``cursor_conflict`` (not terminal, nothing written) when
+        the Cursor is not ``source_after``; TopicProcessingError (terminal) with the
+        stored code of a terminal row (nothing written), or ``window_attempt_limit``
+        (committed) when ATTEMPT_LIMIT (3) attempts were admitted already."""
+        scope_id = check_scope_id(scope_id)
+        check_position(source_after, "source_after")
+        for race in range(_INSERT_RACES):
+            try:
+                decision: AttemptDecision = await self._run(
+                    self._in_tx, True, self._begin_attempt_sync, scope_id, source_after,
+                    str(uuid.uuid4()))
+                break
+            except RevisionConflictError:  # a concurrent attempt inserted the row first
+                if race == _INSERT_RACES - 1:
+                    raise
+        if decision.error is not None:
+            raise decision.error
+        row = decision.row
+        assert row is not None
+        return AttemptGrant(scope_id, BINDING, source_after, row.attempt_id, row.attempt_count)
+
+    def _begin_attempt_sync(self, scope_id: str, source_after: int,
+                            attempt_id: str) -> AttemptDecision:
+        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        if cursor != source_after:
+            raise TopicProcessingError(
+                CODE_CURSOR_CONFLICT, f"the Cursor of Scope {scope_id!r} is at {cursor}, not "
+                f"{source_after}", stage="attempt")
+        row = self._budget_row_sync(scope_id, BINDING, source_after, lock=True)
+        decision = admit_attempt(row, scope_id, source_after, attempt_id)
+        if decision.row is not None:
+            if decision.insert:
+                self._budget_insert_sync(decision.row)
+            else:
+                self._budget_update_sync(decision.row)
+        return decision
+
+    async def reserve(self, grant: AttemptGrant, requests: int, tokens: int, *,
+                      through: int) -> None:
+        """Reserve ``requests`` provider requests and ``tokens`` token capacity for the
+        next provider call of ``grant`` (its own committed, fenced transaction; never
+        refunded), ``furthest_through = max(existing, through)``.
+
+        Errors: InvalidInputError for a bad grant, negative amounts or ``through <=
+        grant.source_after``; TopicProcessingError ``attempt_superseded`` (not
+        terminal, nothing written) when another attempt holds the row; terminal
+        ``window_provider_budget_exceeded`` (stored, nothing reserved) when the totals
+        would pass 512 requests or 64,000,000 tokens, or the row's own terminal code."""
+        check_grant(grant)
+        check_position(requests, "requests")
+        check_position(tokens, "tokens")
+        check_position(through, "through", grant.source_after + 1)
+        decision: ReservationDecision = await self._run(
+            self._in_tx, True, self._reserve_sync, grant, requests, tokens, through)
+        if decision.error is not None:
+            raise decision.error
+
+    def _reserve_sync(self, grant: AttemptGrant, requests: int, tokens: int,
+                      through: int) -> ReservationDecision:
+        row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
+                                    lock=True)
+        decision = add_reservation(row, grant, requests, tokens, through)
+        if decision.row is not None:
+            self._budget_update_sync(decision.row)
+        return decision
+
+    async def record_failure(self, grant: AttemptGrant, code: str) -> None:
+        """Store the bounded failure ``code`` (``[a-z_]{1,64}``, else InvalidInputError
+        naming ``code``) on ``grant``'s budget row in its own committed transaction,
+        unless the row is terminal already or another attempt holds it (then nothing
+        is written). A code of TERMINAL_CODES makes the row a terminal frontier."""
+        check_grant(grant)
+        check_failure_code(code)
+        await self._run(self._in_tx, True, self._record_failure_sync, grant, code)
+
+    def _record_failure_sync(self, grant: AttemptGrant, code: str) -> None:
+        row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
+                                    lock=True)
+        if row is None or row.attempt_id != grant.attempt_id or row.terminal:
+            return
+        if row.failure_code != code:
+            self._budget_update_sync(attrs.evolve(row, failure_code=code))
