@@ -73,12 +73,15 @@ class TopicBudgetMixin(TopicReadsMixin):
 
     def _begin_attempt_sync(self, scope_id: str, source_after: int,
                             attempt_id: str) -> AttemptDecision:
+        # the row first: a publication of this key holds it until its COMMIT, so the
+        # Cursor read after it sees that publication's advance (no row is then made
+        # for a frontier that has just been passed)
+        row = self._budget_row_sync(scope_id, BINDING, source_after, lock=True)
         cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
         if cursor != source_after:
             raise TopicProcessingError(
                 CODE_CURSOR_CONFLICT, f"the Cursor of Scope {scope_id!r} is at {cursor}, not "
                 f"{source_after}", stage="attempt")
-        row = self._budget_row_sync(scope_id, BINDING, source_after, lock=True)
         decision = admit_attempt(row, scope_id, source_after, attempt_id)
         if decision.row is not None:
             if decision.insert:

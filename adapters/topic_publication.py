@@ -130,23 +130,26 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
 
     def _check_guards_sync(self, guards: PublicationGuards) -> None:
         """The Cursor CAS and the budget-row fence, before any Head compare (the guard
-        values were checked by ``check_guards``; the Supervisor term is part 4's)."""
+        values were checked by ``check_guards``; the Supervisor term is part 4's). The
+        budget row is locked before the Cursor row, the order ``begin_attempt`` takes
+        them in."""
         cursor = guards.cursor
         if not isinstance(cursor, CursorAdvance):
             return
+        budget = guards.budget
+        row = (self._budget_row_sync(cursor.scope_id, cursor.binding_name,
+                                     budget.source_after, lock=True)
+               if isinstance(budget, BudgetRelease) else None)
         stored = self._cursor_sync(cursor.binding_name, cursor.scope_id, lock=True) or 0
         if stored != cursor.expected:
             raise RevisionConflictError(
                 f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
                 f"{cursor.expected}; reprocess from the current Cursor")
-        budget = guards.budget
-        if isinstance(budget, BudgetRelease):
-            row = self._budget_row_sync(cursor.scope_id, cursor.binding_name,
-                                        budget.source_after, lock=True)
-            if row is None or row.attempt_id != budget.attempt_id:
-                raise RevisionConflictError(
-                    f"attempt superseded: another attempt holds the budget row of the Window "
-                    f"after Cursor {budget.source_after} of Scope {cursor.scope_id!r}")
+        if isinstance(budget, BudgetRelease) and (row is None
+                                                  or row.attempt_id != budget.attempt_id):
+            raise RevisionConflictError(
+                f"attempt superseded: another attempt holds the budget row of the Window "
+                f"after Cursor {budget.source_after} of Scope {cursor.scope_id!r}")
 
     def _advance_guards_sync(self, guards: PublicationGuards) -> None:
         """After the projections: the Cursor advance (insert at Cursor 0, else CAS), the

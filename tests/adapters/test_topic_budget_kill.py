@@ -1,4 +1,4 @@
-"""The durable allowance on SQLite across processes (Topic Memory RFC, "Cumulative work
+"""The durable allowance across processes, on SQLite and seekdb (Topic Memory RFC, "Cumulative work
 and evidence ceilings": neither exceptions, cancellation, timeout nor process death
 refunds a reservation; each reservation is committed before its provider call).
 
@@ -14,8 +14,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+from oceanbase_server import fresh_database, seekdb_available
+
+from powercontext.adapters.oceanbase import OceanBaseTopicBackend
 from powercontext.adapters.sqlite import SQLiteTopicBackend
 from powercontext.core.topic.processing import BINDING
 
@@ -25,11 +31,13 @@ SCOPE = "project:killed"
 
 _WORKER = textwrap.dedent("""
     import asyncio, sys, time
+    from powercontext.adapters.oceanbase import OceanBaseTopicBackend
     from powercontext.adapters.sqlite import SQLiteTopicBackend
     from powercontext.core import canonical
 
-    async def main(path):
-        b = SQLiteTopicBackend(path)
+    async def main(where):
+        b = (OceanBaseTopicBackend(where) if where.startswith("oceanbase://")
+             else SQLiteTopicBackend(where))
         await b.put_scoped_sources(%(scope)r, [
             canonical.make_source("k1", "user_note", "evidence one"),
             canonical.make_source("k2", "user_note", "evidence two")])
@@ -42,10 +50,27 @@ _WORKER = textwrap.dedent("""
 """) % {"scope": SCOPE}
 
 
+@pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=[
+    pytest.mark.oceanbase,
+    pytest.mark.skipif(not seekdb_available(), reason="needs pylibseekdb or "
+                       "POWERCONTEXT_TEST_OCEANBASE_URL")])])
+def database(request: Any, tmp_path: Path) -> Iterator[str]:
+    """Where the worker and the fresh backend open: a SQLite file or a seekdb database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "killed.db")
+        return
+    with fresh_database(request.getfixturevalue("seekdb_url"), "pc_killed") as url:
+        yield url
+
+
+def _open(where: str) -> Any:
+    return (OceanBaseTopicBackend(where) if where.startswith("oceanbase://")
+            else SQLiteTopicBackend(where))
+
+
 def test_a_kill_between_the_reservation_and_the_provider_call_refunds_nothing(
-        tmp_path: Path) -> None:
-    path = tmp_path / "killed.db"
-    with subprocess.Popen([sys.executable, "-c", _WORKER, str(path)],
+        database: str) -> None:
+    with subprocess.Popen([sys.executable, "-c", _WORKER, database],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as worker:
         try:
             assert worker.stdout is not None and worker.stderr is not None
@@ -60,7 +85,7 @@ def test_a_kill_between_the_reservation_and_the_provider_call_refunds_nothing(
     assert worker.returncode == -signal.SIGKILL
 
     async def after() -> None:
-        b = SQLiteTopicBackend(str(path))
+        b = _open(database)
         try:
             (status,) = await b.processing_status(SCOPE)
             assert status.cursor == 0 and status.source_head == 2
