@@ -285,3 +285,34 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
     assert any("llm.example:8443" in line for line in lines)
     assert any("deterministic provider" in line for line in lines)
     assert len([r for r in caplog.records if r.getMessage().startswith("config ")]) == 8 + 8 + 2
+
+
+def test_the_deterministic_factory_passes_only_the_options_its_class_names():
+    from powercontext.plugins.builtin import _topic_model_factory
+
+    options = {"model": None, "base_url": None, "api_key": "k", "status": 201,
+               "settings": {}}
+    made = _topic_model_factory("support.llm_servers:Reply", only_accepted=True)(**options)
+    assert made.status == 201 and made.body is None  # api_key, model, ... not passed
+    with pytest.raises(TypeError):  # the SDK providers get every option
+        _topic_model_factory("support.llm_servers:Reply")(**options)
+
+
+class _MissingSdkPlugin:
+    @hookimpl
+    def powercontext_register_topic_generation_models(self, register):
+        def factory(**options):
+            raise ImportError("no sdk", name="acme_sdk")
+
+        register("acme", factory)
+
+
+def test_a_missing_sdk_makes_topic_processing_unavailable(tmp_path):
+    config = load_config(write(tmp_path, "[inference]\ngeneration_provider = 'acme'\n"),
+                         env=home(tmp_path))
+    registry = Registry(plugins=[_MissingSdkPlugin()], entry_points=False)
+    with pytest.raises(TopicProcessingUnavailableError) as info:
+        topic_generation_model(config, registry)
+    assert info.value.problems == (
+        "inference.generation_provider: 'acme' needs a package that is not installed "
+        "(acme_sdk)",)
