@@ -229,3 +229,28 @@ def test_repo_bootstrap_journals_its_contract_sources_in_the_repository_scope(pc
     again = pc("repo", "bootstrap", str(root))  # the same contract: same positions
     assert scoped(pc.db, repo_key(root))["journal"] == st["journal"]
     assert again["memory_ref"] == out["memory_ref"]
+
+
+def test_a_scope_the_repository_cannot_use_never_fails_its_memory_write(tmp_path):
+    """journal_sources (hooks, repo): a Scope id over 256 characters or a Source already
+    in another Scope stores the Source unscoped, as before, with a note."""
+    from powercontext.adapters.cli.sources import build_source, journal_sources
+    from powercontext.runtime import open_service
+
+    db = tmp_path / "m.db"
+    a, b = build_source("file", "alpha"), build_source("file", "beta")
+
+    async def body() -> None:
+        async with open_service(db) as svc:
+            notes = await journal_sources(svc, "repo:/" + "d" * 300, (a,))
+            assert len(notes) == 1 and "scope_id" in notes[0]
+            assert (await svc.backend.get_sources([a.source_id]))[0] == a
+            assert await journal_sources(svc, "repo:/one", (b,)) == []
+            notes = await journal_sources(svc, "repo:/two", (a, b))
+            assert len(notes) == 1 and b.source_id in notes[0]  # b stays in repo:/one
+            rows = await svc.backend.scope_journal("repo:/two", 0, 10)
+            assert [r.source.source_id for r in rows] == [a.source_id]
+            assert [r.source.source_id for r in await svc.backend.scope_journal(
+                "repo:/one", 0, 10)] == [b.source_id]
+
+    asyncio.run(body())
