@@ -604,14 +604,14 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" = ?'
     ),
     ('create_source_scope_journal', 'sqlite', None): (
-        'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" TEXT NOT NULL, '
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" BLOB NOT NULL, '
         '"position" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "lineage_only" INTEGER NOT NULL '
         'DEFAULT FALSE, PRIMARY KEY ("scope_id", "position"), UNIQUE ("source_id"), FOREIGN KEY '
         '("source_id") REFERENCES "sources" ("source_id"))'
     ),
     ('create_processing_pending', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_pending" ("binding_name" TEXT NOT '
-        'NULL, "scope_id" TEXT NOT NULL, "source_through" INTEGER NOT NULL, "flush_generation" '
+        'NULL, "scope_id" BLOB NOT NULL, "source_through" INTEGER NOT NULL, "flush_generation" '
         'INTEGER NOT NULL DEFAULT 0, "handled_flush_generation" INTEGER NOT NULL DEFAULT 0, '
         'PRIMARY KEY ("binding_name", "scope_id"), CHECK ("source_through" >= 1), CHECK '
         '("flush_generation" >= 0), CHECK ("handled_flush_generation" >= 0), CHECK '
@@ -619,11 +619,11 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('create_source_cursors', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "pc_source_cursors" ("binding_name" TEXT NOT NULL, "scope_id" '
-        'TEXT NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY ("binding_name", '
+        'BLOB NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY ("binding_name", '
         '"scope_id"))'
     ),
     ('create_topic_work_budgets', 'sqlite', None): (
-        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_work_budgets" ("scope_id" TEXT NOT NULL, '
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_work_budgets" ("scope_id" BLOB NOT NULL, '
         '"binding_name" TEXT NOT NULL, "source_after" INTEGER NOT NULL, "furthest_through" INTEGER '
         'NOT NULL, "attempt_id" TEXT NOT NULL, "attempt_count" INTEGER NOT NULL, '
         '"reserved_requests" INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "failure_code" '
@@ -1364,15 +1364,15 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` = %s'
     ),
     ('create_source_scope_journal', 'oceanbase', None): (
-        'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARCHAR(256) NOT NULL, '
-        '`position` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, `lineage_only` BOOLEAN NOT '
-        'NULL DEFAULT FALSE, PRIMARY KEY (`scope_id`, `position`), UNIQUE (`source_id`), FOREIGN '
-        'KEY (`source_id`) REFERENCES `sources` (`source_id`)) DEFAULT CHARSET=utf8mb4 '
-        'COLLATE=utf8mb4_bin'
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARBINARY(1024) NOT '
+        'NULL, `position` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, `lineage_only` '
+        'BOOLEAN NOT NULL DEFAULT FALSE, PRIMARY KEY (`scope_id`, `position`), UNIQUE '
+        '(`source_id`), FOREIGN KEY (`source_id`) REFERENCES `sources` (`source_id`)) DEFAULT '
+        'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
     ('create_processing_pending', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_pending` (`binding_name` VARCHAR(128) '
-        'NOT NULL, `scope_id` VARCHAR(256) NOT NULL, `source_through` BIGINT NOT NULL, '
+        'NOT NULL, `scope_id` VARBINARY(1024) NOT NULL, `source_through` BIGINT NOT NULL, '
         '`flush_generation` BIGINT NOT NULL DEFAULT 0, `handled_flush_generation` BIGINT NOT NULL '
         'DEFAULT 0, PRIMARY KEY (`binding_name`, `scope_id`), CHECK (`source_through` >= 1), CHECK '
         '(`flush_generation` >= 0), CHECK (`handled_flush_generation` >= 0), CHECK '
@@ -1381,11 +1381,11 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('create_source_cursors', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `pc_source_cursors` (`binding_name` VARCHAR(128) NOT NULL, '
-        '`scope_id` VARCHAR(256) NOT NULL, `source_position` BIGINT NOT NULL, PRIMARY KEY '
+        '`scope_id` VARBINARY(1024) NOT NULL, `source_position` BIGINT NOT NULL, PRIMARY KEY '
         '(`binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
     ('create_topic_work_budgets', 'oceanbase', None): (
-        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_work_budgets` (`scope_id` VARCHAR(256) NOT '
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_work_budgets` (`scope_id` VARBINARY(1024) NOT '
         'NULL, `binding_name` VARCHAR(128) NOT NULL, `source_after` BIGINT NOT NULL, '
         '`furthest_through` BIGINT NOT NULL, `attempt_id` VARCHAR(36) NOT NULL, `attempt_count` '
         'INT NOT NULL, `reserved_requests` BIGINT NOT NULL, `reserved_tokens` BIGINT NOT NULL, '

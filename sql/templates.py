@@ -231,6 +231,12 @@ QUERIES: dict[str, str] = {
 
 _SCOPE = "VARCHAR(256)"  # core.topic.content.MAX_SCOPE_CHARS
 _TOPIC_FAMILY_COL = "VARCHAR(64)"
+#: A Scope id as a key compared exactly: its UTF-8 bytes (256 code points x 4 bytes).
+#: OceanBase's only binary collation, utf8mb4_bin, is PAD SPACE ("x" = "x " and a
+#: PRIMARY KEY holds only one of them), but Scope ids are not trimmed ("x " is another
+#: Scope), so the processing tables key on VARBINARY there (SQLite: BLOB affinity,
+#: holding the TEXT bound, compared bytewise).
+_SCOPE_KEY = "VARBINARY(1024)"
 
 #: The Source-processing substrate (Topic Memory RFC, "Source, Window, Cursor, and
 #: Pending", "Pending dirty set", "Cumulative work and evidence ceilings";
@@ -245,10 +251,13 @@ _TOPIC_FAMILY_COL = "VARCHAR(64)"
 #:   (no row = Cursor 0);
 #: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
 #:   (scope, binding, source_after) key (attempts, reservations, bounded failure code).
+#:
+#: ``scope_id`` is :data:`_SCOPE_KEY` in all four (exact comparison, trailing spaces
+#: significant, on both engines).
 PROCESSING_SCHEMA: dict[str, str] = {
     "create_source_scope_journal": f"""
         CREATE TABLE IF NOT EXISTS pc_source_scope_journal (
-            scope_id {_SCOPE} NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
             position BIGINT NOT NULL,
             source_id {_ID} NOT NULL,
             lineage_only BOOLEAN NOT NULL DEFAULT FALSE,
@@ -259,7 +268,7 @@ PROCESSING_SCHEMA: dict[str, str] = {
     "create_processing_pending": f"""
         CREATE TABLE IF NOT EXISTS pc_artifact_processing_pending (
             binding_name {_ID} NOT NULL,
-            scope_id {_SCOPE} NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
             source_through BIGINT NOT NULL,
             flush_generation BIGINT NOT NULL DEFAULT 0,
             handled_flush_generation BIGINT NOT NULL DEFAULT 0,
@@ -272,13 +281,13 @@ PROCESSING_SCHEMA: dict[str, str] = {
     "create_source_cursors": f"""
         CREATE TABLE IF NOT EXISTS pc_source_cursors (
             binding_name {_ID} NOT NULL,
-            scope_id {_SCOPE} NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
             source_position BIGINT NOT NULL,
             PRIMARY KEY (binding_name, scope_id)
         )""",
     "create_topic_work_budgets": f"""
         CREATE TABLE IF NOT EXISTS pc_topic_memory_work_budgets (
-            scope_id {_SCOPE} NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
             binding_name {_ID} NOT NULL,
             source_after BIGINT NOT NULL,
             furthest_through BIGINT NOT NULL,

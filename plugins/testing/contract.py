@@ -7,6 +7,7 @@ from powercontext.plugins.testing.contract_history import HistoryContract
 from powercontext.plugins.testing.contract_integrity import IntegrityContract
 from powercontext.plugins.testing.contract_keys import KeysContract
 from powercontext.plugins.testing.contract_rebuild import InventoryContract, RebuildContract
+from powercontext.plugins.testing.contract_scoped_sources import ScopedSourcesContract
 from powercontext.plugins.testing.contract_search import SearchContract
 from powercontext.plugins.testing.contract_vectors import VectorContract
 from powercontext.plugins.testing.contract_writes import WritesContract
@@ -23,6 +24,7 @@ class MemoryBackendContract(
     RebuildContract,
     InventoryContract,
     FaultsContract,
+    ScopedSourcesContract,
 ):
     """Subclass and override ``memory_backend_factory``; every ``test_*`` of every
     contract group runs. Tests needing a capability beyond ``ports.MemoryBackend``

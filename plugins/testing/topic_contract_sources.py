@@ -247,6 +247,25 @@ class TopicSourcesContract(TopicContractBase):
 
         run(body())
 
+    def test_a_scope_id_is_its_nfc_form_and_compared_exactly(self, topic_backend_factory):
+        async def body():
+            b = self._fresh(topic_backend_factory)
+            try:
+                composed, decomposed = "repo:/caf\u00e9", "repo:/cafe\u0301"
+                assert await b.put_scoped_sources(decomposed, [scoped_source("nfc-1")]) == (1,)
+                assert await b.put_scoped_sources(composed, [scoped_source("nfc-2")]) == (2,)
+                assert await b.source_head(decomposed) == await b.source_head(composed) == 2
+                assert [e.scope_id for e in await b.scope_journal(decomposed)] == [composed] * 2
+                assert [s.scope_id for s in await b.processing_status()] == [composed]
+                # no trimming, no case folding: three other Scopes
+                for other in (" repo:/caf\u00e9", "repo:/CAF\u00c9", "repo:/caf\u00e9 "):
+                    assert await b.source_head(other) == 0
+                    assert await b.flush(other) == "idle"
+            finally:
+                await b.close()
+
+        run(body())
+
     def test_the_lineage_only_flag_is_server_owned(self, topic_backend_factory):
         async def body():
             b = self._fresh(topic_backend_factory)
@@ -309,6 +328,47 @@ class TopicSourcesContract(TopicContractBase):
                     assert status.source_head == len(expected[key])
                     through = None if status.pending is None else status.pending.source_through
                     assert through == (status.source_head or None)
+
+            run(body())
+
+        try:
+            prop()
+        finally:
+            run(b.close())
+
+    def test_any_sequence_of_puts_and_flushes_keeps_pending_at_the_head(
+            self, topic_backend_factory):
+        """Property: for any sequence of scoped puts and flushes of one Scope (no
+        processing), each flush is ``idle`` exactly while the Scope has no Source,
+        ``flush_generation`` counts the accepted flushes, ``handled_flush_generation``
+        stays 0 and ``source_through`` equals the Source head."""
+        b = self._fresh(topic_backend_factory)
+        rounds = iter(range(10**6))
+
+        @settings(max_examples=10, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                         HealthCheck.too_slow])
+        @given(steps=st.lists(st.one_of(st.just("flush"), st.integers(0, 4)), max_size=10))
+        def prop(steps: list[object]) -> None:
+            n = next(rounds)
+            scope = f"repo:/flush-prop{n}"
+
+            async def body() -> None:
+                accepted, stored = 0, set()
+                for step in steps:
+                    if step == "flush":
+                        status = await b.flush(scope)
+                        assert status == ("accepted" if stored else "idle")
+                        accepted += status == "accepted"
+                    else:
+                        stored.add(step)
+                        await b.put_scoped_sources(scope, [scoped_source(f"fp{n}-{step}")])
+                (s,) = await b.processing_status(scope)
+                assert s.source_head == len(stored)
+                if not stored:
+                    assert s.pending is None
+                else:
+                    assert s.pending == PendingRow(BINDING, scope, len(stored), accepted, 0)
 
             run(body())
 

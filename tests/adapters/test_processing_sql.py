@@ -30,14 +30,14 @@ def _seekdb_test(fn):
 
 GOLDEN_PROCESSING_SQLITE = {
     'create_source_scope_journal': (
-        'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" TEXT NOT NULL, '
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" BLOB NOT NULL, '
         '"position" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "lineage_only" INTEGER '
         'NOT NULL DEFAULT FALSE, PRIMARY KEY ("scope_id", "position"), UNIQUE '
         '("source_id"), FOREIGN KEY ("source_id") REFERENCES "sources" ("source_id"))'
     ),
     'create_processing_pending': (
         'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_pending" ("binding_name" TEXT '
-        'NOT NULL, "scope_id" TEXT NOT NULL, "source_through" INTEGER NOT NULL, '
+        'NOT NULL, "scope_id" BLOB NOT NULL, "source_through" INTEGER NOT NULL, '
         '"flush_generation" INTEGER NOT NULL DEFAULT 0, "handled_flush_generation" '
         'INTEGER NOT NULL DEFAULT 0, PRIMARY KEY ("binding_name", "scope_id"), CHECK '
         '("source_through" >= 1), CHECK ("flush_generation" >= 0), CHECK '
@@ -46,11 +46,11 @@ GOLDEN_PROCESSING_SQLITE = {
     ),
     'create_source_cursors': (
         'CREATE TABLE IF NOT EXISTS "pc_source_cursors" ("binding_name" TEXT NOT NULL, '
-        '"scope_id" TEXT NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY '
+        '"scope_id" BLOB NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY '
         '("binding_name", "scope_id"))'
     ),
     'create_topic_work_budgets': (
-        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_work_budgets" ("scope_id" TEXT NOT '
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_work_budgets" ("scope_id" BLOB NOT '
         'NULL, "binding_name" TEXT NOT NULL, "source_after" INTEGER NOT NULL, '
         '"furthest_through" INTEGER NOT NULL, "attempt_id" TEXT NOT NULL, "attempt_count" '
         'INTEGER NOT NULL, "reserved_requests" INTEGER NOT NULL, "reserved_tokens" '
@@ -117,7 +117,7 @@ GOLDEN_PROCESSING_SQLITE = {
 
 GOLDEN_PROCESSING_OCEANBASE = {
     'create_source_scope_journal': (
-        'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARCHAR(256) '
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARBINARY(1024) '
         'NOT NULL, `position` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, '
         '`lineage_only` BOOLEAN NOT NULL DEFAULT FALSE, PRIMARY KEY (`scope_id`, '
         '`position`), UNIQUE (`source_id`), FOREIGN KEY (`source_id`) REFERENCES '
@@ -125,8 +125,8 @@ GOLDEN_PROCESSING_OCEANBASE = {
     ),
     'create_processing_pending': (
         'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_pending` (`binding_name` '
-        'VARCHAR(128) NOT NULL, `scope_id` VARCHAR(256) NOT NULL, `source_through` BIGINT '
-        'NOT NULL, `flush_generation` BIGINT NOT NULL DEFAULT 0, '
+        'VARCHAR(128) NOT NULL, `scope_id` VARBINARY(1024) NOT NULL, `source_through` '
+        'BIGINT NOT NULL, `flush_generation` BIGINT NOT NULL DEFAULT 0, '
         '`handled_flush_generation` BIGINT NOT NULL DEFAULT 0, PRIMARY KEY '
         '(`binding_name`, `scope_id`), CHECK (`source_through` >= 1), CHECK '
         '(`flush_generation` >= 0), CHECK (`handled_flush_generation` >= 0), CHECK '
@@ -135,13 +135,13 @@ GOLDEN_PROCESSING_OCEANBASE = {
     ),
     'create_source_cursors': (
         'CREATE TABLE IF NOT EXISTS `pc_source_cursors` (`binding_name` VARCHAR(128) NOT '
-        'NULL, `scope_id` VARCHAR(256) NOT NULL, `source_position` BIGINT NOT NULL, '
+        'NULL, `scope_id` VARBINARY(1024) NOT NULL, `source_position` BIGINT NOT NULL, '
         'PRIMARY KEY (`binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
     ),
     'create_topic_work_budgets': (
         'CREATE TABLE IF NOT EXISTS `pc_topic_memory_work_budgets` (`scope_id` '
-        'VARCHAR(256) NOT NULL, `binding_name` VARCHAR(128) NOT NULL, `source_after` '
+        'VARBINARY(1024) NOT NULL, `binding_name` VARCHAR(128) NOT NULL, `source_after` '
         'BIGINT NOT NULL, `furthest_through` BIGINT NOT NULL, `attempt_id` VARCHAR(36) '
         'NOT NULL, `attempt_count` INT NOT NULL, `reserved_requests` BIGINT NOT NULL, '
         '`reserved_tokens` BIGINT NOT NULL, `failure_code` VARCHAR(64), PRIMARY KEY '
@@ -205,7 +205,6 @@ GOLDEN_PROCESSING_OCEANBASE = {
     ),
 }
 
-
 def _n(name: str) -> int | None:
     return 4 if ":ids" in templates._ALL[name] else None
 
@@ -243,7 +242,7 @@ def _run_every_statement(q, integrity_error: type[BaseException]) -> set[str]:
     with pytest.raises(integrity_error):  # only stored Sources
         q(templates.render("scope_journal_insert", DIALECT[0]), ("repo:/x", 1, "nope", False))
     rows = t("scope_journal_by_source", ("s1", "s2", None, None), 4)
-    assert sorted((r[0], r[1], int(r[2]), bool(r[3])) for r in rows) == [
+    assert sorted((_plain(r[0]), _plain(r[1]), int(r[2]), bool(r[3])) for r in rows) == [
         ("s1", "repo:/w", 1, False), ("s2", "repo:/w", 2, True)]
     after = t("scope_journal_after", ("repo:/w", 0, 10))
     assert [(int(r[0]), bool(r[1]), r[3]) for r in after] == [(1, False, "s1"), (2, True, "s2")]
