@@ -52,12 +52,16 @@ database, for the retrieval-shape tests)::
 Every test taking the ``shape`` fixture runs FTS-only and hybrid (the hybrid run uses
 ``topic_embedding_model``, by default the deterministic 64-dimension model; override the
 fixture to use another). Groups: ``topic_contract_publish`` (CREATE/UPDATE chains, batch
-atomicity, conflicts, Sources, Scopes, part-2 guards), ``topic_contract_get`` (exact and
+atomicity, conflicts, Sources, Scopes, malformed guards), ``topic_contract_get`` (exact and
 historical Revisions, bad refs), ``topic_contract_search`` (collapse, one slot per
 Topic, channels, snippets, limit prefixes, Scopes, bad queries, CJK/NFD/syntax, readers
 racing a writer), ``topic_contract_shape`` (the retrieval shape), ``topic_contract_forged``
 (forged projections), ``topic_contract_faults`` (the ``FaultInjection`` hook; a backend
-with ``async topic_integrity() -> list[str]`` is also checked after each fault).
+with ``async topic_integrity() -> list[str]`` is also checked after each fault),
+``topic_contract_budget`` (the durable allowance: attempts, reservations, terminal
+frontiers, supersession) and ``topic_contract_guards`` (Cursor CAS and advance, Pending
+update, budget-row delete, NOOP Windows, a fault at every guard step of a backend with
+``guard_fault_points()``, two workers on one Window).
 :class:`InMemoryTopicBackend` is the worked example; ``topic_strategies`` holds the
 Topic strategies and adversarial inputs, :class:`TopicKit` the publication builder.
 """
