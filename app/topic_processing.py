@@ -68,6 +68,7 @@ from powercontext.core.topic.processing import (
     PendingUpdate,
     ProcessingSettings,
     ScopeStatus,
+    check_settings,
 )
 from powercontext.core.topic.window import (
     Window,
@@ -176,7 +177,9 @@ class TopicProcessor:
     TopicGenerationModel (None: processing unavailable, and only a Window of
     lineage-only Sources can complete; any other Window fails with
     ``processing_unavailable`` after its attempt was admitted); ``settings``: the
-    Window and history settings; ``embedding_model``: the deployment's model in a
+    Window and history settings (InvalidInputError naming a setting out of range; the
+    context window budgeted is the smaller of the settings' and the model's);
+    ``embedding_model``: the deployment's model in a
     hybrid deployment (its texts are reserved one request each; default: the
     service's)."""
 
@@ -185,7 +188,11 @@ class TopicProcessor:
                  embedding_model: EmbeddingModel | None = None) -> None:
         self.service = service
         self.model = model
-        self.settings = settings or ProcessingSettings()
+        chosen = check_settings(settings or ProcessingSettings())
+        if model is not None and model.context_window_tokens < chosen.context_window_tokens:
+            # never budget beyond what the model reads
+            chosen = attrs.evolve(chosen, context_window_tokens=model.context_window_tokens)
+        self.settings = chosen
         self.embedding_model = embedding_model
 
     # ------------------------------------------------------------------ public

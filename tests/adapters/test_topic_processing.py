@@ -604,3 +604,14 @@ def test_a_head_moved_during_evolution_is_a_head_conflict_and_nothing_is_publish
         moved = [r for r in await svc.backend.heads(SCOPE) if r not in heads_before]
         assert [r.revision for r in moved] == [2]  # only the other writer's Revision
     run(go())
+
+
+def test_the_budget_never_exceeds_the_models_context_window() -> None:
+    svc = TopicMemoryService(InMemoryTopicBackend())
+    model = ScriptedTopicModel(context_window_tokens=4_096)
+    processor = TopicProcessor(svc, model, ProcessingSettings(max_output_tokens=512))
+    assert processor.settings.context_window_tokens == 4_096
+    from powercontext.core.errors import InvalidInputError
+    with pytest.raises(InvalidInputError) as info:
+        TopicProcessor(svc, model, ProcessingSettings(window_limit=101))
+    assert info.value.field == "runtime.topic_memory_source_window_limit"
