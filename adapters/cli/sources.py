@@ -231,17 +231,18 @@ def source_add(c: Ctx, files: tuple[str, ...], scope_id: str, kind: str | None,
         fail_with(exc, c.as_json)
 
     async def body(svc: Any) -> None:
-        from powercontext.core import secrets
         from powercontext.core.errors import SecretDetectedError
 
         sources = [s for _, s in items]
-        try:  # before anything is stored; the message names the input, never the secret
-            secrets.check_sources(sources, svc.secret_scanner.scan)
-        except SecretDetectedError as exc:
-            i = int(exc.field.split("[", 1)[1].split("]", 1)[0])
-            raise SecretDetectedError(f"{items[i][0]}.{exc.field.split('.', 1)[1]}",
-                                      exc.rule, exc.description, exc.line) from None
-        positions = await svc.backend.put_scoped_sources(scope, sources)
+        try:  # the store scans for secrets before anything is stored (all or nothing)
+            positions = await svc.backend.put_scoped_sources(scope, sources)
+        except SecretDetectedError as exc:  # name the input, never the secret
+            where, _, rest = exc.field.partition(".")
+            index = where.partition("[")[2].rstrip("]")
+            if not index.isdigit() or int(index) >= len(items):
+                raise
+            raise SecretDetectedError(f"{items[int(index)][0]}.{rest}", exc.rule,
+                                      exc.description, exc.line) from None
         rows = [{"source_id": s.source_id, "position": p, "kind": s.kind, "uri": s.uri,
                  "name": name} for (name, s), p in zip(items, positions, strict=True)]
 
