@@ -12,7 +12,9 @@ boundaries"). Open a service on a database and use it as an async context manage
 
 - :func:`open_service` and :class:`MemoryService`, the Memory family's service;
 - :func:`open_topic_service` and :class:`TopicMemoryService`, Topic Memory's reads
-  (``search``, exact ``get``) and their values (:class:`TopicRef`, :class:`TopicHit`,
+  (``search``, exact ``get``), its processing surface (``add_sources``, ``flush``,
+  ``status``, ``process``; :func:`open_topic_processor` wires the configured provider)
+  and their values (:class:`TopicRef`, :class:`TopicHit`,
   :class:`TopicSearchResult`, :class:`TopicRevision`, :class:`TopicMemoryContent`);
 - the values a caller builds or reads (:class:`ArtifactRef`, :class:`CurrentHead`,
   :class:`Source` and :func:`make_source`, :class:`MemoryEntryInput`,
@@ -76,6 +78,7 @@ __all__ = [
     "WritesPausedError",
     "make_source",
     "open_service",
+    "open_topic_processor",
     "open_topic_service",
 ]
 
@@ -127,7 +130,7 @@ if TYPE_CHECKING:
         TopicRevision,
         TopicSearchResult,
     )
-    from powercontext.runtime import open_service, open_topic_service
+    from powercontext.runtime import open_service, open_topic_processor, open_topic_service
     from powercontext.service import MemoryService, RememberMode
     from powercontext.topic_service import TopicMemoryService
 
@@ -156,6 +159,7 @@ _HOMES: dict[str, str] = {
         "TopicHit", "TopicMemoryContent", "TopicRef", "TopicRevision", "TopicSearchResult")},
     "TopicMemoryService": "powercontext.topic_service",
     "open_topic_service": "powercontext.runtime",
+    "open_topic_processor": "powercontext.runtime",
 }
 
 

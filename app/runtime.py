@@ -20,7 +20,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
@@ -41,6 +41,9 @@ from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 from powercontext.topic_service import TopicMemoryService
 
+if TYPE_CHECKING:
+    from powercontext.topic_processing import TopicProcessor
+
 __all__ = [
     "RuntimeManifest",
     "check_sqlite_path",
@@ -50,6 +53,7 @@ __all__ = [
     "memory_key",
     "memory_selector",
     "open_service",
+    "open_topic_processor",
     "open_topic_service",
     "refuse_profile_change_over_topics",
     "remember_embedding",
@@ -165,6 +169,50 @@ def open_topic_service(
         url, profile=model.profile if model else None, analyzer=chosen
     )
     return TopicMemoryService(backend, embedding_model=model)
+
+
+def open_topic_processor(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    config: Any = None,
+    embedding: str | None = None,
+    embedding_options: dict[str, Any] | None = None,
+    registry: Registry | None = None,
+    analyzer: str | None = None,
+    env: Any = None,
+) -> TopicProcessor:
+    """A :class:`~powercontext.topic_processing.TopicProcessor` on ``db`` for ``topic
+    process`` (Topic Memory RFC, "Reference-level explanation"; TOPIC-MEMORY.md,
+    "Configuration", "Providers"): the Topic service of :func:`open_topic_service`
+    (same database, embedding model and analyzer choice), the TopicGenerationModel and
+    the ProcessingSettings of the configuration. Public as
+    ``powercontext.open_topic_processor``.
+
+    ``config``: a loaded ``PowerContextConfig`` (:func:`powercontext.topic_config.
+    load_config`), or the path of a TOML file, or None (``$POWERCONTEXT_CONFIG``, else
+    ``<data dir>/config.toml``, a missing default file meaning the defaults); ``env``
+    (default ``os.environ``) holds the ``POWERCONTEXT_<SECTION>_<KEY>`` overrides. The
+    effective configuration is logged once (logger ``powercontext.topic``, secrets
+    masked). Errors, before any connection or provider request:
+    TopicProcessingUnavailableError (a CapabilityNotSupportedError whose ``problems``
+    list every reason) when no generation provider is configured or its settings are
+    refused by the provider policy; InvalidInputError for an unknown key or a value out
+    of range in the file. The caller closes ``processor.service`` (an async context
+    manager) when done."""
+    from powercontext import topic_config
+    from powercontext.topic_processing import TopicProcessor as Processor
+
+    env = os.environ if env is None else env
+    if config is None or isinstance(config, str | os.PathLike):
+        config = topic_config.load_config(config, env=env)
+    registry = registry or Registry()
+    topic_config.log_effective_config(config, logging.getLogger("powercontext.topic"))
+    model = topic_config.topic_generation_model(config, registry, env)
+    settings = config.processing_settings()
+    service = open_topic_service(db, embedding=embedding, embedding_options=embedding_options,
+                                 registry=registry, analyzer=analyzer)
+    topic_config.check_topic_embedding(config, service.embedding_model)
+    return Processor(service, model, settings, embedding_model=service.embedding_model)
 
 
 async def refuse_profile_change_over_topics(

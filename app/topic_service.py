@@ -4,8 +4,14 @@ RFC, "HTTP API", "MCP"; TOPIC-MEMORY.md, "Topic search", "get").
 Two reads for users and agents: :meth:`TopicMemoryService.search` (compact hits with an
 exact :class:`~powercontext.core.topic.models.TopicRef`) and
 :meth:`TopicMemoryService.get` (that exact Revision, complete). The spec gives users no
-create, update, delete or retire operation: Topics are published by background
-processing (part 2). :meth:`TopicMemoryService._publish` is the internal publication
+create, update, delete or retire operation: Topics are published by processing of the
+Scope's Sources. The processing surface (Topic Memory RFC, "Source, Window, Cursor, and
+Pending", "Automatic processing and explicit flush", "Pending dirty set"):
+:meth:`~TopicMemoryService.add_sources` (Sources into a Scope's journal, raising
+Pending), :meth:`~TopicMemoryService.flush`, :meth:`~TopicMemoryService.status` (read
+only) and :meth:`~TopicMemoryService.process` (Windows until the Scope is covered, in
+process, through :class:`powercontext.topic_processing.TopicProcessor`).
+:meth:`TopicMemoryService._publish` is the internal publication
 helper that processing, tests and the contract kit use; it is not public API.
 
 The service checks requests before any I/O, embeds (hybrid deployments only) outside
@@ -17,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from powercontext.core import canonical
 from powercontext.core import query as query_bounds
@@ -43,9 +49,13 @@ from powercontext.core.topic.models import (
     TopicSearchResult,
     TopicWrite,
 )
+from powercontext.core.topic.processing import FlushStatus, ProcessingSettings, ScopeStatus
 from powercontext.core.vectors import prepare_vector
 from powercontext.ports import EmbeddingModel
-from powercontext.ports.topic import TopicMemoryBackend
+from powercontext.ports.topic import TopicGenerationModel, TopicMemoryBackend
+
+if TYPE_CHECKING:
+    from powercontext.topic_processing import ProcessReport
 
 __all__ = ["TopicMemoryService", "parse_topic_ref"]
 
@@ -198,6 +208,64 @@ class TopicMemoryService:
         exact = parse_topic_ref(ref)
         return await self.backend.get(scope, exact)
 
+    # ------------------------------------------------------------------ processing
+
+    async def add_sources(self, scope_id: str, sources: Sequence[Source]) -> tuple[int, ...]:
+        """Store Sources in one Scope (Topic Memory RFC, "Source, Window, Cursor, and
+        Pending"; TOPIC-MEMORY.md, "Scopes are new"): each Source, its Scope-journal row
+        and the Pending raise in one transaction (the backend's ``put_scoped_sources``).
+        ``sources`` are values of :func:`powercontext.core.canonical.make_source`.
+        Returns each Source's 1-based position in the Scope's journal, in input order; a
+        Source already in this Scope keeps its position (idempotent). InvalidInputError
+        naming ``scope_id`` (bad id, or a Source already journaled in another Scope) or
+        the Source field; SecretDetectedError (an InvalidInputError) for a secret. Nothing
+        is stored on any error."""
+        scope = topic_content.check_scope_id(scope_id)
+        return await self.backend.put_scoped_sources(scope, tuple(sources))
+
+    async def flush(self, scope_id: str) -> FlushStatus:
+        """Topic Memory RFC, "Automatic processing and explicit flush": ask for the
+        Scope's Sources to be processed, in one short transaction. ``"idle"`` (nothing
+        written) when the Scope has no Source or its Cursor already covers the Source
+        head; else ``"accepted"``: the Pending row gets ``source_through = max(existing,
+        head)`` and ``flush_generation + 1`` (a second flush before processing coalesces
+        into the same row). A Scope stuck at a terminal frontier is ``"accepted"`` too;
+        :meth:`status` shows why. InvalidInputError naming ``scope_id`` for a bad id."""
+        return await self.backend.flush(topic_content.check_scope_id(scope_id))
+
+    async def status(self, scope_id: str | None = None) -> tuple[ScopeStatus, ...]:
+        """Read only (TOPIC-MEMORY.md, "Flush"): the processing status of one Scope
+        (always one ScopeStatus, zeros when the Scope is unknown) or, with None, of every
+        Scope with a journal row, Pending, Cursor or budget row, sorted by ``scope_id``
+        (UTF-8 binary). Each shows the Source head, the Cursor, the Pending row and the
+        budget row (attempts, reserved requests and tokens, failure code), None when
+        absent. InvalidInputError naming ``scope_id`` for a bad id."""
+        scope = None if scope_id is None else topic_content.check_scope_id(scope_id)
+        return await self.backend.processing_status(scope)
+
+    async def process(self, scope_id: str, *, model: TopicGenerationModel | None,
+                      settings: ProcessingSettings | None = None) -> ProcessReport:
+        """Topic Memory RFC, "Reference-level explanation": process the Scope's Windows
+        after its Cursor, in process, until the Cursor covers the wave target (the
+        Pending ``source_through`` frozen at the start, or the Source head) or a Window
+        fails (a terminal frontier such as ``window_attempt_limit``, or the failed
+        attempt's code). ``model``: the configured TopicGenerationModel
+        (:func:`powercontext.runtime.open_topic_processor` builds it from the
+        configuration; None: only Windows of lineage-only Sources can complete);
+        ``settings``: the Window and history settings (default ProcessingSettings()).
+        The deployment's embedding model (hybrid) is this service's. Returns the
+        :class:`~powercontext.topic_processing.ProcessReport` (published Windows, the
+        status afterwards, ``stopped``: None when covered, else the code); a processing
+        failure is reported there, never raised. InvalidInputError naming ``scope_id`` or
+        the setting."""
+        from powercontext.core.topic.processing import check_settings
+        from powercontext.topic_processing import TopicProcessor
+
+        scope = topic_content.check_scope_id(scope_id)
+        chosen = check_settings(settings or ProcessingSettings())
+        processor = TopicProcessor(self, model, chosen, embedding_model=self.embedding_model)
+        return await processor.process(scope)
+
     # ------------------------------------------------------------------ internal
 
     @staticmethod
@@ -293,7 +361,9 @@ class TopicMemoryService:
             b = parse_topic_ref(base, f"updates[{i}].base")
             planned.append(("update", TopicRef(b.artifact_id, b.revision + 1), b,
                             self._content(f"updates[{i}]", content), refs))
-        if not planned:
+        if not planned and (guards is None or guards.empty):
+            # with guards (a NOOP Window, or one of only lineage-only Sources) zero
+            # writes still advance the Cursor; without, there is nothing to publish
             raise InvalidInputError("creates", "a publication needs at least one write")
         if to_store:
             await self.backend.put_sources(to_store)

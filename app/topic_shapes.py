@@ -9,6 +9,18 @@ tools (Topic Memory RFC, "HTTP API": the search and get bodies):
   "content_hash", "sources" (SourceRefs ``{"source_id", "content_hash"}``),
   "based_on" (a TopicRef or null), "published_at"}``; internal chunks never appear.
 
+The processing values (:func:`processing_json`):
+
+- ``ScopeStatus``: ``{"scope_id", "binding_name", "source_head", "cursor", "covered",
+  "pending" (null or {"source_through", "flush_generation",
+  "handled_flush_generation"}), "budget" (null or {"source_after", "furthest_through",
+  "attempt_count", "reserved_requests", "reserved_tokens", "failure_code",
+  "terminal"})}``; the budget row's opaque ``attempt_id`` is not shown.
+- ``WindowOutcome``: ``{"scope_id", "after", "through", "created", "updated" (TopicRefs),
+  "noops", "reserved_requests"}``
+- ``ProcessReport``: ``{"scope_id", "windows", "status", "stopped" (null when covered,
+  else the failure code), "covered"}``
+
 A surface may add context keys around a shaped value (``untrusted``, ``notice``) but
 never renames or drops one.
 """
@@ -19,8 +31,9 @@ from typing import Any
 
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import TopicHit, TopicRef, TopicRevision, TopicSearchResult
+from powercontext.core.topic.processing import ScopeStatus
 
-__all__ = ["topic_json"]
+__all__ = ["processing_json", "topic_json"]
 
 
 def _ref(r: TopicRef) -> dict[str, Any]:
@@ -56,3 +69,40 @@ def topic_json(value: TopicRef | TopicHit | TopicSearchResult | TopicRevision | 
                 "based_on": None if value.based_on is None else _ref(value.based_on),
                 "published_at": value.published_at}
     raise TypeError(f"no Topic JSON shape for {type(value).__name__}")
+
+
+def _status(st: ScopeStatus) -> dict[str, Any]:
+    p, b = st.pending, st.budget
+    return {
+        "scope_id": st.scope_id, "binding_name": st.binding_name,
+        "source_head": st.source_head, "cursor": st.cursor, "covered": st.covered,
+        "pending": None if p is None else {
+            "source_through": p.source_through, "flush_generation": p.flush_generation,
+            "handled_flush_generation": p.handled_flush_generation},
+        "budget": None if b is None else {
+            "source_after": b.source_after, "furthest_through": b.furthest_through,
+            "attempt_count": b.attempt_count, "reserved_requests": b.reserved_requests,
+            "reserved_tokens": b.reserved_tokens, "failure_code": b.failure_code,
+            "terminal": b.terminal},
+    }
+
+
+def processing_json(value: Any) -> Any:
+    """The JSON-ready shape of a processing value: a ScopeStatus, a WindowOutcome or a
+    ProcessReport (:mod:`powercontext.topic_processing`; module docstring). TypeError
+    for anything else."""
+    from powercontext.topic_processing import ProcessReport, WindowOutcome
+
+    if isinstance(value, ScopeStatus):
+        return _status(value)
+    if isinstance(value, WindowOutcome):
+        return {"scope_id": value.scope_id, "after": value.after, "through": value.through,
+                "created": [_ref(r) for r in value.created],
+                "updated": [_ref(r) for r in value.updated], "noops": value.noops,
+                "reserved_requests": value.reserved_requests}
+    if isinstance(value, ProcessReport):
+        return {"scope_id": value.scope_id,
+                "windows": [processing_json(w) for w in value.windows],
+                "status": _status(value.status), "stopped": value.stopped,
+                "covered": value.stopped is None}
+    raise TypeError(f"no processing JSON shape for {type(value).__name__}")

@@ -94,7 +94,9 @@ def _head_commit(root: Path) -> str | None:
 async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: str,
                           uri: str | None, ids: dict[str, str], extract: bool = True,
                           create: bool = False) -> dict[str, Any]:
-    """Persist a ``task_outcome`` Source (first, so the evidence is never lost), then,
+    """Persist a ``task_outcome`` Source (first, so the evidence is never lost) in the
+    repository's Scope ``repo:<path>`` (Topic Memory's Source journal and Pending raise,
+    the same transaction; :func:`~powercontext.adapters.cli.sources.journal_sources`), then,
     when ``extract`` and the answer is not :func:`trivial_outcome`, run
     ``remember(mode="extract")`` on the repository Memory. A repository without a Memory
     gets one (mapped to ``repo:<path>``) only when ``create`` (``--create-memory`` or
@@ -138,7 +140,12 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     from powercontext.adapters.cli.writes import settled
 
     try:
-        await svc.backend.put_sources((source,))
+        from powercontext.adapters.cli.sources import journal_sources
+
+        # in the repository's Scope (repo:<path>, the Memory key's form) for Topic Memory
+        scope_notes = await journal_sources(svc, key, (source,))
+        if scope_notes:
+            report["notes"] = [*report.get("notes", []), *scope_notes]
         pipeline = _pipeline(svc) if extract and answer and trivial is None else None
         if pipeline is None:
             return report

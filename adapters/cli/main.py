@@ -15,8 +15,9 @@ only the root group, the ``memory`` group, their registration and :func:`main`; 
 commands live in modules by concern: ``memory`` (``remember``, ``forget``,
 ``reactivate``, ``organize``), ``reads`` (``changes``, ``show``, ``expand``),
 ``search``, ``cite`` (``cite``, ``validate-citation``), ``rebuild``, ``overview``
-(``memory list``, ``source``, ``info``), ``setup`` (``setup``, ``doctor``), ``repo``,
-``hook``, ``mcp_cmd`` and ``topic`` (the ``topic`` group: ``search``, ``get``).
+(``memory list``, ``source show``, ``info``), ``sources`` (``source add``), ``setup``
+(``setup``, ``doctor``), ``repo``, ``hook``, ``mcp_cmd`` and ``topic`` (the ``topic``
+group: ``search``, ``get``, ``flush``, ``status``, ``process``).
 ``--json`` output uses the shapes of :func:`powercontext.core.shapes.to_json` (Topic
 values: :mod:`powercontext.topic_shapes`).
 """
@@ -107,12 +108,14 @@ def _register_subcommands() -> None:
     from powercontext.adapters.cli.repo import repo
     from powercontext.adapters.cli.search import search
     from powercontext.adapters.cli.setup import doctor, setup
+    from powercontext.adapters.cli.sources import source_add
     from powercontext.adapters.cli.topic import topic
 
     for command in (remember, forget, reactivate, organize, changes, search, show, expand,
                     cite, validate_citation, rebuild):
         memory.add_command(command)
     memory.add_command(memory_list, "list")
+    source.add_command(source_add)
     for command in (topic, repo, hook, mcp, source, info, setup, doctor):
         cli.add_command(command)
 

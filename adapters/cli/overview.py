@@ -74,7 +74,7 @@ def memory_list(c: Ctx) -> None:
 
 @click.group()
 def source() -> None:
-    """Sources: the evidence entries cite."""
+    """Sources: the evidence entries and Topics cite (`add` writes them into a Scope)."""
 
 
 @source.command("show")

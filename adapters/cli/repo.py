@@ -17,6 +17,10 @@ pipeline against the current head: an entry is revised only when the link is cer
 (its evidence is a file the change touched and the topic or rule line matches),
 otherwise new content becomes a new entry. Nothing is deactivated by absence.
 
+Both store their Sources in the repository's Scope ``repo:<git top level>`` (the key's
+form) first: Topic Memory's Source journal and Pending raise, in one transaction
+(TOPIC-MEMORY.md, "Scopes are new"); the Memory write is unchanged.
+
 Both honour the global ``--db`` and ``--json``. Register with ``cli.add_command(repo)``.
 """
 
@@ -57,6 +61,17 @@ def _applied_to(before: Any, after: Any) -> Any:
     return before
 
 
+async def _journal(svc: Any, key: str, sources: Any) -> list[str]:
+    """The Sources stored first in the repository's Scope (``repo:<path>``, the key's
+    form; Topic Memory's journal and Pending raise), after the same secret check
+    ``remember`` makes, so nothing with a secret is stored; ``remember`` then finds them
+    stored (idempotent) and its Memory behaviour is unchanged."""
+    from powercontext.adapters.cli.sources import journal_sources
+
+    svc.check_secrets(sources)
+    return await journal_sources(svc, key, sources)
+
+
 def _pipeline(svc: Any) -> Any:
     from powercontext.adapters.candidates import pipeline_from_registry
     from powercontext.plugins.registry import Registry
@@ -68,7 +83,7 @@ def _pipeline(svc: Any) -> Any:
 
 async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after: Any,
                   sources: Any, skipped: Any, pipeline: Any, commit: str | None,
-                  action: str) -> None:
+                  action: str, scope_notes: list[str] | None = None) -> None:
     from powercontext.core.shapes import to_json
 
     changed = after is not None and after != before
@@ -92,7 +107,7 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
         "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
         "changes": rows,
         "refused": to_json(result.refused if result else ()),
-        "notes": list(result.notes) if result else [],
+        "notes": [*(result.notes if result else ()), *(scope_notes or ())],
     }
 
     def human() -> None:
@@ -149,6 +164,7 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
         pipeline = _pipeline(svc)
         manifest = c.manifest()
         before = await _mapped_head(svc, key)
+        scope_notes = await _journal(svc, key, sources)
         # the key's Memory (created with its key in one transaction when there is none)
         after = await _settled(svc, lambda: svc.remember(
             None, sources=sources, mode="extract", providers=providers or None, key=key))
@@ -158,7 +174,8 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
             state["last_processed_commit"] = commit
             manifest.set_state(key, state)
         await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,
-                      skipped=skipped, pipeline=pipeline, commit=commit, action="Bootstrapped")
+                      skipped=skipped, pipeline=pipeline, commit=commit, action="Bootstrapped",
+                      scope_notes=scope_notes)
 
     c.run(body)
 
@@ -209,12 +226,14 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
             snapshots, skipped = contract_sources(root, commit=commit)
         sources = (change, *snapshots)
         pipeline = _pipeline(svc)
+        scope_notes = await _journal(svc, key, sources)
         after = await _settled(svc, lambda: svc.remember(
             None, sources=sources, mode="extract", providers=providers or None, key=key))
         before = _applied_to(before, after)
         state["last_processed_commit"] = commit
         manifest.set_state(key, state)
         await _report(c, svc, root=root, key=key, before=before, after=after, sources=sources,
-                      skipped=skipped, pipeline=pipeline, commit=commit, action="Synced")
+                      skipped=skipped, pipeline=pipeline, commit=commit, action="Synced",
+                      scope_notes=scope_notes)
 
     c.run(body)

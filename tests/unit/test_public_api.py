@@ -64,6 +64,7 @@ PUBLIC = [
     "WritesPausedError",
     "make_source",
     "open_service",
+    "open_topic_processor",
     "open_topic_service",
 ]
 
@@ -82,6 +83,7 @@ def test_every_public_name_resolves_to_the_object_its_home_module_defines() -> N
         "RememberMode": "powercontext.service",
         "open_service": "powercontext.runtime",
         "open_topic_service": "powercontext.runtime",
+        "open_topic_processor": "powercontext.runtime",
         "TopicMemoryService": "powercontext.topic_service",
         **{n: "powercontext.core.topic.models" for n in (
             "TopicHit", "TopicMemoryContent", "TopicRef", "TopicRevision",

@@ -363,7 +363,10 @@ def test_publish_refuses_bad_content_and_lineage_before_any_io():
 
 def test_the_service_offers_users_no_create_update_or_delete():
     public = {n for n in dir(TopicMemoryService) if not n.startswith("_")}
-    assert public == {"capabilities", "close", "get", "search"}
+    # part 2 adds the processing surface (Sources in, flush, status, process); still no
+    # create, update, delete or retire of a Topic
+    assert public == {"add_sources", "capabilities", "close", "flush", "get", "process",
+                      "search", "status"}
 
 
 @given(time_ms=st.integers(min_value=0, max_value=2**48 - 1),
