@@ -145,6 +145,12 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
             raise RevisionConflictError(
                 f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
                 f"{cursor.expected}; reprocess from the current Cursor")
+        head = self._scope_head_sync(cursor.scope_id)
+        if cursor.through > head:
+            raise InvalidInputError(
+                "guards.cursor.through",
+                f"{cursor.through} is past the Source head {head} of Scope "
+                f"{cursor.scope_id!r}: a Cursor covers only journaled Sources")
         if isinstance(budget, BudgetRelease) and (row is None
                                                   or row.attempt_id != budget.attempt_id):
             raise RevisionConflictError(

@@ -13,7 +13,11 @@ from typing import Any
 
 import attrs
 
-from powercontext.core.errors import RevisionConflictError, TopicProcessingError
+from powercontext.core.errors import (
+    InvalidInputError,
+    RevisionConflictError,
+    TopicProcessingError,
+)
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import (
     CODE_CURSOR_CONFLICT,
@@ -143,6 +147,12 @@ class InMemoryTopicBudget:
             raise RevisionConflictError(
                 f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
                 f"{cursor.expected}; reprocess from the current Cursor")
+        head = self._scope_head_sync(cursor.scope_id)
+        if cursor.through > head:
+            raise InvalidInputError(
+                "guards.cursor.through",
+                f"{cursor.through} is past the Source head {head} of Scope "
+                f"{cursor.scope_id!r}: a Cursor covers only journaled Sources")
 
     def _check_budget_sync(self, cursor: CursorAdvance, budget: BudgetRelease) -> None:
         self._maybe_fail("_check_budget_sync")

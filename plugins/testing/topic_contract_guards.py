@@ -114,6 +114,8 @@ class TopicGuardsContract(ProcessingContractBase):
                     cursor=CursorAdvance(BINDING, SCOPE, 0, 0)))
             with pytest.raises(InvalidInputError, match="cursor"):
                 await kit.publish(guards=PublicationGuards(pending=PendingUpdate(None)))
+            with pytest.raises(InvalidInputError, match="Source head"):  # head is 1
+                await kit.publish(guards=guards(grant, 2))
             w = await kit.write("project:elsewhere", "Kiwi", "kiwi", "Kiwi.", sources=("z1",))
             with pytest.raises(InvalidInputError, match="scope_id"):
                 await kit.publish(w, guards=guards(grant, 1))

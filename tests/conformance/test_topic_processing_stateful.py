@@ -38,11 +38,6 @@ TestSQLiteProcessingStateMachine = topic_processing_state_machine_test(
     _sqlite, max_examples=10)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open fault for p2-budget (adapters/topic_publication.py _check_guards_sync): a "
-    "guarded publication moves the Cursor past the Source head, so Sources written later "
-    "at those positions are never processed (flush says idle); remove this marker when "
-    "the guard refuses through > head"))
 @pytest.mark.parametrize("factory", [InMemoryTopicBackend, _sqlite], ids=["memory", "sqlite"])
 def test_a_cursor_advance_past_the_source_head_is_refused(factory):
     async def body() -> None:
