@@ -208,6 +208,7 @@ def open_topic_processor(
     registry = registry or Registry()
     topic_config.log_effective_config(config, logging.getLogger("powercontext.topic"))
     model = topic_config.topic_generation_model(config, registry, env)
+    topic_config.check_worker_model(model, registry)  # Worker bootstrap: the same policy
     settings = config.processing_settings()
     service = open_topic_service(db, embedding=embedding, embedding_options=embedding_options,
                                  registry=registry, analyzer=analyzer)

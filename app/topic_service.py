@@ -257,12 +257,17 @@ class TopicMemoryService:
         :class:`~powercontext.topic_processing.ProcessReport` (published Windows, the
         status afterwards, ``stopped``: None when covered, else the code); a processing
         failure is reported there, never raised. InvalidInputError naming ``scope_id`` or
-        the setting."""
+        the setting; TopicProcessingUnavailableError when ``model`` fails the provider
+        policy (the same check as the configuration's), before any I/O."""
         from powercontext.core.topic.processing import check_settings
         from powercontext.topic_processing import TopicProcessor
 
         scope = topic_content.check_scope_id(scope_id)
         chosen = check_settings(settings or ProcessingSettings())
+        if model is not None:  # the Worker start-up check: the configuration's policy
+            from powercontext.topic_config import check_worker_model
+
+            check_worker_model(model)
         processor = TopicProcessor(self, model, chosen, embedding_model=self.embedding_model)
         return await processor.process(scope)
 

@@ -79,12 +79,16 @@ def _text(value: object, field: str) -> str:
 def check_scope_id(value: object, field: str = "scope_id") -> str:
     """The NFC form of a Scope id (TOPIC-MEMORY.md, "scope_id"): 1..256 code points
     after NFC, every one printable (``str.isprintable``: no control, format, separator
-    other than the ASCII space, or unassigned characters), no lone surrogate. The value
-    is not trimmed: ``" a"`` and ``"a"`` are two Scopes. InvalidInputError naming
-    ``field`` otherwise."""
+    other than the ASCII space, or unassigned characters), no lone surrogate, and no
+    white space at either end. The value is never trimmed: ``" a"`` is refused, not
+    read as ``"a"`` (a Scope id is compared exactly, and OceanBase's binary collation
+    is PAD SPACE, where ``"a"`` equals ``"a "``). InvalidInputError naming ``field``
+    otherwise."""
     text = _text(value, field)
     if not text:
         raise InvalidInputError(field, "must not be empty")
+    if text != text.strip():
+        raise InvalidInputError(field, "must not begin or end with white space")
     if len(text) > MAX_SCOPE_CHARS:
         raise InvalidInputError(
             field, f"is {len(text)} characters after NFC; at most {MAX_SCOPE_CHARS} are allowed")

@@ -257,10 +257,16 @@ class TopicSourcesContract(TopicContractBase):
                 assert await b.source_head(decomposed) == await b.source_head(composed) == 2
                 assert [e.scope_id for e in await b.scope_journal(decomposed)] == [composed] * 2
                 assert [s.scope_id for s in await b.processing_status()] == [composed]
-                # no trimming, no case folding: three other Scopes
-                for other in (" repo:/caf\u00e9", "repo:/CAF\u00c9", "repo:/caf\u00e9 "):
-                    assert await b.source_head(other) == 0
-                    assert await b.flush(other) == "idle"
+                # no case folding: another Scope
+                assert await b.source_head("repo:/CAF\u00c9") == 0
+                assert await b.flush("repo:/CAF\u00c9") == "idle"
+                # never trimmed: white space at either end is refused, nothing written
+                for padded in (" repo:/caf\u00e9", "repo:/caf\u00e9 ", "repo:/caf\u00e9\u3000"):
+                    for call in (b.source_head(padded), b.flush(padded),
+                                 b.put_scoped_sources(padded, [scoped_source("nfc-3")])):
+                        with pytest.raises(InvalidInputError, match="white space"):
+                            await call
+                assert await b.source_head(composed) == 2
             finally:
                 await b.close()
 

@@ -123,3 +123,29 @@ def test_process_refuses_settings_out_of_range_naming_them(tmp_path, env):
             assert exc.value.field == "runtime.topic_memory_source_window_limit"
 
     asyncio.run(body())
+
+
+def test_process_runs_the_worker_start_up_policy_on_the_model_it_is_given(tmp_path, env):
+    """Worker bootstrap validates the same policy as the configuration: a model of an
+    unknown provider, or one carrying a refused setting, is refused before anything is
+    read or reserved."""
+    from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
+
+    class Unknown(DeterministicTopicModel):
+        @property
+        def name(self) -> str:
+            return "mystery"
+
+    class Hidden(DeterministicTopicModel):
+        settings = {"previous_response_id": "resp_1"}
+
+    async def body() -> None:
+        async with open_topic_service(tmp_path / "w.db", embedding="none") as svc:
+            await svc.add_sources(SCOPE, _sources())
+            for model, word in ((Unknown(), "mystery"), (Hidden(), "previous_response_id")):
+                with pytest.raises(TopicProcessingUnavailableError, match=word):
+                    await svc.process(SCOPE, model=model)
+            (status,) = await svc.status(SCOPE)
+            assert status.cursor == 0 and status.budget is None  # no attempt was spent
+
+    asyncio.run(body())

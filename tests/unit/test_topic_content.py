@@ -17,7 +17,7 @@ H = "a" * 64
 
 
 @pytest.mark.parametrize("bad", ["", "x" * 257, "a\nb", "a\x00", "a\x07", "\ud800",
-                                 "a\u200b", 7, None])
+                                 "a\u200b", 7, None, " ", " a", "a ", "a\u3000", "\u00a0a"])
 def test_check_scope_id_refuses_empty_long_control_surrogate_non_string(bad: object) -> None:
     with pytest.raises(InvalidInputError) as info:
         tc.check_scope_id(bad)
