@@ -4,11 +4,12 @@
 README.md, pyproject.toml and Makefile as Sources, then walks through Revision 1 with
 three entries, a user correction that revises one entry, a forget, a search, the
 changes since 0, an expand, and a Handoff citation that validates while a tampered one
-is refused. Then Topic Memory on the same database: two Topics published from those
-Sources the way background processing will publish them (the internal publication path;
-users have no create/update API), an UPDATE, a search, an exact get of the hit, the
-older Revision still readable with its own publication time, and another Scope that sees
-nothing. It prints each step and exits non-zero if any expectation fails.
+is refused. Then Topic Memory on the same database: two notes and the Makefile added to
+the Scope ``repo:<path>``, a flush, ``topic process`` with the ``deterministic`` provider
+(extractive, no model or network) creating Topics, a new note that UPDATEs one of them,
+a search, an exact get of the hit, the older Revision still readable with its own
+publication time, another Scope that sees nothing, and a final flush that is idle. It
+prints each step and exits non-zero if any expectation fails.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from pathlib import Path
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidCitationError
 from powercontext.core.models import HandoffCitation, MemoryEntryInput, Source
-from powercontext.core.topic.models import TopicMemoryContent
-from powercontext.runtime import open_service, open_topic_service
+from powercontext.runtime import open_service, open_topic_processor
+from powercontext.topic_processing import TopicProcessor
 
 __all__ = ["main", "run_quickstart", "run_topic_quickstart"]
 
@@ -194,63 +195,87 @@ async def run_quickstart(repo: Path, db: Path) -> None:
         await svc.close()
 
 
+def _note(title: str, body: str) -> Source:
+    text = f"# {title}\n\n{body}\n"
+    digest = canonical.source_content_hash("user_note", text, None, ())
+    return canonical.make_source(f"src_{digest[:40]}", "user_note", text)
+
+
 async def run_topic_quickstart(repo: Path, db: Path) -> None:
-    """Topic Memory on the database at ``db``: publish, update, search, get (module doc)."""
-    tsvc = open_topic_service(db)
+    """Topic Memory on the database at ``db`` (module doc): Sources into a Scope, flush,
+    processing with the ``deterministic`` provider (extractive, no model, no network),
+    a second batch that UPDATEs a Topic, search, exact get, the older Revision, another
+    Scope, and the final flush that finds nothing to do."""
     scope = f"repo:{repo.resolve()}"
-    try:
-        readme, makefile = (_file_source(repo, n) for n in ("README.md", "Makefile"))
-        _say("Topic Memory",
-             f"   scope {scope}; publishing as background processing will (internal path)")
-        setup, tests = await tsvc._publish(scope, creates=[
-            (TopicMemoryContent(
-                "Developer set-up",
-                "Two make targets set up a checkout: quickstart and test.",
-                "## Commands\n\nmake quickstart installs the base package and runs the "
-                "scenario.\n\nmake test installs the dev extras and runs the whole suite."),
-             [readme, makefile]),
-            (TopicMemoryContent(
-                "Exit codes of the command line",
-                "What each exit status of powercontext means.",
-                "0 ok, 2 bad input, 3 revision conflict, 4 not found, 6 invalid citation."),
-             [readme]),
-        ])
-        for t in (setup, tests):
-            print(f"   {t.ref.artifact_id}@{t.ref.revision}  {t.content.title}")
-        _check(setup.ref.revision == 1 and tests.ref.revision == 1, "two Topics at Revision 1")
-        (setup2,) = await tsvc._publish(scope, updates=[(
-            setup.ref,
-            TopicMemoryContent(
-                "Developer set-up",
-                "Two make targets set up a checkout; make check runs lint, types and tests.",
-                setup.content.detail + "\n\nmake check runs ruff, mypy and the suite."),
-            [makefile])])
-        _say("Topic update", f"   {setup2.ref.artifact_id}@{setup2.ref.revision} based on "
-             f"@{setup2.based_on.revision if setup2.based_on else None}")
-        topic_query = "how do I run the lint and type checks"
-        result = await tsvc.search(scope, topic_query, limit=5)
-        _say("topic search", f"   {topic_query!r} in {scope}")
-        for i, hit in enumerate(result.hits, 1):
-            print(f"   {i}. [{'+'.join(hit.matched_by)}] {hit.title} -- "
-                  f"{hit.ref.artifact_id}@{hit.ref.revision}\n      "
-                  f"{' '.join((hit.snippet or '').split())}")
-        _check(bool(result.hits) and result.hits[0].ref == setup2.ref,
-               "the updated Topic is found, at its new Revision")
-        full = await tsvc.get(scope, result.hits[0].ref)
-        _check(full.content.detail.endswith("the suite."),
-               "get returns the complete detail of exactly that Revision")
-        old = await tsvc.get(scope, setup.ref)
-        _say("exact get", f"   @1 published {old.published_at}, @2 published "
-             f"{full.published_at}; @2 cites {len(full.sources)} Source(s)")
-        _check(old.content == setup.content, "Revision 1 is still readable, unchanged")
+    with tempfile.TemporaryDirectory(prefix="powercontext-quickstart-") as tmp:
+        config = Path(tmp) / "config.toml"
+        config.write_text('[inference]\ngeneration_provider = "deterministic"\n', "utf-8")
+        processor = open_topic_processor(db, config=config, env={})
         try:
-            await tsvc.get(other := "repo:/somewhere/else", setup2.ref)
-        except ArtifactNotFoundError:
-            _check(True, f"another Scope does not see the Topic ({other}: not found)")
-        else:
-            _check(False, "another Scope does not see the Topic")
-    finally:
-        await tsvc.close()
+            await _topic_scenario(processor, scope, repo)
+        finally:
+            await processor.service.close()
+
+
+async def _topic_scenario(processor: TopicProcessor, scope: str, repo: Path) -> None:
+    tsvc = processor.service
+    setup_note = _note("Developer set-up", "make quickstart installs the base package and "
+                       "runs the scenario. make test installs the dev extras and runs the "
+                       "whole suite.")
+    exit_note = _note("Exit codes of the command line", "0 ok, 2 bad input, 3 revision "
+                      "conflict, 4 not found, 6 invalid citation, 8 processing stopped.")
+    makefile = _file_source(repo, "Makefile")
+    positions = await tsvc.add_sources(scope, [setup_note, exit_note, makefile])
+    _say("Topic Memory: source add", f"   scope {scope}: Sources at positions {positions}")
+    _check(await tsvc.flush(scope) == "accepted", "flush is accepted (Pending raised)")
+    report = await processor.process(scope)
+    (window,) = report.windows
+    _say("topic process", f"   Window ({window.after}, {window.through}]: "
+         f"{len(window.created)} created with the deterministic provider, "
+         f"{window.reserved_requests} provider request(s) reserved")
+    _check(report.stopped is None and report.status.covered,
+           "the Cursor covers the Source head")
+    heads = {(await tsvc.get(scope, ref)).content.title: ref for ref in window.created}
+    for title, ref in sorted(heads.items()):
+        print(f"   {ref.artifact_id}@{ref.revision}  {title}")
+    setup = heads.get("Developer set-up")
+    _check(setup is not None, "a Topic 'Developer set-up' at Revision 1")
+    assert setup is not None
+    await tsvc.add_sources(scope, [_note("Developer set-up", "make check runs ruff, mypy "
+                                         "and the whole suite.")])
+    await tsvc.flush(scope)
+    second = await processor.process(scope)
+    (update,) = second.windows
+    _say("Topic update", f"   Window ({update.after}, {update.through}]: "
+         f"{len(update.updated)} updated, {update.noops} unchanged")
+    setup2 = next((r for r in update.updated if r.artifact_id == setup.artifact_id), None)
+    _check(setup2 is not None and setup2.revision == 2,
+           "the new note UPDATEs the same Topic to Revision 2")
+    assert setup2 is not None
+    topic_query = "how do I run the lint and type checks"
+    result = await tsvc.search(scope, topic_query, limit=5)
+    _say("topic search", f"   {topic_query!r} in {scope}")
+    for i, hit in enumerate(result.hits, 1):
+        print(f"   {i}. [{'+'.join(hit.matched_by)}] {hit.title} -- "
+              f"{hit.ref.artifact_id}@{hit.ref.revision}\n      "
+              f"{' '.join((hit.snippet or '').split())[:160]}")
+    _check(setup2 in [h.ref for h in result.hits],
+           "the updated Topic is found, at its new Revision")
+    full = await tsvc.get(scope, setup2)
+    _check("make check runs ruff" in full.content.detail,
+           "get returns the complete detail of exactly that Revision")
+    old = await tsvc.get(scope, setup)
+    _say("exact get", f"   @1 published {old.published_at}, @2 published "
+         f"{full.published_at}; @2 cites {len(full.sources)} Source(s), based on "
+         f"@{full.based_on.revision if full.based_on else None}")
+    _check("make check" not in old.content.detail, "Revision 1 is still readable, unchanged")
+    try:
+        await tsvc.get(other := "repo:/somewhere/else", setup2)
+    except ArtifactNotFoundError:
+        _check(True, f"another Scope does not see the Topic ({other}: not found)")
+    else:
+        _check(False, "another Scope does not see the Topic")
+    _check(await tsvc.flush(scope) == "idle", "the next flush is idle: everything processed")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """``python -m powercontext.quickstart`` (README, "Set-up: two commands") runs to the end on
-this repository's own files: the Memory scenario, then Topic Memory (publish, update,
-search, exact get, an older Revision, another Scope)."""
+this repository's own files: the Memory scenario, then Topic Memory (Sources into a Scope,
+flush, processing with the deterministic provider, an update, search, exact get, an
+older Revision, another Scope, an idle flush)."""
 
 from __future__ import annotations
 
@@ -21,4 +22,6 @@ def test_the_quickstart_runs_both_families_to_the_end(tmp_path: Path) -> None:
     assert "ok: the citation validates" in out
     assert "ok: the updated Topic is found, at its new Revision" in out
     assert "ok: another Scope does not see the Topic" in out
+    assert "ok: the new note UPDATEs the same Topic to Revision 2" in out
+    assert "ok: the next flush is idle: everything processed" in out
     assert "quickstart finished" in out
