@@ -4,9 +4,10 @@ duplicate-keeping JSON reader."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.topic.generation import StageRequest
@@ -43,6 +44,54 @@ def checked_options(provider: str, *, model: object, context_window_tokens: obje
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             raise InvalidInputError(name, f"must be an integer in {lo}..{hi}, not {value!r}")
     return settings
+
+
+class SDKTopicModel:
+    """The constructor and properties both SDK providers share: the SDK must be
+    installed (ImportError naming the extra otherwise), the options pass
+    :func:`checked_options` (the provider policy) before anything else, and the values
+    are read back through ``model``, ``context_window_tokens``, ``max_requests`` and
+    ``settings``. Subclasses set ``name`` (the provider and the SDK's module)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, *, model: str | None, base_url: str | None = None,
+                 api_key: str | None = None, context_window_tokens: int = 125_000,
+                 max_requests: int = 1, timeout_seconds: float = 60.0,
+                 settings: Mapping[str, Any] | None = None) -> None:
+        if importlib.util.find_spec(self.name) is None:
+            raise ImportError(f"the {self.name} SDK is not installed (the {self.name!r} "
+                              "extra)", name=self.name)
+        self._settings = checked_options(
+            self.name, model=model, context_window_tokens=context_window_tokens,
+            max_requests=max_requests, timeout_seconds=timeout_seconds, settings=settings)
+        assert isinstance(model, str)
+        self._model = model
+        self._base_url = base_url
+        self._api_key = api_key
+        self._context = context_window_tokens
+        self._max_requests = max_requests
+        self._timeout = float(timeout_seconds)
+
+    @property
+    def model(self) -> str:
+        """The model every request names."""
+        return self._model
+
+    @property
+    def context_window_tokens(self) -> int:
+        """The configured context window (tokens)."""
+        return self._context
+
+    @property
+    def max_requests(self) -> int:
+        """Requests reserved per stage call (one is made)."""
+        return self._max_requests
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The admitted settings sent with every request (a copy)."""
+        return dict(self._settings)
 
 
 def check_request(request: StageRequest, context_window_tokens: int) -> None:

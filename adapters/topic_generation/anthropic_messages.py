@@ -27,10 +27,8 @@ the body (None when missing); ``requests`` is 1.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, final
 
 from powercontext.adapters.topic_generation._boundary import (
@@ -38,8 +36,8 @@ from powercontext.adapters.topic_generation._boundary import (
     NO_KEY,
     REFUSED,
     Pairs,
+    SDKTopicModel,
     check_request,
-    checked_options,
     dump_pairs,
     incomplete,
     read_pairs,
@@ -61,7 +59,7 @@ def tool_name(schema_name: str) -> str:
 
 
 @final
-class AnthropicMessagesTopicModel:
+class AnthropicMessagesTopicModel(SDKTopicModel):
     """TopicGenerationModel over the Anthropic Messages API.
 
     ``model`` the request's model; ``base_url`` a compatible API root without ``/v1``
@@ -74,44 +72,6 @@ class AnthropicMessagesTopicModel:
     bad argument, and ImportError when the SDK is missing, before any request."""
 
     name = "anthropic"
-
-    def __init__(self, *, model: str | None, base_url: str | None = None,
-                 api_key: str | None = None, context_window_tokens: int = 125_000,
-                 max_requests: int = 1, timeout_seconds: float = 60.0,
-                 settings: Mapping[str, Any] | None = None) -> None:
-        if importlib.util.find_spec("anthropic") is None:
-            raise ImportError("the anthropic SDK is not installed (the 'anthropic' extra)",
-                              name="anthropic")
-        self._settings = checked_options(
-            self.name, model=model, context_window_tokens=context_window_tokens,
-            max_requests=max_requests, timeout_seconds=timeout_seconds, settings=settings)
-        assert isinstance(model, str)
-        self._model = model
-        self._base_url = base_url
-        self._api_key = api_key
-        self._context = context_window_tokens
-        self._max_requests = max_requests
-        self._timeout = float(timeout_seconds)
-
-    @property
-    def model(self) -> str:
-        """The model every request names."""
-        return self._model
-
-    @property
-    def context_window_tokens(self) -> int:
-        """The configured context window (tokens)."""
-        return self._context
-
-    @property
-    def max_requests(self) -> int:
-        """Requests reserved per stage call (one is made)."""
-        return self._max_requests
-
-    @property
-    def settings(self) -> Mapping[str, Any]:
-        """The admitted settings sent with every request (a copy)."""
-        return dict(self._settings)
 
     def _client(self) -> Any:
         import anthropic

@@ -24,16 +24,14 @@ BackendError. ``usage`` comes from the body (None when missing); ``requests`` is
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from collections.abc import Mapping
 from typing import Any, final
 
 from powercontext.adapters.topic_generation._boundary import (
     NO_KEY,
     REFUSED,
+    SDKTopicModel,
     check_request,
-    checked_options,
     incomplete,
     usage_of,
 )
@@ -47,7 +45,7 @@ _SENT_SETTINGS = ("temperature", "top_p", "service_tier")
 
 
 @final
-class OpenAIResponsesTopicModel:
+class OpenAIResponsesTopicModel(SDKTopicModel):
     """TopicGenerationModel over the OpenAI Responses API.
 
     ``model`` the request's model; ``base_url`` a compatible API root (e.g.
@@ -60,44 +58,6 @@ class OpenAIResponsesTopicModel:
     bad argument, and ImportError when the SDK is missing, before any request."""
 
     name = "openai"
-
-    def __init__(self, *, model: str | None, base_url: str | None = None,
-                 api_key: str | None = None, context_window_tokens: int = 125_000,
-                 max_requests: int = 1, timeout_seconds: float = 60.0,
-                 settings: Mapping[str, Any] | None = None) -> None:
-        if importlib.util.find_spec("openai") is None:
-            raise ImportError("the openai SDK is not installed (the 'openai' extra)",
-                              name="openai")
-        self._settings = checked_options(
-            self.name, model=model, context_window_tokens=context_window_tokens,
-            max_requests=max_requests, timeout_seconds=timeout_seconds, settings=settings)
-        assert isinstance(model, str)
-        self._model = model
-        self._base_url = base_url
-        self._api_key = api_key
-        self._context = context_window_tokens
-        self._max_requests = max_requests
-        self._timeout = float(timeout_seconds)
-
-    @property
-    def model(self) -> str:
-        """The model every request names."""
-        return self._model
-
-    @property
-    def context_window_tokens(self) -> int:
-        """The configured context window (tokens)."""
-        return self._context
-
-    @property
-    def max_requests(self) -> int:
-        """Requests reserved per stage call (one is made)."""
-        return self._max_requests
-
-    @property
-    def settings(self) -> Mapping[str, Any]:
-        """The admitted settings sent with every request (a copy)."""
-        return dict(self._settings)
 
     def _client(self) -> Any:
         import openai
