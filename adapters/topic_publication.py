@@ -33,7 +33,7 @@ from powercontext.core.errors import (
     RevisionConflictError,
 )
 from powercontext.core.topic import content as topic_content
-from powercontext.core.topic.guards import check_guards, pending_after
+from powercontext.core.topic.guards import check_cursor_at, check_guards, pending_after
 from powercontext.core.topic.models import (
     TOPIC_FAMILY,
     PublicationGuards,
@@ -141,16 +141,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
                                      budget.source_after, lock=True)
                if isinstance(budget, BudgetRelease) else None)
         stored = self._cursor_sync(cursor.binding_name, cursor.scope_id, lock=True) or 0
-        if stored != cursor.expected:
-            raise RevisionConflictError(
-                f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
-                f"{cursor.expected}; reprocess from the current Cursor")
-        head = self._scope_head_sync(cursor.scope_id)
-        if cursor.through > head:
-            raise InvalidInputError(
-                "guards.cursor.through",
-                f"{cursor.through} is past the Source head {head} of Scope "
-                f"{cursor.scope_id!r}: a Cursor covers only journaled Sources")
+        check_cursor_at(cursor, stored, self._scope_head_sync(cursor.scope_id))
         if isinstance(budget, BudgetRelease) and (row is None
                                                   or row.attempt_id != budget.attempt_id):
             raise RevisionConflictError(

@@ -20,6 +20,7 @@ import attrs
 from powercontext.core.errors import (
     CapabilityNotSupportedError,
     InvalidInputError,
+    RevisionConflictError,
     TopicProcessingError,
 )
 from powercontext.core.topic.content import check_scope_id
@@ -155,6 +156,23 @@ def check_guards(guards: PublicationGuards, writes: Sequence[TopicWrite]) -> Non
             raise InvalidInputError("guards.budget.source_after",
                                     "must be the Cursor the Window starts after "
                                     "(guards.cursor.expected)")
+
+
+def check_cursor_at(cursor: CursorAdvance, stored: int, head: int) -> None:
+    """The Cursor CAS of a guarded publication, read inside its transaction: the stored
+    Cursor must be ``cursor.expected`` (RevisionConflictError "cursor moved ..."
+    otherwise, a control signal) and ``cursor.through`` at most the Scope's Source
+    ``head`` (InvalidInputError ``guards.cursor.through``: a Cursor past the journal
+    would skip the Sources written there later)."""
+    if stored != cursor.expected:
+        raise RevisionConflictError(
+            f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
+            f"{cursor.expected}; reprocess from the current Cursor")
+    if cursor.through > head:
+        raise InvalidInputError(
+            "guards.cursor.through",
+            f"{cursor.through} is past the Source head {head} of Scope "
+            f"{cursor.scope_id!r}: a Cursor covers only journaled Sources")
 
 
 def pending_after(row: PendingRow, cursor: int, update: PendingUpdate) -> PendingRow | None:

@@ -14,7 +14,6 @@ from typing import Any
 import attrs
 
 from powercontext.core.errors import (
-    InvalidInputError,
     RevisionConflictError,
     TopicProcessingError,
 )
@@ -25,6 +24,7 @@ from powercontext.core.topic.guards import (
     ReservationDecision,
     add_reservation,
     admit_attempt,
+    check_cursor_at,
     check_failure_code,
     check_grant,
     check_position,
@@ -143,16 +143,7 @@ class InMemoryTopicBudget:
     def _check_cursor_sync(self, cursor: CursorAdvance) -> None:
         self._maybe_fail("_check_cursor_sync")
         stored = self._table("cursors").get((cursor.binding_name, cursor.scope_id), 0)
-        if stored != cursor.expected:
-            raise RevisionConflictError(
-                f"cursor moved: the Cursor of Scope {cursor.scope_id!r} is at {stored}, not "
-                f"{cursor.expected}; reprocess from the current Cursor")
-        head = self._scope_head_sync(cursor.scope_id)
-        if cursor.through > head:
-            raise InvalidInputError(
-                "guards.cursor.through",
-                f"{cursor.through} is past the Source head {head} of Scope "
-                f"{cursor.scope_id!r}: a Cursor covers only journaled Sources")
+        check_cursor_at(cursor, stored, self._scope_head_sync(cursor.scope_id))
 
     def _check_budget_sync(self, cursor: CursorAdvance, budget: BudgetRelease) -> None:
         self._maybe_fail("_check_budget_sync")

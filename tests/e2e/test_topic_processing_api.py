@@ -131,13 +131,20 @@ def test_process_runs_the_worker_start_up_policy_on_the_model_it_is_given(tmp_pa
     read or reserved."""
     from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 
-    class Unknown(DeterministicTopicModel):
-        @property
-        def name(self) -> str:
-            return "mystery"
+    class Posing:
+        """The deterministic model posing under another name or with a setting."""
 
-    class Hidden(DeterministicTopicModel):
-        settings = {"previous_response_id": "resp_1"}
+        def __init__(self, name: str, settings: dict[str, object]) -> None:
+            self._inner, self.name, self.settings = DeterministicTopicModel(), name, settings
+
+        def __getattr__(self, attr: str) -> object:
+            return getattr(self._inner, attr)
+
+    def Unknown() -> Posing:  # noqa: N802
+        return Posing("mystery", {})
+
+    def Hidden() -> Posing:  # noqa: N802
+        return Posing("deterministic", {"previous_response_id": "resp_1"})
 
     async def body() -> None:
         async with open_topic_service(tmp_path / "w.db", embedding="none") as svc:
