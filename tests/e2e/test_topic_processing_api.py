@@ -140,10 +140,10 @@ def test_process_runs_the_worker_start_up_policy_on_the_model_it_is_given(tmp_pa
         def __getattr__(self, attr: str) -> object:
             return getattr(self._inner, attr)
 
-    def Unknown() -> Posing:  # noqa: N802
+    def Unknown() -> Posing:
         return Posing("mystery", {})
 
-    def Hidden() -> Posing:  # noqa: N802
+    def Hidden() -> Posing:
         return Posing("deterministic", {"previous_response_id": "resp_1"})
 
     async def body() -> None:
