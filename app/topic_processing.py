@@ -412,7 +412,7 @@ class TopicProcessor:
             raise TopicProcessingError(
                 CODE_WORK_PLANNER, f"a Probe request cannot hold a fragment: {exc}",
                 stage="probe") from None
-        out = []
+        out: list[tuple[StageRequest, tuple[str, ...]]] = []
         for piece in pieces:
             req = stages.probe_request([piece], settings)
             if req is None:

@@ -264,8 +264,9 @@ def _unavailable(exc: Any, as_json: bool) -> None:
 
 def _progress_handler(verbose: bool) -> Any:
     import logging
+    import sys
 
-    handler = logging.StreamHandler(click.get_text_stream("stderr"))
+    handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("powercontext.topic: %(message)s"))
     handler.setLevel(logging.INFO if verbose else logging.WARNING)
     return handler

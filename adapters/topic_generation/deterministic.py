@@ -80,7 +80,7 @@ def _pack(old: str, ids: list[str], texts: list[str]) -> tuple[str, list[str]]:
     """``old`` then the texts (blank line between), as many whole texts as the Detail
     limit holds (the first cut at a block boundary when it alone is over), and the ids
     of the texts kept."""
-    detail, kept = old, []
+    detail, kept = old, list[str]()
     for i, t in zip(ids, texts, strict=True):
         joined = f"{detail}\n\n{t}" if detail else t
         if len(_nfc(joined).strip()) > MAX_DETAIL_CHARS:
@@ -189,7 +189,7 @@ class DeterministicTopicModel:
 
     @staticmethod
     def _probe(sources: list[dict[str, Any]]) -> dict[str, Any]:
-        probes = []
+        probes: list[dict[str, Any]] = []
         for item in sources:
             query = _probe_query(_content(item))
             if query and len(probes) < _MAX_PROBES:
@@ -213,7 +213,7 @@ class DeterministicTopicModel:
             groups[key][1].append(item["id"])
             groups[key][2].append(content)
         slots: dict[str, Any] = {h["handle"]: None for h in history}
-        by_title = {}
+        by_title: dict[str, Any] = {}
         for h in history:
             by_title.setdefault(h["title"].casefold(), h)
         new = []

@@ -187,7 +187,7 @@ def check_generation_model(model: Any, *, known_providers: Collection[str]) -> t
     settings = getattr(model, "settings", None)
     problems[:0] = check_generation_policy(
         name, {} if settings is None else settings, known_providers=known_providers,
-        context_window_tokens=context)
+        context_window_tokens=context if isinstance(context, int) else 125_000)
     return tuple(problems)
 
 

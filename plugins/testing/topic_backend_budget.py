@@ -63,6 +63,7 @@ class InMemoryTopicBudget:
     _run: Any
     _in_tx: Any
     _maybe_fail: Any
+    _scope_head_sync: Any
 
     def _table(self, name: str) -> dict[Any, Any]:
         return self._state.setdefault(name, {})  # type: ignore[no-any-return]

@@ -220,6 +220,7 @@ class TopicGuardsContract(ProcessingContractBase):
                         reached.add(point)
                         await kit.publish(*batch, guards=g)
                     s = await status(kit)
+                    assert isinstance(g.cursor, CursorAdvance)
                     assert s.budget is None and s.cursor == g.cursor.through, point
                     assert (s.pending is None) == (n % 2 == 0), point
             pending = [p for p in points if p not in reached]

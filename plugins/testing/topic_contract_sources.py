@@ -360,7 +360,7 @@ class TopicSourcesContract(TopicContractBase):
             scope = f"repo:/flush-prop{n}"
 
             async def body() -> None:
-                accepted, stored = 0, set()
+                accepted, stored = 0, set[object]()
                 for step in steps:
                     if step == "flush":
                         status = await b.flush(scope)

@@ -205,8 +205,8 @@ class TopicProcessingStateMachine(RuleBasedStateMachine):
     def _behind(self, data: st.DataObject) -> str:
         """Mostly a Scope with Sources after its Cursor (a Window to process)."""
         behind = [s for s in SCOPES if self._head(s) > self.cursor[s]]
-        return data.draw(st.sampled_from(behind if behind and data.draw(st.integers(0, 4))
-                                         else SCOPES))
+        prefer: int = data.draw(st.integers(0, 4))
+        return data.draw(st.sampled_from(behind if behind and prefer else SCOPES))
 
     @rule(data=st.data(), stale=st.sampled_from([0, 0, 0, 1, -1]))
     def begin_attempt(self, data: st.DataObject, stale: int) -> None:
@@ -255,7 +255,8 @@ class TopicProcessingStateMachine(RuleBasedStateMachine):
         holders = [g for g in self.grants
                    if (row := self.budgets.get((g.scope_id, g.source_after))) is not None
                    and row.attempt_id == g.attempt_id]
-        if holders and data.draw(st.integers(0, 3)):
+        prefer: int = data.draw(st.integers(0, 3))
+        if holders and prefer:
             return data.draw(st.sampled_from(holders))
         return data.draw(st.sampled_from(self.grants))
 
@@ -316,8 +317,8 @@ class TopicProcessingStateMachine(RuleBasedStateMachine):
             return
         holders = [g for g in ready if (row := self.budgets.get((g.scope_id, g.source_after)))
                    is not None and row.attempt_id == g.attempt_id]
-        grant = data.draw(st.sampled_from(holders if holders and data.draw(
-            st.integers(0, 3)) else ready))
+        prefer: int = data.draw(st.integers(0, 3))
+        grant = data.draw(st.sampled_from(holders if holders and prefer else ready))
         self._publish(grant, data.draw(st.integers(grant.source_after + 1,
                                                    self._head(grant.scope_id))),
                       claim, with_pending)
