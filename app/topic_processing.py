@@ -109,6 +109,8 @@ CODE_JOURNAL = "journal_error"
 CODE_CURSOR = "cursor_conflict"
 CODE_SUPERSEDED = "attempt_superseded"
 CODE_HEAD = "head_conflict"
+#: Control signals (Topic Memory RFC, "Retry and observability"): not ordinary failures.
+_CONTROL_CODES = frozenset({CODE_CURSOR, CODE_SUPERSEDED, CODE_HEAD})
 #: The code of an unexpected error, by the stage it happened in.
 _STAGE_CODES = {"window": CODE_JOURNAL, "probe": CODE_PROVIDER, "history": CODE_RETRIEVAL,
                 "evolve": CODE_PROVIDER, "embed": CODE_EMBEDDING, "publish": CODE_PUBLISH}
@@ -133,12 +135,14 @@ class ProcessReport:
     """What :meth:`TopicProcessor.process` did for one Scope: the published Windows in
     order, the Scope's status afterwards, and ``stopped``: None when the Cursor covers
     the wave target, else the failure code it stopped at (a terminal frontier such as
-    ``window_attempt_limit``, or the code of the failed attempt)."""
+    ``window_attempt_limit``, or the code of the failed attempt), and ``reason``, the
+    failure's message (never Source text, prompts or model output), None when covered."""
 
     scope_id: str
     windows: tuple[WindowOutcome, ...]
     status: ScopeStatus
     stopped: str | None = None
+    reason: str | None = None
 
 
 @attrs.define
@@ -215,21 +219,31 @@ class TopicProcessor:
         """Run Windows until the Cursor covers the wave target (the Pending
         ``source_through`` frozen at the start, or the Source head), handling the
         claimed flush generation with the last Window; stop at the first failure
-        (reported in ``stopped``, never raised for a processing failure).
+        (reported in ``stopped``, never raised for a processing failure). A Cursor or
+        attempt conflict whose Window another worker published is a control signal:
+        processing goes on from the moved Cursor.
         InvalidInputError naming ``scope_id`` for a bad id."""
         scope = topic_content.check_scope_id(scope_id)
         status = await self._status(scope)
         target, claimed = self._wave(status)
-        cursor, windows, stopped = status.cursor, [], None
+        cursor, windows, stopped, reason = status.cursor, [], None, None
         while cursor < target:
             try:
                 outcome = await self._window(scope, cursor, target, claimed)
             except TopicProcessingError as exc:
-                stopped = exc.code
+                if exc.code in _CONTROL_CODES:
+                    # a control signal, not a failure: another worker published this
+                    # Window (the Cursor moved past where ours started); go on from there
+                    now = (await self._status(scope)).cursor
+                    if now > cursor:
+                        cursor = now
+                        continue
+                stopped, reason = exc.code, str(exc)
                 break
             windows.append(outcome)
             cursor = outcome.through
-        return ProcessReport(scope, tuple(windows), await self._status(scope), stopped)
+        return ProcessReport(scope, tuple(windows), await self._status(scope), stopped,
+                             reason)
 
     # ------------------------------------------------------------------ the Window
 

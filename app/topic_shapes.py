@@ -19,7 +19,8 @@ The processing values (:func:`processing_json`):
 - ``WindowOutcome``: ``{"scope_id", "after", "through", "created", "updated" (TopicRefs),
   "noops", "reserved_requests"}``
 - ``ProcessReport``: ``{"scope_id", "windows", "status", "stopped" (null when covered,
-  else the failure code), "covered"}``
+  else the failure code), "reason" (the failure's message, null when covered),
+  "covered"}``
 
 A surface may add context keys around a shaped value (``untrusted``, ``notice``) but
 never renames or drops one.
@@ -104,5 +105,6 @@ def processing_json(value: Any) -> Any:
         return {"scope_id": value.scope_id,
                 "windows": [processing_json(w) for w in value.windows],
                 "status": _status(value.status), "stopped": value.stopped,
+                "reason": value.reason,
                 "covered": value.stopped is None}
     raise TypeError(f"no processing JSON shape for {type(value).__name__}")

@@ -148,7 +148,7 @@ def read_jsonl(text: str, name: str) -> list[Any]:
         uri = row.get("uri")
         if uri is not None and not isinstance(uri, str):
             raise InvalidInputError(f"{where}.uri", "must be a string or absent")
-        meta = row.get("metadata") or {}
+        meta = row.get("metadata", {})  # absent is none; null, "", 0, [] are not objects
         if not isinstance(meta, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
             raise InvalidInputError(f"{where}.metadata", "must be an object of strings")

@@ -112,8 +112,9 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
             head = (f"{len(res.hits)} Topic(s) in {scope_id} "
                     f"(channels: {', '.join(res.channels)})")
             click.echo(head + (":" if res.hits else
-                               "; Topics come from background processing of the Scope's "
-                               "Sources"))
+                               "; Topics come from processing the Scope's Sources "
+                               f"(topic status --scope {scope_id}; topic process "
+                               f"--scope {scope_id} --once)"))
             for rank, h in enumerate(res.hits, start=1):
                 click.echo(f"{rank}. {h.title}  [{'+'.join(h.matched_by)}]")
                 click.echo(f"   {h.summary}")
@@ -373,5 +374,6 @@ def _report(c: Ctx, report: Any) -> None:
     c.emit(processing_json(report), human)
     if report.stopped is not None:
         if not c.as_json:
-            click.echo(f"powercontext: processing stopped: {report.stopped}", err=True)
+            click.echo(f"powercontext: processing stopped: {report.reason or report.stopped}",
+                       err=True)
         raise SystemExit(EXIT_PROCESSING_STOPPED)

@@ -22,7 +22,7 @@ from powercontext.adapters.storage.base import StorageBackend
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import Source
-from powercontext.core.secrets import check_sources
+from powercontext.core.secrets import check_sources, check_text
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.processing import BINDING, JournalEntry
 
@@ -166,6 +166,8 @@ class SourceStore(StorageBackend[C]):
         NEW journal rows (server-only: tests and the processing pipeline; no public
         capture path sets it). A Source already in the Scope keeps its flag."""
         scope = check_scope_id(scope_id)
+        # a Scope id is stored and shown (status, logs) like content: never a secret
+        check_text("scope_id", scope, default_scanner().scan)
         if not isinstance(lineage_only, bool):
             raise InvalidInputError("lineage_only", "must be a bool")
         if isinstance(sources, str | bytes) or not isinstance(sources, Sequence):

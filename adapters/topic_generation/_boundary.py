@@ -94,6 +94,28 @@ class SDKTopicModel:
         return dict(self._settings)
 
 
+def transport_cause(exc: BaseException) -> str:
+    """``exc``'s type and, when its cause chain ends in a transport error (an OSError
+    or an httpx/httpcore error: connection refused, DNS, TLS), that error's type and
+    its message (which names no request content), e.g. ``APIConnectionError
+    (ConnectError: [Errno 111] Connection refused)``."""
+    inner: BaseException | None = exc
+    seen = 0
+    while inner is not None and seen < 16:
+        nxt = inner.__cause__ or inner.__context__
+        if nxt is None:
+            break
+        inner, seen = nxt, seen + 1
+    described = type(exc).__name__
+    if inner is not None and inner is not exc and (
+            isinstance(inner, OSError)
+            or type(inner).__module__.split(".")[0] in ("httpx", "httpcore", "httpx2")):
+        message = " ".join(str(inner).split())[:200]
+        described += f" ({type(inner).__name__}: {message})" if message else \
+            f" ({type(inner).__name__})"
+    return described
+
+
 def check_request(request: StageRequest, context_window_tokens: int) -> None:
     """Refuse, before any I/O, a request that does not fit the context window."""
     if not 1 <= request.max_output_tokens <= context_window_tokens \

@@ -41,6 +41,7 @@ from powercontext.adapters.topic_generation._boundary import (
     dump_pairs,
     incomplete,
     read_pairs,
+    transport_cause,
     usage_of,
 )
 from powercontext.core.errors import BackendError, TopicProcessingError
@@ -124,7 +125,7 @@ class AnthropicMessagesTopicModel(SDKTopicModel):
                                f"{exc.status_code}") from exc
         except anthropic.AnthropicError as exc:
             raise BackendError(f"Topic provider anthropic ({self._model!r}) failed: "
-                               f"{type(exc).__name__}") from exc
+                               f"{transport_cause(exc)}") from exc
         return self._answer(request, name, body_text)
 
     def _answer(self, request: StageRequest, name: str, body_text: str) -> StageResponse:

@@ -50,15 +50,17 @@ def _nfc(text: str) -> str:
 
 def _content(item: dict[str, Any]) -> str:
     """The Source content inside one input item's evidence text (RFC 8785 JSON of kind,
-    content, uri, metadata); a fragment's raw text when it is not whole JSON."""
+    content, uri, metadata); a fragment's raw text when it is not whole JSON. NUL
+    characters are left out: Topic text cannot hold them, and they carry nothing a
+    reader needs."""
     text = item.get("text", "")
     try:
         value = json.loads(text)
     except ValueError:
-        return str(text)
+        return str(text).replace("\x00", "")
     if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return value["content"]
-    return str(text)
+        return str(value["content"]).replace("\x00", "")
+    return str(text).replace("\x00", "")
 
 
 def _cut(text: str, limit: int) -> str:

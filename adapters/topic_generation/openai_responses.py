@@ -33,6 +33,7 @@ from powercontext.adapters.topic_generation._boundary import (
     SDKTopicModel,
     check_request,
     incomplete,
+    transport_cause,
     usage_of,
 )
 from powercontext.core.errors import BackendError, TopicProcessingError
@@ -103,7 +104,7 @@ class OpenAIResponsesTopicModel(SDKTopicModel):
                                f"{exc.status_code}") from exc
         except openai.OpenAIError as exc:
             raise BackendError(f"Topic provider openai ({self._model!r}) failed: "
-                               f"{type(exc).__name__}") from exc
+                               f"{transport_cause(exc)}") from exc
         return self._answer(request, body_text)
 
     def _answer(self, request: StageRequest, body_text: str) -> StageResponse:

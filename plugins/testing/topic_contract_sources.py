@@ -17,7 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from powercontext.core import canonical
-from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
+from powercontext.core.errors import (
+    CapabilityNotSupportedError,
+    InvalidInputError,
+    SecretDetectedError,
+)
 from powercontext.core.models import Source
 from powercontext.core.topic.models import PublicationGuards, TopicPublication
 from powercontext.core.topic.processing import (
@@ -240,6 +244,10 @@ class TopicSourcesContract(TopicContractBase):
                     assert info.value.field == field
                 with pytest.raises(InvalidInputError):
                     await b.put_scoped_sources("repo:/b", ["not a Source"])
+                token = "project:ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+                with pytest.raises(SecretDetectedError) as secret:  # stored and shown
+                    await b.put_scoped_sources(token, [s])
+                assert secret.value.field == "scope_id" and token not in str(secret.value)
                 assert await b.processing_status() == ()  # nothing was written
                 assert await b.get_sources([]) == ()
             finally:

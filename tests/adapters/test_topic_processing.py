@@ -533,6 +533,46 @@ def test_a_newer_attempt_takes_publication_authority_from_an_older_one(every_ser
     run(go())
 
 
+def test_process_goes_on_when_another_worker_published_its_window(every_service: Factory
+                                                                  ) -> None:
+    """A Cursor conflict whose Window another worker published is a control signal:
+    ``process`` reports the Scope covered instead of stopping (found by running two
+    ``topic process`` at once)."""
+    async def go() -> None:
+        svc = every_service()
+        await svc.backend.put_scoped_sources(SCOPE, batch_one())
+        other = TopicProcessor(svc, DeterministicTopicModel())
+        model = ScriptedTopicModel()
+        inner_generate = model.generate
+        done: list[Any] = []
+
+        async def generate(request: Any) -> Any:
+            if request.stage == "evolve" and not done:
+                done.append(await other.process_window(SCOPE))
+            return await inner_generate(request)
+
+        model.generate = generate  # type: ignore[method-assign]
+        report = await TopicProcessor(svc, model).process(SCOPE)
+        assert report.stopped is None and report.reason is None
+        assert report.windows == () and report.status.covered
+        assert report.status.budget is None and done[0].through == 5
+    run(go())
+
+
+def test_a_source_holding_nul_characters_is_processed_by_the_deterministic_provider(
+        new_service: Factory) -> None:
+    """Topic text cannot hold NUL; the extractive provider leaves it out instead of
+    returning output the server refuses on every attempt (found by a user test)."""
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, [md("nul.md", "# Nul\n\na\x00b\n")])
+        report = await TopicProcessor(svc, DeterministicTopicModel()).process(SCOPE)
+        assert report.stopped is None, report.reason
+        (ref,) = report.windows[0].created
+        assert (await svc.get(SCOPE, ref)).content.detail == "# Nul\n\nab"
+    run(go())
+
+
 def test_a_fault_at_every_guard_step_rolls_the_whole_window_back() -> None:
     async def go() -> None:
         backend = InMemoryTopicBackend()
