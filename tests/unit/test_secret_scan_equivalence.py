@@ -82,6 +82,13 @@ SECRETS = (
     "glpat-" + "a1B2c3D4e5F6g7H8i9J0",
     "pypi-AgEIcHlwaS5vcmc" + "A" * 70,
     "sq0csp-" + "a" * 43,
+    # caught by a detector only (no ``=``/``:`` for the core assignment rule)
+    "cloud_api_key " + "a1B2c3D4e5F6" * 3 + "abcdefgh",
+    "sl_api_key " + "a1b2c3d4" * 8,
+    "cos_secret_key " + "0123456789abcdef" * 3,
+    "cl_apikey " + "3f7a9c1e5b2d8f04" * 4,
+    'if pwd == "' + 'Zq7Rt2Lm9"', '"Zq7Rt2Lm9" == ' + "my_password",
+    'contraseña "' + 'Zq7Rt2Lm9";', 'db_pass("' + 'Zq7Rt2Lm9")',
     "token" + " = word", "word word", "word", "self.token = token",
 )
 _WORDS = ("the", "password", "secret", "token", "key", "api", "pass", "pwd", "word",
@@ -170,7 +177,7 @@ def test_a_detector_is_not_called_on_text_without_its_hints(text):
 
 
 def test_a_names_uses_are_counted_once_per_text(monkeypatch):
-    text = "".join(f"token_{i} = shared_name\n" for i in range(300)) + "shared_name\n"
+    text = "".join(f"t{i}_token = shared_name\n" for i in range(300)) + "shared_name\n"
     expected = reference_find_secrets(text)
     counted = {"n": 0}
     uses_of = S._uses_of
