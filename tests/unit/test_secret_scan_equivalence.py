@@ -111,9 +111,26 @@ _noise = st.one_of(
 )
 _filler = st.builds(_long, st.sampled_from(("the key ", "x", "ab", "password ", "=", "AP ", ". ")),
                     st.integers(0, _MAX_LINE // 2 + 50))
-_piece = st.one_of(st.sampled_from(SECRETS), _noise, _noise, _filler)
+_piece = st.one_of(st.sampled_from(SECRETS), st.sampled_from(SECRETS), _noise, _filler)
 _texts = st.lists(st.tuples(_piece, st.sampled_from(_PUNCT)), max_size=24).map(
     lambda parts: "".join(p + sep for p, sep in parts))
+
+
+def _contexts(secret: str) -> list[str]:
+    """``secret`` alone, in prose, after other lines, and inside one long line: at the
+    start of a piece, across a piece boundary, at the end of a piece."""
+    pad = "the review is done "
+    return [secret, f"note: {secret} here", f"line one\n\n{secret}\nlast",
+            "x" * _MAX_LINE + secret,
+            "x" * (_MAX_LINE - len(secret) // 2) + secret + " " + pad * 3,
+            "y " * ((_MAX_LINE - len(secret)) // 2) + secret + "\n" + secret]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_each_fake_secret_is_found_alike_in_every_context(secret):
+    for text in _contexts(secret):
+        assert default_scanner().scan(text) == reference_scan(text)
+        assert S.find_secrets(text) == reference_find_secrets(text)
 
 
 @given(_texts)
