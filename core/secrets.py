@@ -82,6 +82,23 @@ _TOKEN_RULES: tuple[tuple[str, str, re.Pattern[str], int], ...] = (
     ("jwt", "JSON Web Token", re.compile(
         r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
 )
+#: Per token rule, literals one of which every match of its pattern contains
+#: (case-sensitive, as the patterns are): a text holding none is not searched.
+_TOKEN_LITERALS: dict[str, tuple[str, ...]] = {
+    "pem-private-key": ("-----BEGIN ",),
+    "aws-access-key-id": ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "github-fine-grained-token": ("github_pat_",),
+    "gitlab-token": ("glpat-",),
+    "openai-api-key": ("sk-",),
+    "slack-token": ("xox",),
+    "google-api-key": ("AIza",),
+    "stripe-key": ("_live_",),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-AgEIcHlwaS5vcmc",),
+    "huggingface-token": ("hf_",),
+    "jwt": ("eyJ",),
+}
 _URL_CREDENTIALS = re.compile(
     r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"`<>]+:([^\s@/'\"`<>]+)@[^\s/@'\"`<>]")
 _AUTH_HEADER = re.compile(
@@ -102,6 +119,7 @@ _ASSIGNMENT = re.compile(
 _ANY_RULE = re.compile(
     r"[=:]|-----BEGIN|AKIA|ASIA|ABIA|ACCA|AIDA|AROA|aws|gh[pousr]_|github_pat_|glpat-|sk-"
     r"|xox|AIza|_live_|npm_|pypi-|hf_|eyJ", re.IGNORECASE)
+_OPERATOR = re.compile("[=:]")
 _ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PLACEHOLDER_WORDS = frozenset({
     "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
@@ -219,6 +237,20 @@ def _assignment_value(m: re.Match[str], uses: Callable[[str], int] | None = None
     return value, start, start + len(value)
 
 
+def _assignments(text: str) -> Iterable[re.Match[str]]:
+    r"""``_ASSIGNMENT.finditer(text)``, searched only on lines holding an ``=`` or ``:``.
+    Equivalent: a match needs its operator and never spans a newline (key, operator,
+    value and rest exclude ``\n``), its lookbehind sees the text before ``pos``, and
+    its ``rest`` runs to the line's end, so each line is searched from its start."""
+    pos, n = 0, len(text)
+    while (op := _OPERATOR.search(text, pos)) is not None:
+        start = text.rfind("\n", 0, op.start()) + 1
+        end = text.find("\n", op.start())
+        end = n if end < 0 else end
+        yield from _ASSIGNMENT.finditer(text, start, end)
+        pos = end + 1
+
+
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret the pure rules find in ``text``, in text order (module docstring
     lists the rules). Never raises on any string. Linear in ``len(text)`` plus
@@ -235,6 +267,9 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         return bisect.bisect_left(newlines, offset) + 1
 
     for rule, description, pattern, group in _TOKEN_RULES:
+        literals = _TOKEN_LITERALS.get(rule)
+        if literals is not None and not any(lit in text for lit in literals):
+            continue
         for m in pattern.finditer(text):
             found.append(SecretFinding(rule, description, line(m.start(group)),
                                        m.start(group), m.end(group)))
@@ -258,7 +293,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             covered.append((s, e))
     covered_starts = [s for s, _ in covered]
     uses = _WordUses(text)
-    for m in _ASSIGNMENT.finditer(text):
+    for m in _assignments(text):
         hit = _assignment_value(m, uses)
         if hit is None:
             continue
