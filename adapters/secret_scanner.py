@@ -34,41 +34,46 @@ __all__ = ["DetectSecretsScanner", "default_scanner", "redact_all", "redact_fiel
 #: A line longer than this is scanned in pieces (the detectors' regexes stay linear).
 _MAX_LINE = 4000
 
-#: (module, detector class, hints). Each hint lists literals one of which every match of
-#: every one of the detector's regexes contains (read off each denylist pattern of
-#: detect-secrets 1.5, see the comments; matched case-insensitively, a superset of the
-#: case-sensitive patterns). A piece of text missing one of the hints cannot yield a
-#: value from that detector, so it is not called on that piece: the findings are exactly
-#: those of calling every detector on every piece
+#: (module, detector class, hints). Each hint is a regex that matches inside every match
+#: of every one of the detector's regexes (read off each denylist pattern of
+#: detect-secrets 1.5, see the comments; ``(?i:...)`` where the detector's regex is
+#: case-insensitive). A piece of text in which one of the hints is not found cannot yield
+#: a value from that detector, so the detector is not called on that piece: the findings
+#: are exactly those of calling every detector on every piece
 #: (tests/unit/test_secret_scan_equivalence.py). No hints: the detector is always called.
 _PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("artifactory", "ArtifactoryDetector", (r"AKC|AP",)),  # ...AKC[a-zA-Z0-9]{10,}; ...AP[\dA-F]
-    ("aws", "AWSKeyDetector", (r"A3T|ABIA|ACCA|AKIA|ASIA|aws",)),  # key ids; aws.{0,20}?...
+    ("aws", "AWSKeyDetector", (r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws)",)),  # ids; (?i)aws.{0,20}?
     ("azure_storage_key", "AzureStorageKeyDetector", (r"AccountKey=",)),
     ("basic_auth", "BasicAuthDetector", (r"://",)),
-    ("cloudant", "CloudantDetector", (r"cl",)),  # (cloudant|cl|clou)...; ...cloudant\.com
+    # (?i) (cloudant|cl|clou)(_|-|)(api|)(key|pwd|pw|password|pass|token); ...cloudant\.com
+    ("cloudant", "CloudantDetector",
+     (r"(?i:(?:cloudant|clou|cl)[_-]?(?:api)?(?:key|pw|pass|token)|cloudant\.com)",)),
     ("discord", "DiscordBotTokenDetector", (r"\.",)),  # [MNO]...\.[...]{6}\.[...]{27}
-    ("github_token", "GitHubTokenDetector", (r"gh",)),  # (ghp|gho|ghu|ghs|ghr)_
-    ("gitlab_token", "GitLabTokenDetector", (r"gl|GR1348941",)),  # gl(pat|dt|..|oas)-
-    ("ibm_cloud_iam", "IbmCloudIamDetector", (r"key|pwd|pass|token",)),  # (key|pwd|pass..)
-    ("ibm_cos_hmac", "IbmCosHmacDetector", (r"secret",)),  # secret[-_]?(access)?[-_]?key
+    ("github_token", "GitHubTokenDetector", (r"gh[pousr]_",)),  # (ghp|gho|ghu|ghs|ghr)_
+    ("gitlab_token", "GitLabTokenDetector",
+     (r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",)),
+    # (?i) ...(key|pwd|password|pass|token)(quote)...
+    ("ibm_cloud_iam", "IbmCloudIamDetector", (r"(?i:key|pwd|pass|token)",)),
+    ("ibm_cos_hmac", "IbmCosHmacDetector", (r"(?i:secret[-_]?(?:access)?[-_]?key)",)),
     ("jwt", "JwtTokenDetector", (r"eyJ",)),
-    # each keyword regex holds the DENYLIST alternation (*_?key, *_?pass, password,
-    # passwd, pwd, secret, contraseña, contrasena)
-    # (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, the regexes analyze_string uses),
-    # and each of those five requires a QUOTE, ['"`]
-    ("keyword", "KeywordDetector", (r"key|pass|pwd|secret|contrase", r"['\"`]")),
+    # the regexes analyze_string uses (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    # each hold the DENYLIST alternation (*_?key, *_?pass, password, passwd, pwd, secret,
+    # contraseña, contrasena) and a QUOTE, ['"`]
+    ("keyword", "KeywordDetector", (r"(?i:key|pass|pwd|secret|contrase)", r"['\"`]")),
     ("mailchimp", "MailchimpDetector", (r"-us",)),
     ("npm", "NpmDetector", (r":_authToken=",)),
     ("openai", "OpenAIDetector", (r"T3BlbkFJ",)),
     ("private_key", "PrivateKeyDetector", (r"BEGIN|PuTTY-User-Key-File-\d",)),  # \d: File-2
     ("pypi_token", "PypiTokenDetector", (r"pypi-AgE",)),
     ("sendgrid", "SendGridDetector", (r"SG\.",)),
-    ("slack", "SlackDetector", (r"xox|hooks\.slack\.com",)),
-    ("softlayer", "SoftlayerDetector", (r"sl|softlayer",)),  # (softlayer|sl)...; api.softlayer
+    ("slack", "SlackDetector", (r"(?i:xox|hooks\.slack\.com)",)),
+    # (?i) (softlayer|sl)(_|-|)(api|)(_|-|)(key|pwd|password|pass|token); api.softlayer.com
+    ("softlayer", "SoftlayerDetector",
+     (r"(?i:sl[_-]?(?:api)?[_-]?(?:key|pwd|pass|token)|softlayer)",)),
     ("square_oauth", "SquareOAuthDetector", (r"sq0csp-",)),
-    ("stripe", "StripeDetector", (r"k_live_",)),
-    ("telegram_token", "TelegramBotTokenDetector", (r":",)),  # \d{8,10}:[0-9A-Za-z_-]{35}
+    ("stripe", "StripeDetector", (r"[rs]k_live_",)),
+    ("telegram_token", "TelegramBotTokenDetector", (r"\d:",)),  # \d{8,10}:[0-9A-Za-z_-]{35}
     ("twilio", "TwilioKeyDetector", (r"AC|SK",)),
 )
 
@@ -97,7 +102,7 @@ class DetectSecretsScanner:
             for module, name, hint in _PLUGINS:
                 cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
                 plugins.append(cls())
-                hints.append(tuple(re.compile(h, re.IGNORECASE) for h in hint))
+                hints.append(tuple(re.compile(h) for h in hint))
             self._hints = tuple(hints)
             self._filters = (heuristic.is_sequential_string, heuristic.is_potential_uuid,
                              heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
