@@ -57,10 +57,14 @@ _PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ibm_cloud_iam", "IbmCloudIamDetector", (r"(?i:key|pwd|pass|token)",)),
     ("ibm_cos_hmac", "IbmCosHmacDetector", (r"(?i:secret[-_]?(?:access)?[-_]?key)",)),
     ("jwt", "JwtTokenDetector", (r"eyJ",)),
-    # the regexes analyze_string uses (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
-    # each hold the DENYLIST alternation (*_?key, *_?pass, password, passwd, pwd, secret,
-    # contraseña, contrasena) and a QUOTE, ['"`]
-    ("keyword", "KeywordDetector", (r"(?i:key|pass|pwd|secret|contrase)", r"['\"`]")),
+    # The five regexes analyze_string uses (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    # each hold DENYLIST\w* (DENYLIST: *_?key, *_?pass, password, passwd, pwd, secret,
+    # contraseña, contrasena) and a QUOTE ['"`]; and each holds one of: DENYLIST\w* then
+    # CLOSING []'"]{0,2}, \s* and ":", "=" or "!" (COLON_, EQUAL_SIGNS_, ARROW_FUNCTION_),
+    # [!=]{2,3} (PRECEDED_BY_EQUAL_COMPARISON_SIGNS_), or ";" (QUOTES_AND_SEMICOLON).
+    ("keyword", "KeywordDetector",
+     (r"(?i:key|pass|pwd|secret|contrase)\w*[]'\"]{0,2}\s*[:=!]|[!=][!=]|;",
+      r"(?i:key|pass|pwd|secret|contrase)", r"['\"`]")),
     ("mailchimp", "MailchimpDetector", (r"-us",)),
     ("npm", "NpmDetector", (r":_authToken=",)),
     ("openai", "OpenAIDetector", (r"T3BlbkFJ",)),
@@ -92,6 +96,7 @@ class DetectSecretsScanner:
         self._plugins: list[Any] | None = None
         self._filters: tuple[Any, ...] = ()
         self._hints: tuple[tuple[re.Pattern[str], ...], ...] = ()
+        self._any_hint: re.Pattern[str] | None = None
 
     def _load(self) -> list[Any]:
         if self._plugins is None:
@@ -104,6 +109,9 @@ class DetectSecretsScanner:
                 plugins.append(cls())
                 hints.append(tuple(re.compile(h) for h in hint))
             self._hints = tuple(hints)
+            # a text holding no detector's first hint needs no detector at all
+            self._any_hint = (re.compile("|".join(f"(?:{h[0].pattern})" for h in hints))
+                              if all(hints) else None)
             self._filters = (heuristic.is_sequential_string, heuristic.is_potential_uuid,
                              heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                              heuristic.is_not_alphanumeric_string)
@@ -120,8 +128,10 @@ class DetectSecretsScanner:
         at most ``_MAX_LINE`` characters of each line the core rules did not flag), in
         text order. A detector is called only on pieces holding all of its hints."""
         core = find_secrets(text)
-        flagged = {f.line for f in core}
         plugins = self._load()
+        if self._any_hint is not None and self._any_hint.search(text) is None:
+            return core
+        flagged = {f.line for f in core}
         found = list(core)
         lines = text.split("\n")
         starts = [0] * len(lines)
