@@ -13,6 +13,7 @@ manifests and hook payloads are full of. A detector's value that is a placeholde
 
 from __future__ import annotations
 
+import bisect
 import functools
 import importlib
 import re
@@ -30,22 +31,55 @@ from powercontext.core.secrets import (
 
 __all__ = ["DetectSecretsScanner", "default_scanner", "redact_all", "redact_fields"]
 
-_PLUGINS = (
-    ("artifactory", "ArtifactoryDetector"), ("aws", "AWSKeyDetector"),
-    ("azure_storage_key", "AzureStorageKeyDetector"), ("basic_auth", "BasicAuthDetector"),
-    ("cloudant", "CloudantDetector"), ("discord", "DiscordBotTokenDetector"),
-    ("github_token", "GitHubTokenDetector"), ("gitlab_token", "GitLabTokenDetector"),
-    ("ibm_cloud_iam", "IbmCloudIamDetector"), ("ibm_cos_hmac", "IbmCosHmacDetector"),
-    ("jwt", "JwtTokenDetector"), ("keyword", "KeywordDetector"),
-    ("mailchimp", "MailchimpDetector"), ("npm", "NpmDetector"), ("openai", "OpenAIDetector"),
-    ("private_key", "PrivateKeyDetector"), ("pypi_token", "PypiTokenDetector"),
-    ("sendgrid", "SendGridDetector"), ("slack", "SlackDetector"),
-    ("softlayer", "SoftlayerDetector"), ("square_oauth", "SquareOAuthDetector"),
-    ("stripe", "StripeDetector"), ("telegram_token", "TelegramBotTokenDetector"),
-    ("twilio", "TwilioKeyDetector"),
-)
 #: A line longer than this is scanned in pieces (the detectors' regexes stay linear).
 _MAX_LINE = 4000
+
+#: (module, detector class, hints). Each hint is a regex that matches inside every match
+#: of every one of the detector's regexes (read off each denylist pattern of
+#: detect-secrets 1.5, see the comments; ``(?i:...)`` where the detector's regex is
+#: case-insensitive). A piece of text in which one of the hints is not found cannot yield
+#: a value from that detector, so the detector is not called on that piece: the findings
+#: are exactly those of calling every detector on every piece
+#: (tests/unit/test_secret_scan_equivalence.py). No hints: the detector is always called.
+_PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("artifactory", "ArtifactoryDetector", (r"AKC|AP",)),  # ...AKC[a-zA-Z0-9]{10,}; ...AP[\dA-F]
+    ("aws", "AWSKeyDetector", (r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws)",)),  # ids; (?i)aws.{0,20}?
+    ("azure_storage_key", "AzureStorageKeyDetector", (r"AccountKey=",)),
+    ("basic_auth", "BasicAuthDetector", (r"://",)),
+    # (?i) (cloudant|cl|clou)(_|-|)(api|)(key|pwd|pw|password|pass|token); ...cloudant\.com
+    ("cloudant", "CloudantDetector",
+     (r"(?i:(?:cloudant|clou|cl)[_-]?(?:api)?(?:key|pw|pass|token)|cloudant\.com)",)),
+    ("discord", "DiscordBotTokenDetector", (r"\.",)),  # [MNO]...\.[...]{6}\.[...]{27}
+    ("github_token", "GitHubTokenDetector", (r"gh[pousr]_",)),  # (ghp|gho|ghu|ghs|ghr)_
+    ("gitlab_token", "GitLabTokenDetector",
+     (r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",)),
+    # (?i) ...(key|pwd|password|pass|token)(quote)...
+    ("ibm_cloud_iam", "IbmCloudIamDetector", (r"(?i:key|pwd|pass|token)",)),
+    ("ibm_cos_hmac", "IbmCosHmacDetector", (r"(?i:secret[-_]?(?:access)?[-_]?key)",)),
+    ("jwt", "JwtTokenDetector", (r"eyJ",)),
+    # The five regexes analyze_string uses (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    # each hold DENYLIST\w* (DENYLIST: *_?key, *_?pass, password, passwd, pwd, secret,
+    # contraseña, contrasena) and a QUOTE ['"`]; and each holds one of: DENYLIST\w* then
+    # CLOSING []'"]{0,2}, \s* and ":", "=" or "!" (COLON_, EQUAL_SIGNS_, ARROW_FUNCTION_),
+    # [!=]{2,3} (PRECEDED_BY_EQUAL_COMPARISON_SIGNS_), or ";" (QUOTES_AND_SEMICOLON).
+    ("keyword", "KeywordDetector",
+     (r"(?i:key|pass|pwd|secret|contrase)\w*[]'\"]{0,2}\s*[:=!]|[!=][!=]|;",
+      r"(?i:key|pass|pwd|secret|contrase)", r"['\"`]")),
+    ("mailchimp", "MailchimpDetector", (r"-us",)),
+    ("npm", "NpmDetector", (r":_authToken=",)),
+    ("openai", "OpenAIDetector", (r"T3BlbkFJ",)),
+    ("private_key", "PrivateKeyDetector", (r"BEGIN|PuTTY-User-Key-File-\d",)),  # \d: File-2
+    ("pypi_token", "PypiTokenDetector", (r"pypi-AgE",)),
+    ("sendgrid", "SendGridDetector", (r"SG\.",)),
+    ("slack", "SlackDetector", (r"(?i:xox|hooks\.slack\.com)",)),
+    # (?i) (softlayer|sl)(_|-|)(api|)(_|-|)(key|pwd|password|pass|token); api.softlayer.com
+    ("softlayer", "SoftlayerDetector",
+     (r"(?i:sl[_-]?(?:api)?[_-]?(?:key|pwd|pass|token)|softlayer)",)),
+    ("square_oauth", "SquareOAuthDetector", (r"sq0csp-",)),
+    ("stripe", "StripeDetector", (r"[rs]k_live_",)),
+    ("telegram_token", "TelegramBotTokenDetector", (r"\d:",)),  # \d{8,10}:[0-9A-Za-z_-]{35}
+    ("twilio", "TwilioKeyDetector", (r"AC|SK",)),
+)
 
 
 def _slug(secret_type: str) -> str:
@@ -61,15 +95,23 @@ class DetectSecretsScanner:
     def __init__(self) -> None:
         self._plugins: list[Any] | None = None
         self._filters: tuple[Any, ...] = ()
+        self._hints: tuple[tuple[re.Pattern[str], ...], ...] = ()
+        self._any_hint: re.Pattern[str] | None = None
 
     def _load(self) -> list[Any]:
         if self._plugins is None:
             from detect_secrets.filters import heuristic
 
             plugins = []
-            for module, name in _PLUGINS:
+            hints = []
+            for module, name, hint in _PLUGINS:
                 cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
                 plugins.append(cls())
+                hints.append(tuple(re.compile(h) for h in hint))
+            self._hints = tuple(hints)
+            # a text holding no detector's first hint needs no detector at all
+            self._any_hint = (re.compile("|".join(f"(?:{h[0].pattern})" for h in hints))
+                              if all(hints) else None)
             self._filters = (heuristic.is_sequential_string, heuristic.is_potential_uuid,
                              heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                              heuristic.is_not_alphanumeric_string)
@@ -82,23 +124,50 @@ class DetectSecretsScanner:
                 or self._indirect(line))
 
     def scan(self, text: str) -> tuple[SecretFinding, ...]:
+        """Every finding in ``text`` (core rules, then each detector on each piece of
+        at most ``_MAX_LINE`` characters of each line the core rules did not flag), in
+        text order. A detector is called only on pieces holding all of its hints."""
         core = find_secrets(text)
-        flagged = {f.line for f in core}
         plugins = self._load()
+        if self._any_hint is not None and self._any_hint.search(text) is None:
+            return core
+        flagged = {f.line for f in core}
         found = list(core)
-        offset = 0
-        for n, line in enumerate(text.split("\n"), 1):
-            if n not in flagged and line.strip():
-                found.extend(self._scan_line(plugins, line, n, offset))
-            offset += len(line) + 1
+        lines = text.split("\n")
+        starts = [0] * len(lines)
+        for i in range(1, len(lines)):
+            starts[i] = starts[i - 1] + len(lines[i - 1]) + 1
+        # line index -> indexes of the detectors whose first hint the line holds
+        todo: dict[int, list[int]] = {}
+        for k, hints in enumerate(self._hints):
+            if not hints:
+                for i in range(len(lines)):
+                    todo.setdefault(i, []).append(k)
+                continue
+            pos = 0
+            while (m := hints[0].search(text, pos)) is not None:  # hints hold no newline
+                i = bisect.bisect_right(starts, m.start()) - 1
+                todo.setdefault(i, []).append(k)
+                pos = starts[i] + len(lines[i]) + 1
+        for i in sorted(todo):
+            line = lines[i]
+            if i + 1 in flagged or not line.strip():
+                continue
+            ks = [k for k in sorted(todo[i])
+                  if all(h.search(line) is not None for h in self._hints[k][1:])]
+            if ks:
+                found.extend(self._scan_line([(plugins[k], self._hints[k]) for k in ks],
+                                             line, i + 1, starts[i]))
         return tuple(sorted(found, key=lambda f: (f.line, f.start or 0)))
 
-    def _scan_line(self, plugins: list[Any], line: str, n: int, offset: int
-                   ) -> list[SecretFinding]:
+    def _scan_line(self, plugins: list[tuple[Any, tuple[re.Pattern[str], ...]]], line: str,
+                   n: int, offset: int) -> list[SecretFinding]:
         out: list[SecretFinding] = []
         pieces = [line[i:i + _MAX_LINE] for i in range(0, len(line), _MAX_LINE)] or [line]
         for piece in pieces:
-            for plugin in plugins:
+            for plugin, hints in plugins:
+                if len(pieces) > 1 and not all(h.search(piece) is not None for h in hints):
+                    continue  # no match of this detector can lie in this piece
                 for value in plugin.analyze_string(piece):
                     if not value or self._rejected(value, piece):
                         continue

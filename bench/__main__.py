@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "hooks": "bench.hooks",
     "locomo": "bench.locomo",
     "perf": "bench.perf",
+    "scanner": "bench.secret_scan",
 }
 
 

@@ -16,6 +16,7 @@ is not a placeholder or a reference (``${DB_PASSWORD}``, ``<your key>``,
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -81,6 +82,23 @@ _TOKEN_RULES: tuple[tuple[str, str, re.Pattern[str], int], ...] = (
     ("jwt", "JSON Web Token", re.compile(
         r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
 )
+#: Per token rule, literals one of which every match of its pattern contains
+#: (case-sensitive, as the patterns are): a text holding none is not searched.
+_TOKEN_LITERALS: dict[str, tuple[str, ...]] = {
+    "pem-private-key": ("-----BEGIN ",),
+    "aws-access-key-id": ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "github-fine-grained-token": ("github_pat_",),
+    "gitlab-token": ("glpat-",),
+    "openai-api-key": ("sk-",),
+    "slack-token": ("xox",),
+    "google-api-key": ("AIza",),
+    "stripe-key": ("_live_",),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-AgEIcHlwaS5vcmc",),
+    "huggingface-token": ("hf_",),
+    "jwt": ("eyJ",),
+}
 _URL_CREDENTIALS = re.compile(
     r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"`<>]+:([^\s@/'\"`<>]+)@[^\s/@'\"`<>]")
 _AUTH_HEADER = re.compile(
@@ -95,6 +113,13 @@ _ASSIGNMENT = re.compile(
     + r"|(?:[\w.\-]*[_.\-])?(?:pass|pwd))(?P<kq>[\"']?)[ \t]*(?P<op>=(?!=)|:(?![:=]))[ \t]*"
     r"(?:(?P<q>[fFbBrRuU]?[\"'])(?P<qv>[^\"'\n]*)[\"']|(?P<uv>[^\s\"'`,;)&|]+))"
     r"(?P<rest>[^\n]*)")
+#: Something every match of every rule above contains (an ``=`` or ``:`` for the URL,
+#: header and assignment rules, else a token rule's literal prefix), matched
+#: case-insensitively: a text without any cannot hold a finding, so it is not scanned.
+_ANY_RULE = re.compile(
+    r"[=:]|-----BEGIN|AKIA|ASIA|ABIA|ACCA|AIDA|AROA|aws|gh[pousr]_|github_pat_|glpat-|sk-"
+    r"|xox|AIza|_live_|npm_|pypi-|hf_|eyJ", re.IGNORECASE)
+_OPERATOR = re.compile("[=:]")
 _ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PLACEHOLDER_WORDS = frozenset({
     "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
@@ -146,13 +171,39 @@ _CONTINUATION = ("+", "%", ".", "*", "[", "if ", "or ", "and ")
 _VARIABLE_USES = 3
 
 
+#: A whole word (a maximal run of ``\w``) not right after a ``.``.
+_WORD_USE = re.compile(r"(?<![\w.])\w+")
+
+
 def _uses_of(text: str, name: str) -> int:
+    r"""How often identifier ``name`` occurs in ``text`` as a whole word not after a
+    ``.`` (``(?<![\w.])name(?!\w)``)."""
     return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
 
 
-def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
+class _WordUses:
+    r""":func:`_uses_of` for many names of one text: the text's words counted once, on
+    first use (an identifier ``name`` matches ``(?<![\w.])name(?!\w)`` exactly where a
+    maximal ``\w`` run equal to it starts after no ``.``)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._counts: dict[str, int] | None = None
+
+    def __call__(self, name: str) -> int:
+        if self._counts is None:
+            counts: dict[str, int] = {}
+            for word in _WORD_USE.findall(self._text):
+                counts[word] = counts.get(word, 0) + 1
+            self._counts = counts
+        return self._counts.get(name, 0)
+
+
+def _assignment_value(m: re.Match[str], uses: Callable[[str], int] | None = None
+                      ) -> tuple[str, int, int] | None:
     """The secret value of an assignment match and its span, or None when the value is
-    a placeholder, a reference or code."""
+    a placeholder, a reference or code. ``uses(name)`` counts an identifier's uses in
+    ``m.string`` (default :func:`_uses_of`)."""
     key = m.group("key")
     if m.group("q") is not None:
         value, start = m.group("qv"), m.start("qv")
@@ -172,7 +223,8 @@ def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
         tail = rest.lstrip()
         if tail.startswith((",", ")")) and _IDENTIFIER.match(value):
             return None  # a keyword argument passing a variable: connect(password=pw)
-        if _IDENTIFIER.match(value) and _uses_of(m.string, value) >= _VARIABLE_USES:
+        if _IDENTIFIER.match(value) and (uses(value) if uses is not None
+                                         else _uses_of(m.string, value)) >= _VARIABLE_USES:
             return None  # a variable the text uses elsewhere too: token = word
         if m.group("op") == ":":
             if tail and not tail.startswith("#"):
@@ -185,32 +237,73 @@ def _assignment_value(m: re.Match[str]) -> tuple[str, int, int] | None:
     return value, start, start + len(value)
 
 
+def _assignments(text: str) -> Iterable[re.Match[str]]:
+    r"""``_ASSIGNMENT.finditer(text)``, searched only on lines holding an ``=`` or ``:``.
+    Equivalent: a match needs its operator and never spans a newline (key, operator,
+    value and rest exclude ``\n``), its lookbehind sees the text before ``pos``, and
+    its ``rest`` runs to the line's end, so each line is searched from its start."""
+    pos, n = 0, len(text)
+    while (op := _OPERATOR.search(text, pos)) is not None:
+        start = text.rfind("\n", 0, op.start()) + 1
+        end = text.find("\n", op.start())
+        end = n if end < 0 else end
+        yield from _ASSIGNMENT.finditer(text, start, end)
+        pos = end + 1
+
+
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret the pure rules find in ``text``, in text order (module docstring
-    lists the rules). Never raises on any string."""
+    lists the rules). Never raises on any string. Linear in ``len(text)`` plus
+    O(log n) per finding (line numbers and overlaps are looked up, not recounted)."""
+    if _ANY_RULE.search(text) is None:
+        return ()
     found: list[SecretFinding] = []
+    newlines: list[int] | None = None
+
+    def line(offset: int) -> int:  # line_of(text, offset), from one index of the text
+        nonlocal newlines
+        if newlines is None:
+            newlines = [m.start() for m in re.finditer("\n", text)]
+        return bisect.bisect_left(newlines, offset) + 1
+
     for rule, description, pattern, group in _TOKEN_RULES:
+        literals = _TOKEN_LITERALS.get(rule)
+        if literals is not None and not any(lit in text for lit in literals):
+            continue
         for m in pattern.finditer(text):
-            found.append(SecretFinding(rule, description, line_of(text, m.start(group)),
+            found.append(SecretFinding(rule, description, line(m.start(group)),
                                        m.start(group), m.end(group)))
     for m in _URL_CREDENTIALS.finditer(text):
         if not is_placeholder(m.group(1)):
             found.append(SecretFinding("url-credentials", "credentials in a URL",
-                                       line_of(text, m.start(1)), m.start(1), m.end(1)))
+                                       line(m.start(1)), m.start(1), m.end(1)))
     for m in _AUTH_HEADER.finditer(text):
         if not is_placeholder(m.group(1)):
             found.append(SecretFinding("authorization-header", "Authorization header",
-                                       line_of(text, m.start(1)), m.start(1), m.end(1)))
-    for m in _ASSIGNMENT.finditer(text):
-        hit = _assignment_value(m)
+                                       line(m.start(1)), m.start(1), m.end(1)))
+    # The spans found so far, merged: an assignment whose value starts inside one is
+    # already covered. Assignment matches never overlap one another (finditer) and each
+    # value lies inside its match, so a later value never starts inside an earlier one.
+    covered: list[tuple[int, int]] = []
+    for s, e in sorted((f.start, f.end) for f in found
+                       if f.start is not None and f.end is not None and f.start < f.end):
+        if covered and s <= covered[-1][1]:
+            covered[-1] = (covered[-1][0], max(covered[-1][1], e))
+        else:
+            covered.append((s, e))
+    covered_starts = [s for s, _ in covered]
+    uses = _WordUses(text)
+    for m in _assignments(text):
+        hit = _assignment_value(m, uses)
         if hit is None:
             continue
         _, start, end = hit
-        if any(f.start is not None and f.start <= start < (f.end or 0) for f in found):
+        k = bisect.bisect_right(covered_starts, start) - 1
+        if k >= 0 and covered[k][0] <= start < covered[k][1]:
             continue
         key = m.group("key").lstrip("-")
         found.append(SecretFinding("credential-assignment", f"credential assignment ({key})",
-                                   line_of(text, start), start, end))
+                                   line(start), start, end))
     return tuple(sorted(found, key=lambda f: (f.line, f.start or 0)))
 
 
@@ -266,16 +359,22 @@ def source_findings(source: Source, scan: Scan = find_secrets
     ``password: hunter2``, counts as a credential assignment). Fields are named
     ``content``, ``uri``, ``metadata.<key>``, ..."""
     out: list[tuple[str, SecretFinding]] = []
+    fields: set[str] = set()
     for field, text in (("content", source.content), ("uri", source.uri or ""),
                         ("kind", source.kind), ("source_id", source.source_id)):
         out.extend((field, f) for f in scan(text))
     for key, value in source.metadata:
-        out.extend((f"metadata.{key}", f) for f in scan(value))
+        field = f"metadata.{key}"
+        in_value = scan(value)
+        out.extend((field, f) for f in in_value)
+        if in_value:
+            fields.add(field)
         out.extend(("metadata key", f) for f in scan(key))
-        if not any(field == f"metadata.{key}" for field, _ in out):
+        if field not in fields:
             f = metadata_value_finding(key, value)
             if f is not None:
-                out.append((f"metadata.{key}", attrs.evolve(f, start=None, end=None)))
+                out.append((field, attrs.evolve(f, start=None, end=None)))
+                fields.add(field)
     return tuple(out)
 
 

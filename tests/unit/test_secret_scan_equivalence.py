@@ -1,0 +1,215 @@
+"""The fast secret scan finds exactly what the straightforward scan finds (p2-scanner):
+same findings (rule, description, line, span) from the core rules, from the default
+scanner (core rules + detect-secrets), from a Source's fields and metadata, and the same
+redaction, on generated texts mixing real-looking fake secrets with long lines, repeated
+identifiers and noise (Memory RFC, "Memory admission rules"). The straightforward scan is
+bench/secret_scan_reference.py, the code as it was before the scanner was made fast.
+
+And the work it saves, counted, not timed: a detector is not called on text holding none
+of its literal hints, and a name's uses are counted once per text, not once per
+assignment.
+"""
+
+from __future__ import annotations
+
+import string
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.secret_scan_reference import (  # noqa: E402
+    reference_find_secrets,
+    reference_scan,
+    reference_source_findings,
+)
+from powercontext.adapters.secret_scanner import (  # noqa: E402
+    _MAX_LINE,
+    DetectSecretsScanner,
+    default_scanner,
+    redact_all,
+)
+from powercontext.core import secrets as S  # noqa: E402
+from powercontext.core.models import Source  # noqa: E402
+
+_B64 = string.ascii_letters + string.digits + "+/"
+_HEX = "0123456789abcdef"
+
+# Fake secrets in the formats of the core rules and of each detect-secrets detector
+# (built by concatenation, as in tests/unit/test_secrets.py).
+SECRETS = (
+    "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7",
+    "AKIA" + "Q3ZT7LMN2XPW5RCB",
+    "password" + "=hunter2",
+    "PASSWORD" + ': "x9y8z7"',
+    "export API_KEY" + "=abc123def456",
+    "  db_pass" + ": hunter2",
+    '{"client_secret' + '": "9f8e7d6c"}',
+    "postgres://app" + ":s3cret@db.internal/app",
+    "https://deploy" + ":tok3n@git.example.org/x.git",
+    "Authorization" + ": Bearer abcdef123456789",
+    "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEow\nIBAAKC\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN " + "PRIVATE KEY-----",
+    "xoxb-" + "123456789012-abcdefABCDEF12",
+    "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "SG." + "a" * 22 + "." + "B" * 43,
+    "AC" + "0123456789abcdef" * 2,
+    "SK" + "fedcba9876543210" * 2,
+    "123456789" + ":AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-Zq",
+    "0123456789abcdef" * 2 + "-us12",
+    "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlF",
+    "AccountKey" + "=" + "Zq7Rt2Lm" * 11,
+    " AKC" + "abcdefghij12 ",
+    " AP6" + "xyzXYZ1234 ",
+    "//registry.npmjs.org/" + ":_authToken=" + "npm_" + "a1B2" * 9,
+    'secret = "' + 'Zq7Rt2Lm9Xw"',
+    'my_password => "' + 'Xy7z!Q"',
+    'api_\u212aey = "' + 'Zq7Rt2Lm9"',  # KELVIN SIGN folds to k under IGNORECASE
+    'ibm_cloud_iam_api_key = "' + "a1B2c3D4e5F6" * 3 + "abcdefgh" + '"',
+    'softlayer_api_key = "' + "a1b2c3d4" * 8 + '"',
+    'cloudant_password = "' + "0123456789abcdef" * 4 + '"',
+    'ibm_cos_secret_access_key = "' + "0123456789abcdef" * 3 + '"',
+    "MTA" + "x" * 21 + ".abcdef." + "y" * 27,
+    "sk-" + "proj-" + "a1B2c3D4e5F6g7H8i9J0k1",
+    "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "hf_" + "abcdefghijABCDEFGHIJabcdefghijABCD",
+    "glpat-" + "a1B2c3D4e5F6g7H8i9J0",
+    "pypi-AgEIcHlwaS5vcmc" + "A" * 70,
+    "sq0csp-" + "a" * 43,
+    # caught by a detector only (no ``=``/``:`` for the core assignment rule)
+    "cloud_api_key " + "a1B2c3D4e5F6" * 3 + "abcdefgh",
+    "sl_api_key " + "a1b2c3d4" * 8,
+    "cos_secret_key " + "0123456789abcdef" * 3,
+    "cl_apikey " + "3f7a9c1e5b2d8f04" * 4,
+    "cloudant_apikey " + "3f7a9c1e5b2d8f04" * 4, "CL-PASS " + "3f7a9c1e5b2d8f04" * 4,
+    "SL-API-KEY " + "a1b2c3d4" * 8, "softlayer_password " + "a1b2c3d4" * 8,
+    "IBM_COS_SECRET_ACCESS_KEY " + "3f7a9c1e5b2d8f04" * 3,
+    "IBM_API_TOKEN " + "a1B2c3D4e5F6" * 3 + "abcdefgh",
+    "rk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "glcbt-" + "ab_" + "a1B2c3D4e5F6g7H8i9J0",
+    'Aws token is "' + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7Ab1C" + '"',
+    "https://hooks.slack.com" + "/services/T01/B02/abcdef",
+    'if pwd == "' + 'Zq7Rt2Lm9"', '"Zq7Rt2Lm9" == ' + "my_password",
+    'contraseña "' + 'Zq7Rt2Lm9";', 'db_pass("' + 'Zq7Rt2Lm9")',
+    "token" + " = word", "word word", "word", "self.token = token",
+)
+_WORDS = ("the", "password", "secret", "token", "key", "api", "pass", "pwd", "word",
+          "run", "hash", "is", "stored", "in", "vault", "rotate", "aws", "cl", "gh", "sl",
+          "AP", "ac", "-us", "contraseña", "ñ", "k\u212a", "BEGIN", "eyJ", "xox", "value")
+_PUNCT = ("", " ", "  ", "\n", "\n\n", "\t", "=", "==", ":", ": ", '"', "'", "`", ";", "(",
+          ")", ",", ".", "/", "://", "@", "-", "_", "=>", ":=", "!=", "[", "]", "{", "}", "$")
+
+
+def _long(piece: str, n: int) -> str:
+    return piece * n
+
+
+_noise = st.one_of(
+    st.sampled_from(_WORDS),
+    st.text(_HEX, min_size=1, max_size=64),
+    st.text(_B64, min_size=1, max_size=90),
+    st.text(string.printable, max_size=20),
+    st.text(max_size=8),
+)
+_filler = st.builds(_long, st.sampled_from(("the key ", "x", "ab", "password ", "=", "AP ", ". ")),
+                    st.integers(0, _MAX_LINE // 2 + 50))
+_piece = st.one_of(st.sampled_from(SECRETS), st.sampled_from(SECRETS), _noise, _filler)
+_texts = st.lists(st.tuples(_piece, st.sampled_from(_PUNCT)), max_size=24).map(
+    lambda parts: "".join(p + sep for p, sep in parts))
+
+
+def _contexts(secret: str) -> list[str]:
+    """``secret`` alone, in prose, after other lines, and inside one long line: at the
+    start of a piece, across a piece boundary, at the end of a piece."""
+    pad = "the review is done "
+    return [secret, f"note: {secret} here", f"line one\n\n{secret}\nlast",
+            "x" * _MAX_LINE + secret,
+            "x" * (_MAX_LINE - len(secret) // 2) + secret + " " + pad * 3,
+            "y " * ((_MAX_LINE - len(secret)) // 2) + secret + "\n" + secret]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_each_fake_secret_is_found_alike_in_every_context(secret):
+    for text in _contexts(secret):
+        assert default_scanner().scan(text) == reference_scan(text)
+        assert S.find_secrets(text) == reference_find_secrets(text)
+
+
+@given(_texts)
+def test_core_rules_find_what_the_straightforward_rules_find(text):
+    assert S.find_secrets(text) == reference_find_secrets(text)
+
+
+@given(_texts)
+def test_the_default_scan_finds_what_the_straightforward_scan_finds(text):
+    assert default_scanner().scan(text) == reference_scan(text)
+
+
+def _reference_redact_all(text: str, rounds: int = 4) -> str:
+    for _ in range(rounds):
+        found = reference_scan(text)
+        if not found:
+            return text
+        text = S.redact(text, found)
+    found = reference_scan(text)
+    if found:
+        text = S.redact(text, [S.SecretFinding(f.rule, f.description, f.line) for f in found])
+    return text
+
+
+@given(_texts)
+def test_redaction_is_unchanged(text):
+    assert redact_all(text) == _reference_redact_all(text)
+
+
+_key = st.one_of(st.sampled_from(("password", "api_key", "note", "path", "token", "k", "DB_PASS",
+                                  "secret")), st.text(string.ascii_letters + "_.-", max_size=12))
+_value = st.one_of(st.sampled_from(SECRETS), _noise, st.sampled_from(("hunter2", "x", "")))
+
+
+@given(content=_texts, uri=st.one_of(st.none(), st.sampled_from(SECRETS), _noise),
+       metadata=st.lists(st.tuples(_key, _value), max_size=12))
+def test_a_sources_findings_are_unchanged(content, uri, metadata):
+    source = Source("src_x", "file", content, "0" * 64, uri, tuple(sorted(metadata)))
+    assert S.source_findings(source, default_scanner().scan) \
+        == reference_source_findings(source, reference_scan)
+    assert S.source_findings(source) == reference_source_findings(source, reference_find_secrets)
+
+
+@pytest.mark.parametrize("text", [
+    "the build is green and the review is done\n" * 2000,
+    "the build is green and the review is done " * 2000,  # one line, many pieces
+])
+def test_a_detector_is_not_called_on_text_without_its_hints(text):
+    scanner = DetectSecretsScanner()
+    calls = {"n": 0}
+    for plugin in scanner._load():
+        inner = plugin.analyze_string
+
+        def counted(s, *a, _inner=inner, **k):
+            calls["n"] += 1
+            return _inner(s, *a, **k)
+
+        plugin.analyze_string = counted
+    assert scanner.scan(text) == reference_scan(text)
+    assert calls["n"] == 0  # was 24 detectors x every line / piece
+
+
+def test_a_names_uses_are_counted_once_per_text(monkeypatch):
+    text = "".join(f"t{i}_token = shared_name\n" for i in range(300)) + "shared_name\n"
+    expected = reference_find_secrets(text)
+    counted = {"n": 0}
+    uses_of = S._uses_of
+
+    def counting(t, name):
+        counted["n"] += 1
+        return uses_of(t, name)
+
+    monkeypatch.setattr(S, "_uses_of", counting)
+    assert S.find_secrets(text) == expected == ()
+    assert counted["n"] == 0  # was one whole-text regex scan per assignment
