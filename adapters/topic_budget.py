@@ -16,6 +16,7 @@ Nothing is ever refunded; only a successful publication deletes the row
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import attrs
 
@@ -34,15 +35,27 @@ from powercontext.core.topic.guards import (
 )
 from powercontext.core.topic.processing import BINDING, AttemptGrant
 
-__all__ = ["TopicBudgetMixin"]
+__all__ = ["TopicBudgetFront", "TopicBudgetMixin"]
 
 #: How often begin_attempt reruns after a concurrent attempt created the row first.
 _INSERT_RACES = 3
 
 
-class TopicBudgetMixin(TopicReadsMixin):
+class TopicBudgetFront:
     """``begin_attempt``, ``reserve`` and ``record_failure`` of a Topic backend (see
-    :class:`powercontext.ports.topic.TopicMemoryBackend` for the contract)."""
+    :class:`powercontext.ports.topic.TopicMemoryBackend` for the contract), over four
+    row primitives the backend provides (the SQL ones in
+    :class:`~powercontext.adapters.topic_budget_spi.TopicBudgetPrimitives`, the
+    in-memory backend's over dicts): ``_budget_row_sync(scope_id, binding_name,
+    source_after, lock=)``, ``_budget_insert_sync(row)``, ``_budget_update_sync(row)``
+    and ``_cursor_sync(binding_name, scope_id, lock=)``; plus ``_run`` and ``_in_tx``."""
+
+    _run: Any
+    _in_tx: Any
+    _budget_row_sync: Any
+    _budget_insert_sync: Any
+    _budget_update_sync: Any
+    _cursor_sync: Any
 
     async def begin_attempt(self, scope_id: str, source_after: int) -> AttemptGrant:
         """Admit one attempt of the Window after Cursor ``source_after`` of ``scope_id``
@@ -135,3 +148,8 @@ class TopicBudgetMixin(TopicReadsMixin):
             return
         if row.failure_code != code:
             self._budget_update_sync(attrs.evolve(row, failure_code=code))
+
+
+class TopicBudgetMixin(TopicBudgetFront, TopicReadsMixin):
+    """The allowance of the SQL Topic backends: :class:`TopicBudgetFront` over the
+    engine primitives of :class:`TopicReadsMixin`."""

@@ -8,32 +8,18 @@ PendingRow)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-import attrs
-
+from powercontext.adapters.topic_budget import TopicBudgetFront
 from powercontext.core.errors import (
     RevisionConflictError,
-    TopicProcessingError,
 )
-from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import (
-    CODE_CURSOR_CONFLICT,
-    AttemptDecision,
-    ReservationDecision,
-    add_reservation,
-    admit_attempt,
     check_cursor_at,
-    check_failure_code,
-    check_grant,
-    check_position,
     pending_after,
 )
 from powercontext.core.topic.models import PublicationGuards
 from powercontext.core.topic.processing import (
-    BINDING,
-    AttemptGrant,
     BudgetRelease,
     BudgetRow,
     CursorAdvance,
@@ -53,11 +39,12 @@ GUARD_FAULT_POINTS = (
 )
 
 
-class InMemoryTopicBudget:
+class InMemoryTopicBudget(TopicBudgetFront):
     """Mixin of :class:`~powercontext.plugins.testing.InMemoryTopicBackend`:
-    ``begin_attempt``, ``reserve``, ``record_failure`` and the guard steps its publish
-    runs (``self._state``, ``self._run``, ``self._in_tx`` and ``self._maybe_fail`` come
-    from the backend)."""
+    ``begin_attempt``, ``reserve`` and ``record_failure`` (the shared
+    :class:`~powercontext.adapters.topic_budget.TopicBudgetFront` over the dict rows
+    below) and the guard steps its publish runs (``self._state``, ``self._run``,
+    ``self._in_tx`` and ``self._maybe_fail`` come from the backend)."""
 
     _state: Any
     _run: Any
@@ -68,68 +55,21 @@ class InMemoryTopicBudget:
     def _table(self, name: str) -> dict[Any, Any]:
         return self._state.setdefault(name, {})  # type: ignore[no-any-return]
 
-    # -- the durable allowance ---------------------------------------------------------
+    # -- the row primitives of the shared allowance front (TopicBudgetFront) ----------------
 
-    async def begin_attempt(self, scope_id: str, source_after: int) -> AttemptGrant:
-        """See :meth:`powercontext.ports.topic.TopicMemoryBackend.begin_attempt`."""
-        scope_id = check_scope_id(scope_id)
-        check_position(source_after, "source_after")
-        decision: AttemptDecision = await self._run(
-            self._in_tx, True, self._begin_attempt_sync, scope_id, source_after,
-            str(uuid.uuid4()))
-        if decision.error is not None:
-            raise decision.error
-        row = decision.row
-        assert row is not None
-        return AttemptGrant(scope_id, BINDING, source_after, row.attempt_id, row.attempt_count)
+    def _budget_row_sync(self, scope_id: str, binding_name: str, source_after: int, *,
+                         lock: bool) -> BudgetRow | None:
+        del lock  # one writer at a time already (the backend's lock)
+        return self._table("budgets").get((scope_id, binding_name, source_after))
 
-    def _begin_attempt_sync(self, scope_id: str, source_after: int,
-                            attempt_id: str) -> AttemptDecision:
-        cursor = self._table("cursors").get((BINDING, scope_id), 0)
-        if cursor != source_after:
-            raise TopicProcessingError(
-                CODE_CURSOR_CONFLICT, f"the Cursor of Scope {scope_id!r} is at {cursor}, not "
-                f"{source_after}", stage="attempt")
-        key = (scope_id, BINDING, source_after)
-        decision = admit_attempt(self._table("budgets").get(key), scope_id, source_after,
-                                 attempt_id)
-        if decision.row is not None:
-            self._table("budgets")[key] = decision.row
-        return decision
+    def _budget_insert_sync(self, row: BudgetRow) -> None:
+        self._table("budgets")[(row.scope_id, row.binding_name, row.source_after)] = row
 
-    async def reserve(self, grant: AttemptGrant, requests: int, tokens: int, *,
-                      through: int) -> None:
-        """See :meth:`powercontext.ports.topic.TopicMemoryBackend.reserve`."""
-        check_grant(grant)
-        check_position(requests, "requests")
-        check_position(tokens, "tokens")
-        check_position(through, "through", grant.source_after + 1)
-        decision: ReservationDecision = await self._run(
-            self._in_tx, True, self._reserve_sync, grant, requests, tokens, through)
-        if decision.error is not None:
-            raise decision.error
+    _budget_update_sync = _budget_insert_sync
 
-    def _reserve_sync(self, grant: AttemptGrant, requests: int, tokens: int,
-                      through: int) -> ReservationDecision:
-        key = (grant.scope_id, grant.binding_name, grant.source_after)
-        decision = add_reservation(self._table("budgets").get(key), grant, requests, tokens,
-                                   through)
-        if decision.row is not None:
-            self._table("budgets")[key] = decision.row
-        return decision
-
-    async def record_failure(self, grant: AttemptGrant, code: str) -> None:
-        """See :meth:`powercontext.ports.topic.TopicMemoryBackend.record_failure`."""
-        check_grant(grant)
-        check_failure_code(code)
-        await self._run(self._in_tx, True, self._record_failure_sync, grant, code)
-
-    def _record_failure_sync(self, grant: AttemptGrant, code: str) -> None:
-        key = (grant.scope_id, grant.binding_name, grant.source_after)
-        row: BudgetRow | None = self._table("budgets").get(key)
-        if row is None or row.attempt_id != grant.attempt_id or row.terminal:
-            return
-        self._table("budgets")[key] = attrs.evolve(row, failure_code=code)
+    def _cursor_sync(self, binding_name: str, scope_id: str, *, lock: bool) -> int | None:
+        del lock
+        return self._table("cursors").get((binding_name, scope_id))  # type: ignore[no-any-return]
 
     # -- the publication guards (inside publish's transaction) ----------------------------
 
