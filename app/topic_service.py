@@ -105,9 +105,11 @@ def parse_topic_ref(value: object, field: str = "artifact") -> TopicRef:
             raise InvalidInputError(
                 f"{field}.revision", f"is missing in {value!r}: give ID@REVISION, the exact "
                 "ref a search returned (a Topic is never read by id alone)")
-        if not rev.isascii() or not rev.isdigit():
+        if not rev.isascii() or not rev.isdigit() or (len(rev) > 1 and rev[0] == "0"):
+            # the text form is exact: "@01" is not the ref a search printed
             raise InvalidInputError(f"{field}.revision",
-                                    f"must be an integer >= 1, got {rev!r}")
+                                    f"must be an integer >= 1 written without leading "
+                                    f"zeros, got {rev!r}")
         ref = TopicRef(artifact_id, int(rev))
     else:
         raise InvalidInputError(field, f"must be a Topic reference, got {type(value).__name__}")

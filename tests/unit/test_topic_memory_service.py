@@ -260,6 +260,9 @@ BAD_REFS = [
     (f"{REF.artifact_id}@0", "artifact.revision"),
     (f"{REF.artifact_id}@-1", "artifact.revision"),
     (f"{REF.artifact_id}@x", "artifact.revision"),
+    # the text form is exact: a leading zero is not the ref a search printed
+    (f"{REF.artifact_id}@01", "artifact.revision"),
+    (f"{REF.artifact_id}@00", "artifact.revision"),
     (TopicRef(REF.artifact_id, 0), "artifact.revision"),
     (3, "artifact"),
 ]
