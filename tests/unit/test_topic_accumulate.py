@@ -568,3 +568,16 @@ def test_the_longest_fitting_prefix_is_reduced() -> None:
     assert [len(json.loads(r.input_json)["items"]) for r in model.requests] == [2]
     assert [x.item.content.title for x in acc.live] == ["M", "T3"]
     assert acc.tokens <= room
+
+
+def test_the_larger_of_the_first_two_is_singleton_reduced() -> None:
+    """A small item then one of nearly B: they do not fit one request together, so the
+    LARGER (the second) is reduced alone; reducing the smaller could never make room."""
+    room = reduce_budget("temporary", SMALL)
+    acc, model = Accumulator("temporary", room), Model(merge)
+    run(push(acc, temp("Small", "s", "a" * (room // 2)), 1, model, W, SMALL))
+    large = temp("Large", "s", "b" * (room * 5 // 2), ("s2",))
+    assert room * 3 // 4 < item_tokens(large) < room
+    assert run(push(acc, large, 2, model, W, SMALL)) == 1
+    assert [x["title"] for x in json.loads(model.requests[0].input_json)["items"]] == ["Large"]
+    assert [x.item.content.title for x in acc.live] == ["Small", "M"]
