@@ -354,10 +354,24 @@ def test_accumulator_settings_are_checked() -> None:
     with pytest.raises(InvalidInputError, match="kind"):
         Accumulator("topic", 100)  # type: ignore[arg-type]
     for bad in (0, -1, True, 1.5):
-        with pytest.raises(InvalidInputError, match="budget_tokens"):
-            Accumulator("probe", bad)  # type: ignore[arg-type]
         with pytest.raises(InvalidInputError, match="max_items"):
             Accumulator("probe", 100, bad)  # type: ignore[arg-type]
+    for bad in (True, 1.5, "9"):
+        with pytest.raises(InvalidInputError, match="budget_tokens"):
+            Accumulator("probe", bad)  # type: ignore[arg-type]
+
+
+def test_a_tiny_context_window_fails_closed_at_the_first_push() -> None:
+    """reduce_budget of the smallest context window with the largest output
+    reservation is negative: the accumulator holds nothing and the first push is
+    reduction_over_budget (a TopicProcessingError, not a crash)."""
+    tiny = ProcessingSettings(context_window_tokens=1024, max_output_tokens=512)
+    budget = reduce_budget("probe", tiny)
+    assert budget <= 0
+    acc, model = Accumulator("probe", budget), Model(merge)
+    with pytest.raises(TopicProcessingError) as info:
+        run(push(acc, probe("alpha"), 1, model, W, tiny))
+    assert info.value.code == "reduction_over_budget" and model.requests == []
 
 
 def test_push_refuses_a_foreign_item_or_a_bad_position() -> None:
