@@ -314,16 +314,22 @@ class DeterministicTopicModel:
             raise InvalidInputError(
                 "request", f"estimates {request.estimated_tokens} tokens; the context "
                 f"window is {self._context}")
-        try:
-            data = json.loads(request.input_json)
-            out = self._answer(request.stage, request.schema_name, data)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise InvalidInputError("request", f"input_json is not a {request.stage} stage "
-                                    "input") from None
-        text = json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        text = self.answer(request)
         usage = StageUsage(input_tokens=request.estimated_tokens - request.max_output_tokens,
                            output_tokens=-(-len(text) // 3))
         return StageResponse(text, usage, 1)
+
+    def answer(self, request: StageRequest) -> str:
+        """The output text :meth:`generate` answers ``request`` with (no context-window
+        check, no usage): the stage's JSON, keys sorted, compact, non-ASCII as is.
+        InvalidInputError (field ``request``) for input that is not the stage's."""
+        try:
+            data = json.loads(request.input_json)
+            out = self._answer(request.stage, request.schema_name, data)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            raise InvalidInputError("request", f"input_json is not a {request.stage} stage "
+                                    "input") from None
+        return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     def _answer(self, stage: str, schema_name: str, data: dict[str, Any]) -> dict[str, Any]:
         if stage == "probe":
