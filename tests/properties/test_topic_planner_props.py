@@ -10,6 +10,7 @@ target."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -17,8 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.topic_windows import revision, window_of
 
+from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic import planner, stages
+from powercontext.core.topic.history import HistoryCandidate
+from powercontext.core.topic.models import TopicHit
+from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.stages import Probe
 
 W = window_of(*(f"# Source {i}\n\nText {i}." for i in range(1, 6)))
@@ -181,3 +186,50 @@ def test_the_item_evolver_binds_only_the_items_target_and_evidence(data, ps, k, 
     else:
         (update,) = evo.updates
         assert not evo.creates and update.base == item.target.ref and update.sources == refs
+
+
+# ---------------------------------------------------------------- the deterministic provider
+
+_words = st.lists(st.sampled_from(["deploy", "Deploy", "pipeline", "notes", "ÉTÉ", "été",
+                                   "x1", "beta", "_", "日本"]), min_size=0, max_size=4)
+
+
+@st.composite
+def wild_probes(draw: st.DrawFn) -> tuple[Probe, ...]:
+    out = []
+    for _ in range(draw(st.integers(1, 8))):
+        ids = draw(st.lists(st.sampled_from(IDS), min_size=1, unique=True))
+        query = " ".join(draw(_words)) + draw(st.sampled_from(["", " !", " \"q\\"]))
+        out.append(Probe(query.strip() or "?", tuple(ids), W.refs(ids, "evidence_ids")))
+    return tuple(out)
+
+
+@given(wild_probes(), st.lists(_words.map(" ".join), max_size=5))
+def test_deterministic_plan_and_item_answers_pass_the_planner_checks(ps, titles):
+    """The deterministic provider's plan (a Probe to the UPDATE Item of the first
+    handle whose title words all occur in its query, else to the CREATE Item of its
+    evidence-id set) always passes parse_plan, and its Item answers parse_item."""
+    model = DeterministicTopicModel()
+    heads = [revision(f"topic_art_{i}", t or "untitled", "S.", f"Old {i}.")
+             for i, t in enumerate(titles)]
+    candidates = [HistoryCandidate(h.ref, 80.0, TopicHit(h.ref, h.content.title, "S.", None,
+                                                         0.03, ("topic_fts",)), (0,))
+                  for h in heads]
+    handles = stages.history_handles(heads)
+    request = planner.plan_request(W, ps, candidates, ProcessingSettings())
+    assert request is not None
+    items = planner.parse_plan(model.answer(request), W, ps, handles)
+    assert sorted(id(p) for i in items for p in i.probes) == sorted(id(p) for p in ps)
+    for item in items:
+        for p in item.probes:
+            words = {w.casefold() for w in re.findall(r"\w+", p.query)}
+            first = next((h for h in heads if {w.casefold() for w in re.findall(
+                r"\w+", h.content.title)} <= words), None)
+            assert item.target is (None if first is None else handles[
+                next(k for k, v in handles.items() if v is first)])
+        req = planner.item_request(W, item, ProcessingSettings())
+        assert req is not None
+        evo = planner.parse_item(model.answer(req), W, item)
+        assert len(evo.creates) + len(evo.updates) + evo.noops == 1
+        for u in evo.updates:
+            assert u.base == item.target.ref
