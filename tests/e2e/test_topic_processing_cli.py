@@ -274,7 +274,7 @@ def test_a_1mb_file_is_processed_through_the_cli(make_db, tmp_path):
     _, _, config = write_inputs(tmp_path)
     paras = [f"Entry {i}: the nightly job {i % 97} wrote batch {i} of the ledger and "
              f"checked {i * 7 % 1000} invoices against account {i % 13}."
-             for i in range(9_000)]
+             for i in range(11_000)]
     big = tmp_path / "big.md"
     big.write_text("# Ledger log\n\n" + "\n\n".join(paras), encoding="utf-8")
     assert big.stat().st_size >= 1_000_000
