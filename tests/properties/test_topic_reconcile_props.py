@@ -19,6 +19,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.models import SourceRef
@@ -214,3 +215,25 @@ def test_second_queries_stay_within_the_search_bounds(texts: list[str],
     if not any(analyzer.query_terms(f) for f in (content.title, content.summary,
                                                   content.detail)):
         assert queries == ()
+
+
+@given(cases(), st.sampled_from([ProcessingSettings(),
+                                 ProcessingSettings(context_window_tokens=3000,
+                                                    max_output_tokens=512)]))
+def test_the_deterministic_providers_reconcile_answers_pass_the_parser(
+        case: Any, sizes: ProcessingSettings) -> None:
+    evolution, second, settings = case
+    model = DeterministicTopicModel(sizes.context_window_tokens)
+    decisions = []
+    for group in rc.related_groups(evolution, second, HEADS, settings):
+        request = rc.reconcile_request(group, evolution, sizes)
+        if request is None:
+            continue
+        decision = rc.parse_reconcile(model.answer(request), group, evolution)
+        # it folds every candidate it can hold: all of them here (short details)
+        if group.target is not None or len(group.creates) >= 2:
+            assert decision.folded == group.creates
+        decisions.append(decision)
+    final = rc.apply_reconciliations(evolution, decisions)
+    aids = [u.base.artifact_id for u in final.updates]
+    assert len(aids) == len(set(aids))
