@@ -36,15 +36,17 @@ Part 3 stages (formats in :mod:`powercontext.core.topic.accumulate`, ``.planner`
   first Source.
 - ``evolve`` final (``topic_item_final``): the same over the temporaries' details,
   citing the temporaries kept (``t1``...).
-- ``temporary``: the Batch's title, summary and texts (a fragment's raw text), the
-  detail cut at a block boundary so the whole item's canonical JSON stays within
-  ``max_result_chars`` UTF-8 bytes (hence within the item-token limit the input
-  implies), citing the ids kept; null for a Batch with no text.
+- ``temporary``: the Batch's title, summary and texts (a fragment's content, its JSON
+  framing and escapes undone), as many whole texts as ``max_result_chars`` holds (the
+  result's title, summary and detail together, in code points: the guidance
+  :func:`powercontext.core.topic.accumulate.max_result_chars` sizes so that any such
+  text stays within the item-token limit), a first text alone over it cut at a block
+  boundary; citing the ids kept; null for a Batch with no text.
 - ``reduce``: every position; evidence = the exact union of the items' ids (in order
   of first appearance). Probe: the queries joined, cut at a word to 512 characters;
   temporary: the first title and summary, the details joined, cut to fit. The result's
-  canonical JSON stays within ``max_result_chars`` bytes and, for one item, below the
-  input item's own estimate (a singleton reduction must shrink).
+  text stays within ``max_result_chars`` and, for one item, its estimate below the
+  input item's own (a singleton reduction must shrink).
 - ``reconcile``: folds every candidate it can hold: with a target, the target's title
   and summary and the detail = the target's detail then the candidates' details not
   already in it; without, the first candidate's title and summary and the details
@@ -290,10 +292,12 @@ def _topic_item(title: str, summary: str, detail: str, ids: Sequence[str]) -> di
 
 
 def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
-               max_bytes: int) -> dict[str, Any] | None:
-    """A TOPIC item of these fields whose canonical JSON is at most ``max_bytes``: the
-    detail cut first (block boundary), then the summary, then the title, each kept as
-    long as it can be; None when not even one character of each fits."""
+               max_chars: int, max_bytes: int | None = None) -> dict[str, Any] | None:
+    """A TOPIC item of these fields whose text (title, summary and detail together) is
+    at most ``max_chars`` code points and, when given, whose canonical JSON is at most
+    ``max_bytes`` UTF-8 bytes: the detail cut first (block boundary), then the summary,
+    then the title, each kept as long as it can be; None when not even one character of
+    each fits."""
     title = _cut(title, MAX_TITLE_CHARS)
     summary = _cut(summary, MAX_SUMMARY_CHARS)
     detail = _cut(detail, MAX_DETAIL_CHARS)
@@ -301,7 +305,8 @@ def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
         return None
 
     def fits(t: str, s: str, d: str) -> bool:
-        return _size(_topic_item(t, s, d, ids)) <= max_bytes
+        return len(t) + len(s) + len(d) <= max_chars and (
+            max_bytes is None or _size(_topic_item(t, s, d, ids)) <= max_bytes)
 
     least = _cut(detail, 1)
     if not fits(title, summary, least):
@@ -316,7 +321,7 @@ def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
     return None if kept is None else _topic_item(title, summary, kept, ids)
 
 
-def _max_bytes(data: dict[str, Any]) -> int:
+def _max_chars(data: dict[str, Any]) -> int:
     """The input's ``max_result_chars`` (a required integer >= 1)."""
     limit = data["max_result_chars"]
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -412,9 +417,9 @@ class DeterministicTopicModel:
         if stage == "plan":
             return self._plan(data["probes"], data["history"])
         if stage == "temporary":
-            return self._temporary(data["sources"], _max_bytes(data))
+            return self._temporary(data["sources"], _max_chars(data))
         if stage == "reduce":
-            return self._reduce(data["kind"], data["items"], _max_bytes(data))
+            return self._reduce(data["kind"], data["items"], _max_chars(data))
         if stage == "reconcile":
             return self._reconcile(data["target"], data["candidates"])
         raise InvalidInputError("request", f"stage {stage!r} is not served by the "
@@ -509,7 +514,7 @@ class DeterministicTopicModel:
                                     lambda: (first["title"], first["summary"]))}
 
     @staticmethod
-    def _temporary(sources: list[dict[str, Any]], max_bytes: int) -> dict[str, Any]:
+    def _temporary(sources: list[dict[str, Any]], max_chars: int) -> dict[str, Any]:
         ids: list[str] = []
         texts: list[str] = []
         for item in sources:
@@ -528,31 +533,32 @@ class DeterministicTopicModel:
             detail = "\n\n".join(texts[:k])
             if len(detail) > MAX_DETAIL_CHARS:
                 break
-            whole = _topic_item(title, summary, detail, ids[:k])
-            if _size(whole) > max_bytes:
+            if len(title) + len(summary) + len(detail) > max_chars:
                 break
-            best = whole
+            best = _topic_item(title, summary, detail, ids[:k])
         if best is None:
-            best = _fit_topic(title, summary, texts[0], ids[:1], max_bytes)
+            best = _fit_topic(title, summary, texts[0], ids[:1], max_chars)
         return {"topic": best}
 
     @staticmethod
-    def _reduce(kind: str, items: list[dict[str, Any]], max_bytes: int) -> dict[str, Any]:
+    def _reduce(kind: str, items: list[dict[str, Any]], max_chars: int) -> dict[str, Any]:
         positions = [i["position"] for i in items]
         ids = _union(items)
+        max_bytes: int | None = None
         if len(items) == 1:  # a singleton reduction must shrink the item's estimate
             alone = {k: v for k, v in items[0].items() if k != "position"}
             tokens = -(-_size(alone) // BYTES_PER_TOKEN)
-            max_bytes = min(max_bytes, BYTES_PER_TOKEN * (tokens - 1))
+            max_bytes = BYTES_PER_TOKEN * (tokens - 1)
         result: dict[str, Any] | None
         if kind == "probe":
             joined = _cut(" ".join(i["query"] for i in items), _QUERY_CHARS)
-            query = _longest(joined, lambda q: _size(
-                {"query": q, "evidence_ids": ids}) <= max_bytes)
+            query = _longest(joined, lambda q: len(q) <= max_chars and (
+                max_bytes is None or _size({"query": q, "evidence_ids": ids}) <= max_bytes))
             result = {"query": query or _cut(joined, 1), "evidence_ids": ids}
         else:
             details = "\n\n".join(_nfc(i["detail"]).strip() for i in items)
-            result = _fit_topic(items[0]["title"], items[0]["summary"], details, ids, max_bytes)
+            result = _fit_topic(items[0]["title"], items[0]["summary"], details, ids,
+                                max_chars, max_bytes)
             if result is None:  # nothing fits: the smallest honest answer (refused)
                 result = _topic_item(_cut(items[0]["title"], 1), _cut(items[0]["summary"], 1),
                                      _cut(details, 1), ids)

@@ -52,6 +52,11 @@ def evidence(content: str, kind: str = "file", uri: str = "file:///d/x.md") -> s
         {"content": content, "kind": kind, "metadata": {}, "uri": uri}).decode("utf-8")
 
 
+def chars(t: dict[str, Any]) -> int:
+    """The text a ``max_result_chars`` limit counts: title, summary and detail."""
+    return len(t["title"]) + len(t["summary"]) + len(t["detail"])
+
+
 def topic(t: dict[str, Any]) -> None:
     make_content(t["title"], t["summary"], t["detail"])  # passes the content checks
     assert set(t) == {"title", "summary", "detail", "evidence_ids"}
@@ -151,7 +156,7 @@ def test_temporary_summarises_the_batch_within_max_result_chars() -> None:
     assert whole["topic"]["title"] == "Alpha"
     small = answer("temporary", temporary_input(parts, 300), "topic_temporary")["topic"]
     topic(small)
-    assert size(small) <= 300
+    assert chars(small) <= 300
     assert small["evidence_ids"] == ["s1"]
     assert ("# Alpha\n\nOne.\n\n" + "alpha words " * 50).startswith(small["detail"])
 
@@ -203,7 +208,7 @@ def test_reduce_temporaries_keeps_the_first_title_and_fits_the_limit() -> None:
     topic(res)
     assert (res["title"], res["summary"]) == ("A", "A summary.")
     assert res["evidence_ids"] == ["s1", "s2", "s3"]
-    assert size(res) <= 500
+    assert chars(res) <= 500
 
 
 @pytest.mark.parametrize("kind", ["probe", "temporary"])
@@ -233,7 +238,7 @@ def test_a_temporary_reduction_always_fits_covers_every_position_and_unions_evid
     assert set(res["evidence_ids"]) == {i for item in items for i in item["evidence_ids"]}
     assert len(res["evidence_ids"]) == len(set(res["evidence_ids"]))
     topic(res)
-    assert size(res) <= limit
+    assert chars(res) <= limit
     if len(items) == 1:
         assert size(res) < size(items[0]) or estimate_tokens(
             canonical.canonical_dumps(res).decode()) < estimate_tokens(
