@@ -429,7 +429,7 @@ class DeterministicTopicModel:
     def _probe(sources: list[dict[str, Any]]) -> dict[str, Any]:
         probes: list[dict[str, Any]] = []
         for item in sources:
-            query = _probe_query(_content(item))
+            query = _probe_query(_text_of(item))
             if query and len(probes) < _MAX_PROBES:
                 probes.append({"query": query, "evidence_ids": [item["id"]]})
         return {"probes": probes}

@@ -340,3 +340,14 @@ def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -
                         ("Alice: hi there\nplain line\nBob: hello", "Alice: hi there")):
         assert answer("evolve", item_input([text], None), "topic_item")["topic"][
             "title"] == title
+
+
+def test_a_fragment_probe_reads_its_content_not_the_json_framing() -> None:
+    text = evidence("Build log\nline \"one\"\\two")
+    cut = text.index("line")
+    head = {"id": "s1", "start": 0, "end": cut, "text": text[:cut]}
+    tail = {"id": "s1", "start": cut, "end": len(text), "text": text[cut:]}
+    out = answer("probe", {"sources": [head]}, "topic_probes")
+    assert out["probes"][0]["query"] == "Build log"
+    out = answer("probe", {"sources": [tail]}, "topic_probes")
+    assert out["probes"][0]["query"] == "line one two"
