@@ -10,15 +10,18 @@ randomness, no network: the same request gives the same bytes.
 - ``probe``: one Probe per Source (or fragment), the first distinct words of its
   content (at most 8), citing that Source.
 - ``evolve``: Sources are grouped by their title: the first Markdown heading of the
-  content, else its first non-empty line. A group whose title casefold-equals a history
-  Topic's title UPDATEs that Topic (detail = the old detail, then the group's texts not
-  already in it; bounded), or is a NOOP (null) when nothing is new; any other group
-  CREATEs a Topic (summary = the first sentences of its first Source's body, detail =
-  the group's texts joined by blank lines). A Detail keeps as many whole texts as its
-  limit holds and cites only those (a first text alone over it is cut at a block
-  boundary: blank line, else line, else space); titles and summaries are cut the same
-  way. That is the provider's own choice, as a model's would be; the server never
-  truncates.
+  content, else its first non-empty line; for chat-like content (speaker turns ``"[when]
+  Name: text"``, see :func:`_chat_turns`) the four most frequent content words of the
+  turns instead (a chat's first line is a greeting or a session header, not its
+  subject), and its Probe query is the eight most frequent. A group whose title
+  casefold-equals a history Topic's title UPDATEs that Topic (detail = the old detail,
+  then the group's texts not already in it; bounded), or is a NOOP (null) when nothing
+  is new; any other group CREATEs a Topic (summary = the first sentences of its first
+  Source's body, detail = the group's texts joined by blank lines). A Detail keeps as
+  many whole texts as its limit holds and cites only those (a first text alone over it
+  is cut at a block boundary: blank line, else line, else space); titles and summaries
+  are cut the same way. That is the provider's own choice, as a model's would be; the
+  server never truncates.
 
 Part 3 stages (formats in :mod:`powercontext.core.topic.accumulate`, ``.planner``,
 ``.temporary``, ``.reconcile``), dispatched by ``schema_name`` (then by input shape):
@@ -33,15 +36,17 @@ Part 3 stages (formats in :mod:`powercontext.core.topic.accumulate`, ``.planner`
   first Source.
 - ``evolve`` final (``topic_item_final``): the same over the temporaries' details,
   citing the temporaries kept (``t1``...).
-- ``temporary``: the Batch's title, summary and texts (a fragment's raw text), the
-  detail cut at a block boundary so the whole item's canonical JSON stays within
-  ``max_result_chars`` UTF-8 bytes (hence within the item-token limit the input
-  implies), citing the ids kept; null for a Batch with no text.
+- ``temporary``: the Batch's title, summary and texts (a fragment's content, its JSON
+  framing and escapes undone), as many whole texts as ``max_result_chars`` holds (the
+  result's title, summary and detail together, in code points: the guidance
+  :func:`powercontext.core.topic.accumulate.max_result_chars` sizes so that any such
+  text stays within the item-token limit), a first text alone over it cut at a block
+  boundary; citing the ids kept; null for a Batch with no text.
 - ``reduce``: every position; evidence = the exact union of the items' ids (in order
   of first appearance). Probe: the queries joined, cut at a word to 512 characters;
   temporary: the first title and summary, the details joined, cut to fit. The result's
-  canonical JSON stays within ``max_result_chars`` bytes and, for one item, below the
-  input item's own estimate (a singleton reduction must shrink).
+  text stays within ``max_result_chars`` and, for one item, its estimate below the
+  input item's own (a singleton reduction must shrink).
 - ``reconcile``: folds every candidate it can hold: with a target, the target's title
   and summary and the detail = the target's detail then the candidates' details not
   already in it; without, the first candidate's title and summary and the details
@@ -72,6 +77,24 @@ _SUMMARY_SENTENCES: Final = 2
 _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: A chat turn line: optional ``[when]``, a speaker (1-40 characters, no colon), ``": "``.
+_TURN = re.compile(r"^\s*(\[[^\]\n]{1,80}\]\s*)?([^\s:\[\]][^:\n]{0,39}):\s+(\S.*)$")
+_TITLE_WORDS: Final = 4
+_STOP_TEXT: Final = """
+about above after again against all also and any are aren because been before being
+below between both but can cannot could did didn does doesn doing don down during each
+even ever few for from further get got had has have having her here hers herself him
+himself his how i'm into its itself just let like lot made make many more most much must
+myself nor not now off once only other our ours ourselves out over own really same say
+she should since some still such than that the their theirs them themselves then there
+these they thing things think this those though through too under until very want was
+wasn way well were weren what when where which while who whom why will with won would
+yeah yes you your yours yourself yourselves going know good great thanks thank sure
+definitely totally awesome wow glad hey okay one two lots feel feeling see went come
+came time day new happy love cool nice amazing lol also back yep sounds something
+anything everything always never maybe pretty kind sort tell told said ask asked
+""".replace("i'm ", "")
+_STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n",
                    "r": "\r", "t": "\t"}
@@ -128,7 +151,50 @@ def _pack(old: str, ids: list[str], texts: list[str]) -> tuple[str, list[str]]:
     return _cut(detail, MAX_DETAIL_CHARS), kept
 
 
+def _chat_turns(content: str) -> list[tuple[str, str]] | None:
+    """``(speaker, text)`` of each turn when ``content`` is chat-like, else None.
+    Chat-like: no Markdown heading and either two or more ``"[when] Name: text"`` turn
+    lines (the ``[when]`` optional) with every non-empty line but the first a turn (a
+    first line may be a session header), or one single dated turn. Anything else
+    (Markdown, code, logs, one ``"Key: value"`` line) keeps the first-line rules."""
+    lines = [line for line in content.splitlines() if line.strip()]
+    if not lines or any(_HEADING.match(line) for line in lines):
+        return None
+    matches = [_TURN.match(line) for line in lines]
+    turns = [(m.group(2).strip(), m.group(3).strip()) for m in matches if m]
+    if len(lines) == 1:
+        m = matches[0]
+        return turns if m and m.group(1) else None
+    if len(turns) >= 2 and all(matches[1:]):
+        return turns
+    return None
+
+
+def _keywords(turns: list[tuple[str, str]], limit: int) -> list[str]:
+    """The ``limit`` most frequent content words of the turns' texts (3+ characters,
+    not a number, not a stop word, not a speaker's name), ties by first appearance;
+    each in its first-seen spelling."""
+    names = {w.casefold() for speaker, _ in turns for w in _WORD.findall(speaker)}
+    count: dict[str, int] = {}
+    spelling: dict[str, str] = {}
+    for _, text in turns:
+        for w in _WORD.findall(text):
+            key = w.casefold()
+            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or key in names:
+                continue
+            count[key] = count.get(key, 0) + 1
+            spelling.setdefault(key, w)
+    order = {k: i for i, k in enumerate(count)}
+    best = sorted(count, key=lambda k: (-count[k], order[k]))[:limit]
+    return [spelling[k] for k in best]
+
+
 def _title(content: str) -> str:
+    turns = _chat_turns(content)
+    if turns is not None:
+        words = _keywords(turns, _TITLE_WORDS)
+        if words:
+            return _cut(", ".join(words), MAX_TITLE_CHARS)
     first = ""
     for line in content.splitlines():
         if not line.strip():
@@ -150,6 +216,11 @@ def _summary(content: str, title: str) -> str:
 
 
 def _probe_query(content: str) -> str:
+    turns = _chat_turns(content)
+    if turns is not None:
+        chat = _keywords(turns, _PROBE_WORDS)
+        if chat:
+            return _cut(" ".join(chat), _QUERY_CHARS)
     words: list[str] = []
     seen: set[str] = set()
     for w in _WORD.findall(content):
@@ -221,10 +292,12 @@ def _topic_item(title: str, summary: str, detail: str, ids: Sequence[str]) -> di
 
 
 def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
-               max_bytes: int) -> dict[str, Any] | None:
-    """A TOPIC item of these fields whose canonical JSON is at most ``max_bytes``: the
-    detail cut first (block boundary), then the summary, then the title, each kept as
-    long as it can be; None when not even one character of each fits."""
+               max_chars: int, max_bytes: int | None = None) -> dict[str, Any] | None:
+    """A TOPIC item of these fields whose text (title, summary and detail together) is
+    at most ``max_chars`` code points and, when given, whose canonical JSON is at most
+    ``max_bytes`` UTF-8 bytes: the detail cut first (block boundary), then the summary,
+    then the title, each kept as long as it can be; None when not even one character of
+    each fits."""
     title = _cut(title, MAX_TITLE_CHARS)
     summary = _cut(summary, MAX_SUMMARY_CHARS)
     detail = _cut(detail, MAX_DETAIL_CHARS)
@@ -232,7 +305,8 @@ def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
         return None
 
     def fits(t: str, s: str, d: str) -> bool:
-        return _size(_topic_item(t, s, d, ids)) <= max_bytes
+        return len(t) + len(s) + len(d) <= max_chars and (
+            max_bytes is None or _size(_topic_item(t, s, d, ids)) <= max_bytes)
 
     least = _cut(detail, 1)
     if not fits(title, summary, least):
@@ -247,7 +321,7 @@ def _fit_topic(title: str, summary: str, detail: str, ids: Sequence[str],
     return None if kept is None else _topic_item(title, summary, kept, ids)
 
 
-def _max_bytes(data: dict[str, Any]) -> int:
+def _max_chars(data: dict[str, Any]) -> int:
     """The input's ``max_result_chars`` (a required integer >= 1)."""
     limit = data["max_result_chars"]
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -314,16 +388,22 @@ class DeterministicTopicModel:
             raise InvalidInputError(
                 "request", f"estimates {request.estimated_tokens} tokens; the context "
                 f"window is {self._context}")
-        try:
-            data = json.loads(request.input_json)
-            out = self._answer(request.stage, request.schema_name, data)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise InvalidInputError("request", f"input_json is not a {request.stage} stage "
-                                    "input") from None
-        text = json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        text = self.answer(request)
         usage = StageUsage(input_tokens=request.estimated_tokens - request.max_output_tokens,
                            output_tokens=-(-len(text) // 3))
         return StageResponse(text, usage, 1)
+
+    def answer(self, request: StageRequest) -> str:
+        """The output text :meth:`generate` answers ``request`` with (no context-window
+        check, no usage): the stage's JSON, keys sorted, compact, non-ASCII as is.
+        InvalidInputError (field ``request``) for input that is not the stage's."""
+        try:
+            data = json.loads(request.input_json)
+            out = self._answer(request.stage, request.schema_name, data)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            raise InvalidInputError("request", f"input_json is not a {request.stage} stage "
+                                    "input") from None
+        return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     def _answer(self, stage: str, schema_name: str, data: dict[str, Any]) -> dict[str, Any]:
         if stage == "probe":
@@ -337,9 +417,9 @@ class DeterministicTopicModel:
         if stage == "plan":
             return self._plan(data["probes"], data["history"])
         if stage == "temporary":
-            return self._temporary(data["sources"], _max_bytes(data))
+            return self._temporary(data["sources"], _max_chars(data))
         if stage == "reduce":
-            return self._reduce(data["kind"], data["items"], _max_bytes(data))
+            return self._reduce(data["kind"], data["items"], _max_chars(data))
         if stage == "reconcile":
             return self._reconcile(data["target"], data["candidates"])
         raise InvalidInputError("request", f"stage {stage!r} is not served by the "
@@ -349,7 +429,7 @@ class DeterministicTopicModel:
     def _probe(sources: list[dict[str, Any]]) -> dict[str, Any]:
         probes: list[dict[str, Any]] = []
         for item in sources:
-            query = _probe_query(_content(item))
+            query = _probe_query(_text_of(item))
             if query and len(probes) < _MAX_PROBES:
                 probes.append({"query": query, "evidence_ids": [item["id"]]})
         return {"probes": probes}
@@ -434,7 +514,7 @@ class DeterministicTopicModel:
                                     lambda: (first["title"], first["summary"]))}
 
     @staticmethod
-    def _temporary(sources: list[dict[str, Any]], max_bytes: int) -> dict[str, Any]:
+    def _temporary(sources: list[dict[str, Any]], max_chars: int) -> dict[str, Any]:
         ids: list[str] = []
         texts: list[str] = []
         for item in sources:
@@ -453,31 +533,32 @@ class DeterministicTopicModel:
             detail = "\n\n".join(texts[:k])
             if len(detail) > MAX_DETAIL_CHARS:
                 break
-            whole = _topic_item(title, summary, detail, ids[:k])
-            if _size(whole) > max_bytes:
+            if len(title) + len(summary) + len(detail) > max_chars:
                 break
-            best = whole
+            best = _topic_item(title, summary, detail, ids[:k])
         if best is None:
-            best = _fit_topic(title, summary, texts[0], ids[:1], max_bytes)
+            best = _fit_topic(title, summary, texts[0], ids[:1], max_chars)
         return {"topic": best}
 
     @staticmethod
-    def _reduce(kind: str, items: list[dict[str, Any]], max_bytes: int) -> dict[str, Any]:
+    def _reduce(kind: str, items: list[dict[str, Any]], max_chars: int) -> dict[str, Any]:
         positions = [i["position"] for i in items]
         ids = _union(items)
+        max_bytes: int | None = None
         if len(items) == 1:  # a singleton reduction must shrink the item's estimate
             alone = {k: v for k, v in items[0].items() if k != "position"}
             tokens = -(-_size(alone) // BYTES_PER_TOKEN)
-            max_bytes = min(max_bytes, BYTES_PER_TOKEN * (tokens - 1))
+            max_bytes = BYTES_PER_TOKEN * (tokens - 1)
         result: dict[str, Any] | None
         if kind == "probe":
             joined = _cut(" ".join(i["query"] for i in items), _QUERY_CHARS)
-            query = _longest(joined, lambda q: _size(
-                {"query": q, "evidence_ids": ids}) <= max_bytes)
+            query = _longest(joined, lambda q: len(q) <= max_chars and (
+                max_bytes is None or _size({"query": q, "evidence_ids": ids}) <= max_bytes))
             result = {"query": query or _cut(joined, 1), "evidence_ids": ids}
         else:
             details = "\n\n".join(_nfc(i["detail"]).strip() for i in items)
-            result = _fit_topic(items[0]["title"], items[0]["summary"], details, ids, max_bytes)
+            result = _fit_topic(items[0]["title"], items[0]["summary"], details, ids,
+                                max_chars, max_bytes)
             if result is None:  # nothing fits: the smallest honest answer (refused)
                 result = _topic_item(_cut(items[0]["title"], 1), _cut(items[0]["summary"], 1),
                                      _cut(details, 1), ids)
