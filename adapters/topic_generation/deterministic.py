@@ -173,20 +173,20 @@ def _chat_turns(content: str) -> list[tuple[str, str]] | None:
 
 def _keywords(turns: list[tuple[str, str]], limit: int) -> list[str]:
     """The ``limit`` most frequent content words of the turns' texts (3+ characters,
-    not a number, not a stop word, not a speaker's name or the start of one: "Mel" of
-    "Melanie"), ties by first appearance;
+    not a number, not a stop word, not a speaker's name nor, capitalised, the start of
+    one: "Mel" of "Melanie" but not "car" of "Caroline"), ties by first appearance;
     each in its first-seen spelling."""
     names = {w.casefold() for speaker, _ in turns for w in _WORD.findall(speaker)}
 
-    def is_name(key: str) -> bool:  # a speaker's name or its short form ("Mel")
-        return any(n.startswith(key) for n in names)
+    def is_name(word: str, key: str) -> bool:  # a speaker's name or its short form "Mel"
+        return key in names or (word[:1].isupper() and any(n.startswith(key) for n in names))
 
     count: dict[str, int] = {}
     spelling: dict[str, str] = {}
     for _, text in turns:
         for w in _WORD.findall(text):
             key = w.casefold()
-            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or is_name(key):
+            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or is_name(w, key):
                 continue
             count[key] = count.get(key, 0) + 1
             spelling.setdefault(key, w)

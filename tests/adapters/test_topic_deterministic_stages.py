@@ -351,3 +351,10 @@ def test_a_fragment_probe_reads_its_content_not_the_json_framing() -> None:
     assert out["probes"][0]["query"] == "Build log"
     out = answer("probe", {"sources": [tail]}, "topic_probes")
     assert out["probes"][0]["query"] == "line one two"
+
+
+def test_chat_keywords_leave_out_names_and_their_capitalised_short_forms_only() -> None:
+    chat = ("Caroline: my car is red and my car is fast, Mel said\n"
+            "Melanie: the car, Car, Caroline")
+    out = answer("evolve", item_input([chat], None), "topic_item")["topic"]
+    assert out["title"] == "car, red, fast"
