@@ -409,15 +409,18 @@ class Accumulator:
     """Live items of one kind in stream order, bounded by ``max_items`` and
     ``budget_tokens`` (the sum of the live items' ``tokens``; normally
     :func:`reduce_budget`). Changed only by :func:`push` and :func:`compact`, each all
-    or nothing. InvalidInputError naming ``kind``, ``budget_tokens`` or ``max_items``
-    (an integer >= 1) when out of range."""
+    or nothing. A budget <= 0 (:func:`reduce_budget` of a tiny context window) holds
+    nothing: the first push fails closed with ``reduction_over_budget``.
+    InvalidInputError naming ``kind``, ``budget_tokens`` (not an integer) or
+    ``max_items`` (not an integer >= 1)."""
 
     def __init__(self, kind: ItemKind, budget_tokens: int,
                  max_items: int = MAX_LIVE_ITEMS) -> None:
         self.kind: ItemKind = _check_kind(kind)
-        for name, value in (("budget_tokens", budget_tokens), ("max_items", max_items)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(name, f"must be an integer >= 1, got {value!r}")
+        if type(budget_tokens) is not int:
+            raise InvalidInputError("budget_tokens", f"must be an integer: {budget_tokens!r}")
+        if type(max_items) is not int or max_items < 1:
+            raise InvalidInputError("max_items", f"must be an integer >= 1: {max_items!r}")
         self.budget_tokens = budget_tokens
         self.max_items = max_items
         self._live: list[Live] = []

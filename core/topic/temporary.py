@@ -37,7 +37,7 @@ from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic import content as topic_content
-from powercontext.core.topic.accumulate import Live, TemporaryTopic
+from powercontext.core.topic.accumulate import Live, TemporaryTopic, item_tokens
 from powercontext.core.topic.generation import Stage, StageRequest
 from powercontext.core.topic.models import TopicMemoryContent
 from powercontext.core.topic.planner import WorkItem
@@ -327,18 +327,6 @@ def temporary_request(batch: SourceBatch, item: WorkItem, settings: ProcessingSe
 
 # ---------------------------------------------------------------------- parsing
 
-def _topic_json(content: TopicMemoryContent, ids: Sequence[str]) -> dict[str, Any]:
-    return {"title": content.title, "summary": content.summary, "detail": content.detail,
-            "evidence_ids": list(ids)}
-
-
-def _temporary_tokens(topic: TemporaryTopic) -> int:
-    # accumulate.item_tokens of a temporary: its stage-input JSON, estimated
-    text = canonical.canonical_dumps(_topic_json(topic.content, topic.evidence_ids),
-                                     "topic").decode("utf-8")
-    return estimate_tokens(text)
-
-
 def _content(stage: Stage, item: dict[str, Any]) -> TopicMemoryContent:
     try:
         return topic_content.make_content(item["title"], item["summary"], item["detail"])
@@ -387,7 +375,7 @@ def parse_temporary(text: object, window: Window, batch: SourceBatch,
     except InvalidInputError as exc:
         raise _invalid("temporary", str(exc)) from None
     topic = TemporaryTopic(content, tuple(ids), refs)
-    tokens = _temporary_tokens(topic)
+    tokens = item_tokens(topic)
     if tokens > max_tokens:
         raise _invalid("temporary", f"the temporary Topic estimates {tokens} tokens; at "
                        f"most {max_tokens} are allowed")

@@ -16,7 +16,7 @@ from support.topic_windows import revision, window_of
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
-from powercontext.core.topic import planner, reconcile, stages, temporary
+from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
 from powercontext.core.topic.accumulate import Live, TemporaryTopic
 from powercontext.core.topic.content import make_content
 from powercontext.core.topic.generation import StageRequest
@@ -90,8 +90,11 @@ def test_plan_and_item_answers_always_pass_the_planner_checks(contents: list[str
 # ---------------------------------------------------------------------- temporary path
 
 def temporaries(w: Window, item: planner.WorkItem, settings: ProcessingSettings,
-                max_chars: int) -> list[TemporaryTopic]:
-    max_tokens = -(-max_chars // 3) + 8  # what max_chars UTF-8 bytes estimate at most
+                budget: int) -> list[TemporaryTopic]:
+    """The temporaries of the Item's Batches for an accumulator of input budget
+    ``budget`` (max_result_chars and the item-token limit as the pipeline derives them)."""
+    max_chars = accumulate.max_result_chars(budget)
+    max_tokens = budget // accumulate.RESULT_FRACTION
     out = []
     for batch in temporary.source_batches(w, item, settings, max_chars):
         req = temporary.temporary_request(batch, item, settings, max_chars)
@@ -106,21 +109,19 @@ HOSTILE = st.text(st.sampled_from(['"', "\\", "\x01", "\x1f", "\n", "a", " ", "Ã
                   min_size=1, max_size=3_000).filter(lambda t: t.strip())
 
 
-@given(HOSTILE, st.integers(200, 1_200))
+@given(HOSTILE, st.integers(2_000, 10_000))
 def test_temporaries_of_a_fragmented_hostile_source_pass_parse_temporary(
-        text: str, max_chars: int) -> None:
+        text: str, budget: int) -> None:
     settings = ProcessingSettings(context_window_tokens=2_500, max_output_tokens=200)
     try:
         w = window_of(text, settings=ProcessingSettings())
     except InvalidInputError:
         return
     item = planner.WorkItem("create", None, (), ("s1",))
-    temps = temporaries(w, item, settings, max_chars)
+    temps = temporaries(w, item, settings, budget)
     for t in temps:
         assert t.evidence_ids == ("s1",)
-        assert len(canonical.canonical_dumps({
-            "title": t.content.title, "summary": t.content.summary,
-            "detail": t.content.detail, "evidence_ids": list(t.evidence_ids)})) <= max_chars
+        assert accumulate.item_tokens(t) <= budget // accumulate.RESULT_FRACTION
 
 
 def test_a_large_source_goes_through_batches_temporaries_and_the_final_create() -> None:
@@ -129,7 +130,7 @@ def test_a_large_source_goes_through_batches_temporaries_and_the_final_create() 
                        range(300))
     w = window_of("# Build cache\n\n" + body)
     item = planner.WorkItem("create", None, (), ("s1",))
-    temps = temporaries(w, item, settings, 600)
+    temps = temporaries(w, item, settings, 8_000)
     assert len(temps) >= 3
     assert temps[0].content.title == "Build cache"
     assert "\\path" in temps[1].content.detail  # the fragment's JSON escapes undone

@@ -24,6 +24,7 @@ from support.topic_models import (
 
 from powercontext.core import canonical
 from powercontext.core.errors import BackendError
+from powercontext.core.topic import accumulate
 from powercontext.core.topic.generation import Stage, StageRequest
 from powercontext.core.topic.stages import SYSTEM_PROMPT
 from powercontext.core.topic.window import estimate_tokens
@@ -109,13 +110,15 @@ def test_shrink_by_one_makes_a_singleton_exactly_one_token_smaller(kind: str,
     assert out["result"]["evidence_ids"] == item["evidence_ids"]
 
 
-def test_shrink_by_one_fills_max_result_chars_with_the_exact_union() -> None:
-    out = scripted(shrink_by_one(), reduce_req("temporary", TEMPS, limit=150))
+def test_shrink_by_one_fills_the_token_limit_the_guidance_implies() -> None:
+    budget = 4_000
+    chars = accumulate.max_result_chars(budget)
+    out = scripted(shrink_by_one(), reduce_req("temporary", TEMPS * 10, limit=chars))
     res = out["result"]
-    assert out["positions"] == [1, 2]
+    assert out["positions"] == list(range(1, 21))
     assert res["evidence_ids"] == ["s1", "s2"]
-    size = len(canonical.canonical_dumps(res))
-    assert 147 <= size <= 150  # as large as allowed (a stripped space at most)
+    limit = budget // accumulate.RESULT_FRACTION
+    assert limit - 1 <= tokens(res) <= limit  # as large as the check allows
 
 
 def test_fail_at_raises_on_the_kth_call_of_its_stage_only() -> None:

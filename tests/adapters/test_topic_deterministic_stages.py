@@ -52,6 +52,11 @@ def evidence(content: str, kind: str = "file", uri: str = "file:///d/x.md") -> s
         {"content": content, "kind": kind, "metadata": {}, "uri": uri}).decode("utf-8")
 
 
+def chars(t: dict[str, Any]) -> int:
+    """The text a ``max_result_chars`` limit counts: title, summary and detail."""
+    return len(t["title"]) + len(t["summary"]) + len(t["detail"])
+
+
 def topic(t: dict[str, Any]) -> None:
     make_content(t["title"], t["summary"], t["detail"])  # passes the content checks
     assert set(t) == {"title", "summary", "detail", "evidence_ids"}
@@ -151,7 +156,7 @@ def test_temporary_summarises_the_batch_within_max_result_chars() -> None:
     assert whole["topic"]["title"] == "Alpha"
     small = answer("temporary", temporary_input(parts, 300), "topic_temporary")["topic"]
     topic(small)
-    assert size(small) <= 300
+    assert chars(small) <= 300
     assert small["evidence_ids"] == ["s1"]
     assert ("# Alpha\n\nOne.\n\n" + "alpha words " * 50).startswith(small["detail"])
 
@@ -203,7 +208,7 @@ def test_reduce_temporaries_keeps_the_first_title_and_fits_the_limit() -> None:
     topic(res)
     assert (res["title"], res["summary"]) == ("A", "A summary.")
     assert res["evidence_ids"] == ["s1", "s2", "s3"]
-    assert size(res) <= 500
+    assert chars(res) <= 500
 
 
 @pytest.mark.parametrize("kind", ["probe", "temporary"])
@@ -233,7 +238,7 @@ def test_a_temporary_reduction_always_fits_covers_every_position_and_unions_evid
     assert set(res["evidence_ids"]) == {i for item in items for i in item["evidence_ids"]}
     assert len(res["evidence_ids"]) == len(set(res["evidence_ids"]))
     topic(res)
-    assert size(res) <= limit
+    assert chars(res) <= limit
     if len(items) == 1:
         assert size(res) < size(items[0]) or estimate_tokens(
             canonical.canonical_dumps(res).decode()) < estimate_tokens(
@@ -318,12 +323,12 @@ SESSION = ("Caroline and Melanie, session 1, 1:56 pm on 8 May, 2023\n"
 def test_a_chat_session_is_titled_and_probed_by_its_subject_words_not_its_first_line(
         ) -> None:
     out = answer("evolve", item_input([SESSION], None), "topic_item")["topic"]
-    assert out["title"] == "support, inspiring, stories, Mel"
+    assert out["title"] == "support, inspiring, stories, swamped"  # no "Mel" of Melanie
     assert out["detail"] == SESSION
     probes = answer("probe", {"sources": [{"id": "s1", "text": evidence(SESSION)}]},
                     "topic_probes")
-    assert probes == {"probes": [{"query": "support inspiring stories Mel swamped kids work "
-                                           "LGBTQ", "evidence_ids": ["s1"]}]}
+    assert probes == {"probes": [{"query": "support inspiring stories swamped kids work "
+                                           "LGBTQ group", "evidence_ids": ["s1"]}]}
 
 
 def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -> None:
@@ -335,3 +340,21 @@ def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -
                         ("Alice: hi there\nplain line\nBob: hello", "Alice: hi there")):
         assert answer("evolve", item_input([text], None), "topic_item")["topic"][
             "title"] == title
+
+
+def test_a_fragment_probe_reads_its_content_not_the_json_framing() -> None:
+    text = evidence("Build log\nline \"one\"\\two")
+    cut = text.index("line")
+    head = {"id": "s1", "start": 0, "end": cut, "text": text[:cut]}
+    tail = {"id": "s1", "start": cut, "end": len(text), "text": text[cut:]}
+    out = answer("probe", {"sources": [head]}, "topic_probes")
+    assert out["probes"][0]["query"] == "Build log"
+    out = answer("probe", {"sources": [tail]}, "topic_probes")
+    assert out["probes"][0]["query"] == "line one two"
+
+
+def test_chat_keywords_leave_out_names_and_their_capitalised_short_forms_only() -> None:
+    chat = ("Caroline: my car is red and my car is fast, Mel said\n"
+            "Melanie: the car, Car, Caroline")
+    out = answer("evolve", item_input([chat], None), "topic_item")["topic"]
+    assert out["title"] == "car, red, fast"

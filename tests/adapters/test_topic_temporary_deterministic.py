@@ -14,6 +14,7 @@ from support.topic_windows import SCOPE, revision, window_of
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
+from powercontext.core.topic import accumulate
 from powercontext.core.topic import temporary as tmp
 from powercontext.core.topic.accumulate import Live, TemporaryTopic
 from powercontext.core.topic.generation import StageRequest
@@ -119,3 +120,59 @@ def test_deterministic_temporary_outputs_always_pass_parse_temporary(
         parsed = tmp.parse_temporary(out, w, batch, max_tokens)
         if parsed is None:
             assert json.loads(out) == {"topic": None}
+
+
+async def _call(req: StageRequest) -> str:
+    return (await MODEL.generate(req)).output_text
+
+
+async def _temporary_path(window: Window, item: WorkItem,
+                          settings: ProcessingSettings) -> tuple[int, list[Live], int]:
+    budget = accumulate.reduce_budget("temporary", settings, item.focus)
+    chars = accumulate.max_result_chars(budget)
+    acc = accumulate.Accumulator("temporary", budget)
+    batches = tmp.source_batches(window, item, settings, chars)
+    calls = 0
+    for batch in batches:
+        req = tmp.temporary_request(batch, item, settings, chars)
+        assert req is not None
+        t = tmp.parse_temporary(await _call(req), window, batch,
+                                budget // accumulate.RESULT_FRACTION)
+        if t is not None:
+            calls += await accumulate.push(acc, t, batch.position, _call, window, settings,
+                                           item.focus)
+    calls += await accumulate.compact(
+        acc, _call, window, settings,
+        fits=lambda live: tmp.final_request(live, item, settings) is not None,
+        focus=item.focus)
+    return len(batches), list(acc.live), calls
+
+
+def test_an_oversized_item_reduces_its_temporaries_and_publishes_one_create() -> None:
+    # a ~1 MB Source: more fragments than the accumulator holds live
+    settings = ProcessingSettings(context_window_tokens=16_384, max_output_tokens=256)
+    text = "\n\n".join(f"# Note {i}\n\nThe build step {i} needs flag -f{i} and cache {i}."
+                       for i in range(1, 16_000))
+    w = window_of(text, settings=settings)
+    assert w.oversized
+    item = item_of(w)
+    batches, live, calls = asyncio.run(_temporary_path(w, item, settings))
+    assert batches > accumulate.MAX_LIVE_ITEMS and calls > 0
+    positions = frozenset().union(*(entry.positions for entry in live))
+    assert positions == frozenset(range(1, batches + 1))  # every Batch accounted for
+    final = tmp.final_request(live, item, settings)
+    evo = tmp.parse_final(answer(final), w, live, item)
+    assert len(evo.creates) == 1
+    assert evo.creates[0].sources == (w.sources[0].ref,)  # lineage: exactly that Source
+
+
+def test_an_update_whose_target_leaves_no_room_fails_closed() -> None:
+    # the reduced temporaries plus the complete target never fit: final_request stays None
+    settings = ProcessingSettings(context_window_tokens=12_000, max_output_tokens=256)
+    big = revision("topic_art_big", "Big", "S" * 2048, "D" * 32768)
+    text = " ".join(f"word{i}" for i in range(12_000))
+    w = window_of(text, settings=settings)
+    item = item_of(w, big)
+    _, live, _ = asyncio.run(_temporary_path(w, item, settings))
+    assert len(live) == 1  # reduced as far as it goes, then stopped (no loop)
+    assert tmp.final_request(live, item, settings) is None  # -> work_item_over_budget

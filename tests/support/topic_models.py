@@ -17,7 +17,7 @@ exactly one rule of the stage formats (:mod:`powercontext.core.topic.accumulate`
   cannot pick a historical identity);
 - :func:`reduce_null`: ``result`` null (a reduction cannot be a NOOP);
 - :func:`shrink_by_one`: a VALID reduction that only just makes progress (the largest
-  result within ``max_result_chars`` and, for one item, one token below it);
+  result the 1/8 check allows and, for one item, one token below it);
 - :func:`fail_at`: the k-th call of a stage raises (a provider fault mid-Window);
 - :func:`plan_with`: a Work Plan given verbatim (valid or not).
 """
@@ -31,9 +31,15 @@ from typing import Any
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
+from powercontext.core.topic.accumulate import RESULT_FRACTION
+from powercontext.core.topic.accumulate import max_result_chars as max_result_chars_of
 from powercontext.core.topic.content import MAX_DETAIL_CHARS
 from powercontext.core.topic.generation import StageRequest, StageResponse
-from powercontext.core.topic.window import BYTES_PER_TOKEN
+from powercontext.core.topic.window import (
+    BYTES_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    estimate_tokens,
+)
 
 __all__ = [
     "Script",
@@ -164,6 +170,10 @@ def reduce_null() -> Script:
     return script
 
 
+def _dumps(value: Any) -> str:
+    return canonical.canonical_dumps(value).decode("utf-8")
+
+
 def _size(value: Any) -> int:
     return len(canonical.canonical_dumps(value))
 
@@ -181,18 +191,32 @@ def _longest_prefix(text: str, ok: Callable[[str], bool]) -> str | None:
     return best
 
 
+def _token_limit(max_result_chars: int) -> int:
+    """The smallest item-token limit ``B // 8`` whose ``max_result_chars`` guidance is
+    ``max_result_chars`` (a lower bound of the request's real limit)."""
+    lo, hi = 1, 1 << 40
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if max_result_chars_of(mid * RESULT_FRACTION) >= max_result_chars:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def shrink_by_one() -> Script:
     """Reduce: a VALID reduction (every position, the exact evidence union) that only
-    just makes progress: the result is as large as the rules allow, i.e. its canonical
-    JSON at most ``max_result_chars`` bytes and, for a single item, estimating exactly
-    one token less than that item when that is within the limit. The accumulator must
-    still finish within ``2n + 1`` attempts against it."""
+    just makes progress: the result is as large as the CHECK allows (it ignores the
+    ``max_result_chars`` guidance and fills the item-token limit ``B // 8`` the guidance
+    implies) and, for a single item, estimates exactly one token less than that item
+    when that is within the limit. The accumulator must still finish within ``2n + 1``
+    attempts against it."""
     def script(request: StageRequest, data: dict[str, Any]) -> object:
         items = data["items"]
-        limit = data["max_result_chars"]
+        tokens = _token_limit(data["max_result_chars"])
         if len(items) == 1:
-            tokens = -(-_size(_bare(items[0])) // BYTES_PER_TOKEN)
-            limit = min(limit, BYTES_PER_TOKEN * (tokens - 1))
+            tokens = min(tokens, estimate_tokens(_dumps(_bare(items[0]))) - 1)
+        limit = BYTES_PER_TOKEN * (tokens - MESSAGE_OVERHEAD_TOKENS)  # bytes, estimate <= tokens
         ids = list(dict.fromkeys(i for item in items for i in item["evidence_ids"]))
         if data["kind"] == "probe":
             joined = " ".join(item["query"] for item in items)[:512]

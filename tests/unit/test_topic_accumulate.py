@@ -354,10 +354,24 @@ def test_accumulator_settings_are_checked() -> None:
     with pytest.raises(InvalidInputError, match="kind"):
         Accumulator("topic", 100)  # type: ignore[arg-type]
     for bad in (0, -1, True, 1.5):
-        with pytest.raises(InvalidInputError, match="budget_tokens"):
-            Accumulator("probe", bad)  # type: ignore[arg-type]
         with pytest.raises(InvalidInputError, match="max_items"):
             Accumulator("probe", 100, bad)  # type: ignore[arg-type]
+    for bad in (True, 1.5, "9"):
+        with pytest.raises(InvalidInputError, match="budget_tokens"):
+            Accumulator("probe", bad)  # type: ignore[arg-type]
+
+
+def test_a_tiny_context_window_fails_closed_at_the_first_push() -> None:
+    """reduce_budget of the smallest context window with the largest output
+    reservation is negative: the accumulator holds nothing and the first push is
+    reduction_over_budget (a TopicProcessingError, not a crash)."""
+    tiny = ProcessingSettings(context_window_tokens=1024, max_output_tokens=512)
+    budget = reduce_budget("probe", tiny)
+    assert budget <= 0
+    acc, model = Accumulator("probe", budget), Model(merge)
+    with pytest.raises(TopicProcessingError) as info:
+        run(push(acc, probe("alpha"), 1, model, W, tiny))
+    assert info.value.code == "reduction_over_budget" and model.requests == []
 
 
 def test_push_refuses_a_foreign_item_or_a_bad_position() -> None:
@@ -568,3 +582,16 @@ def test_the_longest_fitting_prefix_is_reduced() -> None:
     assert [len(json.loads(r.input_json)["items"]) for r in model.requests] == [2]
     assert [x.item.content.title for x in acc.live] == ["M", "T3"]
     assert acc.tokens <= room
+
+
+def test_the_larger_of_the_first_two_is_singleton_reduced() -> None:
+    """A small item then one of nearly B: they do not fit one request together, so the
+    LARGER (the second) is reduced alone; reducing the smaller could never make room."""
+    room = reduce_budget("temporary", SMALL)
+    acc, model = Accumulator("temporary", room), Model(merge)
+    run(push(acc, temp("Small", "s", "a" * (room // 2)), 1, model, W, SMALL))
+    large = temp("Large", "s", "b" * (room * 5 // 2), ("s2",))
+    assert room * 3 // 4 < item_tokens(large) < room
+    assert run(push(acc, large, 2, model, W, SMALL)) == 1
+    assert [x["title"] for x in json.loads(model.requests[0].input_json)["items"]] == ["Large"]
+    assert [x.item.content.title for x in acc.live] == ["Small", "M"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from support.topic_windows import revision
 
+from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.models import SourceRef
@@ -347,3 +348,32 @@ def test_a_target_the_window_updates_outside_its_group_is_refused() -> None:
     with pytest.raises(InvalidInputError) as info:
         rc.apply_reconciliations(evo, [decision])
     assert info.value.field == "decisions[0].group.update"
+
+
+# ---------------------------------------------------------------- with the deterministic provider
+
+def test_deterministic_reconcile_folds_two_creates_into_one_update_of_d() -> None:
+    evo = Evolution((create("Deploys", 1, detail="Deploys moved to 02:00."),
+                     create("Nightly deploy", 2, detail="Rollbacks are manual."),
+                     create("Other", 3)), (), 0)
+    second = [[cand(D, 90.0)], [cand(D, 80.0)], []]
+    (group,) = rc.related_groups(evo, second, HEADS, SETTINGS)
+    request = rc.reconcile_request(group, evo, SETTINGS)
+    assert request is not None
+    decision = rc.parse_reconcile(DeterministicTopicModel().answer(request), group, evo)
+    final = rc.apply_reconciliations(evo, [decision])
+    assert final.creates == (evo.creates[2],)
+    (update,) = final.updates
+    assert update.base == D.ref and update.sources == (ref(1), ref(2))
+    assert update.content.title == D.content.title
+    assert update.content.detail.startswith(D.content.detail)
+    assert "Rollbacks are manual." in update.content.detail
+
+
+def test_deterministic_reconcile_of_nothing_new_is_a_noop_absorbing_the_create() -> None:
+    evo = Evolution((create("Deploys", 1, detail=D.content.detail),), (), 0)
+    (group,) = rc.related_groups(evo, [[cand(D, 90.0)]], HEADS, SETTINGS)
+    request = rc.reconcile_request(group, evo, SETTINGS)
+    assert request is not None
+    decision = rc.parse_reconcile(DeterministicTopicModel().answer(request), group, evo)
+    assert rc.apply_reconciliations(evo, [decision]) == Evolution((), (), 1)
