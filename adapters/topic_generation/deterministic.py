@@ -10,15 +10,18 @@ randomness, no network: the same request gives the same bytes.
 - ``probe``: one Probe per Source (or fragment), the first distinct words of its
   content (at most 8), citing that Source.
 - ``evolve``: Sources are grouped by their title: the first Markdown heading of the
-  content, else its first non-empty line. A group whose title casefold-equals a history
-  Topic's title UPDATEs that Topic (detail = the old detail, then the group's texts not
-  already in it; bounded), or is a NOOP (null) when nothing is new; any other group
-  CREATEs a Topic (summary = the first sentences of its first Source's body, detail =
-  the group's texts joined by blank lines). A Detail keeps as many whole texts as its
-  limit holds and cites only those (a first text alone over it is cut at a block
-  boundary: blank line, else line, else space); titles and summaries are cut the same
-  way. That is the provider's own choice, as a model's would be; the server never
-  truncates.
+  content, else its first non-empty line; for chat-like content (speaker turns ``"[when]
+  Name: text"``, see :func:`_chat_turns`) the four most frequent content words of the
+  turns instead (a chat's first line is a greeting or a session header, not its
+  subject), and its Probe query is the eight most frequent. A group whose title
+  casefold-equals a history Topic's title UPDATEs that Topic (detail = the old detail,
+  then the group's texts not already in it; bounded), or is a NOOP (null) when nothing
+  is new; any other group CREATEs a Topic (summary = the first sentences of its first
+  Source's body, detail = the group's texts joined by blank lines). A Detail keeps as
+  many whole texts as its limit holds and cites only those (a first text alone over it
+  is cut at a block boundary: blank line, else line, else space); titles and summaries
+  are cut the same way. That is the provider's own choice, as a model's would be; the
+  server never truncates.
 
 Part 3 stages (formats in :mod:`powercontext.core.topic.accumulate`, ``.planner``,
 ``.temporary``, ``.reconcile``), dispatched by ``schema_name`` (then by input shape):
@@ -72,6 +75,24 @@ _SUMMARY_SENTENCES: Final = 2
 _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: A chat turn line: optional ``[when]``, a speaker (1-40 characters, no colon), ``": "``.
+_TURN = re.compile(r"^\s*(\[[^\]\n]{1,80}\]\s*)?([^\s:\[\]][^:\n]{0,39}):\s+(\S.*)$")
+_TITLE_WORDS: Final = 4
+_STOP_TEXT: Final = """
+about above after again against all also and any are aren because been before being
+below between both but can cannot could did didn does doesn doing don down during each
+even ever few for from further get got had has have having her here hers herself him
+himself his how i'm into its itself just let like lot made make many more most much must
+myself nor not now off once only other our ours ourselves out over own really same say
+she should since some still such than that the their theirs them themselves then there
+these they thing things think this those though through too under until very want was
+wasn way well were weren what when where which while who whom why will with won would
+yeah yes you your yours yourself yourselves going know good great thanks thank sure
+definitely totally awesome wow glad hey okay one two lots feel feeling see went come
+came time day new happy love cool nice amazing lol also back yep sounds something
+anything everything always never maybe pretty kind sort tell told said ask asked
+""".replace("i'm ", "")
+_STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n",
                    "r": "\r", "t": "\t"}
@@ -128,7 +149,50 @@ def _pack(old: str, ids: list[str], texts: list[str]) -> tuple[str, list[str]]:
     return _cut(detail, MAX_DETAIL_CHARS), kept
 
 
+def _chat_turns(content: str) -> list[tuple[str, str]] | None:
+    """``(speaker, text)`` of each turn when ``content`` is chat-like, else None.
+    Chat-like: no Markdown heading and either two or more ``"[when] Name: text"`` turn
+    lines (the ``[when]`` optional) with every non-empty line but the first a turn (a
+    first line may be a session header), or one single dated turn. Anything else
+    (Markdown, code, logs, one ``"Key: value"`` line) keeps the first-line rules."""
+    lines = [line for line in content.splitlines() if line.strip()]
+    if not lines or any(_HEADING.match(line) for line in lines):
+        return None
+    matches = [_TURN.match(line) for line in lines]
+    turns = [(m.group(2).strip(), m.group(3).strip()) for m in matches if m]
+    if len(lines) == 1:
+        m = matches[0]
+        return turns if m and m.group(1) else None
+    if len(turns) >= 2 and all(matches[1:]):
+        return turns
+    return None
+
+
+def _keywords(turns: list[tuple[str, str]], limit: int) -> list[str]:
+    """The ``limit`` most frequent content words of the turns' texts (3+ characters,
+    not a number, not a stop word, not a speaker's name), ties by first appearance;
+    each in its first-seen spelling."""
+    names = {w.casefold() for speaker, _ in turns for w in _WORD.findall(speaker)}
+    count: dict[str, int] = {}
+    spelling: dict[str, str] = {}
+    for _, text in turns:
+        for w in _WORD.findall(text):
+            key = w.casefold()
+            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or key in names:
+                continue
+            count[key] = count.get(key, 0) + 1
+            spelling.setdefault(key, w)
+    order = {k: i for i, k in enumerate(count)}
+    best = sorted(count, key=lambda k: (-count[k], order[k]))[:limit]
+    return [spelling[k] for k in best]
+
+
 def _title(content: str) -> str:
+    turns = _chat_turns(content)
+    if turns is not None:
+        words = _keywords(turns, _TITLE_WORDS)
+        if words:
+            return _cut(", ".join(words), MAX_TITLE_CHARS)
     first = ""
     for line in content.splitlines():
         if not line.strip():
@@ -150,6 +214,11 @@ def _summary(content: str, title: str) -> str:
 
 
 def _probe_query(content: str) -> str:
+    turns = _chat_turns(content)
+    if turns is not None:
+        chat = _keywords(turns, _PROBE_WORDS)
+        if chat:
+            return _cut(" ".join(chat), _QUERY_CHARS)
     words: list[str] = []
     seen: set[str] = set()
     for w in _WORD.findall(content):

@@ -105,13 +105,13 @@ ITEM_INSTRUCTIONS = (
 _OPERATIONS = ("create", "update")
 
 
-def _check_item(instance: Any, attribute: Any, value: TopicRevision | None) -> None:
-    if instance.operation not in _OPERATIONS:
-        raise InvalidInputError("operation", f"must be 'create' or 'update', not "
-                                f"{instance.operation!r}")
-    if (instance.operation == "update") != (value is not None):
-        raise InvalidInputError("target", "an UPDATE Work Item binds exactly one head, "
-                                "a CREATE Work Item none")
+def _check_item(item: WorkItem) -> None:
+    if item.operation not in _OPERATIONS:
+        raise InvalidInputError("item.operation", f"must be 'create' or 'update', not "
+                                f"{item.operation!r}")
+    if (item.operation == "update") != (item.target is not None):
+        raise InvalidInputError("item.target", "an UPDATE Work Item binds exactly one "
+                                "head, a CREATE Work Item none")
 
 
 @attrs.frozen
@@ -119,11 +119,13 @@ class WorkItem:
     """One Work Item of a plan: ``operation``; ``target`` the complete head the server
     holds for its handle (UPDATE) or None (CREATE); its ``probes`` (in the order the
     plan lists them) and ``evidence_ids``, the union of their evidence ids in Window
-    order. InvalidInputError (field ``operation`` / ``target``) for an operation that
-    is neither, an UPDATE without a target or a CREATE with one."""
+    order. Not checked on construction; :func:`item_request` and :func:`parse_item`
+    refuse an inconsistent one (InvalidInputError, field ``item.operation`` /
+    ``item.target``: an operation that is neither, an UPDATE without a target or a
+    CREATE with one)."""
 
     operation: Literal["create", "update"]
-    target: TopicRevision | None = attrs.field(validator=_check_item)
+    target: TopicRevision | None
     probes: tuple[Probe, ...]
     evidence_ids: tuple[str, ...]
 
@@ -327,7 +329,10 @@ def item_request(window: Window, item: WorkItem,
     "summary", "detail"} | null}`` with every Source the Item cites whole
     (:func:`item_sources`) and the complete target head (UPDATE) or null (CREATE).
     None when it does not fit ``settings.context_window_tokens`` (the Item then takes
-    the temporary-Topic path, :mod:`.temporary`); nothing is ever cut to fit."""
+    the temporary-Topic path, :mod:`.temporary`); nothing is ever cut to fit.
+    InvalidInputError (``item.operation`` / ``item.target``) for an inconsistent
+    Item."""
+    _check_item(item)
     payload = {
         "focus": list(item.focus),
         "sources": [_source_item(s) for s in item_sources(window, item)],
@@ -349,7 +354,9 @@ def parse_item(text: object, window: Window, item: WorkItem) -> Evolution:
     TopicProcessingError ``model_output_invalid`` (stage ``evolve``): not JSON,
     duplicate keys, an extra field (``artifact_id``, ``target``, ...) or a missing one,
     empty or oversized content, evidence ids empty, duplicated, unknown, outside the
-    Window, or naming a Window Source this Item does not cite."""
+    Window, or naming a Window Source this Item does not cite. InvalidInputError
+    (``item.operation`` / ``item.target``) for an inconsistent Item."""
+    _check_item(item)
     data = _exact("evolve", _loads("evolve", text), ("topic",), "the output")
     raw = data["topic"]
     if raw is None:

@@ -37,7 +37,7 @@ from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic import content as topic_content
-from powercontext.core.topic.accumulate import Live, TemporaryTopic
+from powercontext.core.topic.accumulate import Live, TemporaryTopic, item_tokens
 from powercontext.core.topic.generation import Stage, StageRequest
 from powercontext.core.topic.models import TopicMemoryContent
 from powercontext.core.topic.planner import WorkItem
@@ -55,6 +55,8 @@ from powercontext.core.topic.stages import (
     request_tokens,
 )
 from powercontext.core.topic.window import (
+    BYTES_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
     Fragment,
     Window,
     WindowSource,
@@ -250,6 +252,7 @@ def source_batches(window: Window, item: WorkItem, settings: ProcessingSettings,
     for bad arguments; TopicProcessingError ``work_item_over_budget`` (stage
     ``temporary``) when not even one character of a Source fits a request."""
     max_result_chars = _check_chars(max_result_chars)
+    sized = _BatchSize(item, settings, max_result_chars)
     batches: list[SourceBatch] = []
     current: list[WindowSource] = []
 
@@ -259,12 +262,11 @@ def source_batches(window: Window, item: WorkItem, settings: ProcessingSettings,
             current.clear()
 
     for source in _item_window_sources(window, item):
-        if current and _build_temporary((*current, source), item, settings,
-                                        max_result_chars) is not None:
+        if current and sized.fits((*current, source)):
             current.append(source)
             continue
         flush()
-        if _build_temporary((source,), item, settings, max_result_chars) is not None:
+        if sized.fits((source,)):
             current.append(source)
             continue
         budget = temporary_fragment_budget(source.evidence_id, item, settings,
@@ -280,6 +282,40 @@ def source_batches(window: Window, item: WorkItem, settings: ProcessingSettings,
     return tuple(batches)
 
 
+class _BatchSize:
+    """The exact estimate of a whole-Source Batch's temporary request without building
+    it: RFC 8785 writes ``sources`` (the payload's last key) as its items' canonical
+    forms joined by commas, so each Source is serialised once."""
+
+    def __init__(self, item: WorkItem, settings: ProcessingSettings,
+                 max_result_chars: int) -> None:
+        empty = canonical.canonical_dumps(_temporary_payload((), item, max_result_chars),
+                                          "input")
+        self._empty = len(empty)
+        self._fixed = (estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(TEMPORARY_INSTRUCTIONS)
+                       + settings.max_output_tokens)
+        self._chars = max_result_chars
+        self._context = settings.context_window_tokens
+        self._bytes: dict[str, int] = {}
+
+    def _size(self, source: WindowSource) -> int:
+        got = self._bytes.get(source.evidence_id)
+        if got is None:
+            got = self._bytes[source.evidence_id] = len(
+                canonical.canonical_dumps(_source_item(source), "input"))
+        return got
+
+    def tokens(self, parts: Sequence[WindowSource]) -> int:
+        body = self._empty + sum(self._size(p) for p in parts) + max(len(parts) - 1, 0)
+        ids = tuple(dict.fromkeys(p.evidence_id for p in parts))
+        schema = canonical.canonical_dumps(temporary_schema(ids, self._chars), "schema")
+        return (self._fixed + -(-body // BYTES_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+                + estimate_tokens(schema.decode("utf-8")))
+
+    def fits(self, parts: Sequence[WindowSource]) -> bool:
+        return self.tokens(parts) <= self._context
+
+
 def temporary_request(batch: SourceBatch, item: WorkItem, settings: ProcessingSettings,
                       max_result_chars: int) -> StageRequest | None:
     """The ``temporary`` request of one Batch (schema ``topic_temporary``): input
@@ -290,18 +326,6 @@ def temporary_request(batch: SourceBatch, item: WorkItem, settings: ProcessingSe
 
 
 # ---------------------------------------------------------------------- parsing
-
-def _topic_json(content: TopicMemoryContent, ids: Sequence[str]) -> dict[str, Any]:
-    return {"title": content.title, "summary": content.summary, "detail": content.detail,
-            "evidence_ids": list(ids)}
-
-
-def _temporary_tokens(topic: TemporaryTopic) -> int:
-    # accumulate.item_tokens of a temporary: its stage-input JSON, estimated
-    text = canonical.canonical_dumps(_topic_json(topic.content, topic.evidence_ids),
-                                     "topic").decode("utf-8")
-    return estimate_tokens(text)
-
 
 def _content(stage: Stage, item: dict[str, Any]) -> TopicMemoryContent:
     try:
@@ -351,7 +375,7 @@ def parse_temporary(text: object, window: Window, batch: SourceBatch,
     except InvalidInputError as exc:
         raise _invalid("temporary", str(exc)) from None
     topic = TemporaryTopic(content, tuple(ids), refs)
-    tokens = _temporary_tokens(topic)
+    tokens = item_tokens(topic)
     if tokens > max_tokens:
         raise _invalid("temporary", f"the temporary Topic estimates {tokens} tokens; at "
                        f"most {max_tokens} are allowed")

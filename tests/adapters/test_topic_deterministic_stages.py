@@ -303,3 +303,35 @@ def test_input_that_is_not_the_stage_input_is_invalid_input() -> None:
                         ("evolve", "topic_item_final")):
         with pytest.raises(InvalidInputError, match="request"):
             asyncio.run(MODEL.generate(request(stage, {"sources": []}, name)))
+
+
+# ---------------------------------------------------------------------- chat-like content
+
+SESSION = ("Caroline and Melanie, session 1, 1:56 pm on 8 May, 2023\n"
+           "Caroline: Hey Mel! Good to see you! How have you been?\n"
+           "Melanie: Hey Caroline! I'm swamped with the kids & work. Anything new?\n"
+           "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\n"
+           "Melanie: Did you hear any inspiring stories?\n"
+           "Caroline: The transgender stories were so inspiring! Thankful for the support.")
+
+
+def test_a_chat_session_is_titled_and_probed_by_its_subject_words_not_its_first_line(
+        ) -> None:
+    out = answer("evolve", item_input([SESSION], None), "topic_item")["topic"]
+    assert out["title"] == "support, inspiring, stories, Mel"
+    assert out["detail"] == SESSION
+    probes = answer("probe", {"sources": [{"id": "s1", "text": evidence(SESSION)}]},
+                    "topic_probes")
+    assert probes == {"probes": [{"query": "support inspiring stories Mel swamped kids work "
+                                           "LGBTQ", "evidence_ids": ["s1"]}]}
+
+
+def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -> None:
+    turn = "[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday."
+    assert answer("evolve", item_input([turn], None), "topic_item")["topic"]["title"] == \
+        "LGBTQ, support, group, yesterday"
+    for text, title in (("Decision: use vec0 for vectors", "Decision: use vec0 for vectors"),
+                        ("# Notes\n\nAlice: hi there\nBob: hello there", "Notes"),
+                        ("Alice: hi there\nplain line\nBob: hello", "Alice: hi there")):
+        assert answer("evolve", item_input([text], None), "topic_item")["topic"][
+            "title"] == title

@@ -6,6 +6,7 @@ the final lineage is exactly the union of the cited temporaries' SourceRefs."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from hypothesis import event, given
@@ -80,6 +81,19 @@ def test_batches_cover_every_character_once_in_order_and_every_request_fits(
             {"id": p.evidence_id, "start": p.start, "end": p.end, "text": p.text}
             if isinstance(p, Fragment) else {"id": p.evidence_id, "text": p.text}
             for p in batch.parts]
+    # greedy: a whole-Source Batch could not take the next whole Source too, and the
+    # packing's size arithmetic is the built request's estimate exactly
+    sizer = tmp._BatchSize(item, settings, chars)
+    for prev, nxt in itertools.pairwise(batches):
+        whole = not any(isinstance(p, Fragment) for p in (*prev.parts, *nxt.parts))
+        if whole:
+            grown = tmp.SourceBatch(1, (*prev.parts, nxt.parts[0]))
+            assert tmp.temporary_request(grown, item, settings, chars) is None
+    for batch in batches:
+        if not any(isinstance(p, Fragment) for p in batch.parts):
+            req = tmp.temporary_request(batch, item, settings, chars)
+            assert req is not None
+            assert sizer.tokens(batch.parts) == req.estimated_tokens
     wanted = [s for s in window.sources if s.evidence_id in chosen]
     assert joined == {s.evidence_id: s.text for s in wanted}
     # Window order: the evidence ids appear in one run each, in the Window's order

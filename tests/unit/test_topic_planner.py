@@ -243,15 +243,18 @@ def test_plan_errors_never_echo_the_output() -> None:
 
 # ---------------------------------------------------------------- work items
 
-def test_a_work_item_binds_a_head_exactly_when_it_is_an_update() -> None:
-    with pytest.raises(InvalidInputError) as info:
-        planner.WorkItem("update", None, PROBES[:1], ("s1",))
-    assert info.value.field == "target"
-    with pytest.raises(InvalidInputError):
-        planner.WorkItem("create", HEADS[0], PROBES[:1], ("s1",))
-    with pytest.raises(InvalidInputError) as info:
-        planner.WorkItem("merge", None, PROBES[:1], ("s1",))  # type: ignore[arg-type]
-    assert info.value.field == "operation"
+@pytest.mark.parametrize(("item", "field"), [
+    (planner.WorkItem("update", None, PROBES[:1], ("s1",)), "item.target"),
+    (planner.WorkItem("create", HEADS[0], PROBES[:1], ("s1",)), "item.target"),
+    (planner.WorkItem("merge", None, PROBES[:1], ("s1",)), "item.operation"),  # type: ignore[arg-type]
+])
+def test_an_inconsistent_work_item_is_refused_not_guessed(item: planner.WorkItem,
+                                                          field: str) -> None:
+    for call in (lambda: planner.item_request(W, item, ProcessingSettings()),
+                 lambda: planner.parse_item('{"topic": null}', W, item)):
+        with pytest.raises(InvalidInputError) as info:
+            call()
+        assert info.value.field == field
 
 
 def _item(spec: tuple[str, str | None, list[str]], probes: tuple[Probe, ...] = PROBES
