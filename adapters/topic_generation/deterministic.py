@@ -93,6 +93,7 @@ yeah yes you your yours yourself yourselves going know good great thanks thank s
 definitely totally awesome wow glad hey okay one two lots feel feeling see went come
 came time day new happy love cool nice amazing lol also back yep sounds something
 anything everything always never maybe pretty kind sort tell told said ask asked
+last others taking shared
 """.replace("i'm ", "")
 _STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
@@ -172,15 +173,20 @@ def _chat_turns(content: str) -> list[tuple[str, str]] | None:
 
 def _keywords(turns: list[tuple[str, str]], limit: int) -> list[str]:
     """The ``limit`` most frequent content words of the turns' texts (3+ characters,
-    not a number, not a stop word, not a speaker's name), ties by first appearance;
+    not a number, not a stop word, not a speaker's name nor, capitalised, the start of
+    one: "Mel" of "Melanie" but not "car" of "Caroline"), ties by first appearance;
     each in its first-seen spelling."""
     names = {w.casefold() for speaker, _ in turns for w in _WORD.findall(speaker)}
+
+    def is_name(word: str, key: str) -> bool:  # a speaker's name or its short form "Mel"
+        return key in names or (word[:1].isupper() and any(n.startswith(key) for n in names))
+
     count: dict[str, int] = {}
     spelling: dict[str, str] = {}
     for _, text in turns:
         for w in _WORD.findall(text):
             key = w.casefold()
-            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or key in names:
+            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or is_name(w, key):
                 continue
             count[key] = count.get(key, 0) + 1
             spelling.setdefault(key, w)

@@ -462,11 +462,10 @@ async def compact(acc: Accumulator, call: StageCall, window: Window,
     When only ``fits`` fails and the one live item left is a reduction result, stops
     there (the caller decides; :data:`~.temporary.CODE_ITEM_OVER_BUDGET`).
 
-    All or nothing: the accumulator changes only when compaction succeeds (``incoming``
-    then live, maybe reduced). TopicProcessingError (stage ``reduce``): a
-    :func:`parse_reduction` code, ``reduction_over_budget`` (an item cannot fit a
-    reduce request alone), ``reduction_attempt_limit``; anything ``call`` raises
-    (provider errors, budget exhaustion) propagates unchanged."""
+    All or nothing: the accumulator changes only on success (``incoming`` then live).
+    TopicProcessingError (stage ``reduce``): a :func:`parse_reduction` code,
+    ``reduction_over_budget`` (an item cannot fit a reduce request alone),
+    ``reduction_attempt_limit``; what ``call`` raises propagates unchanged."""
     work = list(acc._live)
     if incoming is not None:
         _check_items(acc.kind, [incoming])
@@ -491,13 +490,13 @@ async def compact(acc: Accumulator, call: StageCall, window: Window,
         return _overflows(work, acc.budget_tokens, acc.max_items) or (
             fits is not None and not fits(work))
 
+    def fits_request(items: Sequence[Live]) -> bool:
+        return reduce_request(acc.kind, items, acc.budget_tokens, settings, focus) is not None
+
     if incoming is not None:
         if incoming.tokens > acc.budget_tokens:
             incoming = await reduce([incoming])
         work.append(incoming)
-    def fits_request(items: Sequence[Live]) -> bool:
-        return reduce_request(acc.kind, items, acc.budget_tokens, settings, focus) is not None
-
     while needed():
         k = _longest_prefix(fits_request, work)
         if k:

@@ -280,7 +280,8 @@ def parse_plan(text: object, window: Window, probes: Sequence[Probe],
             raise _plan_refused(f"{where} is a CREATE with a target ({_short(target)})")
         chosen = tuple(by_id[m] for m in members)
         evidence = _window_order(window, {e for p in chosen for e in p.evidence_ids})
-        out.append(WorkItem(operation, head, chosen, evidence))
+        out.append(WorkItem("update" if head is not None else "create", head, chosen,
+                            evidence))
     missing = [pid for pid in by_id if pid not in owner]
     if missing:
         raise _plan_refused(f"Probes in no Work Item: {', '.join(missing[:8])}"

@@ -323,12 +323,12 @@ SESSION = ("Caroline and Melanie, session 1, 1:56 pm on 8 May, 2023\n"
 def test_a_chat_session_is_titled_and_probed_by_its_subject_words_not_its_first_line(
         ) -> None:
     out = answer("evolve", item_input([SESSION], None), "topic_item")["topic"]
-    assert out["title"] == "support, inspiring, stories, Mel"
+    assert out["title"] == "support, inspiring, stories, swamped"  # no "Mel" of Melanie
     assert out["detail"] == SESSION
     probes = answer("probe", {"sources": [{"id": "s1", "text": evidence(SESSION)}]},
                     "topic_probes")
-    assert probes == {"probes": [{"query": "support inspiring stories Mel swamped kids work "
-                                           "LGBTQ", "evidence_ids": ["s1"]}]}
+    assert probes == {"probes": [{"query": "support inspiring stories swamped kids work "
+                                           "LGBTQ group", "evidence_ids": ["s1"]}]}
 
 
 def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -> None:
@@ -351,3 +351,10 @@ def test_a_fragment_probe_reads_its_content_not_the_json_framing() -> None:
     assert out["probes"][0]["query"] == "Build log"
     out = answer("probe", {"sources": [tail]}, "topic_probes")
     assert out["probes"][0]["query"] == "line one two"
+
+
+def test_chat_keywords_leave_out_names_and_their_capitalised_short_forms_only() -> None:
+    chat = ("Caroline: my car is red and my car is fast, Mel said\n"
+            "Melanie: the car, Car, Caroline")
+    out = answer("evolve", item_input([chat], None), "topic_item")["topic"]
+    assert out["title"] == "car, red, fast"

@@ -24,10 +24,11 @@ from powercontext.core.topic.processing import JournalEntry, ProcessingSettings
 from powercontext.core.topic.stages import Probe
 from powercontext.core.topic.window import Window, select_window
 
-#: A temporary's token bound and the char guidance that keeps canonical JSON of at most
-#: that many UTF-8 bytes within it (ceil(bytes / 3) + 8 <= MAX_TOKENS).
-MAX_TOKENS = 600
-MAX_CHARS = 3 * (MAX_TOKENS - 8)
+#: An accumulator input budget, the token bound of a temporary (B // 8) and the
+#: characters shown to the model for it (accumulate.max_result_chars).
+BUDGET = 4_800
+MAX_TOKENS = BUDGET // accumulate.RESULT_FRACTION
+MAX_CHARS = accumulate.max_result_chars(BUDGET)
 MODEL = DeterministicTopicModel()
 
 
@@ -103,18 +104,19 @@ def test_deterministic_temporaries_of_hostile_fragments_pass_the_parser() -> Non
 
 
 TEXT = st.text(st.one_of(st.sampled_from(["\"", "\\", "\x01", "\n", " ", "\U0001F600", "a"]),
-                         st.characters(blacklist_categories=("Cs",),
+                         st.characters(codec="utf-8",
                                        blacklist_characters="\x00")),
                min_size=1, max_size=600)
 
 
-@given(st.lists(TEXT, min_size=1, max_size=4), st.integers(20, 400))
+@given(st.lists(TEXT, min_size=1, max_size=4), st.integers(4_000, 40_000))
 def test_deterministic_temporary_outputs_always_pass_parse_temporary(
-        texts: list[str], max_tokens: int) -> None:
+        texts: list[str], budget: int) -> None:
     settings = ProcessingSettings(context_window_tokens=3000, max_output_tokens=256)
     w = window_of(*texts, settings=settings)
     item = item_of(w)
-    chars = 3 * (max_tokens - 8)
+    chars = accumulate.max_result_chars(budget)
+    max_tokens = budget // accumulate.RESULT_FRACTION
     for batch in tmp.source_batches(w, item, settings, chars):
         out = answer(tmp.temporary_request(batch, item, settings, chars))
         parsed = tmp.parse_temporary(out, w, batch, max_tokens)

@@ -36,6 +36,7 @@ from powercontext.core.topic.accumulate import (
     parse_reduction,
     push,
     reduce_budget,
+    reduce_request,
 )
 from powercontext.core.topic.content import make_content
 from powercontext.core.topic.generation import StageRequest
@@ -323,3 +324,50 @@ def test_an_invalid_reduction_is_refused_with_its_code_and_changes_nothing(
     k = calls + 1
     if not refused(lambda: compact(acc, model, W, settings, fits=lambda live: False)):
         event("no call: one reduced result")
+
+
+# ---------------------------------------------------------------- the termination lemma
+
+W100 = window_of(*(f"s{i}" for i in range(1, 101)),
+                 settings=ProcessingSettings(window_limit=100))
+IDS100 = [s.evidence_id for s in W100.sources]
+
+
+@st.composite
+def results(draw: st.DrawFn, kind: str, limit: int) -> Item:
+    """An item of ``kind`` as large as fits ``limit`` tokens (JSON-hostile text)."""
+    ids = draw(st.lists(st.sampled_from(IDS100), min_size=1, max_size=100, unique=True))
+    refs = W100.refs(ids, "ids")
+    unit = draw(st.sampled_from(["x", '"', "\\", "\x01", "中", "\U0001f600", "é "]))
+
+    def make(size: int) -> Item:
+        text = (unit * size)[: 512 if kind == "probe" else 32_768].strip() or "x"
+        if kind == "probe":
+            return Probe(text, tuple(ids), refs)
+        return TemporaryTopic(make_content(text[:256].strip() or "t",
+                                           text[:2048].strip() or "s", text), tuple(ids), refs)
+
+    lo, hi = 1, max(2, 3 * limit)  # the largest size within the limit (binary search)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if item_tokens(make(mid)) <= limit else (lo, mid - 1)
+    return make(lo)
+
+
+@given(st.sampled_from(["probe", "temporary"]), st.integers(1_024, 400_000),
+       st.sampled_from([256, 1_024, 8_192, 32_768]), st.data())
+def test_two_results_of_an_eighth_always_fit_one_reduce_request(
+        kind: str, context: int, output: int, data: st.DataObject) -> None:
+    """The lemma the 2n + 1 bound rests on: any two items of at most B // 8 estimated
+    tokens (B = reduce_budget) fit one reduce request together, whatever their text
+    and evidence ids (up to the 100 of the widest Window)."""
+    settings = ProcessingSettings(context_window_tokens=context,
+                                  max_output_tokens=min(output, context // 2))
+    budget = reduce_budget(kind, settings)  # type: ignore[arg-type]
+    limit = budget // RESULT_FRACTION
+    first, second = data.draw(results(kind, limit)), data.draw(results(kind, limit))
+    if item_tokens(first) > limit or item_tokens(second) > limit:
+        return  # B // 8 holds no item at all (a tiny context window)
+    pair = [Live(first, frozenset({1}), item_tokens(first)),
+            Live(second, frozenset({2}), item_tokens(second))]
+    assert reduce_request(kind, pair, budget, settings) is not None  # type: ignore[arg-type]
