@@ -447,7 +447,12 @@ class TopicProcessor:
         call = self._stage_call(attempt)
         for batch in batches:
             attempt.stage = "temporary"
-            text = await call(temporary.temporary_request(batch, item, settings, max_chars))
+            request = temporary.temporary_request(batch, item, settings, max_chars)
+            if request is None:  # never for a Batch of source_batches: fail closed
+                raise TopicProcessingError(
+                    temporary.CODE_ITEM_OVER_BUDGET, f"Source Batch {batch.position} does "
+                    "not fit a temporary request", stage="temporary")
+            text = await call(request)
             made = temporary.parse_temporary(text, window, batch,
                                              budget // accumulate.RESULT_FRACTION)
             if made is not None:

@@ -467,9 +467,9 @@ def ambiguous(evolution: Evolution, handles: Mapping[str, TopicRevision]) -> str
     for handle, head in handles.items():
         titles.setdefault(_title_key(head.content.title), handle)
     for i, create in enumerate(evolution.creates):
-        handle = titles.get(_title_key(create.content.title))
-        if handle is not None:
-            return f"new[{i}] has the title of history Topic {handle}"
+        same = titles.get(_title_key(create.content.title))
+        if same is not None:
+            return f"new[{i}] has the title of history Topic {same}"
     seen: dict[TopicMemoryContent, str] = {}
     outputs = [(f"new[{i}]", c.content) for i, c in enumerate(evolution.creates)]
     outputs += [(f"update of {u.base.artifact_id}", u.content) for u in evolution.updates]

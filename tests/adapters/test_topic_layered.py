@@ -24,6 +24,14 @@ from typing import Any
 
 import attrs
 import pytest
+from support.topic_models import (
+    ScriptedTopicModel,
+    drop_position,
+    fail_at,
+    invent_evidence,
+    reduce_null,
+    reduce_with_target,
+)
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
@@ -305,6 +313,51 @@ def test_every_reduction_fault_aborts_the_window_with_the_cursor_unchanged(
         again = await TopicProcessor(svc, FaultModel(context_window_tokens=8_192),
                                      SMALL).process(SCOPE)
         assert again.stopped is None and again.status.cursor == 1
+    run(go())
+
+
+ADVERSARIAL: dict[str, tuple[Any, str]] = {
+    "drop_position": (drop_position(), "reduction_coverage_mismatch"),
+    "invent_evidence": (invent_evidence(), "reduction_evidence_mismatch"),
+    "reduce_with_target": (reduce_with_target(), "model_output_invalid"),
+    "reduce_with_target artifact_id inside": (
+        reduce_with_target("artifact_id", "topic_art_0000000000000000000000000a",
+                           inside=True), "model_output_invalid"),
+    "reduce_null": (reduce_null(), "model_output_invalid"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADVERSARIAL))
+def test_the_adversarial_reduce_scripts_abort_the_window(new_service: Factory,
+                                                         case: str) -> None:
+    script, code = ADVERSARIAL[case]
+
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, [_big(400_000)])
+        model = ScriptedTopicModel({"reduce": script}, context_window_tokens=8_192)
+        report = await TopicProcessor(svc, model, SMALL).process(SCOPE)
+        assert report.stopped == code, report.reason
+        assert model.stages()[-1] == "reduce"
+        st = report.status
+        assert st.cursor == 0 and await svc.backend.heads(SCOPE) == ()
+        assert st.budget.reserved_requests == len(model.calls)
+    run(go())
+
+
+def test_a_fault_at_temporary_batch_k_publishes_nothing(new_service: Factory) -> None:
+    async def go() -> None:
+        svc = new_service()
+        await svc.backend.put_scoped_sources(SCOPE, [_big(400_000)])
+        boom = BackendError("HTTP 500 from the provider")
+        model = ScriptedTopicModel({"temporary": fail_at("temporary", 4, boom)},
+                                   context_window_tokens=8_192)
+        report = await TopicProcessor(svc, model, SMALL).process(SCOPE)
+        assert report.stopped == "provider_error" and model.count["temporary"] == 4
+        st = report.status
+        assert st.cursor == 0 and await svc.backend.heads(SCOPE) == ()
+        assert st.budget.attempt_count == 1
+        assert st.budget.reserved_requests == len(model.calls)
     run(go())
 
 
