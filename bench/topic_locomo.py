@@ -47,8 +47,9 @@ evidence dia_ids, :func:`bench.locomo.parse_evidence`):
   provider's usage).
 
 Per category with the official ids (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
-5 adversarial) and overall. Outputs: ``<out>/topic-locomo-<date>[-quick][-<model>].json``,
-the same stem ``.png``, and markdown on stdout (judge-free metrics first).
+5 adversarial) and overall. Outputs: ``<out>/topic-locomo-<date>[-quick]-<model>.json``,
+the same stem ``.md`` (the tables) and ``.png``, and the tables on stdout (judge-free
+metrics first).
 
 ``--quick``: the first conversation, Windows 1 and 10, session Sources, plus the turn
 run on the first :data:`QUICK_TURN_SESSIONS` sessions (Window 10), questions whose
@@ -831,10 +832,13 @@ def main(argv: list[str] | None = None) -> int:
             + f"-{args.model}")
     json_path = args.out / f"{stem}.json"
     json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    md_path = args.out / f"{stem}.md"
+    md_path.write_text(table(report) + "\n", "utf-8")
     print(table(report))
     print()
     print(f"counts: {json.dumps(report['counts'])}  runtime: {report['runtime_s']} s")
     print(f"wrote {json_path}")
+    print(f"wrote {md_path}")
     if not args.no_plot:
         png = args.out / f"{stem}.png"
         plot(report, png)
