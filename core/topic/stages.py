@@ -345,6 +345,21 @@ def _refs(stage: Stage, window: Window, ids: object, where: str,
     return tuple(ids), refs
 
 
+def _query(stage: Stage, value: object, field: str) -> str:
+    # A Probe query (probe and reduce stages): NFC, trimmed, 1..MAX_PROBE_QUERY_CHARS
+    # characters, no NUL, no lone surrogate; model_output_invalid naming ``field``.
+    if not isinstance(value, str):
+        raise _invalid(stage, f"{field} must be a string")
+    try:
+        query = canonical.normalize_text(value, field).strip()
+    except InvalidInputError as exc:
+        raise _invalid(stage, str(exc)) from None
+    if not query or len(query) > MAX_PROBE_QUERY_CHARS or "\x00" in query:
+        raise _invalid(stage, f"{field} must be 1..{MAX_PROBE_QUERY_CHARS} "
+                       f"characters, got {len(query)}")
+    return query
+
+
 def parse_probes(text: object, window: Window,
                  allowed: Sequence[str] | None = None) -> tuple[Probe, ...]:
     """The Probes of a Probe stage output (JSON text). ``allowed`` narrows the evidence
@@ -364,16 +379,7 @@ def parse_probes(text: object, window: Window,
     for i, raw in enumerate(probes):
         where = f"probes[{i}]"
         item = _exact("probe", raw, ("query", "evidence_ids"), where)
-        query = item["query"]
-        if not isinstance(query, str):
-            raise _invalid("probe", f"{where}.query must be a string")
-        try:
-            query = canonical.normalize_text(query, f"{where}.query").strip()
-        except InvalidInputError as exc:
-            raise _invalid("probe", str(exc)) from None
-        if not query or len(query) > MAX_PROBE_QUERY_CHARS or "\x00" in query:
-            raise _invalid("probe", f"{where}.query must be 1..{MAX_PROBE_QUERY_CHARS} "
-                           f"characters, got {len(query)}")
+        query = _query("probe", item["query"], f"{where}.query")
         ids, refs = _refs("probe", window, item["evidence_ids"], where, narrow)
         out.append(Probe(query, ids, refs))
     return tuple(out)
