@@ -5,25 +5,48 @@ Cursor CAS -> retry from the same Cursor after failure; "Probe and historical To
 selection", "Global direct evolution", "Evolution operations and model output",
 "Retry and observability").
 
-The normal path of part 2, per Window:
+The layered flow, per Window (part 2's normal path with part 3's layers):
 
 1. ``begin_attempt`` (the durable allowance; its own short transaction, committed
    before any Source is read): a terminal frontier or a fourth attempt stops here.
 2. The Scope journal after the Cursor (at most the Window limit, never past the wave
    target) and :func:`~powercontext.core.topic.window.select_window`; a Source over a
-   complexity ceiling persists ``source_complexity_limit`` (terminal).
+   complexity ceiling persists ``source_complexity_limit`` (terminal). A Source over
+   the Window token budget alone is its own (oversized) Window.
 3. A Window of only lineage-only Sources publishes its guards with no model call.
-4. Probe calls over the eligible Sources (grouped so each request fits; an oversized
-   single Source is probed fragment by fragment), each reserved first.
+4. Probe calls over the eligible Sources (grouped so each request fits). A Source that
+   does not fit one Probe request is probed fragment by fragment, and its fragments'
+   Probes stream through a ``probe`` accumulator (:mod:`~powercontext.core.topic.
+   accumulate`: exact duplicates coalesced, at most 20 live items and the reduce
+   budget, a checked private ``reduce`` call before overflow). Every fragment
+   finishes before the Window goes on; a failed fragment fails the Window.
 5. History selection: each Probe query searched through the enabled channels (hybrid:
    the query embedded, one reserved request), scores normalised, 20 / 70 / 5.
-6. The Global Topic Evolver when the whole Window and the selected history fit the
-   context window; otherwise (and for an oversized Window) the Window fails closed
-   with ``window_requires_work_planner`` (the Work Planner is part 3).
-7. The output parsed and bound (:mod:`powercontext.core.topic.stages`); hybrid
-   projections reserved one request per embedded text; one publication with the
-   Cursor CAS and advance, the Pending update and the budget-row delete (NOOP: zero
-   writes, the Cursor still advances).
+6. The Global Topic Evolver when the Window is not oversized, the Window and its
+   history fit one request, and its checked result is not ambiguous
+   (:func:`~powercontext.core.topic.stages.ambiguous`). Otherwise the global result
+   (if any) is discarded whole and the Work Planner runs
+   (:mod:`~powercontext.core.topic.planner`): zero Probes is a NOOP Window with no
+   call; a plan request that does not fit is ``planner_input_over_budget``. Work
+   Items run in plan order: the Item Evolver when the Item's whole Sources and its
+   complete target fit one request, else temporary Topics
+   (:mod:`~powercontext.core.topic.temporary`: Source Batches, one ``temporary`` call
+   each, pushed through a ``temporary`` accumulator, compacted until the final request
+   fits, the final ``evolve`` call); one temporary that still does not fit with the
+   target is ``work_item_over_budget``; no temporary at all is a NOOP.
+7. Second retrieval (:mod:`~powercontext.core.topic.reconcile`; skipped when the
+   Window has no CREATE): every CREATE's complete content searched as bounded queries
+   like Probe queries, its candidates selected, related groups formed and one
+   ``reconcile`` call per group that fits; folded CREATEs become one CREATE or one
+   UPDATE of one historical Topic, never a merge of two.
+8. Hybrid projections reserved one request per embedded text; one publication with
+   the Cursor CAS and advance, the Pending update and the budget-row delete (NOOP:
+   zero writes, the Cursor still advances). Nothing intermediate (Probes, temporaries,
+   reductions, plans) is ever stored.
+
+Every stage call is reserved first (:meth:`TopicProcessor._call`); allowance
+exhaustion anywhere, mid-reduction included, is the terminal frontier
+``window_provider_budget_exceeded``.
 
 Any failure rolls the Window back whole (nothing was published), stores a bounded code
 on the attempt's budget row (best effort) and raises TopicProcessingError; the Cursor
@@ -38,7 +61,7 @@ prompts, model output or secrets.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -48,13 +71,14 @@ from powercontext.core.errors import (
     RevisionConflictError,
     TopicProcessingError,
 )
+from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic import history as topic_history
 from powercontext.core.topic import projection as topic_projection
-from powercontext.core.topic import stages
 from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.core.topic.models import (
     PublicationGuards,
+    TopicCapabilities,
     TopicHit,
     TopicRef,
     TopicRevision,
@@ -85,11 +109,11 @@ from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
     "CODE_EMBEDDING",
+    "CODE_FRAGMENT",
     "CODE_PROVIDER",
     "CODE_PUBLISH",
     "CODE_RETRIEVAL",
     "CODE_UNAVAILABLE",
-    "CODE_WORK_PLANNER",
     "ProcessReport",
     "TopicProcessor",
     "WindowOutcome",
@@ -99,7 +123,9 @@ _log = logging.getLogger("powercontext.topic")
 
 #: Failure codes of this module (bounded, ``[a-z_]``); the core's are in
 #: :mod:`powercontext.core.topic.processing` and :mod:`powercontext.core.topic.stages`.
-CODE_WORK_PLANNER = "window_requires_work_planner"
+#: One fragment of an oversized Source cannot fit a Probe request (a context window
+#: too small for even one character with the fixed prompt).
+CODE_FRAGMENT = "probe_fragment_over_budget"
 CODE_UNAVAILABLE = "processing_unavailable"
 CODE_PROVIDER = "provider_error"
 CODE_RETRIEVAL = "retrieval_error"
@@ -113,7 +139,9 @@ CODE_HEAD = "head_conflict"
 _CONTROL_CODES = frozenset({CODE_CURSOR, CODE_SUPERSEDED, CODE_HEAD})
 #: The code of an unexpected error, by the stage it happened in.
 _STAGE_CODES = {"window": CODE_JOURNAL, "probe": CODE_PROVIDER, "history": CODE_RETRIEVAL,
-                "evolve": CODE_PROVIDER, "embed": CODE_EMBEDDING, "publish": CODE_PUBLISH}
+                "evolve": CODE_PROVIDER, "plan": CODE_PROVIDER, "temporary": CODE_PROVIDER,
+                "reduce": CODE_PROVIDER, "reconcile": CODE_PROVIDER,
+                "embed": CODE_EMBEDDING, "publish": CODE_PUBLISH}
 
 
 @attrs.frozen
@@ -157,6 +185,16 @@ class _Attempt:
     @property
     def through(self) -> int:
         return self.window.through if self.window is not None else self.grant.source_after
+
+
+@attrs.frozen
+class _ProbeRequest:
+    """One Probe request, the evidence ids it shows, and its fragment index (1-based)
+    when it holds one fragment of an oversized Source."""
+
+    request: StageRequest
+    ids: tuple[str, ...]
+    fragment: int | None = None
 
 
 def _conflict_code(exc: RevisionConflictError) -> str:
@@ -215,13 +253,16 @@ class TopicProcessor:
             return None
         return await self._window(scope, status.cursor, target, claimed)
 
-    async def process(self, scope_id: str) -> ProcessReport:
+    async def process(self, scope_id: str, *,
+                      on_window: Callable[[WindowOutcome], None] | None = None
+                      ) -> ProcessReport:
         """Run Windows until the Cursor covers the wave target (the Pending
         ``source_through`` frozen at the start, or the Source head), handling the
         claimed flush generation with the last Window; stop at the first failure
         (reported in ``stopped``, never raised for a processing failure). A Cursor or
         attempt conflict whose Window another worker published is a control signal:
-        processing goes on from the moved Cursor.
+        processing goes on from the moved Cursor. ``on_window`` is called with each
+        published Window as soon as it is published (progress).
         InvalidInputError naming ``scope_id`` for a bad id."""
         scope = topic_content.check_scope_id(scope_id)
         status = await self._status(scope)
@@ -242,6 +283,8 @@ class TopicProcessor:
                 break
             windows.append(outcome)
             cursor = outcome.through
+            if on_window is not None:
+                on_window(outcome)
         return ProcessReport(scope, tuple(windows), await self._status(scope), stopped,
                              reason)
 
@@ -308,22 +351,14 @@ class TopicProcessor:
             return self._outcome(attempt, (), (), 0)
         attempt.stage = "probe"
         probes = await self._probes(attempt, window)
-        if window.oversized:
-            raise TopicProcessingError(
-                CODE_WORK_PLANNER, "the Window's one Source is over the Window token budget: "
-                "its fragments need the Work Planner (Topic Memory part 3)", stage="evolve")
         attempt.stage = "history"
-        history = await self._history(attempt, scope, probes)
-        attempt.stage = "evolve"
-        request = stages.evolve_request(window, history, settings)
-        if request is None:
-            raise TopicProcessingError(
-                CODE_WORK_PLANNER, f"the Window and {len(history)} history Topics do not fit "
-                f"the context window of {settings.context_window_tokens} tokens: that needs "
-                "the Work Planner (Topic Memory part 3)", stage="evolve")
-        response = await self._call(attempt, request)
-        evolution = stages.parse_evolution(response.output_text, window,
-                                           stages.history_handles(history))
+        candidates, history = await self._history(attempt, scope, probes)
+        handles = stages.history_handles(history)
+        evolution = await self._global(attempt, window, history, handles)
+        if evolution is None:
+            evolution = await self._planned(attempt, window, probes, candidates, handles)
+        if evolution.creates:
+            evolution = await self._reconcile(attempt, scope, evolution)
         attempt.stage = "embed"
         await self._reserve_embedding(attempt, evolution)
         attempt.stage = "publish"
@@ -335,6 +370,140 @@ class TopicProcessor:
         n = len(evolution.creates)
         return self._outcome(attempt, tuple(r.ref for r in published[:n]),
                              tuple(r.ref for r in published[n:]), evolution.noops)
+
+    # ------------------------------------------------------------------ layered flow
+
+    async def _global(self, attempt: _Attempt, window: Window,
+                      history: Sequence[TopicRevision],
+                      handles: dict[str, TopicRevision]) -> stages.Evolution | None:
+        """The Global Topic Evolver's checked result, or None when the Work Planner
+        must run instead: the Window is oversized, the Window and its history do not
+        fit one request, or the result is ambiguous (:func:`stages.ambiguous`; it is
+        then discarded whole, never mixed with the planned result)."""
+        if window.oversized:
+            return None
+        attempt.stage = "evolve"
+        request = stages.evolve_request(window, history, self.settings)
+        if request is None:
+            return None
+        response = await self._call(attempt, request)
+        evolution = stages.parse_evolution(response.output_text, window, handles)
+        why = stages.ambiguous(evolution, handles)
+        if why is None:
+            return evolution
+        _log.info("topic global evolution ambiguous (%s): the Work Planner runs", why,
+                  extra=self._fields(window.scope_id, window.after, window.through,
+                                     "evolve", None, attempt.grant.attempt_count))
+        return None
+
+    async def _planned(self, attempt: _Attempt, window: Window,
+                       probes: Sequence[stages.Probe],
+                       candidates: Sequence[topic_history.HistoryCandidate],
+                       handles: dict[str, TopicRevision]) -> stages.Evolution:
+        """The Work Planner path: the plan, then every Work Item in plan order (Item
+        Evolver, else temporary Topics). Zero Probes: no call, a NOOP Window."""
+        if not probes:
+            return stages.Evolution((), (), 0)
+        attempt.stage = "plan"
+        request = planner.plan_request(window, probes, candidates, self.settings)
+        if request is None:
+            raise TopicProcessingError(
+                planner.CODE_PLANNER_OVER_BUDGET, f"{len(probes)} Probes and "
+                f"{len(candidates)} history Topics do not fit one Work Planner request of "
+                f"{self.settings.context_window_tokens} tokens", stage="plan")
+        response = await self._call(attempt, request)
+        items = planner.parse_plan(response.output_text, window, probes, handles)
+        creates: list[stages.TopicCreate] = []
+        updates: list[stages.TopicUpdate] = []
+        noops = 0
+        for item in items:
+            done = await self._item(attempt, window, item)
+            creates.extend(done.creates)
+            updates.extend(done.updates)
+            noops += done.noops
+        return stages.Evolution(tuple(creates), tuple(updates), noops)
+
+    def _stage_call(self, attempt: _Attempt) -> accumulate.StageCall:
+        async def call(request: StageRequest) -> str:
+            attempt.stage = request.stage
+            return (await self._call(attempt, request)).output_text
+        return call
+
+    async def _item(self, attempt: _Attempt, window: Window,
+                    item: planner.WorkItem) -> stages.Evolution:
+        """One Work Item's operation: the Item Evolver when its whole Sources and its
+        complete target fit one request, else the temporary-Topic path."""
+        settings = self.settings
+        attempt.stage = "evolve"
+        request = planner.item_request(window, item, settings)
+        if request is not None:
+            response = await self._call(attempt, request)
+            return planner.parse_item(response.output_text, window, item)
+        budget = accumulate.reduce_budget("temporary", settings, item.focus)
+        max_chars = accumulate.max_result_chars(budget)
+        attempt.stage = "temporary"
+        batches = temporary.source_batches(window, item, settings, max_chars)
+        acc = accumulate.Accumulator("temporary", budget)
+        call = self._stage_call(attempt)
+        for batch in batches:
+            attempt.stage = "temporary"
+            text = await call(temporary.temporary_request(batch, item, settings, max_chars))
+            made = temporary.parse_temporary(text, window, batch,
+                                             budget // accumulate.RESULT_FRACTION)
+            if made is not None:
+                await accumulate.push(acc, made, batch.position, call, window, settings,
+                                      item.focus)
+        if not acc.live:  # every Batch added nothing
+            return stages.Evolution((), (), 1)
+
+        def fits(live: Sequence[accumulate.Live]) -> bool:
+            # one temporary left: reducing it further cannot make room for the target
+            return len(live) <= 1 or temporary.final_request(live, item, settings) is not None
+
+        await accumulate.compact(acc, call, window, settings, fits=fits, focus=item.focus)
+        attempt.stage = "evolve"
+        final = temporary.final_request(acc.live, item, settings)
+        if final is None:
+            raise TopicProcessingError(
+                temporary.CODE_ITEM_OVER_BUDGET, "the reduced temporary Topic and the "
+                "Work Item's historical Topic do not fit one request of "
+                f"{settings.context_window_tokens} tokens", stage="evolve")
+        text = await call(final)
+        return temporary.parse_final(text, window, acc.live, item)
+
+    async def _reconcile(self, attempt: _Attempt, scope: str,
+                         evolution: stages.Evolution) -> stages.Evolution:
+        """Second retrieval for every CREATE (its complete content as bounded queries,
+        searched like Probe queries), the related groups, one ``reconcile`` call per
+        group that fits, and the folded operations."""
+        backend, settings = self.service.backend, self.settings
+        attempt.stage = "history"
+        if not await backend.heads(scope):
+            return evolution
+        caps = await backend.topic_capabilities()
+        analyzer = await backend.analyzer()
+        second: list[tuple[topic_history.HistoryCandidate, ...]] = []
+        heads: dict[str, TopicRevision] = {}
+        for create in evolution.creates:
+            queries = reconcile.second_queries(create.content, analyzer)
+            per_query, channels = await self._search_all(attempt, scope, queries, caps)
+            found = (topic_history.select_history(per_query, channels, settings)
+                     if per_query else ())
+            second.append(found)
+            for candidate in found:
+                if candidate.ref.artifact_id not in heads:
+                    heads[candidate.ref.artifact_id] = await backend.get(scope, candidate.ref)
+        groups = reconcile.related_groups(evolution, second, heads, settings)
+        decisions = []
+        for group in groups:
+            attempt.stage = "reconcile"
+            request = reconcile.reconcile_request(group, evolution, settings)
+            if request is None:
+                continue  # reconciliation is a safeguard: the group stays as it is
+            response = await self._call(attempt, request)
+            decisions.append(reconcile.parse_reconcile(response.output_text, group,
+                                                       evolution))
+        return reconcile.apply_reconciliations(evolution, decisions)
 
     def _outcome(self, attempt: _Attempt, created: tuple[TopicRef, ...],
                  updated: tuple[TopicRef, ...], noops: int) -> WindowOutcome:
@@ -361,9 +530,15 @@ class TopicProcessor:
         """One stage call, its reservation committed first (never refunded)."""
         model = self._generation_model()
         requests = model.max_requests
-        await self.service.backend.reserve(attempt.grant, requests,
-                                           requests * model.context_window_tokens,
-                                           through=attempt.through)
+        try:
+            await self.service.backend.reserve(attempt.grant, requests,
+                                               requests * model.context_window_tokens,
+                                               through=attempt.through)
+        except TopicProcessingError as exc:
+            # the allowance ran out (or the attempt was superseded) before this call
+            if exc.stage in (None, "", "attempt"):
+                exc.stage = request.stage
+            raise
         attempt.reserved += requests
         try:
             response = await model.generate(request)
@@ -382,7 +557,7 @@ class TopicProcessor:
                 f"{requests} were reserved", stage=request.stage)
         return response
 
-    def _probe_requests(self, window: Window) -> list[tuple[StageRequest, tuple[str, ...]]]:
+    def _probe_requests(self, window: Window) -> list[_ProbeRequest]:
         """The Probe requests of a Window, each with the evidence ids it shows: all
         Sources in one request when they fit, else greedy consecutive groups; a Source
         that does not fit alone is probed fragment by fragment."""
@@ -391,15 +566,15 @@ class TopicProcessor:
             return self._fragment_requests(window.sources[0])
         whole = stages.probe_request(window.sources, settings)
         if whole is not None:
-            return [(whole, tuple(s.evidence_id for s in window.sources))]
-        out: list[tuple[StageRequest, tuple[str, ...]]] = []
+            return [_ProbeRequest(whole, tuple(s.evidence_id for s in window.sources))]
+        out: list[_ProbeRequest] = []
         group: list[WindowSource] = []
 
         def close() -> None:
             if group:
                 req = stages.probe_request(group, settings)
                 assert req is not None
-                out.append((req, tuple(s.evidence_id for s in group)))
+                out.append(_ProbeRequest(req, tuple(s.evidence_id for s in group)))
                 group.clear()
 
         for source in window.sources:
@@ -414,41 +589,90 @@ class TopicProcessor:
         close()
         return out
 
-    def _fragment_requests(self, source: WindowSource
-                           ) -> list[tuple[StageRequest, tuple[str, ...]]]:
+    def _fragment_requests(self, source: WindowSource) -> list[_ProbeRequest]:
         """One Probe request per fragment of ``source`` (each within the Window token
-        budget and the Probe request's room)."""
+        budget and the Probe request's room), fragment index 1-based."""
         settings = self.settings
         budget = min(stages.probe_fragment_budget(settings), window_token_budget(settings))
         try:
             pieces = fragments(source.evidence_id, source.text, budget)
         except InvalidInputError as exc:
             raise TopicProcessingError(
-                CODE_WORK_PLANNER, f"a Probe request cannot hold a fragment: {exc}",
+                CODE_FRAGMENT, f"a Probe request cannot hold a fragment: {exc}",
                 stage="probe") from None
-        out: list[tuple[StageRequest, tuple[str, ...]]] = []
-        for piece in pieces:
+        out: list[_ProbeRequest] = []
+        for k, piece in enumerate(pieces, start=1):
             req = stages.probe_request([piece], settings)
             if req is None:
-                raise TopicProcessingError(CODE_WORK_PLANNER,
+                raise TopicProcessingError(CODE_FRAGMENT,
                                            "a fragment does not fit a Probe request",
                                            stage="probe")
-            out.append((req, (source.evidence_id,)))
+            out.append(_ProbeRequest(req, (source.evidence_id,), k))
         return out
 
     async def _probes(self, attempt: _Attempt, window: Window) -> tuple[stages.Probe, ...]:
+        """The Window's Probes in request order. The Probes of one Source's fragments
+        stream through a ``probe`` accumulator (position = fragment index; exact
+        duplicates coalesced, reduced before overflow); every fragment finishes before
+        the Window goes on, and any failure aborts it."""
         probes: list[stages.Probe] = []
-        for request, ids in self._probe_requests(window):
-            response = await self._call(attempt, request)
-            probes.extend(stages.parse_probes(response.output_text, window, ids))
+        acc: accumulate.Accumulator | None = None
+        owner: str | None = None
+        call = self._stage_call(attempt)
+
+        def drain() -> None:
+            nonlocal acc, owner
+            if acc is not None:
+                probes.extend(live.item for live in acc.live)  # type: ignore[misc]
+            acc, owner = None, None
+
+        for pr in self._probe_requests(window):
+            attempt.stage = "probe"
+            response = await self._call(attempt, pr.request)
+            found = stages.parse_probes(response.output_text, window, pr.ids)
+            if pr.fragment is None:
+                drain()
+                probes.extend(found)
+                continue
+            if acc is None or owner != pr.ids[0] or pr.fragment == 1:
+                drain()
+                owner = pr.ids[0]
+                acc = accumulate.Accumulator(
+                    "probe", accumulate.reduce_budget("probe", self.settings))
+            for probe in found:
+                await accumulate.push(acc, probe, pr.fragment, call, window, self.settings)
+        drain()
+        attempt.stage = "probe"
         return tuple(probes)
 
+    async def _search_all(self, attempt: _Attempt, scope: str, queries: Sequence[str],
+                          caps: TopicCapabilities) -> tuple[list[tuple[TopicHit, ...]], int]:
+        """Each query searched through the enabled channels (hybrid: the query embedded,
+        one reserved request each): the hit lists and the channel count."""
+        per_query: list[tuple[TopicHit, ...]] = []
+        channels = len(caps.channels)
+        for query in queries:
+            request = TopicSearchRequest(scope, query, self.settings.history_max_candidates)
+            vector = None
+            if "topic_vector" in caps.channels:
+                await self.service.backend.reserve(attempt.grant, 1, estimate_tokens(query),
+                                                   through=attempt.through)
+                attempt.reserved += 1
+                vector = await self.service._query_vector(query, caps)
+            result = await self.service.backend.search(request, vector)
+            channels = len(result.channels)
+            per_query.append(result.hits)
+        return per_query, channels
+
     async def _history(self, attempt: _Attempt, scope: str,
-                       probes: Sequence[stages.Probe]) -> list[TopicRevision]:
-        """The selected history Topics (complete current heads) for the Probes."""
+                       probes: Sequence[stages.Probe]
+                       ) -> tuple[tuple[topic_history.HistoryCandidate, ...],
+                                  list[TopicRevision]]:
+        """The selected history candidates for the Probes and their complete heads (in
+        candidate order)."""
         backend, settings = self.service.backend, self.settings
         if not probes or not await backend.heads(scope):
-            return []
+            return (), []
         caps = await backend.topic_capabilities()
         analyzer = await backend.analyzer()
         queries: list[str] = []
@@ -457,23 +681,12 @@ class TopicProcessor:
                 queries.extend(topic_history.probe_queries([probe.query], analyzer))
             except InvalidInputError:
                 continue  # over the search bounds (64 terms): search refuses it; skipped
-        per_probe: list[tuple[TopicHit, ...]] = []
-        channels = len(caps.channels)
-        for query in topic_history.probe_queries(queries, analyzer):
-            request = TopicSearchRequest(scope, query, settings.history_max_candidates)
-            vector = None
-            if "topic_vector" in caps.channels:
-                await backend.reserve(attempt.grant, 1, estimate_tokens(query),
-                                      through=attempt.through)
-                attempt.reserved += 1
-                vector = await self.service._query_vector(query, caps)
-            result = await backend.search(request, vector)
-            channels = len(result.channels)
-            per_probe.append(result.hits)
+        per_probe, channels = await self._search_all(
+            attempt, scope, topic_history.probe_queries(queries, analyzer), caps)
         if not per_probe:
-            return []
-        refs = [c.ref for c in topic_history.select_history(per_probe, channels, settings)]
-        return [await backend.get(scope, ref) for ref in refs]
+            return (), []
+        candidates = topic_history.select_history(per_probe, channels, settings)
+        return candidates, [await backend.get(scope, c.ref) for c in candidates]
 
     async def _reserve_embedding(self, attempt: _Attempt, evolution: stages.Evolution) -> None:
         if evolution.empty:

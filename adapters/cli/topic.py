@@ -330,7 +330,7 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
             processor = open_topic_processor(c.db_url, config=config_path,
                                              embedding=c.embedding, analyzer=c.analyzer)
             try:
-                return await processor.process(scope)
+                return await processor.process(scope, on_window=_progress)
             finally:
                 await processor.service.close()
         finally:
@@ -353,13 +353,16 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     _report(c, report)
 
 
+def _progress(w: Any) -> None:
+    """One stderr line per published Window, as soon as it is published."""
+    click.echo(f"window ({w.after}, {w.through}]: {len(w.created)} created, "
+               f"{len(w.updated)} updated, {w.noops} unchanged, "
+               f"{w.reserved_requests} request(s) reserved", err=True)
+
+
 def _report(c: Ctx, report: Any) -> None:
     from powercontext.topic_shapes import processing_json
 
-    for w in report.windows:
-        click.echo(f"window ({w.after}, {w.through}]: {len(w.created)} created, "
-                   f"{len(w.updated)} updated, {w.noops} unchanged, "
-                   f"{w.reserved_requests} request(s) reserved", err=True)
     st = report.status
 
     def human() -> None:

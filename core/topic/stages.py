@@ -48,19 +48,26 @@ __all__ = [
     "MAX_PROBE_QUERY_CHARS",
     "PROBE_INSTRUCTIONS",
     "SYSTEM_PROMPT",
+    "TOPIC_SCHEMA",
     "Evolution",
     "Probe",
     "TopicCreate",
     "TopicUpdate",
+    "ambiguous",
     "evolve_request",
     "evolve_schema",
+    "exact_fields",
     "history_handles",
+    "invalid_output",
+    "loads_output",
+    "make_request",
     "parse_evolution",
     "parse_probes",
     "probe_fragment_budget",
     "probe_request",
     "probe_schema",
     "request_tokens",
+    "source_item",
 ]
 
 CODE_OUTPUT_INVALID = "model_output_invalid"
@@ -148,7 +155,7 @@ def _text_schema(limit: int) -> dict[str, Any]:
 _IDS_SCHEMA: dict[str, Any] = {
     "type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
 
-_TOPIC_SCHEMA: dict[str, Any] = {
+TOPIC_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["title", "summary", "detail", "evidence_ids"],
@@ -159,6 +166,8 @@ _TOPIC_SCHEMA: dict[str, Any] = {
         "evidence_ids": _IDS_SCHEMA,
     },
 }
+#: The strict schema of one TOPIC output (``_TOPIC_SCHEMA`` is the old name).
+_TOPIC_SCHEMA = TOPIC_SCHEMA
 
 
 def probe_schema() -> dict[str, Any]:
@@ -440,3 +449,41 @@ def parse_evolution(text: object, window: Window,
     creates = tuple(TopicCreate(*_topic(window, raw, f"new[{i}]"))
                     for i, raw in enumerate(new))
     return Evolution(creates, tuple(updates), noops)
+
+
+def _title_key(title: str) -> str:
+    return " ".join(title.casefold().split())
+
+
+def ambiguous(evolution: Evolution, handles: Mapping[str, TopicRevision]) -> str | None:
+    """Why a Global Topic Evolver result cannot bind cleanly, or None when it can
+    (Topic Memory RFC, "Global direct evolution": the Work Planner runs when the global
+    path "cannot bind"; TOPIC-MEMORY.md, our reading): a CREATE whose title, casefolded
+    with white space collapsed, equals the title of a given history handle's head (it
+    may be an UPDATE of that Topic in disguise), or two outputs (CREATEs and UPDATEs)
+    with equal content (one output could bind to two targets). The reason names
+    handles and output positions, never Topic text. Pure."""
+    titles: dict[str, str] = {}
+    for handle, head in handles.items():
+        titles.setdefault(_title_key(head.content.title), handle)
+    for i, create in enumerate(evolution.creates):
+        handle = titles.get(_title_key(create.content.title))
+        if handle is not None:
+            return f"new[{i}] has the title of history Topic {handle}"
+    seen: dict[TopicMemoryContent, str] = {}
+    outputs = [(f"new[{i}]", c.content) for i, c in enumerate(evolution.creates)]
+    outputs += [(f"update of {u.base.artifact_id}", u.content) for u in evolution.updates]
+    for where, content in outputs:
+        if content in seen:
+            return f"{seen[content]} and {where} have equal content"
+        seen[content] = where
+    return None
+
+
+# Public names of the stage helpers the part-3 stage modules share (the underscored
+# names stay as aliases).
+loads_output = _loads
+exact_fields = _exact
+invalid_output = _invalid
+make_request = _request
+source_item = _source_item

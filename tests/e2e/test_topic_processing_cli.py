@@ -264,3 +264,33 @@ def test_an_oversized_source_is_stored_and_stops_only_its_scope(tmp_path):
     assert st["budget"]["terminal"] is True and st["budget"]["reserved_requests"] == 0
     assert js(pc(db, tmp_path, "topic", "process", "--scope", SCOPE, "--once", "--config",
                  str(config)))["covered"] is True
+
+
+def test_a_1mb_file_is_processed_through_the_cli(make_db, tmp_path):
+    """Issue 15's "Done means" through the CLI: one 1 MB Markdown file added to a
+    Scope, flushed and processed (deterministic provider, default settings) publishes
+    Topics whose lineage is exactly that Source, with progress per Window on stderr."""
+    db = make_db("big")
+    _, _, config = write_inputs(tmp_path)
+    paras = [f"Entry {i}: the nightly job {i % 97} wrote batch {i} of the ledger and "
+             f"checked {i * 7 % 1000} invoices against account {i % 13}."
+             for i in range(9_000)]
+    big = tmp_path / "big.md"
+    big.write_text("# Ledger log\n\n" + "\n\n".join(paras), encoding="utf-8")
+    assert big.stat().st_size >= 1_000_000
+    (row,) = js(pc(db, tmp_path, "source", "add", "--scope", SCOPE, str(big)))["sources"]
+    assert js(pc(db, tmp_path, "topic", "flush", "--scope", SCOPE))["status"] == "accepted"
+    done = pc(db, tmp_path, "topic", "process", "--scope", SCOPE, "--once",
+              "--config", str(config))
+    report = js(done)
+    assert report["covered"] is True and report["stopped"] is None
+    assert [(w["after"], w["through"]) for w in report["windows"]] == [(0, 1)]
+    assert "window (0, 1]: " in done.stderr
+    created = report["windows"][0]["created"]
+    assert created
+    for ref in created:
+        got = js(pc(db, tmp_path, "topic", "get", f"{ref['artifact_id']}@{ref['revision']}",
+                    "--scope", SCOPE))
+        assert [s["source_id"] for s in got["sources"]] == [row["source_id"]]
+    (after,) = js(pc(db, tmp_path, "topic", "status", "--scope", SCOPE))["scopes"]
+    assert after["cursor"] == after["source_head"] == 1 and after["budget"] is None
