@@ -27,11 +27,12 @@ to count calls and sum ``StageResponse.usage``.
 Scoring (judge-free; the evidence sessions of a question are the sessions of its
 evidence dia_ids, :func:`bench.locomo.parse_evidence`):
 
-* **lineage coverage**: |evidence sessions cited (through their Sources) by the current
-  Heads of the Scope| / |evidence sessions|;
+* **lineage coverage**: |evidence sessions in the Source lineage of the current Heads of
+  the Scope| / |evidence sessions|, the lineage of a Revision being its direct SourceRefs
+  and those of every Revision it was based on (``direct_coverage``: the Heads' direct
+  SourceRefs only);
 * **recall@k** (k = 1, 3, 5, 8): ``topic search`` with the question (limit 8); the
-  evidence sessions in the lineage (the direct SourceRefs of each hit's exact Revision)
-  of the top-k hits;
+  evidence sessions in the lineage (as above) of the top-k hits' exact Revisions;
 * **recall at equal returned bytes** (2k, 4k, 8k): hits taken in rank order while the
   UTF-8 bytes of what a hit returns (Topic: title + summary + snippet; Memory: the entry
   text) stay within the budget (the first hit over it ends the list), limit 20 Topics
@@ -331,11 +332,23 @@ class TopicLineage:
         self._cache: dict[Any, frozenset[int]] = {}
 
     async def sessions(self, ref: Any) -> frozenset[int]:
+        """The sessions of ``ref``'s Source lineage: the direct SourceRefs of that
+        Revision and of every Revision it was based on (Topic Memory RFC, "Topic
+        evidence and Source lineage": an UPDATE stores its own evidence and the exact
+        old ref)."""
         if ref not in self._cache:
             rev = await self.service.backend.get(self.scope, ref)
-            self._cache[ref] = frozenset(
-                self.where[s.source_id] for s in rev.sources if s.source_id in self.where)
+            own = {self.where[s.source_id] for s in rev.sources if s.source_id in self.where}
+            if rev.based_on is not None:
+                own |= await self.sessions(rev.based_on)
+            self._cache[ref] = frozenset(own)
         return self._cache[ref]
+
+    async def direct(self, ref: Any) -> frozenset[int]:
+        """The sessions of ``ref``'s direct SourceRefs only."""
+        rev = await self.service.backend.get(self.scope, ref)
+        return frozenset(self.where[s.source_id] for s in rev.sources
+                         if s.source_id in self.where)
 
     async def search(self, question: str, limit: int) -> list[Any]:
         from powercontext.core.errors import InvalidInputError
@@ -458,13 +471,6 @@ async def process_scope(db: Path, scope: str, sources: Sequence[Any], model: Cou
     return svc
 
 
-async def head_sessions(svc: Any, scope: str, where: dict[str, int]) -> set[int]:
-    out: set[int] = set()
-    for ref in await svc.backend.heads(scope):
-        rev = await svc.backend.get(scope, ref)
-        out |= {where[s.source_id] for s in rev.sources if s.source_id in where}
-    return out
-
 
 @dataclass
 class Plan:
@@ -490,10 +496,16 @@ async def topic_run(name: str, plans: Sequence[Plan], window: int, model: Counti
         svc = await process_scope(tmp / f"{name}-w{window}-{n}.db", scope, plan.sources,
                                   model, chosen, stats)
         try:
-            covered = await head_sessions(svc, scope, plan.where)
             lineage = TopicLineage(svc, scope, plan.where)
+            covered: set[int] = set()
+            direct: set[int] = set()
+            for ref in await svc.backend.heads(scope):
+                covered |= await lineage.sessions(ref)
+                direct |= await lineage.direct(ref)
             for q in plan.questions:
-                coverage.add(q.category, {"coverage": recall(evidence_sessions(q), covered)})
+                ev = evidence_sessions(q)
+                coverage.add(q.category, {"coverage": recall(ev, covered),
+                                          "direct_coverage": recall(ev, direct)})
                 scores.add(q.category, await lineage.score(q))
         finally:
             await svc.close()
@@ -685,9 +697,9 @@ def judge_free(report: dict[str, Any]) -> str:
     """The processing metrics of every run (no retrieval)."""
     lines = [
         "| run | Sources | Windows | Topics | Revisions/Topic | UPDATE/CREATE | NOOP outputs | "
-        "lineage coverage | reserved req/Source | reserved tok/Source | used req/Source | "
+        "lineage coverage | direct | reserved req/Source | reserved tok/Source | used req/Source | "
         "used tok/Source | stopped |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in report["runs"]:
         s, p = r["stats"], r["stats"]["per_source"]
@@ -696,6 +708,7 @@ def judge_free(report: dict[str, Any]) -> str:
             f"| {_name(r)} | {s['sources']} | {s['windows']} | {s['topics']} | "
             f"{s['revisions_per_topic']:.2f} | {ratio} | {s['noops']} | "
             f"{_pct(r['lineage_coverage']['overall']['coverage'])} | "
+            f"{_pct(r['lineage_coverage']['overall'].get('direct_coverage'))} | "
             f"{p['reserved_requests']:.2f} | {p['reserved_tokens']:.0f} | "
             f"{p['used_requests']:.2f} | {p['used_tokens']:.0f} | "
             f"{len(s['stopped']) or '-'} |")

@@ -63,7 +63,7 @@ def _unit_values(node: object, path: str = "") -> list[tuple[str, float]]:
     out: list[tuple[str, float]] = []
     if isinstance(node, dict):
         for k, v in node.items():
-            if isinstance(v, int | float) and (k.startswith("r@") or k == "coverage"):
+            if isinstance(v, int | float) and (k.startswith("r@") or k.endswith("coverage")):
                 out.append((f"{path}.{k}", float(v)))
             else:
                 out += _unit_values(v, f"{path}.{k}")
