@@ -518,6 +518,7 @@ async def summary_run(plans: Sequence[Plan], raw: dict[str, dict[str, Any]],
                       tmp: Path) -> dict[str, Any]:
     """LoCoMo's own session summaries as Topics: one CREATE per session, its lineage
     that session's Source."""
+    from bench.perf.topic_data import _cut
     from powercontext import open_topic_service
     from powercontext.core.topic import content as limits
 
@@ -550,14 +551,6 @@ async def summary_run(plans: Sequence[Plan], raw: dict[str, dict[str, Any]],
             await svc.close()
     return {"topics": topics, "retrieval": scores.summary(),
             "runtime_s": round(time.perf_counter() - t0, 1)}
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    return cut[:space] if space > limit // 2 else cut
 
 
 async def memory_run(plans: Sequence[Plan], tmp: Path) -> dict[str, Any]:
