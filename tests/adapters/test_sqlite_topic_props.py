@@ -38,7 +38,9 @@ def test_a_database_time_renders_in_one_form_and_round_trips(when: datetime.date
 
 _scopes = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Cs", "Zl",
                                                                     "Zp", "Co", "Cn")),
-                  min_size=1, max_size=40).filter(lambda s: s.isprintable())
+                  min_size=1, max_size=40).filter(
+    # a valid Scope id: printable, no white space at either end (check_scope_id)
+    lambda s: s.isprintable() and s == s.strip())
 
 
 @given(st.lists(_scopes, min_size=2, max_size=2, unique_by=check_scope_id))
