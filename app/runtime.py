@@ -63,6 +63,7 @@ __all__ = [
     "resolve_embedding",
     "resolve_memory",
     "sqlite_path",
+    "topic_processing_lock",
 ]
 
 log = logging.getLogger(__name__)
@@ -265,6 +266,48 @@ def sqlite_path(url: str) -> Path | None:
 
     path = sqlite_path_from_url(url)
     return None if path == ":memory:" else Path(path)
+
+
+#: Byte ranges of the processing lock file: one per Scope (a hash collision only
+#: serialises two Scopes, never lets two processes work on one).
+_SCOPE_LOCK_RANGE = 1 << 31
+
+
+@contextlib.contextmanager
+def topic_processing_lock(db: str | os.PathLike[str] | None, scope_id: str, *,
+                          on_wait: Any = None) -> Iterator[None]:
+    """Hold the per-Scope single-flight lock of ``topic process`` on a SQLite database
+    (Topic Memory RFC, "In-memory queue and Workers": at most one Worker per (binding,
+    Scope); TOPIC-MEMORY.md, "SQLite and other processes"). Two processes working on
+    one Scope at once would each admit an attempt of the same Window, and the durable
+    allowance counts every admitted attempt: racing processes could spend the Window's
+    three attempts and leave a terminal frontier although no provider failed. So a
+    second process WAITS here (``on_wait()`` is called once, before it blocks) and then
+    finds the Scope covered. An advisory ``fcntl`` lock on one byte (chosen by a hash
+    of the Scope id) of ``<database>-topic.lock`` beside the database file, released
+    when the block ends or the process dies. Other databases (OceanBase: fenced by the
+    Supervisor's lease, a later part; ``:memory:``): no lock."""
+    import hashlib
+
+    url = str(db) if db is not None else default_db_url()
+    path = sqlite_path(url)
+    if path is None:
+        yield
+        return
+    offset = int.from_bytes(hashlib.sha256(scope_id.encode("utf-8")).digest()[:8],
+                            "big") % _SCOPE_LOCK_RANGE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + "-topic.lock"), "a+b") as fh:
+        try:
+            fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.lockf(fh, fcntl.LOCK_EX, 1, offset)
+        try:
+            yield
+        finally:
+            fcntl.lockf(fh, fcntl.LOCK_UN, 1, offset)
 
 
 def check_sqlite_path(url: str) -> None:

@@ -151,6 +151,16 @@ class PowerContextConfig:
     source: str | None = None
     origins: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_table)
 
+    def max_output_tokens(self) -> int:
+        """``inference.generation_max_output_tokens`` when set (file or environment),
+        else its default 8,192 capped at half of the context window (so a small
+        ``generation_model_context_window_tokens`` alone is a valid configuration)."""
+        i = self.inference
+        if "inference.generation_max_output_tokens" in self.origins:
+            return i.generation_max_output_tokens
+        return max(256, min(i.generation_max_output_tokens,
+                            i.generation_model_context_window_tokens // 2))
+
     def processing_settings(self) -> ProcessingSettings:
         """The Worker's :class:`ProcessingSettings` (checked: InvalidInputError naming
         the setting when out of range)."""
@@ -159,7 +169,7 @@ class PowerContextConfig:
             window_limit=r.topic_memory_source_window_limit,
             context_window_tokens=i.generation_model_context_window_tokens,
             max_requests=i.generation_max_requests,
-            max_output_tokens=i.generation_max_output_tokens,
+            max_output_tokens=self.max_output_tokens(),
             history_max_candidates=r.topic_memory_history_max_candidates,
             history_rrf_threshold=r.topic_memory_history_rrf_threshold,
             history_min_candidates=r.topic_memory_history_min_candidates,
@@ -264,7 +274,8 @@ def generation_problems(config: PowerContextConfig, registry: Registry | None = 
         if key in settings:
             problems.append(f"inference.generation_settings.{key}: set it once, as "
                             f"inference.{own}")
-        settings[key] = getattr(inf, own)
+        settings[key] = (config.max_output_tokens() if key == "max_output_tokens"
+                         else getattr(inf, own))
     for problem in check_generation_policy(
             inf.generation_provider, settings, known_providers=known,
             context_window_tokens=inf.generation_model_context_window_tokens):

@@ -545,6 +545,15 @@ class TopicProcessor:
                 exc.stage = request.stage
             raise
         attempt.reserved += requests
+        window = attempt.window
+        if window is not None:
+            # one line per stage call (shown by `topic process -v`): the stage, the
+            # request's size and the total reserved; never any text
+            _log.info("topic stage %s (%s): ~%d tokens, %d request(s) reserved so far",
+                      request.stage, request.schema_name, request.estimated_tokens,
+                      attempt.reserved,
+                      extra=self._fields(window.scope_id, window.after, window.through,
+                                         request.stage, None, attempt.grant.attempt_count))
         try:
             response = await model.generate(request)
         except TopicProcessingError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,19 @@ EXIT_CAPABILITY = 5
 EXIT_INVALID_CITATION = 6
 EXIT_INTEGRITY = 7
 EXIT_INTERRUPTED = 130
+
+
+#: C0 controls except tab and line feed, DEL and the C1 controls: a terminal acts on
+#: them (ESC starts title-setting OSC and other sequences, BEL rings), so stored text
+#: (untrusted: Sources, model output) never reaches a terminal with them raw.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def term_safe(text: str) -> str:
+    """``text`` for human (non-JSON) output: every terminal control character (C0 but
+    tab and line feed, DEL, C1) shown as its visible ``\\xNN`` escape; everything else
+    unchanged. JSON output keeps the exact text (it is escaped by JSON itself)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def classify(exc: BaseException) -> tuple[int, str, str, str]:

@@ -193,6 +193,20 @@ def _inputs(files: Sequence[str], *, kind: str | None, uri: str | None,
     return out
 
 
+def _over_ceiling(source: Any) -> str | None:
+    """Why Topic processing will stop at ``source`` (Topic Memory RFC, "Cumulative work
+    and evidence ceilings": counted over its canonical evidence JSON, kind, uri and
+    metadata included, after JSON escaping), or None. The Source is stored either way:
+    the ceiling is a processing limit, not a capture limit."""
+    from powercontext.core.topic.processing import MAX_SOURCE_CHARS
+    from powercontext.core.topic.window import check_complexity, evidence_text
+
+    reason = check_complexity(source)
+    if reason is None and len(evidence_text(source)) > MAX_SOURCE_CHARS:
+        reason = f"its canonical evidence JSON is over {MAX_SOURCE_CHARS} characters"
+    return reason
+
+
 @click.command("add")
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option("--scope", "-s", "scope_id", required=True, metavar="SCOPE",
@@ -244,11 +258,17 @@ def source_add(c: Ctx, files: tuple[str, ...], scope_id: str, kind: str | None,
             raise SecretDetectedError(f"{items[int(index)][0]}.{rest}", exc.rule,
                                       exc.description, exc.line) from None
         rows = [{"source_id": s.source_id, "position": p, "kind": s.kind, "uri": s.uri,
-                 "name": name} for (name, s), p in zip(items, positions, strict=True)]
+                 "name": name, "over_topic_ceiling": _over_ceiling(s)}
+                for (name, s), p in zip(items, positions, strict=True)]
 
         def human() -> None:
             for r in rows:
                 click.echo(f"{r['source_id']}  {scope}#{r['position']}  {r['name']}")
+                if r["over_topic_ceiling"]:
+                    click.echo(f"warning: {r['name']} is stored, but it is over a Topic "
+                               f"processing ceiling ({r['over_topic_ceiling']}): processing "
+                               f"of {scope} will stop at position {r['position']} "
+                               "(source_complexity_limit) and go no further", err=True)
             click.echo(f"{len(rows)} Source(s) in {scope}; next: powercontext topic flush "
                        f"--scope {scope}", err=True)
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx
+from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx, term_safe
 
 __all__ = ["EXIT_PROCESSING_STOPPED", "topic"]
 
@@ -116,10 +116,10 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
                                f"(topic status --scope {scope_id}; topic process "
                                f"--scope {scope_id} --once)"))
             for rank, h in enumerate(res.hits, start=1):
-                click.echo(f"{rank}. {h.title}  [{'+'.join(h.matched_by)}]")
-                click.echo(f"   {h.summary}")
+                click.echo(f"{rank}. {term_safe(h.title)}  [{'+'.join(h.matched_by)}]")
+                click.echo(f"   {term_safe(h.summary)}")
                 if h.snippet:
-                    click.echo(f"   ... {' '.join(h.snippet.split())} ...")
+                    click.echo(f"   ... {term_safe(' '.join(h.snippet.split()))} ...")
                 click.echo(f"   ref: {h.ref.artifact_id}@{h.ref.revision}")
 
         c.emit(dict(topic_json(res), untrusted=True), human)
@@ -156,7 +156,7 @@ def get(c: Ctx, ref: str, scope_id: str) -> None:
 
         def human() -> None:
             r = rev.ref
-            click.echo(f"{rev.content.title}")
+            click.echo(term_safe(rev.content.title))
             click.echo(f"ref: {r.artifact_id}@{r.revision}  scope: {rev.scope_id}  "
                        f"published: {rev.published_at}")
             if rev.based_on is not None:
@@ -164,9 +164,9 @@ def get(c: Ctx, ref: str, scope_id: str) -> None:
             for s in rev.sources:
                 click.echo(f"source: {s.source_id} ({s.content_hash})")
             click.echo("")
-            click.echo(rev.content.summary)
+            click.echo(term_safe(rev.content.summary))
             click.echo("")
-            click.echo(rev.content.detail)
+            click.echo(term_safe(rev.content.detail))
 
         c.emit(dict(topic_json(rev), untrusted=True), human)
 
@@ -297,7 +297,8 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     Cursor covers the Scope; exit 8 when a Window failed or the Scope is stopped at a
     terminal frontier (the failure code is printed; `topic status` shows it); exit 5
     "Topic processing unavailable" (with every problem) when no generation provider
-    is configured or a setting is refused, before any request.
+    is configured or a setting is refused, before any request. One process works on
+    a Scope of a SQLite database at a time: a second one waits, then goes on.
     --json prints {scope_id, windows, status, stopped, covered}.
 
     \b
@@ -318,7 +319,7 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     async def body() -> Any:
         import logging
 
-        from powercontext.runtime import open_topic_processor
+        from powercontext.runtime import open_topic_processor, topic_processing_lock
 
         logger = logging.getLogger("powercontext.topic")
         handler = _progress_handler(verbose)
@@ -330,7 +331,10 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
             processor = open_topic_processor(c.db_url, config=config_path,
                                              embedding=c.embedding, analyzer=c.analyzer)
             try:
-                return await processor.process(scope, on_window=_progress)
+                # one process per Scope at a time: a racing one would spend the
+                # Window's attempts; the second waits, then finds the Scope covered
+                with topic_processing_lock(c.db_url, scope, on_wait=_waiting):
+                    return await processor.process(scope, on_window=_progress)
             finally:
                 await processor.service.close()
         finally:
@@ -351,6 +355,11 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     except BaseException as exc:
         fail_with(exc, c.as_json)
     _report(c, report)
+
+
+def _waiting() -> None:
+    click.echo("waiting: another `topic process` is working on this Scope of this "
+               "database; this one goes on when it is done", err=True)
 
 
 def _progress(w: Any) -> None:

@@ -158,6 +158,23 @@ def test_processing_settings_out_of_range_name_the_key(tmp_path):
     assert info.value.field == "runtime.topic_memory_source_window_limit"
 
 
+def test_a_small_context_window_alone_is_valid_its_output_default_follows(tmp_path):
+    # found by a user: context 8192 alone was refused because the unset output default
+    # (8192) passed half the context, with two different ranges in the messages
+    text = '[inference]\ngeneration_provider = "deterministic"\n' \
+           "generation_model_context_window_tokens = 8192\n"
+    config = load_config(write(tmp_path, text), env=home(tmp_path))
+    assert config.processing_settings().max_output_tokens == 4096
+    assert generation_problems(config) == ()
+    explicit = load_config(write(tmp_path, text + "generation_max_output_tokens = 8192\n"),
+                           env=home(tmp_path))
+    with pytest.raises(InvalidInputError) as info:
+        explicit.processing_settings()
+    assert info.value.field == "inference.generation_max_output_tokens"
+    assert "at most half of inference.generation_model_context_window_tokens = 8192" \
+        in str(info.value)
+
+
 def test_the_builtin_providers_are_registered_lazily_by_name():
     registry = Registry(entry_points=False)
     assert list(registry.topic_generation_model_factories()) == [
