@@ -16,7 +16,6 @@ is its own Window; hostile 2 MB and 4,194,304-character Sources."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator
@@ -32,6 +31,7 @@ from support.topic_models import (
     reduce_null,
     reduce_with_target,
 )
+from support.topic_services import service_factory
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
@@ -51,24 +51,7 @@ Factory = Callable[[], TopicMemoryService]
 
 
 def _factory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
-    made = iter(range(1_000))
-    with contextlib.ExitStack() as stack:
-        def make() -> TopicMemoryService:
-            if request.param == "memory":
-                return TopicMemoryService(InMemoryTopicBackend())
-            if request.param == "sqlite":
-                from powercontext.adapters.sqlite import SQLiteTopicBackend
-                return TopicMemoryService(
-                    SQLiteTopicBackend(str(tmp_path / f"t{next(made)}.db")))
-            from oceanbase_server import fresh_database
-
-            from powercontext.adapters.oceanbase import OceanBaseTopicBackend
-            url = stack.enter_context(
-                fresh_database(request.getfixturevalue("seekdb_url"), "pc_layer"))
-            svc = TopicMemoryService(OceanBaseTopicBackend(url))
-            stack.callback(lambda: asyncio.run(svc.close()))  # before the drop
-            return svc
-        yield make
+    yield from service_factory(request, tmp_path, "pc_layer")
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -12,7 +12,6 @@ two fresh runs give identical content hashes."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 from support.topic_models import ScriptedTopicModel
+from support.topic_services import service_factory
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
@@ -55,24 +55,7 @@ Factory = Callable[[], TopicMemoryService]
 
 
 def _factory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
-    made = iter(range(1_000))
-    with contextlib.ExitStack() as stack:
-        def make() -> TopicMemoryService:
-            if request.param == "memory":
-                return TopicMemoryService(InMemoryTopicBackend())
-            if request.param == "sqlite":
-                from powercontext.adapters.sqlite import SQLiteTopicBackend
-                return TopicMemoryService(
-                    SQLiteTopicBackend(str(tmp_path / f"t{next(made)}.db")))
-            from oceanbase_server import fresh_database
-
-            from powercontext.adapters.oceanbase import OceanBaseTopicBackend
-            url = stack.enter_context(
-                fresh_database(request.getfixturevalue("seekdb_url"), "pc_proc"))
-            svc = TopicMemoryService(OceanBaseTopicBackend(url))
-            stack.callback(lambda: asyncio.run(svc.close()))  # before the drop
-            return svc
-        yield make
+    yield from service_factory(request, tmp_path, "pc_proc")
 
 
 @pytest.fixture(params=["memory", "sqlite"])

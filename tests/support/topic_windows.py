@@ -4,6 +4,8 @@ TopicRevision standing for a selected history Topic."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from powercontext.core import canonical
 from powercontext.core.topic.content import make_content
 from powercontext.core.topic.models import TopicRef, TopicRevision
@@ -30,3 +32,18 @@ def revision(aid: str, title: str, summary: str = "S.", detail: str = "D.",
              scope: str = SCOPE) -> TopicRevision:
     return TopicRevision(scope, TopicRef(aid, 3), make_content(title, summary, detail),
                          "0" * 64, (), None, "2026-12-01T00:00:00.000000Z")
+
+
+def schema_objects(schema: Any) -> list[dict[str, Any]]:
+    """Every JSON Schema object node (``"type": "object"``) inside ``schema``, depth
+    first: the stage-schema tests check each is strict."""
+    out = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "object":
+            out.append(schema)
+        for v in schema.values():
+            out.extend(schema_objects(v))
+    elif isinstance(schema, list):
+        for v in schema:
+            out.extend(schema_objects(v))
+    return out

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from support.topic_windows import window_of
+from support.topic_windows import schema_objects, window_of
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.topic import accumulate as acc_mod
@@ -123,17 +123,7 @@ def test_item_tokens_estimates_the_canonical_json() -> None:
     assert item_tokens(p) == estimate_tokens(canonical_dumps(item_json(p)).decode())
 
 
-def _objects(schema: Any) -> list[dict[str, Any]]:
-    out = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object":
-            out.append(schema)
-        for v in schema.values():
-            out.extend(_objects(v))
-    elif isinstance(schema, list):
-        for v in schema:
-            out.extend(_objects(v))
-    return out
+_objects = schema_objects
 
 
 @pytest.mark.parametrize("schema", [

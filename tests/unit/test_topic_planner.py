@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from support.topic_windows import revision, window_of
+from support.topic_windows import revision, schema_objects, window_of
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.topic import planner, stages
@@ -66,17 +66,7 @@ def topic(title: str = "T", summary: str = "S", detail: str = "D",
             "evidence_ids": list(ids) if isinstance(ids, tuple) else ids, **extra}
 
 
-def _objects(schema: Any) -> list[dict[str, Any]]:
-    out = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object":
-            out.append(schema)
-        for v in schema.values():
-            out.extend(_objects(v))
-    elif isinstance(schema, list):
-        for v in schema:
-            out.extend(_objects(v))
-    return out
+_objects = schema_objects
 
 
 # ---------------------------------------------------------------- schema and request

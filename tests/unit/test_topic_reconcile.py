@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from support.topic_windows import revision
+from support.topic_windows import revision, schema_objects
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
@@ -165,17 +165,7 @@ def test_no_create_no_groups() -> None:
 
 # ---------------------------------------------------------------- request, schema
 
-def _objects(schema: Any) -> list[dict[str, Any]]:
-    out = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object":
-            out.append(schema)
-        for v in schema.values():
-            out.extend(_objects(v))
-    elif isinstance(schema, list):
-        for v in schema:
-            out.extend(_objects(v))
-    return out
+_objects = schema_objects
 
 
 def test_reconcile_schema_is_strict_and_lists_the_candidate_ids() -> None:

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from support.topic_windows import SCOPE, revision, window_of
+from support.topic_windows import SCOPE, revision, schema_objects, window_of
 
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic import stages
@@ -38,17 +38,7 @@ H = {"h1": revision("topic_art_aaa", "Alpha", "Old.", "Old detail.")}
 
 # ---------------------------------------------------------------- schemas, requests
 
-def _objects(schema: Any) -> list[dict[str, Any]]:
-    out = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object":
-            out.append(schema)
-        for v in schema.values():
-            out.extend(_objects(v))
-    elif isinstance(schema, list):
-        for v in schema:
-            out.extend(_objects(v))
-    return out
+_objects = schema_objects
 
 
 @pytest.mark.parametrize("schema", [stages.probe_schema(), stages.evolve_schema(("h1", "h2")),
