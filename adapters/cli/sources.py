@@ -195,16 +195,11 @@ def _inputs(files: Sequence[str], *, kind: str | None, uri: str | None,
 
 def _over_ceiling(source: Any) -> str | None:
     """Why Topic processing will stop at ``source`` (Topic Memory RFC, "Cumulative work
-    and evidence ceilings": counted over its canonical evidence JSON, kind, uri and
-    metadata included, after JSON escaping), or None. The Source is stored either way:
-    the ceiling is a processing limit, not a capture limit."""
-    from powercontext.core.topic.processing import MAX_SOURCE_CHARS
-    from powercontext.core.topic.window import check_complexity, evidence_text
+    and evidence ceilings"; the same check as Window selection), or None. The Source is
+    stored either way: the ceiling is a processing limit, not a capture limit."""
+    from powercontext.core.topic.window import projected_evidence
 
-    reason = check_complexity(source)
-    if reason is None and len(evidence_text(source)) > MAX_SOURCE_CHARS:
-        reason = f"its canonical evidence JSON is over {MAX_SOURCE_CHARS} characters"
-    return reason
+    return projected_evidence(source)[0]
 
 
 @click.command("add")

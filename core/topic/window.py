@@ -62,6 +62,7 @@ __all__ = [
     "estimate_tokens",
     "evidence_text",
     "fragments",
+    "projected_evidence",
     "select_window",
     "source_projection",
     "window_token_budget",
@@ -168,6 +169,21 @@ def evidence_text(source: Source) -> str:
     Only called after :func:`check_complexity` passed. InvalidInputError (field
     ``source``) when RFC 8785 cannot carry a value (a stored Source always can)."""
     return canonical_dumps(source_projection(source), "source").decode("utf-8")
+
+
+def projected_evidence(source: Source) -> tuple[str | None, str]:
+    """``(None, evidence text)`` when Topic processing can read ``source``, else
+    ``(reason, "")``: :func:`check_complexity` first (nothing serialised when it is
+    over), then the canonical evidence text (:func:`evidence_text`, kind, uri, metadata
+    keys and JSON escaping included) must be at most MAX_SOURCE_CHARS characters. The
+    reason holds no Source text."""
+    reason = check_complexity(source)
+    if reason is not None:
+        return reason, ""
+    text = evidence_text(source)
+    if len(text) > MAX_SOURCE_CHARS:
+        return f"canonical evidence over {MAX_SOURCE_CHARS} characters", ""
+    return None, text
 
 
 @attrs.frozen
@@ -277,10 +293,7 @@ def select_window(entries: Sequence[JournalEntry], after: int,
         if entry.lineage_only:
             through = entry.position
             continue
-        reason = check_complexity(entry.source)
-        text = evidence_text(entry.source) if reason is None else ""
-        if reason is None and len(text) > MAX_SOURCE_CHARS:
-            reason = f"canonical evidence over {MAX_SOURCE_CHARS} characters"
+        reason, text = projected_evidence(entry.source)
         if reason is not None:
             if through == after:
                 return WindowRejection(scope, entry.position, CODE_COMPLEXITY, reason)
