@@ -222,23 +222,18 @@ def check_settings(s: ProcessingSettings) -> ProcessingSettings:
     """``s`` when every setting is in range, else InvalidInputError naming it."""
     from powercontext.core.errors import InvalidInputError
 
-    def whole(name: str, value: object, lo: int, hi: int) -> None:
+    def whole(name: str, value: object, lo: int, hi: int, why: str = "") -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise InvalidInputError(name, f"must be an integer in {lo}..{hi}, not {value!r}")
+            raise InvalidInputError(name, f"must be an integer in {lo}..{hi}{why}, "
+                                          f"not {value!r}")
 
     whole("runtime.topic_memory_source_window_limit", s.window_limit, 1, WINDOW_LIMIT_CEILING)
     whole("inference.generation_model_context_window_tokens", s.context_window_tokens,
           1_024, 10_000_000)
     whole("inference.generation_max_requests", s.max_requests, 1, 16)
-    half = s.context_window_tokens // 2
-    if isinstance(s.max_output_tokens, int) and not isinstance(s.max_output_tokens, bool) \
-            and s.max_output_tokens > half >= 256:
-        raise InvalidInputError(
-            "inference.generation_max_output_tokens",
-            f"must be an integer in 256..{half} (at most half of "
-            f"inference.generation_model_context_window_tokens = "
-            f"{s.context_window_tokens}), not {s.max_output_tokens}")
-    whole("inference.generation_max_output_tokens", s.max_output_tokens, 256, half)
+    whole("inference.generation_max_output_tokens", s.max_output_tokens, 256,
+          s.context_window_tokens // 2, " (at most half of "
+          f"inference.generation_model_context_window_tokens = {s.context_window_tokens})")
     whole("runtime.topic_memory_history_max_candidates", s.history_max_candidates, 1, 20)
     whole("runtime.topic_memory_history_min_candidates", s.history_min_candidates, 0,
           s.history_max_candidates)
