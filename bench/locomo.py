@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.anchors import PUBLISHED, PlainFTS5
+from bench.plotting import NO_PLOT, pyplot
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical, search_admission
 from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
@@ -467,11 +468,11 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(report: dict[str, Any], path: Path) -> bool:
+    """Write the PNG; False (nothing written) without matplotlib."""
+    plt = pyplot()
+    if plt is None:
+        return False
 
     res = report["results"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
@@ -578,8 +579,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {json_path}")
     if not args.no_plot:
         png = args.out / f"{stem}.png"
-        plot(report, png)
-        print(f"wrote {png}")
+        print(f"wrote {png}" if plot(report, png) else NO_PLOT)
     return 0
 
 

@@ -83,6 +83,7 @@ from bench.locomo import (
     index,
     load,
 )
+from bench.plotting import NO_PLOT, pyplot
 
 __all__ = ["BYTE_BUDGETS", "KS", "WINDOWS", "main", "run"]
 
@@ -782,11 +783,11 @@ def table(report: dict[str, Any]) -> str:
     ])
 
 
-def plot(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(report: dict[str, Any], path: Path) -> bool:
+    """Write the PNG; False (nothing written) without matplotlib."""
+    plt = pyplot()
+    if plt is None:
+        return False
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
     for name, res in _systems(report, "session"):
@@ -846,15 +847,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {json_path}")
     print(f"wrote {md_path}")
     if not args.no_plot:
-        try:
-            import matplotlib  # noqa: F401  (the plot needs the dev extra)
-        except ImportError:
-            print("no plot: matplotlib is not installed (it comes with `make test`, the "
-                  "dev extra); the JSON and markdown are written; --no-plot skips this")
-            return 0
         png = args.out / f"{stem}.png"
-        plot(report, png)
-        print(f"wrote {png}")
+        print(f"wrote {png}" if plot(report, png) else NO_PLOT)
     return 0
 
 

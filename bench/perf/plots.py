@@ -6,16 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.perf.common import MODES
+from bench.plotting import pyplot
 
 
 def plots(result: dict[str, Any], prefix: Path) -> list[str]:
     """PNG plots against the number of entries; [] (and a note) without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         result["notes"].append("matplotlib is not installed: no plots")
         return []
     written = []
