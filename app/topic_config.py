@@ -21,7 +21,14 @@ The file::
     artifact_processing_role = "all"             # all | api | background
     artifact_processing_max_workers = 2          # 1..64
     artifact_processing_worker_timeout_seconds = 600
+    artifact_processing_lease_seconds = 30       # 2..3600; OceanBase Leader lease
+    artifact_processing_poll_seconds = 1.0       # 0.05..60; discovery of persisted flushes
     # topic_memory_auto_interval_seconds = 300   # unset: automatic processing disabled
+
+    [server]                                     # powercontext serve
+    host = "127.0.0.1"
+    port = 8765                                  # 0: any free port (printed at start)
+    # api_token = "..."   # else $POWERCONTEXT_API_TOKEN; masked in logs; none: loopback only
 
     [inference]
     generation_provider = "openai"     # openai | anthropic | deterministic | a plugin's;
@@ -82,6 +89,7 @@ __all__ = [
     "InferenceConfig",
     "PowerContextConfig",
     "RuntimeConfig",
+    "ServerConfig",
     "check_startup",
     "check_topic_embedding",
     "check_worker_model",
@@ -116,7 +124,20 @@ class RuntimeConfig:
     artifact_processing_role: str = "all"
     artifact_processing_max_workers: int = 2
     artifact_processing_worker_timeout_seconds: float = 600
+    artifact_processing_lease_seconds: float = 30
+    artifact_processing_poll_seconds: float = 1.0
     topic_memory_auto_interval_seconds: float | None = None
+
+
+@attrs.frozen
+class ServerConfig:
+    """``[server]``: where ``powercontext serve`` listens and its bearer token (None:
+    ``$POWERCONTEXT_API_TOKEN``, else no token and loopback only; never shown in a repr
+    or log)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    api_token: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen
@@ -150,6 +171,7 @@ class PowerContextConfig:
     inference: InferenceConfig = attrs.field(factory=InferenceConfig)
     source: str | None = None
     origins: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_table)
+    server: ServerConfig = attrs.field(factory=ServerConfig)
 
     def max_output_tokens(self) -> int:
         """``inference.generation_max_output_tokens`` when set (file or environment),
@@ -186,7 +208,14 @@ _SECTIONS: Mapping[str, Mapping[str, tuple[str, bool]]] = MappingProxyType({
         "artifact_processing_role": ("str", False),
         "artifact_processing_max_workers": ("int", False),
         "artifact_processing_worker_timeout_seconds": ("number", False),
+        "artifact_processing_lease_seconds": ("number", False),
+        "artifact_processing_poll_seconds": ("number", False),
         "topic_memory_auto_interval_seconds": ("number", True),
+    }),
+    "server": MappingProxyType({
+        "host": ("str", False),
+        "port": ("int", False),
+        "api_token": ("str", True),
     }),
     "inference": MappingProxyType({
         "generation_provider": ("str", True),
@@ -227,7 +256,7 @@ def load_config(path: str | os.PathLike[str] | None = None,
     an unknown section or key, a wrong type, a runtime value out of range, a missing
     named file or malformed TOML."""
     file, named = config_path(path, env)
-    values: dict[str, dict[str, Any]] = {"runtime": {}, "inference": {}}
+    values: dict[str, dict[str, Any]] = {"runtime": {}, "inference": {}, "server": {}}
     origins: dict[str, str] = {}
     source: str | None = None
     if file.is_file():
@@ -254,10 +283,12 @@ def load_config(path: str | os.PathLike[str] | None = None,
     try:
         runtime = RuntimeConfig(**values["runtime"])
         inference = InferenceConfig(**values["inference"])
+        server = ServerConfig(**values["server"])
     except TypeError as exc:  # unreachable: keys are checked above
         raise InvalidInputError("config", str(exc)) from None
     _check_runtime(runtime)
-    return PowerContextConfig(runtime, inference, source, origins)
+    _check_server(server)
+    return PowerContextConfig(runtime, inference, source, origins, server)
 
 
 def generation_problems(config: PowerContextConfig, registry: Registry | None = None,
@@ -496,10 +527,25 @@ def _check_runtime(r: RuntimeConfig) -> None:
         raise InvalidInputError("runtime.artifact_processing_worker_timeout_seconds",
                                 "must be in 1..86400 seconds, not "
                                 f"{r.artifact_processing_worker_timeout_seconds}")
+    if not 2 <= r.artifact_processing_lease_seconds <= 3_600:
+        raise InvalidInputError("runtime.artifact_processing_lease_seconds",
+                                "must be in 2..3600 seconds, not "
+                                f"{r.artifact_processing_lease_seconds}")
+    if not 0.05 <= r.artifact_processing_poll_seconds <= 60:
+        raise InvalidInputError("runtime.artifact_processing_poll_seconds",
+                                "must be in 0.05..60 seconds, not "
+                                f"{r.artifact_processing_poll_seconds}")
     interval = r.topic_memory_auto_interval_seconds
     if interval is not None and not 1 <= interval <= 31_536_000:
         raise InvalidInputError("runtime.topic_memory_auto_interval_seconds",
                                 f"must be in 1..31536000 seconds (or unset), not {interval}")
+
+
+def _check_server(s: ServerConfig) -> None:
+    if not 0 <= s.port <= 65_535:
+        raise InvalidInputError("server.port", f"must be in 0..65535, not {s.port}")
+    if not s.host or len(s.host) > 255:
+        raise InvalidInputError("server.host", "must be a host name or address")
 
 
 def _config_key(key: str) -> str:
@@ -523,7 +569,7 @@ def _api_key(config: PowerContextConfig, env: Mapping[str, str]) -> str | None:
 def _shown(key: str, value: Any) -> str:
     if value is None:
         return "<unset>"
-    if key.endswith("api_key"):
+    if key.endswith(("api_key", "api_token")):
         return _MASK
     if key.endswith("base_url") and isinstance(value, str):
         parts = urlsplit(value)

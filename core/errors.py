@@ -25,6 +25,8 @@ __all__ = [
     "RetrievalShapeError",
     "RevisionConflictError",
     "SecretDetectedError",
+    "SupervisorTermError",
+    "SupervisorUnavailableError",
     "TopicProcessingError",
     "TopicProcessingUnavailableError",
     "UpgradeRequiredError",
@@ -65,8 +67,22 @@ class RevisionConflictError(PowerContextError):
     """
 
 
+class SupervisorTermError(RevisionConflictError):
+    """A fenced transaction carried a Supervisor term that is no longer current: the
+    lease row's holder or generation changed, or (OceanBase) the lease expired by
+    database time (Topic Memory RFC, "Leases and terms"). The whole transaction rolled
+    back and changed nothing; for the Supervisor it is a control signal (leadership
+    lost), never an ordinary failure."""
+
+
 class CapabilityNotSupportedError(PowerContextError):
     """An explicitly requested capability is unavailable (Memory RFC, "Backend capabilities")."""
+
+
+class SupervisorUnavailableError(CapabilityNotSupportedError):
+    """A Supervisor cannot start here: another Supervisor already runs on this SQLite
+    database (SQLite supports one single-process ``all`` Supervisor), or the role is
+    not supported by the engine (Topic Memory RFC, "Artifact Processing Supervisor")."""
 
 
 class ArtifactNotFoundError(PowerContextError, LookupError):

@@ -21,8 +21,10 @@ from powercontext.core.topic.models import (
 from powercontext.core.topic.processing import (
     AttemptGrant,
     FlushStatus,
+    PendingRow,
     ScopeStatus,
 )
+from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 from powercontext.ports import SourceStore
 
 __all__ = ["TopicGenerationModel", "TopicMemoryBackend"]
@@ -98,7 +100,8 @@ class TopicMemoryBackend(SourceStore, Protocol):
         scope_id, UTF-8 binary)."""
         ...
 
-    async def begin_attempt(self, scope_id: str, source_after: int) -> AttemptGrant:
+    async def begin_attempt(self, scope_id: str, source_after: int, *,
+                            supervisor: SupervisorTerm | None = None) -> AttemptGrant:
         """Admit one processing attempt of the Window after Cursor ``source_after``, in
         its own short transaction committed before any Source is materialised: the
         budget row (created if absent) gets ``attempt_count + 1`` and a new
@@ -106,7 +109,10 @@ class TopicMemoryBackend(SourceStore, Protocol):
         TopicProcessingError (terminal) with the stored code when the row is a terminal
         frontier; with ``window_attempt_limit`` (committed) when ``attempt_count`` is
         already ATTEMPT_LIMIT; TopicProcessingError ``cursor_conflict`` (not terminal)
-        when the Cursor is no longer ``source_after``."""
+        when the Cursor is no longer ``source_after``. With ``supervisor`` the
+        transaction is fenced by that term first (TopicProcessingError
+        ``supervisor_term_lost``, not terminal, nothing written) and the grant carries
+        it, so ``reserve``, ``record_failure`` and ``publish`` check it again."""
         ...
 
     async def reserve(self, grant: AttemptGrant, requests: int, tokens: int, *,
@@ -126,6 +132,90 @@ class TopicMemoryBackend(SourceStore, Protocol):
         a short fenced transaction, unless the row is already terminal or another
         attempt holds it (then nothing). A code in TERMINAL_CODES (e.g.
         ``source_complexity_limit``) makes the row a terminal frontier."""
+        ...
+
+    # ------------------------------------------------------------ Supervisor substrate
+    # Topic Memory RFC, "Leases and terms", "Supervisor failover and recovery",
+    # "Automatic scheduling". Every call is its own short transaction. "Fenced by
+    # ``term``": the lease row of ``term.group`` is read (OceanBase: locked FOR UPDATE)
+    # first and must hold ``term.holder_id`` and ``term.generation`` and, on OceanBase,
+    # ``lease_expires_at > UTC_TIMESTAMP(6)``; otherwise SupervisorTermError and
+    # nothing is written. Times are the database's clock, never the caller's.
+
+    async def acquire_lease(self, holder_id: str, lease_seconds: float | None
+                            ) -> SupervisorTerm | None:
+        """Try to become the Leader of the ``global`` group as ``holder_id`` (UUIDv4
+        text). SQLite (``lease_seconds`` must be None): overwrite the holder,
+        ``supervisor_generation + 1`` (1 for a new row), ``lease_expires_at = NULL``;
+        always returns the new term. OceanBase (``lease_seconds`` > 0): one atomic
+        statement takes the row when it is absent (generation 1) or its lease expired
+        by database time (generation + 1), setting ``lease_expires_at = now +
+        lease_seconds``; None when another holder's lease is still valid. A holder
+        whose own lease is still valid gets its term back renewed (same generation).
+        InvalidInputError for a bad holder id or lease length."""
+        ...
+
+    async def renew_lease(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+        """Keep ``term`` (renewal never changes the generation): OceanBase sets
+        ``lease_expires_at = now + lease_seconds`` only when the row still holds the
+        term and has not expired; SQLite only confirms holder and generation. False
+        when the term is lost (the Leader must stop dispatching at once)."""
+        ...
+
+    async def release_lease(self, term: SupervisorTerm) -> None:
+        """Best effort at shutdown: OceanBase expires the lease now when the row still
+        holds ``term`` (a candidate can take over without waiting); SQLite changes
+        nothing. Never raises for a lost term."""
+        ...
+
+    async def pending_page(self, after_scope: str | None, limit: int, *,
+                           flushed_only: bool = False,
+                           outside_wave: str | None = None) -> tuple[PendingRow, ...]:
+        """Read only, bounded: Pending rows of the binding with ``scope_id`` after
+        ``after_scope`` (UTF-8 binary order; None: from the start), at most ``limit``
+        (1..1000). ``flushed_only``: only rows with ``flush_generation >
+        handled_flush_generation`` (an unhandled explicit flush). ``outside_wave``:
+        only Scopes that are not a target of that wave (catch-up candidates)."""
+        ...
+
+    async def scheduling_state(self) -> SchedulingState:
+        """Read only: the binding's ``last_auto_wave_completed_at`` (None when no row)
+        and the database's current UTC time."""
+        ...
+
+    async def clear_wave_targets(self, term: SupervisorTerm) -> int:
+        """Fenced by ``term``: delete every frozen target of the binding (a new term
+        freezes again from Pending). Returns the rows deleted."""
+        ...
+
+    async def freeze_wave(self, term: SupervisorTerm, wave_id: str) -> int:
+        """Fenced by ``term``: one set-based ``INSERT ... SELECT`` freezing every
+        current Pending row of the binding as a target of wave ``wave_id`` (its
+        ``source_through``, ``completed`` false). Returns the targets frozen (0: no
+        wave). InvalidInputError for a bad wave id (UUID text)."""
+        ...
+
+    async def wave_targets(self, wave_id: str, after_scope: str | None, limit: int
+                           ) -> tuple[WaveTarget, ...]:
+        """Read only, bounded: the not-completed targets of ``wave_id`` with
+        ``scope_id`` after ``after_scope`` (UTF-8 binary order), at most ``limit``
+        (1..1000)."""
+        ...
+
+    async def complete_target(self, term: SupervisorTerm, wave_id: str, scope_id: str) -> bool:
+        """Fenced by ``term``: mark the target completed when the Scope's Cursor covers
+        its frozen ``source_through``; False (nothing written) when it does not."""
+        ...
+
+    async def complete_wave(self, term: SupervisorTerm, wave_id: str) -> bool:
+        """The automatic-wave completion, one short transaction fenced by ``term``:
+        reconfirm that every target of ``wave_id`` is covered by its Cursor (False and
+        nothing written when one is not); then set the binding's
+        ``last_auto_wave_completed_at`` to the database's time (row created if
+        absent), delete every Pending row of the wave's Scopes with ``cursor >=
+        source_through`` and ``handled_flush_generation = flush_generation`` (a row
+        raised by a newer Source stays), and delete the wave's targets. True when
+        committed."""
         ...
 
     async def close(self) -> None:

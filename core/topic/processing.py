@@ -138,6 +138,11 @@ class AttemptGrant:
     source_after: int
     attempt_id: str
     attempt_count: int
+    #: The Supervisor term the attempt was admitted under
+    #: (:class:`powercontext.core.topic.supervision.SupervisorTerm`), checked again by
+    #: every fenced call of the attempt; None for explicit processing outside a
+    #: Supervisor (``topic process``).
+    supervisor: object | None = None
 
 
 @attrs.frozen

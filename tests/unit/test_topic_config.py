@@ -111,7 +111,7 @@ def test_config_path_and_powercontext_config_name_a_file_that_must_exist(tmp_pat
 @pytest.mark.parametrize(("text", "field"), [
     ("[runtime]\ntopic_memory_window = 3\n", "runtime.topic_memory_window"),
     ("[inference]\ngeneration_temperature = 0\n", "inference.generation_temperature"),
-    ("[server]\nport = 1\n", "server"),
+    ("[daemon]\nport = 1\n", "daemon"),
     ("[runtime]\ntopic_memory_source_window_limit = '10'\n",
      "runtime.topic_memory_source_window_limit"),
     ("[runtime]\ntopic_memory_source_window_limit = true\n",
@@ -301,7 +301,7 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
            f"({tmp_path}/config.toml)" in lines
     assert any("llm.example:8443" in line for line in lines)
     assert any("deterministic provider" in line for line in lines)
-    assert len([r for r in caplog.records if r.getMessage().startswith("config ")]) == 8 + 8 + 2
+    assert len([r for r in caplog.records if r.getMessage().startswith("config ")]) == 10 + 8 + 2 + 3
 
 
 def test_the_deterministic_factory_passes_only_the_options_its_class_names():

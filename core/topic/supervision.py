@@ -1,0 +1,189 @@
+"""Values and rules of the ArtifactProcessingSupervisor (Topic Memory RFC, "Artifact
+Processing Supervisor", "Leases and terms", "Supervisor failover and recovery",
+"In-memory queue and Workers", "Automatic scheduling", "Retry and observability";
+TOPIC-MEMORY.md, "SQLite and other processes").
+
+Pure: no I/O, no clock of its own (times are passed in). The storage adapters persist
+:class:`SupervisorTerm` and :class:`WaveTarget`; :mod:`powercontext.supervisor` drives
+the rest.
+
+* The Supervisor group is always :data:`SUPERVISOR_GROUP` (``global``).
+* A term is (``holder_id``, ``supervisor_generation``): a UUIDv4 per Supervisor process
+  and a generation that rises on every takeover (SQLite: on every start). Every fenced
+  transaction (attempt admission, reservations, failure codes, publication, wave
+  freeze and completion) checks it first: holder and generation equal, and on
+  OceanBase an unexpired lease by database time. A stale term is
+  :class:`~powercontext.core.errors.SupervisorTermError` (a RevisionConflictError:
+  the whole transaction rolls back) or, where the port raises TopicProcessingError,
+  code :data:`CODE_TERM_LOST` -- a control signal, never an ordinary failure.
+* :class:`FairQueue` is the in-memory fair queue keyed by (binding_name, scope_id): one
+  Worker per key, a key with more work goes to the back.
+* :func:`backoff_delay` is the jittered exponential backoff (about 30 s doubling to
+  about 30 min); control signals wait :data:`CONTROL_DELAY_SECONDS` instead.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable
+from datetime import datetime
+from typing import Literal
+
+import attrs
+
+__all__ = [
+    "BACKOFF_BASE_SECONDS",
+    "BACKOFF_CAP_SECONDS",
+    "CODE_TERM_LOST",
+    "CONTROL_DELAY_SECONDS",
+    "SUPERVISOR_GROUP",
+    "AssignmentMode",
+    "FairQueue",
+    "RetryState",
+    "SchedulingState",
+    "SupervisorTerm",
+    "WaveTarget",
+    "WorkAssignment",
+    "auto_wave_due",
+    "backoff_delay",
+]
+
+#: The only Supervisor group of the first release.
+SUPERVISOR_GROUP = "global"
+
+#: The failure code of a transaction refused because its Supervisor term is no longer
+#: the current one (holder or generation changed, or the OceanBase lease expired).
+CODE_TERM_LOST = "supervisor_term_lost"
+
+#: Backoff of ordinary failures per key: ~30 s, ~1 min, ~2 min ... capped at ~30 min.
+BACKOFF_BASE_SECONDS = 30.0
+BACKOFF_CAP_SECONDS = 1_800.0
+#: The fixed short delay of a control signal (Cursor / Head CAS conflict, superseded
+#: attempt, lost term): no hot loop, and the failure count does not rise.
+CONTROL_DELAY_SECONDS = 2.0
+
+AssignmentMode = Literal["explicit", "auto", "catchup"]
+
+
+@attrs.frozen
+class SupervisorTerm:
+    """One leadership term of the Supervisor group: the Supervisor process's UUIDv4
+    ``holder_id`` and the ``supervisor_generation`` (>= 1) it acquired. Carried by
+    every fenced call of a Worker (``AttemptGrant.supervisor``,
+    ``PublicationGuards.supervisor``)."""
+
+    holder_id: str
+    generation: int
+    group: str = SUPERVISOR_GROUP
+
+
+@attrs.frozen
+class WaveTarget:
+    """A row of ``pc_artifact_processing_auto_wave_targets``: the ``source_through``
+    of a Pending Scope frozen when automatic wave ``wave_id`` of the binding started,
+    and whether its Cursor was confirmed to cover it."""
+
+    wave_id: str
+    binding_name: str
+    scope_id: str
+    source_through: int
+    completed: bool = False
+
+
+@attrs.frozen
+class SchedulingState:
+    """``pc_artifact_processing_binding_states`` of one binding read with the database
+    clock: ``last_auto_wave_completed_at`` (None: never, or no row) and
+    ``database_now``, both timezone-aware UTC."""
+
+    binding_name: str
+    last_auto_wave_completed_at: datetime | None
+    database_now: datetime
+
+
+def auto_wave_due(state: SchedulingState, interval_seconds: float | None) -> bool:
+    """Whether the binding may start an automatic wave now (Topic Memory RFC,
+    "Automatic scheduling"): False when automatic scheduling is disabled
+    (``interval_seconds`` None); True when no wave ever completed; else when
+    ``database_now >= last_auto_wave_completed_at + interval``."""
+    raise NotImplementedError("p4-supervisor")
+
+
+@attrs.frozen
+class WorkAssignment:
+    """What the Supervisor hands one Worker: one Window of (binding, Scope) after
+    Cursor ``source_after``, never past ``target``.
+
+    ``mode``: ``explicit`` (a flushed Scope: ``claimed_flush_generation`` is the flush
+    generation frozen at its wave start and is handled by the Window that reaches
+    ``target``; the Pending row is updated and deleted under the spec's condition),
+    ``auto`` (a frozen target of automatic wave ``wave_id``: the Cursor advances,
+    Pending is left in place) or ``catchup`` (ordinary Pending of a Scope outside the
+    frozen set: like ``auto`` with no wave). ``term`` is the Supervisor term the
+    Worker's fenced transactions carry; ``worker_id`` names the Worker in logs. No
+    deadline: the Supervisor's timeout is not a database condition."""
+
+    binding_name: str
+    scope_id: str
+    source_after: int
+    target: int
+    mode: AssignmentMode
+    term: SupervisorTerm
+    worker_id: str
+    claimed_flush_generation: int | None = None
+    wave_id: str | None = None
+
+
+@attrs.define
+class RetryState:
+    """``retry_states[(binding_name, scope_id)]`` of the Supervisor (in memory only):
+    ``consecutive_failures`` (ordinary failures; control signals do not count) and
+    ``next_retry_at`` (the Supervisor's monotonic clock, seconds)."""
+
+    consecutive_failures: int = 0
+    next_retry_at: float = 0.0
+
+
+def backoff_delay(failures: int, rng: random.Random | None = None) -> float:
+    """Seconds to wait after the ``failures``-th consecutive ordinary failure (>= 1):
+    ``BACKOFF_BASE_SECONDS * 2 ** (failures - 1)`` capped at ``BACKOFF_CAP_SECONDS``,
+    with jitter (a factor in [0.8, 1.2], drawn from ``rng``), never above
+    ``1.2 * BACKOFF_CAP_SECONDS``. ValueError for ``failures < 1``."""
+    raise NotImplementedError("p4-supervisor")
+
+
+class FairQueue:
+    """The Leader's in-memory fair queue keyed by (binding_name, scope_id) (Topic Memory
+    RFC, "In-memory queue and Workers"): FIFO of ready keys, each key at most once in
+    the queue and at most once running; :meth:`take` hands out the first ready key
+    that is not running and whose retry time has come; :meth:`done` ends a key's run,
+    and with ``more=True`` puts it at the back, so a hot Scope cannot starve others.
+    Bounded by the number of distinct keys offered."""
+
+    def __init__(self) -> None:
+        raise NotImplementedError("p4-supervisor")
+
+    def offer(self, key: Hashable) -> bool:
+        """Queue ``key`` unless it is queued or running already; True when queued."""
+        raise NotImplementedError("p4-supervisor")
+
+    def take(self, now: float, not_before: dict[Hashable, float] | None = None
+             ) -> Hashable | None:
+        """The first queued key that is not running and whose ``not_before[key]`` (if
+        any) is <= ``now``; it becomes running. None when there is none."""
+        raise NotImplementedError("p4-supervisor")
+
+    def done(self, key: Hashable, *, more: bool) -> None:
+        """End ``key``'s run; ``more``: it has more work, queue it at the back."""
+        raise NotImplementedError("p4-supervisor")
+
+    def discard(self, key: Hashable) -> None:
+        """Forget ``key`` (queued or running), e.g. when leadership is lost."""
+        raise NotImplementedError("p4-supervisor")
+
+    def __len__(self) -> int:
+        raise NotImplementedError("p4-supervisor")
+
+    @property
+    def running(self) -> frozenset[Hashable]:
+        raise NotImplementedError("p4-supervisor")
