@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "hooks": "bench.hooks",
     "locomo": "bench.locomo",
     "perf": "bench.perf",
+    "serve-latency": "bench.serve_latency",
     "topic-locomo": "bench.topic_locomo",
     "scanner": "bench.secret_scan",
 }
