@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import traceback
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from powercontext.adapters.http.deps import Services
-from powercontext.adapters.http.errors import error_body, install_error_handlers
+from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
@@ -38,8 +39,11 @@ def _version() -> str:
         return "0"
 
 
-class _BodyLimit:
-    """Pure ASGI middleware: 413 for a declared or streamed body over ``limit``."""
+class _Guard:
+    """Pure ASGI middleware inside Starlette's ServerErrorMiddleware (which would log
+    and re-raise): 413 for a declared or streamed body over ``limit``, and the 500
+    ``internal`` body for any exception no handler mapped (logged with its type and
+    traceback; nothing of it reaches the client)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -82,6 +86,17 @@ class _BodyLimit:
         except _TooLarge:
             if not started:
                 await self._refuse(send)
+        except Exception as exc:
+            status, code, message, field = status_for(exc)
+            # the frames only: an exception's own text may quote stored content
+            log.error("request failed path=%s error_code=%s exception_type=%s "
+                      "traceback=\n%s", scope.get("path"), code, type(exc).__name__,
+                      "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+                      extra={"stage": "http", "error_code": code,
+                             "exception_type": type(exc).__name__})
+            if not started:
+                response = JSONResponse(error_body(code, message, field), status_code=status)
+                await response({"type": "http"}, _no_receive, send)
 
     async def _refuse(self, send: Any) -> None:
         response = JSONResponse(error_body(
@@ -141,7 +156,7 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
         context_router = _context_router()
         if context_router is not None:
             app.include_router(context_router)
-    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     return app
 
 

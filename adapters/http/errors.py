@@ -173,13 +173,12 @@ async def _on_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, errors.WritesPausedError):
         headers = {"Retry-After": "5"}
     if status >= 500:
-        # type and traceback only: never the request body, never the exception text of
-        # an unknown error (it may quote input)
-        log.error("request failed path=%s error_code=%s exception_type=%s",
-                  request.url.path, code, type(exc).__name__,
-                  exc_info=(code == "internal"),
-                  extra={"stage": "http", "error_code": code,
-                         "exception_type": type(exc).__name__})
+        # the code and the type only: never the request body
+        log.log(logging.ERROR if status == 500 else logging.WARNING,
+                "request failed path=%s error_code=%s exception_type=%s",
+                request.url.path, code, type(exc).__name__,
+                extra={"stage": "http", "error_code": code,
+                       "exception_type": type(exc).__name__})
     return _response(status, code, message, field, headers)
 
 
@@ -189,8 +188,10 @@ def install_error_handlers(app: FastAPI) -> None:
     :func:`status_for`."""
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
-    app.add_exception_handler(ApiError, _on_error)
-    app.add_exception_handler(Exception, _on_error)
+    # the typed errors only: a handler for Exception itself would run in Starlette's
+    # ServerErrorMiddleware, which re-raises; the app's guard middleware answers those
+    for cls in (ApiError, errors.PowerContextError, ValueError, ConnectionError):
+        app.add_exception_handler(cls, _on_error)
 
 
 _ERROR_SCHEMA = {
