@@ -65,7 +65,7 @@ _REPO_FILES = {
     "AGENTS.md": "# Agents\n\nRun `make check` before every pull request.\n",
 }
 PROMPT = "How do we deploy the {name} service and who reviews its changes?"
-_URL = re.compile(r"running on (http://[^\s:/]+:\d+)")
+_URL = re.compile(r"(?:serving|running on) (http://[^\s:/]+:\d+)")
 
 
 def make_documents(count: int, seed: int = 16) -> list[dict[str, Any]]:

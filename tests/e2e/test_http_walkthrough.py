@@ -31,11 +31,21 @@ from typing import Any
 import pytest
 from support.cli import cli_argv
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("powercontext.adapters.cli.serve") is None
-    or importlib.util.find_spec("fastapi") is None
-    or importlib.util.find_spec("uvicorn") is None,
-    reason="powercontext serve (adapters/cli/serve.py, the server extra) is not installed")
+
+def _serve_ready() -> bool:
+    """serve, the server extra and the Supervisor's lease calls are all in the tree
+    (part 4 lands in pieces; until then this test is skipped)."""
+    if any(importlib.util.find_spec(name) is None for name in (
+            "powercontext.adapters.cli.serve", "fastapi", "uvicorn")):
+        return False
+    from powercontext.adapters.sqlite import SQLiteTopicBackend
+
+    return hasattr(SQLiteTopicBackend, "acquire_lease")
+
+
+pytestmark = pytest.mark.skipif(not _serve_ready(), reason="powercontext serve with the "
+                                "Supervisor (serve, the server extra, lease calls) is "
+                                "not in this tree yet")
 
 SCOPE = "project:walkthrough"
 TOKEN = "walkthrough-" + "t0k3n"
@@ -99,7 +109,7 @@ class Server:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.lines.append(line)
-            match = re.search(r"running on (http://[^\s:/]+:(\d+))", line)
+            match = re.search(r"(?:serving|running on) (http://[^\s:/]+:(\d+))", line)
             if match and self.base is None:
                 self.base = match.group(1)
                 self._found.set()
