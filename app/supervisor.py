@@ -522,6 +522,15 @@ class ArtifactProcessingSupervisor:
                            error_code=status.budget.failure_code if status.budget else None,
                            window_after=status.cursor)
                 continue
+            pending = status.pending
+            if (work.mode != "explicit" and pending is not None
+                    and pending.flush_generation > pending.handled_flush_generation):
+                # flushed since it was queued: the explicit semantics win (the Window
+                # reaching the flush target handles the generation); its target covers
+                # the frozen one, since source_through only rises
+                work = _Work("explicit", max(work.target, pending.source_through),
+                             pending.flush_generation)
+                self._work[key] = work  # type: ignore[index]
             if status.cursor >= work.target:
                 await self._finished(key, work)  # type: ignore[arg-type]
                 continue
