@@ -722,10 +722,8 @@ class ArtifactProcessingSupervisor:
         base: dict[str, Any] = {"binding": key[0] if key else BINDING,
                                 "scope_id": key[1] if key else None}
         term = self._term
-        base.setdefault("supervisor_generation", term.generation if term else None)
+        base["supervisor_generation"] = term.generation if term else None
         base.update(fields)
-        if base.get("supervisor_generation") is None and term is not None:
-            base["supervisor_generation"] = term.generation
         _log.log(level, "%s %s", event, _kv(base), extra=base)
 
 
