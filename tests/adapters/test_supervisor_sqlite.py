@@ -177,6 +177,7 @@ def test_a_restart_takes_the_next_generation_and_recovers_from_pending(tmp_path,
         assert any("supervisor term acquired" in m and f"supervisor_generation="
                    f"{generation + 1}" in m for m in lines)
         assert any("window published" in m and "scope_id='s:r'" in m for m in lines)
+        assert not any("deploys go out" in m for m in lines)  # never Source text
 
     asyncio.run(body())
 
