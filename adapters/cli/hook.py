@@ -64,6 +64,7 @@ from powercontext.adapters.cli.hook_payload import (
     repo_key,
     repo_root,
     sanitize,
+    transcript_turn,
 )
 from powercontext.adapters.cli.hook_prompt import (
     MAX_HOOK_QUERIES,
@@ -191,20 +192,22 @@ def claude_code(obj: Any, limit: int, mode: str, extract: bool, create_memory: b
             _emit(_run(prompt_context(c, payload, limit, mode)))
         elif event == "Stop":
             answer = payload.get("last_assistant_message")
-            request = ""
+            request = turn_id = ""
             transcript = payload.get("transcript_path")
             if isinstance(transcript, str) and transcript:
-                from_file, request = extract_transcript_turn(transcript)
+                from_file, request, turn_id = transcript_turn(transcript)
                 if not isinstance(answer, str) or not answer.strip():
                     answer = from_file
-            ids = {"event": "Stop", "session_id": str(payload.get("session_id") or "")}
+            session = str(payload.get("session_id") or "")
+            ids = {"event": "Stop", "session_id": session}
             uri = None
             if isinstance(transcript, str) and Path(transcript).is_absolute():
                 uri = Path(transcript).as_uri()
             report = _run(record_outcome(
                 c, agent="claude-code", cwd=event_cwd(payload),
                 answer=(answer or "").strip(), request=request, uri=uri, ids=ids,
-                extract=extract, create=create_memory))
+                extract=extract, create=create_memory,
+                turn={"session": session, "turn": turn_id, "prompt": request}))
             if getattr(c, "as_json", False):
                 _emit(report)
 
@@ -243,7 +246,9 @@ def codex(obj: Any, payload: str | None, extract: bool, create_memory: bool) -> 
         report = _run(record_outcome(
             c, agent="codex", cwd=data.get("cwd") or os.getcwd(),
             answer=answer.strip() if isinstance(answer, str) else "", request=request.strip(),
-            uri=None, ids=ids, extract=extract, create=create_memory))
+            uri=None, ids=ids, extract=extract, create=create_memory,
+            turn={"session": ids["thread_id"], "turn": ids["turn_id"],
+                  "prompt": request.strip()}))
         if getattr(c, "as_json", False):
             _emit(report)
 
