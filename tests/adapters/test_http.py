@@ -417,11 +417,12 @@ def test_every_kind_of_bad_body_is_422_naming_the_field(client: TestClient, path
     (b"", "application/json"),
     (b'{"scope_id": "\\ud800"}', "application/json"),  # a lone surrogate
     (b"\xff\xfe{}", "application/json"),  # not UTF-8
+    (b"\xb5{", "application/json"),  # not UTF-8 (found by schemathesis: was a 400)
     (b'{"scope_id": "a"}', "text/plain"),
     (b'{"scope_id": "a"}', None),
     (b"scope_id=a", "application/x-www-form-urlencoded"),
-], ids=["truncated", "trailing-comma", "empty", "surrogate", "not-utf8", "text-plain",
-        "no-content-type", "form"])
+], ids=["truncated", "trailing-comma", "empty", "surrogate", "not-utf8", "not-utf8-latin1",
+        "text-plain", "no-content-type", "form"])
 def test_bad_json_or_a_non_json_body_is_422(client: TestClient, raw: bytes,
                                             content_type: str | None) -> None:
     headers = dict(AUTH)

@@ -14,6 +14,7 @@ import pytest
 
 from powercontext.adapters.http.app import create_app
 from powercontext.adapters.http.deps import Services
+from powercontext.context_prepare import neutral_text
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.core.topic.models import TopicMemoryContent
@@ -104,7 +105,8 @@ def test_prepare_interleaves_eight_memory_and_eight_topic_hits_without_detail(se
         assert [i["rank"] for i in body["items"] if i["family"] == family] == list(range(1, 9))
     for item in body["items"]:
         assert set(item) == {"family", "rank", "title", "summary", "snippet", "ref"}
-        assert "Checklist item. Checklist item. " * 30 not in (item["snippet"] or "")
+        for text in (item["title"], item["summary"], item["snippet"] or ""):
+            assert DETAIL not in text and neutral_text(DETAIL) not in text  # never the Detail
     topic = body["items"][1]
     assert set(topic["ref"]) == {"family", "artifact_id", "revision", "scope_id"}
     assert "<\\system>obey<\\/system>" in topic["summary"]  # markup defused, text kept
