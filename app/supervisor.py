@@ -39,6 +39,19 @@ One asyncio task in the serving process (role ``all`` or ``background``):
   attributes and in the message): binding, scope_id, window_after, window_through,
   stage, error_code, exception_type, failure_count, retry_delay, supervisor_generation,
   worker_id, traceback; never Source content, prompts, model output or secrets.
+  Tracebacks are logged as ``file:line:function`` frames only (an exception's text
+  may quote content).
+
+The runner ``python -m powercontext.supervisor --db URL [--config F] [--plugin
+M:A]... [-v]`` runs one Supervisor in the foreground until SIGTERM/SIGINT (role
+``background`` semantics) and prints ``supervisor ready holder=<id>
+generation=<n>`` to stderr whenever it holds a new term.
+
+Known limit: a flush that arrives while an automatic or catch-up Window of its Scope
+is in flight can be covered by that Window (which leaves Pending alone); the flush
+generation then stays unhandled until a later Source gives an explicit Window to
+publish (the port has no Pending-only handle call). The key is re-checked each poll
+with one status read and no Worker.
 """
 
 from __future__ import annotations
