@@ -89,13 +89,16 @@ def _shown_url(url: str) -> str:
 
 
 def _configure_logging(verbose: bool) -> None:
-    """One stderr handler on ``powercontext``: WARNING, with the start-up lines of
-    ``powercontext.serve`` at INFO; ``-v``: INFO for every ``powercontext.*`` logger."""
+    """One stderr handler on ``powercontext`` (the Supervisor's StructuredFormatter:
+    each record's fields appended as ``key=value``): WARNING, with the start-up lines
+    of ``powercontext.serve`` at INFO; ``-v``: INFO for every ``powercontext.*``
+    logger."""
     root = logging.getLogger("powercontext")
     if not any(getattr(h, "_powercontext_serve", False) for h in root.handlers):
+        from powercontext.topic_worker import StructuredFormatter
+
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(StructuredFormatter())  # fields appended as key=value
         handler._powercontext_serve = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
