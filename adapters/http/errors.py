@@ -177,8 +177,7 @@ async def _on_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         # the code and the type only: never the request body
         log.log(logging.ERROR if status == 500 else logging.WARNING,
-                "request failed path=%s error_code=%s exception_type=%s",
-                request.url.path, code, type(exc).__name__,
+                "request failed path=%s", request.url.path,
                 extra={"stage": "http", "error_code": code,
                        "exception_type": type(exc).__name__})
     return _response(status, code, message, field, headers)
