@@ -138,6 +138,10 @@ class _Client:
     def __init__(self, base: str, token: str) -> None:
         self.base, self.token = base, token
 
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.base + path, timeout=60) as response:
+            return json.loads(response.read())
+
     def post(self, path: str, body: dict[str, Any]) -> tuple[float, Any]:
         """(milliseconds, JSON answer) of one POST; a non-200 answer raises."""
         request = urllib.request.Request(
@@ -212,10 +216,18 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 def _measure(args: argparse.Namespace, pc: Any, client: _Client, scope: str,
              docs: list[dict[str, Any]], extra_scopes: list[str], repo: Path, db: str,
              env: dict[str, str]) -> dict[str, Any]:
-    first_query = f"{docs[0]['name']} service"
+    first_query = docs[0]["name"]
+    supervised = client.get("/v1/health").get("supervisor") is not None
     start = time.perf_counter()
     _ms, answer = client.post("/v1/topic-memory/flush", {"scope_id": scope})
     assert answer == {"status": "accepted"}, answer
+    processor = None
+    if not supervised:  # a build whose serve runs no Supervisor: process as the CLI does
+        print("serve runs no Supervisor here: processing with topic process --once",
+              file=sys.stderr)
+        processor = subprocess.Popen([*_cli(), "--db", db, "topic", "process", "--scope",
+                                      scope, "--once"], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
     first_searchable = None
     covered_s = None
     next_status = start
@@ -225,15 +237,21 @@ def _measure(args: argparse.Namespace, pc: Any, client: _Client, scope: str,
                                     {"scope_id": scope, "query": first_query, "limit": 1})
             if hits["hits"]:
                 first_searchable = time.perf_counter() - start
-        if time.perf_counter() >= next_status:
+        if covered_s is not None and first_searchable is not None:
+            break
+        if covered_s is not None and time.perf_counter() - start > covered_s + 30:
+            raise RuntimeError(f"covered, but no hit for {first_query!r}")
+        if covered_s is None and time.perf_counter() >= next_status:
             next_status = time.perf_counter() + 1.0
             status = pc("topic", "status", "--scope", scope)["scopes"][0]
             if status["covered"]:
                 covered_s = time.perf_counter() - start
-                break
+                continue
             print(f"  processing: Cursor {status['cursor']} of {status['source_head']}",
                   file=sys.stderr)
         time.sleep(0.05)
+    if processor is not None:
+        processor.wait(timeout=60)
     if covered_s is None:
         raise RuntimeError(f"the Scope was not covered within {args.process_timeout} s")
     print(f"first searchable Topic after {first_searchable:.2f} s, covered after "
@@ -265,16 +283,21 @@ def _measure(args: argparse.Namespace, pc: Any, client: _Client, scope: str,
                                     {"scope_id": scope, "query": query})
         times["prepare"].append(ms)
 
-    hook_times = _hooks(args, docs, repo, db, env)
+    head = pc("topic", "status", "--scope", scope)["scopes"][0]["source_head"]
+    hook_times, injected = _hooks(args, docs, repo, db, env)
     status = pc("topic", "status", "--scope", scope)["scopes"][0]
     return {
-        "scope_sources": len(docs),
+        "processed_by": "the Supervisor of serve --role all" if supervised else
+                        "topic process --once (this build's serve ran no Supervisor)",
+        "scope_sources": head,
         "topics": _topic_count(db),
         "flush_to_first_searchable_s": round(first_searchable or 0.0, 2),
         "flush_to_covered_s": round(covered_s, 1),
         "http": {k: _summary(v) for k, v in times.items() if v},
         "hooks": {k: _summary(v) for k, v in hook_times.items() if v},
         "source_head_after_hooks": status["source_head"],
+        "prompt_hooks_injecting": injected["prompt"],
+        "prompt_hooks_with_topics": injected["topics"],
     }
 
 
@@ -291,9 +314,11 @@ def _topic_count(db: str) -> int | None:
 
 
 def _hooks(args: argparse.Namespace, docs: list[dict[str, Any]], repo: Path, db: str,
-           env: dict[str, str]) -> dict[str, list[float]]:
+           env: dict[str, str]) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """The hook timings and how many prompt hooks injected context (and Topics)."""
     times: dict[str, list[float]] = {"Stop hook (Source add)": [],
                                      "prompt hook (UserPromptSubmit)": []}
+    injected = {"prompt": 0, "topics": 0}
     for i in range(args.hook_runs):
         name = docs[i % len(docs)]["name"]
         stop = {"session_id": f"bench-{i}", "cwd": str(repo), "hook_event_name": "Stop",
@@ -305,11 +330,14 @@ def _hooks(args: argparse.Namespace, docs: list[dict[str, Any]], repo: Path, db:
         for label, payload in (("Stop hook (Source add)", stop),
                                ("prompt hook (UserPromptSubmit)", prompt)):
             start = time.perf_counter()
-            subprocess.run([*_cli(), "--db", db, "hook", "claude-code"],
-                           input=json.dumps(payload), capture_output=True, text=True,
-                           env=env, timeout=600)
+            out = subprocess.run([*_cli(), "--db", db, "hook", "claude-code"],
+                                 input=json.dumps(payload), capture_output=True, text=True,
+                                 env=env, timeout=600)
             times[label].append((time.perf_counter() - start) * 1000)
-    return times
+            if payload is prompt:
+                injected["prompt"] += "additionalContext" in out.stdout
+                injected["topics"] += "[topic]" in out.stdout
+    return times, injected
 
 
 def _markdown(result: dict[str, Any]) -> str:
@@ -319,14 +347,20 @@ def _markdown(result: dict[str, Any]) -> str:
             rows.append(f"| {name} | {s['n']} | {s['p50_ms']} | {s['p95_ms']} | "
                         f"{s['max_ms']} |")
     env = result["environment"]
+    prompts = result["hooks"].get("prompt hook (UserPromptSubmit)", {}).get("n", 0)
     return "\n".join([
         f"# serve latency, {result['date']}", "",
         f"`{result['command']}`", "",
         f"{result['scope_sources']} Sources in one Scope -> {result['topics']} Topics "
-        f"(deterministic provider); flush -> first searchable Topic "
+        f"(deterministic provider, processed by {result['processed_by']}); "
+        f"flush -> first searchable Topic "
         f"{result['flush_to_first_searchable_s']} s, flush -> Scope covered "
         f"{result['flush_to_covered_s']} s.", "",
         *rows, "",
+        f"Prompt hooks that injected context: {result['prompt_hooks_injecting']}, with "
+        f"Topics: {result['prompt_hooks_with_topics']} (of {prompts}); "
+        f"Scope Source head {result['scope_sources']} before the Stop hooks, "
+        f"{result['source_head_after_hooks']} after.", "",
         f"Python {env['python']}, {env['cpus']} CPUs, load average {env['load_before']} "
         f"before / {env['load_after']} after.", ""])
 
