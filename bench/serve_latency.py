@@ -107,7 +107,8 @@ class _Serve:
         self.lines: list[str] = []
         self.base: str | None = None
         self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -132,6 +133,9 @@ class _Serve:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=30)
+        self._reader.join(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 class _Client:

@@ -103,7 +103,8 @@ class Server:
         self.lines: list[str] = []
         self.base: str | None = None
         self._found = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -127,7 +128,7 @@ class Server:
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
     """``serve(db)``: start ``powercontext --db DB serve --role all --port 0``."""
-    procs: list[subprocess.Popen[str]] = []
+    servers: list[Server] = []
 
     def start(db: str) -> Server:
         proc = subprocess.Popen(
@@ -135,17 +136,20 @@ def serve(tmp_path: Path) -> Iterator[Any]:
              "--port", "0", "-v"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=_env(tmp_path))
-        procs.append(proc)
-        return Server(proc)
+        servers.append(Server(proc))
+        return servers[-1]
 
     yield start
-    for proc in procs:
-        proc.terminate()
+    for server in servers:
+        server.proc.terminate()
         try:
-            proc.wait(timeout=30)
+            server.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+            server.proc.kill()
+            server.proc.wait(timeout=30)
+        server.reader.join(timeout=30)
+        assert server.proc.stdout is not None
+        server.proc.stdout.close()
 
 
 def _post(base: str, path: str, body: dict[str, Any], *,
