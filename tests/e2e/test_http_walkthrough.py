@@ -70,8 +70,8 @@ SOURCES = {
 FILLER = ("\nMore context: the checklist lives in the wiki, owners rotate weekly, and "
           "every step is written down so that a new engineer can follow it alone. " * 6)
 MEMORY_ENTRIES = [
-    {"kind": "preference", "text": f"Release note {i}: tag main before every release "
-                                    f"and run make release (step {i})."}
+    {"kind": "preference", "text": f"Release step {i}: cut the release from main, then "
+                                    f"deploy it with make deploy (note {i})."}
     for i in range(12)
 ]
 QUERY = "how do we cut a release and deploy it"
