@@ -260,6 +260,7 @@ def _measure(args: argparse.Namespace, pc: Any, client: _Client, scope: str,
         raise RuntimeError(f"the Scope was not covered within {args.process_timeout} s")
     print(f"first searchable Topic after {first_searchable:.2f} s, covered after "
           f"{covered_s:.1f} s", file=sys.stderr)
+    topic_count = _topic_count(db)  # before the accepted flushes add other Scopes' Topics
 
     times: dict[str, list[float]] = {k: [] for k in (
         "flush (idle)", "flush (accepted)", "search", "get", "prepare")}
@@ -294,7 +295,7 @@ def _measure(args: argparse.Namespace, pc: Any, client: _Client, scope: str,
         "processed_by": "the Supervisor of serve --role all" if supervised else
                         "topic process --once (this build's serve ran no Supervisor)",
         "scope_sources": head,
-        "topics": _topic_count(db),
+        "topics": topic_count,
         "flush_to_first_searchable_s": round(first_searchable or 0.0, 2),
         "flush_to_covered_s": round(covered_s, 1),
         "http": {k: _summary(v) for k, v in times.items() if v},
