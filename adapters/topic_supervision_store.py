@@ -40,7 +40,7 @@ import uuid
 from typing import Any
 
 from powercontext.adapters.topic_spi import utc_text
-from powercontext.core.errors import InvalidInputError
+from powercontext.core.errors import InvalidInputError, RevisionConflictError
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import check_holder_id, check_term, fence_term
 from powercontext.core.topic.processing import BINDING, PendingRow
@@ -199,7 +199,13 @@ class TopicSupervisionFront:
         check_term(term)
         wave = check_wave_id(wave_id)
         frozen: int = await self._run(self._in_tx, True, self._fenced_sync, term,
-                                      self._targets_freeze_sync, BINDING, wave)
+                                      self._freeze_sync, wave)
+        return frozen
+
+    def _freeze_sync(self, wave_id: str) -> int:
+        if self._targets_count_sync(wave_id, BINDING)[0]:
+            raise RevisionConflictError(f"wave {wave_id!r} was frozen already")
+        frozen: int = self._targets_freeze_sync(BINDING, wave_id)
         return frozen
 
     async def wave_targets(self, wave_id: str, after_scope: str | None, limit: int

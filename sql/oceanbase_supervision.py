@@ -52,8 +52,11 @@ def lease_renew() -> str:
 
 
 def lease_release() -> str:
-    """Expire a valid lease of the term now. Parameters: supervisor_group, holder_id,
+    """Expire a valid lease of the term: one second in the past, because seekdb's
+    ``UTC_TIMESTAMP(6)`` is not one clock across statements (an UPDATE's value was seen
+    a few milliseconds ahead of a later SELECT's), and "now" written by the release
+    would still read as valid for that long. Parameters: supervisor_group, holder_id,
     supervisor_generation."""
-    return (f"UPDATE {LEASE_TABLE} SET lease_expires_at = UTC_TIMESTAMP(6) "
+    return (f"UPDATE {LEASE_TABLE} SET lease_expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND "
             "WHERE supervisor_group = %s AND holder_id = %s AND supervisor_generation = %s "
             f"AND {_VALID}")

@@ -20,7 +20,11 @@ from typing import Any
 
 import pytest
 
-from powercontext.core.errors import InvalidInputError, SupervisorTermError
+from powercontext.core.errors import (
+    InvalidInputError,
+    RevisionConflictError,
+    SupervisorTermError,
+)
 from powercontext.core.topic.models import PublicationGuards, TopicPublication
 from powercontext.core.topic.processing import BINDING, BudgetRelease, CursorAdvance
 from powercontext.core.topic.supervision import CODE_TERM_LOST, SupervisorTerm
@@ -223,6 +227,8 @@ class TopicSupervisionContract(ProcessingContractBase):
             wave = _wave()
             assert await b.wave_targets(wave, None, 10) == ()
             assert await b.freeze_wave(term, wave) == 2
+            with pytest.raises(RevisionConflictError):  # one freeze per wave
+                await b.freeze_wave(term, wave)
             await scoped(kit, "fa2", scope="project:a")  # raised after the freeze
             await scoped(kit, "fc1", scope="project:c")  # new after the freeze
             targets = await b.wave_targets(wave, None, 10)
