@@ -19,9 +19,6 @@ from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
-pytestmark = pytest.mark.skipif(not hasattr(InMemoryTopicBackend, "acquire_lease"),
-                                reason="needs the lease calls of the Topic backends")
-
 SCOPE = "repo:/demo"
 
 
