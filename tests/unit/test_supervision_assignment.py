@@ -19,9 +19,6 @@ from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
-pytestmark = pytest.mark.skipif(not hasattr(InMemoryTopicBackend, "acquire_lease"),
-                                reason="needs the lease calls of the Topic backends")
-
 SCOPE = "repo:/demo"
 
 
@@ -102,6 +99,44 @@ def test_a_stale_term_is_a_control_signal_and_writes_nothing(make):
             (st,) = await svc.status(SCOPE)
             assert (st.cursor, st.budget) == (0, None)  # no attempt was admitted
             assert st.pending.handled_flush_generation == 0
+            assert not await svc.backend.heads(SCOPE)
+
+    asyncio.run(body())
+
+
+class _TakeoverModel:
+    """Answers deterministically, but a new Supervisor takes the lease during the
+    call of stage ``at``: every later fenced call of the Window (the next reservation,
+    or with ``evolve``, the last call, the publication) carries a superseded term."""
+
+    def __init__(self, backend, at: str) -> None:
+        self._at = at
+        self._inner = DeterministicTopicModel()
+        self._backend = backend
+        self.name = self._inner.name
+        self.context_window_tokens = self._inner.context_window_tokens
+        self.max_requests = self._inner.max_requests
+
+    async def generate(self, request):
+        if request.stage == self._at:
+            await self._backend.acquire_lease("0b0c8e8e-0000-4000-8000-00000000000f", None)
+        return await self._inner.generate(request)
+
+
+@pytest.mark.parametrize("at", ["probe", "evolve"])  # refused at a reservation / publish
+def test_a_term_lost_mid_window_rolls_the_window_back_as_a_control_signal(make, at):
+    async def body() -> None:
+        async with make() as svc:
+            await svc.add_sources(SCOPE, _sources(2))
+            assert await svc.flush(SCOPE) == "accepted"
+            term = await svc.backend.acquire_lease("0b0c8e8e-0000-4000-8000-000000000005",
+                                                   None)
+            p = TopicProcessor(svc, _TakeoverModel(svc.backend, at))
+            with pytest.raises(TopicProcessingError) as info:
+                await p.process_assignment(_assign(term, 0, 2, "explicit", 1))
+            assert info.value.code == CODE_TERM_LOST and not info.value.terminal
+            (st,) = await svc.status(SCOPE)
+            assert st.cursor == 0 and st.pending.handled_flush_generation == 0
             assert not await svc.backend.heads(SCOPE)
 
     asyncio.run(body())
