@@ -13,10 +13,7 @@ from support.supervisor_runs import isolated_env, sources, supervisor, until, wr
 
 from powercontext import open_topic_service
 
-_HAS_LEASES = hasattr(__import__("powercontext.adapters.oceanbase", fromlist=["x"])
-                      .OceanBaseTopicBackend, "acquire_lease")
-pytestmark = [pytest.mark.oceanbase,
-              pytest.mark.skipif(not _HAS_LEASES, reason="needs the OceanBase lease calls")]
+pytestmark = pytest.mark.oceanbase
 
 
 @pytest.fixture

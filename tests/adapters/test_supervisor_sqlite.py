@@ -20,11 +20,6 @@ from powercontext import open_topic_service
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.core.topic.processing import BINDING
 
-# until the storage side of part 4 (p4-store: leases, waves, fenced attempts) is merged
-_HAS_LEASES = hasattr(__import__("powercontext.adapters.sqlite", fromlist=["x"])
-                      .SQLiteTopicBackend, "acquire_lease")
-pytestmark = pytest.mark.skipif(not _HAS_LEASES, reason="needs the SQLite lease calls")
-
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
