@@ -1,8 +1,10 @@
 """The prompt hook's recall (README, "Coding-agent hooks"): the bounded full-text
 queries a prompt becomes (:func:`prompt_queries`), the searches of the repository
 Memory fused by RRF (:func:`prompt_hits`), and the slots they fill, rules first with at
-most :data:`MAX_NOTES` working_notes (:func:`fill_slots`). :func:`prompt_context` is the
-whole ``UserPromptSubmit`` answer (None when nothing is injected).
+most :data:`MAX_NOTES` working_notes (:func:`fill_slots`), then at most
+:data:`MAX_TOPICS` Topics of the repository's Scope (:func:`prompt_topics`).
+:func:`prompt_context` is the whole ``UserPromptSubmit`` answer (None when nothing is
+injected).
 """
 
 from __future__ import annotations
@@ -166,8 +168,12 @@ async def _key_memory(c: Any, key: str) -> str | None:
     return memory_id
 
 
-async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
-                          ) -> dict[str, Any] | None:
+async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str, *,
+                         topics: bool = True) -> dict[str, Any] | None:
+    """The ``UserPromptSubmit`` answer: the repository Memory's :func:`prompt_hits`,
+    then (``topics``) :func:`prompt_topics` of its Scope, rendered by
+    :func:`~powercontext.adapters.cli.hook_fence.render_context`; None (no output)
+    when neither has a hit."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
@@ -182,12 +188,13 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
             hits = await prompt_hits(svc, memory_id, prompt, limit, mode)
         finally:
             await svc.close()
-    topics = await prompt_topics(c, key, prompt, min(limit, MAX_TOPICS), mode)
-    if not hits and not topics:
+    found = await prompt_topics(c, key, prompt, min(limit, MAX_TOPICS), mode) if topics \
+        else []
+    if not hits and not found:
         return None
     return {"hookSpecificOutput": {
         "hookEventName": "UserPromptSubmit",
-        "additionalContext": render_context(hits, repo=str(root), topics=topics),
+        "additionalContext": render_context(hits, repo=str(root), topics=found),
     }}
 
 

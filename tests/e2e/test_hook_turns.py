@@ -263,6 +263,9 @@ def test_prompt_hook_adds_the_scopes_topics_inside_the_fence(tmp_path, repo):
     assert "Tag the commit on main." not in ctx  # never the Detail
     assert "powercontext topic get ID@REV --scope" in ctx
     assert len(ctx) <= hook_mod.MAX_CONTEXT_CHARS
+    # --no-topics leaves them out (and with no Memory hit, nothing is printed)
+    assert invoke(tmp_path, db, "hook", "claude-code", "--no-topics",
+                  stdin=json.dumps(payload)).stdout == ""
     # another repository's prompt sees none of them
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
