@@ -198,6 +198,10 @@ async def _memory_hits(memory: Any, scope_id: str, query: str, mode: str) -> lis
         key = memory_key(scope_id, "scope_id")
     except InvalidInputError:
         return []  # a Scope id that is no business key maps to no Memory
+    except OSError:
+        # repo:PATH is canonicalised on this host's file system; a PATH that cannot
+        # exist here (a component over the name limit) names no repository's Memory
+        return []
     memory_id = await memory.memory_key(key)
     if memory_id is None:
         return []

@@ -143,6 +143,19 @@ def test_a_bad_body_without_a_token_is_401_not_422(client: TestClient) -> None:
     _error(client.post(SEARCH, json={"bogus": 1}), 401, "unauthorized")
 
 
+def test_a_non_ascii_token_is_compared_as_utf8_bytes(
+        topic_service: TopicMemoryService) -> None:
+    token = "t\u00f6ken-\u2603"
+    with _client(topic_service, token=token) as c:
+        ok = c.post(SEARCH, json={"scope_id": SCOPE, "query": "release"},
+                    headers={"Authorization": b"Bearer " + token.encode("utf-8")})
+        assert ok.status_code == 200, ok.text
+        _error(c.post(SEARCH, json={"scope_id": SCOPE, "query": "release"},
+                      headers={"Authorization": b"Bearer " + token.encode("latin-1",
+                                                                           "replace")}),
+               401, "unauthorized")
+
+
 def test_no_token_configured_means_no_check(topic_service: TopicMemoryService) -> None:
     with _client(topic_service, token=None) as c:
         assert c.post(SEARCH, json={"scope_id": SCOPE, "query": "release"}).status_code == 200

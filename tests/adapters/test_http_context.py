@@ -140,6 +140,10 @@ def test_prepare_of_a_scope_without_memory_or_topics_is_empty(served, tmp_path):
     body = json.loads(raw)
     assert status == 200 and body["items"] == [] and body["truncated"] == 0
     assert body["bytes"] == len(raw)
+    # a repo: Scope whose path cannot exist on this host (a component over the file
+    # name limit): no Memory, no Topics, not a 500
+    status, _, raw = prepare(app, {"scope_id": "repo:/" + "é" * 200, "query": "release"})
+    assert status == 200 and json.loads(raw)["items"] == []
     # a query of stopwords only has no terms: empty, not an error
     status, _, raw = prepare(app, {"scope_id": "project:nothing-here", "query": "the of"})
     assert status == 200 and json.loads(raw)["items"] == []

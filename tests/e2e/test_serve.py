@@ -207,3 +207,39 @@ def test_help_explains_roles_the_token_and_the_endpoints(tmp_path: Path) -> None
                    "/v1/topic-memory/flush", "/v1/topic-memory/search",
                    "/v1/topic-memory/get", "/v1/context/prepare", "/v1/health"):
         assert needle in out.stdout, needle
+
+
+def test_role_all_processes_a_flush_with_its_supervisor(tmp_path: Path) -> None:
+    """The flush wakes the in-process Supervisor; its Worker publishes; search then
+    has hits and the next flush is idle; SIGTERM stops Supervisor and server, exit 0."""
+    import time
+
+    env = clean_env(tmp_path / "home")
+    db = tmp_path / "all.db"
+    config = tmp_path / "config.toml"
+    config.write_text(DETERMINISTIC, encoding="utf-8")
+    _add_docs(tmp_path, db, env, SCOPE)
+    with ServeProcess(db, ["--config", str(config)], env, tmp_path / "stderr") as server:
+        status, health = server.call("/v1/health")
+        if health["supervisor"] is None:
+            pytest.skip("this build runs no Supervisor (its lease storage is missing)")
+        assert health["supervisor"]["leader"] is True
+        assert health["supervisor"]["generation"] >= 1
+        assert server.call("/v1/topic-memory/flush", {"scope_id": SCOPE}) == (
+            200, {"status": "accepted"})
+        give_up = time.monotonic() + 240  # a bound on the wait, not on the speed
+        while True:
+            status, found = server.call("/v1/topic-memory/search",
+                                        {"scope_id": SCOPE, "query": "release deploys"})
+            assert status == 200, found
+            if found["hits"] or time.monotonic() > give_up:
+                break
+            time.sleep(0.2)
+        assert found["hits"], server.stderr()
+        while server.call("/v1/topic-memory/flush", {"scope_id": SCOPE})[1] != {
+                "status": "idle"} and time.monotonic() < give_up:
+            time.sleep(0.2)  # the Cursor reaches the head with the last Window
+        assert server.call("/v1/topic-memory/flush", {"scope_id": SCOPE}) == (
+            200, {"status": "idle"})
+        assert server.stop() == 0, server.stderr()
+    assert "Traceback" not in server.stderr()
