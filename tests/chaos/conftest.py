@@ -1,0 +1,64 @@
+"""Fixtures of the chaos tests (``pytest -m chaos``; issue 16, "Faults to test").
+
+* ``chaos``: a :class:`~support.chaos.ChaosEnv` for the test (control directory of the
+  ``chaos`` provider, its entry point, logs of every process started).
+* ``db_url``: a fresh database, SQLite file or (param ``seekdb``, marked ``oceanbase``)
+  a fresh database on the session's seekdb server; ``sqlite_url`` / ``seekdb_db`` for
+  tests of one engine.
+* ``procs``: a list the test appends its :class:`~support.chaos.SupervisorProcess` to;
+  each is stopped at teardown (SIGTERM, then SIGKILL of its own process group).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.chaos import ChaosEnv, SupervisorProcess
+
+
+@pytest.fixture
+def chaos(tmp_path: Path) -> ChaosEnv:
+    return ChaosEnv(tmp_path / "chaos")
+
+
+@pytest.fixture
+def procs() -> Iterator[list[SupervisorProcess]]:
+    started: list[SupervisorProcess] = []
+    try:
+        yield started
+    finally:
+        for p in started:
+            p.stop()
+
+
+def _seekdb(request: pytest.FixtureRequest) -> Iterator[str]:
+    from oceanbase_server import fresh_database
+
+    url: str = request.getfixturevalue("seekdb_url")
+    with fresh_database(url, "chaos") as db:
+        yield db
+
+
+@pytest.fixture(params=["sqlite", pytest.param("seekdb", marks=pytest.mark.oceanbase)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "chaos.db")
+        return
+    yield from _seekdb(request)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return str(tmp_path / "chaos.db")
+
+
+@pytest.fixture
+def seekdb_db(request: pytest.FixtureRequest) -> Iterator[str]:
+    yield from _seekdb(request)
+
+
+def new_scope(prefix: str = "chaos") -> str:
+    return f"{prefix}:{secrets.token_hex(3)}"

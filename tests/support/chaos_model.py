@@ -1,0 +1,137 @@
+"""The ``chaos`` Topic generation provider of the chaos tests (tests/chaos/): the
+deterministic provider plus delays and blocking that a test controls from outside the
+process, through files in the directory ``$PC_CHAOS_DIR`` (a Worker is a child process
+of the Supervisor, so a test cannot reach into it; files reach every process).
+
+Registered through the plugin registry exactly as a third-party provider is: this module
+is a plugin (``powercontext_register_topic_generation_models`` registers ``chaos``), and
+:func:`install_entry_point` writes a ``.dist-info`` with a ``powercontext`` entry point
+for it, so a Supervisor process and its Worker children (``PYTHONPATH`` = that directory
+and ``tests/``) find it by the configuration's ``generation_provider = "chaos"``.
+
+Control files in ``$PC_CHAOS_DIR`` (each read on every stage call; no file, no effect):
+
+* ``block``: while it exists, a stage call waits (polling every 20 ms) -- unless the file
+  holds text and the stage input does not contain that text (a per-Scope block: put a
+  word only that Scope's Sources carry). A blocked call first writes ``blocked-<pid>``.
+* ``sleep-<stage>`` (``probe``, ``evolve``, ...): seconds (a float) to sleep before
+  answering that stage.
+* ``fail-<stage>``: that stage raises a provider failure (``BackendError``) when the file
+  exists (its text, if any, is a substring the input must contain).
+
+Every call appends one line ``<pid> <stage> <sequence>`` to ``calls`` (no Source text: the
+log canary test greps everything the processes write) and writes ``started-<pid>`` the
+first time a process calls the model, so a test can tell which pid is a Worker in the
+middle of generation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
+from powercontext.core.errors import BackendError
+from powercontext.core.topic.generation import StageRequest, StageResponse
+from powercontext.plugins import hookimpl
+
+__all__ = ["CHAOS_DIR_ENV", "NAME", "ChaosTopicModel", "calls", "install_entry_point",
+           "powercontext_register_topic_generation_models"]
+
+NAME = "chaos"
+CHAOS_DIR_ENV = "PC_CHAOS_DIR"
+_POLL = 0.02
+
+
+class ChaosTopicModel:
+    """``TopicGenerationModel`` ``chaos``: :class:`DeterministicTopicModel`'s answers
+    (byte for byte), after the waits the control files of ``control_dir`` (default
+    ``$PC_CHAOS_DIR``; None: no control, a plain deterministic provider) ask for."""
+
+    def __init__(self, context_window_tokens: int = 125_000, max_requests: int = 1,
+                 control_dir: str | os.PathLike[str] | None = None, **_options: Any) -> None:
+        self.inner = DeterministicTopicModel(context_window_tokens, max_requests)
+        chosen = control_dir if control_dir is not None else os.environ.get(CHAOS_DIR_ENV)
+        self.control = Path(chosen) if chosen else None
+        self._calls = 0
+
+    name = NAME
+    model = NAME
+
+    @property
+    def context_window_tokens(self) -> int:
+        return self.inner.context_window_tokens
+
+    @property
+    def max_requests(self) -> int:
+        return self.inner.max_requests
+
+    def _matches(self, path: Path, request: StageRequest) -> bool | None:
+        """None: no such file; else whether it applies to this request."""
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        return not text or text in request.input_json
+
+    async def generate(self, request: StageRequest) -> StageResponse:
+        control = self.control
+        if control is not None:
+            self._calls += 1
+            pid = os.getpid()
+            started = control / f"started-{pid}"
+            if not started.exists():
+                started.write_text(str(pid))
+            with (control / "calls").open("a", encoding="utf-8") as fh:
+                fh.write(f"{pid} {request.stage} {self._calls}\n")
+            if self._matches(control / "block", request):
+                (control / f"blocked-{pid}").write_text(request.stage)
+                while self._matches(control / "block", request):
+                    await asyncio.sleep(_POLL)
+            delay = control / f"sleep-{request.stage}"
+            if delay.exists():
+                await asyncio.sleep(float(delay.read_text() or "0"))
+            if self._matches(control / f"fail-{request.stage}", request):
+                raise BackendError(f"chaos: {request.stage} fails (control file)")
+        return await self.inner.generate(request)
+
+
+@hookimpl
+def powercontext_register_topic_generation_models(register: Any) -> None:
+    register(NAME, _factory)
+
+
+def _factory(*, context_window_tokens: int = 125_000, max_requests: int = 1,
+             **_options: Any) -> ChaosTopicModel:
+    return ChaosTopicModel(context_window_tokens, max_requests)
+
+
+def install_entry_point(directory: str | os.PathLike[str]) -> Path:
+    """Write ``pc_chaos_plugin-1.0.dist-info`` (entry point ``powercontext``: ``chaos =
+    support.chaos_model``) into ``directory`` and return it: put it and ``tests/`` on
+    ``PYTHONPATH`` and every ``Registry()`` of that process sees the provider."""
+    root = Path(directory)
+    dist = root / "pc_chaos_plugin-1.0.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pc-chaos-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[powercontext]\nchaos = support.chaos_model\n", encoding="utf-8")
+    return root
+
+
+def calls(control_dir: str | os.PathLike[str]) -> list[tuple[int, str]]:
+    """The ``(pid, stage)`` of every stage call so far, in order."""
+    path = Path(control_dir) / "calls"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            out.append((int(parts[0]), parts[1]))
+    return out
