@@ -27,7 +27,10 @@ __all__ = [
     "TESTS_DIR",
     "ChaosEnv",
     "SupervisorProcess",
+    "concurrent_flushes",
     "descendants",
+    "flush",
+    "flush_many",
     "is_alive",
     "make_sources",
     "seed_sources",
@@ -284,3 +287,31 @@ def status(db_url: str, scope: str | None = None) -> Any:
             await svc.close()
 
     return asyncio.run(go())
+
+
+def flush_many(db_url: str, scope: str, count: int) -> list[str]:
+    """``count`` concurrent flushes of ``scope`` from one process (one service, the calls
+    gathered); the statuses. Importable by name for a ``spawn`` pool."""
+    from powercontext.runtime import open_topic_service
+
+    async def go() -> list[str]:
+        svc = open_topic_service(db_url)
+        try:
+            return [str(s) for s in await asyncio.gather(
+                *(svc.flush(scope) for _ in range(count)))]
+        finally:
+            await svc.close()
+
+    return asyncio.run(go())
+
+
+def concurrent_flushes(db_url: str, scope: str, processes: int, per_process: int
+                       ) -> list[str]:
+    """``processes`` x ``per_process`` flushes of ``scope`` at once (a ``spawn`` pool,
+    each process gathering its share); every status."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(processes) as pool:
+        results = pool.starmap(flush_many, [(db_url, scope, per_process)] * processes)
+    return [s for part in results for s in part]

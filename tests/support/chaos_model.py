@@ -16,8 +16,11 @@ Control files in ``$PC_CHAOS_DIR`` (each read on every stage call; no file, no e
   word only that Scope's Sources carry). A blocked call first writes ``blocked-<pid>``.
 * ``sleep-<stage>`` (``probe``, ``evolve``, ...): seconds (a float) to sleep before
   answering that stage.
-* ``fail-<stage>``: that stage raises a provider failure (``BackendError``) when the file
-  exists (its text, if any, is a substring the input must contain).
+* ``fail-<stage>``: that stage raises a provider failure when the file exists (its text,
+  if any, is a substring the input must contain): a :class:`ChaosProviderError` whose
+  message quotes the stage input, as an SDK error echoing a rejected request would (so
+  the log tests see what a careless log of an exception message would leak).
+  ``fail-once-<stage>``: the same, and the file is removed (one failure).
 
 Every call appends one line ``<pid> <stage> <sequence>`` to ``calls`` (no Source text: the
 log canary test greps everything the processes write) and writes ``started-<pid>`` the
@@ -33,16 +36,23 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
-from powercontext.core.errors import BackendError
 from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.plugins import hookimpl
 
-__all__ = ["CHAOS_DIR_ENV", "NAME", "ChaosTopicModel", "calls", "install_entry_point",
-           "powercontext_register_topic_generation_models"]
+__all__ = ["CHAOS_DIR_ENV", "NAME", "ChaosProviderError", "ChaosTopicModel", "calls",
+           "install_entry_point", "powercontext_register_topic_generation_models"]
 
 NAME = "chaos"
 CHAOS_DIR_ENV = "PC_CHAOS_DIR"
 _POLL = 0.02
+
+
+class ChaosProviderError(RuntimeError):
+    """A provider failure that quotes the request (its first 300 characters of input)."""
+
+    def __init__(self, request: StageRequest) -> None:
+        super().__init__(f"chaos provider rejected the {request.stage} request: "
+                         f"{request.input_json[:300]}")
 
 
 class ChaosTopicModel:
@@ -93,8 +103,12 @@ class ChaosTopicModel:
             delay = control / f"sleep-{request.stage}"
             if delay.exists():
                 await asyncio.sleep(float(delay.read_text() or "0"))
+            once = control / f"fail-once-{request.stage}"
+            if self._matches(once, request):
+                once.unlink(missing_ok=True)
+                raise ChaosProviderError(request)
             if self._matches(control / f"fail-{request.stage}", request):
-                raise BackendError(f"chaos: {request.stage} fails (control file)")
+                raise ChaosProviderError(request)
         return await self.inner.generate(request)
 
 
