@@ -27,6 +27,7 @@ __all__ = [
     "TESTS_DIR",
     "ChaosEnv",
     "SupervisorProcess",
+    "TcpProxy",
     "concurrent_flushes",
     "descendants",
     "flush",
@@ -60,9 +61,11 @@ def wait_for(predicate: Callable[[], T], timeout: float, what: str,
 def write_config(path: Path, *, workers: int = 2, worker_timeout: float = 20,
                  lease: float = 30, poll: float = 0.2, window_limit: int = 10,
                  auto_interval: float | None = None, provider: str = "chaos",
-                 extra: str = "") -> Path:
+                 control: Path | None = None, extra: str = "") -> Path:
     """A configuration TOML for a chaos run: small pool, timeout, lease and poll settings
-    so each fault resolves in seconds; ``generation_provider`` the chaos provider."""
+    so each fault resolves in seconds; ``generation_provider`` the chaos provider, its
+    control directory ``control`` as ``generation_base_url`` (default: none, then the
+    provider reads ``$PC_CHAOS_DIR``)."""
     lines = [
         "[runtime]",
         f"artifact_processing_max_workers = {workers}",
@@ -73,7 +76,10 @@ def write_config(path: Path, *, workers: int = 2, worker_timeout: float = 20,
     ]
     if auto_interval is not None:
         lines.append(f"topic_memory_auto_interval_seconds = {auto_interval}")
-    lines += ["", "[inference]", f'generation_provider = "{provider}"', extra]
+    lines += ["", "[inference]", f'generation_provider = "{provider}"']
+    if control is not None:
+        lines.append(f'generation_base_url = "{control}"')
+    lines.append(extra)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -108,12 +114,18 @@ class ChaosEnv:
 
     # -- control files of the chaos provider -----------------------------------------
 
-    def block(self, match: str = "") -> None:
-        """Make every stage call (or those whose input contains ``match``) wait."""
-        (self.control / "block").write_text(match, encoding="utf-8")
+    def block(self, match: str = "", stage: str | None = None) -> None:
+        """Make every stage call (of ``stage``; whose input contains ``match``) wait."""
+        name = "block" if stage is None else f"block-{stage}"
+        (self.control / name).write_text(match, encoding="utf-8")
 
-    def unblock(self) -> None:
-        (self.control / "block").unlink(missing_ok=True)
+    def unblock(self, stage: str | None = None) -> None:
+        (self.control / ("block" if stage is None else f"block-{stage}")).unlink(
+            missing_ok=True)
+
+    def release(self, pid: int) -> None:
+        """Let process ``pid`` go on although a block file exists."""
+        (self.control / f"release-{pid}").write_text("", encoding="utf-8")
 
     def started_pids(self) -> set[int]:
         """Pids of the processes that called the chaos provider so far."""
@@ -315,3 +327,93 @@ def concurrent_flushes(db_url: str, scope: str, processes: int, per_process: int
     with ctx.Pool(processes) as pool:
         results = pool.starmap(flush_many, [(db_url, scope, per_process)] * processes)
     return [s for part in results for s in part]
+
+
+class TcpProxy:
+    """A loopback TCP forwarder to ``(host, port)`` run in threads of the test process, so a
+    test can cut a process's database connections: :meth:`cut` closes every forwarded
+    connection and refuses new ones (accepted, then closed at once) until
+    :meth:`restore`. :attr:`port` is where to connect."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import socket
+        import threading
+
+        self.target = (host, port)
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._server.getsockname()[1])
+        self._lock = threading.Lock()
+        self._conns: list[Any] = []
+        self._open = True
+        self._closed = False
+        self.accepted = 0
+        threading.Thread(target=self._accept, daemon=True, name="tcp-proxy").start()
+
+    def url_for(self, url: str) -> str:
+        """``url`` (``oceanbase://user:pw@host:port/db``) through this proxy."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        p = urlsplit(url)
+        auth = p.netloc.rpartition("@")[0]
+        return urlunsplit((p.scheme, f"{auth}@127.0.0.1:{self.port}" if auth else
+                           f"127.0.0.1:{self.port}", p.path, p.query, p.fragment))
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            with self._lock:
+                if not self._open:
+                    client.close()
+                    continue
+                self.accepted += 1
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: Any, b: Any) -> None:
+        import socket
+
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        import socket
+
+        with self._lock:
+            self._open = False
+            conns, self._conns = self._conns, []
+        for s in conns:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                s.close()
+
+    def restore(self) -> None:
+        with self._lock:
+            self._open = True
+
+    def close(self) -> None:
+        self._closed = True
+        self.cut()
+        with contextlib.suppress(OSError):
+            self._server.close()

@@ -9,11 +9,15 @@ is a plugin (``powercontext_register_topic_generation_models`` registers ``chaos
 for it, so a Supervisor process and its Worker children (``PYTHONPATH`` = that directory
 and ``tests/``) find it by the configuration's ``generation_provider = "chaos"``.
 
-Control files in ``$PC_CHAOS_DIR`` (each read on every stage call; no file, no effect):
+The control directory is the configuration's ``inference.generation_base_url`` (the
+chaos provider's "endpoint"; a plain path), else ``$PC_CHAOS_DIR``. Control files there
+(each read on every stage call; no file, no effect):
 
-* ``block``: while it exists, a stage call waits (polling every 20 ms) -- unless the file
-  holds text and the stage input does not contain that text (a per-Scope block: put a
-  word only that Scope's Sources carry). A blocked call first writes ``blocked-<pid>``.
+* ``block`` / ``block-<stage>``: while it exists, a stage call (of that stage) waits
+  (polling every 20 ms) -- unless the file holds text and the stage input does not
+  contain that text (a per-Scope block: put a word only that Scope's Sources carry), or
+  ``release-<pid>`` exists (this process goes on). A blocked call first writes
+  ``blocked-<pid>`` (its text: the stage).
 * ``sleep-<stage>`` (``probe``, ``evolve``, ...): seconds (a float) to sleep before
   answering that stage.
 * ``fail-<stage>``: that stage raises a provider failure when the file exists (its text,
@@ -86,6 +90,12 @@ class ChaosTopicModel:
             return None
         return not text or text in request.input_json
 
+    def _blocked(self, control: Path, request: StageRequest, pid: int) -> bool:
+        if (control / f"release-{pid}").exists():
+            return False
+        return bool(self._matches(control / "block", request)
+                    or self._matches(control / f"block-{request.stage}", request))
+
     async def generate(self, request: StageRequest) -> StageResponse:
         control = self.control
         if control is not None:
@@ -96,9 +106,9 @@ class ChaosTopicModel:
                 started.write_text(str(pid))
             with (control / "calls").open("a", encoding="utf-8") as fh:
                 fh.write(f"{pid} {request.stage} {self._calls}\n")
-            if self._matches(control / "block", request):
+            if self._blocked(control, request, pid):
                 (control / f"blocked-{pid}").write_text(request.stage)
-                while self._matches(control / "block", request):
+                while self._blocked(control, request, pid):
                     await asyncio.sleep(_POLL)
             delay = control / f"sleep-{request.stage}"
             if delay.exists():
@@ -118,8 +128,8 @@ def powercontext_register_topic_generation_models(register: Any) -> None:
 
 
 def _factory(*, context_window_tokens: int = 125_000, max_requests: int = 1,
-             **_options: Any) -> ChaosTopicModel:
-    return ChaosTopicModel(context_window_tokens, max_requests)
+             base_url: str | None = None, **_options: Any) -> ChaosTopicModel:
+    return ChaosTopicModel(context_window_tokens, max_requests, control_dir=base_url)
 
 
 def install_entry_point(directory: str | os.PathLike[str]) -> Path:
