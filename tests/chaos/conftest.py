@@ -62,3 +62,30 @@ def seekdb_db(request: pytest.FixtureRequest) -> Iterator[str]:
 
 def new_scope(prefix: str = "chaos") -> str:
     return f"{prefix}:{secrets.token_hex(3)}"
+
+
+def _supervisor_written() -> bool:
+    """Whether the Supervisor of this tree is implemented (not the part-4 skeleton)."""
+    import os
+
+    from powercontext.supervisor import ArtifactProcessingSupervisor
+    from powercontext.topic_config import PowerContextConfig
+
+    try:
+        ArtifactProcessingSupervisor(os.devnull, PowerContextConfig())
+    except NotImplementedError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+@pytest.fixture
+def needs_supervisor() -> None:
+    """Skip (fail under CI=true) while the Supervisor is the skeleton's stub."""
+    import os
+
+    if not _supervisor_written():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the ArtifactProcessingSupervisor is not implemented in this tree")
+        pytest.skip("the ArtifactProcessingSupervisor is not implemented in this tree yet")

@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 
 from powercontext.core.topic.processing import BINDING
 
-__all__ = ["CursorRecorder", "Db", "check_quiescent", "cursors", "pending_rows"]
+__all__ = ["CursorRecorder", "Db", "budget_rows", "check_quiescent", "cursors", "lease",
+           "pending_rows", "publication_count"]
 
 
 class Db:
@@ -277,3 +278,27 @@ def sqlite_file(url: str) -> Path:
     path = sqlite_path(url)
     assert path is not None
     return path
+
+
+def budget_rows(url: str) -> list[tuple[Any, ...]]:
+    """(scope, source_after, attempt_count, reserved_requests, reserved_tokens,
+    failure_code) of every work-budget row."""
+    with opened(url) as db:
+        return db.rows("SELECT scope_id, source_after, attempt_count, reserved_requests, "
+                       "reserved_tokens, failure_code FROM pc_topic_memory_work_budgets "
+                       "ORDER BY scope_id, source_after")
+
+
+def lease(url: str) -> tuple[str, int] | None:
+    """(holder_id, supervisor_generation) of the ``global`` lease row, None if absent."""
+    with opened(url) as db:
+        if not db.has_table("pc_artifact_processing_leases"):
+            return None
+        rows = db.rows("SELECT holder_id, supervisor_generation FROM "
+                       "pc_artifact_processing_leases WHERE supervisor_group = 'global'")
+    return (str(rows[0][0]), int(rows[0][1])) if rows else None
+
+
+def publication_count(url: str) -> int:
+    with opened(url) as db:
+        return int(db.rows("SELECT COUNT(*) FROM pc_topic_memory_revision_publications")[0][0])
