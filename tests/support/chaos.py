@@ -131,6 +131,16 @@ class ChaosEnv:
         """Pids of the processes that called the chaos provider so far."""
         return {int(p.name.removeprefix("started-")) for p in self.control.glob("started-*")}
 
+    def parents(self) -> dict[int, int]:
+        """Worker pid -> its parent's pid (a Supervisor's forkserver), for every process
+        that called the chaos provider so far."""
+        out = {}
+        for p in self.control.glob("started-*"):
+            with contextlib.suppress(OSError, ValueError):
+                pid, ppid = p.read_text().split()
+                out[int(pid)] = int(ppid)
+        return out
+
     def blocked_pids(self) -> set[int]:
         return {int(p.name.removeprefix("blocked-")) for p in self.control.glob("blocked-*")}
 

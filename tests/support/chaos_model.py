@@ -28,8 +28,8 @@ chaos provider's "endpoint"; a plain path), else ``$PC_CHAOS_DIR``. Control file
 
 Every call appends one line ``<pid> <stage> <sequence>`` to ``calls`` (no Source text: the
 log canary test greps everything the processes write) and writes ``started-<pid>`` the
-first time a process calls the model, so a test can tell which pid is a Worker in the
-middle of generation.
+first time a process calls the model (its text: ``<pid> <parent pid>``), so a test can
+tell which pid is a Worker in the middle of generation, and whose child it is.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class ChaosTopicModel:
             pid = os.getpid()
             started = control / f"started-{pid}"
             if not started.exists():
-                started.write_text(str(pid))
+                started.write_text(f"{pid} {os.getppid()}")
             with (control / "calls").open("a", encoding="utf-8") as fh:
                 fh.write(f"{pid} {request.stage} {self._calls}\n")
             if self._blocked(control, request, pid):
