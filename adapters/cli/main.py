@@ -107,6 +107,7 @@ def _register_subcommands() -> None:
     from powercontext.adapters.cli.rebuild import rebuild
     from powercontext.adapters.cli.repo import repo
     from powercontext.adapters.cli.search import search
+    from powercontext.adapters.cli.serve import serve
     from powercontext.adapters.cli.setup import doctor, setup
     from powercontext.adapters.cli.sources import source_add
     from powercontext.adapters.cli.topic import topic
@@ -116,7 +117,7 @@ def _register_subcommands() -> None:
         memory.add_command(command)
     memory.add_command(memory_list, "list")
     source.add_command(source_add)
-    for command in (topic, repo, hook, mcp, source, info, setup, doctor):
+    for command in (topic, repo, hook, mcp, source, info, setup, doctor, serve):
         cli.add_command(command)
 
 

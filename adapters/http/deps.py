@@ -1,13 +1,22 @@
 """What every route depends on: the opened services and the bearer token check
-(shared by :mod:`.topic` and :mod:`.context`; owned by the HTTP app)."""
+(shared by :mod:`.topic` and :mod:`.context`; owned by the HTTP app).
+
+The app keeps both on its state: ``app.state.services`` (a :class:`Services`) and
+``app.state.api_token`` (the configured token, or None: no check, the server binds
+loopback only; TOPIC-MEMORY.md, "Auth")."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 import attrs
+from fastapi import Request, Security
+from fastapi.security import HTTPBearer
 
-__all__ = ["Services", "require_token", "services"]
+from powercontext.adapters.http.errors import ApiError
+
+__all__ = ["Services", "notify_flush", "require_token", "services"]
 
 
 @attrs.define
@@ -21,15 +30,61 @@ class Services:
     topic: Any
     supervisor: Any = None
     processing_available: bool = True
+    #: why Topic processing is unavailable (the 503's message); None when available
+    unavailable_reason: str | None = None
 
 
-def services(request: Any) -> Services:
+def services(request: Request) -> Services:
     """FastAPI dependency: ``request.app.state.services``."""
-    raise NotImplementedError("p4-http")
+    found = getattr(request.app.state, "services", None)
+    if not isinstance(found, Services):  # a wiring fault, never the client's
+        raise RuntimeError("the HTTP app has no services (create_app wires them)")
+    return found
 
 
-async def require_token(request: Any) -> None:
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+#: Declares the bearer scheme in the OpenAPI document (the check itself is below).
+_bearer = HTTPBearer(auto_error=False, description="`server.api_token` or "
+                     "$POWERCONTEXT_API_TOKEN; none configured: loopback only, no check")
+
+
+_BEARER = Security(_bearer)
+
+
+async def require_token(request: Request, _credentials: Any = _BEARER) -> None:
     """FastAPI dependency: 401 (``WWW-Authenticate: Bearer``) unless the request
     carries ``Authorization: Bearer <token>`` equal (constant time) to the configured
     token; nothing to check when the server runs without a token (loopback only)."""
-    raise NotImplementedError("p4-http")
+    token = getattr(request.app.state, "api_token", None)
+    if not token:
+        return
+    header = request.headers.get("authorization")
+    if header is None:
+        raise ApiError(401, "unauthorized", "this API needs 'Authorization: Bearer <token>'",
+                       headers=_CHALLENGE)
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        raise ApiError(401, "unauthorized", "the Authorization header must be "
+                       "'Bearer <token>'", headers=_CHALLENGE)
+    if not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"),
+                               token.encode("utf-8")):
+        raise ApiError(401, "unauthorized", "the bearer token is not accepted",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+
+def notify_flush(svc: Services, scope_id: str) -> None:
+    """Wake the in-process Supervisor after an accepted flush (latency only: the
+    persisted flush generation is what counts, so a missing or failing Supervisor loses
+    nothing)."""
+    supervisor = svc.supervisor
+    if supervisor is None:
+        return
+    try:
+        supervisor.notify_flush(scope_id)
+    except Exception:  # never fail the flush that already committed
+        import logging
+
+        logging.getLogger("powercontext.http").debug(
+            "notify_flush failed scope_id=%s", scope_id, extra={"scope_id": scope_id})

@@ -1,0 +1,172 @@
+"""The FastAPI app of ``powercontext serve`` (Topic Memory RFC, "HTTP API",
+"Prepared Context"; TOPIC-MEMORY.md, "Auth").
+
+:func:`create_app` wires the routes of :mod:`.topic` (flush, search, get), the
+prepared-context route of :mod:`.context` when that module is installed, ``GET
+/v1/health`` and the OpenAPI document at ``/openapi.json`` (both without a token);
+errors are mapped once by :mod:`.errors`. Request bodies over :data:`MAX_BODY_BYTES`
+are refused (413 ``invalid_input``) before they are read whole.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import traceback
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from powercontext.adapters.http.deps import Services
+from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
+
+__all__ = ["MAX_BODY_BYTES", "create_app"]
+
+log = logging.getLogger("powercontext.http")
+
+#: The largest request body read (bytes): far above any valid request (a query is
+#: at most 8,192 characters, 49,152 bytes even if every one is JSON-escaped).
+MAX_BODY_BYTES = 256 * 1024
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("powercontext")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+        return "0"
+
+
+class _Guard:
+    """Pure ASGI middleware inside Starlette's ServerErrorMiddleware (which would log
+    and re-raise): 413 for a declared or streamed body over ``limit``, and the 500
+    ``internal`` body for any exception no handler mapped (logged with its type and
+    traceback; nothing of it reaches the client)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared < 0 or declared > self.limit:
+                    await self._refuse(send)
+                    return
+        seen = 0
+
+        async def limited() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        started = False
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracking_send)
+        except _TooLarge:
+            if not started:
+                await self._refuse(send)
+        except Exception as exc:
+            status, code, message, field = status_for(exc)
+            # the frames only: an exception's own text may quote stored content
+            log.error("request failed path=%s error_code=%s exception_type=%s "
+                      "traceback=\n%s", scope.get("path"), code, type(exc).__name__,
+                      "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+                      extra={"stage": "http", "error_code": code,
+                             "exception_type": type(exc).__name__})
+            if not started:
+                response = JSONResponse(error_body(code, message, field), status_code=status)
+                await response({"type": "http"}, _no_receive, send)
+
+    async def _refuse(self, send: Any) -> None:
+        response = JSONResponse(error_body(
+            "invalid_input", f"the request body is over {self.limit} bytes"), status_code=413)
+        await response({"type": "http"}, _no_receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _no_receive() -> Any:  # pragma: no cover - a JSONResponse never reads
+    return {"type": "http.disconnect"}
+
+
+def _health(services: Services, role: str) -> dict[str, Any]:
+    supervisor: dict[str, Any] | None = None
+    if services.supervisor is not None:
+        try:
+            term = services.supervisor.term
+            supervisor = {"leader": term is not None,
+                          "generation": None if term is None else term.generation}
+        except Exception:  # health never fails on the Supervisor state
+            supervisor = {"leader": False, "generation": None}
+    return {"status": "ok", "version": _version(), "role": role,
+            "topic_processing": "available" if services.processing_available
+            else "unavailable",
+            "supervisor": supervisor}
+
+
+def create_app(services: Services, *, api_token: str | None, role: str = "all") -> Any:
+    """The FastAPI app over the open ``services`` (closing them stays the caller's
+    job). ``api_token``: the bearer token every route but ``/v1/health`` and
+    ``/openapi.json`` requires (None or empty: no check; the caller binds loopback
+    only). ``role``: ``all`` or ``api`` serve every route; ``background`` serves only
+    ``/v1/health`` (that process runs the Supervisor, no API). Title ``powercontext``,
+    version the package's."""
+    app = FastAPI(title="powercontext", version=_version(), docs_url=None, redoc_url=None,
+                  description="Topic Memory over HTTP: flush, search and get within one "
+                  "Scope, and the prepared context of a task. Every POST route needs "
+                  "`Authorization: Bearer <token>` when the server has a token.")
+    app.state.services = services
+    app.state.api_token = api_token or None
+    app.state.role = role
+    install_error_handlers(app)
+
+    @app.get("/v1/health", tags=["health"], summary="Liveness and role")
+    async def health(request: Request) -> dict[str, Any]:
+        """``{"status": "ok", "version", "role", "topic_processing": "available" |
+        "unavailable", "supervisor": null | {"leader", "generation"}}``; no token."""
+        return _health(request.app.state.services, request.app.state.role)
+
+    if role != "background":
+        from powercontext.adapters.http.topic import router as topic_router
+
+        app.include_router(topic_router)
+        context_router = _context_router()
+        if context_router is not None:
+            app.include_router(context_router)
+    app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
+    return app
+
+
+def _context_router() -> Any:
+    """The prepared-context router (:mod:`powercontext.adapters.http.context`), or None
+    when this installation has none."""
+    try:
+        module = importlib.import_module("powercontext.adapters.http.context")
+    except ModuleNotFoundError as exc:
+        if exc.name != "powercontext.adapters.http.context":
+            raise
+        return None
+    return getattr(module, "router", None)
