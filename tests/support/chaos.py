@@ -34,6 +34,7 @@ __all__ = [
     "flush_many",
     "is_alive",
     "make_sources",
+    "post",
     "seed_sources",
     "wait_for",
     "write_config",
@@ -211,6 +212,31 @@ class SupervisorProcess:
         argv = [sys.executable, "-m", "powercontext.supervisor", "--db", db_url,
                 "--config", str(config), *args]
         return cls(argv, chaos.env(extra_env), chaos.logs / f"{name}.log")
+
+    @classmethod
+    def serve(cls, chaos: ChaosEnv, db_url: str, config: Path, name: str = "serve",
+              role: str = "all", extra_env: Mapping[str, str] | None = None,
+              args: Sequence[str] = ("-v",)) -> SupervisorProcess:
+        """``powercontext serve --role ROLE --port 0`` (the API and, for ``all`` /
+        ``background``, the Supervisor); :meth:`base_url` once it listens."""
+        from support.cli import cli_argv
+
+        argv = [*cli_argv(), "serve", "--db", db_url, "--config", str(config),
+                "--role", role, "--port", "0", *args]
+        return cls(argv, chaos.env(extra_env), chaos.logs / f"{name}.log")
+
+    def base_url(self, timeout: float = 120) -> str:
+        """``http://HOST:PORT`` from the ``serving ...`` line (waits for it)."""
+        import re
+
+        def found() -> str | None:
+            m = re.search(r"serving (http://\S+)", self.output())
+            if m is None and not self.alive():
+                raise AssertionError(f"serve exited {self.proc.returncode}:\n"
+                                     f"{self.output()[-3000:]}")
+            return m.group(1) if m else None
+
+        return wait_for(found, timeout, "serve to listen")
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
@@ -427,3 +453,27 @@ class TcpProxy:
         self.cut()
         with contextlib.suppress(OSError):
             self._server.close()
+
+
+def post(base_url: str, path: str, body: Any, token: str | None = None,
+         raw: bytes | None = None) -> tuple[int, Any]:
+    """POST JSON ``body`` (or ``raw`` bytes) to ``base_url + path``; (status, parsed body)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = raw if raw is not None else json.dumps(body).encode("utf-8")
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(base_url + path, data=data, headers=headers,
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        text = exc.read()
+        try:
+            return exc.code, json.loads(text)
+        except ValueError:
+            return exc.code, text.decode("utf-8", "replace")
