@@ -27,6 +27,7 @@ from powercontext.core import canonical
 from powercontext.core.errors import (
     InvalidInputError,
     RevisionConflictError,
+    SupervisorUnavailableError,
     WritesPausedError,
 )
 from powercontext.memory_names import (
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RuntimeManifest",
+    "SupervisorLock",
+    "acquire_supervisor_lock",
     "check_sqlite_path",
     "data_dir",
     "default_db_url",
@@ -308,6 +311,66 @@ def topic_processing_lock(db: str | os.PathLike[str] | None, scope_id: str, *,
             yield
         finally:
             fcntl.lockf(fh, fcntl.LOCK_UN, 1, offset)
+
+
+class SupervisorLock:
+    """The whole-file lock a SQLite Supervisor holds for its life (Topic Memory RFC,
+    "Process roles": SQLite supports one single-process ``all`` Supervisor;
+    TOPIC-MEMORY.md, "SQLite and other processes"): ``fcntl.flock`` LOCK_EX on
+    ``<database>-supervisor.lock``, the holder's pid written inside. ``flock`` is held
+    by the open file, so a second Supervisor in the same process is refused too. The
+    kernel releases it when the process dies. :meth:`release` is idempotent."""
+
+    def __init__(self, path: Path, fh: Any) -> None:
+        self.path = path
+        self._fh = fh
+
+    def release(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is None:
+            return
+        try:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        finally:
+            fh.close()
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
+
+def supervisor_lock_path(db: str | os.PathLike[str] | None) -> Path | None:
+    """``<database>-supervisor.lock`` beside a SQLite database file, else None."""
+    url = str(db) if db is not None else default_db_url()
+    path = sqlite_path(url)
+    return None if path is None else path.with_name(path.name + "-supervisor.lock")
+
+
+def acquire_supervisor_lock(db: str | os.PathLike[str] | None) -> SupervisorLock | None:
+    """Take the SQLite Supervisor lock of ``db`` without waiting (see
+    :class:`SupervisorLock`); None for a database that needs none (OceanBase: leases;
+    ``:memory:``). SupervisorUnavailableError naming the holder's pid when another
+    Supervisor holds it."""
+    lock = supervisor_lock_path(db)
+    if lock is None:
+        return None
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(lock, "a+")  # noqa: SIM115 -- held for the Supervisor's life
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read(32).strip() or "unknown"
+        fh.close()
+        raise SupervisorUnavailableError(
+            f"another Supervisor (pid {holder}) already runs on this SQLite database "
+            f"(lock {lock}); SQLite supports one single-process Supervisor: stop it "
+            "first, or use OceanBase for several") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return SupervisorLock(lock, fh)
 
 
 def check_sqlite_path(url: str) -> None:

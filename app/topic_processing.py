@@ -54,12 +54,22 @@ is unchanged, so a retry starts from it. Reservations are never refunded.
 
 Structured log records (logger ``powercontext.topic``) carry ``binding``,
 ``scope_id``, ``window_after``, ``window_through``, ``stage``, ``error_code``,
-``attempt_count`` and ``exception_type`` as record attributes; never Source text,
-prompts, model output or secrets.
+``attempt_count`` and ``exception_type`` as record attributes, and under a
+Supervisor (:meth:`TopicProcessor.process_assignment`) ``supervisor_generation`` and
+``worker_id``; never Source text, prompts, model output or secrets.
+
+Under the Supervisor a Window runs from a
+:class:`~powercontext.core.topic.supervision.WorkAssignment`: its term fences the
+attempt admission, every reservation, the failure code and the publication (a lost
+term is ``supervisor_term_lost``, a control signal), and its mode picks the Pending
+update: ``explicit`` handles the claimed flush generation with the Window that reaches
+the target, ``auto`` and ``catchup`` advance the Cursor and leave Pending in place
+(the automatic wave's completion cleans up; Topic Memory RFC, "Automatic scheduling").
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Sequence
 
@@ -69,6 +79,7 @@ from powercontext.core.errors import (
     InvalidInputError,
     PowerContextError,
     RevisionConflictError,
+    SupervisorTermError,
     TopicProcessingError,
 )
 from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
@@ -94,6 +105,7 @@ from powercontext.core.topic.processing import (
     ScopeStatus,
     check_settings,
 )
+from powercontext.core.topic.supervision import CODE_TERM_LOST, SupervisorTerm, WorkAssignment
 from powercontext.core.topic.window import (
     Window,
     WindowRejection,
@@ -114,6 +126,7 @@ __all__ = [
     "CODE_PUBLISH",
     "CODE_RETRIEVAL",
     "CODE_UNAVAILABLE",
+    "CONTROL_CODES",
     "ProcessReport",
     "TopicProcessor",
     "WindowOutcome",
@@ -136,7 +149,13 @@ CODE_CURSOR = "cursor_conflict"
 CODE_SUPERSEDED = "attempt_superseded"
 CODE_HEAD = "head_conflict"
 #: Control signals (Topic Memory RFC, "Retry and observability"): not ordinary failures.
-_CONTROL_CODES = frozenset({CODE_CURSOR, CODE_SUPERSEDED, CODE_HEAD})
+CONTROL_CODES = frozenset({CODE_CURSOR, CODE_SUPERSEDED, CODE_HEAD, CODE_TERM_LOST})
+_CONTROL_CODES = CONTROL_CODES
+#: The Supervisor context of the Window being processed (generation, Worker id), for
+#: the log records; (None, None) outside a Supervisor. A context variable, so
+#: concurrent Windows in one process keep their own.
+_WORKER: contextvars.ContextVar[tuple[int | None, str | None]] = contextvars.ContextVar(
+    "powercontext_topic_worker", default=(None, None))
 #: The code of an unexpected error, by the stage it happened in.
 _STAGE_CODES = {"window": CODE_JOURNAL, "probe": CODE_PROVIDER, "history": CODE_RETRIEVAL,
                 "evolve": CODE_PROVIDER, "plan": CODE_PROVIDER, "temporary": CODE_PROVIDER,
@@ -198,6 +217,8 @@ class _ProbeRequest:
 
 
 def _conflict_code(exc: RevisionConflictError) -> str:
+    if isinstance(exc, SupervisorTermError):
+        return CODE_TERM_LOST
     # the guards' messages start with these words (adapters/topic_publication.py)
     text = str(exc)
     if text.startswith("cursor moved"):
@@ -288,6 +309,35 @@ class TopicProcessor:
         return ProcessReport(scope, tuple(windows), await self._status(scope), stopped,
                              reason)
 
+    async def process_assignment(self, assignment: WorkAssignment) -> WindowOutcome | None:
+        """Run exactly one Window of a Supervisor's
+        :class:`~powercontext.core.topic.supervision.WorkAssignment` (Topic Memory RFC,
+        "In-memory queue and Workers"): the Window after Cursor
+        ``assignment.source_after``, never past ``assignment.target``, every fenced
+        call carrying ``assignment.term`` (``begin_attempt(..., supervisor=term)``,
+        ``PublicationGuards(supervisor=term)``). Mode ``explicit`` handles
+        ``claimed_flush_generation`` with the Window that reaches the target (the
+        Pending row is then deleted under the spec's condition); ``auto`` and
+        ``catchup`` advance only the Cursor and leave Pending in place.
+
+        Returns the published Window, or None (nothing done) when the Cursor is no
+        longer ``source_after`` (another Worker moved it) or already covers the
+        target. Raises TopicProcessingError like :meth:`process_window`; a lost term
+        is code ``supervisor_term_lost`` (not terminal, nothing written).
+        InvalidInputError naming ``scope_id`` for a bad id."""
+        scope = topic_content.check_scope_id(assignment.scope_id)
+        token = _WORKER.set((assignment.term.generation, assignment.worker_id))
+        try:
+            status = await self._status(scope)
+            if status.cursor != assignment.source_after or status.cursor >= assignment.target:
+                return None
+            explicit = assignment.mode == "explicit"
+            claimed = assignment.claimed_flush_generation if explicit else None
+            return await self._window(scope, status.cursor, assignment.target, claimed,
+                                      term=assignment.term, pending=explicit)
+        finally:
+            _WORKER.reset(token)
+
     # ------------------------------------------------------------------ the Window
 
     async def _status(self, scope: str) -> ScopeStatus:
@@ -301,10 +351,14 @@ class TopicProcessor:
         return status.pending.source_through, status.pending.flush_generation
 
     async def _window(self, scope: str, after: int, target: int,
-                      claimed: int | None) -> WindowOutcome:
+                      claimed: int | None, *, term: SupervisorTerm | None = None,
+                      pending: bool = True) -> WindowOutcome:
         backend = self.service.backend
         try:
-            grant = await backend.begin_attempt(scope, after)
+            if term is None:  # topic process: no Supervisor, no term
+                grant = await backend.begin_attempt(scope, after)
+            else:
+                grant = await backend.begin_attempt(scope, after, supervisor=term)
         except TopicProcessingError as exc:
             if not exc.stage:
                 exc.stage = "attempt"
@@ -312,7 +366,8 @@ class TopicProcessor:
             raise
         attempt = _Attempt(grant)
         try:
-            return await self._run(attempt, scope, after, target, claimed)
+            return await self._run(attempt, scope, after, target, claimed, term=term,
+                                   pending=pending)
         except TopicProcessingError as exc:
             await self._fail(attempt, exc)
             raise
@@ -327,7 +382,8 @@ class TopicProcessor:
             raise err from exc
 
     async def _run(self, attempt: _Attempt, scope: str, after: int, target: int,
-                   claimed: int | None) -> WindowOutcome:
+                   claimed: int | None, *, term: SupervisorTerm | None = None,
+                   pending: bool = True) -> WindowOutcome:
         backend, settings = self.service.backend, self.settings
         limit = max(1, min(settings.window_limit, target - after))
         entries = await backend.scope_journal(scope, after, limit)
@@ -342,8 +398,11 @@ class TopicProcessor:
                 f"complexity ceiling ({selected.reason})", stage="window", terminal=True)
         window = attempt.window = selected
         guards = PublicationGuards(
+            supervisor=term,
             cursor=CursorAdvance(BINDING, scope, after, window.through),
-            pending=PendingUpdate(claimed if window.through >= target else None),
+            # auto / catch-up: the Cursor advances, Pending stays for the wave's cleanup
+            pending=(PendingUpdate(claimed if window.through >= target else None)
+                     if pending else None),
             budget=BudgetRelease(attempt.grant.attempt_id, attempt.grant.source_after))
         if not window.sources:  # only lineage-only Sources: no model call
             attempt.stage = "publish"
@@ -722,7 +781,7 @@ class TopicProcessor:
     async def _fail(self, attempt: _Attempt, err: TopicProcessingError,
                     cause: BaseException | None = None) -> None:
         """Store the code on the attempt's budget row (best effort) and log."""
-        if not err.terminal and err.code not in (CODE_SUPERSEDED,):
+        if not err.terminal and err.code not in (CODE_SUPERSEDED, CODE_TERM_LOST):
             try:
                 await self.service.backend.record_failure(attempt.grant, err.code)
             except Exception as exc:  # best effort: the Window failed anyway
@@ -745,7 +804,9 @@ class TopicProcessor:
     @staticmethod
     def _fields(scope: str, after: int, through: int, stage: str, code: str | None,
                 attempts: int | None, exc: BaseException | None = None) -> dict[str, object]:
+        generation, worker = _WORKER.get()
         return {"binding": BINDING, "scope_id": scope, "window_after": after,
                 "window_through": through, "stage": stage, "error_code": code,
                 "attempt_count": attempts,
-                "exception_type": type(exc).__name__ if exc is not None else None}
+                "exception_type": type(exc).__name__ if exc is not None else None,
+                "supervisor_generation": generation, "worker_id": worker}

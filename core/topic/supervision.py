@@ -25,8 +25,8 @@ the rest.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable
-from datetime import datetime
+from collections.abc import Hashable, Mapping
+from datetime import datetime, timedelta
 from typing import Literal
 
 import attrs
@@ -61,6 +61,8 @@ BACKOFF_CAP_SECONDS = 1_800.0
 #: The fixed short delay of a control signal (Cursor / Head CAS conflict, superseded
 #: attempt, lost term): no hot loop, and the failure count does not rise.
 CONTROL_DELAY_SECONDS = 2.0
+#: The jitter of :func:`backoff_delay`: a factor in [1 - _JITTER, 1 + _JITTER].
+_JITTER = 0.2
 
 AssignmentMode = Literal["explicit", "auto", "catchup"]
 
@@ -106,7 +108,12 @@ def auto_wave_due(state: SchedulingState, interval_seconds: float | None) -> boo
     "Automatic scheduling"): False when automatic scheduling is disabled
     (``interval_seconds`` None); True when no wave ever completed; else when
     ``database_now >= last_auto_wave_completed_at + interval``."""
-    raise NotImplementedError("p4-supervisor")
+    if interval_seconds is None:
+        return False
+    last = state.last_auto_wave_completed_at
+    if last is None:
+        return True
+    return state.database_now >= last + timedelta(seconds=interval_seconds)
 
 
 @attrs.frozen
@@ -149,7 +156,12 @@ def backoff_delay(failures: int, rng: random.Random | None = None) -> float:
     ``BACKOFF_BASE_SECONDS * 2 ** (failures - 1)`` capped at ``BACKOFF_CAP_SECONDS``,
     with jitter (a factor in [0.8, 1.2], drawn from ``rng``), never above
     ``1.2 * BACKOFF_CAP_SECONDS``. ValueError for ``failures < 1``."""
-    raise NotImplementedError("p4-supervisor")
+    if isinstance(failures, bool) or not isinstance(failures, int) or failures < 1:
+        raise ValueError(f"failures must be an integer >= 1, not {failures!r}")
+    # 2 ** 7 * 30 s > 30 min: cap the exponent so a huge count cannot overflow
+    base = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2.0 ** min(failures - 1, 16))
+    factor = (rng or random).uniform(1.0 - _JITTER, 1.0 + _JITTER)
+    return min(base * factor, (1.0 + _JITTER) * BACKOFF_CAP_SECONDS)
 
 
 class FairQueue:
@@ -161,29 +173,59 @@ class FairQueue:
     Bounded by the number of distinct keys offered."""
 
     def __init__(self) -> None:
-        raise NotImplementedError("p4-supervisor")
+        # insertion-ordered dict as the FIFO: O(1) membership, removal and append
+        self._queued: dict[Hashable, None] = {}
+        self._running: set[Hashable] = set()
 
     def offer(self, key: Hashable) -> bool:
         """Queue ``key`` unless it is queued or running already; True when queued."""
-        raise NotImplementedError("p4-supervisor")
+        if key in self._queued or key in self._running:
+            return False
+        self._queued[key] = None
+        return True
 
-    def take(self, now: float, not_before: dict[Hashable, float] | None = None
+    def take(self, now: float, not_before: Mapping[Hashable, float] | None = None
              ) -> Hashable | None:
         """The first queued key that is not running and whose ``not_before[key]`` (if
         any) is <= ``now``; it becomes running. None when there is none."""
-        raise NotImplementedError("p4-supervisor")
+        waits = not_before or {}
+        for key in self._queued:
+            if waits.get(key, now) <= now:
+                del self._queued[key]
+                self._running.add(key)
+                return key
+        return None
 
     def done(self, key: Hashable, *, more: bool) -> None:
         """End ``key``'s run; ``more``: it has more work, queue it at the back."""
-        raise NotImplementedError("p4-supervisor")
+        self._running.discard(key)
+        if more:
+            self._queued.pop(key, None)
+            self._queued[key] = None
 
     def discard(self, key: Hashable) -> None:
         """Forget ``key`` (queued or running), e.g. when leadership is lost."""
-        raise NotImplementedError("p4-supervisor")
+        self._queued.pop(key, None)
+        self._running.discard(key)
+
+    def clear(self) -> None:
+        """Forget every key (a lost term: the next Leader rediscovers)."""
+        self._queued.clear()
+        self._running.clear()
 
     def __len__(self) -> int:
-        raise NotImplementedError("p4-supervisor")
+        """The number of queued (not running) keys."""
+        return len(self._queued)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._queued or key in self._running
+
+    @property
+    def queued(self) -> tuple[Hashable, ...]:
+        """The queued keys in order (front first)."""
+        return tuple(self._queued)
 
     @property
     def running(self) -> frozenset[Hashable]:
-        raise NotImplementedError("p4-supervisor")
+        """The keys handed out by :meth:`take` and not yet :meth:`done`."""
+        return frozenset(self._running)

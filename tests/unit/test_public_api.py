@@ -52,6 +52,8 @@ PUBLIC = [
     "SecretDetectedError",
     "Source",
     "SourceRef",
+    "SupervisorTermError",
+    "SupervisorUnavailableError",
     "TopicHit",
     "TopicMemoryContent",
     "TopicMemoryService",
