@@ -71,6 +71,10 @@ def _supervisor_written() -> bool:
     from powercontext.supervisor import ArtifactProcessingSupervisor
     from powercontext.topic_config import PowerContextConfig
 
+    from powercontext.adapters.sqlite import SQLiteTopicBackend
+
+    if not callable(getattr(SQLiteTopicBackend, "acquire_lease", None)):
+        return False  # the storage of leases and waves is not in this tree yet
     try:
         ArtifactProcessingSupervisor(os.devnull, PowerContextConfig())
     except NotImplementedError:

@@ -48,6 +48,7 @@ TEXTS = [f"# Fault topic {i % 2}\n\nfault note {i} on releases" for i in range(6
 
 
 def blocked_worker(chaos, sup: SupervisorProcess) -> int | None:
+    sup.check_alive()
     mine = set(descendants(sup.pid))
     found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
     return found[0] if found else None

@@ -208,7 +208,8 @@ class SupervisorProcess:
     @classmethod
     def supervisor(cls, chaos: ChaosEnv, db_url: str, config: Path, name: str = "supervisor",
                    extra_env: Mapping[str, str] | None = None,
-                   args: Sequence[str] = ()) -> SupervisorProcess:
+                   args: Sequence[str] = ("-v",)) -> SupervisorProcess:
+        """``python -m powercontext.supervisor --db URL --config F -v``."""
         argv = [sys.executable, "-m", "powercontext.supervisor", "--db", db_url,
                 "--config", str(config), *args]
         return cls(argv, chaos.env(extra_env), chaos.logs / f"{name}.log")
@@ -243,6 +244,12 @@ class SupervisorProcess:
 
     def workers(self) -> list[int]:
         return descendants(self.pid)
+
+    def check_alive(self) -> None:
+        """AssertionError with the log's tail when the process has exited."""
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.argv[1:4]} exited {self.proc.returncode}:\n"
+                                 f"{self.output()[-3000:]}")
 
     def alive(self) -> bool:
         return self.proc.poll() is None
