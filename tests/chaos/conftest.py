@@ -68,10 +68,9 @@ def _supervisor_written() -> bool:
     """Whether the Supervisor of this tree is implemented (not the part-4 skeleton)."""
     import os
 
+    from powercontext.adapters.sqlite import SQLiteTopicBackend
     from powercontext.supervisor import ArtifactProcessingSupervisor
     from powercontext.topic_config import PowerContextConfig
-
-    from powercontext.adapters.sqlite import SQLiteTopicBackend
 
     if not callable(getattr(SQLiteTopicBackend, "acquire_lease", None)):
         return False  # the storage of leases and waves is not in this tree yet
