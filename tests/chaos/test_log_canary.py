@@ -127,6 +127,7 @@ def _exercise_api(base: str, scope: str, canary: str, keys: list[str]) -> None:
     assert status == 422
 
 
+@pytest.mark.usefixtures("needs_supervisor")  # serve --role all starts one
 def test_serve_logs_carry_no_source_text_or_key(chaos, db_url, procs):
     canary, keys, texts = secret_texts()
     scope = "chaos:canary"
