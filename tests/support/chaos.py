@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ __all__ = [
     "TcpProxy",
     "concurrent_flushes",
     "descendants",
+    "events",
     "flush",
     "flush_many",
     "is_alive",
@@ -484,3 +486,27 @@ def post(base_url: str, path: str, body: Any, token: str | None = None,
             return exc.code, json.loads(text)
         except ValueError:
             return exc.code, text.decode("utf-8", "replace")
+
+
+_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)")
+
+
+def events(output: str, event: str) -> list[dict[str, Any]]:
+    """The structured records of ``output`` (the Supervisor's log lines, ``<time>
+    <level> <logger>: <event> key=value ...``) whose message starts with ``event``,
+    each as a dict of its fields (quoted values unquoted, integers as int)."""
+    import ast
+
+    out = []
+    for line in output.splitlines():
+        _, sep, message = line.partition(": ")
+        if not sep or not message.startswith(event):
+            continue
+        fields: dict[str, Any] = {}
+        for key, raw in _FIELD.findall(message[len(event):]):
+            try:
+                fields[key] = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                fields[key] = raw
+        out.append(fields)
+    return out

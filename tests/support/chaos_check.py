@@ -111,21 +111,26 @@ def heads(db: Db) -> dict[str, int]:
 
 
 def check_quiescent(url: str, *, budgets_empty: bool = True,
-                    scopes: Iterable[str] | None = None) -> dict[str, Any]:
+                    scopes: Iterable[str] | None = None,
+                    unfinished: Iterable[str] = ()) -> dict[str, Any]:
     """Assert every quiescence invariant (see the module docstring) on the database at
     ``url``; returns what it counted (``publications`` per Scope, ``topics``,
-    ``chunks``) for the caller's own assertions."""
+    ``chunks``) for the caller's own assertions. ``unfinished``: Scopes a test stopped
+    on purpose before they were covered (their Pending, Cursor and budget rows are not
+    checked; every other invariant is)."""
+    left = set(unfinished)
     with opened(url) as db:
         problems: list[str] = []
         pending = db.rows("SELECT binding_name, scope_id, source_through, flush_generation, "
                           "handled_flush_generation FROM pc_artifact_processing_pending")
+        pending = [r for r in pending if r[1] not in left]
         if pending:
             problems.append(f"Pending not empty: {pending[:5]} ({len(pending)} rows)")
         head = heads(db)
         cur = {s: int(p) for s, p in db.rows(
             "SELECT scope_id, source_position FROM pc_source_cursors WHERE binding_name = ?",
             (BINDING,))}
-        wanted = set(head) if scopes is None else set(scopes)
+        wanted = (set(head) if scopes is None else set(scopes)) - left
         behind = {s: (cur.get(s, 0), head.get(s, 0)) for s in wanted
                   if cur.get(s, 0) != head.get(s, 0)}
         if behind:
@@ -134,6 +139,7 @@ def check_quiescent(url: str, *, budgets_empty: bool = True,
         if budgets_empty:
             budgets = db.rows("SELECT scope_id, source_after, attempt_count, failure_code "
                               "FROM pc_topic_memory_work_budgets")
+            budgets = [r for r in budgets if r[0] not in left]
             if budgets:
                 problems.append(f"work-budget rows left: {budgets[:5]}")
         active = set(db.rows("SELECT artifact_id, revision FROM pc_topic_memory_active_topics"))
