@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from powercontext.core.topic.processing import BINDING
 
 __all__ = ["CursorRecorder", "Db", "budget_rows", "check_quiescent", "cursors", "lease",
-           "pending_rows", "publication_count"]
+           "pending_rows", "publication_count", "publication_overlaps"]
 
 
 class Db:
@@ -167,27 +167,43 @@ def check_quiescent(url: str, *, budgets_empty: bool = True,
 
 
 def _publications(db: Db, problems: list[str]) -> dict[str, int]:
-    """One publication per (Scope, Window): group the cited journal positions by
-    (Scope, published_at); the intervals of one Scope's groups must not overlap."""
+    """One publication per (Scope, Window), from the rows (see
+    :func:`publication_overlaps`)."""
     rows = db.rows(
         "SELECT p.scope_id, p.published_at, j.position FROM "
         "pc_topic_memory_revision_publications AS p JOIN pc_artifact_lineage_sources AS l "
         "ON l.artifact_id = p.artifact_id AND l.revision = p.revision JOIN "
         "pc_source_scope_journal AS j ON j.source_id = l.source_id AND "
         "j.scope_id = p.scope_id")
+    counted, found = publication_overlaps((s, str(at), int(pos)) for s, at, pos in rows)
+    problems.extend(found)
+    return counted
+
+
+def publication_overlaps(rows: Iterable[tuple[str, str, int]]
+                         ) -> tuple[dict[str, int], list[str]]:
+    """``rows``: (Scope, published_at, journal position of a cited Source) of every
+    lineage row. Groups them by (Scope, published_at) -- one publication -- and returns
+    (publications per Scope, problems): a problem for every two publications of one
+    Scope whose cited-position intervals overlap (a Window is a contiguous journal
+    interval, so two publications of different Windows never overlap)."""
     groups: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for scope, at, pos in rows:
-        groups[scope][str(at)].append(int(pos))
+        groups[scope][at].append(pos)
     counted: dict[str, int] = {}
+    problems: list[str] = []
     for scope, by_time in groups.items():
         spans = sorted((min(v), max(v), at) for at, v in by_time.items())
         counted[scope] = len(spans)
-        for (lo1, hi1, at1), (lo2, hi2, at2) in itertools.pairwise(spans):
-            if lo2 <= hi1:
-                problems.append(f"Scope {scope!r}: publications at {at1} (positions "
-                                f"{lo1}..{hi1}) and {at2} ({lo2}..{hi2}) cover the same "
-                                "journal positions (a Window published twice)")
-    return counted
+        high, high_at = None, None
+        for lo, hi, at in spans:
+            if high is not None and lo <= high:
+                problems.append(f"Scope {scope!r}: publications at {high_at} and {at} "
+                                f"cover the same journal positions (from {lo}): a Window "
+                                "published twice")
+            if high is None or hi > high:
+                high, high_at = hi, at
+    return counted, problems
 
 
 def _sqlite_projections(db: Db, problems: list[str]) -> None:
