@@ -38,6 +38,7 @@ from support.chaos_check import (
     check_quiescent,
     cursors,
     lease,
+    opened,
     pending_rows,
     publication_count,
 )
@@ -52,6 +53,13 @@ def blocked_worker(chaos, sup: SupervisorProcess) -> int | None:
     mine = set(descendants(sup.pid))
     found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
     return found[0] if found else None
+
+
+def lease_expired(db_url: str) -> bool:
+    with opened(db_url) as db:
+        return bool(db.rows("SELECT 1 FROM pc_artifact_processing_leases WHERE "
+                            "supervisor_group = 'global' AND lease_expires_at <= "
+                            "UTC_TIMESTAMP(6)"))
 
 
 def take_over(db_url: str, lease_seconds: float | None, timeout: float = 60):
@@ -109,7 +117,8 @@ def test_a_worker_resumed_after_a_takeover_cannot_commit(chaos, db_url, procs):
     assert pending_rows(db_url)  # the flush is still to be handled
     # a new Supervisor (after the test's short lease) finishes the Scope
     if oceanbase:
-        old.signal(signal.SIGCONT)  # it must find its term lost and stay out of the way
+        old.signal(signal.SIGCONT)  # it finds its term lost (it may lead again later,
+        # under a new generation, once the test's short lease has expired)
     chaos.unblock(stage="evolve")
     new = SupervisorProcess.supervisor(chaos, db_url, config, name="new")
     procs.append(new)
@@ -177,6 +186,9 @@ def test_a_leader_whose_connection_is_cut_stops_dispatching(chaos, seekdb_db, pr
         time.sleep(1.0)  # several polls: nothing new may start while cut off
         assert set(chaos.started_pids()) == started
         assert cursors(seekdb_db).get(scope, 0) == 0
+        # back only once its lease has expired by database time, so that coming back is
+        # a takeover (generation + 1), not the renewal of a still-valid lease
+        wait_for(lambda: lease_expired(seekdb_db), 60, "the cut-off Leader's lease to expire")
         proxy.restore()
         wait_for(lambda: cursors(seekdb_db).get(scope) == len(TEXTS)
                  and not pending_rows(seekdb_db), 150, "the Leader to come back and finish")

@@ -13,6 +13,8 @@ ends with the quiescence checker."""
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from support.chaos import (
     SupervisorProcess,
@@ -105,7 +107,7 @@ def test_a_restart_before_the_wave_completes_starts_a_new_wave_and_publishes_not
     scope = "chaos:auto"
     texts = [f"# Auto {i % 2}\n\nautomatic note {i}" for i in range(5)]
     seed_sources(db_url, {scope: texts})  # ordinary Pending: no flush
-    config = write_config(chaos.root / "config.toml", auto_interval=3600,
+    config = write_config(chaos.root / "config.toml", auto_interval=3600, lease=3,
                           control=chaos.control)
     chaos.block(stage="evolve")
     recorder = CursorRecorder(db_url).start()
@@ -113,8 +115,6 @@ def test_a_restart_before_the_wave_completes_starts_a_new_wave_and_publishes_not
     procs.append(first)
     worker = wait_for(lambda: blocked_worker(chaos, first), 120, "the automatic wave's Worker")
     assert dispatches(first, scope) == [("auto", 5)]
-    import signal
-
     first.signal(signal.SIGSTOP)  # it cannot see the Worker's result nor complete the wave
     chaos.unblock(stage="evolve")
     wait_for(lambda: not is_alive(worker) and cursors(db_url).get(scope) == 5, 120,
