@@ -15,7 +15,6 @@ Each ends with the quiescence checker and the Cursor recorder."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import signal
 import threading
@@ -116,7 +115,10 @@ def test_cas_conflict_loop_waits_the_fixed_delay_between_dispatches(chaos, db_ur
     recorder = CursorRecorder(db_url).start()
     sup = SupervisorProcess.supervisor(chaos, db_url, config)
     procs.append(sup)
-    seen: list[tuple[float, int, int]] = []  # (observed at, Worker pid, Window published)
+    # (Worker pid, the Window the rival published, when the Worker was let go, when the
+    # next Worker was seen held)
+    seen: list[tuple[int, int, float]] = []
+    held_at: list[float] = []
     errors: list[BaseException] = []
     stop = threading.Event()
 
@@ -124,13 +126,13 @@ def test_cas_conflict_loop_waits_the_fixed_delay_between_dispatches(chaos, db_ur
         try:
             while not stop.is_set() and len(seen) < rounds:
                 worker = blocked_worker(chaos, sup)
-                if worker is None or any(w == worker for _t, w, _ in seen):
+                if worker is None or any(w == worker for w, _t, _r in seen):
                     time.sleep(0.02)
                     continue
-                at = time.monotonic()
+                held_at.append(time.monotonic())
                 through = _publish_next_window(db_url, plain)  # the Worker's Window
-                seen.append((at, worker, through))
                 chaos.release(worker)  # its commit must now lose: a control signal
+                seen.append((worker, through, time.monotonic()))
         except BaseException as exc:
             errors.append(exc)
 
@@ -142,11 +144,12 @@ def test_cas_conflict_loop_waits_the_fixed_delay_between_dispatches(chaos, db_ur
         stop.set()
         thread.join(60)
     assert not errors, errors
-    assert [t for _at, _w, t in seen] == list(range(1, rounds + 1))
-    gaps = [b[0] - a[0] for a, b in itertools.pairwise(seen)]
-    # each loss waited the fixed delay before the next dispatch (no hot loop); and the
-    # loop went on at that pace, not at the ordinary backoff (30 s, 60 s, ...), or the
-    # rounds would not have been seen within the wait above
+    assert [t for _w, t, _r in seen] == list(range(1, rounds + 1))
+    # from letting a Worker go (it then loses its commit) to the next Worker held: at
+    # least the fixed delay each time (no hot loop); and the loop went on at that pace,
+    # not at the ordinary backoff (30 s, 60 s, ...), or the rounds would not all have
+    # been seen within the wait above
+    gaps = [held_at[i + 1] - seen[i][2] for i in range(rounds - 1)]
     assert all(g >= CONTROL_DELAY_SECONDS for g in gaps), gaps
     chaos.unblock(stage="evolve")
     wait_for(lambda: cursors(db_url).get(scope) == len(texts) and not pending_rows(db_url),
