@@ -81,12 +81,22 @@ def assert_no_leak(output: str, canary: str, keys: list[str]) -> None:
     assert not KEY_SHAPES.search(output), KEY_SHAPES.search(output)
 
 
-def test_topic_process_logs_carry_no_source_text_or_key(chaos, db_url):
+@pytest.mark.parametrize("error", [
+    "sdk",
+    pytest.param("backend", marks=pytest.mark.xfail(strict=True, reason=(
+        "known leak: TopicProcessor._describe keeps the text of any PowerContextError "
+        "(here a plugin provider's BackendError quoting its request) and `topic "
+        "process` prints it on stderr ('processing stopped: provider_error: ...'); the "
+        "Supervisor's logs carry only the code"))),
+])
+def test_topic_process_logs_carry_no_source_text_or_key(chaos, db_url, error):
     canary, keys, texts = secret_texts()
     scope = "chaos:canary"
     add_sources(chaos, db_url, scope, texts)
     config = write_config(chaos.root / "config.toml", window_limit=2)
     (chaos.control / "fail-once-evolve").write_text(canary, encoding="utf-8")
+    if error == "backend":
+        (chaos.control / "fail-kind").write_text("backend", encoding="utf-8")
     failed = cli(chaos, db_url, "process-1", "topic", "process", "-v", "--scope", scope,
                  "--once", "--config", str(config), expect=8)
     assert "error_code" in failed.stderr or "failed" in failed.stderr
@@ -157,6 +167,7 @@ def test_supervisor_and_worker_logs_carry_no_source_text_or_key(chaos, db_url, p
     add_sources(chaos, db_url, scope, texts)
     config = write_config(chaos.root / "config.toml", window_limit=2, control=chaos.control)
     (chaos.control / "fail-once-evolve").write_text(canary, encoding="utf-8")
+    (chaos.control / "fail-kind").write_text("backend", encoding="utf-8")  # the harder one
     serve = SupervisorProcess.serve(chaos, db_url, config)
     procs.append(serve)
     base = serve.base_url()

@@ -24,7 +24,9 @@ chaos provider's "endpoint"; a plain path), else ``$PC_CHAOS_DIR``. Control file
   if any, is a substring the input must contain): a :class:`ChaosProviderError` whose
   message quotes the stage input, as an SDK error echoing a rejected request would (so
   the log tests see what a careless log of an exception message would leak).
-  ``fail-once-<stage>``: the same, and the file is removed (one failure).
+  ``fail-once-<stage>``: the same, and the file is removed (one failure). With a file
+  ``fail-kind`` holding ``backend`` the error is a :class:`ChaosBackendError` (a
+  ``BackendError``, as a plugin provider may raise) instead.
 
 Every call appends one line ``<pid> <stage> <sequence>`` to ``calls`` (no Source text: the
 log canary test greps everything the processes write) and writes ``started-<pid>`` the
@@ -40,10 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
+from powercontext.core.errors import BackendError
 from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.plugins import hookimpl
 
-__all__ = ["CHAOS_DIR_ENV", "NAME", "ChaosProviderError", "ChaosTopicModel", "calls",
+__all__ = ["CHAOS_DIR_ENV", "NAME", "ChaosBackendError", "ChaosProviderError",
+           "ChaosTopicModel", "calls",
            "install_entry_point", "powercontext_register_topic_generation_models"]
 
 NAME = "chaos"
@@ -51,12 +55,23 @@ CHAOS_DIR_ENV = "PC_CHAOS_DIR"
 _POLL = 0.02
 
 
+def _quoting(request: StageRequest) -> str:
+    return f"chaos provider rejected the {request.stage} request: {request.input_json[:300]}"
+
+
 class ChaosProviderError(RuntimeError):
-    """A provider failure that quotes the request (its first 300 characters of input)."""
+    """A provider failure that quotes the request (its first 300 characters of input),
+    as an SDK's error echoing a rejected request does."""
 
     def __init__(self, request: StageRequest) -> None:
-        super().__init__(f"chaos provider rejected the {request.stage} request: "
-                         f"{request.input_json[:300]}")
+        super().__init__(_quoting(request))
+
+
+class ChaosBackendError(BackendError):
+    """The same, raised as a powercontext error (a plugin may raise BackendError)."""
+
+    def __init__(self, request: StageRequest) -> None:
+        super().__init__(_quoting(request))
 
 
 class ChaosTopicModel:
@@ -114,11 +129,14 @@ class ChaosTopicModel:
             if delay.exists():
                 await asyncio.sleep(float(delay.read_text() or "0"))
             once = control / f"fail-once-{request.stage}"
+            error = (ChaosBackendError if (control / "fail-kind").exists()
+                     and (control / "fail-kind").read_text().strip() == "backend"
+                     else ChaosProviderError)
             if self._matches(once, request):
                 once.unlink(missing_ok=True)
-                raise ChaosProviderError(request)
+                raise error(request)
             if self._matches(control / f"fail-{request.stage}", request):
-                raise ChaosProviderError(request)
+                raise error(request)
         return await self.inner.generate(request)
 
 
