@@ -21,7 +21,11 @@ from typing import Any
 import attrs
 
 from powercontext.adapters.topic_reads import TopicReadsMixin
-from powercontext.core.errors import RevisionConflictError, TopicProcessingError
+from powercontext.core.errors import (
+    RevisionConflictError,
+    SupervisorTermError,
+    TopicProcessingError,
+)
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import (
     CODE_CURSOR_CONFLICT,
@@ -32,8 +36,11 @@ from powercontext.core.topic.guards import (
     check_failure_code,
     check_grant,
     check_position,
+    check_term,
+    term_lost,
 )
 from powercontext.core.topic.processing import BINDING, AttemptGrant
+from powercontext.core.topic.supervision import SupervisorTerm
 
 __all__ = ["TopicBudgetFront", "TopicBudgetMixin"]
 
@@ -48,16 +55,30 @@ class TopicBudgetFront:
     :class:`~powercontext.adapters.topic_budget_spi.TopicBudgetPrimitives`, the
     in-memory backend's over dicts): ``_budget_row_sync(scope_id, binding_name,
     source_after, lock=)``, ``_budget_insert_sync(row)``, ``_budget_update_sync(row)``
-    and ``_cursor_sync(binding_name, scope_id, lock=)``; plus ``_run`` and ``_in_tx``."""
+    and ``_cursor_sync(binding_name, scope_id, lock=)``; plus ``_run``, ``_in_tx`` and
+    the term fence ``_fence_sync(term)``
+    (:class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront`).
+    With a Supervisor term every transaction reads the lease row first: a lost term is
+    TopicProcessingError ``supervisor_term_lost`` (not terminal) and nothing is
+    written."""
 
     _run: Any
     _in_tx: Any
+    _fence_sync: Any
     _budget_row_sync: Any
     _budget_insert_sync: Any
     _budget_update_sync: Any
     _cursor_sync: Any
 
-    async def begin_attempt(self, scope_id: str, source_after: int) -> AttemptGrant:
+    def _fenced_attempt_sync(self, term: SupervisorTerm | None) -> None:
+        if term is not None:
+            try:
+                self._fence_sync(term)
+            except SupervisorTermError as exc:
+                raise term_lost(exc, "attempt") from exc
+
+    async def begin_attempt(self, scope_id: str, source_after: int, *,
+                            supervisor: SupervisorTerm | None = None) -> AttemptGrant:
         """Admit one attempt of the Window after Cursor ``source_after`` of ``scope_id``
         (its own committed transaction): the budget row (created if absent) counts it
         and takes a new UUIDv4 ``attempt_id`` (publication authority).
@@ -66,14 +87,20 @@ class TopicBudgetFront:
         TopicProcessingError ``cursor_conflict`` (not terminal, nothing written) when
         the Cursor is not ``source_after``; TopicProcessingError (terminal) with the
         stored code of a terminal row (nothing written), or ``window_attempt_limit``
-        (committed) when ATTEMPT_LIMIT (3) attempts were admitted already."""
+        (committed) when ATTEMPT_LIMIT (3) attempts were admitted already. With
+        ``supervisor`` (a SupervisorTerm; InvalidInputError naming ``supervisor``
+        otherwise) the transaction is fenced by it first (TopicProcessingError
+        ``supervisor_term_lost``, not terminal, nothing written) and the grant
+        carries it."""
         scope_id = check_scope_id(scope_id)
         check_position(source_after, "source_after")
+        if supervisor is not None:
+            check_term(supervisor, "supervisor")
         for race in range(_INSERT_RACES):
             try:
                 decision: AttemptDecision = await self._run(
                     self._in_tx, True, self._begin_attempt_sync, scope_id, source_after,
-                    str(uuid.uuid4()))
+                    str(uuid.uuid4()), supervisor)
                 break
             except RevisionConflictError:  # a concurrent attempt inserted the row first
                 if race == _INSERT_RACES - 1:
@@ -82,10 +109,12 @@ class TopicBudgetFront:
             raise decision.error
         row = decision.row
         assert row is not None
-        return AttemptGrant(scope_id, BINDING, source_after, row.attempt_id, row.attempt_count)
+        return AttemptGrant(scope_id, BINDING, source_after, row.attempt_id, row.attempt_count,
+                            supervisor)
 
-    def _begin_attempt_sync(self, scope_id: str, source_after: int,
-                            attempt_id: str) -> AttemptDecision:
+    def _begin_attempt_sync(self, scope_id: str, source_after: int, attempt_id: str,
+                            supervisor: SupervisorTerm | None = None) -> AttemptDecision:
+        self._fenced_attempt_sync(supervisor)  # the lease row before any other row
         # the row first: a publication of this key holds it until its COMMIT, so the
         # Cursor read after it sees that publication's advance (no row is then made
         # for a frontier that has just been passed)
@@ -111,7 +140,8 @@ class TopicBudgetFront:
 
         Errors: InvalidInputError for a bad grant, negative amounts or ``through <=
         grant.source_after``; TopicProcessingError ``attempt_superseded`` (not
-        terminal, nothing written) when another attempt holds the row; terminal
+        terminal, nothing written) when another attempt holds the row, or
+        ``supervisor_term_lost`` when ``grant.supervisor`` is no longer the term; terminal
         ``window_provider_budget_exceeded`` (stored, nothing reserved) when the totals
         would pass 512 requests or 64,000,000 tokens, or the row's own terminal code."""
         check_grant(grant)
@@ -125,6 +155,7 @@ class TopicBudgetFront:
 
     def _reserve_sync(self, grant: AttemptGrant, requests: int, tokens: int,
                       through: int) -> ReservationDecision:
+        self._fenced_attempt_sync(grant.supervisor)  # type: ignore[arg-type]
         row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
                                     lock=True)
         decision = add_reservation(row, grant, requests, tokens, through)
@@ -136,12 +167,15 @@ class TopicBudgetFront:
         """Store the bounded failure ``code`` (``[a-z_]{1,64}``, else InvalidInputError
         naming ``code``) on ``grant``'s budget row in its own committed transaction,
         unless the row is terminal already or another attempt holds it (then nothing
-        is written). A code of TERMINAL_CODES makes the row a terminal frontier."""
+        is written). A code of TERMINAL_CODES makes the row a terminal frontier.
+        TopicProcessingError ``supervisor_term_lost`` (nothing written) when
+        ``grant.supervisor`` is no longer the term."""
         check_grant(grant)
         check_failure_code(code)
         await self._run(self._in_tx, True, self._record_failure_sync, grant, code)
 
     def _record_failure_sync(self, grant: AttemptGrant, code: str) -> None:
+        self._fenced_attempt_sync(grant.supervisor)  # type: ignore[arg-type]
         row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
                                     lock=True)
         if row is None or row.attempt_id != grant.attempt_id or row.terminal:

@@ -22,7 +22,9 @@ The I/O is composed from one mixin per concept, a linear chain of bases:
 - :mod:`powercontext.adapters.topic_budget`: the durable allowance (begin_attempt,
   reserve, record_failure; engine primitives in
   :mod:`powercontext.adapters.topic_budget_spi`, also used by the publication guards);
-- :mod:`powercontext.adapters.topic_processing_store`: flush and processing status.
+- :mod:`powercontext.adapters.topic_processing_store`: flush and processing status;
+- :mod:`powercontext.adapters.topic_supervision_store`: leases, the term fence,
+  discovery pages and automatic waves (the Supervisor substrate).
 
 The rules are in :mod:`powercontext.core.topic` (projection checks, chunking, ranking,
 snippets); here is only the order of the I/O around them.
@@ -33,6 +35,7 @@ from __future__ import annotations
 from powercontext.adapters.topic_budget import TopicBudgetMixin
 from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
+from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
 from powercontext.core import analyzer as analyzers
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile
@@ -40,7 +43,7 @@ from powercontext.core.models import EmbeddingProfile
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
 
 
-class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicBudgetMixin):
+class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, TopicBudgetMixin):
     """Base class of SQL Topic backends; implements the TopicMemoryBackend port.
 
     ``profile``: the deployment's embedding profile (None: FTS-only). With it and a

@@ -3,7 +3,8 @@
 
 One publication is one short write transaction in the spec's order::
 
-    guards.supervisor (refused: part 4) -> guards.cursor CAS -> guards.budget fence
+    guards.supervisor (the lease row first: holder, generation, unexpired)
+    -> guards.cursor CAS -> guards.budget fence
     -> Head compare of every write (UPDATE: the base is the head, same Scope;
        CREATE: the id is free)
     -> every Revision, its Head move and both lineage tables (each Source stored)
@@ -22,6 +23,8 @@ budget row. Without guards, zero writes stay refused.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
@@ -44,12 +47,16 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.processing import BudgetRelease, CursorAdvance, PendingUpdate
 from powercontext.core.topic.publication import verify_publication
+from powercontext.core.topic.supervision import SupervisorTerm
 
 __all__ = ["TopicPublicationMixin"]
 
 
 class TopicPublicationMixin(TopicBudgetPrimitives):
-    """``publish`` of a Topic backend."""
+    """``publish`` of a Topic backend (``_fence_sync`` is the host's
+    :class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront`)."""
+
+    _fence_sync: Any
 
     async def publish(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
         """Publish every write of ``publication`` in one transaction, or nothing (Topic
@@ -65,7 +72,8 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         in another Scope; RevisionConflictError when an UPDATE's base is no longer the
         head or a CREATE's id exists; IntegrityError for a forged or incomplete
         projection; RetrievalShapeError when another process fixed another shape;
-        CapabilityNotSupportedError for the Supervisor guard (part 4).
+        SupervisorTermError when ``guards.supervisor`` (a SupervisorTerm) is no
+        longer the lease's term (checked first in the transaction).
 
         Guards (:class:`~powercontext.core.topic.processing.CursorAdvance`,
         ``PendingUpdate``, ``BudgetRelease``): RevisionConflictError ("cursor moved")
@@ -95,6 +103,9 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
     def _publish_sync(self, publication: TopicPublication,
                       shape: RetrievalShape) -> tuple[TopicRevision, ...]:
         writes = publication.writes
+        term = publication.guards.supervisor
+        if isinstance(term, SupervisorTerm):
+            self._fence_sync(term)  # the lease row before any other row
         if writes:
             self._fix_shape_sync(shape)
         self._check_guards_sync(publication.guards)
@@ -130,7 +141,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
 
     def _check_guards_sync(self, guards: PublicationGuards) -> None:
         """The Cursor CAS and the budget-row fence, before any Head compare (the guard
-        values were checked by ``check_guards``; the Supervisor term is part 4's). The
+        values were checked by ``check_guards``; the Supervisor term was fenced first). The
         budget row is locked before the Cursor row, the order ``begin_attempt`` takes
         them in."""
         cursor = guards.cursor

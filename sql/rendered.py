@@ -629,6 +629,21 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"reserved_requests" INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "failure_code" '
         'TEXT, PRIMARY KEY ("scope_id", "binding_name", "source_after"))'
     ),
+    ('create_processing_leases', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_leases" ("supervisor_group" TEXT NOT '
+        'NULL PRIMARY KEY, "holder_id" TEXT NOT NULL, "supervisor_generation" INTEGER NOT NULL, '
+        '"lease_expires_at" TIMESTAMP(6) NULL)'
+    ),
+    ('create_processing_binding_states', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_binding_states" ("binding_name" TEXT '
+        'NOT NULL PRIMARY KEY, "last_auto_wave_completed_at" TIMESTAMP(6) NULL)'
+    ),
+    ('create_processing_auto_wave_targets', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_auto_wave_targets" ("wave_id" TEXT NOT '
+        'NULL, "binding_name" TEXT NOT NULL, "scope_id" BLOB NOT NULL, "source_through" INTEGER '
+        'NOT NULL, "completed" INTEGER NOT NULL DEFAULT FALSE, PRIMARY KEY ("wave_id", '
+        '"binding_name", "scope_id"))'
+    ),
     ('scope_journal_head', 'sqlite', None): (
         'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
     ),
@@ -706,6 +721,83 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_artifact_processing_pending" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_source_cursors" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_topic_memory_work_budgets" WHERE "binding_name" = ?'
+    ),
+    ('lease_get', 'sqlite', None): (
+        'SELECT "holder_id", "supervisor_generation" FROM "pc_artifact_processing_leases" WHERE '
+        '"supervisor_group" = ?'
+    ),
+    ('lease_takeover', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_leases" SET "holder_id" = ?, "supervisor_generation" = '
+        '"supervisor_generation" + 1, "lease_expires_at" = NULL WHERE "supervisor_group" = ?'
+    ),
+    ('lease_insert', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_processing_leases" ("supervisor_group", "holder_id", '
+        '"supervisor_generation", "lease_expires_at") VALUES (?, ?, 1, NULL)'
+    ),
+    ('pending_page', 'sqlite', None): (
+        'SELECT "p"."source_through", "p"."flush_generation", "p"."handled_flush_generation", '
+        '"p"."scope_id" FROM "pc_artifact_processing_pending" AS "p" WHERE "p"."binding_name" = ? '
+        'AND "p"."scope_id" > ? AND (? = 0 OR "p"."flush_generation" > '
+        '"p"."handled_flush_generation") AND (? IS NULL OR NOT EXISTS(SELECT 1 FROM '
+        '"pc_artifact_processing_auto_wave_targets" AS "t" WHERE "t"."wave_id" = ? AND '
+        '"t"."binding_name" = "p"."binding_name" AND "t"."scope_id" = "p"."scope_id")) ORDER BY '
+        '"p"."scope_id" LIMIT ?'
+    ),
+    ('binding_state_get', 'sqlite', None): (
+        'SELECT "last_auto_wave_completed_at" FROM "pc_artifact_processing_binding_states" WHERE '
+        '"binding_name" = ?'
+    ),
+    ('binding_state_set', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_binding_states" SET "last_auto_wave_completed_at" = ? '
+        'WHERE "binding_name" = ?'
+    ),
+    ('binding_state_insert', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_processing_binding_states" ("binding_name", '
+        '"last_auto_wave_completed_at") VALUES (?, ?)'
+    ),
+    ('targets_clear', 'sqlite', None): (
+        'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "binding_name" = ?'
+    ),
+    ('targets_freeze', 'sqlite', None): (
+        'INSERT INTO "pc_artifact_processing_auto_wave_targets" ("wave_id", "binding_name", '
+        '"scope_id", "source_through", "completed") SELECT ?, "binding_name", "scope_id", '
+        '"source_through", FALSE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ?'
+    ),
+    ('targets_page', 'sqlite', None): (
+        'SELECT "scope_id", "source_through", "completed" FROM '
+        '"pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND "binding_name" = ? AND '
+        '"completed" = FALSE AND "scope_id" > ? ORDER BY "scope_id" LIMIT ?'
+    ),
+    ('target_get', 'sqlite', None): (
+        'SELECT "source_through", "completed" FROM "pc_artifact_processing_auto_wave_targets" '
+        'WHERE "wave_id" = ? AND "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('target_complete', 'sqlite', None): (
+        'UPDATE "pc_artifact_processing_auto_wave_targets" SET "completed" = TRUE WHERE "wave_id" '
+        '= ? AND "binding_name" = ? AND "scope_id" = ?'
+    ),
+    ('targets_count', 'sqlite', None): (
+        'SELECT COUNT(*) FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
+        '"binding_name" = ?'
+    ),
+    ('targets_uncovered', 'sqlite', None): (
+        'SELECT COUNT(*) FROM "pc_artifact_processing_auto_wave_targets" AS "t" LEFT JOIN '
+        '"pc_source_cursors" AS "c" ON "c"."binding_name" = "t"."binding_name" AND "c"."scope_id" '
+        '= "t"."scope_id" WHERE "t"."wave_id" = ? AND "t"."binding_name" = ? AND '
+        'COALESCE("c"."source_position", 0) < "t"."source_through"'
+    ),
+    ('wave_pending_delete', 'sqlite', None): (
+        'DELETE FROM "pc_artifact_processing_pending" WHERE "binding_name" = ? AND "scope_id" IN '
+        '(SELECT "scope_id" FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? '
+        'AND "binding_name" = ?) AND "handled_flush_generation" = "flush_generation" AND '
+        'EXISTS(SELECT 1 FROM "pc_source_cursors" AS "c" WHERE "c"."binding_name" = '
+        '"pc_artifact_processing_pending"."binding_name" AND "c"."scope_id" = '
+        '"pc_artifact_processing_pending"."scope_id" AND "c"."source_position" >= '
+        '"pc_artifact_processing_pending"."source_through")'
+    ),
+    ('targets_delete', 'sqlite', None): (
+        'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
+        '"binding_name" = ?'
     ),
     ('create_meta', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `powercontext_meta` (`key` VARCHAR(128) NOT NULL, `value` '
@@ -1392,6 +1484,24 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`failure_code` VARCHAR(64), PRIMARY KEY (`scope_id`, `binding_name`, `source_after`)) '
         'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
+    ('create_processing_leases', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_leases` (`supervisor_group` '
+        'VARCHAR(64) NOT NULL, `holder_id` VARCHAR(36) NOT NULL, `supervisor_generation` BIGINT '
+        'NOT NULL, `lease_expires_at` DATETIME(6) NULL, PRIMARY KEY (`supervisor_group`)) DEFAULT '
+        'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_processing_binding_states', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_binding_states` (`binding_name` '
+        'VARCHAR(128) NOT NULL, `last_auto_wave_completed_at` DATETIME(6) NULL, PRIMARY KEY '
+        '(`binding_name`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_processing_auto_wave_targets', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_auto_wave_targets` (`wave_id` '
+        'VARCHAR(36) NOT NULL, `binding_name` VARCHAR(128) NOT NULL, `scope_id` VARBINARY(1024) '
+        'NOT NULL, `source_through` BIGINT NOT NULL, `completed` BOOLEAN NOT NULL DEFAULT FALSE, '
+        'PRIMARY KEY (`wave_id`, `binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
     ('scope_journal_head', 'oceanbase', None): (
         'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
     ),
@@ -1474,6 +1584,83 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`pc_artifact_processing_pending` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_source_cursors` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_topic_memory_work_budgets` WHERE `binding_name` = %s'
+    ),
+    ('lease_get', 'oceanbase', None): (
+        'SELECT `holder_id`, `supervisor_generation` FROM `pc_artifact_processing_leases` WHERE '
+        '`supervisor_group` = %s'
+    ),
+    ('lease_takeover', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_leases` SET `holder_id` = %s, `supervisor_generation` = '
+        '`supervisor_generation` + 1, `lease_expires_at` = NULL WHERE `supervisor_group` = %s'
+    ),
+    ('lease_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_processing_leases` (`supervisor_group`, `holder_id`, '
+        '`supervisor_generation`, `lease_expires_at`) VALUES (%s, %s, 1, NULL)'
+    ),
+    ('pending_page', 'oceanbase', None): (
+        'SELECT `p`.`source_through`, `p`.`flush_generation`, `p`.`handled_flush_generation`, '
+        '`p`.`scope_id` FROM `pc_artifact_processing_pending` AS `p` WHERE `p`.`binding_name` = %s '
+        'AND `p`.`scope_id` > %s AND (%s = 0 OR `p`.`flush_generation` > '
+        '`p`.`handled_flush_generation`) AND (%s IS NULL OR NOT EXISTS(SELECT 1 FROM '
+        '`pc_artifact_processing_auto_wave_targets` AS `t` WHERE `t`.`wave_id` = %s AND '
+        '`t`.`binding_name` = `p`.`binding_name` AND `t`.`scope_id` = `p`.`scope_id`)) ORDER BY '
+        '`p`.`scope_id` LIMIT %s'
+    ),
+    ('binding_state_get', 'oceanbase', None): (
+        'SELECT `last_auto_wave_completed_at` FROM `pc_artifact_processing_binding_states` WHERE '
+        '`binding_name` = %s'
+    ),
+    ('binding_state_set', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_binding_states` SET `last_auto_wave_completed_at` = %s '
+        'WHERE `binding_name` = %s'
+    ),
+    ('binding_state_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_processing_binding_states` (`binding_name`, '
+        '`last_auto_wave_completed_at`) VALUES (%s, %s)'
+    ),
+    ('targets_clear', 'oceanbase', None): (
+        'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `binding_name` = %s'
+    ),
+    ('targets_freeze', 'oceanbase', None): (
+        'INSERT INTO `pc_artifact_processing_auto_wave_targets` (`wave_id`, `binding_name`, '
+        '`scope_id`, `source_through`, `completed`) SELECT %s, `binding_name`, `scope_id`, '
+        '`source_through`, FALSE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s'
+    ),
+    ('targets_page', 'oceanbase', None): (
+        'SELECT `scope_id`, `source_through`, `completed` FROM '
+        '`pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND `binding_name` = %s '
+        'AND `completed` = FALSE AND `scope_id` > %s ORDER BY `scope_id` LIMIT %s'
+    ),
+    ('target_get', 'oceanbase', None): (
+        'SELECT `source_through`, `completed` FROM `pc_artifact_processing_auto_wave_targets` '
+        'WHERE `wave_id` = %s AND `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('target_complete', 'oceanbase', None): (
+        'UPDATE `pc_artifact_processing_auto_wave_targets` SET `completed` = TRUE WHERE `wave_id` '
+        '= %s AND `binding_name` = %s AND `scope_id` = %s'
+    ),
+    ('targets_count', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
+        '`binding_name` = %s'
+    ),
+    ('targets_uncovered', 'oceanbase', None): (
+        'SELECT COUNT(*) FROM `pc_artifact_processing_auto_wave_targets` AS `t` LEFT JOIN '
+        '`pc_source_cursors` AS `c` ON `c`.`binding_name` = `t`.`binding_name` AND `c`.`scope_id` '
+        '= `t`.`scope_id` WHERE `t`.`wave_id` = %s AND `t`.`binding_name` = %s AND '
+        'COALESCE(`c`.`source_position`, 0) < `t`.`source_through`'
+    ),
+    ('wave_pending_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_artifact_processing_pending` WHERE `binding_name` = %s AND `scope_id` IN '
+        '(SELECT `scope_id` FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s '
+        'AND `binding_name` = %s) AND `handled_flush_generation` = `flush_generation` AND '
+        'EXISTS(SELECT 1 FROM `pc_source_cursors` AS `c` WHERE `c`.`binding_name` = '
+        '`pc_artifact_processing_pending`.`binding_name` AND `c`.`scope_id` = '
+        '`pc_artifact_processing_pending`.`scope_id` AND `c`.`source_position` >= '
+        '`pc_artifact_processing_pending`.`source_through`)'
+    ),
+    ('targets_delete', 'oceanbase', None): (
+        'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
+        '`binding_name` = %s'
     ),
 }
 

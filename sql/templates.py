@@ -46,6 +46,7 @@ __all__ = [
     "PROCESSING_TEMPLATES",
     "QUERIES",
     "SCHEMA",
+    "SUPERVISION_QUERIES",
     "TOPIC_QUERIES",
     "TOPIC_SCHEMA",
     "TOPIC_TEMPLATES",
@@ -298,12 +299,44 @@ PROCESSING_SCHEMA: dict[str, str] = {
             failure_code VARCHAR(64),
             PRIMARY KEY (scope_id, binding_name, source_after)
         )""",
+    # the Supervisor substrate (Topic Memory RFC, "Leader, term, and fencing",
+    # "Automatic scheduling"): the lease of the group ``global`` (SQLite keeps
+    # ``lease_expires_at`` NULL: the term lasts until the next start), the binding's
+    # automatic-wave baseline and the frozen targets of the current term's wave.
+    # ``TIMESTAMP(6)`` is ``DATETIME(6)`` on OceanBase (compared with
+    # ``UTC_TIMESTAMP(6)``, never converted by a session time zone) and holds the
+    # database-UTC text of ``strftime`` on SQLite.
+    "create_processing_leases": """
+        CREATE TABLE IF NOT EXISTS pc_artifact_processing_leases (
+            supervisor_group VARCHAR(64) NOT NULL,
+            holder_id VARCHAR(36) NOT NULL,
+            supervisor_generation BIGINT NOT NULL,
+            lease_expires_at TIMESTAMP(6) NULL,
+            PRIMARY KEY (supervisor_group)
+        )""",
+    "create_processing_binding_states": f"""
+        CREATE TABLE IF NOT EXISTS pc_artifact_processing_binding_states (
+            binding_name {_ID} NOT NULL,
+            last_auto_wave_completed_at TIMESTAMP(6) NULL,
+            PRIMARY KEY (binding_name)
+        )""",
+    "create_processing_auto_wave_targets": f"""
+        CREATE TABLE IF NOT EXISTS pc_artifact_processing_auto_wave_targets (
+            wave_id VARCHAR(36) NOT NULL,
+            binding_name {_ID} NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
+            source_through BIGINT NOT NULL,
+            completed BOOLEAN NOT NULL DEFAULT FALSE,
+            PRIMARY KEY (wave_id, binding_name, scope_id)
+        )""",
 }
 
 #: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
 #: missing, e.g. in a database of an earlier release).
 PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
-                     "pc_source_cursors", "pc_topic_memory_work_budgets")
+                     "pc_source_cursors", "pc_topic_memory_work_budgets",
+                     "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
+                     "pc_artifact_processing_auto_wave_targets")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
@@ -352,6 +385,72 @@ PROCESSING_QUERIES: dict[str, str] = {
 
 #: Every processing statement (tests/adapters/test_processing_sql.py pins them).
 PROCESSING_TEMPLATES: dict[str, str] = {**PROCESSING_SCHEMA, **PROCESSING_QUERIES}
+
+_LEASE = "pc_artifact_processing_leases"
+_TARGETS = "pc_artifact_processing_auto_wave_targets"
+_PENDING = "pc_artifact_processing_pending"
+
+#: The Supervisor's statements shared by both dialects (Topic Memory RFC, "Leader,
+#: term, and fencing", "Automatic scheduling"; tests/adapters/test_supervision_sql.py
+#: pins them). Scope pages are ``scope_id > ?`` in the key's binary order (``''``:
+#: from the start; a Scope id is never empty). The OceanBase lease statements that
+#: read ``UTC_TIMESTAMP(6)`` are fragments of :mod:`powercontext.sql.oceanbase_supervision`.
+SUPERVISION_QUERIES: dict[str, str] = {
+    # the lease row (SQLite: acquire = overwrite, generation + 1, expiry NULL)
+    "lease_get": (f"SELECT holder_id, supervisor_generation FROM {_LEASE} "
+                  "WHERE supervisor_group = ?"),
+    "lease_takeover": (f"UPDATE {_LEASE} SET holder_id = ?, supervisor_generation = "
+                       "supervisor_generation + 1, lease_expires_at = NULL "
+                       "WHERE supervisor_group = ?"),
+    "lease_insert": (f"INSERT INTO {_LEASE} (supervisor_group, holder_id, "
+                     "supervisor_generation, lease_expires_at) VALUES (?, ?, 1, NULL)"),
+    # discovery: bounded pages of Pending (flags: 1 = only unhandled flushes;
+    # a wave id = only Scopes outside that wave's targets)
+    "pending_page": (f"SELECT p.source_through, p.flush_generation, "
+                     f"p.handled_flush_generation, p.scope_id FROM {_PENDING} AS p "
+                     "WHERE p.binding_name = ? AND p.scope_id > ? "
+                     "AND (? = 0 OR p.flush_generation > p.handled_flush_generation) "
+                     f"AND (? IS NULL OR NOT EXISTS (SELECT 1 FROM {_TARGETS} AS t "
+                     "WHERE t.wave_id = ? AND t.binding_name = p.binding_name "
+                     "AND t.scope_id = p.scope_id)) "
+                     "ORDER BY p.scope_id LIMIT ?"),
+    # the binding's automatic-wave baseline
+    "binding_state_get": ("SELECT last_auto_wave_completed_at "
+                          "FROM pc_artifact_processing_binding_states WHERE binding_name = ?"),
+    "binding_state_set": ("UPDATE pc_artifact_processing_binding_states "
+                          "SET last_auto_wave_completed_at = ? WHERE binding_name = ?"),
+    "binding_state_insert": ("INSERT INTO pc_artifact_processing_binding_states "
+                             "(binding_name, last_auto_wave_completed_at) VALUES (?, ?)"),
+    # the frozen targets of a wave
+    "targets_clear": f"DELETE FROM {_TARGETS} WHERE binding_name = ?",
+    "targets_freeze": (f"INSERT INTO {_TARGETS} (wave_id, binding_name, scope_id, "
+                       "source_through, completed) SELECT ?, binding_name, scope_id, "
+                       f"source_through, FALSE FROM {_PENDING} WHERE binding_name = ?"),
+    "targets_page": (f"SELECT scope_id, source_through, completed FROM {_TARGETS} "
+                     "WHERE wave_id = ? AND binding_name = ? AND completed = FALSE "
+                     "AND scope_id > ? ORDER BY scope_id LIMIT ?"),
+    "target_get": (f"SELECT source_through, completed FROM {_TARGETS} "
+                   "WHERE wave_id = ? AND binding_name = ? AND scope_id = ?"),
+    "target_complete": (f"UPDATE {_TARGETS} SET completed = TRUE "
+                        "WHERE wave_id = ? AND binding_name = ? AND scope_id = ?"),
+    "targets_count": f"SELECT COUNT(*) FROM {_TARGETS} WHERE wave_id = ? AND binding_name = ?",
+    "targets_uncovered": (f"SELECT COUNT(*) FROM {_TARGETS} AS t "
+                          "LEFT JOIN pc_source_cursors AS c ON c.binding_name = t.binding_name "
+                          "AND c.scope_id = t.scope_id WHERE t.wave_id = ? "
+                          "AND t.binding_name = ? "
+                          "AND COALESCE(c.source_position, 0) < t.source_through"),
+    # the wave's Pending cleanup: only rows covered by their Cursor with every flush
+    # handled (a row raised by a newer Source, or with a newer flush, stays)
+    "wave_pending_delete": (f"DELETE FROM {_PENDING} WHERE binding_name = ? "
+                            f"AND scope_id IN (SELECT scope_id FROM {_TARGETS} "
+                            "WHERE wave_id = ? AND binding_name = ?) "
+                            "AND handled_flush_generation = flush_generation "
+                            "AND EXISTS (SELECT 1 FROM pc_source_cursors AS c "
+                            f"WHERE c.binding_name = {_PENDING}.binding_name "
+                            f"AND c.scope_id = {_PENDING}.scope_id "
+                            f"AND c.source_position >= {_PENDING}.source_through)"),
+    "targets_delete": f"DELETE FROM {_TARGETS} WHERE wave_id = ? AND binding_name = ?",
+}
 
 #: Topic Memory's own tables (Topic Memory RFC, "Storage, Head, and atomic activation";
 #: TOPIC-MEMORY.md, "Storage"), created by the Topic backends only, after :data:`SCHEMA`.
@@ -554,7 +653,7 @@ TOPIC_QUERIES: dict[str, str] = {
 TOPIC_TEMPLATES: dict[str, str] = {**TOPIC_SCHEMA, **TOPIC_QUERIES}
 
 _ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES,
-                         **PROCESSING_TEMPLATES}
+                         **PROCESSING_TEMPLATES, **SUPERVISION_QUERIES}
 
 
 def bucket(n: int) -> int:

@@ -26,6 +26,7 @@ import apsw
 
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
+from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.topic_budget_spi import (
@@ -63,7 +64,8 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(SQLiteStorage[TopicCapabilities], DatabaseTopicBackend):
+class SQLiteTopicBackend(SQLiteTopicSupervision, SQLiteStorage[TopicCapabilities],
+                         DatabaseTopicBackend):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import attrs
 
 from powercontext.core.errors import (
-    CapabilityNotSupportedError,
     InvalidInputError,
     RevisionConflictError,
+    SupervisorTermError,
     TopicProcessingError,
 )
 from powercontext.core.topic.content import check_scope_id
@@ -39,6 +39,7 @@ from powercontext.core.topic.processing import (
     PendingRow,
     PendingUpdate,
 )
+from powercontext.core.topic.supervision import CODE_TERM_LOST, SUPERVISOR_GROUP, SupervisorTerm
 
 __all__ = [
     "CODE_ATTEMPT_SUPERSEDED",
@@ -51,8 +52,12 @@ __all__ = [
     "check_failure_code",
     "check_grant",
     "check_guards",
+    "check_holder_id",
     "check_position",
+    "check_term",
+    "fence_term",
     "pending_after",
+    "term_lost",
 ]
 
 #: Control signals (not terminal): the Cursor moved, or a newer attempt holds the key.
@@ -88,6 +93,54 @@ def _check_attempt_id(value: object, field: str) -> str:
     return value
 
 
+def check_holder_id(value: object, field: str = "holder_id") -> str:
+    """A Supervisor's ``holder_id``: 1..36 printable ASCII characters (its UUIDv4
+    text, ``VARCHAR(36)``); InvalidInputError naming ``field`` otherwise."""
+    return _check_attempt_id(value, field)
+
+
+def check_term(term: object, field: str = "term") -> SupervisorTerm:
+    """``term`` when it is a :class:`SupervisorTerm` of the group ``global`` with a
+    1..36-character printable ASCII ``holder_id`` (the UUIDv4 text) and a generation
+    >= 1; InvalidInputError naming ``field`` (``field.holder_id``, ...) otherwise."""
+    if not isinstance(term, SupervisorTerm):
+        raise InvalidInputError(field, "must be a SupervisorTerm (the term acquire_lease "
+                                "returned)")
+    if term.group != SUPERVISOR_GROUP:
+        raise InvalidInputError(f"{field}.group", f"must be {SUPERVISOR_GROUP!r}")
+    check_holder_id(term.holder_id, f"{field}.holder_id")
+    check_position(term.generation, f"{field}.generation", 1)
+    return term
+
+
+def fence_term(term: SupervisorTerm, stored: tuple[str, int, bool] | None) -> None:
+    """The term check every fenced transaction makes first (Topic Memory RFC, "Leader,
+    term, and fencing"): ``stored`` is the lease row of ``term.group`` read in that
+    transaction, ``(holder_id, supervisor_generation, unexpired)`` (``unexpired``:
+    always True on SQLite; on OceanBase ``lease_expires_at > UTC_TIMESTAMP(6)``), or
+    None when there is no row. SupervisorTermError (a RevisionConflictError: roll the
+    whole transaction back) unless holder and generation are ``term``'s and the lease
+    is unexpired."""
+    if stored is None:
+        raise SupervisorTermError(f"{CODE_TERM_LOST}: no Supervisor lease of group "
+                                  f"{term.group!r} is stored")
+    holder, generation, unexpired = stored
+    if holder != term.holder_id or generation != term.generation:
+        raise SupervisorTermError(
+            f"{CODE_TERM_LOST}: the lease of group {term.group!r} is at generation "
+            f"{generation} of another holder or term, not generation {term.generation}")
+    if not unexpired:
+        raise SupervisorTermError(f"{CODE_TERM_LOST}: the lease of generation "
+                                  f"{term.generation} expired by database time")
+
+
+def term_lost(exc: SupervisorTermError, stage: str) -> TopicProcessingError:
+    """A refused term as the port's TopicProcessingError of an attempt call
+    (``supervisor_term_lost``, not terminal: a control signal)."""
+    message = str(exc).removeprefix(f"{CODE_TERM_LOST}: ")
+    return TopicProcessingError(CODE_TERM_LOST, message, stage=stage)
+
+
 def check_grant(grant: object) -> AttemptGrant:
     """``grant`` when it is an :class:`AttemptGrant` of the binding
     :data:`~powercontext.core.topic.processing.BINDING` with a valid Scope, frontier,
@@ -101,14 +154,17 @@ def check_grant(grant: object) -> AttemptGrant:
     check_position(grant.source_after, "grant.source_after")
     _check_attempt_id(grant.attempt_id, "grant.attempt_id")
     check_position(grant.attempt_count, "grant.attempt_count", 1)
+    if grant.supervisor is not None:
+        check_term(grant.supervisor, "grant.supervisor")
     return grant
 
 
 def check_guards(guards: PublicationGuards, writes: Sequence[TopicWrite]) -> None:
     """What a guarded publication may carry, checked before its transaction:
 
-    * ``supervisor``: refused (CapabilityNotSupportedError): the Supervisor term arrives
-      with Topic Memory part 4;
+    * ``supervisor``: None or a :class:`SupervisorTerm` (:func:`check_term`); a term
+      needs ``cursor`` (a Supervisor's Worker always publishes one Window). The
+      publication transaction fences it first (:func:`fence_term`);
     * ``cursor``: None or a :class:`CursorAdvance` of the binding
       :data:`~powercontext.core.topic.processing.BINDING` for a valid Scope (in NFC)
       with ``0 <= expected < through``; every write must be in that Scope;
@@ -119,11 +175,12 @@ def check_guards(guards: PublicationGuards, writes: Sequence[TopicWrite]) -> Non
 
     InvalidInputError naming the field (``guards.cursor.through``, ...) otherwise."""
     if guards.supervisor is not None:
-        raise CapabilityNotSupportedError(
-            "the Supervisor term guard arrives with Topic Memory part 4 (the background "
-            "Supervisor); explicit processing publishes without it")
+        check_term(guards.supervisor, "guards.supervisor")
     cursor = guards.cursor
     if cursor is None:
+        if guards.supervisor is not None:
+            raise InvalidInputError("guards.cursor", "a Supervisor term guards the Cursor "
+                                    "advance of one Window: give guards.cursor")
         if guards.pending is not None or guards.budget is not None:
             raise InvalidInputError("guards.cursor", "a Pending update or a budget release "
                                     "needs the Cursor advance of the same Window")

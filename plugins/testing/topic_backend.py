@@ -59,12 +59,14 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
+from powercontext.core.topic.supervision import SupervisorTerm
 from powercontext.plugins.testing.memory_sources import InMemorySources
 from powercontext.plugins.testing.topic_backend_budget import (
     GUARD_FAULT_POINTS,
     InMemoryTopicBudget,
 )
 from powercontext.plugins.testing.topic_backend_reads import InMemoryTopicReads
+from powercontext.plugins.testing.topic_backend_supervision import InMemoryTopicSupervision
 
 __all__ = ["InMemoryTopicBackend", "TopicDatabase"]
 
@@ -101,6 +103,9 @@ def _empty_state() -> dict[str, Any]:
         "budgets": {},  # (scope_id, binding_name, source_after) -> BudgetRow
         "cursors": {},  # (binding_name, scope_id) -> source_position (no key: Cursor 0)
         "pending": {},  # (binding_name, scope_id) -> PendingRow
+        "leases": {},  # supervisor_group -> (holder_id, supervisor_generation)
+        "binding_states": {},  # binding_name -> last_auto_wave_completed_at (aware UTC)
+        "wave_targets": {},  # (wave_id, binding_name, scope_id) -> WaveTarget
     }
 
 
@@ -114,7 +119,7 @@ class TopicDatabase:
 
 
 class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
-                           TopicProcessingStoreMixin,
+                           InMemoryTopicSupervision, TopicProcessingStoreMixin,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
@@ -296,6 +301,8 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
     def _publish_sync(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
         kind = self._kind()
         verify_publication(publication, self._analyzer, kind, self._profile)
+        if isinstance(publication.guards.supervisor, SupervisorTerm):
+            self._fence_sync(publication.guards.supervisor)  # the lease row first
         state = self._state
         for i, w in enumerate(publication.writes):
             self._check_sources(w, i)

@@ -13,7 +13,6 @@ import attrs
 import pytest
 
 from powercontext.core.errors import (
-    CapabilityNotSupportedError,
     IntegrityError,
     InvalidInputError,
     RevisionConflictError,
@@ -175,10 +174,8 @@ class TopicPublishContract(TopicContractBase):
         async def body():
             async with self._kit(topic_backend_factory, shape, topic_embedding_model) as kit:
                 w = await kit.write("s", "Kiwi", "kiwi", "Kiwi.")
-                # the Supervisor term is part 4's; the other slots take their values only
-                with pytest.raises(CapabilityNotSupportedError):
-                    await kit.publish(w, guards=PublicationGuards(supervisor=object()))
-                for slot in ("cursor", "pending", "budget"):
+                # every slot takes its values only (the Supervisor slot a SupervisorTerm)
+                for slot in ("supervisor", "cursor", "pending", "budget"):
                     guards = PublicationGuards(**{slot: object()})
                     with pytest.raises(InvalidInputError, match="guards"):
                         await kit.publish(w, guards=guards)

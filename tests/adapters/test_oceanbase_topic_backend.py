@@ -16,7 +16,6 @@ from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
 from powercontext.core.errors import (
     ArtifactNotFoundError,
-    CapabilityNotSupportedError,
     InvalidInputError,
     PowerContextError,
     RetrievalShapeError,
@@ -131,7 +130,7 @@ def test_conflicts_and_bad_refs_write_nothing(backend):
             await backend.get("x" * 257, r.ref)
         guarded = TopicPublication((await make_write(backend, "s", "G", "S", "Body g."),),
                                    PublicationGuards(supervisor=object()))
-        with pytest.raises(CapabilityNotSupportedError):
+        with pytest.raises(InvalidInputError, match=r"guards\.supervisor"):
             await backend.publish(guarded)
         with pytest.raises(InvalidInputError, match=r"guards\.cursor"):
             await backend.publish(attrs.evolve(guarded, guards=PublicationGuards(

@@ -44,6 +44,21 @@ GOLDEN_PROCESSING_SQLITE = {
         '("handled_flush_generation" >= 0), CHECK ("handled_flush_generation" <= '
         '"flush_generation"))'
     ),
+    'create_processing_leases': (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_leases" ("supervisor_group" T'
+        'EXT NOT NULL PRIMARY KEY, "holder_id" TEXT NOT NULL, "supervisor_generation" INT'
+        'EGER NOT NULL, "lease_expires_at" TIMESTAMP(6) NULL)'
+    ),
+    'create_processing_binding_states': (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_binding_states" ("binding_nam'
+        'e" TEXT NOT NULL PRIMARY KEY, "last_auto_wave_completed_at" TIMESTAMP(6) NULL)'
+    ),
+    'create_processing_auto_wave_targets': (
+        'CREATE TABLE IF NOT EXISTS "pc_artifact_processing_auto_wave_targets" ("wave_id"'
+        ' TEXT NOT NULL, "binding_name" TEXT NOT NULL, "scope_id" BLOB NOT NULL, "source_'
+        'through" INTEGER NOT NULL, "completed" INTEGER NOT NULL DEFAULT FALSE, PRIMARY K'
+        'EY ("wave_id", "binding_name", "scope_id"))'
+    ),
     'create_source_cursors': (
         'CREATE TABLE IF NOT EXISTS "pc_source_cursors" ("binding_name" TEXT NOT NULL, '
         '"scope_id" BLOB NOT NULL, "source_position" INTEGER NOT NULL, PRIMARY KEY '
@@ -132,6 +147,24 @@ GOLDEN_PROCESSING_OCEANBASE = {
         '(`flush_generation` >= 0), CHECK (`handled_flush_generation` >= 0), CHECK '
         '(`handled_flush_generation` <= `flush_generation`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
+    ),
+    'create_processing_leases': (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_leases` (`supervisor_group` V'
+        'ARCHAR(64) NOT NULL, `holder_id` VARCHAR(36) NOT NULL, `supervisor_generation` B'
+        'IGINT NOT NULL, `lease_expires_at` DATETIME(6) NULL, PRIMARY KEY (`supervisor_gr'
+        'oup`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'create_processing_binding_states': (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_binding_states` (`binding_nam'
+        'e` VARCHAR(128) NOT NULL, `last_auto_wave_completed_at` DATETIME(6) NULL, PRIMAR'
+        'Y KEY (`binding_name`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'create_processing_auto_wave_targets': (
+        'CREATE TABLE IF NOT EXISTS `pc_artifact_processing_auto_wave_targets` (`wave_id`'
+        ' VARCHAR(36) NOT NULL, `binding_name` VARCHAR(128) NOT NULL, `scope_id` VARBINAR'
+        'Y(1024) NOT NULL, `source_through` BIGINT NOT NULL, `completed` BOOLEAN NOT NULL'
+        ' DEFAULT FALSE, PRIMARY KEY (`wave_id`, `binding_name`, `scope_id`)) DEFAULT CHA'
+        'RSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
     'create_source_cursors': (
         'CREATE TABLE IF NOT EXISTS `pc_source_cursors` (`binding_name` VARCHAR(128) NOT '

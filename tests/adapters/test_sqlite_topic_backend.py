@@ -13,7 +13,6 @@ import pytest
 from powercontext.adapters.sqlite import SQLiteTopicBackend
 from powercontext.core.errors import (
     ArtifactNotFoundError,
-    CapabilityNotSupportedError,
     IntegrityError,
     InvalidInputError,
     RevisionConflictError,
@@ -240,7 +239,7 @@ def test_a_supervisor_guard_or_a_malformed_guard_is_refused(path: Path) -> None:
             await seed(b, src)
             an = await b.analyzer()
             w = create(an, "T", "s", "d", [src])
-            with pytest.raises(CapabilityNotSupportedError):
+            with pytest.raises(InvalidInputError, match=r"guards\.supervisor"):
                 await b.publish(TopicPublication((w,), PublicationGuards(supervisor=object())))
             with pytest.raises(InvalidInputError, match=r"guards\.cursor"):
                 await b.publish(TopicPublication((w,), PublicationGuards(cursor=object())))

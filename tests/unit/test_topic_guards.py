@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from powercontext.core.errors import (
-    CapabilityNotSupportedError,
     InvalidInputError,
 )
 from powercontext.core.topic.guards import (
@@ -30,14 +29,22 @@ from powercontext.core.topic.processing import (
     CursorAdvance,
     PendingUpdate,
 )
+from powercontext.core.topic.supervision import SupervisorTerm
 
 S = "project:x"
 AID = "0b8c2a52-6a43-4f0b-9a0e-1c2d3e4f5a6b"
 
 
-def test_the_supervisor_guard_is_part_four() -> None:
-    with pytest.raises(CapabilityNotSupportedError):
+def test_the_supervisor_guard_takes_a_term_and_needs_the_cursor() -> None:
+    with pytest.raises(InvalidInputError, match=r"guards\.supervisor"):
         check_guards(PublicationGuards(supervisor=object()), ())
+    with pytest.raises(InvalidInputError, match=r"guards\.cursor"):
+        check_guards(PublicationGuards(supervisor=SupervisorTerm("h" * 36, 1)), ())
+    with pytest.raises(InvalidInputError, match=r"guards\.supervisor\.generation"):
+        check_guards(PublicationGuards(supervisor=SupervisorTerm("h", 0),
+                                       cursor=CursorAdvance(BINDING, S, 0, 1)), ())
+    check_guards(PublicationGuards(supervisor=SupervisorTerm("h", 1),
+                                   cursor=CursorAdvance(BINDING, S, 0, 1)), ())
 
 
 @pytest.mark.parametrize("guards, field", [

@@ -1,0 +1,271 @@
+"""The Supervisor substrate of a Topic backend (Topic Memory RFC, "Leader, term, and
+fencing", "Supervisor failover and recovery", "Automatic scheduling"; TOPIC-MEMORY.md,
+"SQLite and other processes"): :class:`TopicSupervisionFront` gives the port's
+``acquire_lease``, ``renew_lease``, ``release_lease``, ``pending_page``,
+``scheduling_state``, ``clear_wave_targets``, ``freeze_wave``, ``wave_targets``,
+``complete_target`` and ``complete_wave``, and the term fence (:meth:`_fence_sync`)
+that the allowance (:mod:`powercontext.adapters.topic_budget`) and the publication
+(:mod:`powercontext.adapters.topic_publication`) run first in their transactions.
+
+Engine-neutral: the order of the I/O over synchronous primitives the engine's Topic
+backend implements (SQLite ``adapters/sqlite/topic_supervision.py``, OceanBase
+``adapters/oceanbase/topic_supervision.py``, the in-memory backend over dicts), each
+inside the transaction opened here:
+
+* ``_lease_sync(group, lock=)`` -> ``(holder_id, generation, unexpired)`` or None
+  (OceanBase: ``FOR UPDATE`` and ``lease_expires_at > UTC_TIMESTAMP(6)``; SQLite and
+  in-memory: unexpired is always True);
+* ``_lease_acquire_sync(holder_id, lease_seconds)`` -> SupervisorTerm | None,
+  ``_lease_renew_sync(term, lease_seconds)`` -> bool, ``_lease_release_sync(term)``;
+* ``_pending_page_sync(binding, after, limit, flushed_only, outside_wave)``,
+  ``_binding_state_sync(binding)`` -> (completed_at | None, database_now) (aware UTC),
+  ``_binding_state_touch_sync(binding)`` (the database's time, row created if absent);
+* ``_targets_clear_sync(binding)``, ``_targets_freeze_sync(binding, wave_id)`` (rows
+  inserted), ``_targets_page_sync(wave_id, binding, after, limit)``,
+  ``_target_get_sync(wave_id, binding, scope)``, ``_target_complete_sync(...)``,
+  ``_targets_count_sync(wave_id, binding)`` -> (targets, uncovered),
+  ``_wave_cleanup_sync(wave_id, binding)`` (qualifying Pending and the targets
+  deleted).
+
+Class attribute ``lease_expires``: True for an engine whose leases expire by database
+time (OceanBase: ``lease_seconds`` > 0 required), False for one whose term lasts until
+the next start (SQLite, in-memory: ``lease_seconds`` must be None).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import uuid
+from typing import Any
+
+from powercontext.adapters.topic_spi import utc_text
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.topic.content import check_scope_id
+from powercontext.core.topic.guards import check_holder_id, check_term, fence_term
+from powercontext.core.topic.processing import BINDING, PendingRow
+from powercontext.core.topic.supervision import (
+    SchedulingState,
+    SupervisorTerm,
+    WaveTarget,
+)
+
+__all__ = ["MAX_LEASE_SECONDS", "MAX_PAGE", "TopicSupervisionFront", "check_wave_id",
+           "utc_datetime"]
+
+#: The largest ``limit`` of ``pending_page`` and ``wave_targets``.
+MAX_PAGE = 1000
+#: The longest lease (``runtime.artifact_processing_lease_seconds`` is 2..3600).
+MAX_LEASE_SECONDS = 3600.0
+
+
+def check_wave_id(wave_id: object) -> str:
+    """``wave_id`` when it is UUID text (36 characters, canonical lower-case form);
+    InvalidInputError naming ``wave_id`` otherwise."""
+    if isinstance(wave_id, str) and len(wave_id) == 36:
+        try:
+            if str(uuid.UUID(wave_id)) == wave_id:
+                return wave_id
+        except ValueError:
+            pass
+    raise InvalidInputError("wave_id", "must be a UUID's 36-character lower-case text")
+
+
+def _check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInputError("limit", f"must be an integer in 1..{MAX_PAGE}, not {limit!r}")
+    return limit
+
+
+def _check_after(after_scope: object) -> str:
+    if after_scope is None:
+        return ""  # a Scope id is never empty: '' sorts before every one
+    if not isinstance(after_scope, str):
+        raise InvalidInputError("after_scope", "must be a Scope id or None")
+    return check_scope_id(after_scope, "after_scope")
+
+
+class TopicSupervisionFront:
+    """The Supervisor calls of :class:`powercontext.ports.topic.TopicMemoryBackend` over
+    the primitives in the module docstring (plus ``_run`` and ``_in_tx``)."""
+
+    lease_expires: bool = False
+
+    _run: Any
+    _in_tx: Any
+    _lease_sync: Any
+    _lease_acquire_sync: Any
+    _lease_renew_sync: Any
+    _lease_release_sync: Any
+    _pending_page_sync: Any
+    _binding_state_sync: Any
+    _binding_state_touch_sync: Any
+    _targets_clear_sync: Any
+    _targets_freeze_sync: Any
+    _targets_page_sync: Any
+    _target_get_sync: Any
+    _target_complete_sync: Any
+    _targets_count_sync: Any
+    _wave_cleanup_sync: Any
+    _cursor_sync: Any
+
+    # ------------------------------------------------------------------ the fence
+
+    def _fence_sync(self, term: SupervisorTerm) -> None:
+        """The first read of every fenced transaction: the lease row of ``term.group``
+        (locked where the engine locks rows) must hold ``term`` unexpired, else
+        SupervisorTermError (the caller's transaction rolls back)."""
+        fence_term(term, self._lease_sync(term.group, lock=True))
+
+    def _check_lease_seconds(self, lease_seconds: object) -> float | None:
+        if not self.lease_expires:
+            if lease_seconds is not None:
+                raise InvalidInputError("lease_seconds", "must be None: this engine's "
+                                        "term lasts until the next Supervisor start")
+            return None
+        if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, int | float) \
+                or not math.isfinite(lease_seconds) \
+                or not 0 < lease_seconds <= MAX_LEASE_SECONDS:
+            raise InvalidInputError("lease_seconds", f"must be a number of seconds in "
+                                    f"(0, {MAX_LEASE_SECONDS:g}], not {lease_seconds!r}")
+        return float(lease_seconds)
+
+    # ------------------------------------------------------------------ leases
+
+    async def acquire_lease(self, holder_id: str, lease_seconds: float | None
+                            ) -> SupervisorTerm | None:
+        """Become the Leader of group ``global`` as ``holder_id`` (see the port): the
+        new term, or None when another holder's lease is valid (OceanBase only).
+        InvalidInputError for a bad holder id or lease length."""
+        check_holder_id(holder_id)
+        seconds = self._check_lease_seconds(lease_seconds)
+        term: SupervisorTerm | None = await self._run(
+            self._in_tx, True, self._lease_acquire_sync, holder_id, seconds)
+        return term
+
+    async def renew_lease(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+        """Keep ``term`` (same generation); False when it is lost."""
+        check_term(term)
+        seconds = self._check_lease_seconds(lease_seconds)
+        kept: bool = await self._run(self._in_tx, True, self._lease_renew_sync, term, seconds)
+        return kept
+
+    async def release_lease(self, term: SupervisorTerm) -> None:
+        """Best effort: expire ``term``'s lease now (OceanBase); never raises for a lost
+        term."""
+        check_term(term)
+        await self._run(self._in_tx, True, self._lease_release_sync, term)
+
+    # ------------------------------------------------------------------ discovery
+
+    async def pending_page(self, after_scope: str | None, limit: int, *,
+                           flushed_only: bool = False,
+                           outside_wave: str | None = None) -> tuple[PendingRow, ...]:
+        """Read only: at most ``limit`` (1..1000) Pending rows of the binding after
+        ``after_scope`` in UTF-8 binary order (see the port for the filters).
+        InvalidInputError naming ``after_scope``, ``limit``, ``flushed_only`` or
+        ``wave_id``."""
+        after = _check_after(after_scope)
+        _check_limit(limit)
+        if not isinstance(flushed_only, bool):
+            raise InvalidInputError("flushed_only", "must be a bool")
+        wave = None if outside_wave is None else check_wave_id(outside_wave)
+        rows = await self._run(self._in_tx, False, self._pending_page_sync, BINDING, after,
+                               limit, flushed_only, wave)
+        return tuple(rows)
+
+    async def scheduling_state(self) -> SchedulingState:
+        """Read only: the binding's ``last_auto_wave_completed_at`` and the database's
+        current UTC time (both timezone-aware)."""
+        completed, now = await self._run(self._in_tx, False, self._binding_state_sync,
+                                         BINDING)
+        return SchedulingState(BINDING, completed, now)
+
+    # ------------------------------------------------------------------ waves
+
+    async def clear_wave_targets(self, term: SupervisorTerm) -> int:
+        """Fenced by ``term``: delete every frozen target of the binding; the rows
+        deleted. SupervisorTermError for a lost term (nothing deleted)."""
+        check_term(term)
+        deleted: int = await self._run(self._in_tx, True, self._fenced_sync, term,
+                                       self._targets_clear_sync, BINDING)
+        return deleted
+
+    async def freeze_wave(self, term: SupervisorTerm, wave_id: str) -> int:
+        """Fenced by ``term``: one set-based ``INSERT ... SELECT`` freezing every current
+        Pending row of the binding as a target of ``wave_id``; the targets frozen.
+        InvalidInputError naming ``wave_id``; SupervisorTermError for a lost term;
+        RevisionConflictError when ``wave_id`` was frozen already."""
+        check_term(term)
+        wave = check_wave_id(wave_id)
+        frozen: int = await self._run(self._in_tx, True, self._fenced_sync, term,
+                                      self._targets_freeze_sync, BINDING, wave)
+        return frozen
+
+    async def wave_targets(self, wave_id: str, after_scope: str | None, limit: int
+                           ) -> tuple[WaveTarget, ...]:
+        """Read only: at most ``limit`` (1..1000) not-completed targets of ``wave_id``
+        after ``after_scope`` (UTF-8 binary order)."""
+        wave = check_wave_id(wave_id)
+        after = _check_after(after_scope)
+        _check_limit(limit)
+        rows = await self._run(self._in_tx, False, self._targets_page_sync, wave, BINDING,
+                               after, limit)
+        return tuple(rows)
+
+    async def complete_target(self, term: SupervisorTerm, wave_id: str, scope_id: str) -> bool:
+        """Fenced by ``term``: mark the target completed when its Scope's Cursor covers
+        the frozen ``source_through``; False (nothing written) when it does not or the
+        target is unknown."""
+        check_term(term)
+        wave = check_wave_id(wave_id)
+        scope = check_scope_id(scope_id)
+        done: bool = await self._run(self._in_tx, True, self._fenced_sync, term,
+                                     self._complete_target_sync, wave, scope)
+        return done
+
+    def _complete_target_sync(self, wave_id: str, scope_id: str) -> bool:
+        target: WaveTarget | None = self._target_get_sync(wave_id, BINDING, scope_id)
+        if target is None:
+            return False
+        if target.completed:
+            return True
+        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        if cursor < target.source_through:
+            return False
+        self._target_complete_sync(wave_id, BINDING, scope_id)
+        return True
+
+    async def complete_wave(self, term: SupervisorTerm, wave_id: str) -> bool:
+        """The automatic-wave completion, one short transaction fenced by ``term``:
+        False (nothing written) when the wave has no target or a target is not covered
+        by its Cursor; else the binding's ``last_auto_wave_completed_at`` is set from
+        the database's clock, the qualifying Pending rows of the wave's Scopes
+        (``cursor >= source_through`` and ``handled_flush_generation =
+        flush_generation``) and the wave's targets are deleted, and True."""
+        check_term(term)
+        wave = check_wave_id(wave_id)
+        done: bool = await self._run(self._in_tx, True, self._fenced_sync, term,
+                                     self._complete_wave_sync, wave)
+        return done
+
+    def _complete_wave_sync(self, wave_id: str) -> bool:
+        targets, uncovered = self._targets_count_sync(wave_id, BINDING)
+        if targets == 0 or uncovered:
+            return False
+        self._binding_state_touch_sync(BINDING)
+        self._wave_cleanup_sync(wave_id, BINDING)
+        return True
+
+    def _fenced_sync(self, term: SupervisorTerm, fn: Any, *args: Any) -> Any:
+        self._fence_sync(term)
+        return fn(*args)
+
+
+def utc_datetime(value: Any) -> datetime.datetime:
+    """A database-UTC time (what :func:`~powercontext.adapters.topic_spi.utc_text`
+    accepts: mysqlclient's naive DATETIME, SQLite's ``strftime`` text) as a
+    timezone-aware UTC datetime. BackendError for anything else."""
+    text = utc_text(value)
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.UTC)
