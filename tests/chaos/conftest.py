@@ -64,16 +64,21 @@ def new_scope(prefix: str = "chaos") -> str:
     return f"{prefix}:{secrets.token_hex(3)}"
 
 
-def _supervisor_written() -> bool:
-    """Whether the Supervisor of this tree is implemented (not the part-4 skeleton)."""
+def _supervisor_written(engine: str) -> bool:
+    """Whether the Supervisor of this tree and its storage on ``engine`` (``sqlite``,
+    ``oceanbase``) are implemented (not the part-4 skeleton)."""
     import os
 
-    from powercontext.adapters.sqlite import SQLiteTopicBackend
+    from powercontext.plugins.builtin import TOPIC_BACKENDS, resolve
     from powercontext.supervisor import ArtifactProcessingSupervisor
     from powercontext.topic_config import PowerContextConfig
 
-    if not callable(getattr(SQLiteTopicBackend, "acquire_lease", None)):
-        return False  # the storage of leases and waves is not in this tree yet
+    try:
+        backend = resolve(TOPIC_BACKENDS[engine])
+    except ImportError:
+        return False
+    if not callable(getattr(backend, "_lease_acquire_sync", None)):
+        return False  # this engine's storage of leases and waves is not in this tree yet
     try:
         ArtifactProcessingSupervisor(os.devnull, PowerContextConfig())
     except NotImplementedError:
@@ -84,11 +89,15 @@ def _supervisor_written() -> bool:
 
 
 @pytest.fixture
-def needs_supervisor() -> None:
-    """Skip (fail under CI=true) while the Supervisor is the skeleton's stub."""
+def needs_supervisor(request: pytest.FixtureRequest) -> None:
+    """Skip (fail under CI=true) while the Supervisor, or its storage on the test's
+    engine, is the skeleton's stub."""
     import os
 
-    if not _supervisor_written():
+    callspec = getattr(request.node, "callspec", None)
+    seekdb = "seekdb_db" in request.fixturenames or (
+        callspec is not None and callspec.params.get("db_url") == "seekdb")
+    if not _supervisor_written("oceanbase" if seekdb else "sqlite"):
         if os.environ.get("CI") == "true":
             pytest.fail("the ArtifactProcessingSupervisor is not implemented in this tree")
         pytest.skip("the ArtifactProcessingSupervisor is not implemented in this tree yet")
