@@ -2,7 +2,8 @@
 
 * flushes during a wave give exactly ONE successor wave (from the new snapshot), never
   one per flush;
-* 1,000 concurrent flushes are one Pending row and then one wave;
+* 1,000 concurrent flushes (8 processes x 125, at once) are one Pending row whose flush
+  generation counts every one, and then one wave;
 * a Supervisor stopped between the last Window of an automatic wave and the wave's
   completion (SIGSTOP while the Worker publishes, then kill -9): the replacement starts
   a new wave that finds every target covered, completes it, and publishes nothing twice.
