@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
+from powercontext.adapters.oceanbase.topic_supervision import OceanBaseTopicSupervision
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import opt_text
@@ -71,7 +72,8 @@ def _q(name: str, n: int | None = None) -> str:
     return templates.render(name, _DIALECT, n)
 
 
-class OceanBaseTopicBackend(OceanBaseTopicRows, OceanBaseStorage[TopicCapabilities],
+class OceanBaseTopicBackend(OceanBaseTopicSupervision, OceanBaseTopicRows,
+                            OceanBaseStorage[TopicCapabilities],
                             DatabaseTopicBackend):
     """Topic Memory on OceanBase MySQL mode or seekdb (Topic Memory RFC, "Storage, Head,
     and atomic activation").

@@ -94,6 +94,10 @@ from powercontext.plugins.testing.topic_state_machine import (
     TopicStateMachine,
     topic_state_machine_test,
 )
+from powercontext.plugins.testing.topic_supervision_machine import (
+    TopicSupervisionStateMachine,
+    topic_supervision_state_machine_test,
+)
 
 __all__ = [
     "NASTY_QUERIES",
@@ -118,6 +122,7 @@ __all__ = [
     "TopicKit",
     "TopicProcessingStateMachine",
     "TopicStateMachine",
+    "TopicSupervisionStateMachine",
     "VectorContract",
     "WritesContract",
     "consumes",
@@ -127,4 +132,5 @@ __all__ = [
     "state_machine_test",
     "topic_processing_state_machine_test",
     "topic_state_machine_test",
+    "topic_supervision_state_machine_test",
 ]

@@ -11,6 +11,7 @@ from powercontext.plugins.testing.topic_contract_publish import TopicPublishCont
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
 from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
+from powercontext.plugins.testing.topic_contract_supervision import TopicSupervisionContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -25,6 +26,7 @@ class TopicBackendContract(
     TopicSourcesContract,
     TopicBudgetContract,
     TopicGuardsContract,
+    TopicSupervisionContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
