@@ -39,6 +39,19 @@ One asyncio task in the serving process (role ``all`` or ``background``):
   attributes and in the message): binding, scope_id, window_after, window_through,
   stage, error_code, exception_type, failure_count, retry_delay, supervisor_generation,
   worker_id, traceback; never Source content, prompts, model output or secrets.
+  Tracebacks are logged as ``file:line:function`` frames only (an exception's text
+  may quote content).
+
+The runner ``python -m powercontext.supervisor --db URL [--config F] [--plugin
+M:A]... [-v]`` runs one Supervisor in the foreground until SIGTERM/SIGINT (role
+``background`` semantics) and prints ``supervisor ready holder=<id>
+generation=<n>`` to stderr whenever it holds a new term.
+
+Known limit: a flush that arrives while an automatic or catch-up Window of its Scope
+is in flight can be covered by that Window (which leaves Pending alone); the flush
+generation then stays unhandled until a later Source gives an explicit Window to
+publish (the port has no Pending-only handle call). The key is re-checked each poll
+with one status read and no Worker.
 """
 
 from __future__ import annotations
@@ -138,6 +151,13 @@ def _context() -> Any:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["powercontext.topic_worker"])
     return ctx
+
+
+def _start_forkserver() -> None:
+    from multiprocessing import forkserver
+
+    _context()
+    forkserver.ensure_running()
 
 
 def _frames(exc: BaseException) -> str:
@@ -245,7 +265,17 @@ class ArtifactProcessingSupervisor:
                 _log.warning("supervisor started without Topic processing: nothing is "
                              "dispatched (flush still records intent)",
                              extra={"stage": "startup"})
-            await self._take_term()
+            # the forkserver starts now, not in the middle of a Leader's tick
+            await asyncio.to_thread(_start_forkserver)
+            try:
+                await self._take_term()
+            except Exception as exc:
+                if self._sqlite:
+                    raise
+                # OceanBase: start as a candidate; the loop retries on every poll
+                self._emit(logging.WARNING, "supervisor started as a candidate: the "
+                           "lease could not be read", None, stage="lease",
+                           exception_type=type(exc).__name__)
         except BaseException:
             await self._close_service()
             self._release_lock()
@@ -325,7 +355,7 @@ class ArtifactProcessingSupervisor:
                 if self._sqlite:
                     await self._tick()
                 else:  # a hanging connection must not keep a Leader dispatching
-                    await asyncio.wait_for(self._tick(), self._lease / 3)
+                    await asyncio.wait_for(self._tick(), max(1.0, self._lease / 2))
             except asyncio.CancelledError:
                 raise
             except SupervisorTermError as exc:
@@ -511,27 +541,45 @@ class ArtifactProcessingSupervisor:
             if work is None:
                 self._queue.done(key, more=False)
                 continue
-            binding, scope = key  # type: ignore[misc]
-            (status,) = await self._service.backend.processing_status(scope)
-            if self._terminal_frontier(status):
-                self._terminal[key] = self._snapshot(status)  # type: ignore[index]
-                self._work.pop(key, None)  # type: ignore[call-overload]
-                self._queue.done(key, more=False)
-                self._emit(logging.INFO, "terminal frontier left alone until its "
-                           "Pending changes", key, stage="attempt",
-                           error_code=status.budget.failure_code if status.budget else None,
-                           window_after=status.cursor)
-                continue
-            if status.cursor >= work.target:
-                await self._finished(key, work)  # type: ignore[arg-type]
-                continue
-            self._seq += 1
-            assignment = WorkAssignment(
-                binding, scope, status.cursor, work.target, work.mode,  # type: ignore[arg-type]
-                term, f"w{term.generation}.{self._seq}",
-                claimed_flush_generation=work.claimed if work.mode == "explicit" else None,
-                wave_id=work.wave_id if work.mode == "auto" else None)
-            self._spawn(key, assignment, work)  # type: ignore[arg-type]
+            try:
+                await self._dispatch_key(key, work, term)  # type: ignore[arg-type]
+            except BaseException:
+                if key not in self._running:  # never left "running" without a Worker
+                    self._queue.done(key, more=True)
+                raise
+
+    async def _dispatch_key(self, key: Key, work: _Work, term: SupervisorTerm) -> None:
+        """Start a Worker for ``key``, or settle it without one (covered, terminal)."""
+        binding, scope = key
+        (status,) = await self._service.backend.processing_status(scope)
+        if self._terminal_frontier(status):
+            self._terminal[key] = self._snapshot(status)
+            self._work.pop(key, None)
+            self._queue.done(key, more=False)
+            self._emit(logging.INFO, "terminal frontier left alone until its Pending "
+                       "changes", key, stage="attempt",
+                       error_code=status.budget.failure_code if status.budget else None,
+                       window_after=status.cursor)
+            return
+        pending = status.pending
+        if (work.mode != "explicit" and pending is not None
+                and pending.flush_generation > pending.handled_flush_generation):
+            # flushed since it was queued: the explicit semantics win (the Window
+            # reaching the flush target handles the generation); its target covers
+            # the frozen one, since source_through only rises
+            work = _Work("explicit", max(work.target, pending.source_through),
+                         pending.flush_generation)
+            self._work[key] = work
+        if status.cursor >= work.target:
+            await self._finished(key, work)
+            return
+        self._seq += 1
+        assignment = WorkAssignment(
+            binding, scope, status.cursor, work.target, work.mode,  # type: ignore[arg-type]
+            term, f"w{term.generation}.{self._seq}",
+            claimed_flush_generation=work.claimed if work.mode == "explicit" else None,
+            wave_id=work.wave_id if work.mode == "auto" else None)
+        self._spawn(key, assignment, work)
 
     @staticmethod
     def _terminal_frontier(status: ScopeStatus) -> bool:
@@ -687,10 +735,8 @@ class ArtifactProcessingSupervisor:
         base: dict[str, Any] = {"binding": key[0] if key else BINDING,
                                 "scope_id": key[1] if key else None}
         term = self._term
-        base.setdefault("supervisor_generation", term.generation if term else None)
+        base["supervisor_generation"] = term.generation if term else None
         base.update(fields)
-        if base.get("supervisor_generation") is None and term is not None:
-            base["supervisor_generation"] = term.generation
         _log.log(level, "%s %s", event, _kv(base), extra=base)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Mapping
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -184,7 +184,7 @@ class FairQueue:
         self._queued[key] = None
         return True
 
-    def take(self, now: float, not_before: Mapping[Hashable, float] | None = None
+    def take(self, now: float, not_before: Mapping[Any, float] | None = None
              ) -> Hashable | None:
         """The first queued key that is not running and whose ``not_before[key]`` (if
         any) is <= ``now``; it becomes running. None when there is none."""
