@@ -11,7 +11,9 @@ stdin:
   (:func:`fill_slots`), and the hits are printed as
   ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``,
   marked untrusted and below system and developer policy, inside a fence that stored
-  text cannot close (:func:`render_context`). No Memory or no hit: no output. By
+  text cannot close (:func:`render_context`); up to 3 Topics of the repository's Scope
+  ``repo:<path>`` follow the entries (``hook_prompt.prompt_topics``, through
+  ``prepare_context``; ``--no-topics`` leaves them out). No hit: no output. By
   default the prompt is embedded only when that is cheap (never with torch).
 - ``Stop`` (``session_id``, ``transcript_path``, ``cwd``, ``stop_hook_active``, and in
   newer versions ``last_assistant_message``): the turn's outcome (the last assistant
@@ -19,7 +21,10 @@ stdin:
   Source, its secrets redacted first (``[REDACTED:github-token]``); when a candidate
   pipeline is configured, the repository has a Memory (or ``--create-memory`` /
   ``$POWERCONTEXT_HOOK_CREATE=1``) and the outcome is not :func:`trivial_outcome`,
-  ``remember(mode="extract")`` runs on it.
+  ``remember(mode="extract")`` runs on it. The turn itself (the user prompt and the
+  final reply, bounded, secrets redacted) is added to the repository's Scope
+  ``repo:<path>`` as one ``conversation`` Source, so Topics grow from real work
+  (``hook_turn``; one Source per turn).
 
 Codex runs its ``notify`` program with one JSON argument; ``powercontext hook codex``
 handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-messages``,
@@ -33,8 +38,9 @@ imported until an event needs it (a database that does not exist is never create
 
 This module holds the click commands and the guard; the parts live beside it:
 ``hook_payload`` (the payload boundary, transcripts), ``hook_fence`` (the memory
-fence), ``hook_prompt`` (prompt queries, searches and slots) and ``hook_outcome`` (the
-turn's outcome). Their public names are re-exported here.
+fence), ``hook_prompt`` (prompt queries, searches and slots), ``hook_outcome`` (the
+turn's outcome) and ``hook_turn`` (the turn as a conversation Source). Their public
+names are re-exported here.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from powercontext.adapters.cli.hook_payload import (
     repo_key,
     repo_root,
     sanitize,
+    transcript_turn,
 )
 from powercontext.adapters.cli.hook_prompt import (
     MAX_HOOK_QUERIES,
@@ -169,18 +176,23 @@ def hook() -> None:
                    "model is cheap (deterministic, or a remote model with a timeout of at "
                    f"most {PROMPT_REMOTE_TIMEOUT_S:g} s); never loads torch. hybrid/vector "
                    "always embed the prompt.")
+@click.option("--topics/--no-topics", default=True, show_default=True,
+              help="On a prompt, also add up to 3 Topics of the repository's Scope "
+                   "(repo:<path>) after the Memory entries.")
 @click.option("--extract/--no-extract", default=True, show_default=True,
               help="On Stop, run the candidate pipeline (else only store the Source).")
 @click.option("--create-memory", is_flag=True, envvar=ENV_HOOK_CREATE,
               help="On Stop, create a Memory for a repository that has none "
                    f"(also ${ENV_HOOK_CREATE}=1; default: only bootstrapped repositories).")
 @click.pass_obj
-def claude_code(obj: Any, limit: int, mode: str, extract: bool, create_memory: bool) -> None:
+def claude_code(obj: Any, limit: int, mode: str, topics: bool, extract: bool,
+                create_memory: bool) -> None:
     """Handle one Claude Code hook event (JSON on stdin).
 
-    UserPromptSubmit prints the matching memory as untrusted additionalContext; Stop
-    stores the turn's outcome as a task_outcome Source and runs the candidate pipeline.
-    Other events are ignored.
+    UserPromptSubmit prints the matching memory (and Topics of the repository's
+    Scope) as untrusted additionalContext; Stop stores the turn's outcome as a
+    task_outcome Source, adds the turn to the repository's Scope as a conversation
+    Source and runs the candidate pipeline. Other events are ignored.
     """
 
     def body() -> None:
@@ -188,23 +200,25 @@ def claude_code(obj: Any, limit: int, mode: str, extract: bool, create_memory: b
         payload = sanitize(load_object(read_stdin(), "hook input"))
         event = payload.get("hook_event_name")
         if event == "UserPromptSubmit":
-            _emit(_run(prompt_context(c, payload, limit, mode)))
+            _emit(_run(prompt_context(c, payload, limit, mode, topics=topics)))
         elif event == "Stop":
             answer = payload.get("last_assistant_message")
-            request = ""
+            request = turn_id = ""
             transcript = payload.get("transcript_path")
             if isinstance(transcript, str) and transcript:
-                from_file, request = extract_transcript_turn(transcript)
+                from_file, request, turn_id = transcript_turn(transcript)
                 if not isinstance(answer, str) or not answer.strip():
                     answer = from_file
-            ids = {"event": "Stop", "session_id": str(payload.get("session_id") or "")}
+            session = str(payload.get("session_id") or "")
+            ids = {"event": "Stop", "session_id": session}
             uri = None
             if isinstance(transcript, str) and Path(transcript).is_absolute():
                 uri = Path(transcript).as_uri()
             report = _run(record_outcome(
                 c, agent="claude-code", cwd=event_cwd(payload),
                 answer=(answer or "").strip(), request=request, uri=uri, ids=ids,
-                extract=extract, create=create_memory))
+                extract=extract, create=create_memory,
+                turn={"session": session, "turn": turn_id, "prompt": request}))
             if getattr(c, "as_json", False):
                 _emit(report)
 
@@ -222,8 +236,9 @@ def claude_code(obj: Any, limit: int, mode: str, extract: bool, create_memory: b
 def codex(obj: Any, payload: str | None, extract: bool, create_memory: bool) -> None:
     """Handle one Codex notify event (the JSON argument Codex appends).
 
-    agent-turn-complete stores the turn's outcome as a task_outcome Source and runs the
-    candidate pipeline; other notification types are ignored.
+    agent-turn-complete stores the turn's outcome as a task_outcome Source, adds the
+    turn to the repository's Scope as a conversation Source and runs the candidate
+    pipeline; other notification types are ignored.
     """
 
     def body() -> None:
@@ -243,7 +258,9 @@ def codex(obj: Any, payload: str | None, extract: bool, create_memory: bool) -> 
         report = _run(record_outcome(
             c, agent="codex", cwd=data.get("cwd") or os.getcwd(),
             answer=answer.strip() if isinstance(answer, str) else "", request=request.strip(),
-            uri=None, ids=ids, extract=extract, create=create_memory))
+            uri=None, ids=ids, extract=extract, create=create_memory,
+            turn={"session": ids["thread_id"], "turn": ids["turn_id"],
+                  "prompt": request.strip()}))
         if getattr(c, "as_json", False):
             _emit(report)
 

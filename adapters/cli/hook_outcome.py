@@ -91,18 +91,46 @@ def _head_commit(root: Path) -> str | None:
     return head_commit(root)
 
 
+async def _record_turn(svc: Any, key: str, agent: str, answer: str, request: str,
+                       turn: dict[str, str], metadata: dict[str, str],
+                       report: dict[str, Any]) -> list[str]:
+    """The turn as a conversation Source in the Scope ``key``; any failure is a note."""
+    from powercontext.adapters.cli.hook_turn import conversation_source, record_turn
+
+    if turn.get("turn") and "turn_id" not in metadata:
+        metadata = {**metadata, "turn_id": turn["turn"]}
+    try:
+        source = conversation_source(
+            scope_id=key, agent=agent, session=turn.get("session", ""),
+            turn=turn.get("turn", ""), prompt=turn.get("prompt") or request, reply=answer,
+            metadata=metadata, scanner=svc.secret_scanner)
+        if source is None:
+            return []
+        notes = await record_turn(svc, key, source)
+        if not notes:
+            report["turn_source_id"] = source.source_id
+        return notes
+    except Exception as exc:  # the turn is best effort: the outcome and extraction go on
+        return [f"the turn was not recorded: {type(exc).__name__}: {exc}"]
+
+
 async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: str,
                           uri: str | None, ids: dict[str, str], extract: bool = True,
-                          create: bool = False) -> dict[str, Any]:
-    """Persist a ``task_outcome`` Source (first, so the evidence is never lost) in the
-    repository's Scope ``repo:<path>`` (Topic Memory's Source journal and Pending raise,
-    the same transaction; :func:`~powercontext.adapters.cli.sources.journal_sources`), then,
-    when ``extract`` and the answer is not :func:`trivial_outcome`, run
-    ``remember(mode="extract")`` on the repository Memory. A repository without a Memory
-    gets one (mapped to ``repo:<path>``) only when ``create`` (``--create-memory`` or
-    ``$POWERCONTEXT_HOOK_CREATE=1``); otherwise only the Source is stored. Returns what
-    happened (printed with ``--json``: ``source_id``, ``repo_key``, ``memory_ref``,
-    ``extracted``, ``trivial``, ``notes``)."""
+                          create: bool = False, turn: dict[str, str] | None = None
+                          ) -> dict[str, Any]:
+    """Persist a ``task_outcome`` Source (first, so the evidence is never lost; the
+    Memory's evidence, stored without a Scope), then the finished turn as a
+    ``conversation`` Source in the repository's Scope ``repo:<path>`` (Topic Memory's
+    Source journal and Pending raise, one transaction;
+    :func:`~powercontext.adapters.cli.hook_turn.record_turn`; ``turn``: ``{"session",
+    "turn", "prompt"}``, the prompt defaulting to ``request``), then, when ``extract``
+    and the answer is not :func:`trivial_outcome`, run ``remember(mode="extract")`` on
+    the repository Memory. A repository without a Memory gets one (mapped to
+    ``repo:<path>``) only when ``create`` (``--create-memory`` or
+    ``$POWERCONTEXT_HOOK_CREATE=1``); otherwise only the Sources are stored. A turn that
+    cannot be recorded is a note, never a failure. Returns what happened (printed with
+    ``--json``: ``source_id``, ``turn_source_id`` (None when no turn was recorded),
+    ``repo_key``, ``memory_ref``, ``extracted``, ``trivial``, ``notes``)."""
     from powercontext.adapters.secret_scanner import redact_all, redact_fields
     from powercontext.core import canonical
     from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
@@ -125,12 +153,15 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
         metadata["head"] = head
     content = _bounded(answer, MAX_OUTCOME_CHARS) if answer else (
         f"{agent} finished a turn; no assistant message was recorded.")
+    turn_meta = {k: metadata[k] for k in ("agent", "repo", "head") if k in metadata}
+    turn_meta.update((k, v) for k, v in ids.items() if v)
     content, uri, metadata = redact_fields(content, uri, metadata, scanner)
     digest = canonical.source_content_hash("task_outcome", content, uri,
                                            tuple(sorted(metadata.items())))
     source = canonical.make_source(f"src_{digest[:40]}", "task_outcome", content, uri, metadata)
-    report: dict[str, Any] = {"source_id": source.source_id, "repo_key": key,
-                              "memory_ref": None, "extracted": False, "trivial": None}
+    report: dict[str, Any] = {"source_id": source.source_id, "turn_source_id": None,
+                              "repo_key": key, "memory_ref": None, "extracted": False,
+                              "trivial": None}
     trivial = trivial_outcome(answer, metadata) if answer else None
     if trivial is not None:
         report["trivial"] = trivial
@@ -140,12 +171,12 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     from powercontext.adapters.cli.writes import settled
 
     try:
-        from powercontext.adapters.cli.sources import journal_sources
-
-        # in the repository's Scope (repo:<path>, the Memory key's form) for Topic Memory
-        scope_notes = await journal_sources(svc, key, (source,))
-        if scope_notes:
-            report["notes"] = [*report.get("notes", []), *scope_notes]
+        await svc.backend.put_sources((source,))
+        # the turn, in the repository's Scope (repo:<path>, the Memory key's form)
+        turn_notes = await _record_turn(svc, key, agent, answer, request, turn or {},
+                                        turn_meta, report)
+        if turn_notes:
+            report["notes"] = [*report.get("notes", []), *turn_notes]
         pipeline = _pipeline(svc) if extract and answer and trivial is None else None
         if pipeline is None:
             return report

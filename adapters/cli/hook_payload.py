@@ -25,6 +25,7 @@ __all__ = [
     "repo_key",
     "repo_root",
     "sanitize",
+    "transcript_turn",
 ]
 
 #: Only the transcript's last bytes are read.
@@ -119,6 +120,14 @@ def extract_transcript_turn(path: str | os.PathLike[str]) -> tuple[str, str]:
     :data:`TRANSCRIPT_TAIL_BYTES` are read. The assistant text is the run of assistant
     text blocks after the last user line (prompt or tool result). Missing or unreadable
     file: ``("", "")``; malformed lines are skipped."""
+    answer, request, _turn = transcript_turn(path)
+    return answer, request
+
+
+def transcript_turn(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """:func:`extract_transcript_turn` plus the turn's id: the ``uuid`` of the user line
+    that holds the last prompt (Claude Code writes one per line), ``""`` when there is
+    none. Missing or unreadable file: ``("", "", "")``."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -126,7 +135,7 @@ def extract_transcript_turn(path: str | os.PathLike[str]) -> tuple[str, str]:
             fh.seek(max(0, size - TRANSCRIPT_TAIL_BYTES))
             data = fh.read()
     except OSError:
-        return "", ""
+        return "", "", ""
     records: list[dict[str, Any]] = []
     for line in data.decode("utf-8", "replace").splitlines():
         try:
@@ -136,7 +145,7 @@ def extract_transcript_turn(path: str | os.PathLike[str]) -> tuple[str, str]:
         if isinstance(rec, dict) and isinstance(rec.get("message"), dict):
             records.append(sanitize(rec))
     answer: list[str] = []
-    request = ""
+    request = turn = ""
     in_answer = True
     for rec in reversed(records):
         role = rec.get("type") or rec["message"].get("role")
@@ -149,6 +158,8 @@ def extract_transcript_turn(path: str | os.PathLike[str]) -> tuple[str, str]:
         if role == "user" and not rec.get("isMeta") and not _is_tool_result(content):
             request = "\n".join(_text_blocks(content)).strip()
             if request:
+                uuid = rec.get("uuid")
+                turn = uuid if isinstance(uuid, str) else ""
                 break
-    return "\n\n".join(t.strip() for t in answer if t.strip()), request
+    return "\n\n".join(t.strip() for t in answer if t.strip()), request, turn
 

@@ -1,8 +1,10 @@
 """The prompt hook's recall (README, "Coding-agent hooks"): the bounded full-text
 queries a prompt becomes (:func:`prompt_queries`), the searches of the repository
 Memory fused by RRF (:func:`prompt_hits`), and the slots they fill, rules first with at
-most :data:`MAX_NOTES` working_notes (:func:`fill_slots`). :func:`prompt_context` is the
-whole ``UserPromptSubmit`` answer (None when nothing is injected).
+most :data:`MAX_NOTES` working_notes (:func:`fill_slots`), then at most
+:data:`MAX_TOPICS` Topics of the repository's Scope (:func:`prompt_topics`).
+:func:`prompt_context` is the whole ``UserPromptSubmit`` answer (None when nothing is
+injected).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ __all__ = [
     "MAX_HOOK_QUERIES",
     "MAX_HOOK_QUERY_TERMS",
     "MAX_NOTES",
+    "MAX_TOPICS",
     "PROMPT_REMOTE_TIMEOUT_S",
     "fill_slots",
     "kind_tier",
     "prompt_context",
     "prompt_hits",
     "prompt_queries",
+    "prompt_topics",
     "vectors_fit",
 ]
 
@@ -32,6 +36,8 @@ MAX_HOOK_QUERY_TERMS = 8
 MAX_HOOK_QUERIES = 9
 #: At most this many ``working_note`` entries are injected into one prompt.
 MAX_NOTES = 2
+#: At most this many Topics of the repository's Scope are injected into one prompt.
+MAX_TOPICS = 3
 #: A remote embedding model is used by the prompt hook's ``auto`` mode only when its
 #: request timeout is at most this many seconds (Claude Code's hook timeout is 10 s).
 PROMPT_REMOTE_TIMEOUT_S = 3.0
@@ -162,27 +168,75 @@ async def _key_memory(c: Any, key: str) -> str | None:
     return memory_id
 
 
-async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str
-                          ) -> dict[str, Any] | None:
+async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str, *,
+                         topics: bool = True) -> dict[str, Any] | None:
+    """The ``UserPromptSubmit`` answer: the repository Memory's :func:`prompt_hits`,
+    then (``topics``) :func:`prompt_topics` of its Scope, rendered by
+    :func:`~powercontext.adapters.cli.hook_fence.render_context`; None (no output)
+    when neither has a hit."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     cwd = event_cwd(payload)
     root = repo_root(cwd)
-    memory_id = await _key_memory(c, repo_key(root))
-    if memory_id is None:
-        return None  # no Memory for this repository
-    svc = c.service()
-    try:
-        hits = await prompt_hits(svc, memory_id, prompt, limit, mode)
-    finally:
-        await svc.close()
-    if not hits:
+    key = repo_key(root)
+    memory_id = await _key_memory(c, key)
+    hits: list[Any] = []
+    if memory_id is not None:
+        svc = c.service()
+        try:
+            hits = await prompt_hits(svc, memory_id, prompt, limit, mode)
+        finally:
+            await svc.close()
+    found = await prompt_topics(c, key, prompt, min(limit, MAX_TOPICS), mode) if topics \
+        else []
+    if not hits and not found:
         return None
     return {"hookSpecificOutput": {
         "hookEventName": "UserPromptSubmit",
-        "additionalContext": render_context(hits, repo=str(root)),
+        "additionalContext": render_context(hits, repo=str(root), topics=found),
     }}
+
+
+async def prompt_topics(c: Any, scope_id: str, prompt: str, limit: int, mode: str
+                        ) -> list[Any]:
+    """The Topic side of the prompt hook: at most ``limit`` Topic items of the Scope
+    ``scope_id`` (``repo:<path>``) for the prompt's first (focus) query of
+    :func:`prompt_queries`, through :func:`powercontext.context_prepare.prepare_context`
+    (Topic side only: neutral text, never the Detail). Nothing when the SQLite database
+    does not exist (it is not created), the prompt has no informative word, or the
+    deployment is hybrid and the embedding model does not :func:`vectors_fit` (``fts``
+    mode never embeds). Never raises: a failure is logged to ``hooks.log`` and the
+    Memory hits are injected without Topics."""
+    from powercontext.runtime import sqlite_path
+
+    path = sqlite_path(c.db_url)
+    if path is not None and not path.exists():
+        return []
+    try:
+        from powercontext.context_prepare import TOPIC_LIMIT, prepare_context
+        from powercontext.runtime import open_topic_service
+
+        tsvc = open_topic_service(c.db_url, embedding=getattr(c, "embedding", None),
+                                  analyzer=getattr(c, "analyzer", None))
+        try:
+            caps = await tsvc.capabilities()
+            if "topic_vector" in caps.channels and (
+                    mode == "fts" or (mode == "auto" and not vectors_fit(tsvc.embedding_model))):
+                return []
+            queries = prompt_queries(prompt, await tsvc.backend.analyzer())
+            if not queries:
+                return []
+            prepared = await prepare_context(None, tsvc, scope_id, queries[0])
+        finally:
+            await tsvc.close()
+        return [i for i in prepared.items if i.family == "topic-memory"][:min(limit,
+                                                                              TOPIC_LIMIT)]
+    except Exception as exc:  # Topics are extra: the Memory hits still go in
+        from powercontext.adapters.cli.hook import _log_failure
+
+        _log_failure("claude-code (Topic hits)", exc)
+        return []
 
 
 def vectors_fit(model: Any) -> bool:

@@ -89,13 +89,16 @@ def _shown_url(url: str) -> str:
 
 
 def _configure_logging(verbose: bool) -> None:
-    """One stderr handler on ``powercontext``: WARNING, with the start-up lines of
-    ``powercontext.serve`` at INFO; ``-v``: INFO for every ``powercontext.*`` logger."""
+    """One stderr handler on ``powercontext`` (the Supervisor's StructuredFormatter:
+    each record's fields appended as ``key=value``): WARNING, with the start-up lines
+    of ``powercontext.serve`` at INFO; ``-v``: INFO for every ``powercontext.*``
+    logger."""
     root = logging.getLogger("powercontext")
     if not any(getattr(h, "_powercontext_serve", False) for h in root.handlers):
+        from powercontext.topic_worker import StructuredFormatter
+
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(StructuredFormatter())  # fields appended as key=value
         handler._powercontext_serve = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
@@ -159,20 +162,33 @@ class _Uvicorn:
         return Server(config)
 
 
+def _has_lease_storage(db_url: str, registry: Any) -> bool:
+    """Whether the Topic backend of ``db_url`` implements the Supervisor's lease calls
+    (nothing connects: only the backend's class is looked at)."""
+    backend = registry.topic_backend_for_url(db_url)
+    return callable(getattr(type(backend), "acquire_lease", None))
+
+
 async def _start_supervisor(db_url: str, config: Any, registry: Any) -> Any:
-    """The started ArtifactProcessingSupervisor, or None when this build has none.
+    """The started ArtifactProcessingSupervisor, or None when this build cannot run
+    one (no Supervisor, or a Topic backend without the lease calls): then flushes are
+    recorded and ``topic process`` processes them, as the warning says.
     SupervisorUnavailableError (another Supervisor holds this SQLite database) and
     TopicProcessingUnavailableError (automatic scheduling without a usable
     configuration) pass through."""
     from powercontext.supervisor import ArtifactProcessingSupervisor
 
+    missing = ("the ArtifactProcessingSupervisor cannot run in this build (%s): flushes "
+               "are recorded, `powercontext topic process` processes them")
+    if not _has_lease_storage(db_url, registry):
+        log.warning(missing, "the Topic backend has no Supervisor lease storage")
+        return None
     try:
         supervisor = ArtifactProcessingSupervisor(db_url, config, env=os.environ,
                                                   registry=registry)
         await supervisor.start()
     except NotImplementedError:
-        log.warning("the ArtifactProcessingSupervisor is not part of this build: flushes "
-                    "are recorded, `powercontext topic process` processes them")
+        log.warning(missing, "not implemented")
         return None
     return supervisor
 

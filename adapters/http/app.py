@@ -89,8 +89,8 @@ class _Guard:
         except Exception as exc:
             status, code, message, field = status_for(exc)
             # the frames only: an exception's own text may quote stored content
-            log.error("request failed path=%s error_code=%s exception_type=%s "
-                      "traceback=\n%s", scope.get("path"), code, type(exc).__name__,
+            log.error("request failed path=%s traceback (frames only):\n%s",
+                      scope.get("path"),
                       "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
                       extra={"stage": "http", "error_code": code,
                              "exception_type": type(exc).__name__})

@@ -68,8 +68,9 @@ async def require_token(request: Request, _credentials: Any = _BEARER) -> None:
     if scheme.lower() != "bearer" or not given.strip():
         raise ApiError(401, "unauthorized", "the Authorization header must be "
                        "'Bearer <token>'", headers=_CHALLENGE)
-    if not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"),
-                               token.encode("utf-8")):
+    # Starlette decodes header bytes as latin-1: encoding back gives the bytes sent,
+    # compared with the token's UTF-8 bytes
+    if not hmac.compare_digest(given.strip().encode("latin-1"), token.encode("utf-8")):
         raise ApiError(401, "unauthorized", "the bearer token is not accepted",
                        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
 

@@ -160,8 +160,10 @@ async def _on_http(_request: Request, exc: Exception) -> JSONResponse:
     codes = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
              413: "invalid_input", 415: "invalid_input"}
     status = exc.status_code
-    code = codes.get(status, "internal" if status >= 500 else "invalid_input")
     message = exc.detail if isinstance(exc.detail, str) else "request refused"
+    if status == 400:  # the framework's body parsing (a body that is not UTF-8 JSON)
+        status, message = 422, "the request body is not valid JSON (UTF-8)"
+    code = codes.get(status, "internal" if status >= 500 else "invalid_input")
     if status == 404 and message == "Not Found":
         message = "no such endpoint (see /openapi.json)"
     return _response(status, code, message, None, dict(exc.headers or {}))
@@ -175,8 +177,7 @@ async def _on_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         # the code and the type only: never the request body
         log.log(logging.ERROR if status == 500 else logging.WARNING,
-                "request failed path=%s error_code=%s exception_type=%s",
-                request.url.path, code, type(exc).__name__,
+                "request failed path=%s", request.url.path,
                 extra={"stage": "http", "error_code": code,
                        "exception_type": type(exc).__name__})
     return _response(status, code, message, field, headers)

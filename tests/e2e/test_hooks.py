@@ -228,7 +228,7 @@ def test_stop_prefers_the_payloads_last_assistant_message(tmp_path, repo):
                "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False,
                "last_assistant_message": "Done: renamed the module."}
     invoke(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
-    (outcome,) = journal(db)
+    (outcome,) = [s for s in journal(db) if s.kind == "task_outcome"]
     assert outcome.content == "Done: renamed the module."
     assert dict(outcome.metadata)["request"] == "Fix the flaky io test"
 
@@ -261,7 +261,7 @@ def test_codex_notify_stores_the_outcome_and_creates_the_repository_memory(env, 
     # a Stop creates a Memory only where asked to (issue 11 item 3; this test pinned the
     # creation for any folder, which is the fault fixed)
     run_hook(dict(env, POWERCONTEXT_HOOK_CREATE="1"), db, "codex", json.dumps(note))
-    (outcome,) = journal(db)
+    (outcome,) = [s for s in journal(db) if s.kind == "task_outcome"]
     assert outcome.kind == "task_outcome" and outcome.content == "Renamed foo to bar in 3 files."
     assert dict(outcome.metadata) == {
         "agent": "codex", "cwd": str(repo / "src"), "event": "agent-turn-complete",
@@ -276,7 +276,7 @@ def test_codex_notify_stores_the_outcome_and_creates_the_repository_memory(env, 
         ("working_note", "Task outcome: Renamed foo to bar in 3 files.")]
     # another notification type is ignored
     run_hook(env, db, "codex", json.dumps({"type": "approval-requested"}))
-    assert len(journal(db)) == 1
+    assert [s.kind for s in journal(db)] == ["task_outcome", "conversation"]
 
 
 # --------------------------------------------------------------------------- rendering/start-up
@@ -527,7 +527,8 @@ def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
     report = json.loads(proc.stdout)
     assert report["extracted"] is False and report["memory_ref"] is None
     assert stored_keys(db) == {}
-    assert [s.kind for s in journal(db)] == ["task_outcome"]  # the evidence is kept
+    # the evidence is kept (and the turn, in the repository's Scope)
+    assert [s.kind for s in journal(db)] == ["task_outcome", "conversation"]
     payload = {"session_id": "s", "cwd": str(folder), "hook_event_name": "Stop",
                "last_assistant_message": "Wrote scripts/fetch.sh that mirrors the bucket."}
     invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
