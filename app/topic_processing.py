@@ -77,10 +77,11 @@ import attrs
 
 from powercontext.core.errors import (
     InvalidInputError,
-    PowerContextError,
     RevisionConflictError,
     SupervisorTermError,
     TopicProcessingError,
+    describe_error,
+    is_own_component,
 )
 from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
 from powercontext.core.topic import content as topic_content
@@ -228,11 +229,6 @@ def _conflict_code(exc: RevisionConflictError) -> str:
     return CODE_HEAD
 
 
-def _describe(exc: BaseException) -> str:
-    # PowerContextError messages are ours (no Source text); others: the type only
-    return str(exc) if isinstance(exc, PowerContextError) else type(exc).__name__
-
-
 class TopicProcessor:
     """Processes one Scope's Sources into Topics, in process (``topic process``).
 
@@ -377,7 +373,7 @@ class TopicProcessor:
             raise err from exc
         except Exception as exc:
             code = _STAGE_CODES.get(attempt.stage, CODE_PUBLISH)
-            err = TopicProcessingError(code, _describe(exc), stage=attempt.stage)
+            err = TopicProcessingError(code, describe_error(exc), stage=attempt.stage)
             await self._fail(attempt, err, exc)
             raise err from exc
 
@@ -616,10 +612,14 @@ class TopicProcessor:
         try:
             response = await model.generate(request)
         except TopicProcessingError as exc:
+            if not is_own_component(model):  # a plugin's text may quote its request
+                raise TopicProcessingError(exc.code, describe_error(exc, model),
+                                           stage=exc.stage or request.stage,
+                                           terminal=exc.terminal) from exc
             exc.stage = exc.stage or request.stage
             raise
         except Exception as exc:
-            raise TopicProcessingError(CODE_PROVIDER, _describe(exc),
+            raise TopicProcessingError(CODE_PROVIDER, describe_error(exc, model),
                                        stage=request.stage) from exc
         if not isinstance(response, StageResponse):
             raise TopicProcessingError(CODE_PROVIDER, "the provider returned no StageResponse",

@@ -30,8 +30,8 @@ from powercontext.core import query as query_bounds
 from powercontext.core.errors import (
     CapabilityNotSupportedError,
     InvalidInputError,
-    PowerContextError,
     RetrievalShapeError,
+    describe_error,
 )
 from powercontext.core.models import EmbeddingVector, Source, SourceRef
 from powercontext.core.topic import content as topic_content
@@ -64,10 +64,6 @@ _REF_KEYS = frozenset({"family", "artifact_id", "revision"})
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, PowerContextError) else f"{type(exc).__name__}: {exc}"
 
 
 def parse_topic_ref(value: object, field: str = "artifact") -> TopicRef:
@@ -303,7 +299,7 @@ class TopicMemoryService:
         except Exception as exc:  # any model failure: the hybrid search cannot run
             raise CapabilityNotSupportedError(
                 "topic search in this hybrid deployment needs the query vector: the "
-                f"embedding model failed: {_describe(exc)}") from exc
+                f"embedding model failed: {describe_error(exc, model)}") from exc
 
     async def _embed(self, contents: Sequence[TopicMemoryContent],
                      caps: TopicCapabilities) -> list[tuple[EmbeddingVector, ...] | None]:
@@ -322,7 +318,7 @@ class TopicMemoryService:
         except Exception as exc:
             raise CapabilityNotSupportedError(
                 "publishing in this hybrid deployment needs every vector: the embedding "
-                f"model failed: {_describe(exc)}") from exc
+                f"model failed: {describe_error(exc, model)}") from exc
         out: list[tuple[EmbeddingVector, ...] | None] = []
         at = 0
         for group in texts:

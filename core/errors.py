@@ -31,7 +31,7 @@ __all__ = [
     "TopicProcessingUnavailableError",
     "UpgradeRequiredError",
     "WritesPausedError",
-]
+]  # the error classes only; describe_error and is_own_component are helpers
 
 
 class PowerContextError(Exception):
@@ -193,3 +193,26 @@ class TopicProcessingUnavailableError(CapabilityNotSupportedError):
     def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.problems = problems
+
+
+def is_own_component(component: object) -> bool:
+    """True when ``component`` (a provider, a model, any plugged-in object) is
+    powercontext's own: its class is defined in the ``powercontext`` package."""
+    return type(component).__module__.partition(".")[0] == "powercontext"
+
+
+def describe_error(exc: BaseException, origin: object | None = None) -> str:
+    """A one-line description of ``exc`` fit for logs, stored attempt errors and error
+    messages, which never carry Source text, prompts, model output or secrets (Topic
+    Memory RFC, "Retry and observability"). The message of a :class:`PowerContextError`
+    raised by powercontext's own code is kept (those name settings, codes and sizes);
+    any other exception, and any exception out of ``origin`` when ``origin`` (the
+    provider or model that raised it) is not powercontext's own
+    (:func:`is_own_component`), is described by its type alone: a plugin's or an SDK's
+    message may quote the request it failed on."""
+    own = origin is None or is_own_component(origin)
+    if own and isinstance(exc, PowerContextError):
+        return str(exc)
+    name = type(exc).__name__
+    code = getattr(exc, "code", None) if isinstance(exc, TopicProcessingError) else None
+    return f"{name} ({code})" if code else name

@@ -153,7 +153,8 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
         metadata["head"] = head
     content = _bounded(answer, MAX_OUTCOME_CHARS) if answer else (
         f"{agent} finished a turn; no assistant message was recorded.")
-    turn_meta = {k: metadata[k] for k in ("agent", "repo", "head") if k in metadata}
+    turn_meta: dict[str, str] = {k: metadata[k] for k in ("agent", "repo", "head")
+                                 if k in metadata}
     turn_meta.update((k, v) for k, v in ids.items() if v)
     content, uri, metadata = redact_fields(content, uri, metadata, scanner)
     digest = canonical.source_content_hash("task_outcome", content, uri,

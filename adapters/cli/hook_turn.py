@@ -70,10 +70,12 @@ def conversation_source(*, scope_id: str, agent: str, session: str, turn: str, p
         parts.append("User:\n" + _bounded(prompt, MAX_TURN_PROMPT_CHARS))
     if reply:
         parts.append("Assistant:\n" + _bounded(reply, MAX_TURN_REPLY_CHARS))
-    content, uri, meta = redact_fields("\n\n".join(parts), uri, dict(metadata), scanner)
-    digest = hashlib.sha256(f"powercontext:conversation-turn:v1\0{scope_id}\0{uri}"
+    content, safe_uri, meta = redact_fields("\n\n".join(parts), uri, dict(metadata),
+                                            scanner)
+    digest = hashlib.sha256(f"powercontext:conversation-turn:v1\0{scope_id}\0{safe_uri}"
                             .encode("utf-8", "replace")).hexdigest()
-    return canonical.make_source(f"src_{digest[:40]}", "conversation", content, uri, meta)
+    return canonical.make_source(f"src_{digest[:40]}", "conversation", content, safe_uri,
+                                 meta)
 
 
 async def record_turn(svc: Any, scope_id: str, source: Any) -> list[str]:

@@ -156,6 +156,7 @@ class TopicSupervisionContract(ProcessingContractBase):
         async def body(kit: TopicKit) -> None:
             b: Any = kit.backend
             seconds = lease_seconds(b)
+            bad: Any
             for bad in ("", "x" * 37, "é", 5):
                 with pytest.raises(InvalidInputError, match="holder_id"):
                     await b.acquire_lease(bad, seconds)

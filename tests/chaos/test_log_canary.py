@@ -83,11 +83,9 @@ def assert_no_leak(output: str, canary: str, keys: list[str]) -> None:
 
 @pytest.mark.parametrize("error", [
     "sdk",
-    pytest.param("backend", marks=pytest.mark.xfail(strict=True, reason=(
-        "known leak: TopicProcessor._describe keeps the text of any PowerContextError "
-        "(here a plugin provider's BackendError quoting its request) and `topic "
-        "process` prints it on stderr ('processing stopped: provider_error: ...'); the "
-        "Supervisor's logs carry only the code"))),
+    # a plugin provider's BackendError quoting its request: described by its type alone
+    # (core.errors.describe_error); `topic process` printed its text before
+    "backend",
 ])
 def test_topic_process_logs_carry_no_source_text_or_key(chaos, db_url, error):
     canary, keys, texts = secret_texts()

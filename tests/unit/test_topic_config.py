@@ -301,7 +301,8 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
            f"({tmp_path}/config.toml)" in lines
     assert any("llm.example:8443" in line for line in lines)
     assert any("deterministic provider" in line for line in lines)
-    assert len([r for r in caplog.records if r.getMessage().startswith("config ")]) == 10 + 8 + 2 + 3
+    configs = [r for r in caplog.records if r.getMessage().startswith("config ")]
+    assert len(configs) == 10 + 8 + 2 + 3
 
 
 def test_the_deterministic_factory_passes_only_the_options_its_class_names():
