@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.adapters.cli.hook_payload import repo_key, repo_root
+from powercontext.adapters.cli.hook_turn import bounded_text
 
 __all__ = [
     "ENV_HOOK_CREATE",
@@ -57,14 +58,6 @@ def trivial_outcome(answer: str, metadata: Any = None) -> str | None:
     if _COSMETIC.search(text):
         return "a cosmetic change only"
     return None
-
-
-def _bounded(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit * 3 // 4
-    tail = limit - head
-    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
 
 
 def _pipeline(svc: Any) -> Any:
@@ -147,11 +140,11 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     metadata = {"agent": agent, "cwd": str(Path(cwd).resolve()), "repo": str(root),
                 **{k: v for k, v in ids.items() if v}}
     if request:
-        metadata["request"] = _bounded(request, MAX_REQUEST_CHARS)
+        metadata["request"] = bounded_text(request, MAX_REQUEST_CHARS)
     head = _head_commit(root)
     if head:
         metadata["head"] = head
-    content = _bounded(answer, MAX_OUTCOME_CHARS) if answer else (
+    content = bounded_text(answer, MAX_OUTCOME_CHARS) if answer else (
         f"{agent} finished a turn; no assistant message was recorded.")
     turn_meta: dict[str, str] = {k: metadata[k] for k in ("agent", "repo", "head")
                                  if k in metadata}

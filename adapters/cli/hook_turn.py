@@ -28,7 +28,9 @@ MAX_TURN_PROMPT_CHARS = 8000
 MAX_TURN_REPLY_CHARS = 16000
 
 
-def _bounded(text: str, limit: int) -> str:
+def bounded_text(text: str, limit: int) -> str:
+    """``text`` if at most ``limit`` characters, else its first three quarters and last
+    quarter of ``limit`` around a ``[... N characters cut ...]`` marker."""
     if len(text) <= limit:
         return text
     head = limit * 3 // 4
@@ -67,9 +69,9 @@ def conversation_source(*, scope_id: str, agent: str, session: str, turn: str, p
     uri = turn_uri(agent, session, turn or _fallback_turn(prompt, reply))
     parts = []
     if prompt:
-        parts.append("User:\n" + _bounded(prompt, MAX_TURN_PROMPT_CHARS))
+        parts.append("User:\n" + bounded_text(prompt, MAX_TURN_PROMPT_CHARS))
     if reply:
-        parts.append("Assistant:\n" + _bounded(reply, MAX_TURN_REPLY_CHARS))
+        parts.append("Assistant:\n" + bounded_text(reply, MAX_TURN_REPLY_CHARS))
     content, safe_uri, meta = redact_fields("\n\n".join(parts), uri, dict(metadata),
                                             scanner)
     digest = hashlib.sha256(f"powercontext:conversation-turn:v1\0{scope_id}\0{safe_uri}"

@@ -25,6 +25,7 @@ import pytest
 from support.chaos import (
     SupervisorProcess,
     TcpProxy,
+    blocked_worker,
     descendants,
     flush,
     is_alive,
@@ -46,13 +47,6 @@ from support.chaos_check import (
 pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
 
 TEXTS = [f"# Lead topic {i % 2}\n\nleadership note {i}" for i in range(5)]
-
-
-def blocked_worker(chaos, sup: SupervisorProcess) -> int | None:
-    sup.check_alive()
-    mine = set(descendants(sup.pid))
-    found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
-    return found[0] if found else None
 
 
 def lease_expired(db_url: str) -> bool:

@@ -19,8 +19,8 @@ import signal
 import pytest
 from support.chaos import (
     SupervisorProcess,
+    blocked_worker,
     concurrent_flushes,
-    descendants,
     events,
     flush,
     is_alive,
@@ -38,13 +38,6 @@ from support.chaos_check import (
 )
 
 pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
-
-
-def blocked_worker(chaos, sup: SupervisorProcess) -> int | None:
-    sup.check_alive()
-    mine = set(descendants(sup.pid))
-    found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
-    return found[0] if found else None
 
 
 def dispatches(sup: SupervisorProcess, scope: str) -> list[tuple[str, int]]:

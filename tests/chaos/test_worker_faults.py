@@ -23,7 +23,7 @@ import time
 import pytest
 from support.chaos import (
     SupervisorProcess,
-    descendants,
+    blocked_worker,
     flush,
     is_alive,
     seed_sources,
@@ -44,13 +44,6 @@ from powercontext.core.topic.supervision import CONTROL_DELAY_SECONDS
 pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
 
 TEXTS = [f"# Fault topic {i % 2}\n\nfault note {i} on releases" for i in range(6)]
-
-
-def blocked_worker(chaos, sup: SupervisorProcess) -> int | None:
-    sup.check_alive()
-    mine = set(descendants(sup.pid))
-    found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
-    return found[0] if found else None
 
 
 def test_kill_9_of_a_worker_keeps_reservations_and_the_window_is_redispatched(

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.cli import invoke_hooks
 
 from powercontext.adapters.cli import hook as hook_mod
 from powercontext.adapters.cli.hook_turn import (
@@ -37,23 +38,6 @@ def repo(tmp_path) -> Path:
     (root / ".git").mkdir(parents=True)
     (root / "src").mkdir()
     return root.resolve()
-
-
-def invoke(tmp_path: Path, db: Path, *args: str, stdin: str | None = None):
-    import copy
-
-    from click.testing import CliRunner
-
-    from powercontext.adapters.cli.main import cli
-
-    group = copy.copy(cli)
-    group.commands = dict(cli.commands, hook=hook_mod.hook)
-    env = {"POWERCONTEXT_HOME": str(tmp_path / "home"), "POWERCONTEXT_DB": None,
-           "POWERCONTEXT_EMBEDDING": None}
-    result = CliRunner(env=env).invoke(group, ["--db", str(db), *args], input=stdin,
-                                       catch_exceptions=False)
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result
 
 
 def scope_journal(db: Path, scope: str):
@@ -104,7 +88,7 @@ def stop_payload(tmp_path: Path, repo: Path, **extra: object) -> dict[str, objec
 def test_stop_adds_the_turn_to_the_repository_scope_as_a_conversation_source(tmp_path,
                                                                             repo):
     db = tmp_path / "memory.db"
-    report = json.loads(invoke(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
+    report = json.loads(invoke_hooks(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
                                stdin=json.dumps(stop_payload(tmp_path, repo))).stdout)
     scope = f"repo:{repo}"
     (row,) = scope_journal(db, scope)
@@ -127,11 +111,11 @@ def test_the_same_turn_twice_is_one_source_and_a_later_reply_of_it_adds_none(tmp
                                                                            repo):
     db = tmp_path / "memory.db"
     payload = stop_payload(tmp_path, repo)
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract",
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract",
            stdin=json.dumps(dict(payload, stop_hook_active=True)))
     # the same turn (same session, same prompt line) with another final reply
-    out = invoke(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
+    out = invoke_hooks(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
                  stdin=json.dumps(dict(payload, last_assistant_message="Also ran ruff.")))
     report = json.loads(out.stdout)
     assert report["turn_source_id"] is None
@@ -140,7 +124,7 @@ def test_the_same_turn_twice_is_one_source_and_a_later_reply_of_it_adds_none(tmp
     assert row.source.content.endswith("Fixed: the test now waits for the file lock.")
     # the next turn of the session is a new Source at the next position
     t = transcript(tmp_path / "t2.jsonl", "Now rename the helper", "Renamed it.", turn="u-9")
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract",
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract",
            stdin=json.dumps(dict(payload, transcript_path=str(t))))
     rows = scope_journal(db, f"repo:{repo}")
     assert [(r.position, r.source.uri.rsplit("/", 1)[1]) for r in rows] == [(1, "u-2"),
@@ -152,8 +136,8 @@ def test_codex_turn_complete_adds_the_turn_named_by_thread_and_turn(tmp_path, re
     note = {"type": "agent-turn-complete", "thread-id": "th-1", "turn-id": "12",
             "cwd": str(repo / "src"), "input-messages": ["Rename foo to bar", "in src/"],
             "last-assistant-message": "Renamed foo to bar in 3 files."}
-    invoke(tmp_path, db, "hook", "codex", "--no-extract", json.dumps(note))
-    invoke(tmp_path, db, "hook", "codex", "--no-extract", json.dumps(note))  # idempotent
+    invoke_hooks(tmp_path, db, "hook", "codex", "--no-extract", json.dumps(note))
+    invoke_hooks(tmp_path, db, "hook", "codex", "--no-extract", json.dumps(note))  # idempotent
     (row,) = scope_journal(db, f"repo:{repo}")
     assert row.source.kind == "conversation"
     assert row.source.uri == "codex://thread/th-1/turn/12"
@@ -164,7 +148,7 @@ def test_codex_turn_complete_adds_the_turn_named_by_thread_and_turn(tmp_path, re
 
 def test_the_task_outcome_stays_memory_evidence_outside_the_scope(tmp_path, repo):
     db = tmp_path / "memory.db"
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract",
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract",
            stdin=json.dumps(stop_payload(tmp_path, repo)))
 
     async def body():
@@ -181,7 +165,7 @@ def test_a_turn_with_a_secret_is_stored_redacted_and_the_secret_never(tmp_path, 
     t = transcript(tmp_path / "secret.jsonl", f"Use the token {GITHUB_TOKEN} to push",
                    f"Pushed with {GITHUB_TOKEN}.")
     payload = stop_payload(tmp_path, repo, transcript_path=str(t))
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
     (row,) = scope_journal(db, f"repo:{repo}")
     assert GITHUB_TOKEN not in row.source.content
     assert row.source.content.count("[REDACTED:") == 2
@@ -222,7 +206,7 @@ def test_a_scope_that_cannot_take_the_turn_is_a_note_never_a_failure(tmp_path):
 def test_a_stop_without_text_records_no_turn_and_still_exits_zero(tmp_path, repo):
     db = tmp_path / "memory.db"
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop"}
-    report = json.loads(invoke(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
+    report = json.loads(invoke_hooks(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
                                stdin=json.dumps(payload)).stdout)
     assert report["turn_source_id"] is None
     assert scope_journal(db, f"repo:{repo}") == ()
@@ -251,7 +235,7 @@ def test_prompt_hook_adds_the_scopes_topics_inside_the_fence(tmp_path, repo):
     ref = seed_topics(db, f"repo:{repo}")  # Topics, but no Memory mapped to the repository
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "How do we cut a release?"}
-    out = json.loads(invoke(tmp_path, db, "hook", "claude-code",
+    out = json.loads(invoke_hooks(tmp_path, db, "hook", "claude-code",
                             stdin=json.dumps(payload)).stdout)
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert ctx.startswith("powercontext memory (UNTRUSTED)") and "not instructions" in ctx
@@ -264,13 +248,13 @@ def test_prompt_hook_adds_the_scopes_topics_inside_the_fence(tmp_path, repo):
     assert "powercontext topic get ID@REV --scope" in ctx
     assert len(ctx) <= hook_mod.MAX_CONTEXT_CHARS
     # --no-topics leaves them out (and with no Memory hit, nothing is printed)
-    assert invoke(tmp_path, db, "hook", "claude-code", "--no-topics",
+    assert invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-topics",
                   stdin=json.dumps(payload)).stdout == ""
     # another repository's prompt sees none of them
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
     payload["cwd"] = str(other)
-    assert invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout == ""
+    assert invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout == ""
 
 
 def test_prompt_hook_topics_come_after_the_memory_entries(tmp_path, repo):
@@ -287,7 +271,7 @@ def test_prompt_hook_topics_come_after_the_memory_entries(tmp_path, repo):
     seed_topics(db, f"repo:{repo}")
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "How do we cut a release?"}
-    ctx = json.loads(invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(
+    ctx = json.loads(invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(
         payload)).stdout)["hookSpecificOutput"]["additionalContext"]
     lines = [ln for ln in ctx.splitlines() if ln.startswith("- [")]
     assert lines[0].startswith("- [constraint] Cut a release only from main")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.cli import cli_argv
+from support.cli import cli_argv, invoke_hooks
 from support.keys import stored_key, stored_keys
 
 from powercontext.adapters.cli import hook as hook_mod
@@ -42,24 +42,6 @@ def run_hook(env, db: Path, *args: str, stdin: str | None = None):
                           text=True, env=env, input=stdin, timeout=60)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     return proc
-
-
-def invoke(tmp_path: Path, db: Path, *args: str, stdin: str | None = None):
-    """The CLI in process (click's runner) for the edge cases; exit code 0 asserted."""
-    import copy
-
-    from click.testing import CliRunner
-
-    from powercontext.adapters.cli.main import cli
-
-    group = copy.copy(cli)
-    group.commands = dict(cli.commands, hook=hook_mod.hook)
-    env = {"POWERCONTEXT_HOME": str(tmp_path / "home"), "POWERCONTEXT_DB": None,
-           "POWERCONTEXT_EMBEDDING": None}
-    result = CliRunner(env=env).invoke(group, ["--db", str(db), *args], input=stdin,
-                                       catch_exceptions=False)
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result
 
 
 def seed(db: Path, repo: Path) -> dict[str, str]:
@@ -128,7 +110,7 @@ def test_prompt_without_mapped_memory_prints_nothing_and_creates_no_database(tmp
     db = tmp_path / "never.db"
     payload = {"session_id": "s", "cwd": str(other), "hook_event_name": "UserPromptSubmit",
                "prompt": "anything"}
-    proc = invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
+    proc = invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
     assert proc.stdout == "" and proc.stderr == ""
     assert not db.exists()
 
@@ -138,7 +120,7 @@ def test_prompt_with_no_hit_prints_nothing(tmp_path, repo):
     seed(db, repo)
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "kubernetes helm chart"}
-    assert invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout == ""
+    assert invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout == ""
 
 
 def _transcript(path: Path) -> Path:
@@ -215,7 +197,7 @@ def test_stop_without_extract_only_stores_the_source(tmp_path, repo):
     ids = seed(db, repo)
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop",
                "last_assistant_message": "Done."}
-    out = invoke(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
+    out = invoke_hooks(tmp_path, db, "--json", "hook", "claude-code", "--no-extract",
                  stdin=json.dumps(payload)).stdout
     assert json.loads(out)["extracted"] is False
     assert [s.content for s in journal(db) if s.kind == "task_outcome"] == ["Done."]
@@ -227,7 +209,7 @@ def test_stop_prefers_the_payloads_last_assistant_message(tmp_path, repo):
     payload = {"session_id": "s2", "transcript_path": str(_transcript(tmp_path / "t.jsonl")),
                "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False,
                "last_assistant_message": "Done: renamed the module."}
-    invoke(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract", stdin=json.dumps(payload))
     (outcome,) = [s for s in journal(db) if s.kind == "task_outcome"]
     assert outcome.content == "Done: renamed the module."
     assert dict(outcome.metadata)["request"] == "Fix the flaky io test"
@@ -245,7 +227,8 @@ def test_hook_failure_exits_zero_with_one_stderr_line_and_a_log(env, tmp_path):
 
 def test_other_claude_events_are_ignored(tmp_path):
     payload = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreCompact"}
-    proc = invoke(tmp_path, tmp_path / "m.db", "hook", "claude-code", stdin=json.dumps(payload))
+    proc = invoke_hooks(tmp_path, tmp_path / "m.db", "hook", "claude-code",
+                        stdin=json.dumps(payload))
     assert proc.stdout == "" and not (tmp_path / "m.db").exists()
 
 
@@ -333,7 +316,7 @@ def test_repo_root_is_the_nearest_git_top_level(tmp_path):
 
 
 def test_codex_without_its_argument_still_exits_zero(tmp_path):
-    proc = invoke(tmp_path, tmp_path / "m.db", "hook", "codex")
+    proc = invoke_hooks(tmp_path, tmp_path / "m.db", "hook", "codex")
     assert proc.stdout == "" and "one JSON argument" in proc.stderr
 
 
@@ -419,7 +402,7 @@ def test_a_long_prompt_sharing_five_terms_with_an_entry_injects_it(tmp_path, rep
     RuntimeManifest.for_db(str(db)).set(f"repo:{repo}", asyncio.run(body()))
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": LONG_PROMPT}
-    out = invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
+    out = invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
     ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "- [constraint] Always run `make check` before pushing" in ctx
 
@@ -460,7 +443,7 @@ def _seed_rule_and_notes(db: Path, repo: Path, notes: int) -> dict[str, str]:
                    "last_assistant_message":
                        f"Changed the schema migration for the orders table, step {turn}: "
                        "migration of orders columns done, schema migration tests updated."}
-        invoke(tmp_path_of(db), db, "hook", "claude-code", stdin=json.dumps(payload))
+        invoke_hooks(tmp_path_of(db), db, "hook", "claude-code", stdin=json.dumps(payload))
     return {"memory": memory}
 
 
@@ -475,7 +458,7 @@ def test_rules_outrank_session_notes_and_notes_are_capped(tmp_path, repo):
     assert sum(v.kind == "working_note" for v in entries.values()) == 5
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "Change the schema migration for the orders table"}
-    out = invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
+    out = invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
     ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     lines = [ln for ln in ctx.splitlines() if ln.startswith("- [")]
     assert lines[0].startswith("- [constraint] Schema migrations need make migrate-test")
@@ -496,7 +479,7 @@ def test_a_trivial_outcome_stores_the_source_but_writes_no_working_note(tmp_path
     ids = seed(db, repo)
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop",
                "last_assistant_message": text}
-    report = json.loads(invoke(tmp_path, db, "--json", "hook", "claude-code",
+    report = json.loads(invoke_hooks(tmp_path, db, "--json", "hook", "claude-code",
                                stdin=json.dumps(payload)).stdout)
     assert report["extracted"] is False and report["trivial"]
     assert [s.content for s in journal(db) if s.kind == "task_outcome"] == [text]
@@ -531,11 +514,11 @@ def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
     assert [s.kind for s in journal(db)] == ["task_outcome", "conversation"]
     payload = {"session_id": "s", "cwd": str(folder), "hook_event_name": "Stop",
                "last_assistant_message": "Wrote scripts/fetch.sh that mirrors the bucket."}
-    invoke(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
+    invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload))
     assert stored_keys(db) == {}
     # asked for: the stop creates the Memory and maps it
     payload["last_assistant_message"] = "Wrote scripts/sync.sh that uploads the reports."
-    invoke(tmp_path, db, "hook", "claude-code", "--create-memory", stdin=json.dumps(payload))
+    invoke_hooks(tmp_path, db, "hook", "claude-code", "--create-memory", stdin=json.dumps(payload))
     assert list(stored_keys(db)) == [f"repo:{folder.resolve()}"]
 
 

@@ -281,6 +281,15 @@ class SupervisorProcess:
         self.proc.wait(10)
 
 
+def blocked_worker(chaos: ChaosEnv, sup: SupervisorProcess) -> int | None:
+    """The lowest pid of a Worker of ``sup`` held by the ``chaos`` provider's blocking
+    stage (alive), or None; fails when ``sup`` itself has exited."""
+    sup.check_alive()
+    mine = set(descendants(sup.pid))
+    found = sorted(p for p in chaos.blocked_pids() if p in mine and is_alive(p))
+    return found[0] if found else None
+
+
 @contextlib.contextmanager
 def running(*procs: SupervisorProcess) -> Iterator[None]:
     try:
