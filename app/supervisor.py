@@ -290,6 +290,12 @@ class ArtifactProcessingSupervisor:
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        if self._term is not None:
+            try:  # results already sent by Workers that finished: counted and logged
+                await self._reap()
+            except Exception as exc:  # the database may be gone: stop anyway
+                self._emit(logging.INFO, "supervisor final results not settled", None,
+                           exception_type=type(exc).__name__)
         await self._terminate_all()
         term, self._term = self._term, None
         if term is not None and self._service is not None:

@@ -168,6 +168,8 @@ def test_a_restart_takes_the_next_generation_and_recovers_from_pending(tmp_path,
                 assert second.term.generation == generation + 1
                 assert second.holder_id != first.holder_id
                 await until(lambda: _done(db, "s:r"), "recovered from Pending")
+                # the Worker commits, then sends its result: the log line follows
+                await until(lambda: second.stats.published >= 1, "the result collected")
         lines = [r.getMessage() for r in caplog.records]
         assert any("supervisor term acquired" in m and f"supervisor_generation="
                    f"{generation + 1}" in m for m in lines)
