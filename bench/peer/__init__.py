@@ -77,8 +77,7 @@ def run_peer(python: Path, job: dict[str, Any], timeout_s: float) -> dict[str, A
     try:
         proc = subprocess.run(
             [str(python), str(DRIVER), fh.name], capture_output=True, text=True,
-            timeout=timeout_s, cwd=job.get("workdir") or None,
-            env={**os.environ, "PYTHONPATH": ""},
+            timeout=timeout_s, env={**os.environ, "PYTHONPATH": ""},
         )
     except subprocess.TimeoutExpired as exc:
         raise RuntimeError(f"peer driver timed out after {timeout_s:.0f} s") from exc
@@ -185,7 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     texts = make_entries(turns, max(args.sizes))
     fresh = fresh_entries(turns, args.write_runs + 100 * args.batch_runs, "pw")
     queries = pick_queries(questions, args.queries)
-    python = Path(args.peer_python)
+    python = Path(args.peer_python).absolute()  # not resolve(): a venv's python is a link
     peer_ok = python.exists()
     if not peer_ok:
         reason = (f"peer not run: {python} does not exist (`make bench-peer` creates it "
