@@ -115,6 +115,12 @@ def _series(rows: Sequence[dict[str, Any]], path: tuple[str, str | None]) -> tup
     return [x for x, _ in pts], [y for _, y in pts]
 
 
+def _legend(ax: Any, fontsize: int) -> None:
+    """A legend when the axes has labelled curves (a side that did not run has none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize)
+
+
 def plot(report: dict[str, Any], path: Path) -> bool:
     """PNG: latency against size (ours solid, peer dashed), database bytes per entry,
     and LoCoMo fts recall against k. False (nothing written) without matplotlib."""
@@ -138,7 +144,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     lat.set_ylabel("ms")
     lat.set_title("latency against size (ours solid, peer dashed)")
     lat.grid(True, which="both", alpha=0.3)
-    lat.legend(fontsize=7)
+    _legend(lat, 7)
     for side, style in (("ours", "-"), ("peer", "--")):
         xs, ys = _series(perf.get(side, []), ("bytes_per_entry", None))
         if xs:
@@ -148,7 +154,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     size.set_ylabel("bytes per entry (file + WAL)")
     size.set_title("database size")
     size.grid(True, alpha=0.3)
-    size.legend(fontsize=8)
+    _legend(size, 8)
     loc = report.get("locomo", {})
     for side, style in (("ours", "-"), ("peer", "--")):
         o = (loc.get(side) or {}).get("overall")
@@ -159,7 +165,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     rec.set_ylabel("evidence recall@k (%)")
     rec.set_title("LoCoMo dev, full-text search")
     rec.grid(True, alpha=0.3)
-    rec.legend(fontsize=8)
+    _legend(rec, 8)
     peer = report.get("peer", {})
     fig.suptitle(f"powercontext (this repository) against the upstream powercontext "
                  f"{peer.get('version', '?')} ({report.get('date', '')})", fontsize=10)
