@@ -71,31 +71,29 @@ def _load() -> list[float]:
 
 def run_peer(python: Path, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """Run the driver in the peer's interpreter on ``job``; its JSON result. Raises
-    RuntimeError (with the driver's last stderr lines) when it fails or times out."""
+    RuntimeError when it fails or times out (its stderr goes to ours as it runs)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(job, fh)
     try:
-        proc = subprocess.run(
-            [str(python), str(DRIVER), fh.name], capture_output=True, text=True,
+        proc = subprocess.run(  # stderr (the driver's progress) goes straight through
+            [str(python), str(DRIVER), fh.name], stdout=subprocess.PIPE, text=True,
             timeout=timeout_s, env={**os.environ, "PYTHONPATH": ""},
         )
     except subprocess.TimeoutExpired as exc:
         raise RuntimeError(f"peer driver timed out after {timeout_s:.0f} s") from exc
     finally:
         os.unlink(fh.name)
-    sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"peer driver exited {proc.returncode}: {tail}")
+        raise RuntimeError(f"peer driver exited {proc.returncode} (its stderr is above)")
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def peer_job(args: argparse.Namespace, workdir: Path, texts: Sequence[str],
-             fresh: Sequence[str], queries: Sequence[str]) -> dict[str, Any]:
-    """The ``perf`` job both sides run (the peer as JSON)."""
+             fresh: Sequence[str], queries: Sequence[str], size: int) -> dict[str, Any]:
+    """The ``perf`` job of one size both sides run (the peer reads it as JSON)."""
     return {
-        "kind": "perf", "workdir": str(workdir), "sizes": list(args.sizes),
-        "texts": list(texts), "fresh": list(fresh), "queries": list(queries),
+        "kind": "perf", "workdir": str(workdir), "sizes": [size],
+        "texts": list(texts[:size]), "fresh": list(fresh), "queries": list(queries),
         "search_runs": args.search_runs, "write_runs": args.write_runs,
         "batch_runs": args.batch_runs, "limit": SEARCH_LIMIT,
         "cell_budget_s": args.cell_budget,
@@ -194,17 +192,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         protocol.log(reason)
     with tempfile.TemporaryDirectory(prefix="bench-peer-", dir=args.workdir) as tmp:
         work = Path(tmp)
-        job = peer_job(args, work, texts, fresh, queries)
-        report["perf"]["ours"] = asyncio.run(_ours_perf(args, work, job))
-        if peer_ok:
+        # size by size, ours then the peer, so both see about the same machine load
+        for size in args.sizes:
+            job = peer_job(args, work, texts, fresh, queries, size)
+            report["perf"]["ours"] += asyncio.run(_ours_perf(args, work, job))
+            if not peer_ok:
+                continue
             try:
                 got = run_peer(python, job, args.peer_timeout)
-                report["perf"]["peer"] = got["rows"]
+                report["perf"]["peer"] += got["rows"]
                 report["peer"].update(version=got["version"], python=got["python"],
                                       status="ran")
             except RuntimeError as exc:
                 peer_ok = False
-                report["peer"]["reason"] = f"peer perf failed: {exc}"
+                report["peer"]["reason"] = f"peer perf failed at {size} entries: {exc}"
                 notes.append(report["peer"]["reason"])
         if args.locomo:
             convs, keys = locomo_job(args.locomo_data, args.quick)
