@@ -279,11 +279,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--workdir", type=Path, default=None)
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--replot", type=Path, default=None, metavar="JSON",
+                   help="rewrite the PNG of an earlier run's JSON report, run nothing")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.replot is not None:
+        rep = json.loads(args.replot.read_text("utf-8"))
+        png = args.replot.with_suffix(".png")
+        print(f"wrote {png}" if plot(rep, png) else "no plot: matplotlib is not installed")
+        return 0
     quick = args.quick
     for name, full, small in (("sizes", [1_000, 10_000], [1_000]), ("queries", 100, 30),
                               ("search_runs", 3, 1), ("write_runs", 20, 10),

@@ -10,6 +10,7 @@ unit-tested without either library running.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -121,13 +122,42 @@ def _legend(ax: Any, fontsize: int) -> None:
         ax.legend(fontsize=fontsize)
 
 
+def _ratio_bars(ax: Any, rows: Sequence[dict[str, Any]]) -> None:
+    """Horizontal bars of ours / peer per figure and size (rows with a ratio)."""
+    rows = [r for r in rows if r["ratio"] and r["figure"] != "fts hits per query"]
+    labels = [r["figure"] + (f" @{r['entries']}" if r["entries"] else "") for r in rows]
+    colors = ["C2" if r["better"] == "ours" else "C3" if r["better"] == "peer" else "C7"
+              for r in rows]
+    values = [r["ratio"] for r in rows]
+    ax.barh(range(len(rows)), [v - 1.0 for v in values], left=1.0, color=colors)
+    for y, v in enumerate(values):
+        ax.annotate(f"{v:.2f}", (v, y), fontsize=6, va="center",
+                    ha="left" if v >= 1 else "right")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    span = max([abs(math.log10(v)) for v in values] + [0.1]) * 1.25
+    ax.set_xlim(10 ** -span, 10 ** span)
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_title("ours / peer (green: ours better, red: peer better)", fontsize=9)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+
+
 def plot(report: dict[str, Any], path: Path) -> bool:
     """PNG: latency against size (ours solid, peer dashed), database bytes per entry,
-    and LoCoMo fts recall against k. False (nothing written) without matplotlib."""
+    LoCoMo fts recall against k, and the ratio ours / peer of each figure (log scale).
+    False (nothing written) without matplotlib."""
     plt = pyplot()
     if plt is None:
         return False
-    fig, (lat, size, rec) = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig, (lat, size, rec, rat) = plt.subplots(
+        1, 4, figsize=(21, 4.8), gridspec_kw={"width_ratios": [1.2, 1, 1, 1.4]}
+    )
     perf = report.get("perf", {})
     curves = (("remember +1 p50", ("remember_1", "p50_ms")),
               ("remember +100 p50", ("remember_100", "p50_ms")),
@@ -166,6 +196,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     rec.set_title("LoCoMo dev, full-text search")
     rec.grid(True, alpha=0.3)
     _legend(rec, 8)
+    _ratio_bars(rat, report.get("ratios") or ratios(report))
     peer = report.get("peer", {})
     fig.suptitle(f"powercontext (this repository) against the upstream powercontext "
                  f"{peer.get('version', '?')} ({report.get('date', '')})", fontsize=10)
