@@ -83,3 +83,15 @@ def test_the_peer_plot_is_written_from_a_report(tmp_path: Path) -> None:
     # a side that did not run leaves its curves out; the plot is still written
     assert report.plot({**rep, "perf": {"ours": rep["perf"]["ours"], "peer": []},
                         "locomo": {}}, tmp_path / "ours-only.png") is True
+
+
+@needs_matplotlib
+def test_replot_redraws_the_png_of_a_json_report(tmp_path: Path) -> None:
+    from bench import peer
+
+    rep = {"date": "d", "peer": {"version": "1.4.1"},
+           "perf": {"ours": [_row(1000, 5.0)], "peer": [_row(1000, 20.0)]}, "locomo": {}}
+    path = tmp_path / "peer-x.json"
+    path.write_text(json.dumps(rep), "utf-8")
+    assert peer.main(["--replot", str(path)]) == 0
+    assert (tmp_path / "peer-x.png").read_bytes()[:8] == PNG
