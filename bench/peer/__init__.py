@@ -6,9 +6,12 @@ package index into it and runs this).
 
 The specs' reference implementation is published as the ``powercontext`` distribution
 (1.4.1): the same import name as this project, so it only ever runs in its own
-interpreter (``.venv-peer/bin/python bench/peer/driver.py JOB.json``, JSON on stdout);
-this process never imports it. Both sides run the same loop,
-:mod:`bench.peer.protocol` (standard library only), each on fresh SQLite files:
+interpreter: ``.venv-peer/bin/python bench/peer/driver.py``, a long-lived process that
+answers JSON requests on stdin/stdout (:mod:`bench.peer.remote` is our end); this
+process never imports it. One loop, :mod:`bench.peer.protocol` (standard library only),
+drives both sides call by call interleaved (ours, peer, then peer, ours, ...), so both
+see the same machine load; the driver times each peer call itself, so the pipe is not
+counted. Each side works on fresh SQLite files:
 
 * ours: :class:`bench.peer.ours.OurStore`, one Memory of ``MemoryService`` on
   ``SQLiteMemoryBackend``; by default without an embedding profile (full text only),
@@ -40,7 +43,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,14 +54,13 @@ from bench.peer import protocol
 from bench.peer.report import markdown, plot, ratios
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVER = Path(__file__).resolve().parent / "driver.py"
 DEFAULT_PEER_PYTHON = ROOT / ".venv-peer" / "bin" / "python"
 DEFAULT_OUT = ROOT / "bench" / "results"
 PEER_VERSION = "1.4.1"
 LOCOMO_LIMIT = 25
 SEARCH_LIMIT = 10
 
-__all__ = ["PEER_VERSION", "locomo_job", "main", "peer_job", "run", "run_peer", "score"]
+__all__ = ["PEER_VERSION", "locomo_job", "main", "run", "score"]
 
 
 def _load() -> list[float]:
@@ -67,37 +68,6 @@ def _load() -> list[float]:
         return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
     except OSError:
         return []
-
-
-def run_peer(python: Path, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """Run the driver in the peer's interpreter on ``job``; its JSON result. Raises
-    RuntimeError when it fails or times out (its stderr goes to ours as it runs)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(job, fh)
-    try:
-        proc = subprocess.run(  # stderr (the driver's progress) goes straight through
-            [str(python), str(DRIVER), fh.name], stdout=subprocess.PIPE, text=True,
-            timeout=timeout_s, env={**os.environ, "PYTHONPATH": ""},
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise RuntimeError(f"peer driver timed out after {timeout_s:.0f} s") from exc
-    finally:
-        os.unlink(fh.name)
-    if proc.returncode != 0:
-        raise RuntimeError(f"peer driver exited {proc.returncode} (its stderr is above)")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
-
-
-def peer_job(args: argparse.Namespace, workdir: Path, texts: Sequence[str],
-             fresh: Sequence[str], queries: Sequence[str], size: int) -> dict[str, Any]:
-    """The ``perf`` job of one size both sides run (the peer reads it as JSON)."""
-    return {
-        "kind": "perf", "workdir": str(workdir), "sizes": [size],
-        "texts": list(texts[:size]), "fresh": list(fresh), "queries": list(queries),
-        "search_runs": args.search_runs, "write_runs": args.write_runs,
-        "batch_runs": args.batch_runs, "limit": SEARCH_LIMIT,
-        "cell_budget_s": args.cell_budget,
-    }
 
 
 def locomo_job(data: Path, quick: bool) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -131,31 +101,28 @@ def score(ranked: Sequence[Sequence[Sequence[int]]], keys: Sequence[Any]) -> dic
     return dict(summarize(rows))
 
 
-async def _ours_perf(args: argparse.Namespace, work: Path, job: dict[str, Any]) -> list[Any]:
+def _ours_open(args: argparse.Namespace, work: Path, kind: str) -> Any:
     from bench.peer.ours import OurStore
 
     async def open_store(n: int) -> protocol.Store:
-        return OurStore(work / f"ours-perf-{n}.db", embed=args.ours_embed)
+        return OurStore(work / f"ours-{kind}-{n}.db", keys=kind == "rank",
+                        embed=args.ours_embed)
 
-    return await protocol.run_perf(
-        open_store, sizes=job["sizes"], texts=job["texts"], fresh=job["fresh"],
-        queries=job["queries"], search_runs=job["search_runs"], write_runs=job["write_runs"],
-        batch_runs=job["batch_runs"], limit=job["limit"], cell_budget_s=job["cell_budget_s"],
-        label="ours",
-    )
+    return open_store
 
 
-async def _ours_rank(args: argparse.Namespace, work: Path, convs: list[Any]) -> list[Any]:
-    from bench.peer.ours import OurStore
+def _peer_open(peer: Any, work: Path, kind: str) -> Any:
+    from bench.peer.remote import RemoteStore
 
     async def open_store(n: int) -> protocol.Store:
-        return OurStore(work / f"ours-rank-{n}.db", keys=True, embed=args.ours_embed)
+        return RemoteStore(peer, work / f"peer-{kind}-{n}.db")
 
-    return await protocol.run_ranking(open_store, convs, LOCOMO_LIMIT, "ours")
+    return open_store
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole run; the JSON report (``ratios`` included)."""
+    from bench.peer.remote import PeerError, PeerProcess
     from bench.perf.common import fresh_entries, load_corpus, make_entries, pick_queries
 
     started = time.perf_counter()
@@ -170,6 +137,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "batch_runs": args.batch_runs, "search_limit": SEARCH_LIMIT,
             "locomo_limit": LOCOMO_LIMIT, "cell_budget_s": args.cell_budget,
             "ours_embedding": "deterministic-384" if args.ours_embed else "none (fts only)",
+            "interleaved": "call by call (ours, peer, then peer, ours, ...)",
             "data": str(args.data), "locomo_data": str(args.locomo_data),
         },
         "peer": {"version": None, "status": "not run"},
@@ -183,51 +151,90 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fresh = fresh_entries(turns, args.write_runs + 100 * args.batch_runs, "pw")
     queries = pick_queries(questions, args.queries)
     python = Path(args.peer_python).absolute()  # not resolve(): a venv's python is a link
-    peer_ok = python.exists()
-    if not peer_ok:
+    peer: PeerProcess | None = None
+    if not python.exists():
         reason = (f"peer not run: {python} does not exist (`make bench-peer` creates it "
                   f"and installs powercontext=={PEER_VERSION} from the package index)")
         notes.append(reason)
         report["peer"]["reason"] = reason
         protocol.log(reason)
-    with tempfile.TemporaryDirectory(prefix="bench-peer-", dir=args.workdir) as tmp:
-        work = Path(tmp)
-        # size by size, ours then the peer, so both see about the same machine load
-        for size in args.sizes:
-            job = peer_job(args, work, texts, fresh, queries, size)
-            report["perf"]["ours"] += asyncio.run(_ours_perf(args, work, job))
-            if not peer_ok:
-                continue
-            try:
-                got = run_peer(python, job, args.peer_timeout)
-                report["perf"]["peer"] += got["rows"]
-                report["peer"].update(version=got["version"], python=got["python"],
-                                      status="ran")
-            except RuntimeError as exc:
-                peer_ok = False
-                report["peer"]["reason"] = f"peer perf failed at {size} entries: {exc}"
-                notes.append(report["peer"]["reason"])
-        if args.locomo:
-            convs, keys = locomo_job(args.locomo_data, args.quick)
-            report["locomo"]["counts"] = {
-                "conversations": len(convs),
-                "entries": sum(len(c["texts"]) for c in convs),
-                "questions": sum(len(c["questions"]) for c in convs),
-            }
-            report["locomo"]["ours"] = score(asyncio.run(_ours_rank(args, work, convs)), keys)
-            if peer_ok:
-                try:
-                    got = run_peer(python, {"kind": "rank", "workdir": str(work),
-                                            "conversations": convs, "limit": LOCOMO_LIMIT},
-                                   args.peer_timeout)
-                    report["locomo"]["peer"] = score(got["ranked"], keys)
-                except RuntimeError as exc:
-                    notes.append(f"peer LoCoMo ranking failed: {exc}")
+    else:
+        peer = PeerProcess(python)
+        try:
+            info, _ = peer.request("info")
+            report["peer"].update(version=info["version"], python=info["python"])
+        except PeerError as exc:
+            report["peer"]["reason"] = f"peer driver did not start: {exc}"
+            notes.append(report["peer"]["reason"])
+            peer.close()
+            peer = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-peer-", dir=args.workdir) as tmp:
+            work = Path(tmp)
+            _perf(args, report, work, peer, texts, fresh, queries)
+            if args.locomo:
+                _locomo(args, report, work, peer)
+    finally:
+        if peer is not None:
+            peer.close()
     report["host"]["loadavg_end"] = _load()
     report["runtime_s"] = round(time.perf_counter() - started, 1)
     notes.extend(_notes(report))
     report["ratios"] = ratios(report)
     return report
+
+
+def _perf(args: argparse.Namespace, report: dict[str, Any], work: Path, peer: Any,
+          texts: Sequence[str], fresh: Sequence[str], queries: Sequence[str]) -> None:
+    from bench.peer.remote import PeerError
+
+    opens = [_ours_open(args, work, "perf")]
+    labels = ["ours"]
+    if peer is not None:
+        opens.append(_peer_open(peer, work, "perf"))
+        labels.append("peer")
+
+    def measure() -> list[list[dict[str, Any]]]:
+        return asyncio.run(protocol.run_perf(
+            opens, sizes=args.sizes, texts=texts, fresh=fresh, queries=queries,
+            search_runs=args.search_runs, write_runs=args.write_runs,
+            batch_runs=args.batch_runs, limit=SEARCH_LIMIT, cell_budget_s=args.cell_budget,
+            labels=labels,
+        ))
+
+    try:
+        rows = measure()
+    except PeerError as exc:  # the peer failed: measure ours alone, say why
+        report["peer"]["reason"] = f"peer perf failed: {exc}"
+        report["notes"].append(report["peer"]["reason"])
+        opens, labels = opens[:1], labels[:1]
+        rows = measure()
+    report["perf"]["ours"] = rows[0]
+    if len(rows) > 1:
+        report["perf"]["peer"] = rows[1]
+        report["peer"]["status"] = "ran"
+
+
+def _locomo(args: argparse.Namespace, report: dict[str, Any], work: Path, peer: Any) -> None:
+    from bench.peer.remote import PeerError
+
+    convs, keys = locomo_job(args.locomo_data, args.quick)
+    report["locomo"]["counts"] = {
+        "conversations": len(convs),
+        "entries": sum(len(c["texts"]) for c in convs),
+        "questions": sum(len(c["questions"]) for c in convs),
+    }
+    ours = asyncio.run(protocol.run_ranking(_ours_open(args, work, "rank"), convs,
+                                            LOCOMO_LIMIT, "ours"))
+    report["locomo"]["ours"] = score(ours, keys)
+    if peer is None or report["peer"]["status"] != "ran":
+        return
+    try:
+        got = asyncio.run(protocol.run_ranking(_peer_open(peer, work, "rank"), convs,
+                                               LOCOMO_LIMIT, "peer"))
+        report["locomo"]["peer"] = score(got, keys)
+    except PeerError as exc:
+        report["notes"].append(f"peer LoCoMo ranking failed: {exc}")
 
 
 def _notes(report: dict[str, Any]) -> list[str]:
@@ -269,8 +276,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cell-budget", type=float, default=120.0,
                    help="seconds per timed step and side (default 120)")
     p.add_argument("--peer-python", type=Path, default=DEFAULT_PEER_PYTHON)
-    p.add_argument("--peer-timeout", type=float, default=3600.0,
-                   help="seconds the peer's driver may take per job")
     p.add_argument("--ours-embed", action="store_true",
                    help="ours with the deterministic embedder (vectors written too)")
     p.add_argument("--no-locomo", dest="locomo", action="store_false")

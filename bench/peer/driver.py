@@ -1,7 +1,8 @@
 """The peer's side of the peer benchmark: run by the PEER's interpreter only.
 
-``.venv-peer/bin/python bench/peer/driver.py JOB.json`` prints one JSON object on stdout
-(progress on stderr). ``powercontext`` here is the upstream distribution (1.4.1)
+``.venv-peer/bin/python bench/peer/driver.py`` answers JSON requests, one per stdin line,
+with one JSON line each on stdout (:func:`serve`; :class:`bench.peer.remote.PeerProcess`
+is the other end). ``powercontext`` here is the upstream distribution (1.4.1)
 installed in ``.venv-peer`` by ``make bench-peer``; our process never imports this file.
 It drives the peer as a black box through its documented public Python API, as found
 from its ``help()``/docstrings: ``open_builtin_runtime(BuiltinConfig(database=
@@ -11,9 +12,8 @@ all-or-nothing batch) and ``search(query, mode="text", limit=...)``. The peer ha
 manifest-based Memory application: its Memory is Atomic Memory (one Artifact per
 entry), which is what "remember" means on its side.
 
-Jobs (``"kind"``): ``info`` (version), ``perf`` (:func:`protocol.run_perf`) and
-``rank`` (:func:`protocol.run_ranking`, for LoCoMo recall). The timing loop is
-``bench/peer/protocol.py``, the same one that times our library.
+The timing loop is ``bench/peer/protocol.py`` in our process, the same one that times
+our library, interleaving the two call by call; this driver times each call it serves.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,39 +91,60 @@ class PeerStore:
         await self._stack.aclose()
 
 
-async def run(job: dict[str, Any]) -> dict[str, Any]:
+async def serve(out: Any) -> None:
+    """Answer one JSON request per stdin line with one JSON line on ``out`` until EOF or
+    ``{"op": "quit"}``. Requests: ``info``; ``open`` (``path``) -> a store id; ``add``
+    (``id``, ``texts``) -> keys; ``search`` (``id``, ``query``, ``limit``) -> keys;
+    ``size`` (``id``) -> bytes; ``close`` (``id``). A reply is ``{"result", "ms"}`` (``ms``:
+    ``perf_counter`` around the awaited call, here, so the pipe is not timed) or
+    ``{"error"}``."""
     from importlib.metadata import version
 
+    loop = asyncio.get_running_loop()
+    stores: dict[int, PeerStore] = {}
     info = {"package": "powercontext", "version": version("powercontext"),
             "python": sys.version.split()[0]}
-    if job["kind"] == "info":
-        return info
-    work = Path(job["workdir"])
-    work.mkdir(parents=True, exist_ok=True)
-
-    async def open_store(n: int) -> protocol.Store:
-        return await PeerStore(work / f"peer-{job['kind']}-{n}.db").open()
-
-    if job["kind"] == "perf":
-        rows = await protocol.run_perf(
-            open_store, sizes=job["sizes"], texts=job["texts"], fresh=job["fresh"],
-            queries=job["queries"], search_runs=job["search_runs"],
-            write_runs=job["write_runs"], batch_runs=job["batch_runs"],
-            limit=job["limit"], cell_budget_s=job["cell_budget_s"], label="peer",
-        )
-        return {**info, "rows": rows}
-    if job["kind"] == "rank":
-        ranked = await protocol.run_ranking(
-            open_store, job["conversations"], job["limit"], "peer"
-        )
-        return {**info, "ranked": ranked}
-    raise SystemExit(f"unknown job kind {job['kind']!r}")
+    while True:
+        # read off the loop: the peer's runtime may have tasks of its own meanwhile
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        req = json.loads(line)
+        op = req["op"]
+        if op == "quit":
+            break
+        t0 = time.perf_counter()
+        try:
+            if op == "info":
+                result: Any = info
+            elif op == "open":
+                store = await PeerStore(Path(req["path"])).open()
+                result = len(stores) + 1
+                stores[result] = store
+            elif op == "add":
+                result = await stores[req["id"]].add(req["texts"])
+            elif op == "search":
+                result = await stores[req["id"]].search(req["query"], req["limit"])
+            elif op == "size":
+                result = stores[req["id"]].size_bytes()
+            elif op == "close":
+                await stores.pop(req["id"]).close()
+                result = None
+            else:
+                raise ValueError(f"unknown op {op!r}")
+            reply = {"result": result, "ms": (time.perf_counter() - t0) * 1000.0}
+        except Exception as exc:  # reported to our side, which stops the peer's part
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+    for store in stores.values():
+        await store.close()
 
 
 def main() -> int:
-    job = json.loads(Path(sys.argv[1]).read_text("utf-8"))
-    out = asyncio.run(run(job))
-    sys.stdout.write(json.dumps(out) + "\n")
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing the peer prints can corrupt the replies
+    asyncio.run(serve(out))
     return 0
 
 

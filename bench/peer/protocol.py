@@ -7,19 +7,21 @@ outside the standard library, so the same timing loop drives our library and the
 upstream package.
 
 A *store* is one side's memory on one fresh SQLite database file (:class:`Store`). The
-protocol, per size N (:func:`run_perf`):
+protocol, per size N (:func:`run_perf`), runs every side at once, call by call
+interleaved (ours, peer, then peer, ours, ...), so both see the same machine load:
 
-1. load N entry texts in batches of ``batch`` (100) through the store's write path;
+1. load N entry texts in batches of 100 through the store's write path;
 2. fts search: each query once untimed (warm), then ``search_runs`` passes over the
-   queries, each search timed (ms); a pass that would exceed ``cell_budget_s`` stops
-   early, and ``n`` says how many searches were timed;
-3. remember +1: ``write_runs`` writes of one fresh entry, each timed;
-4. remember +100: ``batch_runs`` writes of 100 fresh entries, each timed;
-5. database size: the bytes of the database file and its WAL (after step 2, so the
-   size is that of exactly N entries).
+   queries, each search timed (ms);
+3. database size: the bytes of the database file and its WAL (so the size is that of
+   exactly N entries);
+4. remember +1: ``write_runs`` writes of one fresh entry, each timed;
+5. remember +100: ``batch_runs`` writes of 100 fresh entries, each timed.
 
-Every timed step is bounded by ``cell_budget_s``: a slow side reports fewer samples
-(``n``), never a missing size. Times are ``time.perf_counter`` around one awaited call.
+Every timed step is bounded by ``cell_budget_s`` (the slower side's summed time): a cut
+step reports fewer samples (``n``, the same on both sides), never a missing size. A time
+is ``time.perf_counter`` around one awaited call, taken by the process that makes the
+call (the peer's driver times its own calls, so the pipe between us is not counted).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ WRITE_BATCH = 100
 
 class Store(Protocol):
     """One side's memory on a fresh SQLite file. ``add`` returns one key per text (in
-    order; equal texts may share a key); ``search`` returns hit keys, best first."""
+    order; equal texts may share a key); ``search`` returns hit keys, best first. A
+    store in another process also has ``timed_call(op, *args) -> (result, ms)``."""
 
     async def add(self, texts: Sequence[str]) -> list[str]: ...
 
@@ -99,24 +102,45 @@ def file_bytes(path: str) -> int:
     return total
 
 
-async def timed_calls(
-    calls: Sequence[Callable[[], Awaitable[Any]]], budget_s: float
-) -> list[float]:
-    """Run ``calls`` in order, timing each (ms); stop (after at least one) once the
-    elapsed time reaches ``budget_s``."""
-    out: list[float] = []
-    start = time.perf_counter()
-    for call in calls:
-        if out and time.perf_counter() - start >= budget_s:
+async def timed(store: Store, op: str, *args: Any) -> tuple[Any, float]:
+    """``(result, ms)`` of ``store.<op>(*args)``. A store in another process times the
+    call itself (``timed_call(op, *args)``, so the pipe is not counted); otherwise the
+    time is ``perf_counter`` around the awaited call."""
+    remote = getattr(store, "timed_call", None)
+    if remote is not None:
+        result, ms = await remote(op, *args)
+        return result, float(ms)
+    t0 = time.perf_counter()
+    result = await getattr(store, op)(*args)
+    return result, (time.perf_counter() - t0) * 1000.0
+
+
+async def interleaved(
+    stores: Sequence[Store], op: str, calls: Sequence[tuple[Any, ...]], budget_s: float
+) -> tuple[list[list[float]], list[list[Any]]]:
+    """Each call of ``calls`` on every store in turn (the first store alternates, so
+    neither side always goes first); per store its times (ms) and results. Stops (after
+    the first call) once one store's summed time reaches ``budget_s``, so every store
+    has the same number of samples."""
+    times: list[list[float]] = [[] for _ in stores]
+    results: list[list[Any]] = [[] for _ in stores]
+    spent = [0.0 for _ in stores]
+    for i, args in enumerate(calls):
+        if i and max(spent) >= budget_s * 1000.0:
             break
-        t0 = time.perf_counter()
-        await call()
-        out.append((time.perf_counter() - t0) * 1000.0)
-    return out
+        order = list(range(len(stores)))
+        if i % 2:
+            order.reverse()
+        for j in order:
+            result, ms = await timed(stores[j], op, *args)
+            times[j].append(ms)
+            results[j].append(result)
+            spent[j] += ms
+    return times, results
 
 
 async def run_perf(
-    open_store: Callable[[int], Awaitable[Store]],
+    opens: Sequence[Callable[[int], Awaitable[Store]]],
     *,
     sizes: Sequence[int],
     texts: Sequence[str],
@@ -127,83 +151,77 @@ async def run_perf(
     batch_runs: int,
     limit: int,
     cell_budget_s: float,
-    label: str,
-) -> list[dict[str, Any]]:
-    """The protocol at each size in ``sizes``: one row per size with ``load``, ``search``,
+    labels: Sequence[str],
+) -> list[list[dict[str, Any]]]:
+    """The protocol at each size in ``sizes`` on every side at once (``opens[j]`` opens
+    side ``j``'s fresh store of a size), call by call interleaved, so the sides see the
+    same machine load: per side, one row per size with ``load``, ``search_fts``,
     ``remember_1``, ``remember_100`` and ``db_bytes`` (see the module docstring).
     ``texts`` holds at least ``max(sizes)`` distinct entry texts, ``fresh`` at least
     ``write_runs + 100 * batch_runs`` texts distinct from them."""
     need = write_runs + WRITE_BATCH * batch_runs
     if len(texts) < max(sizes) or len(fresh) < need:
         raise ValueError(f"need {max(sizes)} texts and {need} fresh texts")
-    rows = []
+    rows: list[list[dict[str, Any]]] = [[] for _ in opens]
     for size in sizes:
-        store = await open_store(size)
+        stores: list[Store] = []
         try:
-            rows.append(
-                await _one_size(
-                    store, size, texts[:size], fresh, queries, search_runs, write_runs,
-                    batch_runs, limit, cell_budget_s, label,
-                )
+            for open_store in opens:
+                stores.append(await open_store(size))
+            got = await _one_size(
+                stores, size, texts[:size], fresh, queries, search_runs, write_runs,
+                batch_runs, limit, cell_budget_s, labels,
             )
+            for j, row in enumerate(got):
+                rows[j].append(row)
         finally:
-            await store.close()
+            for store in stores:
+                await store.close()
     return rows
 
 
 async def _one_size(
-    store: Store, size: int, texts: Sequence[str], fresh: Sequence[str],
+    stores: Sequence[Store], size: int, texts: Sequence[str], fresh: Sequence[str],
     queries: Sequence[str], search_runs: int, write_runs: int, batch_runs: int,
-    limit: int, cell_budget_s: float, label: str,
-) -> dict[str, Any]:
-    log(f"{label}: loading {size} entries in batches of {LOAD_BATCH}")
-    t0 = time.perf_counter()
-    last = t0
-    for i in range(0, size, LOAD_BATCH):
-        await store.add(texts[i : i + LOAD_BATCH])
-        if time.perf_counter() - last > 15:
-            last = time.perf_counter()
-            log(f"  {label}: {i + LOAD_BATCH}/{size} entries, {last - t0:.0f} s")
-    load_s = time.perf_counter() - t0
-    log(f"  {label}: loaded {size} in {load_s:.1f} s")
-    hits = 0
-    warm_start = time.perf_counter()
-    for q in queries:  # warm: every query once, untimed (bounded too)
-        hits += len(await store.search(q, limit))
-        if time.perf_counter() - warm_start > cell_budget_s / 4:
-            break
-    samples: list[float] = []
-    start = time.perf_counter()
-    for _ in range(search_runs):
-        left = cell_budget_s - (time.perf_counter() - start)
-        if samples and left <= 0:
-            break
-        samples += await timed_calls(
-            [lambda q=q: store.search(q, limit) for q in queries], max(left, 0.0)
-        )
-    search = summary(samples, search_runs * len(queries))
-    search["mean_hits_warm"] = round(hits / max(1, len(queries)), 2)
-    log(f"  {label}: fts p50 {search['p50_ms']} p95 {search['p95_ms']} ms (n={search['n']})")
-    db_bytes = store.size_bytes()
-    ones = await timed_calls(
-        [lambda t=t: store.add([t]) for t in fresh[:write_runs]], cell_budget_s
-    )
+    limit: int, cell_budget_s: float, labels: Sequence[str],
+) -> list[dict[str, Any]]:
+    names = "/".join(labels)
+    log(f"{names}: loading {size} entries in batches of {LOAD_BATCH}, interleaved")
+    batches = [(texts[i : i + LOAD_BATCH],) for i in range(0, size, LOAD_BATCH)]
+    load_ms, _ = await interleaved(stores, "add", batches, float("inf"))
+    log(f"  loaded {size}: " + ", ".join(
+        f"{lb} {sum(t) / 1e3:.1f} s" for lb, t in zip(labels, load_ms, strict=True)))
+    # warm: every query once on every side, untimed (bounded too)
+    _, warm = await interleaved(stores, "search", [(q, limit) for q in queries],
+                                cell_budget_s / 4)
+    calls = [(q, limit) for _ in range(search_runs) for q in queries]
+    search_ms, _ = await interleaved(stores, "search", calls, cell_budget_s)
+    db_bytes = [store.size_bytes() for store in stores]
+    ones_ms, _ = await interleaved(stores, "add", [([t],) for t in fresh[:write_runs]],
+                                   cell_budget_s)
     rest = fresh[write_runs:]
-    batches = [rest[b * WRITE_BATCH : (b + 1) * WRITE_BATCH] for b in range(batch_runs)]
-    hundreds = await timed_calls([lambda b=b: store.add(b) for b in batches], cell_budget_s)
-    r1, r100 = summary(ones, write_runs), summary(hundreds, batch_runs)
-    log(f"  {label}: remember +1 p50 {r1['p50_ms']} ms (n={r1['n']}), +100 p50 "
-        f"{r100['p50_ms']} ms (n={r100['n']}); {db_bytes / 1e6:.1f} MB at {size}")
-    return {
-        "entries": size,
-        "load_s": round(load_s, 2),
-        "load_entries_per_s": round(size / load_s, 1) if load_s else None,
-        "search_fts": search,
-        "remember_1": r1,
-        "remember_100": r100,
-        "db_bytes": db_bytes,
-        "bytes_per_entry": round(db_bytes / size, 1),
-    }
+    hundreds = [(rest[b * WRITE_BATCH : (b + 1) * WRITE_BATCH],) for b in range(batch_runs)]
+    hundreds_ms, _ = await interleaved(stores, "add", hundreds, cell_budget_s)
+    rows = []
+    for j, label in enumerate(labels):
+        search = summary(search_ms[j], len(calls))
+        search["mean_hits_warm"] = round(sum(map(len, warm[j])) / max(1, len(warm[j])), 2)
+        r1, r100 = summary(ones_ms[j], write_runs), summary(hundreds_ms[j], batch_runs)
+        load_s = sum(load_ms[j]) / 1e3
+        log(f"  {label} at {size}: fts p50 {search['p50_ms']} p95 {search['p95_ms']} ms "
+            f"(n={search['n']}); remember +1 p50 {r1['p50_ms']} ms (n={r1['n']}), +100 p50 "
+            f"{r100['p50_ms']} ms (n={r100['n']}); {db_bytes[j] / 1e6:.1f} MB")
+        rows.append({
+            "entries": size,
+            "load_s": round(load_s, 3),
+            "load_entries_per_s": round(size / load_s, 1) if load_s else None,
+            "search_fts": search,
+            "remember_1": r1,
+            "remember_100": r100,
+            "db_bytes": db_bytes[j],
+            "bytes_per_entry": round(db_bytes[j] / size, 1),
+        })
+    return rows
 
 
 async def run_ranking(

@@ -148,9 +148,9 @@ def test_protocol_rows_have_the_documented_shape() -> None:
 
     texts = [f"entry {i} painting" for i in range(250)]
     fresh = [f"fresh {i}" for i in range(2 + 2 * protocol.WRITE_BATCH)]
-    rows = asyncio.run(protocol.run_perf(
-        open_store, sizes=[120, 250], texts=texts, fresh=fresh, queries=["painting", "x"],
-        search_runs=2, write_runs=2, batch_runs=2, limit=10, cell_budget_s=60.0, label="t",
+    (rows,) = asyncio.run(protocol.run_perf(
+        [open_store], sizes=[120, 250], texts=texts, fresh=fresh, queries=["painting", "x"],
+        search_runs=2, write_runs=2, batch_runs=2, limit=10, cell_budget_s=60.0, labels=["t"],
     ))
     assert [r["entries"] for r in rows] == [120, 250]
     assert all(s.closed for s in stores) and len(stores) == 2
@@ -165,21 +165,66 @@ def test_protocol_rows_have_the_documented_shape() -> None:
         assert len(store.texts) == r["entries"] + 2 + 2 * protocol.WRITE_BATCH
     with pytest.raises(ValueError):
         asyncio.run(protocol.run_perf(
-            open_store, sizes=[300], texts=texts, fresh=fresh, queries=["x"], search_runs=1,
-            write_runs=1, batch_runs=1, limit=10, cell_budget_s=1.0, label="t",
+            [open_store], sizes=[300], texts=texts, fresh=fresh, queries=["x"],
+            search_runs=1, write_runs=1, batch_runs=1, limit=10, cell_budget_s=1.0,
+            labels=["t"],
         ))
+
+
+class TimedFake(FakeStore):
+    """A store in "another process": it reports its own time per call (``ms``) and
+    records the order of the calls made on it in a shared log."""
+
+    def __init__(self, name: str, ms: float, calls: list[str]) -> None:
+        super().__init__()
+        self.name, self.ms, self.calls = name, ms, calls
+
+    async def timed_call(self, op: str, *args: Any) -> tuple[Any, float]:
+        self.calls.append(f"{self.name}:{op}")
+        return await getattr(self, op)(*args), self.ms
+
+
+def test_sides_are_interleaved_call_by_call_and_cut_together() -> None:
+    calls: list[str] = []
+    a, b = TimedFake("a", 1.0, calls), TimedFake("b", 400.0, calls)
+    times, _ = asyncio.run(protocol.interleaved([a, b], "search", [("x", 1)] * 5, 1.0))
+    # the slower side's summed time (400 ms per call) reaches the 1 s budget after 3
+    # calls; both sides stop there, and the first side alternates
+    assert times == [[1.0] * 3, [400.0] * 3]
+    assert calls == ["a:search", "b:search", "b:search", "a:search", "a:search", "b:search"]
+
+
+def test_two_sides_give_one_row_list_each_with_the_same_counts() -> None:
+    calls: list[str] = []
+
+    async def open_a(n: int) -> protocol.Store:
+        return TimedFake("a", 2.0, calls)
+
+    async def open_b(n: int) -> protocol.Store:
+        return TimedFake("b", 3.0, calls)
+
+    ours, other = asyncio.run(protocol.run_perf(
+        [open_a, open_b], sizes=[100], texts=[f"t {i}" for i in range(100)],
+        fresh=[f"f {i}" for i in range(3 + protocol.WRITE_BATCH)], queries=["t", "u"],
+        search_runs=2, write_runs=3, batch_runs=1, limit=10, cell_budget_s=60.0,
+        labels=["a", "b"],
+    ))
+    assert ours[0]["search_fts"]["p50_ms"] == 2.0 and other[0]["search_fts"]["p50_ms"] == 3.0
+    assert ours[0]["load_s"] == 0.002 and other[0]["load_s"] == 0.003  # 1 batch of 100
+    for key in ("search_fts", "remember_1", "remember_100"):
+        assert ours[0][key]["n"] == other[0][key]["n"]
 
 
 def test_a_zero_budget_still_times_one_call_of_each_step() -> None:
     async def open_store(n: int) -> protocol.Store:
         return FakeStore()
 
-    (row,) = asyncio.run(protocol.run_perf(
-        open_store, sizes=[100], texts=[f"t {i}" for i in range(100)],
+    ((row,),) = asyncio.run(protocol.run_perf(
+        [open_store], sizes=[100], texts=[f"t {i}" for i in range(100)],
         fresh=[f"f {i}" for i in range(5 + 3 * protocol.WRITE_BATCH)], queries=["t", "u", "v"],
-        search_runs=3, write_runs=5, batch_runs=3, limit=10, cell_budget_s=0.0, label="t",
+        search_runs=3, write_runs=5, batch_runs=3, limit=10, cell_budget_s=0.0, labels=["t"],
     ))
-    assert row["search_fts"]["n"] >= 1 and row["search_fts"]["wanted"] == 9
+    assert row["search_fts"]["n"] == 1 and row["search_fts"]["wanted"] == 9
     assert row["remember_1"]["n"] == 1 and row["remember_100"]["n"] == 1
 
 
