@@ -293,3 +293,9 @@ def test_the_peer_runs_the_same_protocol_on_a_tiny_size(tmp_path: Path) -> None:
     assert row["search_fts"]["n"] == 3 and row["remember_1"]["n"] == 2
     assert rep["locomo"]["peer"]["overall"]["n"] == 3
     assert all(r["ratio"] is not None for r in rep["ratios"] if r["unit"] == "ms")
+
+
+def test_the_peer_benchmark_is_registered() -> None:
+    from bench import __main__ as bench_main
+
+    assert bench_main.BENCHMARKS["peer"] == "bench.peer"
