@@ -7,7 +7,9 @@
 #   make quickstart   the coding-agent scenario on real files of this repository
 #   make test         the whole test suite (Hypothesis profile `ci` when CI=true)
 #   make lint         ruff          make types   mypy          make check   all three
-#   make bench        perf (quick, SQLite) then LoCoMo retrieval quality; BENCH_PERF_ARGS, BENCH_LOCOMO_ARGS
+#   make bench        perf (quick, SQLite), LoCoMo retrieval quality, then the peer (quick, when
+#                     .venv-peer exists); BENCH_PERF_ARGS, BENCH_LOCOMO_ARGS, BENCH_PEER_QUICK_ARGS
+#   make bench-peer   the upstream powercontext 1.4.1 in .venv-peer beside ours; BENCH_PEER_ARGS
 #
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
 # extras `make install`/test/lint/types/bench install, default dev,local: local is the
@@ -45,10 +47,10 @@ SOURCES := core ports adapters plugins sql app
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
 
-.PHONY: help install install-base deb-packages quickstart test lint types typetree check bench clean
+.PHONY: help install install-base deb-packages quickstart test lint types typetree check bench bench-peer clean
 
 help:
-	@sed -n '1,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,18p' Makefile | sed 's/^# \{0,1\}//'
 
 install: $(STAMP)
 
@@ -117,9 +119,32 @@ check: lint types test
 
 BENCH_PERF_ARGS ?= --profile quick --backend sqlite
 BENCH_LOCOMO_ARGS ?=
+BENCH_PEER_QUICK_ARGS ?= --quick
+# The peer step of `make bench` needs .venv-peer (`make bench-peer` creates it); without
+# it `bench peer` measures ours alone and says why the peer did not run.
 bench: install
 	$(BIN)/python -m bench perf $(BENCH_PERF_ARGS)
 	$(BIN)/python -m bench locomo $(BENCH_LOCOMO_ARGS)
+	$(BIN)/python -m bench peer $(BENCH_PEER_QUICK_ARGS)
+
+# The specs' reference implementation from the package index, in its own virtual
+# environment: it has our import name (`powercontext`), so it runs only in its own
+# interpreter (bench/peer/driver.py), never in .venv and never imported by our code.
+PEER_VENV := .venv-peer
+PEER_SPEC ?= powercontext[builtin]==1.4.1
+PEER_STAMP := $(PEER_VENV)/.installed-$(shell echo '$(PEER_SPEC)' | sha256sum | cut -c1-16)
+BENCH_PEER_ARGS ?=
+
+$(PEER_STAMP):
+	@echo "Installing $(PEER_SPEC) into $(PEER_VENV) (the peer; a minute or two) ..."
+	@test -x $(PEER_VENV)/bin/python || $(PYTHON) -m venv $(PEER_VENV)
+	flock $(PEER_VENV)/.install-lock $(PEER_VENV)/bin/python -m pip install --progress-bar off \
+	  '$(PEER_SPEC)'
+	@find $(PEER_VENV) -maxdepth 1 -name '.installed-*' -delete
+	@touch $@
+
+bench-peer: install $(PEER_STAMP)
+	$(BIN)/python -m bench peer --peer-python $(PEER_VENV)/bin/python $(BENCH_PEER_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(PEER_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build *.egg-info

@@ -14,6 +14,7 @@ import sys
 BENCHMARKS: dict[str, str] = {
     "hooks": "bench.hooks",
     "locomo": "bench.locomo",
+    "peer": "bench.peer",
     "perf": "bench.perf",
     "serve-latency": "bench.serve_latency",
     "topic-locomo": "bench.topic_locomo",

@@ -21,8 +21,10 @@ Category 5 (adversarial) questions have evidence and are included in ``overall``
 ``overall_1_4`` leaves them out. The plain-FTS5 anchor is recomputed on the same turns
 (:class:`bench.anchors.PlainFTS5`).
 
-Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.png`` and markdown tables on
-stdout with our rows beside the anchors, the first of them the README's retrieval table.
+Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.md`` (the tables, with the
+command), ``<out>/locomo-<date>.png`` (recall against k, recall@10 per category) and the
+markdown tables on stdout with our rows beside the anchors, the first of them the README's
+retrieval table.
 """
 
 from __future__ import annotations
@@ -507,6 +509,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -572,11 +575,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     json_path = args.out / f"{stem}.json"
     json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    md_path = args.out / f"{stem}.md"
+    given = " ".join(argv if argv is not None else sys.argv[1:])
+    md_path.write_text(f"Command: `python -m bench locomo {given}`; {report['date']}\n\n"
+                       f"{table(report)}\n", "utf-8")
     print(table(report))
     print()
     print(f"settings: {json.dumps(report['settings'])}")
     print(f"counts: {json.dumps(report['counts'])}  runtime: {json.dumps(report['runtime_s'])}")
-    print(f"wrote {json_path}")
+    print(f"wrote {json_path}, {md_path}")
     if not args.no_plot:
         png = args.out / f"{stem}.png"
         print(f"wrote {png}" if plot(report, png) else NO_PLOT)
