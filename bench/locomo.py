@@ -42,9 +42,10 @@ from typing import Any
 
 from bench.anchors import PUBLISHED, PlainFTS5
 from bench.plotting import NO_PLOT, pyplot
+from bench.vector_cache import DiskCachedModel
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical, search_admission
-from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.plugins.registry import Registry
 from powercontext.service import MemoryService
 
@@ -168,26 +169,6 @@ def entry_text(turn: Turn, *, session_date: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------------- library
-
-
-class CachedModel:
-    """Wraps an EmbeddingModel and remembers each text's vector, so a question embedded
-    for vector search is not embedded again for hybrid (the vectors are the model's)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self._cache: dict[str, Any] = {}
-
-    @property
-    def profile(self) -> Any:
-        return self.model.profile
-
-    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
-        missing = tuple(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            result = await self.model.embed(missing)
-            self._cache.update(zip(missing, result.vectors, strict=True))
-        return EmbeddingResult(tuple(self._cache[t] for t in texts))
 
 
 async def index(
@@ -330,17 +311,21 @@ async def run(
     captions: bool = True,
     workdir: Path | None = None,
     versions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Index every conversation once per analyzer version (None: every registered one),
-    query every question; the JSON report as a dict."""
+    query every question; the JSON report as a dict. Vectors are cached on disk under
+    ``cache`` (:class:`bench.vector_cache.DiskCachedModel`; None: in memory only)."""
     started = time.perf_counter()
     registry = Registry()
-    model = CachedModel(build_model(model_name, registry))
+    model = DiskCachedModel(build_model(model_name, registry), cache)
     convs = load(data, quick=quick, captions=captions)
     versions = list(versions if versions is not None else analyzers.ANALYZERS)
     rows: dict[str, list[tuple[int, list[float]]]] = {}
     index_s = query_s = 0.0
     indexed: list[Indexed] = []
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="locomo-", dir=workdir) as tmp:
         for i, version in enumerate(versions):
             indexed = []
@@ -360,6 +345,7 @@ async def run(
             query_s += time.perf_counter() - t0
             for ix in indexed:
                 await ix.service.close()
+    model.close()
     return {
         "benchmark": "locomo-evidence-recall",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -541,7 +527,23 @@ def main(argv: list[str] | None = None) -> int:
         help="append the caption of a shared image to the turn's entry (default: on)",
     )
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    p.add_argument(
+        "--cv",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="then the leave-one-conversation-out cross-validation of the retrieval "
+        "settings (bench/locomo_cv.py) with the default analyzer (default: on, off with "
+        "--quick)",
+    )
+    p.add_argument("--cv-only", action="store_true", help="the cross-validation alone")
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="embedding vector cache and scratch databases (default: <out>/.cache)",
+    )
     args = p.parse_args(argv)
+    args.workdir = args.workdir or args.out / ".cache"
     modes = [m for m in args.modes.split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
@@ -550,6 +552,38 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in versions if v not in analyzers.ANALYZERS]
     if unknown or not versions:
         p.error(f"--analyzer takes a comma list of {', '.join(analyzers.ANALYZERS)}")
+    cv = args.cv_only or (args.cv if args.cv is not None else not args.quick)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.cv_only:
+        _plain(args, modes, versions)
+    if cv and len(load(args.data)) < 2:
+        print("cross-validation skipped: it needs at least two conversations")
+        cv = False
+    if cv:
+        from bench import locomo_cv
+
+        report = asyncio.run(
+            locomo_cv.cross_validate(
+                args.data, args.model, version=analyzers.DEFAULT_VERSION,
+                workdir=args.workdir, captions=args.captions,
+                progress=lambda m: print(m, file=sys.stderr, flush=True),
+            )
+        )
+        report["date"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        report["data"] = str(args.data)
+        report["model"] = args.model
+        stem = f"locomo-cv-{dt.date.today().isoformat()}" + (
+            "" if args.model == "local" else f"-{args.model}")
+        path = args.out / f"{stem}.json"
+        path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        print()
+        print(locomo_cv.cv_table(report))
+        print(f"wrote {path}")
+    return 0
+
+
+def _plain(args: argparse.Namespace, modes: list[str], versions: list[str]) -> None:
+    """The plain run: every analyzer at the library's settings, its tables and files."""
     report = asyncio.run(
         run(
             args.data,
@@ -559,9 +593,10 @@ def main(argv: list[str] | None = None) -> int:
             session_date=args.session_date,
             captions=args.captions,
             versions=versions,
+            workdir=args.workdir,
+            cache=args.workdir / "vectors",
         )
     )
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = (
         f"locomo-{dt.date.today().isoformat()}"
         + ("-quick" if args.quick else "")
@@ -580,7 +615,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_plot:
         png = args.out / f"{stem}.png"
         print(f"wrote {png}" if plot(report, png) else NO_PLOT)
-    return 0
 
 
 if __name__ == "__main__":
