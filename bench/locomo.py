@@ -537,6 +537,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--cv-only", action="store_true", help="the cross-validation alone")
     p.add_argument(
+        "--cv-dates",
+        default="on,off",
+        help="session date in the entry text, the values the cross-validation tries "
+        "(comma list of on, off; default: on,off)",
+    )
+    p.add_argument(
         "--workdir",
         type=Path,
         default=None,
@@ -553,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not versions:
         p.error(f"--analyzer takes a comma list of {', '.join(analyzers.ANALYZERS)}")
     cv = args.cv_only or (args.cv if args.cv is not None else not args.quick)
+    dates = [{"on": True, "off": False}.get(d) for d in args.cv_dates.split(",") if d]
+    if not dates or None in dates:
+        p.error("--cv-dates takes a comma list of on, off")
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.cv_only:
         _plain(args, modes, versions)
@@ -566,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
             locomo_cv.cross_validate(
                 args.data, args.model, version=analyzers.DEFAULT_VERSION,
                 workdir=args.workdir, captions=args.captions,
+                dates=[d for d in dict.fromkeys(dates) if d is not None],
                 progress=lambda m: print(m, file=sys.stderr, flush=True),
             )
         )
