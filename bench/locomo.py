@@ -21,6 +21,10 @@ Category 5 (adversarial) questions have evidence and are included in ``overall``
 ``overall_1_4`` leaves them out. The plain-FTS5 anchor is recomputed on the same turns
 (:class:`bench.anchors.PlainFTS5`).
 
+Then (``--cv``, default on without ``--quick``) the leave-one-conversation-out
+cross-validation of the retrieval settings, :mod:`bench.locomo_cv`; embedding vectors are
+cached on disk under ``--workdir`` (default ``<out>/.cache``).
+
 Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.png`` and markdown tables on
 stdout with our rows beside the anchors, the first of them the README's retrieval table.
 """
