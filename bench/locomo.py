@@ -21,6 +21,10 @@ Category 5 (adversarial) questions have evidence and are included in ``overall``
 ``overall_1_4`` leaves them out. The plain-FTS5 anchor is recomputed on the same turns
 (:class:`bench.anchors.PlainFTS5`).
 
+Then (``--cv``, default on without ``--quick``) the leave-one-conversation-out
+cross-validation of the retrieval settings, :mod:`bench.locomo_cv`; embedding vectors are
+cached on disk under ``--workdir`` (default ``<out>/.cache``).
+
 Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.md`` (the tables, with the
 command), ``<out>/locomo-<date>.png`` (recall against k, recall@10 per category) and the
 markdown tables on stdout with our rows beside the anchors, the first of them the README's
@@ -44,9 +48,10 @@ from typing import Any
 
 from bench.anchors import PUBLISHED, PlainFTS5
 from bench.plotting import NO_PLOT, pyplot
+from bench.vector_cache import DiskCachedModel
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical, search_admission
-from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
+from powercontext.core.models import ArtifactRef, MemoryEntryInput
 from powercontext.plugins.registry import Registry
 from powercontext.service import MemoryService
 
@@ -170,26 +175,6 @@ def entry_text(turn: Turn, *, session_date: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------------- library
-
-
-class CachedModel:
-    """Wraps an EmbeddingModel and remembers each text's vector, so a question embedded
-    for vector search is not embedded again for hybrid (the vectors are the model's)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self._cache: dict[str, Any] = {}
-
-    @property
-    def profile(self) -> Any:
-        return self.model.profile
-
-    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
-        missing = tuple(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            result = await self.model.embed(missing)
-            self._cache.update(zip(missing, result.vectors, strict=True))
-        return EmbeddingResult(tuple(self._cache[t] for t in texts))
 
 
 async def index(
@@ -332,17 +317,21 @@ async def run(
     captions: bool = True,
     workdir: Path | None = None,
     versions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Index every conversation once per analyzer version (None: every registered one),
-    query every question; the JSON report as a dict."""
+    query every question; the JSON report as a dict. Vectors are cached on disk under
+    ``cache`` (:class:`bench.vector_cache.DiskCachedModel`; None: in memory only)."""
     started = time.perf_counter()
     registry = Registry()
-    model = CachedModel(build_model(model_name, registry))
+    model = DiskCachedModel(build_model(model_name, registry), cache)
     convs = load(data, quick=quick, captions=captions)
     versions = list(versions if versions is not None else analyzers.ANALYZERS)
     rows: dict[str, list[tuple[int, list[float]]]] = {}
     index_s = query_s = 0.0
     indexed: list[Indexed] = []
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="locomo-", dir=workdir) as tmp:
         for i, version in enumerate(versions):
             indexed = []
@@ -362,6 +351,7 @@ async def run(
             query_s += time.perf_counter() - t0
             for ix in indexed:
                 await ix.service.close()
+    model.close()
     return {
         "benchmark": "locomo-evidence-recall",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -544,7 +534,29 @@ def main(argv: list[str] | None = None) -> int:
         help="append the caption of a shared image to the turn's entry (default: on)",
     )
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    p.add_argument(
+        "--cv",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="then the leave-one-conversation-out cross-validation of the retrieval "
+        "settings (bench/locomo_cv.py) with the default analyzer (default: on, off with "
+        "--quick)",
+    )
+    p.add_argument("--cv-only", action="store_true", help="the cross-validation alone")
+    p.add_argument(
+        "--cv-dates",
+        default="on,off",
+        help="session date in the entry text, the values the cross-validation tries "
+        "(comma list of on, off; default: on,off)",
+    )
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="embedding vector cache and scratch databases (default: <out>/.cache)",
+    )
     args = p.parse_args(argv)
+    args.workdir = args.workdir or args.out / ".cache"
     modes = [m for m in args.modes.split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
@@ -553,6 +565,43 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in versions if v not in analyzers.ANALYZERS]
     if unknown or not versions:
         p.error(f"--analyzer takes a comma list of {', '.join(analyzers.ANALYZERS)}")
+    cv = args.cv_only or (args.cv if args.cv is not None else not args.quick)
+    dates = [{"on": True, "off": False}.get(d) for d in args.cv_dates.split(",") if d]
+    if not dates or None in dates:
+        p.error("--cv-dates takes a comma list of on, off")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.cv_only:
+        _plain(args, modes, versions, argv)
+    if cv and len(load(args.data)) < 2:
+        print("cross-validation skipped: it needs at least two conversations")
+        cv = False
+    if cv:
+        from bench import locomo_cv
+
+        report = asyncio.run(
+            locomo_cv.cross_validate(
+                args.data, args.model, version=analyzers.DEFAULT_VERSION,
+                workdir=args.workdir, captions=args.captions,
+                dates=[d for d in dict.fromkeys(dates) if d is not None],
+                progress=lambda m: print(m, file=sys.stderr, flush=True),
+            )
+        )
+        report["date"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        report["data"] = str(args.data)
+        report["model"] = args.model
+        stem = f"locomo-cv-{dt.date.today().isoformat()}" + (
+            "" if args.model == "local" else f"-{args.model}")
+        path = args.out / f"{stem}.json"
+        path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        print()
+        print(locomo_cv.cv_table(report))
+        print(f"wrote {path}")
+    return 0
+
+
+def _plain(args: argparse.Namespace, modes: list[str], versions: list[str],
+           argv: list[str] | None) -> None:
+    """The plain run: every analyzer at the library's settings, its tables and files."""
     report = asyncio.run(
         run(
             args.data,
@@ -562,9 +611,10 @@ def main(argv: list[str] | None = None) -> int:
             session_date=args.session_date,
             captions=args.captions,
             versions=versions,
+            workdir=args.workdir,
+            cache=args.workdir / "vectors",
         )
     )
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = (
         f"locomo-{dt.date.today().isoformat()}"
         + ("-quick" if args.quick else "")
@@ -587,7 +637,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_plot:
         png = args.out / f"{stem}.png"
         print(f"wrote {png}" if plot(report, png) else NO_PLOT)
-    return 0
 
 
 if __name__ == "__main__":
