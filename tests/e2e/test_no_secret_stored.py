@@ -142,7 +142,13 @@ def test_stop_hook_stores_the_assistant_message_redacted(env, tmp_path):
     async def journal(svc):
         return [s for _, s in await svc.backend.journal(0, 10)]
 
-    (source,) = run(journal, db)
+    sources = run(journal, db)
+    # the task_outcome (Memory evidence) and the turn as a conversation Source of the
+    # repository's Scope: both redacted
+    assert sorted(s.kind for s in sources) == ["conversation", "task_outcome"]
+    (source,) = [s for s in sources if s.kind == "task_outcome"]
+    (turn,) = [s for s in sources if s.kind == "conversation"]
+    assert "[REDACTED:github-token]" in turn.content
     assert "[REDACTED:github-token]" in source.content
     assert "postgres://app:[REDACTED:url-credentials]@db.internal/app" in source.content
     assert "All 12 tests pass." in source.content
@@ -183,8 +189,11 @@ def test_codex_hook_redacts_the_request_metadata_too(env, tmp_path):
     async def journal(svc):
         return [s for _, s in await svc.backend.journal(0, 10)]
 
-    (source,) = run(journal, db)
+    sources = run(journal, db)
+    (source,) = [s for s in sources if s.kind == "task_outcome"]
+    (turn,) = [s for s in sources if s.kind == "conversation"]
     assert dict(source.metadata)["request"].endswith("[REDACTED:credential-assignment]")
+    assert "[REDACTED:credential-assignment]" in turn.content
     assert_nowhere(db, AWS_SECRET)
 
 

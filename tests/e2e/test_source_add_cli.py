@@ -213,7 +213,7 @@ def _git_repo(tmp_path: Path) -> Path:
     return root.resolve()
 
 
-def test_the_stop_hook_journals_its_outcome_in_the_repository_scope(pc, tmp_path):
+def test_the_stop_hook_journals_its_turn_in_the_repository_scope(pc, tmp_path):
     root = _git_repo(tmp_path)
     payload = {"session_id": "s", "cwd": str(root / "."), "hook_event_name": "Stop",
                "last_assistant_message": "Fixed the flaky lock test by waiting on the file."}
@@ -221,7 +221,9 @@ def test_the_stop_hook_journals_its_outcome_in_the_repository_scope(pc, tmp_path
     key = repo_key(root)
     assert key == f"repo:{root}" and out["repo_key"] == key
     st = scoped(pc.db, key)
-    assert st["journal"] == [(1, out["source_id"], False)]
+    # the turn (a conversation Source) is the Scope's; the task_outcome is Memory evidence
+    assert out["turn_source_id"] and out["turn_source_id"] != out["source_id"]
+    assert st["journal"] == [(1, out["turn_source_id"], False)]
     assert st["pending"].source_through == 1
     # the Memory behaviour is unchanged: the Source is stored, nothing extracted
     assert out["extracted"] is False and out["memory_ref"] is None
