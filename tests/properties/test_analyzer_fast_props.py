@@ -1,0 +1,77 @@
+"""The analyzers' regex fast path and memos give exactly the tokens of the old
+character-by-character scan (issue 14: an 8 KB entry took ~100 ms to analyze, twice per
+commit). The reference is a verbatim copy of that scan (support/analyzer_reference.py)."""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from support import analyzer_reference as reference
+from support.analyzer_reference import reference_analyze
+
+from powercontext.core.analyzer import (
+    ANALYZERS,
+    SEARCHABLE_CACHE_CHARS,
+    V1_PORTER,
+    is_cjk,
+    is_unspaced,
+)
+from powercontext.core.analyzer_porter import stem
+
+SETTINGS = settings(deadline=None)
+
+_pieces = st.sampled_from(
+    [
+        "a", "Z", "0", "9", "go", "The", "painting", "ADR-0005", "v1.2.3", "src/app/main.py",
+        "a--b", "x.", "_y", "-", ".", "/", "_", " ", "\t", "\n", "'", "’", "é", "É", "e\u0301",
+        "\u0301", "ß", "İ", "K", "ﬁ", "Σς", "²", "½", "٣", "中文", "ひカ", "ｱ", "한국", "\u1100",
+        "\u0e01\u0e34", "ไทย", "\u1780\u17b6", "\u17d4", "๏", "😀", "\ufe0f", "\x7f", "\x00",
+        "@", "[", "`", "{", "~", "caf\u00e9-bar", "naïve_x", "x" * 90, "ж" * 30,
+    ]
+)  # fmt: skip
+_text = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=60),
+    st.lists(_pieces, max_size=30).map("".join),
+    st.lists(st.one_of(_pieces, st.text(max_size=3)), max_size=30).map("".join),
+)
+
+
+@SETTINGS
+@given(_text, st.sampled_from(sorted(ANALYZERS)))
+@example("Caroline: I went to the LGBTQ support group yesterday.", "v1-porter")
+@example("ADR-0005 v1.2.3 src/app/main.py a--b x. é-b b-é 中文-x", "v1")
+@example("e\u0301-a a-\u0301 \u0e01\u0e34-a \u1780x", "v1-porter")
+def test_fast_scan_equals_the_character_scan(text: str, version: str) -> None:
+    analyzer = ANALYZERS[version]
+    assert analyzer.analyze(text) == reference_analyze(analyzer, text)
+
+
+@SETTINGS
+@given(_text, st.sampled_from(sorted(ANALYZERS)))
+def test_memoized_searchable_text_is_the_joined_tokens(text: str, version: str) -> None:
+    analyzer = ANALYZERS[version]
+    expected = " ".join(reference_analyze(analyzer, text))
+    assert analyzer.searchable_text(text) == expected
+    assert analyzer.searchable_text(text) == expected  # the memoized answer too
+
+
+def test_long_texts_are_analyzed_but_not_memoized() -> None:
+    text = "painting " * (SEARCHABLE_CACHE_CHARS // 9 + 1)
+    assert len(text) > SEARCHABLE_CACHE_CHARS
+    assert V1_PORTER.searchable_text(text) == " ".join(reference_analyze(V1_PORTER, text))
+
+
+@SETTINGS
+@given(st.characters(exclude_categories=("Cs",)))
+def test_the_early_outs_of_script_tests_hold(ch: str) -> None:
+    # is_cjk answers False below U+1100, is_unspaced below U+0E00, without a table
+    assert is_cjk(ch) == reference.is_cjk(ch)
+    assert is_unspaced(ch) == reference.is_unspaced(ch)
+
+
+def test_memoized_stem_is_the_stem() -> None:
+    stem.cache_clear()
+    first = [stem(w) for w in ("ponies", "painting", "relational", "one")]
+    assert first == [stem(w) for w in ("ponies", "painting", "relational", "one")]
+    assert first == ["poni", "paint", "relat", "on"]
+    assert stem.cache_info().hits == 4
