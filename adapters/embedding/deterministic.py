@@ -13,6 +13,7 @@ texts; it knows nothing of synonyms.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from typing import Final, final
@@ -35,6 +36,7 @@ _WORD_WEIGHT: Final = 1.0
 _TRIGRAM_WEIGHT: Final = 0.35
 
 
+@functools.lru_cache(maxsize=1 << 15)  # a pure function; words and trigrams repeat
 def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, person=_PERSON).digest()
     h = int.from_bytes(digest, "big")
@@ -60,7 +62,9 @@ def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tu
     ``tokens`` are ``analyze(text)`` when the caller already has them.
     """
     acc = [0.0] * dimension
-    for feature, weight in _features(_ANALYZER.analyze(text) if tokens is None else tokens):
+    if tokens is None:  # the analyzer's memo: the write that embeds it has just analyzed it
+        tokens = _ANALYZER.searchable_text(text).split()
+    for feature, weight in _features(tokens):
         i, sign = _bucket(feature, dimension)
         acc[i] += sign * weight
     norm = math.sqrt(math.fsum(x * x for x in acc))

@@ -1,7 +1,8 @@
 """What a fixed sequence of writes stores on SQLite, held to a golden digest (issue 14):
 the write path's speed-ups (analyzer fast path and memos, the splice memo, in-place
 verification) must store byte-identical Revisions (encoding, stored bytes, content
-hash, lineage), entry versions and full-text rows. The digest was computed with the
+hash, lineage), entry versions, head rows and vectors (the deterministic embedder's
+memos too). The digest was computed with the
 write path as it stood before those changes (commit 4bf800f)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import random
 from pathlib import Path
 
 import apsw
+import sqlite_vec
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
@@ -59,6 +61,8 @@ async def _write_sequence(path: Path) -> None:
 
 def _digest(path: Path) -> str:
     conn = apsw.Connection(str(path))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
     h = hashlib.sha256()
     queries = (
         "SELECT revision, family, content_encoding, content, content_hash, lineage "
@@ -68,6 +72,9 @@ def _digest(path: Path) -> str:
         "ORDER BY created_in_revision, entry_id",
         "SELECT entry_id, head_revision, entry_content_hash, searchable_text "
         "FROM memory_entry_heads ORDER BY entry_id",
+        "SELECT h.entry_id, m.embedding_content_hash, v.embedding FROM memory_entry_heads h "
+        "JOIN memory_entry_vector_metadata m ON m.projection_id = h.projection_id "
+        "JOIN memory_entry_search_vector v ON v.rowid = h.projection_id ORDER BY h.entry_id",
     )
     for q in queries:
         for row in conn.execute(q):
@@ -76,7 +83,7 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-GOLDEN = "ba8b0c66353ec94754ced77db73d638183f074a2bc86caddf0066f2ea4b75e0e"
+GOLDEN = "9bacd7c17a216dac29b257878a0a4f3ffcad2e3f60ed6286c26b9ef64db550e8"
 
 
 def test_a_fixed_write_sequence_stores_the_golden_bytes(tmp_path: Path) -> None:
