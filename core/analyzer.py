@@ -65,7 +65,6 @@ rules changed under it, so such a database must be rebuilt.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import re
@@ -87,8 +86,6 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "MAX_WORD_BYTES",
     "MAX_WORD_CHARS",
-    "SEARCHABLE_CACHE",
-    "SEARCHABLE_CACHE_CHARS",
     "V1",
     "V1_PORTER",
     "Analyzer",
@@ -343,6 +340,7 @@ class Analyzer:
         ``[a-z0-9_]{1,84}``."""
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
         tokens: list[str] = []
+        words_seen: dict[str, list[str]] = {}  # this call's memo: a text repeats its words
         i, n = 0, len(text)
         while i < n:
             sep = _ASCII_SEPARATORS.match(text, i)
@@ -375,7 +373,10 @@ class Analyzer:
                     j = k
                     break
                 for word in words:
-                    tokens.extend(self._word_tokens(word))
+                    found = words_seen.get(word)
+                    if found is None:
+                        found = words_seen[word] = self._word_tokens(word)
+                    tokens.extend(found)
                 if len(words) > 1:
                     tokens.append(_joined_token(words))
             else:
@@ -403,30 +404,12 @@ class Analyzer:
         return ["x_" + prefix.hex(), _hashed(token)]
 
     def searchable_text(self, text: str) -> str:
-        """The FTS projection text of an entry: its tokens joined by single spaces.
-
-        Memoized for texts of at most :data:`SEARCHABLE_CACHE_CHARS` characters (the last
-        :data:`SEARCHABLE_CACHE` of them): a commit plans the projection and then
-        verifies it, and both ask for the same texts."""
-        if len(text) <= SEARCHABLE_CACHE_CHARS:
-            return _searchable_text(self, text)
+        """The FTS projection text of an entry: its tokens joined by single spaces."""
         return " ".join(self.analyze(text))
 
     def query_terms(self, query: str) -> tuple[str, ...]:
         """Distinct tokens of a query, in first-seen order (safe to quote into MATCH)."""
         return tuple(dict.fromkeys(self.analyze(query)))
-
-
-#: How many texts' searchable_text :meth:`Analyzer.searchable_text` remembers, and the
-#: longest text it remembers (an entry's text limit, 8192 UTF-8 bytes, is at most this
-#: many characters): at most ~10 MB when every text is that long.
-SEARCHABLE_CACHE: Final = 512
-SEARCHABLE_CACHE_CHARS: Final = 8192
-
-
-@functools.lru_cache(maxsize=SEARCHABLE_CACHE)
-def _searchable_text(analyzer: Analyzer, text: str) -> str:
-    return " ".join(analyzer.analyze(text))
 
 
 #: The spec's Analyzer v1: no stemming, only the engine-forced stopwords.

@@ -1,21 +1,12 @@
 """The Porter (1980) stemmer of the ``v1-porter`` analyzer (:mod:`powercontext.core.analyzer`,
 rule list in its docstring): the stems of SQLite FTS5's ``porter`` tokenizer.
-
-:func:`stem` is memoized (a pure function of one word; at most :data:`STEM_CACHE` words,
-a few hundred bytes each): an 8 KB entry repeats its words, and the database analyzer
-and the deterministic embedder stem the same words again.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
-from typing import Final
 
-__all__ = ["STEM_CACHE", "stem"]
-
-#: Words whose stems are remembered (least recently used first out).
-STEM_CACHE: Final = 8192
+__all__ = ["stem"]
 
 # --- Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980) -----------
 # Lowercase ASCII letters only. Steps and conditions as in SQLite FTS5's ``porter``
@@ -85,7 +76,6 @@ def _longest(w: str, suffixes: Iterable[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
-@functools.lru_cache(maxsize=STEM_CACHE)
 def stem(word: str) -> str:
     """The Porter stem of a lowercase ASCII word (``ponies`` -> ``poni``, ``painting`` ->
     ``paint``, ``relational`` -> ``relat``); words of one or two letters are unchanged."""

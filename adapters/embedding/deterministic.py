@@ -62,9 +62,7 @@ def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tu
     ``tokens`` are ``analyze(text)`` when the caller already has them.
     """
     acc = [0.0] * dimension
-    if tokens is None:  # the analyzer's memo: the write that embeds it has just analyzed it
-        tokens = _ANALYZER.searchable_text(text).split()
-    for feature, weight in _features(tokens):
+    for feature, weight in _features(_ANALYZER.analyze(text) if tokens is None else tokens):
         i, sign = _bucket(feature, dimension)
         acc[i] += sign * weight
     norm = math.sqrt(math.fsum(x * x for x in acc))

@@ -1,4 +1,4 @@
-"""The analyzers' regex fast path and memos give exactly the tokens of the old
+"""The analyzers' regex fast path and per-call word memo give exactly the tokens of the old
 character-by-character scan (issue 14: an 8 KB entry took ~100 ms to analyze, twice per
 commit). The reference is a verbatim copy of that scan (support/analyzer_reference.py)."""
 
@@ -11,12 +11,10 @@ from support.analyzer_reference import reference_analyze
 
 from powercontext.core.analyzer import (
     ANALYZERS,
-    SEARCHABLE_CACHE_CHARS,
     V1_PORTER,
     is_cjk,
     is_unspaced,
 )
-from powercontext.core.analyzer_porter import stem
 
 SETTINGS = settings(deadline=None)
 
@@ -47,18 +45,19 @@ def test_fast_scan_equals_the_character_scan(text: str, version: str) -> None:
 
 
 @SETTINGS
-@given(_text, st.sampled_from(sorted(ANALYZERS)))
-def test_memoized_searchable_text_is_the_joined_tokens(text: str, version: str) -> None:
+@given(st.lists(_pieces, max_size=12), st.integers(1, 4), st.sampled_from(sorted(ANALYZERS)))
+def test_repeated_words_get_the_tokens_of_their_first_time(words, times, version):
+    # analyze() memoizes a word's tokens within the call
     analyzer = ANALYZERS[version]
-    expected = " ".join(reference_analyze(analyzer, text))
-    assert analyzer.searchable_text(text) == expected
-    assert analyzer.searchable_text(text) == expected  # the memoized answer too
+    text = " ".join(words * times)
+    assert analyzer.analyze(text) == reference_analyze(analyzer, text)
+    assert analyzer.searchable_text(text) == " ".join(reference_analyze(analyzer, text))
 
 
-def test_long_texts_are_analyzed_but_not_memoized() -> None:
-    text = "painting " * (SEARCHABLE_CACHE_CHARS // 9 + 1)
-    assert len(text) > SEARCHABLE_CACHE_CHARS
-    assert V1_PORTER.searchable_text(text) == " ".join(reference_analyze(V1_PORTER, text))
+def test_an_8_kb_text_gets_the_reference_tokens() -> None:
+    text = ("Caroline: I went to the LGBTQ support group yesterday, ADR-0005 café-bar "
+            "中文 painting ponies ") * 100
+    assert V1_PORTER.analyze(text) == reference_analyze(V1_PORTER, text)
 
 
 @SETTINGS
@@ -67,11 +66,3 @@ def test_the_early_outs_of_script_tests_hold(ch: str) -> None:
     # is_cjk answers False below U+1100, is_unspaced below U+0E00, without a table
     assert is_cjk(ch) == reference.is_cjk(ch)
     assert is_unspaced(ch) == reference.is_unspaced(ch)
-
-
-def test_memoized_stem_is_the_stem() -> None:
-    stem.cache_clear()
-    first = [stem(w) for w in ("ponies", "painting", "relational", "one")]
-    assert first == [stem(w) for w in ("ponies", "painting", "relational", "one")]
-    assert first == ["poni", "paint", "relat", "on"]
-    assert stem.cache_info().hits == 4
