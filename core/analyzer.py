@@ -275,6 +275,10 @@ def _is_latin_word_char(ch: str) -> bool:
 # other ASCII characters, which separate, are each consumed by one regex match.
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]+")
 _ASCII_SEPARATORS = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
+# An identifier of ASCII words joined by single joiners (rule 5) is one match, used when
+# what follows it cannot continue it (not a non-ASCII letter, nor a joiner before one).
+_ASCII_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-./_][A-Za-z0-9]+)*")
+_ASCII_JOINER = re.compile(r"[-./_]")
 
 
 def _latin_end(text: str, k: int, n: int) -> int:
@@ -348,6 +352,15 @@ class Analyzer:
                 i = sep.end()
                 continue
             ch = text[i]
+            if ch < "\x80":  # an ASCII letter or digit: an identifier of ASCII words?
+                m = _ASCII_IDENTIFIER.match(text, i)
+                assert m is not None
+                e = m.end()
+                if e == n or (text[e] < "\x80" and (
+                        text[e] not in _JOINERS or e + 1 == n or text[e + 1] < "\x80")):
+                    self._ascii_identifier(m.group(), tokens, words_seen)
+                    i = e
+                    continue
             if ch >= "\x80" and is_cjk(ch):
                 j = i + 1
                 while j < n and is_cjk(text[j]):
@@ -383,6 +396,19 @@ class Analyzer:
                 j = i + 1
             i = j
         return tokens
+
+    def _ascii_identifier(
+        self, ident: str, tokens: list[str], words_seen: dict[str, list[str]]
+    ) -> None:
+        """Append the tokens of an identifier made of ASCII words (rules 4 to 7)."""
+        words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
+        for word in words:
+            found = words_seen.get(word)
+            if found is None:
+                found = words_seen[word] = self._word_tokens(word)
+            tokens.extend(found)
+        if len(words) > 1:
+            tokens.append(_joined_token(words))
 
     def _word_tokens(self, word: str) -> list[str]:
         if word.isascii():

@@ -39,6 +39,8 @@ _text = st.one_of(
 @example("Caroline: I went to the LGBTQ support group yesterday.", "v1-porter")
 @example("ADR-0005 v1.2.3 src/app/main.py a--b x. é-b b-é 中文-x", "v1")
 @example("e\u0301-a a-\u0301 \u0e01\u0e34-a \u1780x", "v1-porter")
+@example("a-é ab.é a- a-b-é a_\u0301 a\u0301 x.y.中 k-ß-k end.", "v1-porter")
+@example("a-b", "v1")
 def test_fast_scan_equals_the_character_scan(text: str, version: str) -> None:
     analyzer = ANALYZERS[version]
     assert analyzer.analyze(text) == reference_analyze(analyzer, text)
