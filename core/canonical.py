@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -496,8 +497,9 @@ def parse_content(text: str | bytes) -> MemoryContent:
     return MemoryContent(
         manifest=MemoryManifest(
             entries=tuple(
-                MemoryManifestEntry(
-                    e["entry_id"], e["entry_version_id"], e["entry_content_hash"], e["state"]
+                MemoryManifestEntry(  # one "active" string, not one per item (memory)
+                    e["entry_id"], e["entry_version_id"], e["entry_content_hash"],
+                    sys.intern(e["state"]),
                 )
                 for e in manifest["entries"]
             ),
