@@ -18,7 +18,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import cattrs
@@ -499,7 +499,7 @@ def parse_content(text: str | bytes) -> MemoryContent:
             entries=tuple(
                 MemoryManifestEntry(  # one "active" string, not one per item (memory)
                     e["entry_id"], e["entry_version_id"], e["entry_content_hash"],
-                    sys.intern(e["state"]),
+                    cast(Any, sys.intern(e["state"])),
                 )
                 for e in manifest["entries"]
             ),
