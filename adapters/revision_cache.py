@@ -4,15 +4,21 @@ it decodes (ARCHITECTURE.md, "Performance by design": Revisions are immutable, s
 parsed manifest never goes stale).
 
 A backend owns one :class:`RevisionCache`. It holds at most :data:`MAX_REVISIONS`
-Revisions and :data:`MAX_ITEMS` manifest items in all (least recently used first out;
-the last one put always stays). A stored delta is decoded from the nearest cached
-Revision or full checkpoint below it, every step's content hash checked; only the
-Revision asked for is cached (caching a whole delta chain evicted the heads of other
-Memories searched together).
+Revisions, :data:`MAX_ITEMS` manifest items and :data:`MAX_BYTES` bytes in all (least
+recently used first out; the last one put always stays). The bytes of a Revision
+(:func:`revision_bytes`) are what it holds of its own: its canonical bytes and the
+containers of its view (tuples, index, counts); the item objects are shared with the
+Revisions of the same Memory it was spliced from or into, and counted by none (at 100k
+entries a Revision holds ~31 MB of its own, the shared items ~75 MB).
+
+A stored delta is decoded from the nearest cached Revision or full checkpoint below it,
+every step's content hash checked; only the Revision asked for is cached (caching a
+whole delta chain evicted the heads of other Memories searched together).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -32,7 +38,15 @@ from powercontext.core.models import (
     MemoryRevision,
 )
 
-__all__ = ["MAX_ITEMS", "MAX_REVISIONS", "MEMORY_FAMILY", "ParsedRevision", "RevisionCache"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_ITEMS",
+    "MAX_REVISIONS",
+    "MEMORY_FAMILY",
+    "ParsedRevision",
+    "RevisionCache",
+    "revision_bytes",
+]
 
 #: The ``family`` column of a Memory Artifact's Revision rows.
 MEMORY_FAMILY = "memory"
@@ -41,6 +55,9 @@ MAX_REVISIONS = 64
 #: The cache also holds at most this many manifest items in all (a parsed item with its
 #: bytes costs a few hundred bytes; 100k-entry Memories must not pin gigabytes).
 MAX_ITEMS = 400_000
+#: ... and at most this many bytes of their own (:func:`revision_bytes`): two Revisions
+#: of a 100k-entry Memory (issue 14: four of them were ~140 MB of a 809 MB peak).
+MAX_BYTES = 64 * 2**20
 
 #: ``(artifact_id, after, upto)`` -> the Revision rows with ``after < revision <= upto``,
 #: ascending (the backend's ``_revision_rows_sync``).
@@ -61,13 +78,28 @@ class ParsedRevision:
         return self.view.as_dict
 
 
-class RevisionCache:
-    """Parsed Memory Revisions, bounded by ``max_revisions`` and ``max_items``
-    (manifest items summed over the cached Revisions). Thread-safe."""
+def revision_bytes(parsed: ParsedRevision) -> int:
+    """The bytes ``parsed`` holds of its own (an estimate from ``sys.getsizeof``, O(1) per
+    container): the joined canonical bytes of its manifest items and the containers of
+    its view, whichever are computed now. The item objects are not counted (shared)."""
+    held = parsed.view.__dict__
+    total = sys.getsizeof(parsed.revision.content.manifest.entries)
+    for value in held.values():
+        if isinstance(value, bytes | tuple | dict | list):
+            total += sys.getsizeof(value)
+    return total
 
-    def __init__(self, max_revisions: int = MAX_REVISIONS, max_items: int = MAX_ITEMS) -> None:
+
+class RevisionCache:
+    """Parsed Memory Revisions, bounded by ``max_revisions``, ``max_items`` (manifest
+    items summed over the cached Revisions) and ``max_bytes`` (:func:`revision_bytes`
+    summed). Thread-safe."""
+
+    def __init__(self, max_revisions: int = MAX_REVISIONS, max_items: int = MAX_ITEMS,
+                 max_bytes: int = MAX_BYTES) -> None:
         self.max_revisions = max_revisions
         self.max_items = max_items
+        self.max_bytes = max_bytes
         self._cache: OrderedDict[tuple[str, int], ParsedRevision] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -84,6 +116,11 @@ class RevisionCache:
         with self._lock:
             return sum(len(p.revision.content.manifest.entries) for p in self._cache.values())
 
+    def nbytes(self) -> int:
+        """:func:`revision_bytes` of every cached Revision, summed."""
+        with self._lock:
+            return sum(revision_bytes(p) for p in self._cache.values())
+
     def get(self, key: tuple[str, int]) -> ParsedRevision | None:
         """The cached Revision ``(artifact_id, revision)`` (now the most recent), or None."""
         with self._lock:
@@ -94,16 +131,18 @@ class RevisionCache:
 
     def put(self, key: tuple[str, int], parsed: ParsedRevision) -> None:
         """Cache ``parsed`` under ``key``, then evict the least recent Revisions while
-        over either bound (never the one just put)."""
+        over any bound (never the one just put)."""
         with self._lock:
             cache = self._cache
             cache[key] = parsed
             cache.move_to_end(key)
             items = sum(len(p.revision.content.manifest.entries) for p in cache.values())
+            held = sum(revision_bytes(p) for p in cache.values())
             while len(cache) > 1 and (len(cache) > self.max_revisions
-                                      or items > self.max_items):
+                                      or items > self.max_items or held > self.max_bytes):
                 _, dropped = cache.popitem(last=False)
                 items -= len(dropped.revision.content.manifest.entries)
+                held -= revision_bytes(dropped)
 
     def clear(self) -> None:
         with self._lock:

@@ -67,13 +67,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, final
 
 import attrs
 
+from powercontext.core.analyzer_porter import stem
 from powercontext.core.errors import InvalidInputError
 
 __all__ = [
@@ -216,7 +218,7 @@ def is_cjk(ch: str) -> bool:
     Unicode version of the running Python (3.12 adds Han Extension H at U+31350).
     """
     cp = ord(ch)
-    if cp in _KANA_PUNCTUATION:
+    if cp < 0x1100 or cp in _KANA_PUNCTUATION:  # nothing below Hangul Jamo is CJK
         return False
     return (
         0x3400 <= cp <= 0x4DBF  # Han Extension A
@@ -250,6 +252,8 @@ def is_unspaced(ch: str) -> bool:
     Khmer, Tai Le, New Tai Lue, Tai Tham, Tai Viet, by block); the punctuation of those
     blocks (``๏``, ``។``, ``၊``) separates like other punctuation."""
     cp = ord(ch)
+    if cp < 0x0E00:  # below Thai: no unspaced script
+        return False
     return any(lo <= cp <= hi for lo, hi in _UNSPACED_BLOCKS) and unicodedata.category(
         ch
     )[0] in "LMN"
@@ -261,121 +265,34 @@ def _is_word_char(ch: str) -> bool:
 
 def _is_latin_word_char(ch: str) -> bool:
     """A character of a rule-4 word (not CJK, not an unspaced script)."""
+    if ch < "\x80":  # ASCII: no marks, no CJK, no unspaced script
+        return ch.isalnum()
     return _is_word_char(ch) and not is_cjk(ch) and not is_unspaced(ch)
 
 
-# --- Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980) -----------
-# Lowercase ASCII letters only. Steps and conditions as in SQLite FTS5's ``porter``
-# tokenizer (its ``bli -> ble`` and ``logi -> log`` rules, and its handling of a word that
-# is all suffix and of ``yy``); m is the measure of [C](VC)^m[V]; steps 2 to 4 try only
-# their longest matching suffix.
-
-_VOWELS = frozenset("aeiou")
-_STEP2 = {
-    "ational": "ate", "tional": "tion", "enci": "ence", "anci": "ance", "izer": "ize",
-    "bli": "ble", "alli": "al", "entli": "ent", "eli": "e", "ousli": "ous", "ization": "ize",
-    "ation": "ate", "ator": "ate", "alism": "al", "iveness": "ive", "fulness": "ful",
-    "ousness": "ous", "aliti": "al", "iviti": "ive", "biliti": "ble", "logi": "log",
-}  # fmt: skip
-_STEP3 = {
-    "icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "",
-    "ness": "",
-}  # fmt: skip
-_STEP4 = (
-    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion",
-    "ou", "ism", "ate", "iti", "ous", "ive", "ize",
-)  # fmt: skip
+# The scanner's fast path (the same tokens as a character-by-character scan; tests hold
+# it to a verbatim copy of that scan): runs of ASCII letters and digits, and runs of the
+# other ASCII characters, which separate, are each consumed by one regex match.
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_ASCII_SEPARATORS = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
+# An identifier of ASCII words joined by single joiners (rule 5) is one match, used when
+# what follows it cannot continue it (not a non-ASCII letter, nor a joiner before one).
+_ASCII_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-./_][A-Za-z0-9]+)*")
+_ASCII_JOINER = re.compile(r"[-./_]")
 
 
-def _consonant(w: str, i: int) -> bool:
-    ch = w[i]
-    if ch in _VOWELS:
-        return False
-    if ch == "y":  # y is a consonant at the start of a word or after a vowel
-        return i == 0 or not _consonant(w, i - 1)
-    return True
-
-
-def _measure(w: str) -> int:
-    m, after_vowel = 0, False
-    for i in range(len(w)):
-        vowel = not _consonant(w, i)
-        if after_vowel and not vowel:
-            m += 1
-        after_vowel = vowel
-    return m
-
-
-def _has_vowel(w: str) -> bool:
-    return any(not _consonant(w, i) for i in range(len(w)))
-
-
-def _double_consonant(w: str) -> bool:
-    # as in FTS5, "yy" always counts as a double consonant
-    return len(w) >= 2 and w[-1] == w[-2] and w[-1] not in _VOWELS
-
-
-def _cvc(w: str) -> bool:
-    """Ends consonant, vowel, consonant, the last not w, x or y (``*o`` in the paper)."""
-    n = len(w)
-    return (
-        n >= 3
-        and w[-1] not in "wxy"
-        and _consonant(w, n - 1)
-        and not _consonant(w, n - 2)
-        and _consonant(w, n - 3)
-    )
-
-
-def _longest(w: str, suffixes: Iterable[str]) -> str | None:
-    found = [s for s in suffixes if w.endswith(s)]
-    return max(found, key=len) if found else None
-
-
-def stem(word: str) -> str:
-    """The Porter stem of a lowercase ASCII word (``ponies`` -> ``poni``, ``painting`` ->
-    ``paint``, ``relational`` -> ``relat``); words of one or two letters are unchanged."""
-    if len(word) <= 2:
-        return word
-    w = word
-    if w.endswith(("sses", "ies")) and len(w) > 4 - w.endswith("ies"):  # step 1a
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if w.endswith("eed") and len(w) > 3:  # step 1b
-        if _measure(w[:-3]) > 0:
-            w = w[:-1]
-    else:
-        for ending in ("ed", "ing"):
-            if w.endswith(ending) and _has_vowel(w[: -len(ending)]):
-                w = w[: -len(ending)]
-                if w.endswith(("at", "bl", "iz")):
-                    w += "e"
-                elif _double_consonant(w) and w[-1] not in "lsz":
-                    w = w[:-1]
-                elif _measure(w) == 1 and _cvc(w):
-                    w += "e"
-                break
-    if w.endswith("y") and _has_vowel(w[:-1]):  # step 1c
-        w = w[:-1] + "i"
-    for table in (_STEP2, _STEP3):  # steps 2 and 3
-        suffix = _longest(w, table)
-        if suffix is not None and _measure(w[: -len(suffix)]) > 0:
-            w = w[: -len(suffix)] + table[suffix]
-    suffix = _longest(w, _STEP4)  # step 4
-    if suffix is not None:
-        base = w[: -len(suffix)]
-        if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
-            w = base
-    if w.endswith("e"):  # step 5a
-        m = _measure(w[:-1])
-        if m > 1 or (m == 1 and not _cvc(w[:-1])):
-            w = w[:-1]
-    if w.endswith("ll") and _measure(w) > 1:  # step 5b
-        w = w[:-1]
-    return w
-
-
+def _latin_end(text: str, k: int, n: int) -> int:
+    """The end of the run of rule-4 word characters of ``text`` starting at ``k``."""
+    while k < n:
+        m = _ASCII_ALNUM.match(text, k)
+        if m is not None:
+            k = m.end()
+            continue
+        ch = text[k]
+        if ch < "\x80" or not _is_latin_word_char(ch):
+            return k
+        k += 1
+    return k
 
 
 def _hashed(token: str) -> str:
@@ -427,15 +344,29 @@ class Analyzer:
         ``[a-z0-9_]{1,84}``."""
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
         tokens: list[str] = []
+        words_seen: dict[str, list[str]] = {}  # this call's memo: a text repeats its words
         i, n = 0, len(text)
         while i < n:
+            sep = _ASCII_SEPARATORS.match(text, i)
+            if sep is not None:
+                i = sep.end()
+                continue
             ch = text[i]
-            if is_cjk(ch):
+            if ch < "\x80":  # an ASCII letter or digit: an identifier of ASCII words?
+                m = _ASCII_IDENTIFIER.match(text, i)
+                assert m is not None
+                e = m.end()
+                if e == n or (text[e] < "\x80" and (
+                        text[e] not in _JOINERS or e + 1 == n or text[e + 1] < "\x80")):
+                    self._ascii_identifier(m.group(), tokens, words_seen)
+                    i = e
+                    continue
+            if ch >= "\x80" and is_cjk(ch):
                 j = i + 1
                 while j < n and is_cjk(text[j]):
                     j += 1
                 tokens.extend(_cjk_tokens(text[i:j]))
-            elif is_unspaced(ch):
+            elif ch >= "\x80" and is_unspaced(ch):
                 clusters, j = [], i
                 while j < n and is_unspaced(text[j]):
                     k = j + 1
@@ -447,9 +378,7 @@ class Analyzer:
             elif _is_word_char(ch):
                 words, j = [], i
                 while True:
-                    k = j + 1
-                    while k < n and _is_latin_word_char(text[k]):
-                        k += 1
+                    k = _latin_end(text, j + 1, n)
                     words.append(text[j:k])
                     if k + 1 < n and text[k] in _JOINERS and _is_latin_word_char(text[k + 1]):
                         j = k + 1
@@ -457,13 +386,29 @@ class Analyzer:
                     j = k
                     break
                 for word in words:
-                    tokens.extend(self._word_tokens(word))
+                    found = words_seen.get(word)
+                    if found is None:
+                        found = words_seen[word] = self._word_tokens(word)
+                    tokens.extend(found)
                 if len(words) > 1:
                     tokens.append(_joined_token(words))
             else:
                 j = i + 1
             i = j
         return tokens
+
+    def _ascii_identifier(
+        self, ident: str, tokens: list[str], words_seen: dict[str, list[str]]
+    ) -> None:
+        """Append the tokens of an identifier made of ASCII words (rules 4 to 7)."""
+        words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
+        for word in words:
+            found = words_seen.get(word)
+            if found is None:
+                found = words_seen[word] = self._word_tokens(word)
+            tokens.extend(found)
+        if len(words) > 1:
+            tokens.append(_joined_token(words))
 
     def _word_tokens(self, word: str) -> list[str]:
         if word.isascii():

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import cattrs
@@ -52,6 +53,7 @@ __all__ = [
     "check_id",
     "check_json_int",
     "content_bytes",
+    "content_bytes_equal",
     "embedding_content_hash",
     "entry_content_bytes",
     "entry_content_hash",
@@ -408,12 +410,35 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
     for a value RFC 8785 cannot carry."""
     if joined_items is None:
         joined_items = manifest_items_bytes(content.manifest)
-    return b"".join(
+    head, tail = _content_frame(content)
+    return b"".join((head, joined_items, tail))
+
+
+def content_bytes_equal(content: MemoryContent, joined_items: bytes, candidate: bytes) -> bool:
+    """Whether ``candidate`` is exactly :func:`content_bytes` ``(content, joined_items)``,
+    compared in place (no copy of the megabytes of a large manifest)."""
+    if not isinstance(candidate, bytes):
+        candidate = bytes(candidate)
+    head, tail = _content_frame(content)
+    return (
+        len(candidate) == len(head) + len(joined_items) + len(tail)
+        and candidate.startswith(head)
+        and candidate.endswith(tail)
+        and candidate.startswith(joined_items, len(head))
+    )
+
+
+def _content_frame(content: MemoryContent) -> tuple[bytes, bytes]:
+    """The canonical bytes of ``content`` before and after its manifest items."""
+    head = b"".join(
         (
             b'{"changes":[',
             b",".join(change_bytes(c) for c in content.changes),
             b'],"manifest":{"entries":[',
-            joined_items,
+        )
+    )
+    tail = b"".join(
+        (
             b'],"format":',
             _jcs(content.manifest.format, "manifest.format"),
             b'},"schema":',
@@ -421,6 +446,7 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
             b"}",
         )
     )
+    return head, tail
 
 
 def artifact_content_hash(canonical_content: bytes) -> str:
@@ -471,8 +497,9 @@ def parse_content(text: str | bytes) -> MemoryContent:
     return MemoryContent(
         manifest=MemoryManifest(
             entries=tuple(
-                MemoryManifestEntry(
-                    e["entry_id"], e["entry_version_id"], e["entry_content_hash"], e["state"]
+                MemoryManifestEntry(  # one "active" string, not one per item (memory)
+                    e["entry_id"], e["entry_version_id"], e["entry_content_hash"],
+                    cast(Any, sys.intern(e["state"])),
                 )
                 for e in manifest["entries"]
             ),

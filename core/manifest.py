@@ -10,6 +10,12 @@ table. The bytes are
 exactly those of :func:`powercontext.core.canonical.manifest_entry_bytes`; the result
 of :func:`splice` is exactly the sorted manifest a full rebuild would give (a property
 test holds both).
+
+A commit splices the same changes into the same base twice: the planner builds the new
+manifest, then the unit of work re-derives it from the stored base to verify the plan.
+:func:`splice` therefore keeps, on the base view, the one view it last made with the
+items it was made of; a second call with equal items takes it (once) instead of copying
+the manifest again. The answer is the same value, computed once.
 """
 
 from __future__ import annotations
@@ -114,11 +120,42 @@ def view(manifest: MemoryManifest) -> ManifestView:
     )
 
 
+_SUCCESSOR = "_powercontext_successor"
+_ItemsKey = tuple[tuple[str, str, str, str, str], ...]
+
+
+def _items_key(items: Mapping[str, MemoryManifestEntry]) -> _ItemsKey | None:
+    """``items`` as plain strings, order-free (None when an item is not exactly a
+    MemoryManifestEntry: such a splice is not memoized)."""
+    out = []
+    for entry_id, e in items.items():
+        if type(e) is not MemoryManifestEntry:
+            return None
+        out.append((entry_id, e.entry_id, e.entry_version_id, e.entry_content_hash, e.state))
+    out.sort()
+    return tuple(out)
+
+
 def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry]) -> ManifestView:
     """The view of ``base`` with ``items`` replacing or inserting entries by entry_id,
-    kept sorted by UTF-8 entry_id. ``base=None`` starts from an empty manifest."""
+    kept sorted by UTF-8 entry_id. ``base=None`` starts from an empty manifest.
+
+    The view last spliced from ``base`` with equal items is returned again, once (the
+    module docstring): the planner's and the verifier's splice of one commit cost one."""
     if base is None:
-        base = view(MemoryManifest(entries=()))
+        return _splice(view(MemoryManifest(entries=())), items)
+    key = _items_key(items)
+    memo = base.__dict__.pop(_SUCCESSOR, None)
+    if memo is not None and key is not None and memo[0] == key:
+        found: ManifestView = memo[1]
+        return found
+    out = _splice(base, items)
+    if key is not None:
+        base.__dict__[_SUCCESSOR] = (key, out)
+    return out
+
+
+def _splice(base: ManifestView, items: Mapping[str, MemoryManifestEntry]) -> ManifestView:
     entries = list(base.manifest.entries)
     item_bytes = list(base.item_bytes)
     keys = list(base.keys)

@@ -233,11 +233,11 @@ def verify(plan: MemoryPlan, base: ManifestView | None, facts: PlanFacts) -> Ver
         raise InvalidInputError(
             "entry_version.entry_id", f"{sorted(taken)[0]!r} belongs to another Memory"
         )
-    expected = splice(base, items)
-    body = canonical.content_bytes(
-        MemoryContent(expected.manifest, content.changes), expected.joined
-    )
-    if body != plan.content_bytes:
+    expected = splice(base, items)  # the planner's splice, when it made this plan
+    if not canonical.content_bytes_equal(
+        MemoryContent(expected.manifest, content.changes), expected.joined,
+        plan.content_bytes,
+    ):
         raise InvalidInputError(
             "plan.content", "is not the base manifest with exactly these changes applied"
         )

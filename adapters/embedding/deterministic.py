@@ -13,6 +13,7 @@ texts; it knows nothing of synonyms.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from typing import Final, final
@@ -35,6 +36,7 @@ _WORD_WEIGHT: Final = 1.0
 _TRIGRAM_WEIGHT: Final = 0.35
 
 
+@functools.lru_cache(maxsize=1 << 15)  # a pure function; words and trigrams repeat
 def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, person=_PERSON).digest()
     h = int.from_bytes(digest, "big")

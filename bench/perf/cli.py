@@ -69,14 +69,17 @@ async def run_engine(
                 datasets.append(ds)
                 result["datasets"].append(ds.public())
                 result["notes"].extend(ds.notes)
-                rows = await bench_search(engine, ds, queries, prof.runs, model, cell_budget_s)
-                result["search"].extend(rows)
-                result["notes"].extend(r["cut"] for r in rows if r["cut"])
-                result["phases"].append({"phase": f"search {ds.label}", "maxrss_mb": _maxrss_mb()})
-                if mems == 1 and n <= BIG_SIZE:
-                    result["writes"].extend(
-                        await bench_writes(engine, ds, turns, prof, len(datasets))
-                    )
+                if prof.search:
+                    rows = await bench_search(engine, ds, queries, prof.runs, model,
+                                              cell_budget_s)
+                    result["search"].extend(rows)
+                    result["notes"].extend(r["cut"] for r in rows if r["cut"])
+                    result["phases"].append(
+                        {"phase": f"search {ds.label}", "maxrss_mb": _maxrss_mb()})
+                if mems == 1:  # the write cells (and the 50k / 100k write targets)
+                    done = await bench_writes(engine, ds, turns, prof, len(datasets))
+                    result["writes"].extend(r for r in done if r["op"] != "floor")
+                    result["write_floor"].extend(r for r in done if r["op"] == "floor")
                     mm = await bench_memory(ds, turns, queries[0])
                     mm["engine"] = engine.name
                     result["memory"].append(mm)
@@ -88,7 +91,7 @@ async def run_engine(
                     engine.drop(ds.svc)
                 checkpoint()
         singles = [d for d in datasets if d.memories == 1 and d.entries <= BIG_SIZE]
-        if singles:
+        if singles and prof.search:
             target = max(singles, key=lambda d: d.entries)
             log(f"{engine.name}: cProfile of remember 1 and fts search at {target.entries}")
             result["profiles"][engine.name] = {
@@ -182,6 +185,7 @@ async def run(
         "datasets": [],
         "search": [],
         "writes": [],
+        "write_floor": [],
         "memory": [],
         "phases": [],
         "profiles": {},
@@ -293,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--no-local-model", action="store_true", help="skip the local model's embedding cost"
     )
+    p.add_argument(
+        "--writes-only", action="store_true",
+        help="load the datasets and run only the write cells and memory figures",
+    )
     p.add_argument("--workdir", type=Path, help="keep the databases here (default: a temp dir)")
     p.add_argument(
         "--cell-budget",
@@ -316,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
             over[attr] = getattr(args, key)
     if args.no_local_model:
         over["embed_sentences"] = 0
+    if args.writes_only:
+        over["search"] = False
     if over:
         prof = Profile(**{**asdict(prof), **over})
     backends = ["sqlite", "seekdb"] if args.backend == "both" else [args.backend]

@@ -68,6 +68,8 @@ class Profile:
     #: the Topic cells' retrieval shapes (``fts``, ``hybrid``, ``local`` = hybrid with
     #: the local model at the smallest size, run when the model is installed)
     topic_shapes: tuple[str, ...] = ("fts", "hybrid", "local")
+    #: False (``--writes-only``): load the datasets and run only the write cells
+    search: bool = True
 
 
 PROFILES = {
@@ -148,6 +150,26 @@ def fresh_entries(turns: Sequence[str], n: int, tag: str) -> list[str]:
     """``n`` texts for timed writes, distinct from every :func:`make_entries` text and
     from other tags: turn ``i`` + ``" <tag>w<i>"`` (``tag`` alphanumeric)."""
     return [f"{turns[i % len(turns)]} {tag}w{i}" for i in range(n)]
+
+
+#: UTF-8 bytes of the long entries of the ``remember_1_8kb`` write cell (the entry text
+#: limit is 8192).
+LONG_ENTRY_BYTES = 8000
+
+
+def long_entries(turns: Sequence[str], n: int, tag: str) -> list[str]:
+    """``n`` distinct texts of about :data:`LONG_ENTRY_BYTES` UTF-8 bytes: consecutive
+    turns joined by spaces, cut at a word boundary, prefixed ``<tag>l<i>``."""
+    out = []
+    for i in range(n):
+        words, size, j = [f"{tag}l{i}"], 0, i * 37
+        while size < LONG_ENTRY_BYTES:
+            words.append(turns[j % len(turns)])
+            size += len(words[-1].encode("utf-8")) + 1
+            j += 1
+        text = " ".join(words).encode("utf-8")[:LONG_ENTRY_BYTES].decode("utf-8", "ignore")
+        out.append(text.rsplit(" ", 1)[0])
+    return out
 
 
 def pick_queries(questions: Sequence[str], n: int) -> list[str]:

@@ -25,6 +25,7 @@ from bench.perf.common import (
     fit_cell,
     fresh_entries,
     log,
+    long_entries,
     make_entries,
     percentile,
 )
@@ -370,6 +371,14 @@ async def bench_writes(
         samples.append((time.perf_counter() - t0) * 1000.0)
     add("remember_1", samples)
     samples = []
+    for text in long_entries(turns, prof.write_runs, f"b{salt}"):
+        t0 = time.perf_counter()
+        head = await svc.remember(head, entries=[MemoryEntryInput("turn", text)], mode="append")
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    add("remember_1_8kb", samples)
+    rows.append({"engine": engine.name, "entries": ds.entries, "op": "floor",
+                 **await write_floor(svc, head), "load": _loadavg()})
+    samples = []
     rest = fresh[prof.write_runs :]
     for b in range(prof.batch_runs):
         batch = [MemoryEntryInput("turn", t) for t in rest[b * 100 : (b + 1) * 100]]
@@ -405,6 +414,46 @@ async def bench_writes(
         rows[-1]["hits"] = len(hits)
     ds.heads[0] = head
     return rows
+
+
+def _loadavg() -> str:
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "-"
+
+
+async def write_floor(svc: MemoryService, head: ArtifactRef, runs: int = 5) -> dict[str, Any]:
+    """The part of one remember that no implementation of whole-manifest Revisions avoids,
+    measured here (best of ``runs``): SHA-256 of the head Revision's canonical bytes (the
+    Artifact content hash) and one copy of them (building the new bytes), plus the zlib
+    compression of a full checkpoint row (every ``CHECKPOINT_EVERY`` Revisions), in ms."""
+    import hashlib
+    import zlib
+
+    from powercontext.adapters import revision_codec
+    from powercontext.core import canonical
+    from powercontext.core.manifest import view
+
+    rev = await svc.revision(head)
+    body = canonical.content_bytes(rev.content, view(rev.content.manifest).joined)
+
+    def best(fn: Callable[[], object], n: int = runs) -> float:
+        out = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1000.0)
+        return min(out)
+
+    return {
+        "manifest_bytes": len(body),
+        "sha256_ms": best(lambda: hashlib.sha256(body).hexdigest()),
+        "copy_ms": best(lambda: b"".join((b"{", body, b"}"))),
+        "checkpoint_zlib_ms": best(lambda: zlib.compress(body, 6), 1),
+        "checkpoint_every": revision_codec.CHECKPOINT_EVERY,
+    }
 
 
 async def bench_memory(ds: Dataset, turns: Sequence[str], query: str) -> dict[str, Any]:

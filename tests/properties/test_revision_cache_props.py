@@ -1,7 +1,7 @@
 """The Revision cache's bounds hold after any sequence of puts and gets: at most
 ``max_revisions`` Revisions, at most ``max_items`` manifest items unless one Revision
-alone is larger, the Revision put last always kept, the least recently used evicted
-first (a model LRU run beside it agrees)."""
+alone is larger, at most ``max_bytes`` of their own (issue 14), the Revision put last
+always kept, the least recently used evicted first (a model LRU run beside it agrees)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from collections import OrderedDict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision, RevisionCache
+from powercontext.adapters.revision_cache import (
+    MEMORY_FAMILY,
+    ParsedRevision,
+    RevisionCache,
+    revision_bytes,
+)
 from powercontext.adapters.storage import RevisionRow
 from powercontext.core import canonical
 from powercontext.core.models import (
@@ -64,3 +69,31 @@ def test_the_cache_stays_within_its_bounds_and_evicts_the_least_recent(sequence,
         assert cache.keys()[-1] == key  # the last put stays
         assert len(cache) <= max_revisions
         assert cache.items() <= max_items or len(cache) == 1
+
+
+@given(ops, st.integers(1, 5), st.integers(2_000, 20_000))
+def test_the_cache_stays_within_its_byte_bound(sequence, max_revisions, max_bytes):
+    # issue 14: the count bounds let four 100k-entry Revisions (~140 MB) stay cached
+    cache = RevisionCache(max_revisions=max_revisions, max_items=10**9, max_bytes=max_bytes)
+    model: OrderedDict[tuple[str, int], int] = OrderedDict()  # key -> bytes, LRU order
+    for op, key, items in sequence:
+        if op == "get":
+            if cache.get(key) is not None:
+                model.move_to_end(key)
+            continue
+        p = parsed(*key, items * 10)
+        cache.put(key, p)
+        model[key] = revision_bytes(p)
+        model.move_to_end(key)
+        while len(model) > 1 and (len(model) > max_revisions or sum(model.values()) > max_bytes):
+            model.popitem(last=False)
+        assert cache.keys() == list(model)
+        assert cache.nbytes() <= max_bytes or len(cache) == 1
+
+
+def test_revision_bytes_counts_the_canonical_bytes_and_the_containers():
+    p = parsed("big", 1, 2_000)
+    before = revision_bytes(p)
+    assert before >= len(p.view.item_bytes) * 8 * 3  # the three tuples at least
+    joined = p.view.joined  # computed now: counted from now on
+    assert revision_bytes(p) >= before + len(joined)

@@ -132,8 +132,9 @@ def test_quick_profile_runs_on_a_tiny_size(
     # the puppy question finds Biscuit's turn on every channel
     assert all(r["mean_hits"] > 0 for r in result["search"])
     ops = [r["op"] for r in result["writes"]]
-    assert ops[:6] == [
+    assert ops[:7] == [
         "remember_1",
+        "remember_1_8kb",
         "remember_100",
         "forget_1",
         "reactivate_1",
@@ -142,6 +143,9 @@ def test_quick_profile_runs_on_a_tiny_size(
     ]
     assert {r["n"] for r in result["writes"] if r["op"] != "remember_100"} == {3}
     assert result["memory"][0]["remember_1_peak_mb"] > 0
+    # the 8 KB entries are near the text limit; the write floor was measured (issue 14)
+    (floor,) = result["write_floor"]
+    assert floor["entries"] == 50 and floor["manifest_bytes"] > 0 and floor["sha256_ms"] > 0
     assert result["embedding"]["status"] == "skipped"
     assert {t["status"] for t in result["targets"]} == {"not run"}  # no 10k/100k here
     assert "fts_search" in result["profiles"]["sqlite"]
