@@ -218,10 +218,10 @@ class MemorySearchMixin(MemoryCommitMixin):
         within equal distances), lazily, from nearest-neighbour queries of growing ``k``
         (:meth:`_vector_first_k_sync`, then doubling). A row is yielded only once its
         place is certain: either the answer was shorter than ``k`` (every row seen) or
-        its distance is below the ``k``-th one (rows at that distance may be missing from the answer).
-        Past :attr:`vector_k_cap` the rows of the largest answer are yielded as given.
-        An ANN answer (SQLite's sign-bit first pass) is yielded the same way, each row
-        once."""
+        its distance is below the ``k``-th one (rows at that distance may be missing
+        from the answer). Past :attr:`vector_k_cap` the rows of the largest answer are
+        yielded as given. An ANN answer (SQLite's sign-bit first pass) is yielded the
+        same way, each row once."""
         cap = self.vector_k_cap
         start = self._vector_first_k_sync(first)
         k = start if cap is None else min(start, cap)
