@@ -11,6 +11,7 @@ the offline-rebuild primitives and business keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
@@ -48,6 +49,14 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
     version, :class:`ProfileMismatchError` for another profile than the stored one.
     ``busy_timeout_ms``: how long a writer waits for the write lock before
     :class:`BackendError` ("database is locked").
+    ``vector_index``: the vector channel's retrieval (Memory RFC, "Search and reads":
+    ANN). ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by Hamming
+    distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a Memory of
+    up to 512 vectors is searched exactly); ``"exact"``: vec0's float KNN; ``"auto"``
+    (default): ANN unless the profile's vectors are sparse
+    (:func:`~powercontext.adapters.sqlite.schema.ann_suits`). A database made before the
+    first pass existed searches exactly until ``memory rebuild`` makes it. ValueError for
+    another value.
     """
 
     supports_revision_encodings = True
@@ -55,8 +64,13 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
-                 busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                 vector_index: Literal["auto", "ann", "exact"] = "auto") -> None:
+        if vector_index not in ("auto", "ann", "exact"):
+            raise ValueError(f"vector_index must be 'auto', 'ann' or 'exact', not "
+                             f"{vector_index!r}")
         super().__init__(profile=profile, analyzer=analyzer)
+        self._vector_index = vector_index
         self._init_connection(path_or_url, busy_timeout_ms)
         self._vec_tables = False
         self._vec_usable = False  # sqlite-vec loaded and its probe passed
@@ -112,7 +126,7 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         if self._vec_tables:
             # No cascade reaches a virtual table: vec0 rows go explicitly.
             vec_delete = frag.statement("vector_delete")
-            bits_delete = frag.statement("bits_delete") if self._ann else None
+            bits_delete = frag.statement("bits_delete") if self._bits else None
             for pid in pids:
                 self._execute(vec_delete, [pid])
                 if bits_delete is not None:
@@ -153,7 +167,7 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
             blob = pack(vec.vector)
             self._execute(frag.statement("vector_delete"), [pid])  # no INSERT OR REPLACE
             self._execute(frag.statement("vector_insert"), [pid, scope, blob])
-            if self._ann:  # its sign bits, in the same transaction
+            if self._bits:  # its sign bits, in the same transaction
                 self._execute(frag.statement("bits_delete"), [pid])
                 self._execute(frag.statement("bits_insert"), [pid, scope, blob])
 
@@ -186,7 +200,7 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
     ) -> list[SearchCandidate]:
         """The ``limit`` nearest head rows of these Memories by (L2 distance, projection
-        id). With the ANN first pass (``_ann``): per Memory, the ``limit * ANN_OVERFETCH``
+        id). On the ANN path (``_ann``): per Memory, the ``limit * ANN_OVERFETCH``
         nearest by Hamming distance of the sign bits (at most 4096), rescored by exact L2
         (exact whenever a Memory holds no more vectors than that); else vec0's exact
         float KNN."""
@@ -244,7 +258,7 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
             self._execute(fts_delete, [pid])
         if self._vec_tables:
             self._execute(frag.statement("vector_delete_scope"), [scope])
-            if self._ann:
+            if self._bits:
                 self._execute(frag.statement("bits_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)
         self._select_in("head_rows_delete", pids)
