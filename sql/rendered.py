@@ -1715,7 +1715,6 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'vec_quantize_binary(embedding) FROM "memory_entry_search_vector"'
     ),
     'drop_bits': 'DROP TABLE IF EXISTS "memory_entry_search_vector_bits"',
-    'bits_count': 'SELECT count(*) FROM "memory_entry_search_vector_bits"',
     'vector_ann_search': (
         'WITH cand AS MATERIALIZED (SELECT rowid AS pid FROM "memory_entry_search_vector_bits" '
         'WHERE bits MATCH vec_quantize_binary(?1) AND k = ?2 AND scope = ?3), knn AS MATERIALIZED '

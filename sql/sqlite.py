@@ -220,7 +220,6 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "bits_fill": (f"INSERT INTO {bits} (rowid, scope, bits) "
                       f"SELECT rowid, scope, vec_quantize_binary(embedding) FROM {vec}"),
         "drop_bits": f"DROP TABLE IF EXISTS {bits}",
-        "bits_count": f"SELECT count(*) FROM {bits}",
         # ANN: the ?2 nearest sign-bit vectors of one Memory by Hamming distance, each
         # rescored with the exact L2 distance of its float vector; the ?4 nearest of them
         # by (distance, projection id). Then the joins of vector_search.
@@ -396,7 +395,7 @@ STATEMENTS = (
     "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "create_vector_bits", "bits_insert", "bits_delete", "bits_delete_scope",
-    "bits_fill", "drop_bits", "bits_count", "vector_ann_search",
+    "bits_fill", "drop_bits", "vector_ann_search",
     "vector_search", "vector_projection", "vector_count", "head_vectors",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
     "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
