@@ -267,3 +267,24 @@ def test_raw_ann_channel_returns_the_library_hits(tmp_path: Path) -> None:
             await ds.svc.close()
 
     asyncio.run(go())
+
+
+def test_ann_recall_is_one_when_the_first_pass_sees_every_vector() -> None:
+    """bench.perf.ann_recall: with as many candidates as vectors the rescored answer is
+    the exact one (recall 1.0); with fewer it is a share in [0, 1]."""
+    import math
+    import random
+
+    from bench.perf import ann_recall
+
+    rnd = random.Random(4)
+
+    def unit() -> list[float]:
+        v = [rnd.gauss(0.0, 1.0) for _ in range(16)]
+        n = math.sqrt(sum(x * x for x in v))
+        return [x / n for x in v]
+
+    vectors = [unit() for _ in range(300)]
+    got = ann_recall.recall(vectors, [unit() for _ in range(5)], (40, 300))
+    assert got[300] == (1.0, 1.0)
+    assert 0.0 <= got[40][1] <= got[40][0] <= 1.0
