@@ -204,28 +204,46 @@ class MemorySearchMixin(MemoryCommitMixin):
             offset += size
             size *= 2
 
+    def _vector_first_k_sync(self, first: int) -> int:
+        """The ``k`` of the stream's first nearest-neighbour query when the channel wants
+        ``first`` rows: ``first + 1``. An approximate (ANN) backend returns a constant
+        instead, so that its stream, and with it the channel's order, does not depend on
+        the limit (a smaller limit still gets a prefix)."""
+        return first + 1
+
     def _vector_stream_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, first: int
     ) -> Iterator[SearchCandidate]:
         """Head rows of these Memories by ascending L2 distance (the adapter's tie-break
         within equal distances), lazily, from nearest-neighbour queries of growing ``k``
-        (``first + 1``, then doubling). A row is yielded only once its place is certain:
-        either the answer was shorter than ``k`` (every row seen) or its distance is
-        below the ``k``-th one (rows at that distance may be missing from the answer).
-        Past :attr:`vector_k_cap` the rows of the largest answer are yielded as given."""
+        (:meth:`_vector_first_k_sync`, then doubling). A row is yielded only once its
+        place is certain: either the answer was shorter than ``k`` (every row seen) or
+        its distance is below the ``k``-th one (rows at that distance may be missing
+        from the answer). Past :attr:`vector_k_cap` the rows of the largest answer are
+        yielded as given. An ANN answer (SQLite's sign-bit first pass) is yielded the
+        same way, each row once."""
         cap = self.vector_k_cap
-        k = first + 1 if cap is None else min(first + 1, cap)
-        done = 0
+        start = self._vector_first_k_sync(first)
+        k = start if cap is None else min(start, cap)
+        seen: set[tuple[str, str, str]] = set()
+
+        def fresh(rows: list[SearchCandidate]) -> Iterator[SearchCandidate]:
+            # by identity, not position: an ANN answer at a larger k may place a row
+            # before the ones already yielded (an exact one never does)
+            for c in rows:
+                key = (c.artifact_id, c.entry_id, c.entry_version_id)
+                if key not in seen:
+                    seen.add(key)
+                    yield c
+
         while True:
             page = self._vector_candidates_sync(artifact_ids, vector, k)
             if len(page) < k or (cap is not None and k >= cap):
-                yield from page[done:]
+                yield from fresh(page)
                 return
             last = page[-1].distance
-            certain = [c for c in page if c.distance is not None and last is not None
-                       and c.distance < last]
-            yield from certain[done:]
-            done = max(done, len(certain))
+            yield from fresh([c for c in page if c.distance is not None and last is not None
+                              and c.distance < last])
             k = k * 2 if cap is None else min(k * 2, cap)
 
     async def search(self, request: MemorySearchRequest) -> MemorySearchResult:

@@ -556,11 +556,11 @@ async def summary_run(plans: Sequence[Plan], raw: dict[str, dict[str, Any]],
 
 async def memory_run(plans: Sequence[Plan], tmp: Path) -> dict[str, Any]:
     """Memory turn-level FTS search over every turn of each conversation."""
-    from bench.locomo import CachedModel
+    from bench.vector_cache import DiskCachedModel
     from powercontext.plugins.registry import Registry
 
     registry = Registry()
-    emb = CachedModel(registry.embedding_model("deterministic"))
+    emb = DiskCachedModel(registry.embedding_model("deterministic"))
     scores = Scores()
     t0 = time.perf_counter()
     for n, plan in enumerate(plans):

@@ -1697,6 +1697,36 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         '"memory_entry_search_vector" WHERE scope = ?)'
     ),
     'drop_vector': 'DROP TABLE IF EXISTS "memory_entry_search_vector"',
+    'create_vector_bits': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_vector_bits" USING vec0(scope '
+        'text partition key, bits bit[{dimension:d}], chunk_size=8)'
+    ),
+    'bits_insert': (
+        'INSERT INTO "memory_entry_search_vector_bits" (rowid, scope, bits) VALUES (?, ?, '
+        'vec_quantize_binary(?))'
+    ),
+    'bits_delete': 'DELETE FROM "memory_entry_search_vector_bits" WHERE rowid = ?',
+    'bits_delete_scope': (
+        'DELETE FROM "memory_entry_search_vector_bits" WHERE rowid IN (SELECT rowid FROM '
+        '"memory_entry_search_vector_bits" WHERE scope = ?)'
+    ),
+    'bits_fill': (
+        'INSERT INTO "memory_entry_search_vector_bits" (rowid, scope, bits) SELECT rowid, scope, '
+        'vec_quantize_binary(embedding) FROM "memory_entry_search_vector"'
+    ),
+    'drop_bits': 'DROP TABLE IF EXISTS "memory_entry_search_vector_bits"',
+    'vector_ann_search': (
+        'WITH cand AS MATERIALIZED (SELECT rowid AS pid FROM "memory_entry_search_vector_bits" '
+        'WHERE bits MATCH vec_quantize_binary(?1) AND k = ?2 AND scope = ?3), knn AS MATERIALIZED '
+        '(SELECT cand.pid AS pid, vec_distance_l2(v.embedding, ?1) AS distance FROM cand JOIN '
+        '"memory_entry_search_vector" AS v ON v.rowid = cand.pid ORDER BY distance, cand.pid LIMIT '
+        '?4) SELECT h."projection_id", h."memory_artifact_id", h."entry_id", h."entry_version_id", '
+        'h."entry_content_hash", h."searchable_text", knn.distance FROM knn JOIN '
+        '"memory_entry_heads" AS h ON h."projection_id" = knn.pid JOIN '
+        '"memory_entry_vector_metadata" AS m ON m."projection_id" = h."projection_id" AND '
+        'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
+        'h."entry_content_hash"'
+    ),
     'vector_search': (
         'WITH knn AS MATERIALIZED (SELECT rowid AS pid, distance FROM "memory_entry_search_vector" '
         'WHERE embedding MATCH ? AND k = ? AND scope = ?) SELECT h."projection_id", '

@@ -20,6 +20,12 @@ Projection layout:
 * ``memory_entry_search_vector`` -- vec0 with ``rowid = projection_id``, a partition key
   ``scope`` (the same token; the KNN scan only visits that Memory's chunks) and an
   ``embedding float[dim]`` compared by L2.
+* ``memory_entry_search_vector_bits`` -- the ANN first pass: a sibling vec0 with the same
+  rowid and partition key and ``bits bit[dim]``, the sign bits of the float vector
+  (``vec_quantize_binary``), compared by Hamming distance. ``vector_ann_search`` takes the
+  ``k`` nearest by Hamming distance and rescores them with the exact L2 distance of the
+  float vectors (:data:`ANN_OVERFETCH`). A database without it (made before issue 14, or
+  a dimension that is not a multiple of 8) searches the float table exactly.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ import hashlib
 from collections.abc import Callable
 
 __all__ = [
+    "ANN_FIRST_K",
+    "ANN_OVERFETCH",
+    "BITS_TABLE",
     "FTS_TABLE",
     "FTS_TOKENIZE",
     "MAX_KNN_K",
@@ -40,11 +49,20 @@ __all__ = [
     "scope_token",
     "scoped_terms",
     "statement",
+    "vector_bits_ddl",
     "vector_ddl",
 ]
 
 FTS_TABLE = "memory_entry_search_fts"
 VECTOR_TABLE = "memory_entry_search_vector"
+BITS_TABLE = "memory_entry_search_vector_bits"
+#: Hamming candidates per wanted row of the ANN first pass (capped at MAX_KNN_K); a
+#: Memory of at most ``ANN_OVERFETCH * k`` vectors is therefore searched exactly.
+ANN_OVERFETCH = 8
+#: The ``k`` of an ANN search's first query, whatever the limit (then doubling): the
+#: order a search sees is then the same at every limit. 64 serves a channel budget of
+#: up to 63 (limit 15) in one query.
+ANN_FIRST_K = 64
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 #: vec0 refuses k above 4096.
 MAX_KNN_K = 4096
@@ -136,6 +154,16 @@ def _render_vector_ddl(q: Callable[[str], str]) -> str:
             "chunk_size={chunk_size:d})")
 
 
+def vector_bits_ddl(dimension: int) -> str | None:
+    """CREATE VIRTUAL TABLE of the ANN first pass (``bit[dimension]``), or None when
+    ``dimension`` is not a multiple of 8 (vec0's ``bit[]`` needs whole bytes; such a
+    database keeps the exact float KNN). ValueError for a bad dimension."""
+    vector_ddl(dimension)  # the same checks
+    if dimension % 8:
+        return None
+    return statement("create_vector_bits").format(dimension=dimension)
+
+
 @functools.cache
 def statement(name: str) -> str:
     """A fixed SQLite fragment by name (see :data:`STATEMENTS`); KeyError."""
@@ -147,7 +175,7 @@ def statement(name: str) -> str:
 
 def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
     """Every fixed fragment by name, identifiers quoted by ``_q``."""
-    fts, vec = _q(FTS_TABLE), _q(VECTOR_TABLE)
+    fts, vec, bits = _q(FTS_TABLE), _q(VECTOR_TABLE), _q(BITS_TABLE)
     heads, meta = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
     cols = ", ".join(f"h.{_q(c)}" for c in (
         "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
@@ -178,6 +206,36 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "vector_delete_scope": (f"DELETE FROM {vec} WHERE rowid IN "
                                 f"(SELECT rowid FROM {vec} WHERE scope = ?)"),
         "drop_vector": f"DROP TABLE IF EXISTS {vec}",
+        # The ANN first pass ({dimension:d} is filled by vector_bits_ddl, an int, checked).
+        # Its rows are written and deleted with the float ones, in the same transaction.
+        "create_vector_bits": (f"CREATE VIRTUAL TABLE IF NOT EXISTS {bits} USING vec0("
+                               "scope text partition key, bits bit[{dimension:d}], "
+                               f"chunk_size={VECTOR_CHUNK_SIZE})"),
+        "bits_insert": (f"INSERT INTO {bits} (rowid, scope, bits) "
+                        "VALUES (?, ?, vec_quantize_binary(?))"),
+        "bits_delete": f"DELETE FROM {bits} WHERE rowid = ?",
+        "bits_delete_scope": (f"DELETE FROM {bits} WHERE rowid IN "
+                              f"(SELECT rowid FROM {bits} WHERE scope = ?)"),
+        # (re)made from the float table: an upgrade, and the end of every rebuild
+        "bits_fill": (f"INSERT INTO {bits} (rowid, scope, bits) "
+                      f"SELECT rowid, scope, vec_quantize_binary(embedding) FROM {vec}"),
+        "drop_bits": f"DROP TABLE IF EXISTS {bits}",
+        # ANN: the ?2 nearest sign-bit vectors of one Memory by Hamming distance, each
+        # rescored with the exact L2 distance of its float vector; the ?4 nearest of them
+        # by (distance, projection id). Then the joins of vector_search.
+        "vector_ann_search": (f"WITH cand AS MATERIALIZED (SELECT rowid AS pid FROM {bits} "
+                              f"WHERE bits MATCH vec_quantize_binary(?1) AND k = ?2 "
+                              f"AND scope = ?3), "
+                              f"knn AS MATERIALIZED (SELECT cand.pid AS pid, "
+                              f"vec_distance_l2(v.embedding, ?1) AS distance FROM cand "
+                              f"JOIN {vec} AS v ON v.rowid = cand.pid "
+                              f"ORDER BY distance, cand.pid LIMIT ?4) "
+                              f"SELECT {cols}, knn.distance FROM knn JOIN {heads} AS h "
+                              f"ON h.{_q('projection_id')} = knn.pid JOIN {meta} AS m "
+                              f"ON m.{_q('projection_id')} = h.{_q('projection_id')} "
+                              f"AND m.{_q('entry_version_id')} = h.{_q('entry_version_id')} "
+                              f"AND m.{_q('entry_content_hash')} = "
+                              f"h.{_q('entry_content_hash')}"),
         # The partition key filter runs inside the KNN scan; the metadata join drops a
         # vector whose metadata does not name the head row's exact version and hash.
         # MATERIALIZED keeps the KNN a scan of its own (vec0 refuses an outer ORDER BY
@@ -336,7 +394,9 @@ STATEMENTS = (
     "create_fts", "fts_insert", "fts_delete",
     "fts_delete_orphans", "fts_search",
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
-    "drop_vector", "vector_search", "vector_projection", "vector_count", "head_vectors",
+    "drop_vector", "create_vector_bits", "bits_insert", "bits_delete", "bits_delete_scope",
+    "bits_fill", "drop_bits", "vector_ann_search",
+    "vector_search", "vector_projection", "vector_count", "head_vectors",
     "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
     "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
     "probe_vec_search", "probe_vec_delete", "probe_vec_drop",

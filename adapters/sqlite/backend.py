@@ -11,6 +11,7 @@ the offline-rebuild primitives and business keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
@@ -48,6 +49,14 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
     version, :class:`ProfileMismatchError` for another profile than the stored one.
     ``busy_timeout_ms``: how long a writer waits for the write lock before
     :class:`BackendError` ("database is locked").
+    ``vector_index``: the vector channel's retrieval (Memory RFC, "Search and reads":
+    ANN). ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by Hamming
+    distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a Memory of
+    up to 512 vectors is searched exactly); ``"exact"``
+    and ``"auto"`` (default): vec0's float KNN (the first pass's recall falls below 0.95
+    at 100k vectors: README, "Vector search on SQLite"). A database made before the first
+    pass existed searches exactly until ``memory rebuild`` makes it. ValueError for
+    another value.
     """
 
     supports_revision_encodings = True
@@ -55,8 +64,13 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
-                 busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                 vector_index: Literal["auto", "ann", "exact"] = "auto") -> None:
+        if vector_index not in ("auto", "ann", "exact"):
+            raise ValueError(f"vector_index must be 'auto', 'ann' or 'exact', not "
+                             f"{vector_index!r}")
         super().__init__(profile=profile, analyzer=analyzer)
+        self._vector_index = vector_index
         self._init_connection(path_or_url, busy_timeout_ms)
         self._vec_tables = False
         self._vec_usable = False  # sqlite-vec loaded and its probe passed
@@ -112,8 +126,11 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         if self._vec_tables:
             # No cascade reaches a virtual table: vec0 rows go explicitly.
             vec_delete = frag.statement("vector_delete")
+            bits_delete = frag.statement("bits_delete") if self._bits else None
             for pid in pids:
                 self._execute(vec_delete, [pid])
+                if bits_delete is not None:
+                    self._execute(bits_delete, [pid])
             self._select_in("vector_metadata_delete", pids)
         self._select_in("head_rows_delete", pids)
 
@@ -147,8 +164,12 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
                                    f"the profile {self._profile.dimension}")
             self._execute(self._t("vector_metadata_insert"), [
                 pid, row.entry_version_id, row.entry_content_hash, vec.embedding_content_hash])
+            blob = pack(vec.vector)
             self._execute(frag.statement("vector_delete"), [pid])  # no INSERT OR REPLACE
-            self._execute(frag.statement("vector_insert"), [pid, scope, pack(vec.vector)])
+            self._execute(frag.statement("vector_insert"), [pid, scope, blob])
+            if self._bits:  # its sign bits, in the same transaction
+                self._execute(frag.statement("bits_delete"), [pid])
+                self._execute(frag.statement("bits_insert"), [pid, scope, blob])
 
     # ------------------------------------------------------------------ search
 
@@ -178,6 +199,11 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
     def _vector_candidates_sync(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
     ) -> list[SearchCandidate]:
+        """The ``limit`` nearest head rows of these Memories by (L2 distance, projection
+        id). On the ANN path (``_ann``): per Memory, the ``limit * ANN_OVERFETCH``
+        nearest by Hamming distance of the sign bits (at most 4096), rescored by exact L2
+        (exact whenever a Memory holds no more vectors than that); else vec0's exact
+        float KNN."""
         if not self._vec_tables:
             return super()._vector_candidates_sync(artifact_ids, vector, limit)
         if limit <= 0:
@@ -185,15 +211,23 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         k = min(limit, frag.MAX_KNN_K)
         blob = pack(vector)
         found: list[tuple[float, int, SearchCandidate]] = []
+        if self._ann:
+            sql = frag.statement("vector_ann_search")
+            params = [blob, min(k * frag.ANN_OVERFETCH, frag.MAX_KNN_K), None, k]
+        else:
+            sql, params = frag.statement("vector_search"), [blob, k, None]
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
-            for pid, aid, e, v, h, text, dist in self._execute(
-                    frag.statement("vector_search"), [blob, k, frag.scope_token(a)]):
+            params[2] = frag.scope_token(a)
+            for pid, aid, e, v, h, text, dist in self._execute(sql, params):
                 if aid == a:
                     found.append(
                         (float(dist), pid, SearchCandidate(aid, e, v, h, text, float(dist))))
         found.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in found[:limit]]
+
+    def _vector_first_k_sync(self, first: int) -> int:
+        return frag.ANN_FIRST_K if self._ann else first + 1
 
     def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
         if not self._vec_tables:
@@ -224,6 +258,8 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
             self._execute(fts_delete, [pid])
         if self._vec_tables:
             self._execute(frag.statement("vector_delete_scope"), [scope])
+            if self._bits:
+                self._execute(frag.statement("bits_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)
         self._select_in("head_rows_delete", pids)
 
@@ -231,6 +267,9 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
         super()._mark_rebuilt_sync()
         # rows left without a head row by damage: invisible to search, but they take space
         self._execute(frag.statement("fts_delete_orphans"))
+        # the ANN first pass is made again from the float vectors: one row for each and
+        # no other (this also upgrades a database made before it existed)
+        self._refill_bits_sync()
 
     # ------------------------------------------------------------------ business keys
 

@@ -40,8 +40,6 @@ def unpack(blob: object) -> tuple[float, ...] | None:
     return struct.unpack(f"<{len(blob) // 4}f", blob)
 
 
-
-
 class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBackend):
     """Schema, probes and vector-table migration of the Memory family on SQLite."""
 
@@ -49,6 +47,8 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
         *SQLiteStorage.conflict_tables, "memory_entry_versions.", "memory_keys.")
 
     _vec_tables = False  # the vec0 table exists
+    _bits = False  # the ANN first pass (the sign-bit vec0 table) exists
+    _vector_index = "auto"  # "auto", "ann" or "exact" (see SQLiteMemoryBackend)
     _vec_usable = False  # sqlite-vec loaded and its probe passed
 
     def _setup_sync(self, conn: apsw.Connection) -> MemoryCapabilities:
@@ -115,10 +115,17 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
                                    and self._exists_sync("memory_entry_vector_metadata")):
                 return None
             if create:
+                new = not self._exists_sync(frag.VECTOR_TABLE)
                 for name in templates.VECTOR_SCHEMA:
                     self._execute(self._t(name))
                 self._execute(frag.vector_ddl(profile.dimension))
+                bits = frag.vector_bits_ddl(profile.dimension)
+                if new and bits is not None:
+                    # only with a new float table: an older one keeps the exact KNN
+                    # until `memory rebuild` fills the first pass from it
+                    self._execute(bits)
         self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
+        self._bits = self._vec_tables and self._exists_sync(frag.BITS_TABLE)
         if self._vec_tables and not vec_loaded:
             raise BackendError("this database has a vec0 projection but sqlite-vec cannot be "
                                "loaded; writes would leave stale vectors behind")
@@ -128,9 +135,17 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
         return MemoryCapabilities(fts=fts_ok, vector=vector, hybrid=vector and fts_ok,
                                   embedding_profile=profile, reasons=tuple(reasons))
 
+    @property
+    def _ann(self) -> bool:
+        """Searches take the ANN path: the first pass exists and the deployment asked for
+        it (``vector_index="ann"``; ``"auto"`` is exact: the sign-bit pass's recall does
+        not hold at 100k vectors)."""
+        return self._bits and self._vector_index == "ann"
+
     def _rolled_back_sync(self) -> None:
         # a rolled-back migration may have dropped or created the vector tables
         self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
+        self._bits = self._vec_tables and self._exists_sync(frag.BITS_TABLE)
 
     def _probe_vec_sync(self, reasons: list[str]) -> bool:
         try:
@@ -164,10 +179,31 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
                     f"vec0 is built for L2; the profile asks for {profile.distance!r}")
         if self._vec_tables:
             self._execute(frag.statement("drop_vector"))
+        if self._bits or self._exists_sync(frag.BITS_TABLE):
+            self._execute(frag.statement("drop_bits"))
         self._execute(self._t("drop_memory_entry_vector_metadata"))
-        self._vec_tables = False
+        self._vec_tables = self._bits = False
         if profile is not None:
             for name in templates.VECTOR_SCHEMA:
                 self._execute(self._t(name))
             self._execute(frag.vector_ddl(profile.dimension))
             self._vec_tables = True
+            bits = frag.vector_bits_ddl(profile.dimension)
+            if bits is not None:
+                self._execute(bits)
+                self._bits = True
+
+    def _refill_bits_sync(self) -> None:
+        """Make the ANN first pass again from the float vectors (the end of a rebuild;
+        the upgrade of a database made before it existed): every float row gets its
+        sign-bit row and no other row is left. Inside the caller's write transaction."""
+        profile = self._profile or (self._db_caps and self._db_caps.embedding_profile)
+        if not self._vec_tables or not profile:
+            return
+        bits = frag.vector_bits_ddl(profile.dimension)
+        if bits is None:
+            return
+        self._execute(frag.statement("drop_bits"))
+        self._execute(bits)
+        self._execute(frag.statement("bits_fill"))
+        self._bits = True

@@ -156,6 +156,7 @@ async def run(
     workdir: Path | None = None,
     cell_budget_s: float = CELL_BUDGET_S,
     parts: Sequence[str] = ("memory", "topic"),
+    vector_index: str = "auto",
 ) -> dict[str, Any]:
     """Run the benchmark (``parts``: the Memory figures, the Topic search cells, or
     both); write JSON, markdown, profiles and plots into ``out``; return the result dict
@@ -181,6 +182,7 @@ async def run(
             "dimension": DIM,
             "settings": asdict(prof),
             "backends": list(backends),
+            "vector_index": vector_index,
         },
         "datasets": [],
         "search": [],
@@ -207,7 +209,7 @@ async def run(
         for name in backends if "memory" in parts else ():
             try:
                 if name == "sqlite":
-                    engine: Engine = SQLiteEngine(work, model)
+                    engine: Engine = SQLiteEngine(work, model, vector_index)
                 else:
                     engine = SeekdbEngine(model)
             except Exception as exc:
@@ -303,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--workdir", type=Path, help="keep the databases here (default: a temp dir)")
     p.add_argument(
+        "--vector-index", choices=("auto", "ann", "exact"), default="auto",
+        help="the SQLite backend's vector_index (auto: exact KNN for the deterministic "
+        "embedder's sparse vectors; ann: the sign-bit first pass anyway)",
+    )
+    p.add_argument(
         "--cell-budget",
         type=float,
         default=CELL_BUDGET_S,
@@ -333,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         args.workdir.mkdir(parents=True, exist_ok=True)
     parts = ("memory", "topic") if args.part == "both" else (args.part,)
     asyncio.run(
-        run(prof, backends, args.out, args.data, args.workdir, args.cell_budget, parts)
+        run(prof, backends, args.out, args.data, args.workdir, args.cell_budget, parts,
+            args.vector_index)
     )
     return 0

@@ -28,6 +28,10 @@ CELL_BUDGET_S = 150.0
 WARM_BUDGET_S = 5.0
 #: Queries per search cell whose hits are compared, ours against raw (untimed).
 CHECK_QUERIES = 20
+#: The ANN vector channel's recall@RECALL_K against exact KNN, over this many queries
+#: of the vector cell (untimed; only when the library searches by ANN).
+RECALL_K = 32
+RECALL_QUERIES = 50
 #: The plain FTS5 anchor (the yardstick of fts search on SQLite): the tokenizer the
 #: library's FTS5 table uses for Analyzer v1 text (``_`` kept inside tokens).
 ANCHOR_FTS = "plain_fts"

@@ -49,6 +49,11 @@ class Engine:
         """The raw vector channel: the ids of the first ``k`` admitted neighbours."""
         raise NotImplementedError
 
+    def ann_recall(self, memories: Sequence[str], blob: Any, k: int) -> float | None:
+        """recall@k of the library's ANN vector channel against exact KNN; None when
+        the library searches exactly (or the engine cannot tell)."""
+        return None
+
     def key(self, raw_id: Any) -> tuple[str, str, str]:
         """(Memory artifact id, entry id, entry version id) of a raw id (untimed)."""
         raise NotImplementedError
@@ -69,9 +74,14 @@ class Engine:
 class SQLiteEngine(Engine):
     name = "sqlite"
 
-    def __init__(self, workdir: Path, model: DeterministicEmbedding) -> None:
+    def __init__(self, workdir: Path, model: DeterministicEmbedding,
+                 vector_index: str = "auto") -> None:
         self.workdir = workdir
         self.model = model
+        #: the backend's ``vector_index`` (``auto``, ``ann``, ``exact``)
+        self.vector_index = vector_index
+        #: the library searches the vector channel by ANN (set by :meth:`open_raw`)
+        self.ann = False
         self.raw: Any = None
         self.anchor: Any = None
         self.keys: dict[int, tuple[str, str, str]] = {}
@@ -84,7 +94,9 @@ class SQLiteEngine(Engine):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(f"{path}{suffix}")
         return MemoryService(
-            SQLiteMemoryBackend(str(path), profile=self.model.profile), embedding_model=self.model
+            SQLiteMemoryBackend(str(path), profile=self.model.profile,
+                                vector_index=self.vector_index),  # type: ignore[arg-type]
+            embedding_model=self.model,
         )
 
     def open_raw(self, svc: MemoryService) -> None:
@@ -98,6 +110,7 @@ class SQLiteEngine(Engine):
         import sqlite_vec
 
         path = svc.backend.filename  # type: ignore[attr-defined]
+        self.ann = bool(getattr(svc.backend, "_ann", False))
         conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
@@ -183,6 +196,8 @@ class SQLiteEngine(Engine):
         returns any of the rows tied at the ``k``-th distance, so ``k`` grows while the
         last row returned ties with the ``k``-th (else the tie-break by rowid would
         differ from the library's at the boundary)."""
+        if self.ann:
+            return self._raw_ann(memories, blob, k)
         found: list[tuple[float, int]] = []
         for m in memories:
             want = k + 1
@@ -203,6 +218,74 @@ class SQLiteEngine(Engine):
                 break
             out.append(r)
         return out
+
+    def _ann_rows(self, m: str, blob: Any, k: int) -> list[tuple[float, int]]:
+        """The library's ANN query of one Memory, written out: the ``k * ANN_OVERFETCH``
+        nearest sign-bit vectors by Hamming distance (``vec_quantize_binary``), each
+        rescored by ``vec_distance_l2`` on its float vector, the ``k`` nearest by
+        (distance, rowid)."""
+        from powercontext.sql import sqlite as frag
+
+        return [(d, r) for r, d in self.raw.execute(
+            "WITH c AS MATERIALIZED (SELECT rowid AS pid FROM memory_entry_search_vector_bits "
+            "WHERE bits MATCH vec_quantize_binary(?1) AND k = ?2 AND scope = ?3) "
+            "SELECT c.pid, vec_distance_l2(v.embedding, ?1) AS d FROM c "
+            "JOIN memory_entry_search_vector AS v ON v.rowid = c.pid ORDER BY d, c.pid "
+            "LIMIT ?4",
+            (blob, min(k * frag.ANN_OVERFETCH, 4096), _scope(m), k),
+        ).fetchall()]
+
+    def _raw_ann(self, memories: Sequence[str], blob: Any, budget: int) -> list[Any]:
+        """The ANN channel as the library streams it: queries of ``k`` = ``ANN_FIRST_K``
+        then doubling (to 4096), each the per-Memory ANN answers merged by (distance,
+        rowid) and cut to ``k``, yielding the rows strictly nearer than the ``k``-th
+        (all of a short answer), each row once; kept while :func:`admission.vector_admits`
+        accepts, at most ``budget``."""
+        from powercontext.sql import sqlite as frag
+
+        seen: set[int] = set()
+        out: list[Any] = []
+        k = frag.ANN_FIRST_K
+        while True:
+            page = sorted(t for m in memories for t in self._ann_rows(m, blob, k))[:k]
+            final = len(page) < k or k >= 4096
+            for d, r in page if final else [t for t in page if t[0] < page[-1][0]]:
+                if r in seen:
+                    continue
+                seen.add(r)
+                if not admission.vector_admits(d):
+                    return out
+                out.append(r)
+                if len(out) == budget:
+                    return out
+            if final:
+                return out
+            k = min(k * 2, 4096)
+
+    def ann_recall(self, memories: Sequence[str], blob: Any, k: int) -> float | None:
+        """recall@k of the ANN channel against exact KNN, no admission: the share of
+        the exact ``k`` nearest (vec0 float KNN, per Memory, merged) that the ANN
+        query's ``k`` nearest match (a row tied at the ``k``-th distance counts; the
+        library's first query: ``ANN_FIRST_K`` rows of ``ANN_FIRST_K * ANN_OVERFETCH``
+        candidates). None when it searches exactly."""
+        from powercontext.sql import sqlite as frag
+
+        if not self.ann:
+            return None
+        exact: list[tuple[float, int]] = []
+        ann: list[tuple[float, int]] = []
+        for m in memories:
+            exact.extend((d, r) for r, d in self.raw.execute(
+                "SELECT rowid, distance FROM memory_entry_search_vector "
+                "WHERE embedding MATCH ? AND k = ? AND scope = ?", (blob, k, _scope(m))))
+            ann.extend(self._ann_rows(m, blob, max(k, frag.ANN_FIRST_K)))
+        want = sorted(exact)[:k]
+        if not want:
+            return None
+        # rows tied at the k-th distance are interchangeable: an ANN row counts when it is
+        # no farther than the exact k-th (the set overlap, ties aside)
+        bound = want[-1][0] + 1e-6
+        return sum(1 for d, _ in sorted(ann)[:k] if d <= bound) / len(want)
 
     def size(self, svc: MemoryService) -> tuple[int, dict[str, int]]:
         import apsw

@@ -18,6 +18,8 @@ from bench.perf.common import (
     CHECK_QUERIES,
     LIMIT,
     MODES,
+    RECALL_K,
+    RECALL_QUERIES,
     SMALL_BATCH,
     WARM_BUDGET_S,
     Profile,
@@ -304,6 +306,14 @@ async def bench_search(
                 spi_passes.append(spi)
                 raw_passes.append(raw)
             check = await same_hits(engine, svc, ds, cell[:CHECK_QUERIES], mode, raw_call)
+            recall = None
+            if mode == "vector":  # untimed: the ANN channel against exact KNN
+                got = [engine.ann_recall(ids, blob, RECALL_K)
+                       for _q, _t, blob, _v in cell[:RECALL_QUERIES]]
+                if got and all(g is not None for g in got):
+                    recall = sum(got) / len(got)  # type: ignore[arg-type]
+                    log(f"  vector ANN recall@{RECALL_K} {ds.entries}x{ds.memories}: "
+                        f"{recall:.4f} over {len(got)} queries (min {min(got):.3f})")
             o, r = _summary(ours_passes), _summary(raw_passes)
             c = _summary(spi_passes) if spi_ok else {"p50_ms": None, "p95_ms": None}
             row = {
@@ -324,6 +334,8 @@ async def bench_search(
                 "mean_hits": hits / max(1, cell_runs * len(cell)),
                 "cut": cut,
                 "check": check,
+                "ann": bool(getattr(engine, "ann", False)),
+                "ann_recall_at_32": recall,
             }
             rows.append(row)
             log(

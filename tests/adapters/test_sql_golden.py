@@ -409,6 +409,41 @@ GOLDEN_SQLITE_FRAGMENTS = {
     'drop_vector': (
         'DROP TABLE IF EXISTS "memory_entry_search_vector"'
     ),
+    'create_vector_bits': (
+        'CREATE VIRTUAL TABLE IF NOT EXISTS "memory_entry_search_vector_bits" USING '
+        'vec0(scope text partition key, bits bit[{dimension:d}], chunk_size=8)'
+    ),
+    'bits_insert': (
+        'INSERT INTO "memory_entry_search_vector_bits" (rowid, scope, bits) VALUES (?, '
+        '?, vec_quantize_binary(?))'
+    ),
+    'bits_delete': (
+        'DELETE FROM "memory_entry_search_vector_bits" WHERE rowid = ?'
+    ),
+    'bits_delete_scope': (
+        'DELETE FROM "memory_entry_search_vector_bits" WHERE rowid IN (SELECT rowid '
+        'FROM "memory_entry_search_vector_bits" WHERE scope = ?)'
+    ),
+    'bits_fill': (
+        'INSERT INTO "memory_entry_search_vector_bits" (rowid, scope, bits) SELECT '
+        'rowid, scope, vec_quantize_binary(embedding) FROM "memory_entry_search_vector"'
+    ),
+    'drop_bits': (
+        'DROP TABLE IF EXISTS "memory_entry_search_vector_bits"'
+    ),
+    'vector_ann_search': (
+        'WITH cand AS MATERIALIZED (SELECT rowid AS pid FROM '
+        '"memory_entry_search_vector_bits" WHERE bits MATCH vec_quantize_binary(?1) AND '
+        'k = ?2 AND scope = ?3), knn AS MATERIALIZED (SELECT cand.pid AS pid, '
+        'vec_distance_l2(v.embedding, ?1) AS distance FROM cand JOIN '
+        '"memory_entry_search_vector" AS v ON v.rowid = cand.pid ORDER BY distance, '
+        'cand.pid LIMIT ?4) SELECT h."projection_id", h."memory_artifact_id", '
+        'h."entry_id", h."entry_version_id", h."entry_content_hash", '
+        'h."searchable_text", knn.distance FROM knn JOIN "memory_entry_heads" AS h ON '
+        'h."projection_id" = knn.pid JOIN "memory_entry_vector_metadata" AS m ON '
+        'm."projection_id" = h."projection_id" AND m."entry_version_id" = '
+        'h."entry_version_id" AND m."entry_content_hash" = h."entry_content_hash"'
+    ),
     'vector_search': (
         'WITH knn AS MATERIALIZED (SELECT rowid AS pid, distance FROM '
         '"memory_entry_search_vector" WHERE embedding MATCH ? AND k = ? AND scope = ?) '
@@ -571,6 +606,8 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
         t(name)  # idempotent: IF NOT EXISTS on an existing schema
     f("create_fts")
     conn.execute(frag.vector_ddl(PROFILE.dimension))
+    conn.execute(frag.vector_bits_ddl(PROFILE.dimension) or "")
+    ran.add("fragment:create_vector_bits")  # a template: {dimension} filled in
     conn.execute("BEGIN IMMEDIATE")
     t("meta_delete", ("k",))
     t("meta_insert", ("k", "v"))
@@ -597,9 +634,12 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     scope = frag.scope_token("art")
     f("fts_insert", (pid, frag.fts_document(scope, "uv")))
     f("vector_insert", (pid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
+    f("bits_insert", (pid, scope, _vec(1, 0, 0, 0, 0, 0, 0, 0)))
     hits = f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5, 0))
     assert [h[2] for h in hits] == ["e1"]
     near = f("vector_search", (_vec(1, 0, 0, 0, 0, 0, 0, 0), 5, scope))
+    assert [(h[2], h[6]) for h in near] == [("e1", 0.0)]
+    near = f("vector_ann_search", (_vec(1, 0, 0, 0, 0, 0, 0, 0), 40, scope, 5))
     assert [(h[2], h[6]) for h in near] == [("e1", 0.0)]
     assert f("vector_projection", ("art",)) == [(H, H2)]
     assert f("vector_count") == [(1,)]
@@ -608,6 +648,7 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     f("fts_integrity_check")
     f("fts_delete", (pid,))
     f("vector_delete", (pid,))
+    f("bits_delete", (pid,))
     t("vector_metadata_delete", (pid, None, None, None), 4)
     t("head_rows_delete", (pid, None, None, None), 4)
     t("source_insert", ("s1", "note", "hello", H, None, "[]"))
@@ -637,7 +678,11 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert conn.execute(f"SELECT rowid FROM {frag.FTS_TABLE} WHERE {frag.FTS_TABLE} MATCH ?",
                         (match,)).fetchall() == []
     f("vector_delete_scope", (scope,))
+    f("bits_delete_scope", (scope,))
     assert f("vector_count") == [(0,)]
+    f("bits_fill")
+    assert conn.execute(f"SELECT count(*) FROM {frag.BITS_TABLE}").fetchall() == [(0,)]
+    f("drop_bits")
     f("drop_vector")
     t("drop_memory_entry_vector_metadata")
     assert f("table_exists", (frag.VECTOR_TABLE,)) == []
