@@ -1677,7 +1677,7 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '
         'FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? ORDER BY score, '
         'rowid LIMIT ? OFFSET ?) SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
-        'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM m JOIN '
+        'h."entry_version_id", h."entry_content_hash", h."searchable_text", m.score FROM m JOIN '
         '"memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY m.score, m.pid'
     ),
     'fts_delete_orphans': (

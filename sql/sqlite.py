@@ -163,11 +163,12 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
         "fts_delete": f"DELETE FROM {fts} WHERE rowid = ?",
         # One page of the top matches by bm25 first, then the join: joining every match
         # before the sort cost a third more at 10k rows (same rows, same order).
-        # (score, rowid) is a total order, so LIMIT ? OFFSET ? pages are exact.
+        # (score, rowid) is a total order, so LIMIT ? OFFSET ? pages are exact. The
+        # score is the last column: the adapter merges one MATCH per Memory by it.
         "fts_search": (f"WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25({fts}) AS score "
                        f"FROM {fts} WHERE {fts} MATCH ? ORDER BY score, rowid "
                        f"LIMIT ? OFFSET ?) "
-                       f"SELECT {cols} FROM m JOIN {heads} AS h "
+                       f"SELECT {cols}, m.score FROM m JOIN {heads} AS h "
                        f"ON h.{_q('projection_id')} = m.pid ORDER BY m.score, m.pid"),
         # FTS rows whose head row is gone (damage; a rebuild ends with this sweep)
         "fts_delete_orphans": (f"DELETE FROM {fts} WHERE rowid NOT IN "
