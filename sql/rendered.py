@@ -1672,6 +1672,14 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         '\'_\'")'
     ),
     'fts_insert': 'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)',
+    'fts_usermerge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('usermerge', 2)"
+    ),
+    'fts_merge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('merge', ?)"
+    ),
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
         'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '

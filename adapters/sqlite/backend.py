@@ -151,6 +151,8 @@ class SQLiteMemoryBackend(SQLiteMemorySchema):
                 pid, row.entry_version_id, row.entry_content_hash, vec.embedding_content_hash])
             self._execute(frag.statement("vector_delete"), [pid])  # no INSERT OR REPLACE
             self._execute(frag.statement("vector_insert"), [pid, scope, pack(vec.vector)])
+        if rows:  # keep the index in few segments (frag.FTS_MERGE_PAGES); same MATCH answers
+            self._execute(frag.statement("fts_merge"), [frag.FTS_MERGE_PAGES])
 
     # ------------------------------------------------------------------ search
 
