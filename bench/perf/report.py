@@ -71,7 +71,11 @@ def _ms(row: dict[str, Any] | None) -> str:
     """`` (ours X ms, raw Y ms)``: a ratio target's absolute p95 times; '' when not run."""
     if not row or row.get("ours_p95_ms") is None or row.get("raw_p95_ms") is None:
         return ""
-    return f" (ours {row['ours_p95_ms']:.1f} ms, raw {row['raw_p95_ms']:.1f} ms)"
+    cpu = ""
+    if row.get("ours_cpu_p95_ms") is not None and row.get("raw_cpu_p95_ms"):
+        cpu = (f"; CPU ours {row['ours_cpu_p95_ms']:.1f} / raw {row['raw_cpu_p95_ms']:.1f} ms"
+               f" = {row['ours_cpu_p95_ms'] / row['raw_cpu_p95_ms']:.2f} x")
+    return f" (ours {row['ours_p95_ms']:.1f} ms, raw {row['raw_p95_ms']:.1f} ms{cpu})"
 
 
 # ---------------------------------------------------------------------- report
@@ -182,9 +186,9 @@ def markdown(result: dict[str, Any]) -> str:
         "straight to the engine, returning the same admitted candidates in the same "
         "order: SQLite fts = FTS5 `searchable_text : (m_..._t1 OR ..)` on a plain fts5 "
         "copy of the same active rows (tokens prefixed by their Memory scope, so "
-        "document frequencies are per Memory as in the library), `ORDER BY bm25, rowid` "
-        f"pages of {max(LIMIT * 4, 32)} then doubling, each row kept when the admission "
-        "rule accepts its tokens, until "
+        "document frequencies are per Memory as in the library), one MATCH per Memory, "
+        f"`ORDER BY bm25, rowid` pages of {max(LIMIT * 4, 32)} then doubling, merged by "
+        "(bm25, rowid), each row kept when the admission rule accepts its tokens, until "
         f"{max(LIMIT * 4, 32)} are kept; SQLite vector = vec0 KNN per Memory partition, "
         "same k, kept while the cosine admits; seekdb = MATCH AGAINST pages with the "
         "same filter / l2_distance APPROXIMATE on the heads table; hybrid = both raw "
