@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Callable
 
 __all__ = [
@@ -79,10 +80,16 @@ def scope_token(artifact_id: str) -> str:
     return "m_" + hashlib.sha256(artifact_id.encode("utf-8")).hexdigest()[:24]
 
 
+#: An Analyzer v1 token (and a scope token): ASCII lower-case letters, digits and ``_``.
+_TOKEN_RE = re.compile(r"[a-z0-9_]+")
+
+
 def _check_tokens(tokens: list[str]) -> None:
+    # One regex match per token: the former per-character check was 57% of the CPU of
+    # a 10-Memory fts candidate stream (1k LoCoMo turns, 60 questions, cProfile).
+    match = _TOKEN_RE.fullmatch
     for t in tokens:
-        if not t or not all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
-                or t != t.lower():
+        if not isinstance(t, str) or match(t) is None:
             raise ValueError(f"not an Analyzer v1 token: {t!r}")
 
 

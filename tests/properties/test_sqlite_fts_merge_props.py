@@ -84,3 +84,20 @@ def test_merged_per_memory_matches_equal_the_single_match(
             await svc.close()
 
         asyncio.run(go())
+
+
+def _former_token_check(t: str) -> bool:
+    """The per-character check :func:`frag._check_tokens` made before issue 14."""
+    return bool(t) and all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
+        and t == t.lower()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.text(), st.text(alphabet="abcXYZ019_ \n\"*é٣ß", max_size=6)))
+def test_token_check_accepts_exactly_what_the_former_check_accepted(t: str) -> None:
+    try:
+        frag.fts_match_tokens([t])
+        accepted = True
+    except ValueError:
+        accepted = False
+    assert accepted == _former_token_check(t)
