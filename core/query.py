@@ -11,7 +11,6 @@ bounds.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from powercontext.core import analyzer as analyzers
@@ -37,25 +36,11 @@ def search_terms(query: str, analyzer: Analyzer | None = None) -> tuple[str, ...
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInputError(
             "query", f"is {len(query)} characters long; at most {MAX_QUERY_CHARS} are allowed")
-    chosen = analyzer or analyzers.get(analyzers.DEFAULT_VERSION)
-    try:
-        terms = _query_terms(chosen, query)
-    except TypeError:  # an analyzer that is not hashable: no cache
-        terms = chosen.query_terms(query)
+    terms = (analyzer or analyzers.get(analyzers.DEFAULT_VERSION)).query_terms(query)
     if len(terms) > MAX_QUERY_TERMS:
         raise InvalidInputError(
             "query", f"has {len(terms)} distinct terms; at most {MAX_QUERY_TERMS} are allowed")
     return terms
-
-
-@functools.lru_cache(maxsize=128)
-def _query_terms(analyzer: Analyzer, query: str) -> tuple[str, ...]:
-    """``analyzer.query_terms(query)``, remembered: a search analyzes its query in the
-    service (the bounds, before any database work) and again in the backend (the
-    database's analyzer, most often the same frozen value), about 1 ms each for a LoCoMo
-    question. An Analyzer is a frozen value and its terms a tuple, so a cached answer is
-    the answer. At most 128 queries of at most MAX_QUERY_CHARS characters are kept."""
-    return analyzer.query_terms(query)
 
 
 def clip_query(text: str, analyzer: Analyzer | None = None) -> str:

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from powercontext.core import analyzer
@@ -83,16 +83,3 @@ def test_clip_query_gives_the_longest_fitting_whitespace_prefix(text):
             longer = text[:len(clipped) + nxt]
             assert (len(longer) > MAX_QUERY_CHARS
                     or len(analyzer.query_terms(longer)) > MAX_QUERY_TERMS)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=200), st.sampled_from(sorted(analyzer.ANALYZERS)))
-def test_remembered_terms_are_the_analyzers_terms(text: str, version: str) -> None:
-    # search_terms remembers answers (issue 14: a search analyzed its query twice);
-    # asked twice, it gives the analyzer's own answer both times
-    an = analyzer.get(version)
-    want = an.query_terms(text)
-    if len(want) > MAX_QUERY_TERMS:
-        return
-    assert search_terms(text, an) == want
-    assert search_terms(text, an) == want
