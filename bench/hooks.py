@@ -11,9 +11,15 @@ repository (Makefile, pyproject.toml, AGENTS.md), in a temporary data directory:
   remembers the local model (all-MiniLM-L6-v2, torch).
 
 Each run sends one ``UserPromptSubmit`` payload on stdin and times the process from
-start to exit (wall clock, milliseconds); the cases take turns run by run, so the
-machine's load falls on all of them alike. Printed: p50 and p95 per case (nearest-rank),
-and whether every run injected memory. ``--hybrid-runs N`` also times N runs of
+start to exit (wall clock, milliseconds) and its CPU time (user + system, from the
+children's rusage); the cases take turns run by run, so the machine's load falls on all
+of them alike. Printed: p50 and p95 per case (nearest-rank), the load average, whether
+every run injected memory, and the issue-14 target (local model p95 <= 300 ms).
+
+The hook runs with bytecode caching on (``PYTHONPYCACHEPREFIX`` in the temporary
+directory, one untimed warm-up run per case), as an installed package has it: with
+``PYTHONDONTWRITEBYTECODE`` set (this machine's environment) every run compiled the
+sources again, 1.25 s of the 2.9 s a run took in a profile. ``--hybrid-runs N`` also times N runs of
 ``hook claude-code --mode hybrid`` on the local-model database (each loads torch).
 Writes ``hooks.json`` to ``--out`` when given.
 """
@@ -24,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -64,10 +71,18 @@ def _time_one(env: dict[str, str], db: Path, repo: Path, extra: tuple[str, ...]
               ) -> tuple[float, bool]:
     payload = json.dumps({"session_id": "bench", "cwd": str(repo),
                           "hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([*_cli(), "--db", str(db), "hook", "claude-code", *extra],
                           input=payload, capture_output=True, text=True, env=env, timeout=600)
-    return (time.perf_counter() - start) * 1000, "additionalContext" in proc.stdout
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu, "additionalContext" in proc.stdout
+
+
+#: Issue 14: the prompt hook's p95 on a database whose profile is the local model.
+TARGET_P95_MS = 300.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         (repo / ".git").mkdir(parents=True)
         for name, text in _FILES.items():
             (repo / name).write_text(text)
-        env = dict(os.environ, POWERCONTEXT_HOME=str(root / "home"))
-        for var in ("POWERCONTEXT_DB", "POWERCONTEXT_EMBEDDING"):
+        env = dict(os.environ, POWERCONTEXT_HOME=str(root / "home"),
+                   PYTHONPYCACHEPREFIX=str(root / "pycache"))
+        for var in ("POWERCONTEXT_DB", "POWERCONTEXT_EMBEDDING", "PYTHONDONTWRITEBYTECODE"):
             env.pop(var, None)
         cases: list[tuple[str, Path, str | None, tuple[str, ...]]] = [
             ("no model", root / "plain.db", None, ())]
@@ -101,21 +117,39 @@ def main(argv: list[str] | None = None) -> int:
         runs = {label: args.hybrid_runs if extra else args.runs
                 for label, _db, _emb, extra in cases}
         times: dict[str, list[float]] = {label: [] for label in runs}
+        cpus: dict[str, list[float]] = {label: [] for label in runs}
         injected = dict.fromkeys(runs, 0)
+        for _label, db, _emb, extra in cases:  # untimed: writes the bytecode cache
+            _time_one(env, db, repo, extra)
+        load_before = os.getloadavg()[0]
         for i in range(max(runs.values())):  # interleaved: the machine's load hits all alike
             for label, db, _emb, extra in cases:
                 if i < runs[label]:
-                    ms, ok = _time_one(env, db, repo, extra)
+                    ms, cpu, ok = _time_one(env, db, repo, extra)
                     times[label].append(ms)
+                    cpus[label].append(cpu)
                     injected[label] += ok
+        load = (load_before, os.getloadavg()[0])
+        print(f"load average {load[0]:.1f} before, {load[1]:.1f} after "
+              f"({os.cpu_count()} CPUs)", flush=True)
         for label, n in runs.items():
-            t = times[label]
+            t, c = times[label], cpus[label]
             results[label] = {"runs": n, "p50_ms": round(percentile(t, 50)),
                               "p95_ms": round(percentile(t, 95)), "max_ms": round(max(t)),
-                              "injected": injected[label]}
+                              "cpu_p50_ms": round(percentile(c, 50)),
+                              "cpu_p95_ms": round(percentile(c, 95)),
+                              "injected": injected[label], "load": list(load)}
             print(f"{label:28s} runs={n:3d}  p50={results[label]['p50_ms']:6d} ms  "
                   f"p95={results[label]['p95_ms']:6d} ms  max={results[label]['max_ms']:6d} "
-                  f"ms  injected={injected[label]}/{n}", flush=True)
+                  f"ms  cpu p50={results[label]['cpu_p50_ms']:5d} "
+                  f"p95={results[label]['cpu_p95_ms']:5d} ms  "
+                  f"injected={injected[label]}/{n}", flush=True)
+        local = results.get("local model")
+        if local is not None:
+            status = "met" if local["p95_ms"] <= TARGET_P95_MS else "missed"
+            print(f"target: prompt hook p95 (local model) {local['p95_ms']} ms, limit "
+                  f"{TARGET_P95_MS:.0f} ms: {status} (CPU p95 {local['cpu_p95_ms']} ms; "
+                  f"wall time is CPU time stretched by the load average)", flush=True)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "hooks.json").write_text(json.dumps(results, indent=2) + "\n")

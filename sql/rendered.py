@@ -1672,12 +1672,20 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         '\'_\'")'
     ),
     'fts_insert': 'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)',
+    'fts_usermerge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('usermerge', 2)"
+    ),
+    'fts_merge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('merge', ?)"
+    ),
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
         'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '
         'FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? ORDER BY score, '
         'rowid LIMIT ? OFFSET ?) SELECT h."projection_id", h."memory_artifact_id", h."entry_id", '
-        'h."entry_version_id", h."entry_content_hash", h."searchable_text" FROM m JOIN '
+        'h."entry_version_id", h."entry_content_hash", h."searchable_text", m.score FROM m JOIN '
         '"memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY m.score, m.pid'
     ),
     'fts_delete_orphans': (

@@ -79,6 +79,7 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
             for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
                 self._execute(self._t(name))
             self._execute(frag.statement("create_fts"))
+            self._execute(frag.statement("fts_usermerge"))
         # An fts5vocab table earlier releases created (never read) may stay: it costs
         # nothing, and dropping it would need the write lock at every open.
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)

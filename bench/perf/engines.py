@@ -4,11 +4,12 @@ queries each engine answers for the yardstick."""
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import struct
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,29 +158,41 @@ class SQLiteEngine(Engine):
         self.raw = self.anchor = None
 
     def raw_fts(self, memories: Sequence[str], terms: Sequence[str], budget: int) -> list[Any]:
-        """The first ``budget`` admitted matches: pages of the plain OR query (``LIMIT
-        budget``, then twice as many each time, like the adapter) in ``bm25, rowid``
-        order, each row kept when :func:`admission.fts_admits` accepts its tokens."""
+        """The first ``budget`` admitted matches in ``bm25, rowid`` order, each row kept
+        when :func:`admission.fts_admits` accepts its tokens: per Memory, pages of the
+        plain OR query of its scoped terms (``LIMIT budget``, then twice as many each
+        time, like the adapter), merged by ``(bm25, rowid)``. One MATCH over the OR of
+        every Memory's terms returns the same rows in the same order (another scope's
+        phrases add 0 to a row's bm25) but measured slower from 2 Memories on (10 x 100
+        LoCoMo turns, CPU per search p50 3.5 ms against 2.6 ms), so the yardstick is the
+        faster form."""
         distinct = list(dict.fromkeys(terms))
-        tokens = " OR ".join(f'"{s}_{t}"' for s in map(_scope, memories) for t in distinct)
-        match = f"searchable_text : ({tokens})"
         cut = SCOPE_CHARS + 1
+        streams = [self._raw_fts_memory(_scope(m), distinct, budget) for m in memories]
+        merged = streams[0] if len(streams) == 1 else heapq.merge(*streams)
         out: list[Any] = []
-        offset, size = 0, budget
+        for _score, rowid, text in merged:
+            if admission.fts_admits(tuple(distinct), (w[cut:] for w in text.split())):
+                out.append(rowid)
+                if len(out) == budget:
+                    break
+        return out
+
+    def _raw_fts_memory(
+        self, scope: str, terms: list[str], first: int
+    ) -> Iterator[tuple[float, int, str]]:
+        tokens = " OR ".join(f'"{scope}_{t}"' for t in terms)
+        match = f"searchable_text : ({tokens})"
+        offset, size = 0, first
         while True:
-            n = 0
-            for rowid, text in self.anchor.execute(
-                f"SELECT rowid, searchable_text FROM {ANCHOR_FTS} WHERE {ANCHOR_FTS} MATCH ? "
-                f"ORDER BY bm25({ANCHOR_FTS}), rowid LIMIT ? OFFSET ?",
+            rows = self.anchor.execute(
+                f"SELECT bm25({ANCHOR_FTS}) AS score, rowid, searchable_text FROM {ANCHOR_FTS} "
+                f"WHERE {ANCHOR_FTS} MATCH ? ORDER BY score, rowid LIMIT ? OFFSET ?",
                 (match, size, offset),
-            ):
-                n += 1
-                if admission.fts_admits(tuple(distinct), (w[cut:] for w in text.split())):
-                    out.append(rowid)
-                    if len(out) == budget:
-                        return out
-            if n < size:
-                return out
+            ).fetchall()
+            yield from rows
+            if len(rows) < size:
+                return
             offset += size
             size *= 2
 

@@ -39,10 +39,13 @@ def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             {"target": name, "measured": measured, "limit": limit, "unit": unit, "status": status}
         )
 
-    for n, lim in ((10_000, 5.0), (100_000, 25.0)):
-        r = _search(s, "sqlite", n, 1, "fts")
-        add(f"sqlite fts p95 / raw at {n // 1000}k x1", r["ratio_p95"] if r else None, 1.3, "x")
-        add(f"sqlite fts p95 at {n // 1000}k x1", r["ours_p95_ms"] if r else None, lim, "ms")
+    # issue 14: fts within 1.3x of the same-semantics raw query at every size, in one
+    # Memory and across 10 (the absolute times ride along in the name)
+    for n in (1_000, 10_000, 100_000):
+        for mems in (1, 10):
+            r = _search(s, "sqlite", n, mems, "fts")
+            add(f"sqlite fts p95 / raw at {n // 1000}k x{mems}{_ms(r)}",
+                r["ratio_p95"] if r else None, 1.3, "x")
     r = _search(s, "sqlite", 100_000, 1, "hybrid")
     add("sqlite hybrid p95 at 100k x1", r["ours_p95_ms"] if r else None, 30.0, "ms")
     # the largest one-Memory vector cell searched by ANN (recall is "at least")
@@ -63,14 +66,14 @@ def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
     r = _write(w, "sqlite", 10_000, "remember_1_8kb")
     add("sqlite remember 1 (8 KB entry) p50 at 10k", r["p50_ms"] if r else None, 10.0, "ms")
     add("sqlite peak RSS at 100k x1", peak_rss(result, "sqlite", 100_000), 400.0, "MB")
+    # issue 14: seekdb ours / raw <= 1.3x for each search (seekdb's own MATCH is the
+    # floor; the old "within 4x of SQLite" compared two engines, not our overhead)
     for r in s:
-        if r["engine"] != "seekdb":
-            continue
-        base = _search(s, "sqlite", r["entries"], r["memories"], r["mode"])
-        ratio = r["ours_p95_ms"] / base["ours_p95_ms"] if base else None
-        add(f"seekdb/sqlite {r['mode']} p95 at {r['entries']}x{r['memories']}", ratio, 4.0, "x")
+        if r["engine"] == "seekdb":
+            add(f"seekdb {r['mode']} p95 / raw at {r['entries']}x{r['memories']}{_ms(r)}",
+                r["ratio_p95"], 1.3, "x")
     if not any(r["engine"] == "seekdb" for r in s):
-        add("seekdb within 4x of sqlite (every search figure)", None, 4.0, "x")
+        add("seekdb p95 / raw (every search figure)", None, 1.3, "x")
     size = None
     for d in result["datasets"]:
         if d["engine"] == "sqlite" and d["memories"] == 1 and d["entries"] == BIG_SIZE:
@@ -94,6 +97,17 @@ def peak_rss(result: dict[str, Any], engine: str, entries: int) -> float | None:
     got = [d["maxrss_mb"] for d in result["datasets"] if d["label"] == label]
     got += [p["maxrss_mb"] for p in result["phases"] if p["phase"].endswith(label)]
     return max(got) if got else None
+
+
+def _ms(row: dict[str, Any] | None) -> str:
+    """`` (ours X ms, raw Y ms)``: a ratio target's absolute p95 times; '' when not run."""
+    if not row or row.get("ours_p95_ms") is None or row.get("raw_p95_ms") is None:
+        return ""
+    cpu = ""
+    if row.get("ours_cpu_p95_ms") is not None and row.get("raw_cpu_p95_ms"):
+        cpu = (f"; CPU ours {row['ours_cpu_p95_ms']:.1f} / raw {row['raw_cpu_p95_ms']:.1f} ms"
+               f" = {row['ours_cpu_p95_ms'] / row['raw_cpu_p95_ms']:.2f} x")
+    return f" (ours {row['ours_p95_ms']:.1f} ms, raw {row['raw_p95_ms']:.1f} ms{cpu})"
 
 
 # ---------------------------------------------------------------------- report
@@ -211,9 +225,9 @@ def markdown(result: dict[str, Any]) -> str:
         "straight to the engine, returning the same admitted candidates in the same "
         "order: SQLite fts = FTS5 `searchable_text : (m_..._t1 OR ..)` on a plain fts5 "
         "copy of the same active rows (tokens prefixed by their Memory scope, so "
-        "document frequencies are per Memory as in the library), `ORDER BY bm25, rowid` "
-        f"pages of {max(LIMIT * 4, 32)} then doubling, each row kept when the admission "
-        "rule accepts its tokens, until "
+        "document frequencies are per Memory as in the library), one MATCH per Memory, "
+        f"`ORDER BY bm25, rowid` pages of {max(LIMIT * 4, 32)} then doubling, merged by "
+        "(bm25, rowid), each row kept when the admission rule accepts its tokens, until "
         f"{max(LIMIT * 4, 32)} are kept; SQLite vector = vec0 KNN per Memory partition, "
         "same k, kept while the cosine admits (on the ANN path the same ANN query: "
         "Hamming KNN of the sign bits, rescored by exact L2); seekdb = MATCH AGAINST "

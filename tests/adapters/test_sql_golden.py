@@ -376,6 +376,14 @@ GOLDEN_SQLITE_FRAGMENTS = {
     'fts_insert': (
         'INSERT INTO "memory_entry_search_fts" (rowid, searchable_text) VALUES (?, ?)'
     ),
+    'fts_usermerge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('usermerge', 2)"
+    ),
+    'fts_merge': (
+        'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
+        "('merge', ?)"
+    ),
     'fts_delete': (
         'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?'
     ),
@@ -387,8 +395,8 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS '
         'score FROM "memory_entry_search_fts" WHERE "memory_entry_search_fts" MATCH ? ORDER '
         'BY score, rowid LIMIT ? OFFSET ?) SELECT h."projection_id", h."memory_artifact_id", '
-        'h."entry_id", h."entry_version_id", h."entry_content_hash", h."searchable_text" '
-        'FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY '
+        'h."entry_id", h."entry_version_id", h."entry_content_hash", h."searchable_text", '
+        'm.score FROM m JOIN "memory_entry_heads" AS h ON h."projection_id" = m.pid ORDER BY '
         'm.score, m.pid'
     ),
     'fts_integrity_check': (
@@ -645,6 +653,10 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert f("vector_count") == [(1,)]
     assert f("head_vectors", ("art",)) == [("v1", H2, _vec(1, 0, 0, 0, 0, 0, 0, 0))]
     assert f("table_exists", (frag.VECTOR_TABLE,)) == [(1,)]
+    f("fts_usermerge")
+    f("fts_merge", (frag.FTS_MERGE_PAGES,))
+    assert [h[2] for h in f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5, 0))
+            ] == ["e1"]
     f("fts_integrity_check")
     f("fts_delete", (pid,))
     f("vector_delete", (pid,))

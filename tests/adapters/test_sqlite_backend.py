@@ -501,3 +501,22 @@ def test_reopening_needs_no_write_lock(db_path: Path) -> None:
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+def test_fts_index_stays_in_few_segments_over_many_small_commits(
+        fts_backend: SQLiteMemoryBackend) -> None:
+    # Every commit adds an FTS5 segment; the merge after each projection write keeps
+    # their number low (a MATCH looks each term up in every segment). FTS5's automerge
+    # alone left one segment per commit here (40 commits -> 16 or more).
+    nid = id_factory()
+    b = fts_backend
+    ref = None
+    for i in range(40):
+        ref = run(add(b, ref, [f"sqlite wal note {i}"], nid))
+    segments = _sync(b, lambda: b._execute(
+        f"SELECT count(DISTINCT segid) FROM {frag.FTS_TABLE}_idx")[0][0])
+    assert segments <= 6
+    assert ref is not None
+    hits = _sync(b, b._fts_candidates_sync, [ref.artifact_id], ["note"], 50)
+    assert len(hits) == 40
+    _sync(b, lambda: b._execute(frag.statement("fts_integrity_check")), write=True)

@@ -1,0 +1,103 @@
+"""Property: the SQLite fts candidate stream, one MATCH per Memory merged by
+``(bm25, rowid)`` (adapters/sqlite/backend.py, issue 14), gives exactly the rows, order
+and bm25 scores of the single MATCH over the OR of every Memory's scoped terms that it
+replaced, for any small multi-Memory corpus over a small vocabulary (ties in bm25 are
+common), any query terms, any first page size, with entries forgotten in between."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from powercontext.adapters.sqlite import SQLiteMemoryBackend
+from powercontext.core.models import MemoryEntryInput
+from powercontext.service import MemoryService
+from powercontext.sql import sqlite as frag
+
+WORDS = ["lake", "puppy", "paint", "sunset", "the", "is", "of", "name", "ben", "ana"]
+text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
+
+
+def _single_match(b: SQLiteMemoryBackend, ids: list[str], terms: list[str]
+                  ) -> list[tuple[float, int, str, str]]:
+    """The former query: one MATCH over every Memory's scoped terms, every row."""
+    match = frag.fts_match_expression([frag.scope_token(a) for a in ids], terms)
+    rows = b._execute(frag.statement("fts_search"), [match, 1_000_000, 0])
+    return [(float(s), int(pid), a, v) for pid, a, _e, v, _h, _t, s in rows]
+
+
+def _merged(b: SQLiteMemoryBackend, ids: list[str], terms: list[str], first: int
+            ) -> list[tuple[float, int, str, str]]:
+    out = []
+    for a in ids:
+        out.extend(b._fts_memory_stream(a, terms, first))
+    streamed = [(c.artifact_id, c.entry_version_id) for c in b._fts_stream_sync(ids, terms, first)]
+    merged = sorted((s, pid, c.artifact_id, c.entry_version_id) for s, pid, c in out)
+    assert [(a, v) for _s, _p, a, v in merged] == streamed
+    return merged
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    memories=st.lists(st.lists(text, min_size=1, max_size=12), min_size=1, max_size=4),
+    queries=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+                     min_size=1, max_size=3),
+    forget=st.lists(st.integers(0, 40), max_size=4),
+    first=st.integers(1, 5),
+)
+def test_merged_per_memory_matches_equal_the_single_match(
+    memories: list[list[str]], queries: list[list[str]], forget: list[int], first: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        backend = SQLiteMemoryBackend(str(Path(tmp) / "m.db"))
+        svc = MemoryService(backend)
+
+        async def go() -> None:
+            refs = []
+            for texts in memories:
+                ref = await svc.remember(
+                    None, entries=[MemoryEntryInput("turn", t) for t in texts], mode="append")
+                refs.append(ref)
+            for i, n in enumerate(forget):  # tombstones in the contentless-delete index
+                ref = refs[i % len(refs)]
+                current = sorted(await svc.entries(ref))
+                if len(current) > 1:
+                    refs[i % len(refs)] = await svc.forget(ref, [current[n % len(current)]])
+            ids = sorted({r.artifact_id for r in refs})
+            for q in queries:
+                terms = list(dict.fromkeys(q))
+
+                def both(terms: list[str] = terms) -> tuple[list, list]:  # type: ignore[type-arg]
+                    return (_single_match(backend, ids, terms),
+                            _merged(backend, ids, terms, first))
+
+                old, new = await backend._run(backend._in_tx, False, both)
+                assert new == old  # same rows, same order, bit-identical bm25 scores
+                page = await backend._run(
+                    backend._in_tx, False,
+                    lambda terms=terms: backend._fts_candidates_sync(ids, terms, 3, offset=first))
+                assert [c.entry_version_id for c in page] == [v for *_r, v in old][first:first + 3]
+            await svc.close()
+
+        asyncio.run(go())
+
+
+def _former_token_check(t: str) -> bool:
+    """The per-character check :func:`frag._check_tokens` made before issue 14."""
+    return bool(t) and all(c.isascii() and (c.isalnum() or c == "_") for c in t) \
+        and t == t.lower()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.text(), st.text(alphabet="abcXYZ019_ \n\"*é٣ß", max_size=6)))
+def test_token_check_accepts_exactly_what_the_former_check_accepted(t: str) -> None:
+    try:
+        frag.fts_match_tokens([t])
+        accepted = True
+    except ValueError:
+        accepted = False
+    assert accepted == _former_token_check(t)
