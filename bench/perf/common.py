@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.peer.protocol import percentile as percentile  # the one definition (stdlib only)
 from powercontext.core import analyzer
 
 DEFAULT_DATA = Path("/work/shared/data/locomo-dev.json")
@@ -89,17 +90,6 @@ PROFILES = {
 
 def log(msg: str) -> None:
     print(f"[perf {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0..100) by linear interpolation; ValueError when empty."""
-    if not values:
-        raise ValueError("no values")
-    s = sorted(values)
-    pos = (len(s) - 1) * q / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
 def _maxrss_mb() -> float:
