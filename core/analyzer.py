@@ -385,13 +385,7 @@ class Analyzer:
                         continue
                     j = k
                     break
-                for word in words:
-                    found = words_seen.get(word)
-                    if found is None:
-                        found = words_seen[word] = self._word_tokens(word)
-                    tokens.extend(found)
-                if len(words) > 1:
-                    tokens.append(_joined_token(words))
+                self._append_words(words, tokens, words_seen)
             else:
                 j = i + 1
             i = j
@@ -402,6 +396,12 @@ class Analyzer:
     ) -> None:
         """Append the tokens of an identifier made of ASCII words (rules 4 to 7)."""
         words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
+        self._append_words(words, tokens, words_seen)
+
+    def _append_words(self, words: list[str], tokens: list[str],
+                      words_seen: dict[str, list[str]]) -> None:
+        """Append each word's tokens (memoised in ``words_seen``) and, for more than one
+        word, the joined token."""
         for word in words:
             found = words_seen.get(word)
             if found is None:
