@@ -26,39 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_samples import write_tiny_locomo  # noqa: E402
+
 from bench import peer  # noqa: E402
 from bench.peer import protocol, report  # noqa: E402
 
 PEER_PYTHON = ROOT / ".venv-peer" / "bin" / "python"
 
-SAMPLE = [
-    {
-        "sample_id": "tiny-1",
-        "conversation": {
-            "speaker_a": "Ana",
-            "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [
-                {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! How are you?"},
-                {"speaker": "Ben", "dia_id": "D1:2",
-                 "text": "Great, I adopted a puppy named Biscuit."},
-                {"speaker": "Ana", "dia_id": "D1:3", "text": "I started painting sunsets."},
-                {"speaker": "Ben", "dia_id": "D1:4", "text": "Thanks!"},
-            ],
-            "session_2_date_time": "2:10 pm on 9 May, 2023",
-            "session_2": [
-                {"speaker": "Ben", "dia_id": "D2:1", "text": "Biscuit loves the lake."},
-                {"speaker": "Ana", "dia_id": "D2:2", "text": "My lake painting won a prize."},
-                {"speaker": "Ben", "dia_id": "D2:3", "text": "Thanks!"},
-            ],
-        },
-        "qa": [
-            {"question": "What is the name of Ben's puppy?", "evidence": ["D1:2"], "category": 4},
-            {"question": "What does Ana paint?", "evidence": ["D1:3"], "category": 1},
-            {"question": "Where does Biscuit swim?", "evidence": ["D2:1"], "category": 4},
-        ],
-    }
-]
 
 
 class FakeStore:
@@ -232,7 +206,7 @@ def test_ranking_maps_hits_to_text_indexes_and_scores_like_bench_locomo(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data)
     convs, keys = peer.locomo_job(data, quick=False)
     (conv,) = convs
     # the two "Thanks!" turns differ by their session date, so no text collapses here
@@ -260,7 +234,7 @@ def test_a_run_without_the_peer_measures_ours_and_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data)
     missing = tmp_path / "no-venv" / "python"
     assert peer.main(_tiny_args(data, tmp_path, missing)) == 0
     (json_path,) = (tmp_path / "out").glob("peer-*.json")
@@ -283,7 +257,7 @@ def test_a_run_without_the_peer_measures_ours_and_says_why(
                     reason=f"{PEER_PYTHON} is absent (`make bench-peer` creates it)")
 def test_the_peer_runs_the_same_protocol_on_a_tiny_size(tmp_path: Path) -> None:
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data)
     assert peer.main([*_tiny_args(data, tmp_path, PEER_PYTHON), "--no-plot"]) == 0
     (json_path,) = (tmp_path / "out").glob("peer-*.json")
     rep = json.loads(json_path.read_text(encoding="utf-8"))

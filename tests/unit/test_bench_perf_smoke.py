@@ -16,38 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import perf  # noqa: E402
+from bench_samples import write_tiny_locomo  # noqa: E402
 
-SAMPLE = [
-    {
-        "sample_id": "tiny-1",
-        "conversation": {
-            "speaker_a": "Ana",
-            "speaker_b": "Ben",
-            "session_1": [
-                {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! How are you?"},
-                {
-                    "speaker": "Ben",
-                    "dia_id": "D1:2",
-                    "text": "Great, I adopted a puppy named Biscuit.",
-                },
-                {"speaker": "Ana", "dia_id": "D1:3", "text": "I started painting sunsets."},
-                {"speaker": "Ben", "dia_id": "D1:4", "text": "Thanks!"},
-            ],
-            "session_2": [
-                {"speaker": "Ben", "dia_id": "D2:1", "text": "Biscuit loves the lake."},
-                {"speaker": "Ana", "dia_id": "D2:2", "text": "My lake painting won a prize."},
-                {"speaker": "Ben", "dia_id": "D2:3", "text": "Thanks!"},
-            ],
-        },
-        "qa": [
-            {"question": "What is the name of Ben's puppy?", "evidence": ["D1:2"], "category": 4},
-            {"question": "What does Ana paint?", "evidence": ["D1:3"], "category": 1},
-            {"question": "Where does Biscuit swim?", "evidence": ["D2:1"], "category": 4},
-            {"question": "What?", "evidence": [], "category": 5},
-        ],
-    }
-]
+from bench import perf  # noqa: E402
 
 
 def test_percentile_interpolates() -> None:
@@ -60,7 +31,7 @@ def test_percentile_interpolates() -> None:
 
 def test_entries_are_distinct_and_repeat_with_a_suffix(tmp_path: Path) -> None:
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data, unanswerable=True)
     turns, questions = perf.load_corpus(data)
     assert len(turns) == 7
     assert turns[1] == "Ben: Great, I adopted a puppy named Biscuit."
@@ -84,7 +55,7 @@ def test_quick_profile_runs_on_a_tiny_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data, unanswerable=True)
     out = tmp_path / "results"
     status = perf.main(
         [
@@ -191,7 +162,7 @@ def test_raw_channels_return_the_library_hits(tmp_path: Path, memories: int) -> 
     from powercontext.core import query as query_bounds
 
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data, unanswerable=True)
     turns, questions = perf.load_corpus(data)
     # repeated turns make common terms common: admission then refuses rows the plain
     # OR query ranks among its first 40
@@ -238,7 +209,7 @@ def test_raw_ann_channel_returns_the_library_hits(tmp_path: Path) -> None:
     from powercontext.core import query as query_bounds
 
     data = tmp_path / "locomo.json"
-    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    write_tiny_locomo(data, unanswerable=True)
     turns, questions = perf.load_corpus(data)
     model = DeterministicEmbedding(perf.DIM)
     (tmp_path / "db").mkdir()

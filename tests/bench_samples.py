@@ -1,0 +1,58 @@
+"""A tiny LoCoMo-format dataset for the benchmark smoke tests (bench/perf, bench/peer,
+bench/locomo reports): one conversation of two dated sessions, seven turns, and three
+answerable questions (plus, on request, one unanswerable question of category 5 with no
+evidence). Small enough that a whole benchmark run takes seconds."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["tiny_locomo", "write_tiny_locomo"]
+
+_SAMPLE: list[dict[str, Any]] = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! How are you?"},
+                {"speaker": "Ben", "dia_id": "D1:2",
+                 "text": "Great, I adopted a puppy named Biscuit."},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "I started painting sunsets."},
+                {"speaker": "Ben", "dia_id": "D1:4", "text": "Thanks!"},
+            ],
+            "session_2_date_time": "2:10 pm on 9 May, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "Biscuit loves the lake."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "My lake painting won a prize."},
+                {"speaker": "Ben", "dia_id": "D2:3", "text": "Thanks!"},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ben's puppy?", "evidence": ["D1:2"], "category": 4},
+            {"question": "What does Ana paint?", "evidence": ["D1:3"], "category": 1},
+            {"question": "Where does Biscuit swim?", "evidence": ["D2:1"], "category": 4},
+        ],
+    }
+]
+
+_UNANSWERABLE = {"question": "What?", "evidence": [], "category": 5}
+
+
+def tiny_locomo(*, unanswerable: bool = False) -> list[dict[str, Any]]:
+    """A fresh copy of the dataset (a list of one LoCoMo sample)."""
+    sample = copy.deepcopy(_SAMPLE)
+    if unanswerable:
+        sample[0]["qa"].append(dict(_UNANSWERABLE))
+    return sample
+
+
+def write_tiny_locomo(path: Path, *, unanswerable: bool = False) -> Path:
+    """Write :func:`tiny_locomo` as JSON to ``path``; returns ``path``."""
+    path.write_text(json.dumps(tiny_locomo(unanswerable=unanswerable)), encoding="utf-8")
+    return path
