@@ -561,6 +561,10 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
     absent += ["powercontext.adapters.secret_scanner", "tempfile"]
     if not may_declare_entry_points("powercontext"):  # no third-party plugin installed here
         absent.append("importlib.metadata")
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": "make test"}
+    # the first command on a database records the manifest's key import (a write: tempfile)
+    run_hook(env, db, "claude-code", stdin=json.dumps(payload))
     code = (
         "import atexit, json, sys\n"
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
@@ -568,8 +572,6 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
         "sys.argv[0] = 'powercontext'\n"
         "from powercontext.adapters.cli.main import main\nmain()\n"
     )
-    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
-               "prompt": "make test"}
     proc = subprocess.run([sys.executable, "-c", code, "--db", str(db), "hook", "claude-code"],
                           input=json.dumps(payload), capture_output=True, text=True, env=env,
                           timeout=60)
