@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
-from powercontext.core import canonical, keys, secrets
+from powercontext.core import canonical, keys
 from powercontext.core.errors import ArtifactNotFoundError, PowerContextError
 from powercontext.core.models import ArtifactRef, MemoryEntryInput, Source
 from powercontext.ports import CandidatePipeline, EmbeddingModel, MemoryBackend, SecretScanner
@@ -73,6 +73,8 @@ class ServiceCore:
         """Raise SecretDetectedError (an InvalidInputError naming the field, the kind of
         secret and the line, never the secret) when a Source's content, uri or metadata,
         or an entry's text, holds a secret. Nothing has been stored at that point."""
+        from powercontext.core import secrets  # writes only: reads never compile its rules
+
         scan = self.secret_scanner.scan
         secrets.check_sources(sources, scan)
         for i, e in enumerate(entries):

@@ -17,7 +17,6 @@ import functools
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -527,6 +526,8 @@ class RuntimeManifest:
             fcntl.flock(lock, fcntl.LOCK_EX)
             data = self._read()
             yield data
+            import tempfile  # writes only: a read (the prompt hook) never needs it
+
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".runtime-")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, indent=2, sort_keys=True)

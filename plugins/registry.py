@@ -2,7 +2,8 @@
 "Plugins"; no module-global manager).
 
 Building a :class:`Registry` loads the built-in plugins (``DEFAULT_PLUGINS``), any
-plugins passed in, and the entry-point group ``powercontext``, then calls pluggy's
+plugins passed in, and the entry-point group ``powercontext`` (read only when a
+distribution may declare it: :mod:`powercontext.plugins.discovery`), then calls pluggy's
 ``check_pending()``, so a plugin whose hook name is misspelled fails at start-up.
 Nothing is collected or imported before that, and factories import their adapters only
 when called.
@@ -21,6 +22,7 @@ import pluggy
 
 from powercontext.core.errors import PowerContextError
 from powercontext.plugins import hookspecs
+from powercontext.plugins.discovery import may_declare_entry_points
 from powercontext.plugins.hookspecs import (
     PROJECT_NAME,
     BackendFactory,
@@ -92,7 +94,7 @@ class Registry:
             self._pm.register(importlib.import_module(dotted), name=dotted)
         for plugin in plugins:
             self._add(plugin, None)
-        if entry_points:
+        if entry_points and may_declare_entry_points(PROJECT_NAME):
             try:
                 self._pm.load_setuptools_entrypoints(PROJECT_NAME)
             except Exception as exc:

@@ -15,29 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from powercontext.core.analyzer import Analyzer
-from powercontext.core.models import (
-    ArtifactRef,
-    EmbeddingProfile,
-    EmbeddingResult,
-    EmbeddingVector,
-    MemoryCapabilities,
-    MemoryEntryInput,
-    MemoryEntryVersion,
-    MemoryHit,
-    MemoryRevision,
-    MemoryRevisionChanges,
-    MemorySearchRequest,
-    MemorySearchResult,
-    RebuildReport,
-    RehashReport,
-    Source,
-)
-from powercontext.core.plan import MemoryPlan
-from powercontext.core.secrets import SecretFinding
-from powercontext.core.topic.processing import JournalEntry
+if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt hook)
+    from powercontext.core.analyzer import Analyzer
+    from powercontext.core.models import (
+        ArtifactRef,
+        EmbeddingProfile,
+        EmbeddingResult,
+        EmbeddingVector,
+        MemoryCapabilities,
+        MemoryEntryInput,
+        MemoryEntryVersion,
+        MemoryHit,
+        MemoryRevision,
+        MemoryRevisionChanges,
+        MemorySearchRequest,
+        MemorySearchResult,
+        RebuildReport,
+        RehashReport,
+        Source,
+    )
+    from powercontext.core.plan import MemoryPlan
+    from powercontext.core.secrets import SecretFinding
+    from powercontext.core.topic.processing import JournalEntry
 
 __all__ = [
     "CandidatePipeline",

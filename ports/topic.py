@@ -5,27 +5,29 @@ InvalidInputError naming the field."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from powercontext.core.analyzer import Analyzer
-from powercontext.core.models import EmbeddingVector
-from powercontext.core.topic.generation import StageRequest, StageResponse
-from powercontext.core.topic.models import (
-    TopicCapabilities,
-    TopicPublication,
-    TopicRef,
-    TopicRevision,
-    TopicSearchRequest,
-    TopicSearchResult,
-)
-from powercontext.core.topic.processing import (
-    AttemptGrant,
-    FlushStatus,
-    PendingRow,
-    ScopeStatus,
-)
-from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 from powercontext.ports import SourceStore
+
+if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt hook)
+    from powercontext.core.analyzer import Analyzer
+    from powercontext.core.models import EmbeddingVector
+    from powercontext.core.topic.generation import StageRequest, StageResponse
+    from powercontext.core.topic.models import (
+        TopicCapabilities,
+        TopicPublication,
+        TopicRef,
+        TopicRevision,
+        TopicSearchRequest,
+        TopicSearchResult,
+    )
+    from powercontext.core.topic.processing import (
+        AttemptGrant,
+        FlushStatus,
+        PendingRow,
+        ScopeStatus,
+    )
+    from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 
 __all__ = ["TopicGenerationModel", "TopicMemoryBackend"]
 

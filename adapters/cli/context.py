@@ -12,6 +12,7 @@ traceback only with ``POWERCONTEXT_DEBUG=1``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ __all__ = [
     "EXIT_NOT_FOUND",
     "EXIT_UNEXPECTED",
     "Ctx",
+    "LazyGroup",
     "classify",
     "fail",
     "pass_ctx",
@@ -146,6 +148,7 @@ class Ctx:
         self.embedding = embedding
         self.analyzer = analyzer
         self._service: Any = None
+        self._registry: Any = None
 
     @property
     def db_url(self) -> str:
@@ -153,12 +156,23 @@ class Ctx:
 
         return self.db or default_db_url()
 
+    def registry(self) -> Any:
+        """The one plugin :class:`~powercontext.plugins.registry.Registry` of this
+        command (built on first use): every service the command opens shares it, so the
+        entry points are scanned once per process."""
+        if self._registry is None:
+            from powercontext.plugins.registry import Registry
+
+            self._registry = Registry()
+        return self._registry
+
     def service(self) -> Any:
         if self._service is None:
             from powercontext.runtime import open_service
 
             self._service = open_service(
-                self.db_url, embedding=self.embedding, analyzer=self.analyzer
+                self.db_url, embedding=self.embedding, analyzer=self.analyzer,
+                registry=self.registry(),
             )
         return self._service
 
@@ -195,6 +209,32 @@ class Ctx:
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
+
+
+#: module of each lazily loaded command, under ``powercontext.adapters.cli``
+_PKG = "powercontext.adapters.cli"
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use: ``lazy`` maps a
+    command name to ``"module:attribute"`` (module under ``powercontext.adapters.cli``),
+    so ``powercontext hook claude-code`` imports the hook module only, not the modules of
+    every other command (the prompt hook's start-up budget, issue 14). A command already
+    in :attr:`commands` wins over its lazy entry; ``--help`` lists both."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(f"{_PKG}.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
 
 
 async def resolve(svc: Any, name: str | None) -> Any:

@@ -217,8 +217,9 @@ async def prompt_topics(c: Any, scope_id: str, prompt: str, limit: int, mode: st
         from powercontext.context_prepare import TOPIC_LIMIT, prepare_context
         from powercontext.runtime import open_topic_service
 
+        registry = c.registry() if hasattr(c, "registry") else None
         tsvc = open_topic_service(c.db_url, embedding=getattr(c, "embedding", None),
-                                  analyzer=getattr(c, "analyzer", None))
+                                  analyzer=getattr(c, "analyzer", None), registry=registry)
         try:
             caps = await tsvc.capabilities()
             if "topic_vector" in caps.channels and (

@@ -11,9 +11,11 @@ JSON object with ``--json`` (:mod:`powercontext.adapters.cli.context`).
 A Memory is named by ``ID`` (its current head), ``ID@REV`` (an exact Revision; a write
 needs the head), ``key:NAME`` (a business key stored in the database) or
 ``key:NAME@REV`` (an exact Revision of the Memory a key names). This module holds
-only the root group, the ``memory`` group, their registration and :func:`main`; the
-commands live in modules by concern: ``memory`` (``remember``, ``forget``,
-``reactivate``, ``organize``), ``reads`` (``changes``, ``show``, ``expand``),
+only the root group, the ``memory`` group, where their commands live and :func:`main`;
+the commands are imported when used (:class:`~powercontext.adapters.cli.context.LazyGroup`,
+so a hook imports only the hook module) and live in modules by concern: ``memory``
+(``remember``, ``forget``, ``reactivate``, ``organize``), ``reads`` (``changes``,
+``show``, ``expand``),
 ``search``, ``cite`` (``cite``, ``validate-citation``), ``rebuild``, ``overview``
 (``memory list``, ``source show``, ``info``), ``sources`` (``source add``), ``setup``
 (``setup``, ``doctor``), ``repo``, ``hook``, ``mcp_cmd`` and ``topic`` (the ``topic``
@@ -39,6 +41,7 @@ from powercontext.adapters.cli.context import (
     EXIT_NOT_FOUND,
     EXIT_UNEXPECTED,
     Ctx,
+    LazyGroup,
     fail_with,
 )
 
@@ -52,11 +55,16 @@ __all__ = [
     "EXIT_NOT_FOUND",
     "EXIT_UNEXPECTED",
     "Ctx",
+    "LazyGroup",
     "cli",
     "main",
 ]
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, lazy={
+    "topic": "topic:topic", "repo": "repo:repo", "hook": "hook:hook", "mcp": "mcp_cmd:mcp",
+    "source": "overview:source", "info": "overview:info", "setup": "setup:setup",
+    "doctor": "setup:doctor", "serve": "serve:serve",
+}, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     envvar="POWERCONTEXT_DB",
@@ -92,36 +100,16 @@ def cli(
     ctx.obj = Ctx(db, as_json, embedding, analyzer)
 
 
-@cli.group()
+@cli.group(cls=LazyGroup, lazy={
+    "remember": "memory:remember", "forget": "memory:forget",
+    "reactivate": "memory:reactivate", "organize": "memory:organize",
+    "changes": "reads:changes", "show": "reads:show", "expand": "reads:expand",
+    "search": "search:search", "cite": "cite:cite",
+    "validate-citation": "cite:validate_citation", "rebuild": "rebuild:rebuild",
+    "list": "overview:memory_list",
+})
 def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""
-
-
-def _register_subcommands() -> None:
-    from powercontext.adapters.cli.cite import cite, validate_citation
-    from powercontext.adapters.cli.hook import hook
-    from powercontext.adapters.cli.mcp_cmd import mcp
-    from powercontext.adapters.cli.memory import forget, organize, reactivate, remember
-    from powercontext.adapters.cli.overview import info, memory_list, source
-    from powercontext.adapters.cli.reads import changes, expand, show
-    from powercontext.adapters.cli.rebuild import rebuild
-    from powercontext.adapters.cli.repo import repo
-    from powercontext.adapters.cli.search import search
-    from powercontext.adapters.cli.serve import serve
-    from powercontext.adapters.cli.setup import doctor, setup
-    from powercontext.adapters.cli.sources import source_add
-    from powercontext.adapters.cli.topic import topic
-
-    for command in (remember, forget, reactivate, organize, changes, search, show, expand,
-                    cite, validate_citation, rebuild):
-        memory.add_command(command)
-    memory.add_command(memory_list, "list")
-    source.add_command(source_add)
-    for command in (topic, repo, hook, mcp, source, info, setup, doctor, serve):
-        cli.add_command(command)
-
-
-_register_subcommands()
 
 
 def _wants_json(args: Sequence[str]) -> bool:

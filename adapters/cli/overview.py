@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, pass_ctx
+from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx
 
 __all__ = ["info", "memory_list", "source"]
 
@@ -72,7 +72,7 @@ def memory_list(c: Ctx) -> None:
     c.run(body)
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={"add": "sources:source_add"})
 def source() -> None:
     """Sources: the evidence entries and Topics cite (`add` writes them into a Scope)."""
 

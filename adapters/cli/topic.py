@@ -68,7 +68,8 @@ def _run(c: Ctx, fn: Callable[[Any], Awaitable[T]]) -> T:
     async def body() -> T:
         from powercontext.runtime import open_topic_service
 
-        svc = open_topic_service(c.db_url, embedding=c.embedding, analyzer=c.analyzer)
+        svc = open_topic_service(c.db_url, embedding=c.embedding, analyzer=c.analyzer,
+                                 registry=c.registry())
         try:
             return await fn(svc)
         finally:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import abc
 import asyncio
 import concurrent.futures
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -178,6 +177,8 @@ class StorageBackend(abc.ABC, Generic[C]):
             except RetryableError as exc:
                 if attempt == self.retry_attempts:
                     raise BackendError(f"{exc} persisted after {attempt} attempts") from exc
+                import secrets  # only on a retry
+
                 time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))
                 delay *= 2
         raise AssertionError("unreachable")

@@ -17,12 +17,10 @@ import abc
 from collections.abc import Sequence
 from typing import TypeVar
 
-from powercontext.adapters.secret_scanner import default_scanner
 from powercontext.adapters.storage.base import StorageBackend
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import Source
-from powercontext.core.secrets import check_sources, check_text
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.processing import BINDING, JournalEntry
 
@@ -103,6 +101,9 @@ class SourceStore(StorageBackend[C]):
                 raise InvalidInputError(
                     "source.content_hash", f"does not match the content of {s.source_id!r}"
                 )
+        from powercontext.adapters.secret_scanner import default_scanner  # writes only
+        from powercontext.core.secrets import check_sources
+
         check_sources(sources, default_scanner().scan)
 
     async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
@@ -167,6 +168,9 @@ class SourceStore(StorageBackend[C]):
         capture path sets it). A Source already in the Scope keeps its flag."""
         scope = check_scope_id(scope_id)
         # a Scope id is stored and shown (status, logs) like content: never a secret
+        from powercontext.adapters.secret_scanner import default_scanner  # writes only
+        from powercontext.core.secrets import check_text
+
         check_text("scope_id", scope, default_scanner().scan)
         if not isinstance(lineage_only, bool):
             raise InvalidInputError("lineage_only", "must be a bool")

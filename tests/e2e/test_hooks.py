@@ -546,6 +546,39 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
     assert json.loads(probe.read_text()) == []
 
 
+def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, tmp_path, repo):
+    """Issue 14: the prompt hook imports the hook module, not the modules of the other
+    commands (LazyGroup), nor the secret scanner or tempfile (write paths), nor
+    importlib.metadata when no distribution declares a ``powercontext`` entry point."""
+    from powercontext.plugins.discovery import may_declare_entry_points
+
+    db = tmp_path / "memory.db"
+    seed(db, repo)
+    probe = tmp_path / "modules.json"
+    absent = ["powercontext.adapters.cli." + m for m in (
+        "cite", "mcp_cmd", "memory", "overview", "reads", "rebuild", "repo", "search", "serve",
+        "setup", "sources", "topic", "writes")]
+    absent += ["powercontext.adapters.secret_scanner", "tempfile"]
+    if not may_declare_entry_points("powercontext"):  # no third-party plugin installed here
+        absent.append("importlib.metadata")
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": "make test"}
+    # the first command on a database records the manifest's key import (a write: tempfile)
+    run_hook(env, db, "claude-code", stdin=json.dumps(payload))
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
+        f"[m for m in {absent!r} if m in sys.modules])))\n"
+        "sys.argv[0] = 'powercontext'\n"
+        "from powercontext.adapters.cli.main import main\nmain()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, "--db", str(db), "hook", "claude-code"],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0 and "additionalContext" in proc.stdout, proc.stderr
+    assert json.loads(probe.read_text()) == []
+
+
 def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
     from powercontext.adapters.cli.hook_prompt import vectors_fit as fits
     from powercontext.adapters.embedding import (
