@@ -203,7 +203,7 @@ def test_chart_layout_scales_points_into_the_plot_area() -> None:
     top, bottom = g["plot"]["top"], g["plot"]["bottom"]
     heights = [b["h"] for b in g["bars"]]
     assert heights[1] == max(heights) and all(0 < h <= bottom - top for h in heights)
-    assert [t["label"] for t in g["yticks"]][0] == "0"
+    assert g["yticks"][0]["label"] == "0"
     line = web.chart_layout([(str(i), i * i) for i in range(20)], kind="line")
     assert line["path"].startswith("M") and len(line["dots"]) == 20
     assert line["xticks"][-1]["label"] == "19" and len(line["xticks"]) <= 9

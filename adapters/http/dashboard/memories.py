@@ -214,8 +214,10 @@ async def _citation_input(request: Request) -> tuple[str, Any]:
         text = (fields.get("citation") or [""])[0]
     try:
         return text, json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InvalidCitationError(f"the citation is not JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise InvalidCitationError("the citation is nested too deeply") from exc
 
 
 @router.post("/ui/citations/validate", dependencies=[Depends(same_origin)])
