@@ -190,6 +190,9 @@ def test_every_citation_on_the_entry_page_validates(ui: TestClient,
         assert r.status_code == 200 and "Citation valid" in r.text
         j = _validate(ui, version["citation"], as_json=True).json()
         assert j["valid"] is True and j["entry_version"]["text"] == version["text"]
+    plain = ui.post("/ui/citations/validate", content=json.dumps(data["versions"][0][
+        "citation"]), headers={"Origin": ORIGIN, "Content-Type": "application/json"})
+    assert plain.status_code == 200 and plain.json()["valid"] is True
     # the textarea holds exactly the citation JSON the JSON twin gives
     html = ui.get(f"/ui/memories/{info['artifact_id']}/entries/{info['chained']}").text
     area = re.search(r'<textarea id="citation-2"[^>]*>(.*?)</textarea>', html, re.S)
