@@ -36,6 +36,8 @@ from powercontext.adapters.http.errors import ApiError
 __all__ = [
     "COOKIE_NAME",
     "LOGIN_PATH",
+    "STATIC",
+    "TEMPLATES",
     "LoginRequired",
     "auth_required",
     "chart_layout",
@@ -144,11 +146,12 @@ def render(request: Request, template: str, data: Mapping[str, Any], *, title: s
 
 
 def page(request: Request, template: str, data: Mapping[str, Any], *, title: str,
-         status: int = 200) -> Response:
+         status: int = 200, as_json: bool | None = None) -> Response:
     """The page ``template`` for ``data`` (HTML, status ``status``), or ``data`` itself
-    as JSON when :func:`wants_json` (the JSON twin, same status). ``data`` must be
-    JSON-ready (dicts, lists, strings, numbers, booleans, None)."""
-    if wants_json(request):
+    as JSON when :func:`wants_json` (the JSON twin, same status; ``as_json`` True or
+    False decides instead). ``data`` must be JSON-ready (dicts, lists, strings,
+    numbers, booleans, None)."""
+    if wants_json(request) if as_json is None else as_json:
         return JSONResponse(dict(data), status_code=status, headers={"Vary": "Accept"})
     response = render(request, template, data, title=title, status=status)
     response.headers["Vary"] = "Accept"
@@ -318,7 +321,11 @@ def chart_layout(points: Sequence[Any], width: int = 640, height: int = 200,
         cx = round(left + step * i if n > 1 else (left + right) / 2, 2)
         coords.append(f"{cx},{ypos(y)}")
         out["dots"].append({"x": cx, "y": ypos(y), "label": x, "value": _label(y)})
-        if i % every == 0 or i == n - 1:
+        if i % every == 0:
+            out["xticks"].append({"x": cx, "label": x})
+        elif i == n - 1:  # the last point is labelled, in place of a too close one
+            if (n - 1) % every < every / 2:
+                out["xticks"].pop()
             out["xticks"].append({"x": cx, "label": x})
     out["path"] = "M" + " L".join(coords)
     return out
