@@ -55,6 +55,7 @@ def test_a_json_request_without_credentials_gets_the_api_401(ui: TestClient) -> 
 
 
 def test_login_sets_a_signed_session_cookie_that_opens_the_pages(ui: TestClient) -> None:
+    assert "Log out" not in ui.get("/ui/login").text  # no session yet
     r = _login(ui, next_url="/ui/memories?page=1")
     assert r.status_code == 303 and r.headers["location"] == "/ui/memories?page=1"
     cookie = r.headers["set-cookie"]
@@ -66,6 +67,7 @@ def test_login_sets_a_signed_session_cookie_that_opens_the_pages(ui: TestClient)
     assert TOKEN not in value and web.session_valid(TOKEN, value)
     page = ui.get("/ui/memories")  # the client keeps the cookie
     assert page.status_code == 200 and "<h1>Memories</h1>" in page.text
+    assert 'action="/ui/logout"' in page.text
 
 
 def test_a_forged_or_foreign_cookie_is_not_a_session(ui: TestClient) -> None:
