@@ -138,7 +138,8 @@ def render(request: Request, template: str, data: Mapping[str, Any], *, title: s
     token = getattr(request.app.state, "api_token", None)
     context.update(
         request=request, title=title, data=data, auth_required=auth_required(request),
-        logged_in=bool(token) and session_valid(token, request.cookies.get(COOKIE_NAME)),
+        logged_in=isinstance(token, str) and bool(token)
+        and session_valid(token, request.cookies.get(COOKIE_NAME)),
         url_with=lambda **changes: _query(request, **changes),
         json_url=_query(request, format="json"),
     )
