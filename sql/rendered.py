@@ -644,12 +644,21 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'NOT NULL, "completed" INTEGER NOT NULL DEFAULT FALSE, PRIMARY KEY ("wave_id", '
         '"binding_name", "scope_id"))'
     ),
+    ('create_source_scope_recorded', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_recorded" ("scope_id" BLOB NOT NULL, '
+        '"position" INTEGER NOT NULL, "recorded_at" TEXT NOT NULL, PRIMARY KEY ("scope_id", '
+        '"position"))'
+    ),
     ('scope_journal_head', 'sqlite', None): (
         'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
     ),
     ('scope_journal_insert', 'sqlite', None): (
         'INSERT INTO "pc_source_scope_journal" ("scope_id", "position", "source_id", '
         '"lineage_only") VALUES (?, ?, ?, ?)'
+    ),
+    ('scope_recorded_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_scope_recorded" ("scope_id", "position", "recorded_at") VALUES (?, '
+        '?, ?)'
     ),
     ('scope_journal_by_source', 'sqlite', 1): (
         'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
@@ -798,6 +807,50 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('targets_delete', 'sqlite', None): (
         'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
         '"binding_name" = ?'
+    ),
+    ('insight_citing_versions', 'sqlite', None): (
+        'SELECT "memory_artifact_id", "entry_id", "entry_version_id", "version", '
+        '"previous_version_id", "kind", "text", "source_refs", "artifact_refs", '
+        '"entry_content_hash", "created_in_revision" FROM "memory_entry_versions" WHERE '
+        '"source_refs" LIKE ? AND "entry_version_id" > ? ORDER BY "entry_version_id" LIMIT ?'
+    ),
+    ('insight_citing_revisions', 'sqlite', None): (
+        'SELECT "l"."artifact_id", "l"."revision", "p"."scope_id", "p"."published_at" FROM '
+        '"pc_artifact_lineage_sources" AS "l" JOIN "pc_topic_memory_revision_publications" AS "p" '
+        'ON "p"."artifact_id" = "l"."artifact_id" AND "p"."revision" = "l"."revision" WHERE '
+        '"l"."source_id" = ? ORDER BY "l"."artifact_id", "l"."revision" LIMIT ?'
+    ),
+    ('insight_source_days', 'sqlite', None): (
+        'SELECT SUBSTRING("recorded_at", 1, 10) AS "day", COUNT(*) FROM "pc_source_scope_recorded" '
+        'WHERE "scope_id" = ? GROUP BY SUBSTRING("recorded_at", 1, 10) ORDER BY "day"'
+    ),
+    ('insight_scope_sources', 'sqlite', None): (
+        'SELECT "scope_id", MAX("position") FROM "pc_source_scope_journal" GROUP BY "scope_id"'
+    ),
+    ('insight_scope_topics', 'sqlite', None): (
+        'SELECT "scope_id", COUNT(*) FROM "pc_topic_memory_active_topics" GROUP BY "scope_id"'
+    ),
+    ('insight_scope_revisions', 'sqlite', None): (
+        'SELECT "scope_id", COUNT(*) FROM "pc_topic_memory_revision_publications" GROUP BY '
+        '"scope_id"'
+    ),
+    ('insight_publication_days', 'sqlite', None): (
+        'SELECT SUBSTRING("published_at", 1, 10) AS "day", COUNT(*) FROM '
+        '"pc_topic_memory_revision_publications" WHERE "scope_id" = ? GROUP BY '
+        'SUBSTRING("published_at", 1, 10) ORDER BY "day"'
+    ),
+    ('insight_topic_publications', 'sqlite', None): (
+        'SELECT "revision" FROM "pc_topic_memory_revision_publications" WHERE "artifact_id" = ? '
+        'AND "scope_id" = ? ORDER BY "revision" DESC LIMIT ?'
+    ),
+    ('insight_lease', 'sqlite', None): (
+        'SELECT "holder_id", "supervisor_generation", "lease_expires_at" FROM '
+        '"pc_artifact_processing_leases" WHERE "supervisor_group" = ?'
+    ),
+    ('insight_waves', 'sqlite', None): (
+        'SELECT "wave_id", COUNT(*), SUM(CASE WHEN "completed" = TRUE THEN 1 ELSE 0 END) FROM '
+        '"pc_artifact_processing_auto_wave_targets" WHERE "binding_name" = ? GROUP BY "wave_id" '
+        'ORDER BY "wave_id"'
     ),
     ('create_meta', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `powercontext_meta` (`key` VARCHAR(128) NOT NULL, `value` '
@@ -1502,12 +1555,21 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'PRIMARY KEY (`wave_id`, `binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
     ),
+    ('create_source_scope_recorded', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_recorded` (`scope_id` VARBINARY(1024) NOT '
+        'NULL, `position` BIGINT NOT NULL, `recorded_at` VARCHAR(32) NOT NULL, PRIMARY KEY '
+        '(`scope_id`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     ('scope_journal_head', 'oceanbase', None): (
         'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
     ),
     ('scope_journal_insert', 'oceanbase', None): (
         'INSERT INTO `pc_source_scope_journal` (`scope_id`, `position`, `source_id`, '
         '`lineage_only`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('scope_recorded_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_scope_recorded` (`scope_id`, `position`, `recorded_at`) VALUES '
+        '(%s, %s, %s)'
     ),
     ('scope_journal_by_source', 'oceanbase', 1): (
         'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
@@ -1661,6 +1723,50 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('targets_delete', 'oceanbase', None): (
         'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
         '`binding_name` = %s'
+    ),
+    ('insight_citing_versions', 'oceanbase', None): (
+        'SELECT `memory_artifact_id`, `entry_id`, `entry_version_id`, `version`, '
+        '`previous_version_id`, `kind`, `text`, `source_refs`, `artifact_refs`, '
+        '`entry_content_hash`, `created_in_revision` FROM `memory_entry_versions` WHERE '
+        '`source_refs` LIKE %s AND `entry_version_id` > %s ORDER BY `entry_version_id` LIMIT %s'
+    ),
+    ('insight_citing_revisions', 'oceanbase', None): (
+        'SELECT `l`.`artifact_id`, `l`.`revision`, `p`.`scope_id`, `p`.`published_at` FROM '
+        '`pc_artifact_lineage_sources` AS `l` JOIN `pc_topic_memory_revision_publications` AS `p` '
+        'ON `p`.`artifact_id` = `l`.`artifact_id` AND `p`.`revision` = `l`.`revision` WHERE '
+        '`l`.`source_id` = %s ORDER BY `l`.`artifact_id`, `l`.`revision` LIMIT %s'
+    ),
+    ('insight_source_days', 'oceanbase', None): (
+        'SELECT SUBSTRING(`recorded_at`, 1, 10) AS `day`, COUNT(*) FROM `pc_source_scope_recorded` '
+        'WHERE `scope_id` = %s GROUP BY SUBSTRING(`recorded_at`, 1, 10) ORDER BY `day`'
+    ),
+    ('insight_scope_sources', 'oceanbase', None): (
+        'SELECT `scope_id`, MAX(`position`) FROM `pc_source_scope_journal` GROUP BY `scope_id`'
+    ),
+    ('insight_scope_topics', 'oceanbase', None): (
+        'SELECT `scope_id`, COUNT(*) FROM `pc_topic_memory_active_topics` GROUP BY `scope_id`'
+    ),
+    ('insight_scope_revisions', 'oceanbase', None): (
+        'SELECT `scope_id`, COUNT(*) FROM `pc_topic_memory_revision_publications` GROUP BY '
+        '`scope_id`'
+    ),
+    ('insight_publication_days', 'oceanbase', None): (
+        'SELECT SUBSTRING(`published_at`, 1, 10) AS `day`, COUNT(*) FROM '
+        '`pc_topic_memory_revision_publications` WHERE `scope_id` = %s GROUP BY '
+        'SUBSTRING(`published_at`, 1, 10) ORDER BY `day`'
+    ),
+    ('insight_topic_publications', 'oceanbase', None): (
+        'SELECT `revision` FROM `pc_topic_memory_revision_publications` WHERE `artifact_id` = %s '
+        'AND `scope_id` = %s ORDER BY `revision` DESC LIMIT %s'
+    ),
+    ('insight_lease', 'oceanbase', None): (
+        'SELECT `holder_id`, `supervisor_generation`, `lease_expires_at` FROM '
+        '`pc_artifact_processing_leases` WHERE `supervisor_group` = %s'
+    ),
+    ('insight_waves', 'oceanbase', None): (
+        'SELECT `wave_id`, COUNT(*), SUM(CASE WHEN `completed` = TRUE THEN 1 ELSE 0 END) FROM '
+        '`pc_artifact_processing_auto_wave_targets` WHERE `binding_name` = %s GROUP BY `wave_id` '
+        'ORDER BY `wave_id`'
     ),
 }
 

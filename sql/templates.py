@@ -39,6 +39,7 @@ import functools
 from typing import Any
 
 __all__ = [
+    "INSIGHT_QUERIES",
     "IN_BUCKETS",
     "PROCESSING_QUERIES",
     "PROCESSING_SCHEMA",
@@ -251,7 +252,9 @@ _SCOPE_KEY = "VARBINARY(1024)"
 #: * ``pc_source_cursors`` -- per (binding, Scope) the last processed journal position
 #:   (no row = Cursor 0);
 #: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
-#:   (scope, binding, source_after) key (attempts, reservations, bounded failure code).
+#:   (scope, binding, source_after) key (attempts, reservations, bounded failure code);
+#: * ``pc_source_scope_recorded`` -- the database-UTC time each journal row was written
+#:   (the dashboard's Sources per day).
 #:
 #: ``scope_id`` is :data:`_SCOPE_KEY` in all four (exact comparison, trailing spaces
 #: significant, on both engines).
@@ -329,6 +332,17 @@ PROCESSING_SCHEMA: dict[str, str] = {
             completed BOOLEAN NOT NULL DEFAULT FALSE,
             PRIMARY KEY (wave_id, binding_name, scope_id)
         )""",
+    # when each journal row was recorded (the database's UTC clock, text
+    # ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` like ``published_at``): written in the Source
+    # write's transaction, read only by the dashboard's Sources-per-day plot. A row
+    # journaled before this table existed has none.
+    "create_source_scope_recorded": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_recorded (
+            scope_id {_SCOPE_KEY} NOT NULL,
+            position BIGINT NOT NULL,
+            recorded_at VARCHAR(32) NOT NULL,
+            PRIMARY KEY (scope_id, position)
+        )""",
 }
 
 #: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
@@ -336,7 +350,7 @@ PROCESSING_SCHEMA: dict[str, str] = {
 PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
                      "pc_source_cursors", "pc_topic_memory_work_budgets",
                      "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
-                     "pc_artifact_processing_auto_wave_targets")
+                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
@@ -350,6 +364,8 @@ PROCESSING_QUERIES: dict[str, str] = {
                            "WHERE scope_id = ?"),
     "scope_journal_insert": ("INSERT INTO pc_source_scope_journal (scope_id, position, "
                              "source_id, lineage_only) VALUES (?, ?, ?, ?)"),
+    "scope_recorded_insert": ("INSERT INTO pc_source_scope_recorded (scope_id, position, "
+                              "recorded_at) VALUES (?, ?, ?)"),
     "scope_journal_by_source": ("SELECT source_id, scope_id, position, lineage_only "
                                 "FROM pc_source_scope_journal WHERE source_id IN (:ids)"),
     "scope_journal_after": ("SELECT j.position, j.lineage_only, s.journal_position, "
@@ -652,8 +668,46 @@ TOPIC_QUERIES: dict[str, str] = {
 #: Every Topic statement (the golden tests of the Topic backends pin these).
 TOPIC_TEMPLATES: dict[str, str] = {**TOPIC_SCHEMA, **TOPIC_QUERIES}
 
+_LINEAGE_SOURCES = "pc_artifact_lineage_sources"
+_PUBLICATIONS = "pc_topic_memory_revision_publications"
+
+#: The read-only statements of the dashboard's views (issue 17;
+#: :mod:`powercontext.core.topic.insight`), shared by both dialects. Reverse evidence:
+#: entry versions hold their SourceRefs as canonical JSON text (no index by Source id),
+#: so ``insight_citing_versions`` is a keyset-paged ``LIKE`` pre-filter the adapter
+#: confirms exactly; Topic lineage is a table (``source_id`` has a foreign key).
+INSIGHT_QUERIES: dict[str, str] = {
+    "insight_citing_versions": (f"SELECT {_VERSION_COLS} FROM memory_entry_versions "
+                                "WHERE source_refs LIKE ? AND entry_version_id > ? "
+                                "ORDER BY entry_version_id LIMIT ?"),
+    "insight_citing_revisions": ("SELECT l.artifact_id, l.revision, p.scope_id, "
+                                 f"p.published_at FROM {_LINEAGE_SOURCES} AS l "
+                                 f"JOIN {_PUBLICATIONS} AS p ON p.artifact_id = l.artifact_id "
+                                 "AND p.revision = l.revision WHERE l.source_id = ? "
+                                 "ORDER BY l.artifact_id, l.revision LIMIT ?"),
+    "insight_source_days": ("SELECT SUBSTR(recorded_at, 1, 10) AS day, COUNT(*) "
+                            "FROM pc_source_scope_recorded WHERE scope_id = ? "
+                            "GROUP BY SUBSTR(recorded_at, 1, 10) ORDER BY day"),
+    "insight_scope_sources": ("SELECT scope_id, MAX(position) FROM pc_source_scope_journal "
+                              "GROUP BY scope_id"),
+    "insight_scope_topics": ("SELECT scope_id, COUNT(*) FROM pc_topic_memory_active_topics "
+                             "GROUP BY scope_id"),
+    "insight_scope_revisions": f"SELECT scope_id, COUNT(*) FROM {_PUBLICATIONS} GROUP BY scope_id",
+    "insight_publication_days": (f"SELECT SUBSTR(published_at, 1, 10) AS day, COUNT(*) "
+                                 f"FROM {_PUBLICATIONS} WHERE scope_id = ? "
+                                 "GROUP BY SUBSTR(published_at, 1, 10) ORDER BY day"),
+    "insight_topic_publications": (f"SELECT revision FROM {_PUBLICATIONS} "
+                                   "WHERE artifact_id = ? AND scope_id = ? "
+                                   "ORDER BY revision DESC LIMIT ?"),
+    "insight_lease": (f"SELECT holder_id, supervisor_generation, lease_expires_at FROM {_LEASE} "
+                      "WHERE supervisor_group = ?"),
+    "insight_waves": (f"SELECT wave_id, COUNT(*), SUM(CASE WHEN completed = TRUE THEN 1 "
+                      f"ELSE 0 END) FROM {_TARGETS} WHERE binding_name = ? "
+                      "GROUP BY wave_id ORDER BY wave_id"),
+}
+
 _ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES,
-                         **PROCESSING_TEMPLATES, **SUPERVISION_QUERIES}
+                         **PROCESSING_TEMPLATES, **SUPERVISION_QUERIES, **INSIGHT_QUERIES}
 
 
 def bucket(n: int) -> int:
