@@ -25,6 +25,7 @@ its own fold chose. Per category figures are pooled (a category can be rare in o
 from __future__ import annotations
 
 import contextlib
+import heapq
 import math
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -145,6 +146,30 @@ def _key(hit: Any) -> RankKey:
     return RankKey(hit.memory_ref.artifact_id, hit.entry_id, hit.entry_version_id)
 
 
+#: the least common multiple of 61 .. 60 + MAX_RANK: 1 / (60 + r) is _LCM // (60 + r) over
+#: _LCM, exactly, so integer sums order candidates as the library's exact fractions do
+MAX_RANK = 200
+_LCM = math.lcm(*range(rrf.RRF_K + 1, rrf.RRF_K + MAX_RANK + 1))
+_INV = [0] + [_LCM // (rrf.RRF_K + r) for r in range(1, MAX_RANK + 1)]
+
+
+def fuse_top(channels: Sequence[Sequence[RankKey]], n: int) -> list[RankKey]:
+    """The first ``n`` keys of :func:`powercontext.core.rrf.fuse` over ``channels`` (in
+    channel order), computed with exact integers instead of fractions (the same order,
+    tested; fractions are too slow for the grid)."""
+    scores: dict[RankKey, int] = {}
+    for keys in channels:
+        seen: set[RankKey] = set()
+        rank = 0
+        for key in keys:
+            if key in seen:
+                continue
+            seen.add(key)
+            rank += 1
+            scores[key] = scores.get(key, 0) + _INV[rank]
+    return heapq.nsmallest(n, scores, key=lambda k: (-scores[k], rrf._tie_key(k)))
+
+
 def ranked(ch: Channels, mode: str, fts: Fts, floor: float) -> list[frozenset[str]]:
     """The first LIMIT hits' dia_ids of ``mode`` at (``fts``, ``floor``): the vector
     channel is the prefix of its list at or above the floor (admission is monotone in
@@ -157,8 +182,8 @@ def ranked(ch: Channels, mode: str, fts: Fts, floor: float) -> list[frozenset[st
     if mode == "vector":
         return [d for _, d in vec[: locomo.LIMIT]]
     dias = dict(ch.fts[fts]) | dict(vec)
-    fused = rrf.fuse({"fts": [k for k, _ in ch.fts[fts]], "vector": [k for k, _ in vec]})
-    return [dias[RankKey(*f.key)] for f in fused[: locomo.LIMIT]]
+    fused = fuse_top([[k for k, _ in ch.fts[fts]], [k for k, _ in vec]], locomo.LIMIT)
+    return [dias[k] for k in fused]
 
 
 def _rows(chs: list[Channels], mode: str, fts: Fts, floor: float) -> Rows:

@@ -22,8 +22,9 @@ if str(ROOT) not in sys.path:
 from bench import __main__ as bench_main  # noqa: E402
 from bench import locomo, locomo_cv  # noqa: E402
 from bench.vector_cache import DiskCachedModel  # noqa: E402
-from powercontext.core import search_admission  # noqa: E402
+from powercontext.core import rrf, search_admission  # noqa: E402
 from powercontext.core.models import EmbeddingProfile, EmbeddingResult  # noqa: E402
+from powercontext.core.rrf import RankKey  # noqa: E402
 from tests.unit.test_bench_smoke import SAMPLE  # noqa: E402
 
 
@@ -111,6 +112,20 @@ def test_fts_default_is_the_chosen_text_at_the_library_fts_admission() -> None:
     assert [f["chosen"]["fts_min_matched"] for f in out["folds"]] == [3, 3]
     assert out["modes"]["fts"]["mean_over_folds"]["r@5"] == 100.0
     assert out["modes"]["fts_default"]["mean_over_folds"]["r@5"] == 0.0
+
+
+_KEYS = st.builds(lambda a, e: (f"a{a}", f"e{e}", "v"), st.integers(0, 2), st.integers(0, 40))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_KEYS, max_size=60), st.lists(_KEYS, max_size=60), st.integers(1, 30))
+def test_fuse_top_is_the_librarys_rrf(fts: list, vec: list, n: int) -> None:
+    """The integer fusion the grid uses orders exactly as core.rrf.fuse (exact fractions,
+    ties by the spec's keys), repeated keys included."""
+    fts_keys = [RankKey(*k) for k in fts]
+    vec_keys = [RankKey(*k) for k in vec]
+    want = [f.key for f in rrf.fuse({"fts": fts_keys, "vector": vec_keys})][:n]
+    assert locomo_cv.fuse_top([fts_keys, vec_keys], n) == want
 
 
 def test_vector_floor_restores_the_library_default() -> None:
