@@ -563,6 +563,10 @@ def main(argv: list[str] | None = None) -> int:
         "more terms (comma list of <min matched terms>:<min coverage>)",
     )
     p.add_argument(
+        "--cv-analyzer", default=None,
+        help="the search analyzer version of the cross-validation (default: the library's)",
+    )
+    p.add_argument(
         "--cv-suffix", default="",
         help="appended to the cross-validation's file stem (locomo-cv-<date><suffix>)",
     )
@@ -608,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
 
         report = asyncio.run(
             locomo_cv.cross_validate(
-                args.data, args.model, version=analyzers.DEFAULT_VERSION,
+                args.data, args.model, version=args.cv_analyzer or analyzers.DEFAULT_VERSION,
                 workdir=args.workdir, captions=args.captions, texts=texts,
                 fts_grid=fts_grid, floors=floors,
                 progress=lambda m: print(m, file=sys.stderr, flush=True),

@@ -5,8 +5,8 @@ ranks) or entries only the vector channel admitted. Every list is the library's 
 ``search`` (hybrid hits carry ``matched_by``).
 
 ``python -m bench.locomo_loss [--text speaker|date|nospeaker] [--floor 0.35]
-[--fts 2:0.25]`` prints a markdown table (embeddings from the CV cache,
-``bench/results/.cache/vectors``).
+[--fts 2:0.25] [--data FILE] [--model local|deterministic]`` prints a markdown table
+(embeddings from the CV cache, ``bench/results/.cache/vectors``).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from powercontext.plugins.registry import Registry
 K = 5
 
 
-async def _run(text: str, floor: float, fts: tuple[int, float], cache: Path) -> str:
-    convs = locomo.load(locomo.DEFAULT_DATA)
+async def _run(text: str, floor: float, fts: tuple[int, float], cache: Path | None,
+               data: Path = locomo.DEFAULT_DATA, model_name: str = "local") -> str:
+    convs = locomo.load(data)
     registry = Registry()
-    model = DiskCachedModel(locomo.build_model("local", registry), cache)
+    model = DiskCachedModel(locomo.build_model(model_name, registry), cache)
     date, speaker = locomo_cv.TEXTS[text]
     tally: dict[int, Counter[str]] = {}
     with tempfile.TemporaryDirectory(prefix="locomo-loss-") as tmp, \
@@ -77,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--floor", type=float, default=0.35)
     p.add_argument("--fts", default="2:0.25")
     p.add_argument("--cache", type=Path, default=locomo.DEFAULT_OUT / ".cache" / "vectors")
+    p.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
+    p.add_argument("--model", default="local", choices=["local", "deterministic"])
     a = p.parse_args(argv)
     m, _, c = a.fts.partition(":")
-    print(asyncio.run(_run(a.text, a.floor, (int(m), float(c)), a.cache)))
+    print(asyncio.run(_run(a.text, a.floor, (int(m), float(c)), a.cache, a.data, a.model)))
     return 0
 
 

@@ -183,3 +183,21 @@ def test_cross_validation_needs_two_conversations(
             "--cv-only"]
     assert bench_main.main(argv) == 0
     assert "cross-validation skipped" in capsys.readouterr().out
+
+
+def test_loss_table_counts_every_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import locomo_loss
+
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps(SAMPLE), "utf-8")
+    argv = ["--data", str(data), "--model", "deterministic", "--cache", str(tmp_path / "v")]
+    assert locomo_loss.main(argv) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ") and
+            r[2].isdigit()]
+    n = sum(len(c.questions) for c in locomo.load(data))
+    assert sum(int(r.split("|")[2]) for r in rows) == n
+    for r in rows:  # gains + losses never exceed the questions
+        cells = [int(x) for x in r.split("|")[2:-1]]
+        assert cells[1] + cells[2] <= cells[0]
