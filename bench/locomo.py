@@ -163,10 +163,11 @@ def _date(raw: str) -> str:
     return str(raw).split(" on ", 1)[-1].strip()
 
 
-def entry_text(turn: Turn, *, session_date: bool = False) -> str:
-    """``"<speaker>: <text>"``, then ``" [shared <caption>]"`` for a turn that shares an
-    image; with ``session_date`` prefixed by ``"[<date>] "``."""
-    text = f"{turn.speaker}: {turn.text}"
+def entry_text(turn: Turn, *, session_date: bool = False, speaker: bool = True) -> str:
+    """``"<speaker>: <text>"`` (``speaker`` False: ``"<text>"``), then
+    ``" [shared <caption>]"`` for a turn that shares an image; with ``session_date``
+    prefixed by ``"[<date>] "``."""
+    text = f"{turn.speaker}: {turn.text}" if speaker else turn.text
     if turn.caption:
         text += f" [shared {turn.caption}]"
     if session_date and turn.date:
@@ -185,15 +186,17 @@ async def index(
     *,
     session_date: bool = False,
     analyzer: str | None = None,
+    speaker: bool = True,
 ) -> Indexed:
     """Write ``conv``'s turns to a new Memory in a new SQLite file built with ``analyzer``
-    (a version name; None: the default)."""
+    (a version name; None: the default); entry texts :func:`entry_text` with
+    ``session_date`` and ``speaker``."""
     backend = registry.backend_for_url(str(db_path), profile=model.profile, analyzer=analyzer)
     svc = MemoryService(backend, embedding_model=model)
     ref: ArtifactRef | None = None
     for i in range(0, len(conv.turns), BATCH):
         batch = [
-            MemoryEntryInput("turn", entry_text(t, session_date=session_date))
+            MemoryEntryInput("turn", entry_text(t, session_date=session_date, speaker=speaker))
             for t in conv.turns[i : i + BATCH]
         ]
         ref = await svc.remember(ref, entries=batch, mode="append")
@@ -201,7 +204,10 @@ async def index(
     by_text: dict[str, set[str]] = {}
     for t in conv.turns:
         by_text.setdefault(
-            canonical.normalize_text(entry_text(t, session_date=session_date), "text"), set()
+            canonical.normalize_text(
+                entry_text(t, session_date=session_date, speaker=speaker), "text"
+            ),
+            set(),
         ).add(t.dia_id)
     entries = await svc.entries(ref)
     dias = {e.entry_id: frozenset(by_text[e.text]) for e in entries.values()}
@@ -544,10 +550,30 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--cv-only", action="store_true", help="the cross-validation alone")
     p.add_argument(
-        "--cv-dates",
-        default="on,off",
-        help="session date in the entry text, the values the cross-validation tries "
-        "(comma list of on, off; default: on,off)",
+        "--cv-texts",
+        default="speaker,date,nospeaker",
+        help="the entry texts the cross-validation tries (comma list of speaker: "
+        "'<speaker>: <text>', date: '[<session date>] <speaker>: <text>', nospeaker: "
+        "'<text>'; default: all three)",
+    )
+    p.add_argument(
+        "--cv-fts",
+        default="1:0,2:0.25,2:0.34,2:0.5,3:0.34,3:0.5",
+        help="the fts admission floors the cross-validation tries for queries of three or "
+        "more terms (comma list of <min matched terms>:<min coverage>)",
+    )
+    p.add_argument(
+        "--cv-analyzer", default=None,
+        help="the search analyzer version of the cross-validation (default: the library's)",
+    )
+    p.add_argument(
+        "--cv-suffix", default="",
+        help="appended to the cross-validation's file stem (locomo-cv-<date><suffix>)",
+    )
+    p.add_argument(
+        "--cv-floors",
+        default="0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8",
+        help="the vector cosine admission floors the cross-validation tries",
     )
     p.add_argument(
         "--workdir",
@@ -566,9 +592,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not versions:
         p.error(f"--analyzer takes a comma list of {', '.join(analyzers.ANALYZERS)}")
     cv = args.cv_only or (args.cv if args.cv is not None else not args.quick)
-    dates = [{"on": True, "off": False}.get(d) for d in args.cv_dates.split(",") if d]
-    if not dates or None in dates:
-        p.error("--cv-dates takes a comma list of on, off")
+    texts = list(dict.fromkeys(t for t in args.cv_texts.split(",") if t))
+    try:
+        fts_grid = [(int(a), float(b)) for a, _, b in
+                    (f.partition(":") for f in args.cv_fts.split(",") if f)]
+        floors = [float(f) for f in args.cv_floors.split(",") if f]
+    except ValueError:
+        p.error("--cv-fts takes <int>:<float> items, --cv-floors floats")
+    if not texts or not set(texts) <= {"speaker", "date", "nospeaker"}:
+        p.error("--cv-texts takes a comma list of speaker, date, nospeaker")
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.cv_only:
         _plain(args, modes, versions, argv)
@@ -580,22 +612,26 @@ def main(argv: list[str] | None = None) -> int:
 
         report = asyncio.run(
             locomo_cv.cross_validate(
-                args.data, args.model, version=analyzers.DEFAULT_VERSION,
-                workdir=args.workdir, captions=args.captions,
-                dates=[d for d in dict.fromkeys(dates) if d is not None],
+                args.data, args.model, version=args.cv_analyzer or analyzers.DEFAULT_VERSION,
+                workdir=args.workdir, captions=args.captions, texts=texts,
+                fts_grid=fts_grid, floors=floors,
                 progress=lambda m: print(m, file=sys.stderr, flush=True),
             )
         )
         report["date"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         report["data"] = str(args.data)
         report["model"] = args.model
-        stem = f"locomo-cv-{dt.date.today().isoformat()}" + (
+        stem = f"locomo-cv-{dt.date.today().isoformat()}{args.cv_suffix}" + (
             "" if args.model == "local" else f"-{args.model}")
         path = args.out / f"{stem}.json"
+        report["command"] = "python -m bench locomo " + " ".join(argv or sys.argv[1:])
         path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        table = locomo_cv.cv_table(report)
+        (args.out / f"{stem}.md").write_text(
+            f"# LoCoMo cross-validation\n\n`{report['command']}`\n\n{table}\n", "utf-8")
         print()
-        print(locomo_cv.cv_table(report))
-        print(f"wrote {path}")
+        print(table)
+        print(f"wrote {path} and {path.with_suffix('.md')}")
     return 0
 
 

@@ -22,8 +22,9 @@ if str(ROOT) not in sys.path:
 from bench import __main__ as bench_main  # noqa: E402
 from bench import locomo, locomo_cv  # noqa: E402
 from bench.vector_cache import DiskCachedModel  # noqa: E402
-from powercontext.core import search_admission  # noqa: E402
+from powercontext.core import rrf, search_admission  # noqa: E402
 from powercontext.core.models import EmbeddingProfile, EmbeddingResult  # noqa: E402
+from powercontext.core.rrf import RankKey  # noqa: E402
 from tests.unit.test_bench_smoke import SAMPLE  # noqa: E402
 
 
@@ -67,7 +68,7 @@ def test_a_fold_chooses_its_setting_without_the_held_out_conversation(
     scores: list[list[float]],
 ) -> None:
     """Changing the held-out conversation's figures never changes the fold's choice."""
-    grid = [locomo_cv.Setting(True, 0.35), locomo_cv.Setting(True, 0.5)]
+    grid = [locomo_cv.Setting("date", (2, 0.25), 0.35), locomo_cv.Setting("date", (2, 0.25), 0.5)]
     convs = [_conv(f"c{i}", 2) for i in range(3)]
 
     def measured(per_conv: list[list[float]]) -> dict:
@@ -85,7 +86,7 @@ def test_a_fold_chooses_its_setting_without_the_held_out_conversation(
 
 
 def test_folds_mean_over_folds_and_pooled() -> None:
-    grid = [locomo_cv.Setting(False, 0.4)]
+    grid = [locomo_cv.Setting("speaker", (2, 0.25), 0.4)]
     convs = [_conv("a", 1), _conv("b", 3)]
     measured = {grid[0]: {m: [[(4, [1.0, 1.0, 1.0])], [(4, [0.0, 0.0, 0.0])] * 3]
                           for m in locomo.MODES}}
@@ -93,6 +94,38 @@ def test_folds_mean_over_folds_and_pooled() -> None:
     assert out["modes"]["hybrid"]["mean_over_folds"]["r@5"] == 50.0
     assert out["modes"]["hybrid"]["pooled"]["overall"]["r@5"] == 25.0
     assert [f["chosen"]["vector_min_cosine"] for f in out["folds"]] == [0.4, 0.4]
+    assert out["modes"]["fts_default"] == out["modes"]["fts"]  # the default is the setting
+
+
+def test_fts_default_is_the_chosen_text_at_the_library_fts_admission() -> None:
+    """fts_default: the held-out fts figures at the chosen entry text and the default
+    fts admission, whatever fts admission the fold chose."""
+    strict = locomo_cv.Setting("date", (3, 0.5), 0.4)
+    base = locomo_cv.Setting("date", (2, 0.25), 0.4)
+    convs = [_conv("a", 1), _conv("b", 1)]
+
+    def rows(x: float) -> dict:
+        return {m: [[(4, [x] * 3)]] * 2 for m in locomo.MODES}
+
+    measured = {base: rows(0.0), strict: rows(1.0)}
+    out = locomo_cv.folds(convs, measured)
+    assert [f["chosen"]["fts_min_matched"] for f in out["folds"]] == [3, 3]
+    assert out["modes"]["fts"]["mean_over_folds"]["r@5"] == 100.0
+    assert out["modes"]["fts_default"]["mean_over_folds"]["r@5"] == 0.0
+
+
+_KEYS = st.builds(lambda a, e: (f"a{a}", f"e{e}", "v"), st.integers(0, 2), st.integers(0, 40))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_KEYS, max_size=60), st.lists(_KEYS, max_size=60), st.integers(1, 30))
+def test_fuse_top_is_the_librarys_rrf(fts: list, vec: list, n: int) -> None:
+    """The integer fusion the grid uses orders exactly as core.rrf.fuse (exact fractions,
+    ties by the spec's keys), repeated keys included."""
+    fts_keys = [RankKey(*k) for k in fts]
+    vec_keys = [RankKey(*k) for k in vec]
+    want = [f.key for f in rrf.fuse({"fts": fts_keys, "vector": vec_keys})][:n]
+    assert locomo_cv.fuse_top([fts_keys, vec_keys], n) == want
 
 
 def test_vector_floor_restores_the_library_default() -> None:
@@ -101,6 +134,15 @@ def test_vector_floor_restores_the_library_default() -> None:
         assert search_admission.VECTOR_MIN_COSINE == 0.9
         raise RuntimeError
     assert before == search_admission.VECTOR_MIN_COSINE
+
+
+def test_fts_admission_restores_the_library_default() -> None:
+    before = search_admission.FTS_MIN_MATCHED, search_admission.FTS_MIN_COVERAGE
+    with pytest.raises(RuntimeError), locomo_cv.fts_admission((3, 0.5)):
+        assert search_admission.FTS_MIN_MATCHED == 3
+        assert search_admission.FTS_MIN_COVERAGE == 0.5
+        raise RuntimeError
+    assert before == (search_admission.FTS_MIN_MATCHED, search_admission.FTS_MIN_COVERAGE)
 
 
 def test_cross_validation_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,7 +161,9 @@ def test_cross_validation_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [f["held_out"] for f in report["folds"]] == ["tiny-1", "tiny-2"]
     for fold in report["folds"]:
         assert fold["chosen"]["vector_min_cosine"] in locomo_cv.FLOORS
-    assert set(report["modes"]) == set(locomo.MODES)
+    assert set(report["modes"]) == set(locomo_cv.ROWS)
+    assert {f["chosen"]["text"] for f in report["folds"]} <= set(locomo_cv.TEXTS)
+    assert (out / path.with_suffix(".md").name).exists()
     assert (out / ".cache" / "vectors" / "vectors.sqlite").exists()
     printed = capsys.readouterr().out
     assert "Cross-validated (leave one conversation out" in printed
@@ -139,3 +183,21 @@ def test_cross_validation_needs_two_conversations(
             "--cv-only"]
     assert bench_main.main(argv) == 0
     assert "cross-validation skipped" in capsys.readouterr().out
+
+
+def test_loss_table_counts_every_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import locomo_loss
+
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps(SAMPLE), "utf-8")
+    argv = ["--data", str(data), "--model", "deterministic", "--cache", str(tmp_path / "v")]
+    assert locomo_loss.main(argv) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ") and
+            r[2].isdigit()]
+    n = sum(len(c.questions) for c in locomo.load(data))
+    assert sum(int(r.split("|")[2]) for r in rows) == n
+    for r in rows:  # gains + losses never exceed the questions
+        cells = [int(x) for x in r.split("|")[2:-1]]
+        assert cells[1] + cells[2] <= cells[0]
