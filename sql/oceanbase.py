@@ -25,13 +25,11 @@ __all__ = [
     "INNODB_STOPWORDS",
     "MAX_TOKEN_CHARS",
     "MIN_VERSION",
-    "PAGE_VERSION_WIDTH",
     "TOKENIZE_MUST_KEEP",
     "TOKENIZE_PROBE_TEXT",
     "all_heads",
     "clear_projection",
     "fts_search",
-    "fts_search_versions",
     "head_vectors",
     "heads_by_id",
     "heads_ddl",
@@ -49,7 +47,6 @@ __all__ = [
     "vector_projection",
     "vector_reset_statements",
     "vector_search",
-    "vector_search_versions",
 ]
 
 HEADS_TABLE = "memory_entry_heads"
@@ -161,40 +158,6 @@ def vector_search(n: int, approximate: bool = True) -> str:
         f"WHERE memory_artifact_id IN ({_marks(n)}) "
         f"ORDER BY l2_distance(embedding, %s){approx} LIMIT %s"
     )
-
-
-#: The stored version columns a page row carries after its candidate columns and its
-#: score / distance: the column order of :func:`powercontext.adapters.memory_rows.entry_version`.
-_PAGE_VERSION_COLS = ", ".join(
-    f"v.{c}" for c in ("memory_artifact_id", "entry_id", "entry_version_id", "version",
-                       "previous_version_id", "kind", "text", "source_refs", "artifact_refs",
-                       "entry_content_hash", "created_in_revision"))
-#: How many version columns a page row carries (after its 6 candidate columns).
-PAGE_VERSION_WIDTH = 11
-
-
-def _with_versions(page: str, order: str) -> str:
-    # the page as a derived table, each row joined to its stored version by primary key
-    # (nested loop: one index get per page row, never a scan of the versions table);
-    # not memoized: the page is whatever fts_search / vector_search render now
-    return (f"SELECT /*+ LEADING(p v) USE_NL(v) */ p.*, {_PAGE_VERSION_COLS} FROM ({page}) AS p "
-            "LEFT JOIN memory_entry_versions AS v ON v.entry_version_id = p.entry_version_id "
-            f"ORDER BY {order}")
-
-
-def fts_search_versions(n: int) -> str:
-    """:func:`fts_search` (same parameters, same rows, same order) with each row's stored
-    entry version appended (:data:`PAGE_VERSION_WIDTH` columns, NULL when missing): the
-    page and the versions a search channel confirms it with in one statement."""
-    return _with_versions(fts_search(n), "p.score DESC, p.memory_artifact_id, p.entry_id")
-
-
-def vector_search_versions(n: int, approximate: bool = True) -> str:
-    """:func:`vector_search` (same parameters, rows and order: distance, then Memory and
-    entry id) with each row's stored entry version appended, as
-    :func:`fts_search_versions`."""
-    return _with_versions(vector_search(n, approximate),
-                          "p.distance, p.memory_artifact_id, p.entry_id")
 
 
 @functools.cache

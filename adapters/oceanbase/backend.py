@@ -70,16 +70,9 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
         self._init_connection(url)
         self._vector_column = None  # dimension of memory_entry_heads.embedding
         self._short_tokens = True
-        #: the stored version rows the search pages of the open read transaction carried
-        #: (entry_version_id -> row), served by :meth:`_entry_versions_sync`
-        self._page_versions: dict[str, tuple[Any, ...]] = {}
 
     def __repr__(self) -> str:
         return f"OceanBaseMemoryBackend({self._url!r})"
-
-    def _begin_sync(self, write: bool) -> None:
-        self._page_versions = {}  # versions are the transaction's: none carried over
-        super()._begin_sync(write)
 
     def _commit_plan_sync(self, plan: Any, vectors: Any, key: str | None = None) -> Any:
         # the whole commit is rerun on lock contention (see StorageBackend._retrying)
@@ -128,15 +121,10 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
     # ------------------------------------------------------------------ entry versions
 
     def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
-        # The rows a search page of this transaction carried first (one statement for the
-        # page and its versions), the rest read by id.
         ids = list(dict.fromkeys(entry_version_ids))
-        carried = self._page_versions
-        rows = [carried[i] for i in ids if i in carried]
-        rest = [i for i in ids if i not in carried]
-        if rest:
-            rows.extend(self._in_chunks("versions_by_id", rest))
-        return [memory_rows.entry_version(r) for r in rows]
+        if not ids:
+            return []
+        return [memory_rows.entry_version(r) for r in self._in_chunks("versions_by_id", ids)]
 
     def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
         return {_text(r[0]) for r in self._in_chunks("entry_ids_elsewhere", list(entry_ids),
@@ -190,20 +178,6 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
         return [SearchCandidate(_text(r[0]), _text(r[1]), _text(r[2]), _text(r[3]), _text(r[4]),
                           float(r[5]) if with_distance else None) for r in rows]
 
-    def _page_sync(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """The rows of one search page read with their stored versions
-        (:func:`~powercontext.sql.oceanbase.fts_search_versions`): the candidate columns
-        and score / distance returned, each version kept for :meth:`_entry_versions_sync`
-        (a row without one, which the channel then refuses, keeps none)."""
-        width = obsql.PAGE_VERSION_WIDTH
-        out = []
-        for r in self._all(sql, params):
-            version = r[-width:]
-            if version[2] is not None:
-                self._page_versions[_text(version[2])] = version
-            out.append(r[:-width])
-        return out
-
     def _fts_candidates_sync(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
         offset: int = 0,
@@ -227,15 +201,15 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
         query = " ".join(tokens)
         size = templates.IN_BUCKETS[-1]
         if len(ids) <= size:
-            return self._candidates(self._page_sync(obsql.fts_search_versions(len(ids)),
-                                                    (query, *ids, query, limit, offset)), False)
+            return self._candidates(self._all(obsql.fts_search(len(ids)),
+                                              (query, *ids, query, limit, offset)), False)
         # More Memories than one IN list: the first offset + limit rows of every chunk,
         # merged in the same total order, hold the page.
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
-            rows.extend(self._page_sync(obsql.fts_search_versions(len(chunk)),
-                                        (query, *chunk, query, offset + limit, 0)))
+            rows.extend(self._all(obsql.fts_search(len(chunk)),
+                                  (query, *chunk, query, offset + limit, 0)))
         rows.sort(key=lambda r: (-float(r[5]), _text(r[0]), _text(r[1])))
         return self._candidates(rows[offset:offset + limit], False)
 
@@ -259,16 +233,15 @@ class OceanBaseMemoryBackend(OceanBaseMemorySchema):
         size = templates.IN_BUCKETS[-1]
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
-            got = self._page_sync(obsql.vector_search_versions(len(chunk), True),
-                                  (lit, *chunk, lit, limit))
+            got = self._all(obsql.vector_search(len(chunk), True), (lit, *chunk, lit, limit))
             if len(got) < limit:
                 # The ANN scan answered short: if the Memories hold more vectors than it
                 # returned, the index missed rows, so rerun the scan exactly (never
                 # over-fetch and filter afterwards).
                 have = int(self._all(obsql.vector_count(len(chunk)), chunk)[0][0])
                 if have > len(got):
-                    got = self._page_sync(obsql.vector_search_versions(len(chunk), False),
-                                          (lit, *chunk, lit, limit))
+                    got = self._all(obsql.vector_search(len(chunk), False),
+                                    (lit, *chunk, lit, limit))
             rows.extend(r for r in got if r[5] is not None)
         rows.sort(key=lambda r: (float(r[5]), _text(r[0]), _text(r[1])))
         return self._candidates(rows[:limit], True)
