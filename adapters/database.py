@@ -127,6 +127,16 @@ class DatabaseMemoryBackend(MemorySearchMixin):
     def _head_sync(self, artifact_id: str) -> int | None:
         """The current head revision of an Artifact, or None."""
 
+    def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        """The current head revision of each of these Artifacts that exists, by id (one
+        statement where the adapter can; the default asks :meth:`_head_sync` per id)."""
+        out = {}
+        for artifact_id in dict.fromkeys(artifact_ids):
+            head = self._head_sync(artifact_id)
+            if head is not None:
+                out[artifact_id] = head
+        return out
+
     @abc.abstractmethod
     def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
         """Revision rows with ``after < revision <= upto`` in ascending order."""

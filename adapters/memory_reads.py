@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from powercontext.adapters import revision_walk
 from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
-from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision
+from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision, RevisionCache
 from powercontext.adapters.storage import RevisionRow
 from powercontext.core import canonical, keys, verify
 from powercontext.core.errors import (
@@ -45,6 +46,8 @@ class MemoryReadsMixin(MemoryRebuildMixin):
     (DatabaseMemoryBackend) provides the primitives listed under ``TYPE_CHECKING``."""
 
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
+        _revisions: RevisionCache
+
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _head_sync(self, artifact_id: str) -> int | None: ...
         def _revision_rows_sync(
@@ -137,11 +140,20 @@ class MemoryReadsMixin(MemoryRebuildMixin):
                     f"{since_revision} is after the target Revision {memory.revision}",
                 )
             after = since_revision
-        out = []
-        for r in range(after + 1, memory.revision + 1):
-            parsed = self._parsed_sync(memory.artifact_id, r)
-            out.append(MemoryRevisionChanges(parsed.revision.ref, parsed.revision.content.changes))
-        return tuple(out)
+        # the changes alone (issue 14: decoding ten 100k-entry Revisions as models peaked
+        # RSS): from the cache, else a walk over the stored rows as canonical bytes, else
+        # (rows it does not read) full Revisions; every Revision on the way is validated
+        # and none is cached, only its changes
+        cache = self._revisions
+        walked = cache.known_changes(memory.artifact_id, after, memory.revision)
+        if walked is None:
+            walked = revision_walk.walk_changes(memory.artifact_id, after, memory.revision,
+                                                self._revision_rows_sync, cache.get)
+            if walked is None:
+                walked = cache.changes(memory.artifact_id, after, memory.revision,
+                                       self._revision_rows_sync)
+            cache.remember_changes(walked)
+        return tuple(MemoryRevisionChanges(ref, changes) for ref, changes in walked)
 
     async def changes(
         self, memory: ArtifactRef, since_revision: int | None = None

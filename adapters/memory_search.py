@@ -43,6 +43,7 @@ class MemorySearchMixin(MemoryCommitMixin):
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
         vector_k_cap: int | None
 
+        def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]: ...
         def _fts_candidates_sync(
             self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
             offset: int = 0) -> list[SearchCandidate]: ...
@@ -71,12 +72,14 @@ class MemorySearchMixin(MemoryCommitMixin):
     def _heads_sync(
         self, memories: Sequence[ArtifactRef | CurrentHead]
     ) -> dict[str, SearchHead]:
-        """The head of every Memory the search names, read in its transaction.
+        """The head of every Memory the search names, read in its transaction (one
+        :meth:`_heads_many_sync` read for all of them).
         A :class:`CurrentHead` takes whatever the head is now; an ArtifactRef must be it
         (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory."""
         manifests: dict[str, SearchHead] = {}
+        found = self._heads_many_sync([m.artifact_id for m in memories])
         for m in memories:
-            head = self._head_sync(m.artifact_id)
+            head = found.get(m.artifact_id)
             if head is None:
                 raise ArtifactNotFoundError(f"no Memory Artifact {m.artifact_id!r}")
             if isinstance(m, ArtifactRef) and head != m.revision:

@@ -33,6 +33,7 @@ from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     ArtifactRef,
+    MemoryChange,
     MemoryContent,
     MemoryManifestEntry,
     MemoryRevision,
@@ -40,6 +41,7 @@ from powercontext.core.models import (
 
 __all__ = [
     "MAX_BYTES",
+    "MAX_CHANGES",
     "MAX_ITEMS",
     "MAX_REVISIONS",
     "MEMORY_FAMILY",
@@ -58,6 +60,9 @@ MAX_ITEMS = 400_000
 #: ... and at most this many bytes of their own (:func:`revision_bytes`): two Revisions
 #: of a 100k-entry Memory (issue 14: four of them were ~140 MB of a 809 MB peak).
 MAX_BYTES = 64 * 2**20
+#: The changes of Revisions read by :meth:`RevisionCache.changes` are kept apart (a few
+#: hundred bytes per change, no manifest): at most this many changes in all.
+MAX_CHANGES = 50_000
 
 #: ``(artifact_id, after, upto)`` -> the Revision rows with ``after < revision <= upto``,
 #: ascending (the backend's ``_revision_rows_sync``).
@@ -101,6 +106,8 @@ class RevisionCache:
         self.max_items = max_items
         self.max_bytes = max_bytes
         self._cache: OrderedDict[tuple[str, int], ParsedRevision] = OrderedDict()
+        #: the changes of Revisions :meth:`changes` decoded (validated, immutable)
+        self._changes: OrderedDict[tuple[str, int], tuple[MemoryChange, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -147,6 +154,7 @@ class RevisionCache:
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._changes.clear()
 
     def parsed(self, artifact_id: str, revision: int, read_rows: RowReader) -> ParsedRevision:
         """The validated Revision, decoding a delta chain from the nearest full row or
@@ -156,6 +164,88 @@ class RevisionCache:
         hit = self.get((artifact_id, revision))
         if hit is not None:
             return hit
+        parsed = self._decode(artifact_id, revision, read_rows, memo=True)
+        # only the Revision asked for: caching a whole delta chain evicted the heads of
+        # other Memories (many Memories searched together thrashed the cache)
+        self.put((artifact_id, revision), parsed)
+        return parsed
+
+    def changes(self, artifact_id: str, after: int, upto: int,
+                read_rows: RowReader) -> list[tuple[ArtifactRef, tuple[MemoryChange, ...]]]:
+        """``(ref, changes)`` of every Revision ``after < r <= upto``, ascending, each
+        from a validated Revision (Memory RFC, "changes()"): cached ones as they are, the
+        others decoded forward, one delta at a time, from the nearest cached Revision or
+        full row (each step's content hash checked, as :meth:`parsed`). None of the
+        decoded Revisions is cached and none pins its manifest on a cached one (so a
+        walk over old Revisions neither evicts the heads nor holds more than two
+        manifests at once); only their changes are kept, in a small cache of their own
+        (at most :data:`MAX_CHANGES` changes), so a repeated walk decodes nothing.
+        ArtifactNotFoundError / IntegrityError as :meth:`parsed`."""
+        out: list[tuple[ArtifactRef, tuple[MemoryChange, ...]]] = []
+        prev: ParsedRevision | None = None
+        rows: dict[int, RevisionRow] | None = None
+        for r in range(after + 1, upto + 1):
+            key = (artifact_id, r)
+            hit = self.get(key)
+            if hit is None:
+                with self._lock:
+                    known = self._changes.get(key)
+                if known is not None:
+                    out.append((ArtifactRef(artifact_id, r), known))
+                    prev = None
+                    continue
+                if prev is not None and prev.revision.ref.revision == r - 1:
+                    if rows is None:
+                        rows = {row.revision: row for row in read_rows(artifact_id, r - 1, upto)}
+                    row = rows.get(r)
+                    if row is None:
+                        raise ArtifactNotFoundError(
+                            f"no Revision {r} of Artifact {artifact_id!r}")
+                    hit = self.decode_row(row, prev, memo=False)
+                else:
+                    hit = self._decode(artifact_id, r, read_rows, memo=False)
+                self._put_changes(key, hit.revision.content.changes)
+            prev = hit
+            out.append((hit.revision.ref, hit.revision.content.changes))
+        return out
+
+    def known_changes(self, artifact_id: str, after: int, upto: int
+                      ) -> list[tuple[ArtifactRef, tuple[MemoryChange, ...]]] | None:
+        """``(ref, changes)`` of the Revisions ``after < r <= upto`` when every one is
+        cached (or its changes are), else None."""
+        out = []
+        for r in range(after + 1, upto + 1):
+            hit = self.get((artifact_id, r))
+            if hit is not None:
+                out.append((hit.revision.ref, hit.revision.content.changes))
+                continue
+            with self._lock:
+                known = self._changes.get((artifact_id, r))
+            if known is None:
+                return None
+            out.append((ArtifactRef(artifact_id, r), known))
+        return out
+
+    def remember_changes(self, walked: list[tuple[ArtifactRef, tuple[MemoryChange, ...]]]
+                         ) -> None:
+        """Keep the changes of validated Revisions (see :meth:`changes`)."""
+        for ref, changes in walked:
+            self._put_changes((ref.artifact_id, ref.revision), changes)
+
+    def _put_changes(self, key: tuple[str, int], changes: tuple[MemoryChange, ...]) -> None:
+        with self._lock:
+            cache = self._changes
+            cache[key] = changes
+            cache.move_to_end(key)
+            held = sum(len(c) for c in cache.values())
+            while len(cache) > 1 and held > MAX_CHANGES:
+                _, dropped = cache.popitem(last=False)
+                held -= len(dropped)
+
+    def _decode(self, artifact_id: str, revision: int, read_rows: RowReader, *,
+                memo: bool) -> ParsedRevision:
+        """Revision ``revision`` decoded from the nearest full row or cached Revision
+        below it, not cached (``memo``: see :meth:`decode_row`)."""
         low = max(1, revision - revision % revision_codec.CHECKPOINT_EVERY)
         base: ParsedRevision | None = None
         for r in range(revision - 1, low - 1, -1):
@@ -176,16 +266,15 @@ class RevisionCache:
             base = None
         parsed = base
         for row in rows[start:]:
-            parsed = self.decode_row(row, parsed)
+            parsed = self.decode_row(row, parsed, memo=memo)
         assert parsed is not None
-        # only the Revision asked for: caching a whole delta chain evicted the heads of
-        # other Memories (many Memories searched together thrashed the cache)
-        self.put((artifact_id, revision), parsed)
         return parsed
 
-    def decode_row(self, row: RevisionRow, base: ParsedRevision | None) -> ParsedRevision:
+    def decode_row(self, row: RevisionRow, base: ParsedRevision | None, *,
+                   memo: bool = True) -> ParsedRevision:
         """One stored row as a validated Revision: a full row parsed, a delta spliced
-        onto ``base`` (the Revision just below it)."""
+        onto ``base`` (the Revision just below it; ``memo=False``: without keeping the
+        result on ``base``'s view, see :func:`powercontext.core.manifest.splice`)."""
         if revision_codec.is_full(row.encoding):
             return self.parse_row(
                 attrs.evolve(row, content=revision_codec.decode_full(row.encoding, row.content),
@@ -197,7 +286,7 @@ class RevisionCache:
                 f"Revision {row.revision} of {row.artifact_id!r} is a delta without its base"
             )
         items, changes = revision_codec.decode_delta(row.content)
-        view = splice(base.view, items)
+        view = splice(base.view, items, memoize=memo)
         content = MemoryContent(view.manifest, changes)
         body = canonical.content_bytes(content, view.joined)
         if canonical.artifact_content_hash(body) != row.content_hash:

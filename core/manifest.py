@@ -136,14 +136,19 @@ def _items_key(items: Mapping[str, MemoryManifestEntry]) -> _ItemsKey | None:
     return tuple(out)
 
 
-def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry]) -> ManifestView:
+def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry], *,
+           memoize: bool = True) -> ManifestView:
     """The view of ``base`` with ``items`` replacing or inserting entries by entry_id,
     kept sorted by UTF-8 entry_id. ``base=None`` starts from an empty manifest.
 
     The view last spliced from ``base`` with equal items is returned again, once (the
-    module docstring): the planner's and the verifier's splice of one commit cost one."""
+    module docstring): the planner's and the verifier's splice of one commit cost one.
+    ``memoize=False`` neither takes nor keeps that view: a walk over old Revisions (a reader
+    of ``changes()``) must not pin its views on a base someone caches."""
     if base is None:
         return _splice(view(MemoryManifest(entries=())), items)
+    if not memoize:
+        return _splice(base, items)
     key = _items_key(items)
     memo = base.__dict__.pop(_SUCCESSOR, None)
     if memo is not None and key is not None and memo[0] == key:

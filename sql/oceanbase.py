@@ -31,6 +31,7 @@ __all__ = [
     "clear_projection",
     "fts_search",
     "head_vectors",
+    "heads_by_id",
     "heads_ddl",
     "heads_delete",
     "heads_insert",
@@ -157,6 +158,13 @@ def vector_search(n: int, approximate: bool = True) -> str:
         f"WHERE memory_artifact_id IN ({_marks(n)}) "
         f"ORDER BY l2_distance(embedding, %s){approx} LIMIT %s"
     )
+
+
+@functools.cache
+def heads_by_id(n: int) -> str:
+    """``(artifact_id, revision)`` of the head rows of ``n`` Artifacts (missing ones are
+    left out). Parameters: the ids."""
+    return f"SELECT artifact_id, revision FROM artifact_heads WHERE artifact_id IN ({_marks(n)})"
 
 
 @functools.cache

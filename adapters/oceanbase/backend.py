@@ -85,6 +85,16 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
         rows = self._all(templates.render("head_get", _DIALECT), (artifact_id,))
         return int(rows[0][0]) if rows else None
 
+    def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        ids = list(dict.fromkeys(artifact_ids))
+        size = templates.IN_BUCKETS[-1]
+        out: dict[str, int] = {}
+        for start in range(0, len(ids), size):
+            chunk = ids[start:start + size]
+            out.update((_text(a), int(r)) for a, r in self._all(obsql.heads_by_id(len(chunk)),
+                                                                chunk))
+        return out
+
     def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
         # stored encoding passed through: the SPI's revision codec decodes it
         return [shared_rows.revision_row(r) for r in self._all(

@@ -9,7 +9,8 @@ RevisionConflictError; lock-wait timeouts and deadlocks are retried a bounded nu
 of times with backoff (:class:`~powercontext.adapters.storage.RetryableError`) and
 never reported as conflicts; a connection lost during COMMIT raises
 CommitOutcomeUnknownError. A read is one REPEATABLE READ (snapshot) read-only
-transaction. The connection sets ``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts
+transaction: REPEATABLE READ is the session's isolation (set on connect), so a read
+starts with one statement. The connection sets ``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts
 *matched* rows.
 
 A family's OceanBase backend subclasses :class:`OceanBaseStorage` together with its
@@ -152,7 +153,10 @@ class OceanBaseStorage(SourceStore[C]):
                     raise
                 cur.execute(f"CREATE DATABASE IF NOT EXISTS `{u.database}`")
                 cur.execute(f"USE `{u.database}`")
-            cur.execute("SET SESSION ob_trx_lock_timeout = %s", (LOCK_TIMEOUT_US,))
+            # the session's isolation is the reads' (REPEATABLE READ): a read transaction
+            # is then one START statement; a write sets READ COMMITTED for itself alone
+            cur.execute("SET SESSION ob_trx_lock_timeout = %s, "
+                        "SESSION transaction_isolation = 'REPEATABLE-READ'", (LOCK_TIMEOUT_US,))
             cur.close()
         except MySQLdb.Error as exc:
             conn.close()
@@ -288,15 +292,20 @@ class OceanBaseStorage(SourceStore[C]):
             raise mapped from exc
 
     def _begin_statements(self, write: bool) -> None:
-        level = "READ COMMITTED" if write else "REPEATABLE READ"
+        # A write: SET TRANSACTION (the next transaction only) READ COMMITTED, then START.
+        # A read: START TRANSACTION READ ONLY at the session's REPEATABLE READ (set when
+        # the connection is made), one round trip.
+        first = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED" if write else (
+            "START TRANSACTION READ ONLY")
         try:
-            self._exec(f"SET TRANSACTION ISOLATION LEVEL {level}")
+            self._exec(first)
         except Exception as exc:
             if errno(exc) not in CONNECTION_LOST:
                 raise
             # A connection that died while idle: nothing has happened yet, reconnect once.
-            self._exec(f"SET TRANSACTION ISOLATION LEVEL {level}")
-        self._exec("START TRANSACTION" if write else "START TRANSACTION READ ONLY")
+            self._exec(first)
+        if write:
+            self._exec("START TRANSACTION")
 
     def _commit_sync(self) -> None:
         try:

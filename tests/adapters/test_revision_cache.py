@@ -27,9 +27,9 @@ def test_searching_many_memories_decodes_each_head_once(tmp_path, monkeypatch):
             decoded = []
             original = cold._revisions.decode_row
 
-            def counting(row, base):
+            def counting(row, base, **kw):
                 decoded.append((row.artifact_id, row.revision))
-                return original(row, base)
+                return original(row, base, **kw)
 
             monkeypatch.setattr(cold._revisions, "decode_row", counting)
             first = await svc2.search("alpha", heads, limit=50, mode="fts")
@@ -105,3 +105,78 @@ def test_every_backend_owns_its_own_revision_cache(tmp_path):
     b = SQLiteMemoryBackend(str(tmp_path / "b.db"))
     assert isinstance(a._revisions, RevisionCache)
     assert a._revisions is not b._revisions
+
+
+
+def test_changes_walk_validates_without_caching_revisions_or_pinning_views(tmp_path, monkeypatch):
+    """Issue 14 (peak RSS at 100k entries): ``changes(head, since)`` returns each
+    Revision's changes, every stored row on the way checked, but caches none of the
+    Revisions (the head stays cached) and pins no manifest view on a cached one; both
+    the canonical-bytes walk (:mod:`powercontext.adapters.revision_walk`) and its
+    fallback over full Revisions; a repeated call decodes nothing."""
+    import attrs
+    import pytest
+
+    from powercontext.adapters import revision_walk
+    from powercontext.core.errors import IntegrityError
+    from powercontext.core.manifest import _SUCCESSOR
+
+    async def body():
+        svc = MemoryService(SQLiteMemoryBackend(str(tmp_path / "c.db")))
+        ref = None
+        for r in range(40):  # a checkpoint at 32, deltas on both sides of it
+            ref = await svc.remember(ref, entries=(MemoryEntryInput("fact", f"note {r} beta"),))
+            if r % 7 == 3:  # revisions and deactivations too, not only additions
+                rev = await svc.revision(ref)
+                ref = await svc.forget(ref, [rev.content.manifest.entries[0].entry_id],
+                                       reason=f'a "quoted" ],"manifest" reason {r}')
+        assert ref is not None
+        await svc.close()
+        cold = SQLiteMemoryBackend(str(tmp_path / "c.db"))
+        svc2 = MemoryService(cold)
+        n = ref.revision
+        mid = n - 10
+        expected = [(r, (await svc2.revision(type(ref)(ref.artifact_id, r))).content.changes)
+                    for r in range(1, n + 1)]
+        decoded = []
+        original = cold._revisions.decode_row
+
+        def counting(row, base, **kw):
+            decoded.append(row.revision)
+            return original(row, base, **kw)
+
+        monkeypatch.setattr(cold._revisions, "decode_row", counting)
+        real_walk = revision_walk.walk_changes
+        for light in (True, False):
+            if not light:  # the fallback: rows the walk does not read
+                monkeypatch.setattr(revision_walk, "walk_changes", lambda *a: None)
+            cold._revisions.clear()
+            await svc2.revision(ref)  # the head, cached as every search leaves it
+            await svc2.revision(type(ref)(ref.artifact_id, mid))  # a cached base mid-walk
+            decoded.clear()
+            for since in (0, 25, mid - 1, mid, n - 1, n):
+                cold._revisions._changes.clear()
+                got = await svc2.changes(ref, since)
+                assert [(c.memory_ref.revision, c.changes) for c in got] == expected[since:]
+            assert (decoded == []) is light  # the walk reads bytes; the fallback decodes
+            assert sorted(cold._revisions.keys()) == [(ref.artifact_id, mid),
+                                                      (ref.artifact_id, n)]
+            for r in (mid, n):
+                cached = cold._revisions.get((ref.artifact_id, r))
+                assert cached is not None and _SUCCESSOR not in cached.view.__dict__
+            await svc2.changes(ref, 0)  # fills the changes cache
+            decoded.clear()
+            again = await svc2.changes(ref, 0)
+            assert [(c.memory_ref.revision, c.changes) for c in again] == expected
+            assert decoded == []  # the changes cache answered
+        # a stored row that fails its hash is refused by the walk, delta or full
+        rows = cold._revision_rows_sync
+        for bad in (33, 32):
+            def tampered(aid, lo, hi, bad=bad):
+                return [attrs.evolve(r, content_hash="0" * 64) if r.revision == bad else r
+                        for r in rows(aid, lo, hi)]
+            with pytest.raises(IntegrityError):
+                real_walk(ref.artifact_id, 30, n, tampered, lambda key: None)
+        await svc2.close()
+
+    asyncio.run(body())
