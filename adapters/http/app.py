@@ -156,8 +156,24 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
         context_router = _context_router()
         if context_router is not None:
             app.include_router(context_router)
+        _install_dashboard(app)
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     return app
+
+
+def _install_dashboard(app: FastAPI) -> None:
+    """The dashboard under ``/ui/`` (:mod:`powercontext.adapters.http.dashboard`; issue
+    17), on for roles ``all`` and ``api``; skipped with a warning when Jinja2 (the
+    ``server`` extra) is not installed."""
+    try:
+        from powercontext.adapters.http.dashboard import install
+    except ModuleNotFoundError as exc:
+        if exc.name != "jinja2":
+            raise
+        log.warning("the dashboard is off: Jinja2 is not installed "
+                    "(pip install 'powercontext[server]')")
+        return
+    install(app)
 
 
 def _context_router() -> Any:
