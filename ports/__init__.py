@@ -4,7 +4,8 @@ boundaries"): typing.Protocols only, no implementation.
 Required ports: :class:`MemoryBackend` (with :class:`SourceStore` and
 :class:`MemoryUnitOfWork`), :class:`EmbeddingModel`, :class:`CandidatePipeline`,
 :class:`SecretScanner`. Capability ports, which a backend may or may not implement and
-callers ask with ``isinstance``: :class:`MemoryRebuild`, :class:`MemoryInventory`.
+callers ask with ``isinstance``: :class:`MemoryRebuild`, :class:`MemoryInventory`,
+:class:`SourceCitations`.
 Every error named here is in :mod:`powercontext.core.errors`; "ValueError" means
 :class:`~powercontext.core.errors.InvalidInputError` (a ValueError naming the field)
 unless said otherwise. Ids are ASCII strings of at most 128 characters, hashes 64
@@ -37,6 +38,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.plan import MemoryPlan
 from powercontext.core.secrets import SecretFinding
+from powercontext.core.topic.insight import SourceScope
 from powercontext.core.topic.processing import JournalEntry
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "MemoryRebuild",
     "MemoryUnitOfWork",
     "SecretScanner",
+    "SourceCitations",
     "SourceStore",
 ]
 
@@ -437,4 +440,24 @@ class MemoryInventory(Protocol):
         (int, how many Sources are stored), ``analyzer_version`` (the Analyzer version
         the FTS projection was built with; None when unrecorded) and ``writes_paused``
         (bool). CapabilityNotSupportedError when the adapter cannot list its heads."""
+        ...
+
+
+@runtime_checkable
+class SourceCitations(Protocol):
+    """Reverse-evidence capability (issue 17, the dashboard's Evidence page; Memory RFC,
+    "Sources", "Memory entry versions"): a backend that can say where a Source is
+    journaled and which entry versions cite it. Callers ask ``isinstance``; a backend
+    without it shows the Source alone."""
+
+    async def source_scope(self, source_id: str) -> SourceScope | None:
+        """The Scope journal row of ``source_id`` (None: not journaled in a Scope).
+        InvalidInputError for a bad id."""
+        ...
+
+    async def citing_entry_versions(self, source_id: str, limit: int = 200
+                                    ) -> tuple[MemoryEntryVersion, ...]:
+        """Every stored entry version (of any Memory, current or superseded) whose
+        SourceRefs name ``source_id``, ordered by entry_version_id, at most ``limit``
+        (1..1000), read in one snapshot. InvalidInputError for a bad id or limit."""
         ...

@@ -10,6 +10,12 @@ from typing import Protocol, runtime_checkable
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingVector
 from powercontext.core.topic.generation import StageRequest, StageResponse
+from powercontext.core.topic.insight import (
+    CitingRevision,
+    DayCount,
+    ScopeSummary,
+    SupervisionView,
+)
 from powercontext.core.topic.models import (
     TopicCapabilities,
     TopicPublication,
@@ -27,7 +33,7 @@ from powercontext.core.topic.processing import (
 from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 from powercontext.ports import SourceStore
 
-__all__ = ["TopicGenerationModel", "TopicMemoryBackend"]
+__all__ = ["TopicGenerationModel", "TopicInsight", "TopicMemoryBackend"]
 
 
 @runtime_checkable
@@ -261,4 +267,45 @@ class TopicGenerationModel(Protocol):
         suspended or incomplete response (Anthropic ``pause_turn`` or ``max_tokens``,
         Responses ``incomplete`` / ``queued`` / ``in_progress``), refused at the raw
         boundary before any output is used."""
+        ...
+
+
+@runtime_checkable
+class TopicInsight(Protocol):
+    """Read-only views of a Topic backend for the dashboard (issue 17: Evidence, Topics
+    per Scope, Processing), an optional capability callers ask with ``isinstance``.
+    Every call is one read transaction (one snapshot) and writes nothing."""
+
+    async def citing_topic_revisions(self, source_id: str, limit: int = 200
+                                     ) -> tuple[CitingRevision, ...]:
+        """Every published Topic Revision whose lineage names ``source_id`` (Topic
+        Memory RFC, "Storage, Head, and atomic activation": the lineage tables), by
+        (artifact_id, revision), at most ``limit`` (1..1000). InvalidInputError for a
+        bad id or limit."""
+        ...
+
+    async def scopes(self) -> tuple[ScopeSummary, ...]:
+        """Every Scope with a Source, a publication, Pending, a Cursor or a budget row,
+        with its Source head and its counts of active Topics and published Revisions,
+        sorted by scope_id (UTF-8 binary)."""
+        ...
+
+    async def topic_history(self, scope_id: str, artifact_id: str, limit: int = 50
+                            ) -> tuple[TopicRevision, ...]:
+        """The newest ``limit`` (1..1000) Revisions of one Topic of the Scope, newest
+        first, each as :meth:`TopicMemoryBackend.get` returns it (content, cited
+        SourceRefs, ``based_on``, ``published_at``; hashes checked).
+        ArtifactNotFoundError for a Topic not in the Scope; InvalidInputError for a bad
+        Scope id, artifact id or limit; IntegrityError for damage."""
+        ...
+
+    async def publications_per_day(self, scope_id: str) -> tuple[DayCount, ...]:
+        """Topic Revisions published in the Scope per UTC day (days without one left
+        out), ascending. InvalidInputError for a bad Scope id."""
+        ...
+
+    async def supervision_view(self) -> SupervisionView:
+        """The stored lease of group ``global`` (holder, generation, expiry), the
+        binding's last completed automatic wave and the frozen wave targets (Topic
+        Memory RFC, "Leader, term, and fencing", "Automatic scheduling")."""
         ...

@@ -799,6 +799,46 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
         '"binding_name" = ?'
     ),
+    ('insight_citing_versions', 'sqlite', None): (
+        'SELECT "memory_artifact_id", "entry_id", "entry_version_id", "version", '
+        '"previous_version_id", "kind", "text", "source_refs", "artifact_refs", '
+        '"entry_content_hash", "created_in_revision" FROM "memory_entry_versions" WHERE '
+        '"source_refs" LIKE ? AND "entry_version_id" > ? ORDER BY "entry_version_id" LIMIT ?'
+    ),
+    ('insight_citing_revisions', 'sqlite', None): (
+        'SELECT "l"."artifact_id", "l"."revision", "p"."scope_id", "p"."published_at" FROM '
+        '"pc_artifact_lineage_sources" AS "l" JOIN "pc_topic_memory_revision_publications" AS "p" '
+        'ON "p"."artifact_id" = "l"."artifact_id" AND "p"."revision" = "l"."revision" WHERE '
+        '"l"."source_id" = ? ORDER BY "l"."artifact_id", "l"."revision" LIMIT ?'
+    ),
+    ('insight_scope_sources', 'sqlite', None): (
+        'SELECT "scope_id", MAX("position") FROM "pc_source_scope_journal" GROUP BY "scope_id"'
+    ),
+    ('insight_scope_topics', 'sqlite', None): (
+        'SELECT "scope_id", COUNT(*) FROM "pc_topic_memory_active_topics" GROUP BY "scope_id"'
+    ),
+    ('insight_scope_revisions', 'sqlite', None): (
+        'SELECT "scope_id", COUNT(*) FROM "pc_topic_memory_revision_publications" GROUP BY '
+        '"scope_id"'
+    ),
+    ('insight_publication_days', 'sqlite', None): (
+        'SELECT SUBSTRING("published_at", 1, 10) AS "day", COUNT(*) FROM '
+        '"pc_topic_memory_revision_publications" WHERE "scope_id" = ? GROUP BY '
+        'SUBSTRING("published_at", 1, 10) ORDER BY "day"'
+    ),
+    ('insight_topic_publications', 'sqlite', None): (
+        'SELECT "revision" FROM "pc_topic_memory_revision_publications" WHERE "artifact_id" = ? '
+        'AND "scope_id" = ? ORDER BY "revision" DESC LIMIT ?'
+    ),
+    ('insight_lease', 'sqlite', None): (
+        'SELECT "holder_id", "supervisor_generation", "lease_expires_at" FROM '
+        '"pc_artifact_processing_leases" WHERE "supervisor_group" = ?'
+    ),
+    ('insight_waves', 'sqlite', None): (
+        'SELECT "wave_id", COUNT(*), SUM(CASE WHEN "completed" = TRUE THEN 1 ELSE 0 END) FROM '
+        '"pc_artifact_processing_auto_wave_targets" WHERE "binding_name" = ? GROUP BY "wave_id" '
+        'ORDER BY "wave_id"'
+    ),
     ('create_meta', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `powercontext_meta` (`key` VARCHAR(128) NOT NULL, `value` '
         'LONGTEXT, PRIMARY KEY (`key`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
@@ -1661,6 +1701,46 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('targets_delete', 'oceanbase', None): (
         'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
         '`binding_name` = %s'
+    ),
+    ('insight_citing_versions', 'oceanbase', None): (
+        'SELECT `memory_artifact_id`, `entry_id`, `entry_version_id`, `version`, '
+        '`previous_version_id`, `kind`, `text`, `source_refs`, `artifact_refs`, '
+        '`entry_content_hash`, `created_in_revision` FROM `memory_entry_versions` WHERE '
+        '`source_refs` LIKE %s AND `entry_version_id` > %s ORDER BY `entry_version_id` LIMIT %s'
+    ),
+    ('insight_citing_revisions', 'oceanbase', None): (
+        'SELECT `l`.`artifact_id`, `l`.`revision`, `p`.`scope_id`, `p`.`published_at` FROM '
+        '`pc_artifact_lineage_sources` AS `l` JOIN `pc_topic_memory_revision_publications` AS `p` '
+        'ON `p`.`artifact_id` = `l`.`artifact_id` AND `p`.`revision` = `l`.`revision` WHERE '
+        '`l`.`source_id` = %s ORDER BY `l`.`artifact_id`, `l`.`revision` LIMIT %s'
+    ),
+    ('insight_scope_sources', 'oceanbase', None): (
+        'SELECT `scope_id`, MAX(`position`) FROM `pc_source_scope_journal` GROUP BY `scope_id`'
+    ),
+    ('insight_scope_topics', 'oceanbase', None): (
+        'SELECT `scope_id`, COUNT(*) FROM `pc_topic_memory_active_topics` GROUP BY `scope_id`'
+    ),
+    ('insight_scope_revisions', 'oceanbase', None): (
+        'SELECT `scope_id`, COUNT(*) FROM `pc_topic_memory_revision_publications` GROUP BY '
+        '`scope_id`'
+    ),
+    ('insight_publication_days', 'oceanbase', None): (
+        'SELECT SUBSTRING(`published_at`, 1, 10) AS `day`, COUNT(*) FROM '
+        '`pc_topic_memory_revision_publications` WHERE `scope_id` = %s GROUP BY '
+        'SUBSTRING(`published_at`, 1, 10) ORDER BY `day`'
+    ),
+    ('insight_topic_publications', 'oceanbase', None): (
+        'SELECT `revision` FROM `pc_topic_memory_revision_publications` WHERE `artifact_id` = %s '
+        'AND `scope_id` = %s ORDER BY `revision` DESC LIMIT %s'
+    ),
+    ('insight_lease', 'oceanbase', None): (
+        'SELECT `holder_id`, `supervisor_generation`, `lease_expires_at` FROM '
+        '`pc_artifact_processing_leases` WHERE `supervisor_group` = %s'
+    ),
+    ('insight_waves', 'oceanbase', None): (
+        'SELECT `wave_id`, COUNT(*), SUM(CASE WHEN `completed` = TRUE THEN 1 ELSE 0 END) FROM '
+        '`pc_artifact_processing_auto_wave_targets` WHERE `binding_name` = %s GROUP BY `wave_id` '
+        'ORDER BY `wave_id`'
     ),
 }
 

@@ -39,6 +39,7 @@ import functools
 from typing import Any
 
 __all__ = [
+    "INSIGHT_QUERIES",
     "IN_BUCKETS",
     "PROCESSING_QUERIES",
     "PROCESSING_SCHEMA",
@@ -652,8 +653,43 @@ TOPIC_QUERIES: dict[str, str] = {
 #: Every Topic statement (the golden tests of the Topic backends pin these).
 TOPIC_TEMPLATES: dict[str, str] = {**TOPIC_SCHEMA, **TOPIC_QUERIES}
 
+_LINEAGE_SOURCES = "pc_artifact_lineage_sources"
+_PUBLICATIONS = "pc_topic_memory_revision_publications"
+
+#: The read-only statements of the dashboard's views (issue 17;
+#: :mod:`powercontext.core.topic.insight`), shared by both dialects. Reverse evidence:
+#: entry versions hold their SourceRefs as canonical JSON text (no index by Source id),
+#: so ``insight_citing_versions`` is a keyset-paged ``LIKE`` pre-filter the adapter
+#: confirms exactly; Topic lineage is a table (``source_id`` has a foreign key).
+INSIGHT_QUERIES: dict[str, str] = {
+    "insight_citing_versions": (f"SELECT {_VERSION_COLS} FROM memory_entry_versions "
+                                "WHERE source_refs LIKE ? AND entry_version_id > ? "
+                                "ORDER BY entry_version_id LIMIT ?"),
+    "insight_citing_revisions": ("SELECT l.artifact_id, l.revision, p.scope_id, "
+                                 f"p.published_at FROM {_LINEAGE_SOURCES} AS l "
+                                 f"JOIN {_PUBLICATIONS} AS p ON p.artifact_id = l.artifact_id "
+                                 "AND p.revision = l.revision WHERE l.source_id = ? "
+                                 "ORDER BY l.artifact_id, l.revision LIMIT ?"),
+    "insight_scope_sources": ("SELECT scope_id, MAX(position) FROM pc_source_scope_journal "
+                              "GROUP BY scope_id"),
+    "insight_scope_topics": ("SELECT scope_id, COUNT(*) FROM pc_topic_memory_active_topics "
+                             "GROUP BY scope_id"),
+    "insight_scope_revisions": f"SELECT scope_id, COUNT(*) FROM {_PUBLICATIONS} GROUP BY scope_id",
+    "insight_publication_days": (f"SELECT SUBSTR(published_at, 1, 10) AS day, COUNT(*) "
+                                 f"FROM {_PUBLICATIONS} WHERE scope_id = ? "
+                                 "GROUP BY SUBSTR(published_at, 1, 10) ORDER BY day"),
+    "insight_topic_publications": (f"SELECT revision FROM {_PUBLICATIONS} "
+                                   "WHERE artifact_id = ? AND scope_id = ? "
+                                   "ORDER BY revision DESC LIMIT ?"),
+    "insight_lease": (f"SELECT holder_id, supervisor_generation, lease_expires_at FROM {_LEASE} "
+                      "WHERE supervisor_group = ?"),
+    "insight_waves": (f"SELECT wave_id, COUNT(*), SUM(CASE WHEN completed = TRUE THEN 1 "
+                      f"ELSE 0 END) FROM {_TARGETS} WHERE binding_name = ? "
+                      "GROUP BY wave_id ORDER BY wave_id"),
+}
+
 _ALL: dict[str, str] = {**SCHEMA, **VECTOR_SCHEMA, **QUERIES, **TOPIC_TEMPLATES,
-                         **PROCESSING_TEMPLATES, **SUPERVISION_QUERIES}
+                         **PROCESSING_TEMPLATES, **SUPERVISION_QUERIES, **INSIGHT_QUERIES}
 
 
 def bucket(n: int) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
+from powercontext.adapters.insight import SourceCitationsMixin
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
     LOCK_TIMEOUT_US,
@@ -49,7 +50,7 @@ _DIALECT = "oceanbase"
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 
 
-class OceanBaseMemoryBackend(OceanBaseMemorySchema):
+class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
     """Memory on OceanBase MySQL mode or seekdb (Memory RFC, "OceanBase adapter").
 
     ``url`` is ``oceanbase://user:password@host:port/database`` (the database is created

@@ -194,6 +194,11 @@ class OceanBaseStorage(SourceStore[C]):
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         return list(self._exec(sql, params).fetchall())
 
+    def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of the shared template ``name`` (the dashboard's reads,
+        :mod:`powercontext.adapters.insight`)."""
+        return self._all(templates.render(name, DIALECT), params)
+
     def _in_chunks(self, name: str, values: list[Any],
                    prefix: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
@@ -72,7 +73,7 @@ def _q(name: str, n: int | None = None) -> str:
     return templates.render(name, _DIALECT, n)
 
 
-class OceanBaseTopicBackend(OceanBaseTopicSupervision, OceanBaseTopicRows,
+class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanBaseTopicRows,
                             OceanBaseStorage[TopicCapabilities],
                             DatabaseTopicBackend):
     """Topic Memory on OceanBase MySQL mode or seekdb (Topic Memory RFC, "Storage, Head,

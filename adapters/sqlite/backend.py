@@ -17,6 +17,7 @@ from typing import Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
+from powercontext.adapters.insight import SourceCitationsMixin
 from powercontext.adapters.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     MIN_SQLITE_VERSION,
@@ -39,7 +40,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLITE_FE
            "sqlite_version"]
 
 
-class SQLiteMemoryBackend(SQLiteMemorySchema):
+class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
     """The Memory family on one SQLite file (Memory RFC, "SQLite adapter").
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.

@@ -140,6 +140,11 @@ class SQLiteStorage(SourceStore[C]):
     def _t(self, name: str) -> str:
         return templates.render(name, DIALECT)
 
+    def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of the shared template ``name`` (the dashboard's reads,
+        :mod:`powercontext.adapters.insight`)."""
+        return self._execute(self._t(name), params)
+
     def _select_in(self, name: str, values: Sequence[Any],
                    before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []

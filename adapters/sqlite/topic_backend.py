@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import apsw
 
+from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
@@ -64,8 +65,8 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(SQLiteTopicSupervision, SQLiteStorage[TopicCapabilities],
-                         DatabaseTopicBackend):
+class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
+                         SQLiteStorage[TopicCapabilities], DatabaseTopicBackend):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.

@@ -528,10 +528,11 @@ def _n(name: str) -> int | None:
                                              ("oceanbase", GOLDEN_OCEANBASE)])
 def test_every_template_renders_its_golden_string(dialect: str, golden: dict[str, str]) -> None:
     # the Topic statements have their own golden strings (test_sqlite_topic_sql.py), the
-    # processing ones too (test_processing_sql.py)
+    # processing ones too (test_processing_sql.py), the dashboard's (test_insight_sql.py)
     assert set(golden) == (set(templates._ALL) - set(templates.TOPIC_TEMPLATES)
                            - set(templates.PROCESSING_TEMPLATES)
-                           - set(templates.SUPERVISION_QUERIES))
+                           - set(templates.SUPERVISION_QUERIES)
+                           - set(templates.INSIGHT_QUERIES))
     for name, sql in golden.items():
         assert templates.render(name, dialect, _n(name)) == sql, name
 
@@ -714,5 +715,6 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     conn.close()
     assert ran == (set(templates._ALL) - set(templates.TOPIC_TEMPLATES)
                    - set(templates.PROCESSING_TEMPLATES)
-                   - set(templates.SUPERVISION_QUERIES)) | {
+                   - set(templates.SUPERVISION_QUERIES)
+                   - set(templates.INSIGHT_QUERIES)) | {
         "fragment:" + s for s in frag.STATEMENTS if s not in frag.TOPIC_STATEMENTS}

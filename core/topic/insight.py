@@ -1,0 +1,80 @@
+"""Read-only views a dashboard shows of a database (issue 17; Topic Memory RFC,
+"Retry and observability", "Leader, term, and fencing", "Automatic scheduling"; Memory
+RFC, "Sources"): who cites a Source, the Scopes with their counts, publications per
+day, and the Supervisor's lease and waves.
+
+Pure values only; :class:`powercontext.ports.SourceCitations` and
+:class:`powercontext.ports.topic.TopicInsight` return them. Times are database-UTC text
+``YYYY-MM-DDTHH:MM:SS.ffffffZ``; a day is ``YYYY-MM-DD`` (UTC)."""
+
+from __future__ import annotations
+
+import attrs
+
+from powercontext.core.topic.models import TopicRef
+
+__all__ = ["CitingRevision", "DayCount", "ScopeSummary", "SourceScope", "SupervisionView",
+           "WaveProgress"]
+
+
+@attrs.frozen
+class SourceScope:
+    """Where a Source is journaled: its Scope, its 1-based position there and the
+    server-owned ``lineage_only`` flag (Topic Memory RFC, "Source, Window, Cursor, and
+    Pending")."""
+
+    scope_id: str
+    position: int
+    lineage_only: bool
+
+
+@attrs.frozen
+class CitingRevision:
+    """A Topic Revision whose lineage names a Source: its Scope, exact ref and
+    database-UTC ``published_at``."""
+
+    scope_id: str
+    ref: TopicRef
+    published_at: str
+
+
+@attrs.frozen
+class ScopeSummary:
+    """One Scope: ``source_head`` (its highest journal position, 0: none), ``topics``
+    (active Topics), ``revisions`` (published Topic Revisions)."""
+
+    scope_id: str
+    source_head: int
+    topics: int
+    revisions: int
+
+
+@attrs.frozen
+class DayCount:
+    """How many of something fell on one UTC day (``YYYY-MM-DD``)."""
+
+    day: str
+    count: int
+
+
+@attrs.frozen
+class WaveProgress:
+    """The frozen targets of one automatic wave: how many, how many completed."""
+
+    wave_id: str
+    targets: int
+    completed: int
+
+
+@attrs.frozen
+class SupervisionView:
+    """The Supervisor substrate as stored: the lease of group ``global`` (None fields
+    when no Supervisor ever started; ``lease_expires_at`` None on SQLite, whose term
+    lasts until the next start), the binding's ``last_auto_wave_completed_at`` (None:
+    no wave completed) and the waves with frozen targets (at most one per term)."""
+
+    holder_id: str | None
+    generation: int | None
+    lease_expires_at: str | None
+    last_auto_wave_completed_at: str | None
+    waves: tuple[WaveProgress, ...]
