@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "serve-latency": "bench.serve_latency",
     "topic-locomo": "bench.topic_locomo",
     "scanner": "bench.secret_scan",
+    "dashboard": "bench.dashboard",
 }
 
 

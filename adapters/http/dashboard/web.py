@@ -36,6 +36,8 @@ from powercontext.adapters.http.errors import ApiError
 __all__ = [
     "COOKIE_NAME",
     "LOGIN_PATH",
+    "STATIC",
+    "TEMPLATES",
     "LoginRequired",
     "auth_required",
     "chart_layout",
@@ -318,7 +320,11 @@ def chart_layout(points: Sequence[Any], width: int = 640, height: int = 200,
         cx = round(left + step * i if n > 1 else (left + right) / 2, 2)
         coords.append(f"{cx},{ypos(y)}")
         out["dots"].append({"x": cx, "y": ypos(y), "label": x, "value": _label(y)})
-        if i % every == 0 or i == n - 1:
+        if i % every == 0:
+            out["xticks"].append({"x": cx, "label": x})
+        elif i == n - 1:  # the last point is labelled, in place of a too close one
+            if (n - 1) % every < every / 2:
+                out["xticks"].pop()
             out["xticks"].append({"x": cx, "label": x})
     out["path"] = "M" + " L".join(coords)
     return out
