@@ -1,0 +1,268 @@
+"""The dashboard's Evidence, Scopes/Topics and Processing pages (issue 17) in process
+(Starlette's TestClient) over one real SQLite file holding a Memory and Topics: HTML
+pages and their JSON twins, escaping of stored text (a stored ``<script>`` renders as
+text), a Topic's Markdown sanitised, the Revision history with its based-on chain and
+cited Sources, the flush button (same origin only) with the status change visible,
+terminal budget frontiers highlighted, and the login redirect / 401."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from starlette.testclient import TestClient
+
+from powercontext import MemoryService
+from powercontext.adapters.http.app import create_app
+from powercontext.adapters.http.deps import Services
+from powercontext.adapters.sqlite import SQLiteMemoryBackend, SQLiteTopicBackend
+from powercontext.core import canonical
+from powercontext.core.models import MemoryEntryInput, SourceRef
+from powercontext.topic_service import TopicMemoryService
+
+SCOPE = "repo:/work/x y"
+QSCOPE = quote(SCOPE, safe="")
+TERMINAL = "project:stuck"
+TOKEN = "dash-token"
+XSS = "<script>alert('pwned')</script>"
+DETAIL = ("## Steps\n\nTag the commit.\n\n" + XSS + "\n\n[click](javascript:alert(1)) "
+          "[ok](https://example.org/x)\n\n<img src=x onerror=alert(1)>\n")
+ORIGIN = {"Origin": "http://testserver"}
+
+
+async def _seed(path: Path) -> dict[str, Any]:
+    memory = MemoryService(SQLiteMemoryBackend(str(path)))
+    topic = TopicMemoryService(SQLiteTopicBackend(str(path)))
+    s1 = canonical.make_source("src_dash_1", "user_note", "evidence " + XSS,
+                               metadata={"path": "<b>a.py</b>"})
+    s2 = canonical.make_source("src_dash_2", "user_note", "second source")
+    s3 = canonical.make_source("src_dash_3", "user_note", "terminal scope source")
+    await topic.add_sources(SCOPE, [s1, s2])
+    await topic.add_sources(TERMINAL, [s3])
+    ref = await memory.remember(None, sources=[s1], entries=[
+        MemoryEntryInput("fact", "entry text " + XSS, sources=(s1,))], mode="append")
+    (r1,) = await topic._publish(SCOPE, creates=[(
+        {"title": "Release " + XSS, "summary": "How we release", "detail": DETAIL},
+        [SourceRef(s1.source_id, s1.content_hash)])])
+    (r2,) = await topic._publish(SCOPE, updates=[(r1.ref, {
+        "title": "Release process", "summary": "How we release now",
+        "detail": DETAIL + "\nThen push.\n"},
+        [SourceRef(s1.source_id, s1.content_hash), SourceRef(s2.source_id, s2.content_hash)])])
+    grant = await topic.backend.begin_attempt(TERMINAL, 0)
+    await topic.backend.record_failure(grant, "source_complexity_limit")
+    await memory.close()
+    await topic.close()
+    return {"memory": ref, "r1": r1, "r2": r2}
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    path = tmp_path_factory.mktemp("dash") / "dash.db"
+    return path, asyncio.run(_seed(path))
+
+
+@pytest.fixture
+def services(seeded: tuple[Path, dict[str, Any]]) -> Iterator[Services]:
+    path = seeded[0]
+    svc = Services(memory=MemoryService(SQLiteMemoryBackend(str(path))),
+                   topic=TopicMemoryService(SQLiteTopicBackend(str(path))))
+    yield svc
+    asyncio.run(svc.memory.close())
+    asyncio.run(svc.topic.close())
+
+
+@pytest.fixture
+def client(services: Services) -> TestClient:
+    return TestClient(create_app(services, api_token=None), raise_server_exceptions=False)
+
+
+def _json(client: TestClient, url: str, status: int = 200) -> Any:
+    r = client.get(url + ("&" if "?" in url else "?") + "format=json")
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    return r.json()
+
+
+def _html(client: TestClient, url: str, status: int = 200) -> str:
+    r = client.get(url)
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("text/html")
+    return r.text
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    p = _Tags()
+    p.feed(html)
+    return p.tags
+
+
+def _no_stored_markup(html: str) -> None:
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;pwned&#39;)" in html
+    for tag, attrs in _tags(html):
+        assert tag != "img"
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
+        assert not (attrs.get("href") or "").lower().startswith("javascript:")
+        if tag == "script":
+            assert attrs.get("src") == "/ui/static/dashboard.js"
+
+
+# ------------------------------------------------------------------ Evidence
+
+
+def test_source_page_shows_escaped_content_and_every_citation(client, seeded) -> None:
+    refs = seeded[1]
+    html = _html(client, "/ui/sources/src_dash_1")
+    _no_stored_markup(html)
+    assert "&lt;b&gt;a.py&lt;/b&gt;" in html  # metadata escaped too
+    aid = refs["memory"].artifact_id
+    assert f'href="/ui/memories/{aid}/entries/' in html
+    r2 = refs["r2"].ref
+    for rev in (1, 2):
+        assert (f'href="/ui/topics/{r2.artifact_id}?scope={QSCOPE}&amp;revision={rev}"'
+                in html)
+    data = _json(client, "/ui/sources/src_dash_1")
+    assert data["source"]["content"] == "evidence " + XSS
+    assert data["scope"] == {"scope_id": SCOPE, "position": 1, "lineage_only": False}
+    assert [v["text"] for v in data["entry_versions"]] == ["entry text " + XSS]
+    assert [(t["artifact_id"], t["revision"]) for t in data["topic_revisions"]] == [
+        (r2.artifact_id, 1), (r2.artifact_id, 2)]
+    only2 = _json(client, "/ui/sources/src_dash_2")
+    assert [t["revision"] for t in only2["topic_revisions"]] == [2]
+    assert only2["entry_versions"] == []
+
+
+def test_unknown_source_is_a_404_page_and_the_api_error_body(client) -> None:
+    assert "404" in _html(client, "/ui/sources/src_nowhere", 404)
+    body = _json(client, "/ui/sources/src_nowhere", 404)
+    assert body["error"]["code"] == "not_found"
+    assert _json(client, "/ui/sources/bad%20id", 422)["error"]["code"] == "invalid_input"
+
+
+# ------------------------------------------------------------------ Scopes and Topics
+
+
+def test_scopes_page_lists_every_scope_with_counts(client) -> None:
+    data = _json(client, "/ui/scopes")
+    assert data["scopes"] == [
+        {"scope_id": TERMINAL, "source_head": 1, "topics": 0, "revisions": 0},
+        {"scope_id": SCOPE, "source_head": 2, "topics": 1, "revisions": 2}]
+    html = _html(client, "/ui/scopes")
+    assert f'href="/ui/topics?scope={QSCOPE}"' in html
+
+
+def test_topics_list_search_and_plots(client, seeded) -> None:
+    r2 = seeded[1]["r2"]
+    data = _json(client, f"/ui/topics?scope={QSCOPE}")
+    assert data["total"] == 1
+    assert data["topics"][0] | {"published_at": None} == {
+        "artifact_id": r2.ref.artifact_id, "revisions": 2, "title": "Release process",
+        "summary": "How we release now", "sources": 2, "published_at": None}
+    assert [p["y"] for p in data["publications_per_day"]] in ([2], [1, 1])
+    html = _html(client, f"/ui/topics?scope={QSCOPE}")
+    assert "Topic publications per day" in html and "<svg" in html
+    hits = _json(client, f"/ui/topics?scope={QSCOPE}&q=release")["search"]["hits"]
+    assert [h["ref"]["artifact_id"] for h in hits] == [r2.ref.artifact_id]
+    assert "Hits for" in _html(client, f"/ui/topics?scope={QSCOPE}&q=release")
+    assert _json(client, "/ui/topics", 422)["error"]["code"] == "invalid_input"
+
+
+def test_topic_page_renders_sanitised_markdown_and_the_history(client, seeded) -> None:
+    r1, r2 = seeded[1]["r1"], seeded[1]["r2"]
+    url = f"/ui/topics/{r2.ref.artifact_id}?scope={QSCOPE}"
+    html = _html(client, url)
+    _no_stored_markup(html)
+    assert "<h2>Steps</h2>" in html  # Markdown rendered
+    assert 'href="https://example.org/x"' in html and 'href="javascript' not in html
+    assert 'href="/ui/sources/src_dash_2"' in html
+    assert "&amp;revision=1" in html  # the based-on link
+    data = _json(client, url)
+    assert data["topic"]["ref"]["revision"] == 2 and data["head_revision"] == 2
+    assert data["topic"]["detail"].startswith("## Steps")  # raw text in the twin
+    assert XSS in data["topic"]["detail"]
+    assert [h["ref"]["revision"] for h in data["history"]] == [2, 1]
+    assert data["history"][0]["based_on"] == {"family": "topic-memory",
+                                              "artifact_id": r1.ref.artifact_id, "revision": 1}
+    assert [s["source_id"] for s in data["history"][1]["sources"]] == ["src_dash_1"]
+    old = _json(client, url + "&revision=1")
+    assert old["topic"]["title"] == "Release " + XSS and old["topic"]["based_on"] is None
+    assert "An older Revision" in _html(client, url + "&revision=1")
+    assert _json(client, url + "&revision=3", 422)["error"]["field"] == "revision"
+    assert _json(client, f"/ui/topics/{r2.ref.artifact_id}?scope=project:other",
+                 404)["error"]["code"] == "not_found"
+    _html(client, f"/ui/topics/topic_art_nothing?scope={QSCOPE}", 404)
+
+
+# ------------------------------------------------------------------ Processing
+
+
+def test_processing_page_highlights_terminal_frontiers(client) -> None:
+    data = _json(client, "/ui/processing")
+    by_scope = {s["scope_id"]: s for s in data["scopes"]}
+    assert by_scope[TERMINAL]["budget"]["terminal"] is True
+    assert by_scope[TERMINAL]["budget"]["failure_code"] == "source_complexity_limit"
+    assert data["supervision"]["holder_id"] is None and data["flushed"] is None
+    html = _html(client, "/ui/processing")
+    row = re.search(r'<tr id="scope-\d+" class="terminal">(.*?)</tr>', html, re.S)
+    assert row is not None and "source_complexity_limit" in row.group(1)
+    assert "terminal frontier" in row.group(1) and TERMINAL in row.group(1)
+
+
+def test_flush_needs_the_same_origin_and_shows_the_status(client) -> None:
+    url = f"/ui/processing/flush?scope={QSCOPE}"
+    before = {s["scope_id"]: s for s in _json(client, "/ui/processing")["scopes"]}[SCOPE]
+    assert client.post(url).status_code == 403
+    assert client.post(url, headers={"Origin": "http://evil.example"}).status_code == 403
+    assert client.post(url, headers={"Referer": "http://evil.example/ui"}).status_code == 403
+    r = client.post(url, headers=ORIGIN, follow_redirects=False)
+    assert r.status_code == 303
+    assert r.headers["location"] == f"/ui/processing?flushed={QSCOPE}&status=accepted"
+    page = client.get(r.headers["location"])
+    assert "Flush of" in page.text and "<strong>accepted</strong>" in page.text
+    after = {s["scope_id"]: s for s in _json(client, "/ui/processing")["scopes"]}[SCOPE]
+    assert (after["pending"]["flush_generation"]
+            == (before["pending"]["flush_generation"] if before["pending"] else 0) + 1)
+    twin = client.post(url, headers={**ORIGIN, "Accept": "application/json"})
+    assert twin.json() == {"scope_id": SCOPE, "status": "accepted"}
+    assert client.get(url).status_code == 405
+
+
+def test_flush_refused_when_processing_is_unavailable(services) -> None:
+    services.processing_available = False
+    services.unavailable_reason = "no model configured"
+    c = TestClient(create_app(services, api_token=None), raise_server_exceptions=False)
+    r = c.post(f"/ui/processing/flush?scope={QSCOPE}", headers=ORIGIN)
+    assert r.status_code == 503 and "no model configured" in r.text
+    assert "disabled" in c.get("/ui/processing").text
+
+
+# ------------------------------------------------------------------ auth
+
+
+@pytest.mark.parametrize("url", ["/ui/sources/src_dash_1", "/ui/scopes",
+                                 f"/ui/topics?scope={QSCOPE}", "/ui/processing"])
+def test_pages_need_a_session_or_the_bearer_token(services, url) -> None:
+    c = TestClient(create_app(services, api_token=TOKEN), raise_server_exceptions=False)
+    r = c.get(url, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/ui/login?next=")
+    assert c.get(url, headers={"Accept": "application/json"}).status_code == 401
+    assert c.get(url, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert c.get(url, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    flush = c.post(f"/ui/processing/flush?scope={QSCOPE}", headers=ORIGIN,
+                   follow_redirects=False)
+    assert flush.status_code in (303, 401) and flush.headers.get("location", "").startswith(
+        "/ui/login")
