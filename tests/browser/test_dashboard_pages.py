@@ -54,7 +54,6 @@ def _no_live_payload(tab: Tab) -> None:
 # -- log in ---------------------------------------------------------------------------
 
 
-@CORE_PENDING
 def test_a_page_without_the_session_goes_to_the_login_form(tab: Tab) -> None:
     response = tab.goto("/ui/memories")
     assert response is not None and response.status == 200
@@ -64,7 +63,6 @@ def test_a_page_without_the_session_goes_to_the_login_form(tab: Tab) -> None:
     shot(tab, "login")
 
 
-@CORE_PENDING
 def test_a_wrong_token_is_refused_and_sets_no_session(tab: Tab) -> None:
     response = tab.login("not-the-token")
     assert response is not None and response.status == 401
@@ -79,7 +77,6 @@ def test_a_wrong_token_is_refused_and_sets_no_session(tab: Tab) -> None:
     assert api.json()["error"]["code"] == "unauthorized"
 
 
-@CORE_PENDING
 def test_login_sets_a_strict_httponly_session_cookie_without_the_token(user: Tab) -> None:
     (cookie,) = [c for c in user.page.context.cookies() if c["name"] == "pc_session"]
     assert cookie["httpOnly"] is True
@@ -102,7 +99,6 @@ def _open_memory(user: Tab) -> None:
     user.page.wait_for_load_state("load")
 
 
-@CORE_PENDING
 def test_memories_list_then_one_memory_grouped_by_kind(user: Tab) -> None:
     content = user.dashboard.content
     response = user.goto("/ui/memories")
@@ -122,7 +118,6 @@ def test_memories_list_then_one_memory_grouped_by_kind(user: Tab) -> None:
     shot(user, "memory")
 
 
-@CORE_PENDING
 def test_search_a_memory_in_each_mode_shows_the_mode_that_ran(user: Tab) -> None:
     _open_memory(user)
     for mode in ("fts", "vector", "hybrid"):
@@ -138,8 +133,6 @@ def test_search_a_memory_in_each_mode_shows_the_mode_that_ran(user: Tab) -> None
         shot(user, f"memory-search-{mode}")
 
 
-@CORE_PENDING
-@MORE_PENDING
 def test_an_entry_shows_its_version_chain_and_its_evidence(user: Tab) -> None:
     content = user.dashboard.content
     entry_id = content.entry_ids["preference"]
@@ -160,7 +153,6 @@ def test_an_entry_shows_its_version_chain_and_its_evidence(user: Tab) -> None:
     shot(user, "source")
 
 
-@CORE_PENDING
 def test_a_citation_can_be_copied_and_validates_on_the_page(user: Tab) -> None:
     content = user.dashboard.content
     entry_id = content.entry_ids["fact"]
@@ -180,13 +172,12 @@ def test_a_citation_can_be_copied_and_validates_on_the_page(user: Tab) -> None:
     shot(user, "citation-validated")
 
 
-@CORE_PENDING
 def test_the_revision_timeline_and_a_diff(user: Tab) -> None:
     content = user.dashboard.content
     response = user.goto(f"/ui/memories/{content.artifact_id}/revisions")
     assert response is not None and response.status == 200
     page = user.text()
-    for op in ("add", "revise", "forget"):
+    for op in ("add", "revise", "deactivate"):  # changes() ops; forget deactivates
         assert op in page, (op, page)
     assert "user_requested" in page
     shot(user, "revisions")
@@ -200,7 +191,6 @@ def test_the_revision_timeline_and_a_diff(user: Tab) -> None:
 # -- Topics ---------------------------------------------------------------------------
 
 
-@MORE_PENDING
 def test_scopes_then_topics_then_a_topic_and_the_sources_it_cites(user: Tab) -> None:
     content = user.dashboard.content
     response = user.goto("/ui/scopes")
@@ -230,7 +220,6 @@ def test_scopes_then_topics_then_a_topic_and_the_sources_it_cites(user: Tab) -> 
     shot(user, "topic-source")
 
 
-@MORE_PENDING
 def test_an_older_topic_revision_and_the_topic_search(user: Tab) -> None:
     content = user.dashboard.content
     topic_id = content.topic_ids[content.updated_topic_title]
@@ -257,33 +246,39 @@ def _api(user: Tab, path: str, body: dict[str, Any]) -> Any:
     return response.json()
 
 
-@MORE_PENDING
+def _scope_row(user: Tab, scope: str) -> Any:
+    return user.page.locator("table.processing tbody tr").filter(
+        has=user.page.get_by_role("link", name=scope, exact=True))
+
+
 def test_press_flush_and_see_the_status_change(user: Tab) -> None:
     query = {"scope_id": PENDING_SCOPE, "query": "release checklist wheel"}
     assert _api(user, "/v1/topic-memory/search", query)["hits"] == [], "not processed yet"
     response = user.goto("/ui/processing")
     assert response is not None and response.status == 200
-    assert PENDING_SCOPE in user.text()
+    row = _scope_row(user, PENDING_SCOPE)
+    assert "behind" in row.inner_text(), row.inner_text()
+    assert "covered" in _scope_row(user, SCOPE).inner_text()
     shot(user, "processing")
-    form = user.page.locator("form[action*='/ui/processing/flush']").filter(
-        has=user.page.locator(f"[value='{PENDING_SCOPE}']")).or_(
-        user.page.locator("form[action*='/ui/processing/flush']").filter(
-            has_text=PENDING_SCOPE)).or_(
-        user.page.locator(f"form[action*='{PENDING_SCOPE.replace(':', '%3A')}']")).first
-    response = user.submit(form)
+    response = user.submit(row.locator("form[action*='/ui/processing/flush']"))
     assert response is not None and response.status == 200
     assert user.page.url.split("?")[0].endswith("/ui/processing")
-    assert "accepted" in user.text(), user.text()
+    status = user.page.get_by_role("status").inner_text()
+    assert PENDING_SCOPE in status and "accepted" in status, status
     shot(user, "processing-flushed")
     deadline = time.monotonic() + STARTUP_WAIT  # a wait bound for the Supervisor
-    while not _api(user, "/v1/topic-memory/search", query)["hits"]:
+    while "covered" not in _scope_row(user, PENDING_SCOPE).inner_text():
         assert time.monotonic() < deadline, "the Supervisor did not process the flush"
         user.page.wait_for_timeout(250)
-    user.goto("/ui/processing")
+        user.goto("/ui/processing")
+    assert _api(user, "/v1/topic-memory/search", query)["hits"], "its Topic is searchable"
     shot(user, "processing-done")
+    # a second flush has nothing to do: the page says idle
+    response = user.submit(_scope_row(user, PENDING_SCOPE).locator("form"))
+    assert response is not None and response.status == 200
+    assert "idle" in user.page.get_by_role("status").inner_text()
 
 
-@MORE_PENDING
 def test_a_post_from_another_origin_is_refused(user: Tab) -> None:
     response = user.page.request.post(
         user.dashboard.ui("/ui/processing/flush", scope=PENDING_SCOPE),
@@ -295,8 +290,6 @@ def test_a_post_from_another_origin_is_refused(user: Tab) -> None:
 # -- untrusted stored text ------------------------------------------------------------
 
 
-@CORE_PENDING
-@MORE_PENDING
 def test_the_stored_script_payload_shows_as_text_and_never_runs(user: Tab) -> None:
     content = user.dashboard.content
     pages = [
@@ -320,7 +313,6 @@ def test_the_stored_script_payload_shows_as_text_and_never_runs(user: Tab) -> No
     assert SCRIPT in json.dumps(twin.json()), "the JSON twin carries the same text"
 
 
-@MORE_PENDING
 def test_a_topic_made_from_the_payload_renders_sanitised(user: Tab) -> None:
     content = user.dashboard.content
     topic_id = content.topic_ids["Untrusted notes"]

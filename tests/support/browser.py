@@ -97,5 +97,17 @@ def shot(tab: Tab, name: str) -> Path:
     tab.page.screenshot(path=str(path), full_page=True)
     if os.environ.get("POWERCONTEXT_DOCS_SCREENSHOTS") == "1" and name in DOCS_SHOTS:
         DOCS_IMG.mkdir(parents=True, exist_ok=True)
-        tab.page.screenshot(path=str(DOCS_IMG / DOCS_SHOTS[name]), full_page=False)
+        docs = DOCS_IMG / DOCS_SHOTS[name]
+        tab.page.screenshot(path=str(docs), full_page=False)
+        _shrink(docs)
     return path
+
+
+def _shrink(png: Path) -> None:
+    """``png`` with a 64-colour palette (Pillow, from the dev extra's matplotlib): a
+    page of flat colours stays legible at a third of the bytes."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    small.save(png, optimize=True)
