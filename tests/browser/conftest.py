@@ -39,20 +39,12 @@ HERE = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reason = browser_unavailable()
-    if reason is None:
-        return
-    if os.environ.get("CI") == "true":
-        mark = pytest.mark.usefixtures("_browser_required_under_ci")
-    else:
-        mark = pytest.mark.skip(reason=f"browser tests: {reason}")
+    if reason is None or os.environ.get("CI") == "true":
+        return  # under CI the browser fixture fails with the reason instead
+    skip = pytest.mark.skip(reason=f"browser tests: {reason}")
     for item in items:
         if Path(str(item.path)).resolve().is_relative_to(HERE):
-            item.add_marker(mark)
-
-
-@pytest.fixture
-def _browser_required_under_ci() -> None:
-    pytest.fail(f"browser tests under CI=true: {browser_unavailable()}")
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +67,9 @@ def browser() -> Iterator[Any]:
     """Headless Debian Chromium through Playwright, one per module (a context per test).
     Not per session: Playwright's sync API keeps an event loop running in this thread
     while it is open, and the tests after these ones call ``asyncio.run``."""
+    reason = browser_unavailable()
+    if reason is not None:
+        pytest.fail(f"browser tests under CI=true: {reason}")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -61,6 +61,20 @@ def test_a_page_without_the_session_goes_to_the_login_form(tab: Tab) -> None:
     assert tab.page.locator("input[name=token]").count() == 1
     assert not [c for c in tab.page.context.cookies() if c["name"] == "pc_session"]
     shot(tab, "login")
+    # the form sends the browser back to the page it asked for
+    tab.page.locator("input[name=token]").fill(tab.dashboard.token)
+    response = tab.submit(tab.page.locator("form.login"))
+    assert response is not None and response.status == 200
+    assert tab.page.url == tab.dashboard.ui("/ui/memories"), tab.page.url
+
+
+def test_log_out_ends_the_session(user: Tab) -> None:
+    response = user.submit(user.page.locator("form[action='/ui/logout']"))
+    assert response is not None and response.status == 200
+    assert "/ui/login" in user.page.url
+    assert not [c for c in user.page.context.cookies() if c["name"] == "pc_session"]
+    user.goto("/ui/processing")
+    assert "/ui/login" in user.page.url, "the next page asks for the token again"
 
 
 def test_a_wrong_token_is_refused_and_sets_no_session(tab: Tab) -> None:
@@ -181,8 +195,12 @@ def test_the_revision_timeline_and_a_diff(user: Tab) -> None:
         assert op in page, (op, page)
     assert "user_requested" in page
     shot(user, "revisions")
-    response = user.goto(f"/ui/memories/{content.artifact_id}/diff", **{"from": 1, "to": 3})
+    form = user.page.locator(f"form[action$='/ui/memories/{content.artifact_id}/diff']")
+    form.locator("input[name=from]").fill("1")
+    form.locator("input[name=to]").fill("3")
+    response = user.submit(form)
     assert response is not None and response.status == 200
+    assert "from=1" in user.page.url and "to=3" in user.page.url, user.page.url
     diff = user.text()
     assert PREFERENCE_2 in diff and CONSTRAINT in diff, diff
     shot(user, "diff")
