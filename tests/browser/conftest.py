@@ -47,9 +47,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    """``powercontext serve`` on the content database, stopped by its pid at the end."""
+    """``powercontext serve`` on a new content database, stopped by its pid at the end
+    of the module (not of the session: no server outlives these tests)."""
     tmp = tmp_path_factory.mktemp("dashboard")
     with ThreadPoolExecutor(1) as pool:  # its own thread: asyncio.run beside Playwright's loop
         content = pool.submit(build_content, tmp).result()
