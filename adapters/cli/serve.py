@@ -242,6 +242,8 @@ async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int
             while not server.started and not serving.done():
                 await asyncio.sleep(0.02)
             if server.started:
+                if role != "background":
+                    click.echo(f"dashboard {_http_url(sock)}/ui/")
                 click.echo(f"serving {_http_url(sock)} (role {role})")
                 sys.stdout.flush()
             await serving

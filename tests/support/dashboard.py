@@ -8,6 +8,7 @@ MemoryService on it per test (the TestClient runs the app on its own event loop)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,24 @@ SCRIPT = "<script>alert('pwned')</script> & <b>bold</b>"
 _KINDS = ("fact", "decision", "preference", "working_note", "custom_kind")
 
 
-async def _seed(path: Path) -> dict[str, Any]:
-    svc = MemoryService(SQLiteMemoryBackend(str(path)))
+class _Ids:
+    """A deterministic clock (ms, one step per id) and entropy: the same ids on every
+    backend and every run, so pages can be compared across backends."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def clock(self) -> int:
+        self.n += 1
+        return 1_764_655_200_000 + self.n
+
+    def entropy(self, size: int) -> bytes:
+        return self.n.to_bytes(size, "big")
+
+
+async def _seed(make_backend: Callable[[], Any]) -> dict[str, Any]:
+    ids = _Ids()
+    svc = MemoryService(make_backend(), clock=ids.clock, entropy=ids.entropy)
     try:
         src = canonical.make_source("src_dash_1", "user_note", "Notes <i>about</i> releases.")
         first = [MemoryEntryInput(_KINDS[i % 5], f"release note number {i}", sources=(src,))
@@ -63,16 +80,24 @@ async def _seed(path: Path) -> dict[str, Any]:
         await svc.close()
 
 
-def seed(path: Path) -> dict[str, Any]:
-    """Write the Memories into a new SQLite file at ``path``; returns ``{"artifact_id",
-    "head", "chained" (an entry with 2 versions), "forgotten", "script_entry", "other"
-    (the second Memory), "entries"}``."""
-    return asyncio.run(_seed(path))
+def _factory(where: Path | Callable[[], Any]) -> Callable[[], Any]:
+    if isinstance(where, Path):
+        return lambda: SQLiteMemoryBackend(str(where))
+    return where
 
 
-def client(path: Path, *, token: str | None = TOKEN) -> tuple[TestClient, MemoryService]:
-    """A TestClient of the whole app over a new MemoryService on ``path`` (close the
-    service with ``asyncio.run(svc.close())``)."""
-    svc = MemoryService(SQLiteMemoryBackend(str(path)))
+def seed(where: Path | Callable[[], Any]) -> dict[str, Any]:
+    """Write the Memories into a new SQLite file at ``where`` (or through the backend
+    ``where()`` makes); returns ``{"artifact_id", "head", "chained" (an entry with 2
+    versions), "forgotten", "script_entry", "other" (the second Memory),
+    "entries"}``."""
+    return asyncio.run(_seed(_factory(where)))
+
+
+def client(where: Path | Callable[[], Any], *,
+           token: str | None = TOKEN) -> tuple[TestClient, MemoryService]:
+    """A TestClient of the whole app over a new MemoryService on ``where`` (a SQLite
+    path or a backend factory); close the service with ``asyncio.run(svc.close())``."""
+    svc = MemoryService(_factory(where)())
     app = create_app(Services(memory=svc, topic=None), api_token=token)
     return TestClient(app, raise_server_exceptions=False), svc

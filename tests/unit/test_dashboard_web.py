@@ -203,7 +203,7 @@ def test_chart_layout_scales_points_into_the_plot_area() -> None:
     top, bottom = g["plot"]["top"], g["plot"]["bottom"]
     heights = [b["h"] for b in g["bars"]]
     assert heights[1] == max(heights) and all(0 < h <= bottom - top for h in heights)
-    assert [t["label"] for t in g["yticks"]][0] == "0"
+    assert g["yticks"][0]["label"] == "0"
     line = web.chart_layout([(str(i), i * i) for i in range(20)], kind="line")
     assert line["path"].startswith("M") and len(line["dots"]) == 20
     assert line["xticks"][-1]["label"] == "19" and len(line["xticks"]) <= 9
@@ -219,3 +219,14 @@ def test_the_plot_macros_render_svg_with_escaped_labels() -> None:
                            '{{ line_chart(p, title="L") }}').render(p=[["<d>", 3], ["e", 1]])
     assert html.count("<svg") == 2 and "<rect" in html and "<path" in html
     assert "&lt;d&gt;" in html and "T&lt;" in html and "<d>" not in html
+
+
+def test_the_session_cookie_is_secure_over_https(db: tuple[Path, dict[str, Any]]) -> None:
+    c, svc = client(db[0])
+    try:
+        c.base_url = c.base_url.copy_with(scheme="https")  # type: ignore[attr-defined]
+        r = c.post("/ui/login", data={"token": TOKEN}, follow_redirects=False,
+                   headers={"Origin": "https://testserver"})
+        assert r.status_code == 303 and "; secure" in r.headers["set-cookie"].lower()
+    finally:
+        asyncio.run(svc.close())

@@ -30,7 +30,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from powercontext.adapters.http.dashboard import memory_data as md
-from powercontext.adapters.http.dashboard.web import page, same_origin, viewer
+from powercontext.adapters.http.dashboard.web import page, same_origin, viewer, wants_json
 from powercontext.adapters.http.deps import services
 from powercontext.adapters.http.errors import ApiError
 from powercontext.core import canonical
@@ -214,16 +214,24 @@ async def _citation_input(request: Request) -> tuple[str, Any]:
         text = (fields.get("citation") or [""])[0]
     try:
         return text, json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InvalidCitationError(f"the citation is not JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise InvalidCitationError("the citation is nested too deeply") from exc
 
 
 @router.post("/ui/citations/validate", dependencies=[Depends(same_origin)])
 async def validate_citation(request: Request) -> Response:
     """Re-check a Handoff citation (Memory RFC, "Handoff citation"): 200 ``{"valid":
     true, "citation", "entry_version"}`` for the exact version it names, or 422
-    ``{"valid": false, "citation_text", "error": {"code", "message", "field"}}``."""
+    ``{"valid": false, "citation_text", "error": {"code", "message", "field"}}``; in
+    JSON for a JSON request body (unless ``Accept`` names text/html) or the twin."""
     svc = _memory(request)
+    # a JSON body is answered in JSON unless HTML is asked for
+    as_json = wants_json(request) or (
+        "application/json" in request.headers.get("content-type", "")
+        and "format" not in request.query_params
+        and "text/html" not in request.headers.get("accept", ""))
     text = ""
     try:
         text, raw = await _citation_input(request)
@@ -232,10 +240,11 @@ async def validate_citation(request: Request) -> Response:
     except InvalidCitationError as exc:
         data: dict[str, Any] = {"valid": False, "citation_text": text, "error": {
             "code": "invalid_input", "message": str(exc), "field": "citation"}}
-        return page(request, "citation.html", data, title="Citation not valid", status=422)
+        return page(request, "citation.html", data, title="Citation not valid", status=422,
+                    as_json=as_json)
     data = {"valid": True, "citation": to_json(citation),
             "entry_version": md.entry_row(version, "cited")}
-    return page(request, "citation.html", data, title="Citation valid")
+    return page(request, "citation.html", data, title="Citation valid", as_json=as_json)
 
 
 @router.get("/ui/memories/{artifact_id}/revisions")
