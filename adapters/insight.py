@@ -118,7 +118,8 @@ class SourceCitationsMixin(_Rows):
 
 class TopicInsightMixin(_Rows):
     """``citing_topic_revisions``, ``scopes``, ``topic_history``,
-    ``publications_per_day`` and ``supervision_view`` of a Topic backend (the host
+    ``publications_per_day``, ``sources_per_day`` and ``supervision_view`` of a Topic
+    backend (the host
     also provides ``_get_sync`` and ``_processing_scopes_sync``)."""
 
     _get_sync: Any
@@ -175,6 +176,15 @@ class TopicInsightMixin(_Rows):
         scope = check_scope_id(scope_id)
         rows = await self._run(self._in_tx, False, self._insight_rows,
                                "insight_publication_days", [scope])
+        return tuple(DayCount(text(day), int(n)) for day, n in rows)
+
+    async def sources_per_day(self, scope_id: str) -> tuple[DayCount, ...]:
+        """Sources journaled in the Scope per UTC day of recording, ascending (days
+        without one left out; rows journaled before the recording table existed are
+        not counted). InvalidInputError for a bad Scope id."""
+        scope = check_scope_id(scope_id)
+        rows = await self._run(self._in_tx, False, self._insight_rows,
+                               "insight_source_days", [scope])
         return tuple(DayCount(text(day), int(n)) for day, n in rows)
 
     async def supervision_view(self) -> SupervisionView:

@@ -304,6 +304,13 @@ class TopicInsight(Protocol):
         out), ascending. InvalidInputError for a bad Scope id."""
         ...
 
+    async def sources_per_day(self, scope_id: str) -> tuple[DayCount, ...]:
+        """Sources journaled in the Scope per UTC day of recording (the database's
+        clock in the Source write's transaction), ascending, days without one left
+        out; a row journaled before the recording existed is not counted.
+        InvalidInputError for a bad Scope id."""
+        ...
+
     async def supervision_view(self) -> SupervisionView:
         """The stored lease of group ``global`` (holder, generation, expiry), the
         binding's last completed automatic wave and the frozen wave targets (Topic

@@ -644,12 +644,21 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'NOT NULL, "completed" INTEGER NOT NULL DEFAULT FALSE, PRIMARY KEY ("wave_id", '
         '"binding_name", "scope_id"))'
     ),
+    ('create_source_scope_recorded', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_recorded" ("scope_id" BLOB NOT NULL, '
+        '"position" INTEGER NOT NULL, "recorded_at" TEXT NOT NULL, PRIMARY KEY ("scope_id", '
+        '"position"))'
+    ),
     ('scope_journal_head', 'sqlite', None): (
         'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
     ),
     ('scope_journal_insert', 'sqlite', None): (
         'INSERT INTO "pc_source_scope_journal" ("scope_id", "position", "source_id", '
         '"lineage_only") VALUES (?, ?, ?, ?)'
+    ),
+    ('scope_recorded_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_scope_recorded" ("scope_id", "position", "recorded_at") VALUES (?, '
+        '?, ?)'
     ),
     ('scope_journal_by_source', 'sqlite', 1): (
         'SELECT "source_id", "scope_id", "position", "lineage_only" FROM "pc_source_scope_journal" '
@@ -810,6 +819,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_artifact_lineage_sources" AS "l" JOIN "pc_topic_memory_revision_publications" AS "p" '
         'ON "p"."artifact_id" = "l"."artifact_id" AND "p"."revision" = "l"."revision" WHERE '
         '"l"."source_id" = ? ORDER BY "l"."artifact_id", "l"."revision" LIMIT ?'
+    ),
+    ('insight_source_days', 'sqlite', None): (
+        'SELECT SUBSTRING("recorded_at", 1, 10) AS "day", COUNT(*) FROM "pc_source_scope_recorded" '
+        'WHERE "scope_id" = ? GROUP BY SUBSTRING("recorded_at", 1, 10) ORDER BY "day"'
     ),
     ('insight_scope_sources', 'sqlite', None): (
         'SELECT "scope_id", MAX("position") FROM "pc_source_scope_journal" GROUP BY "scope_id"'
@@ -1542,12 +1555,21 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'PRIMARY KEY (`wave_id`, `binding_name`, `scope_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
     ),
+    ('create_source_scope_recorded', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_recorded` (`scope_id` VARBINARY(1024) NOT '
+        'NULL, `position` BIGINT NOT NULL, `recorded_at` VARCHAR(32) NOT NULL, PRIMARY KEY '
+        '(`scope_id`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     ('scope_journal_head', 'oceanbase', None): (
         'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
     ),
     ('scope_journal_insert', 'oceanbase', None): (
         'INSERT INTO `pc_source_scope_journal` (`scope_id`, `position`, `source_id`, '
         '`lineage_only`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('scope_recorded_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_scope_recorded` (`scope_id`, `position`, `recorded_at`) VALUES '
+        '(%s, %s, %s)'
     ),
     ('scope_journal_by_source', 'oceanbase', 1): (
         'SELECT `source_id`, `scope_id`, `position`, `lineage_only` FROM `pc_source_scope_journal` '
@@ -1713,6 +1735,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`pc_artifact_lineage_sources` AS `l` JOIN `pc_topic_memory_revision_publications` AS `p` '
         'ON `p`.`artifact_id` = `l`.`artifact_id` AND `p`.`revision` = `l`.`revision` WHERE '
         '`l`.`source_id` = %s ORDER BY `l`.`artifact_id`, `l`.`revision` LIMIT %s'
+    ),
+    ('insight_source_days', 'oceanbase', None): (
+        'SELECT SUBSTRING(`recorded_at`, 1, 10) AS `day`, COUNT(*) FROM `pc_source_scope_recorded` '
+        'WHERE `scope_id` = %s GROUP BY SUBSTRING(`recorded_at`, 1, 10) ORDER BY `day`'
     ),
     ('insight_scope_sources', 'oceanbase', None): (
         'SELECT `scope_id`, MAX(`position`) FROM `pc_source_scope_journal` GROUP BY `scope_id`'

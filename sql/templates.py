@@ -252,7 +252,9 @@ _SCOPE_KEY = "VARBINARY(1024)"
 #: * ``pc_source_cursors`` -- per (binding, Scope) the last processed journal position
 #:   (no row = Cursor 0);
 #: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
-#:   (scope, binding, source_after) key (attempts, reservations, bounded failure code).
+#:   (scope, binding, source_after) key (attempts, reservations, bounded failure code);
+#: * ``pc_source_scope_recorded`` -- the database-UTC time each journal row was written
+#:   (the dashboard's Sources per day).
 #:
 #: ``scope_id`` is :data:`_SCOPE_KEY` in all four (exact comparison, trailing spaces
 #: significant, on both engines).
@@ -330,6 +332,17 @@ PROCESSING_SCHEMA: dict[str, str] = {
             completed BOOLEAN NOT NULL DEFAULT FALSE,
             PRIMARY KEY (wave_id, binding_name, scope_id)
         )""",
+    # when each journal row was recorded (the database's UTC clock, text
+    # ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` like ``published_at``): written in the Source
+    # write's transaction, read only by the dashboard's Sources-per-day plot. A row
+    # journaled before this table existed has none.
+    "create_source_scope_recorded": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_recorded (
+            scope_id {_SCOPE_KEY} NOT NULL,
+            position BIGINT NOT NULL,
+            recorded_at VARCHAR(32) NOT NULL,
+            PRIMARY KEY (scope_id, position)
+        )""",
 }
 
 #: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
@@ -337,7 +350,7 @@ PROCESSING_SCHEMA: dict[str, str] = {
 PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
                      "pc_source_cursors", "pc_topic_memory_work_budgets",
                      "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
-                     "pc_artifact_processing_auto_wave_targets")
+                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
@@ -351,6 +364,8 @@ PROCESSING_QUERIES: dict[str, str] = {
                            "WHERE scope_id = ?"),
     "scope_journal_insert": ("INSERT INTO pc_source_scope_journal (scope_id, position, "
                              "source_id, lineage_only) VALUES (?, ?, ?, ?)"),
+    "scope_recorded_insert": ("INSERT INTO pc_source_scope_recorded (scope_id, position, "
+                              "recorded_at) VALUES (?, ?, ?)"),
     "scope_journal_by_source": ("SELECT source_id, scope_id, position, lineage_only "
                                 "FROM pc_source_scope_journal WHERE source_id IN (:ids)"),
     "scope_journal_after": ("SELECT j.position, j.lineage_only, s.journal_position, "
@@ -670,6 +685,9 @@ INSIGHT_QUERIES: dict[str, str] = {
                                  f"JOIN {_PUBLICATIONS} AS p ON p.artifact_id = l.artifact_id "
                                  "AND p.revision = l.revision WHERE l.source_id = ? "
                                  "ORDER BY l.artifact_id, l.revision LIMIT ?"),
+    "insight_source_days": ("SELECT SUBSTR(recorded_at, 1, 10) AS day, COUNT(*) "
+                            "FROM pc_source_scope_recorded WHERE scope_id = ? "
+                            "GROUP BY SUBSTR(recorded_at, 1, 10) ORDER BY day"),
     "insight_scope_sources": ("SELECT scope_id, MAX(position) FROM pc_source_scope_journal "
                               "GROUP BY scope_id"),
     "insight_scope_topics": ("SELECT scope_id, COUNT(*) FROM pc_topic_memory_active_topics "

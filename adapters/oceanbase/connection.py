@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 from powercontext.adapters.storage import RetryableError, SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -41,6 +42,7 @@ from powercontext.core.errors import (
 from powercontext.core.models import Source
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.sql import oceanbase as obsql
+from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
 __all__ = ["CONNECTION_LOST", "DDL_TIMEOUT_US", "LOCK_TIMEOUT_US", "RETRY_ATTEMPTS",
@@ -399,6 +401,11 @@ class OceanBaseStorage(SourceStore[C]):
                            lineage_only: bool) -> None:
         self._exec(templates.render("scope_journal_insert", DIALECT),
                    (scope_id, position, source_id, lineage_only))
+
+    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
+        now = utc_text(self._all(tsql.utc_now())[0][0])
+        self._exec_many(templates.render("scope_recorded_insert", DIALECT),
+                        [(scope_id, p, now) for p in positions])
 
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
         cur = self._exec(templates.render("pending_raise", DIALECT),

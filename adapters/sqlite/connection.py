@@ -23,6 +23,7 @@ import apsw
 
 from powercontext.adapters.storage import SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import (
     BackendError,
     InvalidInputError,
@@ -318,6 +319,11 @@ class SQLiteStorage(SourceStore[C]):
                            lineage_only: bool) -> None:
         self._execute(self._t("scope_journal_insert"),
                       [scope_id, position, source_id, int(lineage_only)])
+
+    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
+        now = utc_text(self._execute(frag.statement("topic_now"))[0][0])
+        for position in positions:
+            self._execute(self._t("scope_recorded_insert"), [scope_id, position, now])
 
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
         self._execute(self._t("pending_raise"), [through, through, binding_name, scope_id])

@@ -7,7 +7,8 @@ processing tables (``pc_source_scope_journal``, ``pc_artifact_processing_pending
 
 A scoped write is one transaction: each Source (as :meth:`SourceStore.put_sources`),
 its Scope-journal row at ``MAX(position) + 1`` of the Scope (the primitive
-:meth:`SourceStore._scope_lock_sync` serialises that allocation per engine) and the
+:meth:`SourceStore._scope_lock_sync` serialises that allocation per engine), the
+database-UTC time the new rows were recorded at (``pc_source_scope_recorded``) and the
 Pending raise of :data:`~powercontext.core.topic.processing.BINDING`
 (``source_through = max(existing, position)``, flush generations unchanged)."""
 
@@ -71,6 +72,11 @@ class SourceStore(StorageBackend[C]):
     def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
                            lineage_only: bool) -> None:
         """Insert one Scope-journal row."""
+
+    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
+        """Record the database's UTC time for these new journal rows of the Scope
+        (``pc_source_scope_recorded``, read by the dashboard's Sources per day). The
+        default records nothing (a store without the table)."""
 
     @abc.abstractmethod
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
@@ -191,7 +197,7 @@ class SourceStore(StorageBackend[C]):
             positions[source_id] = int(position)
         self._put_sources_checked(sources)
         head = self._scope_head_sync(scope_id)
-        raised = 0
+        first, raised = head + 1, 0
         for source_id in unique:
             if source_id in positions:
                 continue
@@ -199,6 +205,7 @@ class SourceStore(StorageBackend[C]):
             self._scope_insert_sync(scope_id, head, source_id, lineage_only)
             positions[source_id] = raised = head
         if raised:
+            self._scope_recorded_sync(scope_id, range(first, raised + 1))
             self._pending_raise_sync(BINDING, scope_id, raised)
         return [positions[s.source_id] for s in sources]
 

@@ -111,6 +111,13 @@ def test_source_scope_and_scopes_with_counts(backends):
 
     run(go())
     assert run(memory.source_scope("src_x2")) == SourceScope("repo:/x", 2, False)
+    days = run(topic.sources_per_day("repo:/x"))
+    assert sum(d.count for d in days) == 2 and all(STAMP.fullmatch(d.day + "T00:00:00.000000Z")
+                                                   for d in days)
+    assert sum(d.count for d in run(topic.sources_per_day("repo:/a b"))) == 1
+    assert run(topic.sources_per_day("repo:/none")) == ()
+    run(topic.put_scoped_sources("repo:/x", [_source("src_x1", "x one")]))  # already there
+    assert sum(d.count for d in run(topic.sources_per_day("repo:/x"))) == 2
     assert run(topic.scopes()) == (ScopeSummary("repo:/a b", 1, 0, 0),
                                    ScopeSummary("repo:/x", 2, 1, 1))
 

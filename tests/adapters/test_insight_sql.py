@@ -23,6 +23,11 @@ GOLDEN_SQLITE = {
         '"l"."artifact_id" AND "p"."revision" = "l"."revision" WHERE "l"."source_id" '
         '= ? ORDER BY "l"."artifact_id", "l"."revision" LIMIT ?'
     ),
+    'insight_source_days': (
+        'SELECT SUBSTRING("recorded_at", 1, 10) AS "day", COUNT(*) FROM '
+        '"pc_source_scope_recorded" WHERE "scope_id" = ? GROUP BY '
+        'SUBSTRING("recorded_at", 1, 10) ORDER BY "day"'
+    ),
     'insight_scope_sources': (
         'SELECT "scope_id", MAX("position") FROM "pc_source_scope_journal" GROUP BY '
         '"scope_id"'
@@ -69,6 +74,11 @@ GOLDEN_OCEANBASE = {
         '`pc_topic_memory_revision_publications` AS `p` ON `p`.`artifact_id` = '
         '`l`.`artifact_id` AND `p`.`revision` = `l`.`revision` WHERE `l`.`source_id` '
         '= %s ORDER BY `l`.`artifact_id`, `l`.`revision` LIMIT %s'
+    ),
+    'insight_source_days': (
+        'SELECT SUBSTRING(`recorded_at`, 1, 10) AS `day`, COUNT(*) FROM '
+        '`pc_source_scope_recorded` WHERE `scope_id` = %s GROUP BY '
+        'SUBSTRING(`recorded_at`, 1, 10) ORDER BY `day`'
     ),
     'insight_scope_sources': (
         'SELECT `scope_id`, MAX(`position`) FROM `pc_source_scope_journal` GROUP BY '

@@ -29,6 +29,15 @@ def _seekdb_test(fn):
 
 
 GOLDEN_PROCESSING_SQLITE = {
+    'create_source_scope_recorded': (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_recorded" ("scope_id" BLOB NOT NULL, '
+        '"position" INTEGER NOT NULL, "recorded_at" TEXT NOT NULL, PRIMARY KEY '
+        '("scope_id", "position"))'
+    ),
+    'scope_recorded_insert': (
+        'INSERT INTO "pc_source_scope_recorded" ("scope_id", "position", "recorded_at") '
+        'VALUES (?, ?, ?)'
+    ),
     'create_source_scope_journal': (
         'CREATE TABLE IF NOT EXISTS "pc_source_scope_journal" ("scope_id" BLOB NOT NULL, '
         '"position" INTEGER NOT NULL, "source_id" TEXT NOT NULL, "lineage_only" INTEGER '
@@ -131,6 +140,15 @@ GOLDEN_PROCESSING_SQLITE = {
 
 
 GOLDEN_PROCESSING_OCEANBASE = {
+    'create_source_scope_recorded': (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_recorded` (`scope_id` VARBINARY(1024) '
+        'NOT NULL, `position` BIGINT NOT NULL, `recorded_at` VARCHAR(32) NOT NULL, PRIMARY '
+        'KEY (`scope_id`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'scope_recorded_insert': (
+        'INSERT INTO `pc_source_scope_recorded` (`scope_id`, `position`, `recorded_at`) '
+        'VALUES (%s, %s, %s)'
+    ),
     'create_source_scope_journal': (
         'CREATE TABLE IF NOT EXISTS `pc_source_scope_journal` (`scope_id` VARBINARY(1024) '
         'NOT NULL, `position` BIGINT NOT NULL, `source_id` VARCHAR(128) NOT NULL, '
@@ -270,6 +288,10 @@ def _run_every_statement(q, integrity_error: type[BaseException]) -> set[str]:
     t("scope_journal_insert", ("repo:/w", 1, "s1", False))
     t("scope_journal_insert", ("repo:/w", 2, "s2", True))
     assert t("scope_journal_head", ("repo:/w",)) == [(2,)]
+    t("scope_recorded_insert", ("repo:/w", 1, "2026-12-02T06:00:00.000000Z"))
+    with pytest.raises(integrity_error):  # one time per journal row
+        q(templates.render("scope_recorded_insert", DIALECT[0]),
+          ("repo:/w", 1, "2026-12-02T06:00:00.000000Z"))
     with pytest.raises(integrity_error):  # one Scope per Source
         q(templates.render("scope_journal_insert", DIALECT[0]), ("repo:/x", 1, "s1", False))
     with pytest.raises(integrity_error):  # only stored Sources

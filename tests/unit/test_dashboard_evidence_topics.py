@@ -173,8 +173,10 @@ def test_topics_list_search_and_plots(client, seeded) -> None:
         "artifact_id": r2.ref.artifact_id, "revisions": 2, "title": "Release process",
         "summary": "How we release now", "sources": 2, "published_at": None}
     assert [p["y"] for p in data["publications_per_day"]] in ([2], [1, 1])
+    assert sum(p["y"] for p in data["sources_per_day"]) == 2  # the Scope's two Sources
     html = _html(client, f"/ui/topics?scope={QSCOPE}")
-    assert "Topic publications per day" in html and "<svg" in html
+    assert "Topic publications per day" in html and "Sources per day" in html
+    assert html.count("<svg") == 2
     hits = _json(client, f"/ui/topics?scope={QSCOPE}&q=release")["search"]["hits"]
     assert [h["ref"]["artifact_id"] for h in hits] == [r2.ref.artifact_id]
     assert "Hits for" in _html(client, f"/ui/topics?scope={QSCOPE}&q=release")
@@ -266,3 +268,15 @@ def test_pages_need_a_session_or_the_bearer_token(services, url) -> None:
                    follow_redirects=False)
     assert flush.status_code in (303, 401) and flush.headers.get("location", "").startswith(
         "/ui/login")
+
+
+def test_a_topic_only_server_still_shows_sources_and_topic_citations(seeded) -> None:
+    topic = TopicMemoryService(SQLiteTopicBackend(str(seeded[0])))
+    try:
+        c = TestClient(create_app(Services(memory=None, topic=topic), api_token=None),
+                       raise_server_exceptions=False)
+        data = _json(c, "/ui/sources/src_dash_2")
+        assert data["source"]["source_id"] == "src_dash_2" and data["entry_versions"] == []
+        assert [t["revision"] for t in data["topic_revisions"]] == [2]
+    finally:
+        asyncio.run(topic.close())

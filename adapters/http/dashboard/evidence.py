@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from powercontext.adapters.http.dashboard._services import ServicesDep, citations, insight
 from powercontext.adapters.http.dashboard.web import page, viewer
 from powercontext.core import canonical
+from powercontext.core.errors import ArtifactNotFoundError
 from powercontext.core.shapes import to_json
 
 __all__ = ["LIMIT", "router"]
@@ -29,7 +30,10 @@ async def source_page(request: Request, source_id: str, svc: ServicesDep) -> Res
     """One Source and who cites it. 404 for a Source that is not stored, 422 for a bad
     id (the API's error bodies)."""
     canonical.check_id(source_id, "source_id")
-    (source,) = await svc.memory.backend.get_sources([source_id])
+    store = getattr(svc.memory, "backend", None) or getattr(svc.topic, "backend", None)
+    if store is None:
+        raise ArtifactNotFoundError(f"no stored Source {source_id!r}")
+    (source,) = await store.get_sources([source_id])
     data: dict[str, Any] = {"source": to_json(source), "scope": None, "entry_versions": [],
                             "topic_revisions": [], "limit": LIMIT}
     reads = citations(svc)

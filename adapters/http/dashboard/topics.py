@@ -90,9 +90,7 @@ async def topics_page(request: Request, svc: ServicesDep, scope: ScopeQuery,
     reads = insight(svc)
     if reads is not None:
         data["publications_per_day"] = _day_points(await reads.publications_per_day(scope_id))
-        per_day = getattr(reads, "sources_per_day", None)
-        if per_day is not None:
-            data["sources_per_day"] = _day_points(await per_day(scope_id))
+        data["sources_per_day"] = _day_points(await reads.sources_per_day(scope_id))
     return page(request, "topics.html", data, title=f"Topics of {scope_id}")
 
 
