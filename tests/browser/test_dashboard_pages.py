@@ -9,7 +9,8 @@ search a Memory and a Scope's Topics, open an entry and follow its evidence, fol
 Topic to the Sources its Revision cites, press flush and see the status change (the
 Supervisor processes the Scope: its Topic becomes searchable through the API), and the
 stored ``<script>`` payload shows as text on every page that shows it, with no dialog.
-A screenshot of each page goes to ``tests/artifacts/``.
+Every page links its JSON twin, which the browser opens. A screenshot of each page goes
+to ``tests/artifacts/``.
 """
 
 from __future__ import annotations
@@ -130,6 +131,11 @@ def test_memories_list_then_one_memory_grouped_by_kind(user: Tab) -> None:
     assert PREFERENCE not in page.replace(PREFERENCE_2, ""), "only the current version"
     assert user.page.locator("svg").count() >= 1, "the Memory's plots"
     shot(user, "memory")
+    user.page.get_by_role("link", name="inactive", exact=True).click()
+    user.page.wait_for_load_state("load")
+    assert CONSTRAINT in user.text(), "the forgotten entry, inactive, keeps its history"
+    assert FACT not in user.text()
+    shot(user, "memory-inactive")
 
 
 def test_search_a_memory_in_each_mode_shows_the_mode_that_ran(user: Tab) -> None:
@@ -143,7 +149,7 @@ def test_search_a_memory_in_each_mode_shows_the_mode_that_ran(user: Tab) -> None
         assert f"mode={mode}" in user.page.url
         page = user.text()
         assert PREFERENCE_2 in page, (mode, page)
-        assert mode in page
+        assert user.page.locator(".mode-ran").inner_text() == mode, "the mode that ran"
         shot(user, f"memory-search-{mode}")
 
 
@@ -338,3 +344,24 @@ def test_a_topic_made_from_the_payload_renders_sanitised(user: Tab) -> None:
     assert response is not None and response.status == 200
     _no_live_payload(user)
     shot(user, "payload-topic")
+
+
+def test_every_page_links_its_json_twin(user: Tab) -> None:
+    content = user.dashboard.content
+    topic_id = content.topic_ids[content.updated_topic_title]
+    pages = [
+        ("/ui/memories", {}), (f"/ui/memories/{content.artifact_id}", {}),
+        (f"/ui/memories/{content.artifact_id}/entries/{content.entry_ids['fact']}", {}),
+        (f"/ui/memories/{content.artifact_id}/revisions", {}),
+        (f"/ui/memories/{content.artifact_id}/diff", {"from": 1, "to": 2}),
+        (f"/ui/sources/{content.note_source_id}", {}), ("/ui/scopes", {}),
+        ("/ui/topics", {"scope": SCOPE}), (f"/ui/topics/{topic_id}", {"scope": SCOPE}),
+        ("/ui/processing", {}),
+    ]
+    for path, query in pages:
+        user.goto(path, **query)
+        with user.page.expect_navigation(wait_until="load") as nav:
+            user.page.get_by_role("link", name="this page as JSON").click()
+        assert nav.value is not None and nav.value.status == 200, path
+        assert "application/json" in nav.value.headers["content-type"], path
+        assert isinstance(json.loads(user.text()), dict), path
