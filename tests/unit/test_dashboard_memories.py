@@ -227,9 +227,11 @@ def test_the_timeline_lists_each_revision_with_its_changes(
     assert revs[-1]["ops"] == {"add": info["entries"] - 1}
     assert revs[-1]["lineage"]["sources"][0]["source_id"] == "src_dash_1"
     assert revs[-1]["changes_total"] == info["entries"] - 1
+    assert len(revs[-1]["changes"]) == md.MAX_CHANGES_SHOWN < info["entries"] - 1
     assert all(r["at"] is None or r["at"].endswith("Z") for r in revs)
     html = ui.get(f"/ui/memories/{info['artifact_id']}/revisions").text
     assert "Revision 4" in html and "diff with 3" in html and "obsolete" in html
+    assert f"and {info['entries'] - 1 - md.MAX_CHANGES_SHOWN} more changes" in html
 
 
 def test_the_timeline_is_paged(monkeypatch: pytest.MonkeyPatch, ui: TestClient,

@@ -13,6 +13,8 @@ from typing import Any
 
 import jinja2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from support.dashboard import ORIGIN, TOKEN, client, seed
 
@@ -55,6 +57,7 @@ def test_a_json_request_without_credentials_gets_the_api_401(ui: TestClient) -> 
 
 
 def test_login_sets_a_signed_session_cookie_that_opens_the_pages(ui: TestClient) -> None:
+    assert "Log out" not in ui.get("/ui/login").text  # no session yet
     r = _login(ui, next_url="/ui/memories?page=1")
     assert r.status_code == 303 and r.headers["location"] == "/ui/memories?page=1"
     cookie = r.headers["set-cookie"]
@@ -66,6 +69,7 @@ def test_login_sets_a_signed_session_cookie_that_opens_the_pages(ui: TestClient)
     assert TOKEN not in value and web.session_valid(TOKEN, value)
     page = ui.get("/ui/memories")  # the client keeps the cookie
     assert page.status_code == 200 and "<h1>Memories</h1>" in page.text
+    assert 'action="/ui/logout"' in page.text
 
 
 def test_a_forged_or_foreign_cookie_is_not_a_session(ui: TestClient) -> None:
@@ -230,3 +234,26 @@ def test_the_session_cookie_is_secure_over_https(db: tuple[Path, dict[str, Any]]
         assert r.status_code == 303 and "; secure" in r.headers["set-cookie"].lower()
     finally:
         asyncio.run(svc.close())
+
+
+@given(st.text(max_size=40) | st.from_regex(r"\A/ui[/?][ -~]{0,20}\Z"))
+def test_login_never_redirects_outside_the_dashboard(value: str) -> None:
+    target = safe_next(value)
+    assert target.startswith("/ui") and not target.startswith("//")
+    assert target == value or target == "/ui/memories"
+    assert not any(ord(c) < 0x21 for c in target) and "\\" not in target
+
+
+@given(st.lists(st.tuples(st.text(max_size=5), st.integers(0, 10**9)), max_size=60),
+       st.sampled_from(["bar", "line"]))
+def test_chart_shapes_stay_inside_the_plot_area(points: list[tuple[str, int]],
+                                                kind: str) -> None:
+    g = web.chart_layout(points, 640, 200, kind)
+    box = g["plot"]
+    for b in g["bars"]:
+        assert box["left"] <= b["x"] and b["x"] + b["w"] <= box["right"] + 0.01
+        assert box["top"] - 0.01 <= b["y"] <= box["bottom"] and b["h"] >= 0
+    for d in g["dots"]:
+        assert box["left"] <= d["x"] <= box["right"]
+        assert box["top"] - 0.01 <= d["y"] <= box["bottom"]
+    assert len(g["xticks"]) <= 9

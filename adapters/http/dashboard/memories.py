@@ -106,7 +106,7 @@ async def memory_list(request: Request, page_no: int = Query(1, ge=1, alias="pag
             "active_entries": sum(1 for e in items if e.state == "active"),
             "entries": len(items),
             "last_change": md.revision_summary(
-                (await svc.changes(head, None))[0])})
+                MemoryRevisionChanges(head, rev.content.changes))})
     data = {"memories": rows, "page": pg, "sources": inv["sources"],
             "analyzer_version": inv.get("analyzer_version"),
             "writes_paused": bool(inv.get("writes_paused"))}

@@ -52,7 +52,7 @@ REVISIONS_PER_PAGE = 20
 #: The Memory page's plots cover at most the last this many Revisions.
 PLOT_WINDOW = 30
 #: A Revision's changes shown on the timeline at most (the diff shows all, paged).
-MAX_CHANGES_SHOWN = 100
+MAX_CHANGES_SHOWN = 25
 
 _CROCKFORD = {c: i for i, c in enumerate("0123456789abcdefghjkmnpqrstvwxyz")}
 

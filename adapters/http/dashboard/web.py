@@ -132,11 +132,14 @@ def auth_required(request: Request) -> bool:
 def render(request: Request, template: str, data: Mapping[str, Any], *, title: str,
            status: int = 200, headers: Mapping[str, str] | None = None) -> HTMLResponse:
     """``template`` rendered as HTML with ``data`` (also spread as top-level names;
-    ``request``, ``title``, ``data``, ``auth_required``, ``url_with`` and ``csrf`` are
-    reserved)."""
+    ``request``, ``title``, ``data``, ``auth_required``, ``logged_in`` (a valid session
+    cookie: the logout button shows), ``url_with`` and ``json_url`` are reserved)."""
     context: dict[str, Any] = dict(data)
+    token = getattr(request.app.state, "api_token", None)
     context.update(
         request=request, title=title, data=data, auth_required=auth_required(request),
+        logged_in=isinstance(token, str) and bool(token)
+        and session_valid(token, request.cookies.get(COOKIE_NAME)),
         url_with=lambda **changes: _query(request, **changes),
         json_url=_query(request, format="json"),
     )
