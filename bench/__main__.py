@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "topic-locomo": "bench.topic_locomo",
     "scanner": "bench.secret_scan",
     "dashboard": "bench.dashboard",
+    "evidence": "bench.evidence",
 }
 
 

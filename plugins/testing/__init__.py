@@ -12,7 +12,8 @@ The kit needs only powercontext's base dependencies plus the ``testing`` extra
 (``pip install -e '.[testing]'`` from a checkout: pytest, hypothesis). It tests what a
 backend declares: ``ports.MemoryBackend`` is required; the rebuild tests run only for a
 backend that implements ``ports.MemoryRebuild``, the inventory test for
-``ports.MemoryInventory``, the fault test for the kit's :class:`FaultInjection`
+``ports.MemoryInventory``, the reverse-evidence tests for ``ports.SourceCitations``,
+the fault test for the kit's :class:`FaultInjection`
 (``fault_points()``, ``inject_fault(point)``), the vector tests only where
 ``capabilities()`` reports vector search; the others skip with the reason.
 

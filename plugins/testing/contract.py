@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from powercontext.plugins.testing.contract_citations import CitationsContract
 from powercontext.plugins.testing.contract_faults import FaultsContract
 from powercontext.plugins.testing.contract_history import HistoryContract
 from powercontext.plugins.testing.contract_integrity import IntegrityContract
@@ -25,8 +26,10 @@ class MemoryBackendContract(
     InventoryContract,
     FaultsContract,
     ScopedSourcesContract,
+    CitationsContract,
 ):
     """Subclass and override ``memory_backend_factory``; every ``test_*`` of every
     contract group runs. Tests needing a capability beyond ``ports.MemoryBackend``
-    (``ports.MemoryRebuild``, ``ports.MemoryInventory``, a vector capability, the kit's
-    ``FaultInjection`` hook) skip with the reason when the backend does not declare it."""
+    (``ports.MemoryRebuild``, ``ports.MemoryInventory``, ``ports.SourceCitations``, a
+    vector capability, the kit's ``FaultInjection`` hook) skip with the reason when the
+    backend does not declare it."""

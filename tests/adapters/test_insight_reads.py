@@ -172,3 +172,52 @@ def test_supervision_view_shows_lease_generation_and_waves(backends):
     assert (view.lease_expires_at is not None) == (lease is not None)
     assert [(w.wave_id, w.targets, w.completed) for w in view.waves] == [(wave, frozen, 0)]
     assert frozen == 1 and BINDING
+
+
+def test_an_earlier_database_gets_the_recording_table_and_counts_new_sources_only(
+        tmp_path: Any) -> None:
+    import apsw
+
+    from powercontext.adapters.sqlite import SQLiteMemoryBackend, SQLiteTopicBackend
+
+    path = str(tmp_path / "old.db")
+    topic = SQLiteTopicBackend(path)
+    run(topic.put_scoped_sources("repo:/o", [_source("src_o1", "old one")]))
+    run(topic.close())
+    conn = apsw.Connection(path)
+    conn.execute('DROP TABLE "pc_source_scope_recorded"')  # as a release before it made it
+    conn.close()
+    for cls in (SQLiteMemoryBackend, SQLiteTopicBackend):
+        backend = cls(path)
+        run(backend.put_scoped_sources("repo:/o", [_source(f"src_o_{cls.__name__}", "new")]))
+        run(backend.close())
+    topic = SQLiteTopicBackend(path)
+    try:
+        assert sum(d.count for d in run(topic.sources_per_day("repo:/o"))) == 2
+        assert run(topic.source_head("repo:/o")) == 3
+    finally:
+        run(topic.close())
+
+
+@pytest.mark.oceanbase
+def test_an_earlier_oceanbase_database_gets_the_recording_table(seekdb_url: str) -> None:
+    from oceanbase_server import fresh_database
+    from support.topic_ob import sql
+
+    from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
+
+    with fresh_database(seekdb_url, "pc_insight_old") as url:
+        topic = OceanBaseTopicBackend(url)
+        run(topic.put_scoped_sources("repo:/o", [_source("src_o1", "old one")]))
+        run(topic.close())
+        sql(url, "DROP TABLE pc_source_scope_recorded")
+        for cls in (OceanBaseMemoryBackend, OceanBaseTopicBackend):
+            backend = cls(url)
+            run(backend.put_scoped_sources("repo:/o", [_source(f"src_o_{cls.__name__}",
+                                                               "new")]))
+            run(backend.close())
+        topic = OceanBaseTopicBackend(url)
+        try:
+            assert sum(d.count for d in run(topic.sources_per_day("repo:/o"))) == 2
+        finally:
+            run(topic.close())

@@ -13,58 +13,23 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from starlette.testclient import TestClient
+from support.dashboard_more import ORIGIN, QSCOPE, SCOPE, TERMINAL, TOKEN, XSS, seed
 
 from powercontext import MemoryService
 from powercontext.adapters.http.app import create_app
 from powercontext.adapters.http.deps import Services
 from powercontext.adapters.sqlite import SQLiteMemoryBackend, SQLiteTopicBackend
-from powercontext.core import canonical
-from powercontext.core.models import MemoryEntryInput, SourceRef
 from powercontext.topic_service import TopicMemoryService
-
-SCOPE = "repo:/work/x y"
-QSCOPE = quote(SCOPE, safe="")
-TERMINAL = "project:stuck"
-TOKEN = "dash-token"
-XSS = "<script>alert('pwned')</script>"
-DETAIL = ("## Steps\n\nTag the commit.\n\n" + XSS + "\n\n[click](javascript:alert(1)) "
-          "[ok](https://example.org/x)\n\n<img src=x onerror=alert(1)>\n")
-ORIGIN = {"Origin": "http://testserver"}
-
-
-async def _seed(path: Path) -> dict[str, Any]:
-    memory = MemoryService(SQLiteMemoryBackend(str(path)))
-    topic = TopicMemoryService(SQLiteTopicBackend(str(path)))
-    s1 = canonical.make_source("src_dash_1", "user_note", "evidence " + XSS,
-                               metadata={"path": "<b>a.py</b>"})
-    s2 = canonical.make_source("src_dash_2", "user_note", "second source")
-    s3 = canonical.make_source("src_dash_3", "user_note", "terminal scope source")
-    await topic.add_sources(SCOPE, [s1, s2])
-    await topic.add_sources(TERMINAL, [s3])
-    ref = await memory.remember(None, sources=[s1], entries=[
-        MemoryEntryInput("fact", "entry text " + XSS, sources=(s1,))], mode="append")
-    (r1,) = await topic._publish(SCOPE, creates=[(
-        {"title": "Release " + XSS, "summary": "How we release", "detail": DETAIL},
-        [SourceRef(s1.source_id, s1.content_hash)])])
-    (r2,) = await topic._publish(SCOPE, updates=[(r1.ref, {
-        "title": "Release process", "summary": "How we release now",
-        "detail": DETAIL + "\nThen push.\n"},
-        [SourceRef(s1.source_id, s1.content_hash), SourceRef(s2.source_id, s2.content_hash)])])
-    grant = await topic.backend.begin_attempt(TERMINAL, 0)
-    await topic.backend.record_failure(grant, "source_complexity_limit")
-    await memory.close()
-    await topic.close()
-    return {"memory": ref, "r1": r1, "r2": r2}
 
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     path = tmp_path_factory.mktemp("dash") / "dash.db"
-    return path, asyncio.run(_seed(path))
+    return path, asyncio.run(seed(SQLiteMemoryBackend(str(path)),
+                                  SQLiteTopicBackend(str(path))))
 
 
 @pytest.fixture
