@@ -2,9 +2,12 @@
 # fresh machine by themselves: they create .venv, install what is missing, then run.
 # quickstart installs only the base package (no extras, no Debian packages); test also
 # installs the Debian packages that mysqlclient needs to build (as root; otherwise it
-# prints the apt command and stops) and the dev and local extras, all under constraints.txt.
+# prints the apt command and stops) and the dev and local extras, all under constraints.txt,
+# and Debian's chromium for the dashboard's browser tests (as root; otherwise it prints the
+# apt command and the run goes on: those tests then skip and say why).
 #
 #   make quickstart   the coding-agent scenario on real files of this repository
+#   make dashboard    the quickstart's database (DASHBOARD_DB) served at http://127.0.0.1:8765/ui/
 #   make test         the whole test suite (Hypothesis profile `ci` when CI=true)
 #   make lint         ruff          make types   mypy          make check   all three
 #   make bench        perf (quick, SQLite), LoCoMo retrieval quality, then the peer (quick, when
@@ -14,7 +17,7 @@
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
 # extras `make install`/test/lint/types/bench install, default dev,local: local is the
 # real embedding model that a test uses), PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci
-# when CI=true, else dev).
+# when CI=true, else dev), DASHBOARD_DB, DASHBOARD_PORT.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -24,6 +27,8 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 DEB_PACKAGES := libmariadb-dev pkg-config
+# the browser the dashboard's tests drive through Playwright (tests/browser; /usr/bin/chromium)
+BROWSER_PACKAGES := chromium
 APT_GET ?= apt-get
 # Two installs share one .venv: the base package (what the quickstart imports) and the
 # base plus EXTRAS (everything else). Each is redone only when the content of what it
@@ -47,10 +52,10 @@ SOURCES := core ports adapters plugins sql app
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
 
-.PHONY: help install install-base deb-packages quickstart test lint types typetree check bench bench-peer clean
+.PHONY: help install install-base deb-packages browser-packages quickstart dashboard test lint types typetree check bench bench-peer clean
 
 help:
-	@sed -n '1,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,20p' Makefile | sed 's/^# \{0,1\}//'
 
 install: $(STAMP)
 
@@ -94,10 +99,55 @@ deb-packages:
 	$(APT_GET) update -qq; \
 	$(APT_GET) install -y -qq --no-install-recommends $$missing
 
+# Like deb-packages, but a browser that cannot be installed never stops `make test`: the
+# browser tests skip with the reason (under CI=true they fail instead).
+browser-packages:
+	@missing=""; \
+	for p in $(BROWSER_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  echo "Missing Debian packages:$$missing (the dashboard's browser tests skip without it). Run:" >&2; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$$missing" >&2; \
+	  exit 0; \
+	fi; \
+	echo "Installing Debian packages:$$missing (the dashboard's browser tests)"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	{ $(APT_GET) update -qq && $(APT_GET) install -y -qq --no-install-recommends $$missing; } \
+	  || echo "Could not install$$missing: the dashboard's browser tests will skip" >&2
+
 quickstart: install-base
 	$(BIN)/python -m powercontext.quickstart
 
-test: install
+# The dashboard on the quickstart's database: the quickstart writes DASHBOARD_DB once
+# (delete the file to write it anew), then `powercontext serve` (no token: loopback only;
+# the quickstart's `deterministic` Topic provider, so the flush button works) serves the
+# API and the pages until Ctrl-C.
+DASHBOARD_DB ?= $(VENV)/dashboard/quickstart.db
+DASHBOARD_PORT ?= 8765
+SERVER_STAMP := $(VENV)/.installed-$(SPEC_HASH)-server
+
+$(SERVER_STAMP): | $(BIN)/python
+	@echo "Installing powercontext with the server extra into $(VENV) ..."
+	flock $(VENV)/.install-lock $(BIN)/python -m pip install --progress-bar on \
+	  -c constraints.txt -e '.[server]'
+	@find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '.installed-$(SPEC_HASH)-*' -delete
+	@touch $@ $(BASE_STAMP)
+
+dashboard: $(SERVER_STAMP)
+	@if [ ! -f "$(DASHBOARD_DB)" ]; then \
+	  mkdir -p "$$(dirname "$(DASHBOARD_DB)")"; \
+	  $(BIN)/python -m powercontext.quickstart --db "$(DASHBOARD_DB)" \
+	    || { rm -f "$(DASHBOARD_DB)" "$(DASHBOARD_DB)-wal" "$(DASHBOARD_DB)-shm"; exit 1; }; \
+	fi
+	@printf '[inference]\ngeneration_provider = "deterministic"\n' > "$(DASHBOARD_DB).toml"
+	@echo "dashboard: http://127.0.0.1:$(DASHBOARD_PORT)/ui/ (database $(DASHBOARD_DB); Ctrl-C stops)"
+	$(BIN)/powercontext --db "$(DASHBOARD_DB)" serve --config "$(DASHBOARD_DB).toml" \
+	  --host 127.0.0.1 --port $(DASHBOARD_PORT)
+
+test: install browser-packages
 	@rc=0; HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ -n "$${PYTEST_EXIT_FILE:-}" ]; then echo "$$rc" > "$$PYTEST_EXIT_FILE"; fi; \
 	exit $$rc

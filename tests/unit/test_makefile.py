@@ -2,7 +2,9 @@
 ``make quickstart`` installs only the base package (no extras, no Debian packages),
 ``make test`` installs the dev and local extras, and the two stamps share one .venv
 (a quickstart after a test installs nothing; a test after a quickstart installs the
-extras)."""
+extras). ``make test`` also installs Debian's chromium for the browser tests, and a
+browser that cannot be installed never stops it; ``make dashboard`` serves the
+quickstart's database."""
 
 from __future__ import annotations
 
@@ -69,3 +71,30 @@ def test_test_after_quickstart_installs_the_extras(tmp_path: Path) -> None:
         Path(stamp).touch()
     assert _installs(_plan("quickstart", venv)) == []
     assert "-e '.[dev,local]'" in "\n".join(_installs(_plan("test", venv)))
+
+
+def test_test_installs_debian_chromium_for_the_browser_tests(tmp_path: Path) -> None:
+    plan = _plan("test", tmp_path / "venv")
+    assert "for p in chromium" in plan  # the browser-packages step, as root apt-get
+    assert "--no-install-recommends" in plan
+
+
+def test_a_browser_that_cannot_be_installed_does_not_stop_make_test() -> None:
+    """As root the apt step fails (APT_GET=false), otherwise the command is printed:
+    either way the step succeeds and says what is missing (the browser tests skip)."""
+    done = subprocess.run(
+        ["make", "--no-print-directory", "browser-packages",
+         "BROWSER_PACKAGES=pc-no-such-package-for-the-test", "APT_GET=false"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "pc-no-such-package-for-the-test" in done.stderr
+    assert "browser tests" in done.stderr
+
+
+def test_dashboard_serves_the_quickstart_database(tmp_path: Path) -> None:
+    plan = _plan("dashboard", tmp_path / "venv")
+    assert "-e '.[server]'" in "\n".join(_installs(plan))
+    assert "powercontext.quickstart --db" in plan and "quickstart.db" in plan
+    serve = next(line for line in plan.splitlines() if " serve " in line)
+    assert "--db" in serve and "--host 127.0.0.1 --port 8765" in plan
+    assert "deterministic" in plan  # the flush button processes with that provider
