@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import sys
 import tempfile
 import time
@@ -35,6 +36,9 @@ from typing import Any
 from bench.peer.protocol import percentile
 
 __all__ = ["TARGET_MS", "build_memory", "main", "measure"]
+
+#: the bench server's bearer token, made per run (never a literal secret)
+_TOKEN = secrets.token_urlsafe(16)
 
 TARGET_MS = 300.0
 _WORDS = ("release", "deploy", "schema", "migration", "cache", "index", "token", "budget",
@@ -129,7 +133,8 @@ def measure(db: Path, info: dict[str, Any], runs: int, *, model: Any = None,
 
     svc = MemoryService(SQLiteMemoryBackend(
         str(db), profile=None if model is None else model.profile), embedding_model=model)
-    timed = _Timed(create_app(Services(memory=svc, topic=None), api_token="bench-token"))
+    shared = _TOKEN
+    timed = _Timed(create_app(Services(memory=svc, topic=None), api_token=shared))
     base = f"/ui/memories/{info['artifact_id']}"
     head = info["revision"]
     last = max(1, -(-info["active"] // per_page))
@@ -146,7 +151,7 @@ def measure(db: Path, info: dict[str, Any], runs: int, *, model: Any = None,
     ]
     out = []
     try:
-        with TestClient(timed, headers={"Authorization": "Bearer bench-token"}) as client:
+        with TestClient(timed, headers={"Authorization": f"Bearer {_TOKEN}"}) as client:
             for name, url in pages:
                 client.get(url)  # warm-up: the Revision cache, the templates
                 first = timed.last_ms

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import sys
 import tempfile
 import time
@@ -30,6 +31,9 @@ from bench.dashboard import _Timed, build_memory
 from bench.peer.protocol import percentile
 
 __all__ = ["main", "measure"]
+
+#: the bench server's bearer token, made per run (never a literal secret)
+_TOKEN = secrets.token_urlsafe(16)
 
 
 def measure(db: Path, runs: int) -> list[dict[str, Any]]:
@@ -43,12 +47,13 @@ def measure(db: Path, runs: int) -> list[dict[str, Any]]:
     from powercontext.service import MemoryService
 
     svc = MemoryService(SQLiteMemoryBackend(str(db)))
-    timed = _Timed(create_app(Services(memory=svc, topic=None), api_token="bench-token"))
+    shared = _TOKEN
+    timed = _Timed(create_app(Services(memory=svc, topic=None), api_token=shared))
     sources = [("a batch's Source", "src_bench_000000"),
                ("the review Source", "src_bench_rev1"), ("an unknown id (404)", "src_nobody")]
     out = []
     try:
-        with TestClient(timed, headers={"Authorization": "Bearer bench-token",
+        with TestClient(timed, headers={"Authorization": f"Bearer {_TOKEN}",
                                         "Accept": "application/json"}) as client:
             for name, sid in sources:
                 url = f"/ui/sources/{sid}"

@@ -452,13 +452,15 @@ class SourceCitations(Protocol):
     without it shows the Source alone."""
 
     async def source_scope(self, source_id: str) -> SourceScope | None:
-        """The Scope journal row of ``source_id`` (None: not journaled in a Scope).
-        InvalidInputError for a bad id."""
+        """The Scope journal row of ``source_id`` (None: not journaled in a Scope;
+        Memory RFC, "Source changes and incremental evidence"). InvalidInputError for a
+        bad id."""
         ...
 
     async def citing_entry_versions(self, source_id: str, limit: int = 200
                                     ) -> tuple[MemoryEntryVersion, ...]:
         """Every stored entry version (of any Memory, current or superseded) whose
         SourceRefs name ``source_id``, ordered by entry_version_id, at most ``limit``
-        (1..1000), read in one snapshot. InvalidInputError for a bad id or limit."""
+        (1..1000), read in one snapshot (Memory RFC, "Revision and entry lineage").
+        InvalidInputError for a bad id or limit."""
         ...
