@@ -5,9 +5,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from powercontext._service_core import ServiceCore
-from powercontext.core.errors import CommitOutcomeUnknownError, InvalidInputError
+from powercontext.core.errors import (
+    CapabilityNotSupportedError,
+    CommitOutcomeUnknownError,
+    InvalidInputError,
+)
 from powercontext.core.models import (
     ArtifactRef,
     HandoffCitation,
@@ -55,6 +60,18 @@ class ReadOps(ServiceCore):
             return False
         rev = await self.backend.load_revision(planned)
         return rev.content_hash == error.content_hash
+
+    async def inventory(self) -> dict[str, Any]:
+        """The backend's inventory (:meth:`powercontext.ports.MemoryInventory.inventory`:
+        ``{"heads": (ArtifactRef, ...), "sources", "analyzer_version",
+        "writes_paused"}``). CapabilityNotSupportedError when the backend cannot list
+        its Memories."""
+        from powercontext.ports import MemoryInventory
+
+        if not isinstance(self.backend, MemoryInventory):
+            raise CapabilityNotSupportedError(
+                f"{type(self.backend).__name__} cannot list its Memories")
+        return await self.backend.inventory()
 
     async def revision(self, memory: ArtifactRef) -> MemoryRevision:
         """The validated Revision ``memory`` names (any Revision, not only the head)."""

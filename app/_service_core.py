@@ -116,6 +116,14 @@ class ServiceCore:
         await self._keys_ready()
         return await self.backend.memory_keys()
 
+    async def keys_by_memory(self) -> dict[str, list[str]]:
+        """The inverse of :meth:`memory_keys`: Memory Artifact id -> its business keys,
+        each list sorted by key (a Memory without a key is absent)."""
+        out: dict[str, list[str]] = {}
+        for key, artifact_id in (await self.memory_keys()).items():
+            out.setdefault(artifact_id, []).append(key)
+        return out
+
     async def head(self, memory: ArtifactRef | str) -> ArtifactRef:
         """The current head of a Memory. ArtifactNotFoundError when there is none."""
         artifact_id = memory if isinstance(memory, str) else memory.artifact_id

@@ -17,23 +17,10 @@ from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx
 __all__ = ["info", "memory_list", "source"]
 
 
-async def _inventory(svc: Any) -> dict[str, Any]:
-    from powercontext.ports import MemoryInventory
-
-    if not isinstance(svc.backend, MemoryInventory):
-        from powercontext.core.errors import CapabilityNotSupportedError
-
-        raise CapabilityNotSupportedError(
-            f"{type(svc.backend).__name__} cannot list its Memories")
-    return await svc.backend.inventory()
-
-
 async def _memories(c: Ctx, svc: Any, heads: tuple[Any, ...]) -> list[dict[str, Any]]:
     from powercontext.core.shapes import to_json
 
-    keys: dict[str, list[str]] = {}
-    for key, artifact_id in (await svc.memory_keys()).items():
-        keys.setdefault(artifact_id, []).append(key)
+    keys = await svc.keys_by_memory()
     out = []
     for head in heads:
         entries = (await svc.revision(head)).content.manifest.entries
@@ -55,7 +42,7 @@ def memory_list(c: Ctx) -> None:
     Name one in other commands as key:NAME, ID or ID@REV."""
 
     async def body(svc: Any) -> None:
-        inv = await _inventory(svc)
+        inv = await svc.inventory()
         rows = await _memories(c, svc, inv["heads"])
 
         def human() -> None:
@@ -147,7 +134,7 @@ def info(c: Ctx) -> None:
         return
 
     async def body(svc: Any) -> None:
-        inv = await _inventory(svc)
+        inv = await svc.inventory()
         caps = await svc.backend.capabilities()
         rows = await _memories(c, svc, inv["heads"])
         data = dict(

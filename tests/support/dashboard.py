@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.service import MemoryService
 
-__all__ = ["ORIGIN", "SCRIPT", "TOKEN", "client", "seed"]
+__all__ = ["ORIGIN", "SCRIPT", "TOKEN", "client", "seed", "start_tags"]
 
 TOKEN = "dash-token-1234"
 ORIGIN = "http://testserver"
@@ -101,3 +102,20 @@ def client(where: Path | Callable[[], Any], *,
     svc = MemoryService(_factory(where)())
     app = create_app(Services(memory=svc, topic=None), api_token=token)
     return TestClient(app, raise_server_exceptions=False), svc
+
+
+class _StartTags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def start_tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    """Every start tag of ``html`` in document order: ``(tag, {attribute: value})``
+    (the stdlib parser: what a browser would see as elements, not text)."""
+    parser = _StartTags()
+    parser.feed(html)
+    return parser.tags

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from support.dashboard import start_tags
 from support.dashboard_more import ORIGIN, QSCOPE, SCOPE, TERMINAL, TOKEN, XSS, seed
 
 from powercontext import MemoryService
@@ -61,24 +61,10 @@ def _html(client: TestClient, url: str, status: int = 200) -> str:
     return r.text
 
 
-class _Tags(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-
-def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
-    p = _Tags()
-    p.feed(html)
-    return p.tags
-
 
 def _no_stored_markup(html: str) -> None:
     assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;pwned&#39;)" in html
-    for tag, attrs in _tags(html):
+    for tag, attrs in start_tags(html):
         assert tag != "img"
         assert not any(k.startswith("on") for k in attrs), (tag, attrs)
         assert not (attrs.get("href") or "").lower().startswith("javascript:")

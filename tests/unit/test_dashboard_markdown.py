@@ -5,10 +5,9 @@ a ``javascript:`` link and an ``onerror=`` attribute out of the page."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import markupsafe
 import pytest
+from support.dashboard import start_tags
 
 from powercontext.adapters.http.dashboard.markdown import render_markdown, sanitize_html
 
@@ -31,19 +30,9 @@ PAYLOADS = [
 ]
 
 
-class _Tags(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
 
 def _assert_inert(html: str) -> None:
-    p = _Tags()
-    p.feed(html)
-    for tag, attrs in p.tags:
+    for tag, attrs in start_tags(html):
         assert tag not in ("script", "img", "iframe", "svg", "div", "style"), html
         assert not any(k.startswith("on") or k == "style" for k in attrs), html
         href = (attrs.get("href") or "").strip().lower()

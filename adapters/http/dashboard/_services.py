@@ -14,7 +14,7 @@ from powercontext.adapters.http.errors import ApiError
 from powercontext.ports import SourceCitations
 from powercontext.ports.topic import TopicInsight
 
-__all__ = ["ServicesDep", "citations", "insight", "page_with", "topic_service"]
+__all__ = ["ServicesDep", "citations", "insight", "topic_service"]
 
 ServicesDep = Annotated[Services, Depends(services)]
 
@@ -38,16 +38,3 @@ def insight(svc: Services) -> TopicInsight | None:
     backend = getattr(svc.topic, "backend", None)
     return backend if isinstance(backend, TopicInsight) else None
 
-
-def page_with(request: Any, template: str, data: dict[str, Any], extra: dict[str, Any], *,
-              title: str) -> Any:
-    """:func:`~powercontext.adapters.http.dashboard.web.page` with ``extra`` names for
-    the HTML only (values derived from ``data`` that are not JSON, such as a Topic's
-    sanitised Markdown): the JSON twin is ``data`` alone."""
-    from powercontext.adapters.http.dashboard.web import page, render, wants_json
-
-    if wants_json(request):
-        return page(request, template, data, title=title)
-    response = render(request, template, {**data, **extra}, title=title)
-    response.headers["Vary"] = "Accept"
-    return response

@@ -65,13 +65,6 @@ def _id(value: str, field: str) -> str:
         raise ApiError(422, "invalid_input", str(exc), field=field) from exc
 
 
-async def _keys_of(svc: Any) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for key, artifact_id in (await svc.memory_keys()).items():
-        out.setdefault(artifact_id, []).append(key)
-    return out
-
-
 @router.get("/ui")
 @router.get("/ui/")
 async def home() -> RedirectResponse:
@@ -86,16 +79,11 @@ async def memory_list(request: Request, page_no: int = Query(1, ge=1, alias="pag
     "memory_ref", "active_entries", "entries", "last_change": {"memory_ref",
     "revision", "at", "ops", "changes_total"}}], "page", "sources",
     "analyzer_version", "writes_paused"}``."""
-    from powercontext.ports import MemoryInventory
-
     svc = _memory(request)
-    if not isinstance(svc.backend, MemoryInventory):
-        raise CapabilityNotSupportedError(
-            f"{type(svc.backend).__name__} cannot list its Memories")
-    inv = await svc.backend.inventory()
+    inv = await svc.inventory()
     heads = inv["heads"]
     pg = md.paginate(len(heads), page_no, md.PER_PAGE)
-    keys = await _keys_of(svc)
+    keys = await svc.keys_by_memory()
     rows = []
     for head in heads[pg["start"]:pg["stop"]]:
         rev = await svc.revision(head)
@@ -167,7 +155,7 @@ async def memory_page(
     search = None
     if q is not None and q.strip():
         search = await _search(svc, artifact_id, q, mode, limit)
-    keys = await _keys_of(svc)
+    keys = await svc.keys_by_memory()
     data = {
         "memory_ref": to_json(head), "keys": keys.get(artifact_id, []),
         "counts": {"active": active, "inactive": len(items) - active,
@@ -257,7 +245,7 @@ async def revisions_page(request: Request, artifact_id: str,
     artifact_id = _id(artifact_id, "artifact_id")
     head = await svc.head(artifact_id)
     data = await md.timeline(svc, head, page_no)
-    keys = (await _keys_of(svc)).get(artifact_id, [])
+    keys = (await svc.keys_by_memory()).get(artifact_id, [])
     data.update(memory_ref=to_json(head), keys=keys,
                 max_changes=md.MAX_CHANGES_SHOWN)
     return page(request, "revisions.html", data,
@@ -283,7 +271,7 @@ async def diff_page(request: Request, artifact_id: str,
         raise ApiError(422, "invalid_input", "from must be a Revision before to",
                        field="from")
     data = await md.diff(svc, artifact_id, older, newer, page_no)
-    keys = (await _keys_of(svc)).get(artifact_id, [])
+    keys = (await svc.keys_by_memory()).get(artifact_id, [])
     data.update(memory_ref=to_json(head), keys=keys)
     return page(request, "diff.html", data,
                 title=f"Diff {older}..{newer} of {_title(keys, artifact_id)}")

@@ -24,7 +24,6 @@ from fastapi.responses import Response
 from powercontext.adapters.http.dashboard._services import (
     ServicesDep,
     insight,
-    page_with,
     topic_service,
 )
 from powercontext.adapters.http.dashboard.markdown import render_markdown
@@ -132,5 +131,5 @@ async def topic_page(request: Request, topic_id: str, svc: ServicesDep, scope: S
             "history": [_revision_json(r) for r in history],
             "history_complete": history[-1].ref.revision == 1}
     extra = {"detail_html": render_markdown(selected.content.detail)}
-    return page_with(request, "topic.html", data, extra,
-                     title=f"{selected.content.title} @{selected.ref.revision}")
+    return page(request, "topic.html", data, extra=extra,
+                title=f"{selected.content.title} @{selected.ref.revision}")

@@ -149,14 +149,17 @@ def render(request: Request, template: str, data: Mapping[str, Any], *, title: s
 
 
 def page(request: Request, template: str, data: Mapping[str, Any], *, title: str,
-         status: int = 200, as_json: bool | None = None) -> Response:
+         status: int = 200, as_json: bool | None = None,
+         extra: Mapping[str, Any] | None = None) -> Response:
     """The page ``template`` for ``data`` (HTML, status ``status``), or ``data`` itself
     as JSON when :func:`wants_json` (the JSON twin, same status; ``as_json`` True or
     False decides instead). ``data`` must be JSON-ready (dicts, lists, strings,
-    numbers, booleans, None)."""
+    numbers, booleans, None); ``extra``: names for the HTML only (values derived from
+    ``data`` that are not JSON, such as a Topic's sanitised Markdown)."""
     if wants_json(request) if as_json is None else as_json:
         return JSONResponse(dict(data), status_code=status, headers={"Vary": "Accept"})
-    response = render(request, template, data, title=title, status=status)
+    response = render(request, template, {**data, **(extra or {})}, title=title,
+                      status=status)
     response.headers["Vary"] = "Accept"
     return response
 
