@@ -108,6 +108,8 @@ class RevisionCache:
         self._cache: OrderedDict[tuple[str, int], ParsedRevision] = OrderedDict()
         #: the changes of Revisions :meth:`changes` decoded (validated, immutable)
         self._changes: OrderedDict[tuple[str, int], tuple[MemoryChange, ...]] = OrderedDict()
+        #: the number of changes held in ``_changes`` (kept, not summed per put)
+        self._changes_held = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -155,6 +157,7 @@ class RevisionCache:
         with self._lock:
             self._cache.clear()
             self._changes.clear()
+            self._changes_held = 0
 
     def parsed(self, artifact_id: str, revision: int, read_rows: RowReader) -> ParsedRevision:
         """The validated Revision, decoding a delta chain from the nearest full row or
@@ -235,12 +238,15 @@ class RevisionCache:
     def _put_changes(self, key: tuple[str, int], changes: tuple[MemoryChange, ...]) -> None:
         with self._lock:
             cache = self._changes
+            replaced = cache.get(key)
+            if replaced is not None:
+                self._changes_held -= len(replaced)
             cache[key] = changes
             cache.move_to_end(key)
-            held = sum(len(c) for c in cache.values())
-            while len(cache) > 1 and held > MAX_CHANGES:
+            self._changes_held += len(changes)
+            while len(cache) > 1 and self._changes_held > MAX_CHANGES:
                 _, dropped = cache.popitem(last=False)
-                held -= len(dropped)
+                self._changes_held -= len(dropped)
 
     def _decode(self, artifact_id: str, revision: int, read_rows: RowReader, *,
                 memo: bool) -> ParsedRevision:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core.models import MemoryEntryInput
 from powercontext.service import MemoryService
@@ -180,3 +183,23 @@ def test_changes_walk_validates_without_caching_revisions_or_pinning_views(tmp_p
         await svc2.close()
 
     asyncio.run(body())
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 30_000)), max_size=60))
+def test_the_changes_cache_counts_what_it_holds_and_keeps_its_bound(puts) -> None:
+    """The changes kept apart by RevisionCache stay within MAX_CHANGES (one oversized
+    Revision's changes may stand alone), the running count equals what is held, and the
+    newest put is always kept."""
+    from powercontext.adapters import revision_cache
+    from powercontext.adapters.revision_cache import RevisionCache
+
+    cache = RevisionCache()
+    for revision, n in puts:
+        key = ("mem_a", revision)
+        cache._put_changes(key, (None,) * n)  # type: ignore[arg-type]
+        held = sum(len(c) for c in cache._changes.values())
+        assert cache._changes_held == held
+        assert held <= revision_cache.MAX_CHANGES or len(cache._changes) == 1
+        assert len(cache._changes[key]) == n
+    cache.clear()
+    assert cache._changes_held == 0 and not cache._changes
