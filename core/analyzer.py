@@ -65,6 +65,7 @@ rules changed under it, so such a database must be rebuilt.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -341,7 +342,18 @@ class Analyzer:
 
     def analyze(self, text: str) -> list[str]:
         """All tokens of ``text`` in order, duplicates kept: each matches
-        ``[a-z0-9_]{1,84}``."""
+        ``[a-z0-9_]{1,84}``. A new list on every call.
+
+        A text of at most :data:`MEMO_MAX_CHARS` characters is answered from a bounded
+        memo of the last :data:`MEMO_TEXTS` texts analyzed (one write analyzes an entry's
+        text for its projection and again in a deterministic embedder; a search analyzes
+        its query for the bounds and again in the backend). The memo is invisible: the
+        output is a pure function of (analyzer, text)."""
+        if len(text) <= MEMO_MAX_CHARS:
+            return list(_memo_tokens(self, text))
+        return self._tokens(text)
+
+    def _tokens(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
         tokens: list[str] = []
         words_seen: dict[str, list[str]] = {}  # this call's memo: a text repeats its words
@@ -436,6 +448,18 @@ class Analyzer:
     def query_terms(self, query: str) -> tuple[str, ...]:
         """Distinct tokens of a query, in first-seen order (safe to quote into MATCH)."""
         return tuple(dict.fromkeys(self.analyze(query)))
+
+
+#: Texts longer than this many characters are analyzed without the memo (an entry's text
+#: is at most 8192 UTF-8 bytes, a query far less).
+MEMO_MAX_CHARS: Final = 8192
+#: How many (analyzer, text) results the memo keeps (least recently used goes first).
+MEMO_TEXTS: Final = 64
+
+
+@functools.lru_cache(maxsize=MEMO_TEXTS)
+def _memo_tokens(analyzer: Analyzer, text: str) -> tuple[str, ...]:
+    return tuple(analyzer._tokens(text))
 
 
 #: The spec's Analyzer v1: no stemming, only the engine-forced stopwords.

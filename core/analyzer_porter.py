@@ -4,6 +4,7 @@ rule list in its docstring): the stems of SQLite FTS5's ``porter`` tokenizer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 __all__ = ["stem"]
@@ -76,6 +77,7 @@ def _longest(w: str, suffixes: Iterable[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def stem(word: str) -> str:
     """The Porter stem of a lowercase ASCII word (``ponies`` -> ``poni``, ``painting`` ->
     ``paint``, ``relational`` -> ``relat``); words of one or two letters are unchanged."""

@@ -9,6 +9,8 @@ import re
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from powercontext.core.analyzer import (
     ANALYZERS,
@@ -18,6 +20,7 @@ from powercontext.core.analyzer import (
     MAX_TOKEN_CHARS,
     MAX_WORD_BYTES,
     MAX_WORD_CHARS,
+    MEMO_MAX_CHARS,
     V1,
     V1_PORTER,
     get,
@@ -437,3 +440,39 @@ def test_identifier_gives_a_joined_token_found_by_the_identifier(ident: str) -> 
 
 def test_non_ascii_identifier_gets_a_hex_joined_token() -> None:
     assert V1.analyze("café-bar")[-1] == "jx_" + "café_bar".encode().hex()
+
+
+# --- the memo (issue 14: one write and one search analyze the same text twice) ---------
+
+
+@given(st.text(max_size=300), st.sampled_from(sorted(ANALYZERS)))
+def test_memoised_analyze_equals_the_uncached_tokens(text: str, version: str) -> None:
+    a = ANALYZERS[version]
+    assert a.analyze(text) == a._tokens(text)
+    assert a.analyze(text) == a._tokens(text)  # the second call is the memo's
+
+
+def test_memoised_analyze_returns_a_fresh_list_each_call() -> None:
+    first = V1.analyze("memo fresh list")
+    first.append("mutated")
+    assert V1.analyze("memo fresh list") == ["memo", "fresh", "list"]
+
+
+def test_the_memo_keys_on_the_analyzer_not_only_the_text() -> None:
+    text = "running the painted ponies"
+    assert V1.analyze(text) != V1_PORTER.analyze(text)
+    assert V1_PORTER.analyze(text) == V1_PORTER._tokens(text)
+
+
+def test_texts_past_the_memo_bound_are_analyzed_without_it() -> None:
+    text = "word " * (MEMO_MAX_CHARS // 5 + 1)
+    assert len(text) > MEMO_MAX_CHARS
+    assert V1.analyze(text) == ["word"] * (MEMO_MAX_CHARS // 5 + 1)
+
+
+def test_both_memos_are_bounded() -> None:
+    from powercontext.core import analyzer as module
+    from powercontext.core.analyzer_porter import stem
+
+    assert module._memo_tokens.cache_info().maxsize == module.MEMO_TEXTS
+    assert stem.cache_info().maxsize == 1 << 15
