@@ -7,7 +7,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-__all__ = ["stem"]
+__all__ = ["STEM_MEMO_WORDS", "stem"]
+
+#: How many words' stems :func:`stem` keeps (a bounded memo of a pure function; the
+#: import rule's ``_PURE_MEMOS``, docs/decisions.md "The analyzer memoises its own output").
+STEM_MEMO_WORDS = 1 << 15
 
 # --- Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980) -----------
 # Lowercase ASCII letters only. Steps and conditions as in SQLite FTS5's ``porter``
@@ -77,7 +81,7 @@ def _longest(w: str, suffixes: Iterable[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
-@functools.lru_cache(maxsize=1 << 15)
+@functools.lru_cache(maxsize=STEM_MEMO_WORDS)
 def stem(word: str) -> str:
     """The Porter stem of a lowercase ASCII word (``ponies`` -> ``poni``, ``painting`` ->
     ``paint``, ``relational`` -> ``relat``); words of one or two letters are unchanged."""

@@ -472,7 +472,7 @@ def test_texts_past_the_memo_bound_are_analyzed_without_it() -> None:
 
 def test_both_memos_are_bounded() -> None:
     from powercontext.core import analyzer as module
-    from powercontext.core.analyzer_porter import stem
+    from powercontext.core.analyzer_porter import STEM_MEMO_WORDS, stem
 
-    assert module._memo_tokens.cache_info().maxsize == module.MEMO_TEXTS
-    assert stem.cache_info().maxsize == 1 << 15
+    assert module._memo_tokens.cache_info().maxsize == module.MEMO_TEXTS == 64
+    assert stem.cache_info().maxsize == STEM_MEMO_WORDS == 1 << 15
