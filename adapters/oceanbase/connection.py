@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import re
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -57,6 +58,13 @@ _DUPLICATE_KEY = 1062
 _LOCK_WAIT_TIMEOUT = 1205
 _DEADLOCK = 1213
 _RETRYABLE = frozenset({_LOCK_WAIT_TIMEOUT, _DEADLOCK, 6005})  # 6005: row lock conflict
+#: What an open answers while a concurrent opener of the same database is midway: 1146,
+#: a table whose CREATE the other session runs (ours got 1050, yet it is not visible);
+#: 6235 (OB_TRANS_CANNOT_SERIALIZE), both seeding one ``powercontext_meta`` row under
+#: the session's snapshot isolation; lock waits and deadlocks.
+_OPEN_RACES = frozenset({1146, 6235, *_RETRYABLE})
+#: Opens run at most this many times (sleeps 0.05 s doubling: 6.35 s in all).
+OPEN_ATTEMPTS = 8
 CONNECTION_LOST = frozenset({2006, 2013, 2055, 4031})  # 4031: killed by the server
 #: COMMIT answered with these leaves the outcome unknown (OB_TRANS_UNKNOWN, timeouts).
 _COMMIT_UNKNOWN = frozenset({6225, 6210, 6213, 4012})
@@ -215,15 +223,24 @@ class OceanBaseStorage(SourceStore[C]):
     # ------------------------------------------------------------------ open / server
 
     def _open_sync(self) -> C:
-        try:
-            return self._open_checked_sync()
-        except PowerContextError:
-            raise
-        except Exception as exc:
-            mapped = self._database_error(exc)
-            if mapped is None:
+        """:meth:`_open_checked_sync`, rerun (it is idempotent) while it loses a race
+        with a concurrent opener of the same database (:data:`_OPEN_RACES`), at most
+        :data:`OPEN_ATTEMPTS` times with doubling sleeps from :data:`RETRY_BACKOFF`;
+        driver errors are mapped by :meth:`_database_error`."""
+        for attempt in range(1, OPEN_ATTEMPTS + 1):
+            try:
+                return self._open_checked_sync()
+            except PowerContextError:
                 raise
-            raise mapped from exc
+            except Exception as exc:
+                if errno(exc) in _OPEN_RACES and attempt < OPEN_ATTEMPTS:
+                    time.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
+                    continue
+                mapped = self._database_error(exc)
+                if mapped is None:
+                    raise
+                raise mapped from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_server_sync(self) -> None:
         version, comment = self._all("SELECT VERSION(), @@version_comment")[0]
@@ -262,6 +279,15 @@ class OceanBaseStorage(SourceStore[C]):
         except Exception as exc:
             if errno(exc) not in (1050, 1061):  # exists already (a concurrent opener)
                 raise
+
+    def _seed_meta_sync(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Create each ``(key, value)`` row of ``powercontext_meta`` that is missing (an
+        open of an existing database writes nothing). A concurrent opener's insert of the
+        same row is an open race (:data:`_OPEN_RACES`), retried by :meth:`_open_sync`."""
+        present = {_text(r[0]) for r in self._all("SELECT `key` FROM powercontext_meta")}
+        for key, value in pairs:
+            if key not in present:
+                self._exec(obsql.meta_seed(), (key, value))
 
     def _tables(self) -> set[str]:
         return {_text(r[0]).lower() for r in self._all(

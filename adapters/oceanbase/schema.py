@@ -81,9 +81,8 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemory
         # ambiguous "analyzer-v1"): keep that, so the open refuses it until a rebuild
         legacy = self._meta_get_sync("analyzer")
         version = legacy if legacy is not None else self._new_database_analyzer().version
-        for key, value in (("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
-                           ("analyzer_version", version)):
-            self._exec(obsql.meta_seed(), (key, value))
+        self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
+                              ("analyzer_version", version)))
 
     def _stored_profile_sync(self) -> EmbeddingProfile | None:
         raw = self._meta_get_sync("embedding_profile")

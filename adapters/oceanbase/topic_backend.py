@@ -116,8 +116,7 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanB
             for name in templates.TOPIC_SCHEMA:
                 if name not in _OWN_DDL:
                     self._exec_ddl(_q(name))
-        for key, value in (("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)):
-            self._exec(obsql.meta_seed(), (key, value))
+        self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
         wanted = self._wanted_dimension(reasons)
         self._create_active_tables_sync(existing, wanted)
         if self._topic_vector_column != wanted and not self._topic_head_count_sync():
