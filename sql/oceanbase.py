@@ -21,8 +21,10 @@ import functools
 from powercontext.core.analyzer import ENGINE_STOPWORDS
 
 __all__ = [
+    "ANN_FIRST_K",
     "HEADS_TABLE",
     "INNODB_STOPWORDS",
+    "MAX_APPROXIMATE_K",
     "MAX_TOKEN_CHARS",
     "MIN_VERSION",
     "TOKENIZE_MUST_KEEP",
@@ -50,6 +52,14 @@ __all__ = [
 ]
 
 HEADS_TABLE = "memory_entry_heads"
+#: The largest k seekdb 1.4 accepts in ``ORDER BY ... APPROXIMATE LIMIT k`` (above it:
+#: 1235 "Not supported feature or function").
+MAX_APPROXIMATE_K = 16384
+#: The ``k`` of a Memory vector search's first HNSW scan whatever the limit (then
+#: doubling): an HNSW answer depends on its ``k``, so the order a search sees is then the
+#: same at every limit (a smaller limit gets a prefix). 64 serves a channel budget of up
+#: to 63 (limit 15) in one scan.
+ANN_FIRST_K = 64
 #: Oldest OceanBase release the adapter accepts (4.3.5 BP3), as found in
 #: ``@@version_comment`` (seekdb 1.4.0 reports ``OceanBase 4.3.5.3 seekdb``).
 MIN_VERSION = (4, 3, 5, 3)

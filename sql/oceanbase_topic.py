@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import functools
 
-from powercontext.sql.oceanbase import _check_dimension, _marks
+from powercontext.sql.oceanbase import MAX_APPROXIMATE_K, _check_dimension, _marks
 
 __all__ = [
     "ACTIVE_CHUNKS_TABLE",
@@ -69,8 +69,6 @@ ACTIVE_TOPICS_TABLE = "pc_topic_memory_active_topics"
 ACTIVE_CHUNKS_TABLE = "pc_topic_memory_active_chunks"
 #: The OceanBase-only tables of the family (the shared ones come from the templates).
 TOPIC_TABLES = (ACTIVE_TOPICS_TABLE, ACTIVE_CHUNKS_TABLE)
-#: The largest k seekdb 1.4.0 accepts in ``ORDER BY ... APPROXIMATE LIMIT k``.
-MAX_APPROXIMATE_K = 16384
 
 _BIN = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 _ID = f"VARCHAR(128) {_BIN}"

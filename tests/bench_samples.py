@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["tiny_locomo", "write_tiny_locomo"]
+__all__ = ["raw_channel_checks", "tiny_locomo", "write_tiny_locomo"]
 
 _SAMPLE: list[dict[str, Any]] = [
     {
@@ -56,3 +56,31 @@ def write_tiny_locomo(path: Path, *, unanswerable: bool = False) -> Path:
     """Write :func:`tiny_locomo` as JSON to ``path``; returns ``path``."""
     path.write_text(json.dumps(tiny_locomo(unanswerable=unanswerable)), encoding="utf-8")
     return path
+
+
+async def raw_channel_checks(engine: Any, ds: Any, model: Any, queries: list[str]
+                             ) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+    """The bench's untimed ``same_hits`` check of each mode for ``queries`` on the loaded
+    dataset ``ds``, raw channels against the library (bench/perf/measure.py): the
+    sample (query, terms, vector parameter, vector) and ``{mode: check}``. Opens and
+    closes the engine's raw connection."""
+    from bench import perf
+    from powercontext.core import query as query_bounds
+
+    ids = sorted(h.artifact_id for h in ds.heads)
+    engine.open_raw(ds.svc)
+    try:
+        analyzer = ds.svc.backend._db_analyzer
+        sample = []
+        for q in queries:
+            (vec,) = model.embed_sync((q,)).vectors
+            sample.append((q, query_bounds.search_terms(q, analyzer),
+                           engine.vector_param(vec), vec))
+        checks = {}
+        for mode in perf.MODES:
+            checks[mode] = await perf.same_hits(
+                engine, ds.svc, ds, sample, mode,
+                lambda t, b, mode=mode: perf.raw_channels(engine, ids, t, b, mode))
+        return sample, checks
+    finally:
+        engine.close_raw()

@@ -64,6 +64,9 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
     """
 
     supports_revision_encodings = True
+    #: seekdb refuses ``APPROXIMATE LIMIT k`` above this: a vector stream that keeps
+    #: doubling ``k`` (rows tied at the last distance) stops here
+    vector_k_cap: int | None = obsql.MAX_APPROXIMATE_K
 
     def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
@@ -220,8 +223,10 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
         """``ORDER BY l2_distance(embedding, q) APPROXIMATE LIMIT k`` with ``WHERE
         memory_artifact_id IN (...)``. seekdb 1.4 plans this as ``VECTOR INDEX ADAPTIVE
         SCAN (PRE-FILTER)`` through the Memory key, so the filter holds inside the ANN
-        scan (verified: 160 filtered queries at 5% selectivity returned exactly the exact
-        top-32). Should a server answer short anyway (a post-filtering plan), the scan
+        scan. The scan is approximate (Memory RFC: "ANN retrieval"): at 100k entries in
+        10 Memories with the deterministic embedder its recall@32 against the exact scan
+        was 0.77 (40 queries, min 0.0; bench/perf ``ann_recall``). Should a server answer
+        short anyway (a post-filtering plan), the scan
         is rerun exactly whenever the Memories hold more vectors than it returned:
         never over-fetch-then-filter."""
         if self._vector_column is None:
@@ -246,6 +251,9 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
             rows.extend(r for r in got if r[5] is not None)
         rows.sort(key=lambda r: (float(r[5]), _text(r[0]), _text(r[1])))
         return self._candidates(rows[:limit], True)
+
+    def _vector_first_k_sync(self, first: int) -> int:
+        return obsql.ANN_FIRST_K  # HNSW: the scan's k, not the limit, shapes its answer
 
     def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
         if self._vector_column is None:

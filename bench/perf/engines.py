@@ -351,7 +351,8 @@ class SeekdbEngine(Engine):
 
     name = "seekdb"
 
-    def __init__(self, model: DeterministicEmbedding) -> None:
+    def __init__(self, model: DeterministicEmbedding, url: str | None = None) -> None:
+        """A seekdb started here, or the server at ``url`` (``oceanbase://.../``)."""
         if str(ROOT / "tests") not in sys.path:
             sys.path.insert(0, str(ROOT / "tests"))
         import oceanbase_server  # tests/oceanbase_server.py
@@ -359,7 +360,7 @@ class SeekdbEngine(Engine):
         self.model = model
         self._server = oceanbase_server
         self._stack = contextlib.ExitStack()
-        self.url = self._stack.enter_context(oceanbase_server.seekdb_server())
+        self.url = url or self._stack.enter_context(oceanbase_server.seekdb_server())
         self.raw: Any = None
         self._urls: dict[int, str] = {}
 
@@ -430,28 +431,76 @@ class SeekdbEngine(Engine):
 
         return obsql.vector_literal(tuple(vector))
 
-    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
-        """``ORDER BY l2_distance APPROXIMATE LIMIT k`` with the Memory filter, ties by
-        Memory and entry id, kept while :func:`admission.vector_admits` accepts."""
+    def _nearest(self, memories: Sequence[str], blob: Any, k: int, approximate: bool
+                 ) -> list[tuple[float, str, str, str]]:
+        """``ORDER BY l2_distance [APPROXIMATE] LIMIT k`` with the Memory filter, sorted by
+        (distance, Memory, entry id): the adapter's scan and tie-break."""
         marks = ", ".join(["%s"] * len(memories))
         cur = self.raw.cursor()
         cur.execute(
             "SELECT memory_artifact_id, entry_id, entry_version_id, "
             "l2_distance(embedding, %s) AS distance "
             f"FROM memory_entry_heads WHERE memory_artifact_id IN ({marks}) "
-            "ORDER BY l2_distance(embedding, %s) APPROXIMATE LIMIT %s",
+            "ORDER BY l2_distance(embedding, %s)"
+            + (" APPROXIMATE" if approximate else "") + " LIMIT %s",
             (blob, *memories, blob, k),
         )
-        rows = sorted(
-            ((float(d), _text(m), _text(e), _text(v)) for m, e, v, d in cur.fetchall()
-             if d is not None)
-        )
+        return sorted((float(d), _text(m), _text(e), _text(v))
+                      for m, e, v, d in cur.fetchall() if d is not None)
+
+    def _scan(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """One scan as the adapter runs it: APPROXIMATE, rerun exactly when it answered
+        short while the Memories hold more vectors than it returned."""
+        rows = self._nearest(memories, blob, k, True)
+        if len(rows) < k:
+            marks = ", ".join(["%s"] * len(memories))
+            cur = self.raw.cursor()
+            cur.execute("SELECT COUNT(*) FROM memory_entry_heads WHERE memory_artifact_id "
+                        f"IN ({marks}) AND embedding IS NOT NULL", tuple(memories))
+            if int(cur.fetchall()[0][0]) > len(rows):
+                rows = self._nearest(memories, blob, k, False)
+        return rows
+
+    def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
+        """The first ``k`` admitted neighbours, read as the library's stream reads them:
+        scans of ``ANN_FIRST_K`` rows, then twice as many each time (at most
+        ``MAX_APPROXIMATE_K``), a row taken once its
+        place is certain (the answer was short, or its distance is below the last
+        row's), each kept while :func:`admission.vector_admits` accepts. An HNSW answer
+        depends on its ``k``, so one scan of ``LIMIT k`` would be another query."""
+        from powercontext.sql import oceanbase as obsql
+
+        cap = obsql.MAX_APPROXIMATE_K
+        size = min(obsql.ANN_FIRST_K, cap)
         out: list[Any] = []
-        for d, m, e, v in rows:
-            if not admission.vector_admits(d):
-                break
-            out.append((m, e, v))
-        return out
+        seen: set[tuple[str, str, str]] = set()
+        while True:
+            rows = self._scan(memories, blob, size)
+            done = len(rows) < size or (cap is not None and size >= cap)
+            for d, m, e, v in rows:
+                if not done and d >= rows[-1][0]:
+                    break
+                if (m, e, v) in seen:
+                    continue
+                seen.add((m, e, v))
+                if not admission.vector_admits(d):
+                    return out
+                out.append((m, e, v))
+                if len(out) == k:
+                    return out
+            if done:
+                return out
+            size = size * 2 if cap is None else min(size * 2, cap)
+
+    def ann_recall(self, memories: Sequence[str], blob: Any, k: int) -> float | None:
+        """recall@k of the HNSW scan (``APPROXIMATE LIMIT k``) against the exact one,
+        no admission; a row tied at the exact ``k``-th distance counts."""
+        want = self._nearest(memories, blob, k, False)
+        if not want:
+            return None
+        bound = want[-1][0] + 1e-6
+        got = self._nearest(memories, blob, k, True)
+        return sum(1 for d, *_ in got if d <= bound) / len(want)
 
     def key(self, raw_id: Any) -> tuple[str, str, str]:
         return tuple(raw_id)  # type: ignore[return-value]

@@ -210,11 +210,13 @@ def markdown(result: dict[str, Any]) -> str:
         )
     recalls = [r for r in result["search"] if r.get("ann_recall_at_32") is not None]
     if recalls:
-        lines += ["", "Vector channel by ANN (sign-bit first pass, exact L2 rescoring); "
-                  "recall@32 against exact KNN (vec0 float), untimed:", "",
-                  "| entries | Memories | ANN recall@32 |", "|---:|---:|---:|"]
-        lines += [f"| {r['entries']} | {r['memories']} | {r['ann_recall_at_32']:.4f} |"
-                  for r in recalls]
+        lines += ["", "Vector channel by ANN, recall@32 against exact KNN, untimed (sqlite: "
+                  "sign-bit first pass with exact L2 rescoring against vec0 float KNN; "
+                  "seekdb: HNSW `APPROXIMATE LIMIT 32` against the same scan without "
+                  "APPROXIMATE):", "",
+                  "| engine | entries | Memories | ANN recall@32 |", "|---|---:|---:|---:|"]
+        lines += [f"| {r['engine']} | {r['entries']} | {r['memories']} | "
+                  f"{r['ann_recall_at_32']:.4f} |" for r in recalls]
     lines += [
         "",
         "ours = `MemoryService.search` end to end (query embedding, manifest checks, "

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_samples import raw_channel_checks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,6 @@ from bench import perf  # noqa: E402
 from powercontext.adapters.embedding.deterministic import (  # noqa: E402
     DeterministicEmbedding,
 )
-from powercontext.core import query as query_bounds  # noqa: E402
 
 WORDS = ["lake", "puppy", "paint", "sunset", "the", "is", "of", "name", "ben", "ana"]
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
@@ -43,22 +43,11 @@ def test_raw_channels_equal_the_library_channels(
 
         async def go() -> None:
             ds = await perf.load_dataset(engine, turns, max(len(turns), memories), memories)
-            ids = sorted(h.artifact_id for h in ds.heads)
-            engine.open_raw(ds.svc)
             try:
-                analyzer = ds.svc.backend._db_analyzer  # type: ignore[attr-defined]
-                sample = []
-                for q in queries:
-                    (vec,) = model.embed_sync((q,)).vectors
-                    sample.append((q, query_bounds.search_terms(q, analyzer),
-                                   engine.vector_param(vec), vec))
-                for mode in perf.MODES:
-                    check = await perf.same_hits(
-                        engine, ds.svc, ds, sample, mode,
-                        lambda t, b, mode=mode: perf.raw_channels(engine, ids, t, b, mode))
+                _sample, checks = await raw_channel_checks(engine, ds, model, queries)
+                for check in checks.values():
                     assert check["mismatches"] == 0, check
             finally:
-                engine.close_raw()
                 await ds.svc.close()
 
         asyncio.run(go())

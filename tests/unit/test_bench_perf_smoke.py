@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench_samples import write_tiny_locomo  # noqa: E402
+from bench_samples import raw_channel_checks, write_tiny_locomo  # noqa: E402
 
 from bench import perf  # noqa: E402
 
@@ -159,7 +159,6 @@ def test_raw_channels_return_the_library_hits(tmp_path: Path, memories: int) -> 
     import asyncio
 
     from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-    from powercontext.core import query as query_bounds
 
     data = tmp_path / "locomo.json"
     write_tiny_locomo(data, unanswerable=True)
@@ -174,19 +173,12 @@ def test_raw_channels_return_the_library_hits(tmp_path: Path, memories: int) -> 
     async def go() -> None:
         ds = await perf.load_dataset(engine, turns, 120, memories)
         ids = sorted(h.artifact_id for h in ds.heads)
-        engine.open_raw(ds.svc)
         try:
-            analyzer = ds.svc.backend._db_analyzer  # type: ignore[attr-defined]
-            sample = []
-            for q in [*questions, "the name of the lake", "what is the puppy"]:
-                (vec,) = model.embed_sync((q,)).vectors
-                sample.append((q, query_bounds.search_terms(q, analyzer),
-                               engine.vector_param(vec), vec))
-            for mode in perf.MODES:
-                check = await perf.same_hits(
-                    engine, ds.svc, ds, sample, mode,
-                    lambda t, b, mode=mode: perf.raw_channels(engine, ids, t, b, mode))
+            queries = [*questions, "the name of the lake", "what is the puppy"]
+            sample, checks = await raw_channel_checks(engine, ds, model, queries)
+            for check in checks.values():
                 assert check == {"queries": len(sample), "mismatches": 0, "examples": []}
+            engine.open_raw(ds.svc)
             plain = await perf.same_hits(
                 engine, ds.svc, ds, sample, "fts",
                 lambda t, b: {"fts": _plain_or(engine, ids, tuple(t))})
