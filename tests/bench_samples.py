@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["raw_channel_checks", "tiny_locomo", "write_tiny_locomo"]
+__all__ = ["assert_raw_channels_match", "raw_channel_checks", "tiny_locomo", "write_tiny_locomo"]
 
 _SAMPLE: list[dict[str, Any]] = [
     {
@@ -84,3 +84,14 @@ async def raw_channel_checks(engine: Any, ds: Any, model: Any, queries: list[str
         return sample, checks
     finally:
         engine.close_raw()
+
+
+async def assert_raw_channels_match(engine: Any, ds: Any, model: Any, questions: list[str]
+                                    ) -> list[Any]:
+    """:func:`raw_channel_checks` for ``questions`` and two queries whose common terms
+    admission refuses; asserts no mode has a mismatch; returns the sample."""
+    queries = [*questions, "the name of the lake", "what is the puppy"]
+    sample, checks = await raw_channel_checks(engine, ds, model, queries)
+    for check in checks.values():
+        assert check == {"queries": len(sample), "mismatches": 0, "examples": []}
+    return sample

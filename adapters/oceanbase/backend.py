@@ -226,9 +226,8 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
         scan. The scan is approximate (Memory RFC: "ANN retrieval"): at 100k entries in
         10 Memories with the deterministic embedder its recall@32 against the exact scan
         was 0.77 (40 queries, min 0.0; bench/perf ``ann_recall``). Should a server answer
-        short anyway (a post-filtering plan), the scan
-        is rerun exactly whenever the Memories hold more vectors than it returned:
-        never over-fetch-then-filter."""
+        short anyway (a post-filtering plan), the scan is rerun exactly whenever the
+        Memories hold more vectors than it returned: never over-fetch-then-filter."""
         if self._vector_column is None:
             raise CapabilityNotSupportedError("this database has no vector column")
         ids = list(dict.fromkeys(artifact_ids))

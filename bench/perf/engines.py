@@ -451,12 +451,12 @@ class SeekdbEngine(Engine):
     def _scan(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
         """One scan as the adapter runs it: APPROXIMATE, rerun exactly when it answered
         short while the Memories hold more vectors than it returned."""
+        from powercontext.sql import oceanbase as obsql
+
         rows = self._nearest(memories, blob, k, True)
         if len(rows) < k:
-            marks = ", ".join(["%s"] * len(memories))
             cur = self.raw.cursor()
-            cur.execute("SELECT COUNT(*) FROM memory_entry_heads WHERE memory_artifact_id "
-                        f"IN ({marks}) AND embedding IS NOT NULL", tuple(memories))
+            cur.execute(obsql.vector_count(len(memories)), tuple(memories))
             if int(cur.fetchall()[0][0]) > len(rows):
                 rows = self._nearest(memories, blob, k, False)
         return rows
@@ -464,19 +464,18 @@ class SeekdbEngine(Engine):
     def raw_vector(self, memories: Sequence[str], blob: Any, k: int) -> list[Any]:
         """The first ``k`` admitted neighbours, read as the library's stream reads them:
         scans of ``ANN_FIRST_K`` rows, then twice as many each time (at most
-        ``MAX_APPROXIMATE_K``), a row taken once its
-        place is certain (the answer was short, or its distance is below the last
-        row's), each kept while :func:`admission.vector_admits` accepts. An HNSW answer
-        depends on its ``k``, so one scan of ``LIMIT k`` would be another query."""
+        ``MAX_APPROXIMATE_K``), a row taken once its place is certain (the answer was
+        short, or its distance is below the last row's), each kept while
+        :func:`admission.vector_admits` accepts. An HNSW answer depends on its ``k``, so
+        one scan of ``LIMIT k`` would be another query."""
         from powercontext.sql import oceanbase as obsql
 
-        cap = obsql.MAX_APPROXIMATE_K
-        size = min(obsql.ANN_FIRST_K, cap)
+        cap, size = obsql.MAX_APPROXIMATE_K, obsql.ANN_FIRST_K
         out: list[Any] = []
         seen: set[tuple[str, str, str]] = set()
         while True:
             rows = self._scan(memories, blob, size)
-            done = len(rows) < size or (cap is not None and size >= cap)
+            done = len(rows) < size or size >= cap
             for d, m, e, v in rows:
                 if not done and d >= rows[-1][0]:
                     break
@@ -490,7 +489,7 @@ class SeekdbEngine(Engine):
                     return out
             if done:
                 return out
-            size = size * 2 if cap is None else min(size * 2, cap)
+            size = min(size * 2, cap)
 
     def ann_recall(self, memories: Sequence[str], blob: Any, k: int) -> float | None:
         """recall@k of the HNSW scan (``APPROXIMATE LIMIT k``) against the exact one,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from bench_samples import raw_channel_checks, write_tiny_locomo
+from bench_samples import assert_raw_channels_match, write_tiny_locomo
 from oceanbase_server import seekdb_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,17 +39,14 @@ def test_the_seekdb_yardstick_returns_the_library_hits(tmp_path, seekdb_url, mem
 
     async def go() -> None:
         ds = await perf.load_dataset(engine, turns, 150, memories)
+        ids = sorted(h.artifact_id for h in ds.heads)
         try:
-            queries = [*questions, "the name of the lake", "what is the puppy"]
-            sample, checks = await raw_channel_checks(engine, ds, model, queries)
-            for check in checks.values():
-                assert check == {"queries": len(sample), "mismatches": 0, "examples": []}
+            sample = await assert_raw_channels_match(engine, ds, model, questions)
             engine.open_raw(ds.svc)
-            ids = sorted(h.artifact_id for h in ds.heads)
             recall = [engine.ann_recall(ids, s[2], 32) for s in sample]
-            engine.close_raw()
             assert all(r is not None and 0.0 <= r <= 1.0 for r in recall)
         finally:
+            engine.close_raw()
             await ds.svc.close()
             engine.close()
 
