@@ -26,12 +26,16 @@ values: :mod:`powercontext.topic_shapes`).
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 
-import click
+_GC_WAS_ENABLED = gc.isenabled()
+gc.disable()  # start-up: the imports below allocate long-lived objects only (restored below)
 
-from powercontext.adapters.cli.context import (
+import click  # noqa: E402
+
+from powercontext.adapters.cli.context import (  # noqa: E402
     EXIT_BAD_INPUT,
     EXIT_CAPABILITY,
     EXIT_CONFLICT,
@@ -44,6 +48,9 @@ from powercontext.adapters.cli.context import (
     LazyGroup,
     fail_with,
 )
+
+if _GC_WAS_ENABLED:
+    gc.enable()
 
 __all__ = [
     "EXIT_BAD_INPUT",
