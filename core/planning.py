@@ -34,7 +34,6 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import NO_CHANGE, MemoryPlan, NoChange, ProjectionRow
-from powercontext.core.secrets import find_secret
 
 __all__ = [
     "ARTIFACT_PREFIX",
@@ -196,6 +195,8 @@ def plan_remember(
     searchable_text goes into the projection rows; None: the default analyzer).
     Raises InvalidInputError (a ValueError) naming the field.
     """
+    from powercontext.core.secrets import find_secret  # writes only: reads never compile it
+
     if not entries:
         raise InvalidInputError("entries", "append needs at least one entry")
     op_sources, op_artifacts = _evidence(sources, artifacts, "")

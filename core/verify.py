@@ -45,7 +45,6 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.plan import MemoryPlan
-from powercontext.core.secrets import find_secret
 
 __all__ = [
     "PlanFacts",
@@ -424,6 +423,8 @@ def check_canonical_version(v: MemoryEntryVersion) -> None:
         raise InvalidInputError("entry_version.kind", "is not normalized")
     if canonical.normalize_text(v.text, "entry_version.text") != v.text:
         raise InvalidInputError("entry_version.text", "is not NFC and trimmed")
+    from powercontext.core.secrets import find_secret  # writes only: reads never compile it
+
     if find_secret(v.text) is not None:
         raise InvalidInputError("entry_version.text", "looks like a secret")
     if not isinstance(v.sources, tuple) or not isinstance(v.artifacts, tuple):

@@ -548,8 +548,9 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
 
 def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, tmp_path, repo):
     """Issue 14: the prompt hook imports the hook module, not the modules of the other
-    commands (LazyGroup), nor the secret scanner or tempfile (write paths), nor
-    importlib.metadata when no distribution declares a ``powercontext`` entry point."""
+    commands (LazyGroup), nor the secret scanner, the secret rules or tempfile (write
+    paths), nor importlib.metadata when no distribution declares a ``powercontext``
+    entry point."""
     from powercontext.plugins.discovery import may_declare_entry_points
 
     db = tmp_path / "memory.db"
@@ -558,7 +559,7 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
     absent = ["powercontext.adapters.cli." + m for m in (
         "cite", "mcp_cmd", "memory", "overview", "reads", "rebuild", "repo", "search", "serve",
         "setup", "sources", "topic", "writes")]
-    absent += ["powercontext.adapters.secret_scanner", "tempfile"]
+    absent += ["powercontext.adapters.secret_scanner", "powercontext.core.secrets", "tempfile"]
     if not may_declare_entry_points("powercontext"):  # no third-party plugin installed here
         absent.append("importlib.metadata")
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
