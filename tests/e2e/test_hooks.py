@@ -580,7 +580,8 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
     assert json.loads(probe.read_text()) == []
 
 
-def test_a_hook_in_process_leaves_the_garbage_collector_as_it_found_it(tmp_path, repo):
+def test_a_hook_in_process_leaves_the_garbage_collector_as_it_found_it(tmp_path, repo,
+                                                                       monkeypatch):
     """Issue 14: the hook turns the cyclic collector off while it handles its event (a
     short process's imports only create long-lived objects) and turns it back on after,
     on success, on a failure (exit 0) and when the caller had it off; importing the CLI
@@ -601,21 +602,18 @@ def test_a_hook_in_process_leaves_the_garbage_collector_as_it_found_it(tmp_path,
         seen.append(gc.isenabled())
         return await real(*args, **kwargs)
 
-    hook_mod.prompt_context = probe
+    monkeypatch.setattr(hook_mod, "prompt_context", probe)
+    assert "additionalContext" in invoke_hooks(tmp_path, db, "hook", "claude-code",
+                                               stdin=payload).stdout
+    assert seen == [False] and gc.isenabled()
+    invoke_hooks(tmp_path, db, "hook", "claude-code", stdin="{not json")  # fails, exit 0
+    assert gc.isenabled()
+    gc.disable()
     try:
-        assert "additionalContext" in invoke_hooks(tmp_path, db, "hook", "claude-code",
-                                                   stdin=payload).stdout
-        assert seen == [False] and gc.isenabled()
-        invoke_hooks(tmp_path, db, "hook", "claude-code", stdin="{not json")  # fails, exit 0
-        assert gc.isenabled()
-        gc.disable()
-        try:
-            invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=payload)
-            assert not gc.isenabled()
-        finally:
-            gc.enable()
+        invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=payload)
+        assert not gc.isenabled()
     finally:
-        hook_mod.prompt_context = real
+        gc.enable()
 
 
 def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
