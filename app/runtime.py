@@ -37,6 +37,7 @@ from powercontext.memory_names import (
     repo_root,
     resolve_memory,
 )
+from powercontext.paths import ENV_DB, ENV_HOME, data_dir, default_db_url
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
 from powercontext.topic_service import TopicMemoryService
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from powercontext.topic_processing import TopicProcessor
 
 __all__ = [
+    "ENV_DB",
+    "ENV_HOME",
     "RuntimeManifest",
     "SupervisorLock",
     "acquire_supervisor_lock",
@@ -70,26 +73,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ENV_DB = "POWERCONTEXT_DB"
-ENV_HOME = "POWERCONTEXT_HOME"
 ENV_EMBEDDING = "POWERCONTEXT_EMBEDDING"
 ENV_ANALYZER = "POWERCONTEXT_ANALYZER"
-
-
-def data_dir() -> Path:
-    """The per-user data directory (``$POWERCONTEXT_HOME`` or the platform's user data
-    directory for "powercontext")."""
-    home = os.environ.get(ENV_HOME)
-    if home:
-        return Path(home).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("powercontext", appauthor=False))
-
-
-def default_db_url() -> str:
-    """``$POWERCONTEXT_DB``, else ``<data dir>/memory.db`` (SQLite)."""
-    return os.environ.get(ENV_DB) or str(data_dir() / "memory.db")
 
 
 def open_service(

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -67,6 +66,7 @@ from powercontext.adapters.cli.hook_payload import (
     clean_text,
     event_cwd,
     extract_transcript_turn,
+    hook_output,
     load_object,
     read_stdin,
     repo_key,
@@ -163,8 +163,7 @@ def _run(coro: Any) -> Any:
 
 
 def _emit(data: Any) -> None:
-    if data is not None:
-        click.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    click.echo(hook_output(data), nl=False)
 
 
 
@@ -180,6 +179,8 @@ def hook() -> None:
         powercontext hook claude-code
     Codex (~/.codex/config.toml):
         notify = ["powercontext", "hook", "codex"]
+    Faster prompts (optional, one per database, in its own terminal):
+        powercontext hook daemon
     """
 
 
@@ -239,6 +240,30 @@ def claude_code(obj: Any, limit: int, mode: str, topics: bool, extract: bool,
                 _emit(report)
 
     _guard("claude-code", body)
+
+
+@hook.command("daemon")
+@click.option("--verbose", "-v", is_flag=True, help="Print one line per event on stderr.")
+@click.option("--load-model", is_flag=True,
+              help="Load the database's embedding model before listening, so the first "
+                   "--mode hybrid/vector prompt does not wait for it (the model is kept "
+                   "either way once a prompt has used it).")
+@click.pass_obj
+def daemon(obj: Any, verbose: bool, load_model: bool) -> None:
+    """Answer the prompt hook of this database from one resident process.
+
+    Runs in the foreground until Ctrl-C or SIGTERM, listening on a Unix socket beside
+    the SQLite database (DB-hook.sock, mode 0600). While it runs, `powercontext hook
+    claude-code` hands each UserPromptSubmit event to it instead of importing the
+    library (about 300 ms per prompt); it prints the same context, and every other
+    event, option, environment or failure runs in-process as before.
+    The embedding model is built once and kept, so `--mode hybrid` prompts with the
+    local model answer in a fraction of a second after the first.
+    POWERCONTEXT_HOOK_DAEMON=0 turns the hand-over off.
+    """
+    from powercontext.adapters.cli.hook_daemon_server import run_daemon
+
+    run_daemon(_ctx(obj), verbose, load_model)
 
 
 @hook.command("codex")

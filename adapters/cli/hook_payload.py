@@ -20,6 +20,7 @@ __all__ = [
     "clean_text",
     "event_cwd",
     "extract_transcript_turn",
+    "hook_output",
     "load_object",
     "read_stdin",
     "repo_key",
@@ -89,6 +90,14 @@ def load_object(raw: str, what: str) -> dict[str, Any]:
         raise ValueError(f"{what} must be a JSON object")
     return payload
 
+
+
+def hook_output(data: Any) -> str:
+    """What a hook prints for ``data``: one JSON line (keys sorted, non-ASCII kept), or
+    nothing for None. The in-process hook and its daemon both print this."""
+    if data is None:
+        return ""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def event_cwd(payload: dict[str, Any]) -> str:

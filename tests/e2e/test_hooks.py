@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli_argv, invoke_hooks
+from support.hook_db import journal, seed
 from support.keys import stored_key, stored_keys
 
 from powercontext.adapters.cli import hook as hook_mod
-from powercontext.core import canonical
 from powercontext.core.models import ArtifactRef, MemoryEntryInput, MemoryHit
 from powercontext.runtime import RuntimeManifest, open_service
 
@@ -42,40 +42,6 @@ def run_hook(env, db: Path, *args: str, stdin: str | None = None):
                           text=True, env=env, input=stdin, timeout=60)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     return proc
-
-
-def seed(db: Path, repo: Path) -> dict[str, str]:
-    """A repository Memory mapped to repo:<path>, with two entries; returns ids by text."""
-
-    async def body():
-        svc = open_service(db)
-        try:
-            mk = (repo / "Makefile").read_text()
-            src = canonical.make_source("src_makefile", "file", mk, (repo / "Makefile").as_uri())
-            ref = await svc.remember(None, sources=(src,), mode="append", entries=(
-                MemoryEntryInput("preference", "Run make test before asking for review",
-                                 sources=(src,)),
-                MemoryEntryInput("constraint", "Never edit generated files under build/"),
-            ))
-            versions = await svc.entries(ref)
-            return ref, {v.text: v.entry_id for v in versions.values()}
-        finally:
-            await svc.close()
-
-    ref, ids = asyncio.run(body())
-    RuntimeManifest.for_db(str(db)).set(f"repo:{repo}", ref.artifact_id)
-    return {"memory": ref.artifact_id, **ids}
-
-
-def journal(db: Path):
-    async def body():
-        svc = open_service(db)
-        try:
-            return [s for _, s in await svc.backend.journal(0, 100)]
-        finally:
-            await svc.close()
-
-    return asyncio.run(body())
 
 
 # --------------------------------------------------------------------------- Claude Code

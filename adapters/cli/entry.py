@@ -1,0 +1,25 @@
+"""The ``powercontext`` console script: a ``hook claude-code`` prompt that a running
+``powercontext hook daemon`` can answer is answered by it
+(:func:`powercontext.adapters.cli.hook_daemon.forward`, standard library only); every
+other command line runs :func:`powercontext.adapters.cli.main.main`."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    """Entry point (``[project.scripts]``; also ``python -m powercontext.adapters.cli.entry``)."""
+    from powercontext.adapters.cli.hook_daemon import forward
+
+    if forward(sys.argv[1:]) is not None:
+        return
+    from powercontext.adapters.cli.main import main as cli_main
+
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()
