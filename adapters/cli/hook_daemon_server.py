@@ -108,6 +108,7 @@ class HookDaemon:
     def handle(self, conn: socket.socket) -> None:
         """Read one request from ``conn`` and write its reply."""
         conn.settimeout(wire.CLIENT_TIMEOUT_S)
+        stopping = False
         try:
             request = _read_request(conn.makefile("rb"))
             if isinstance(request, str):
@@ -115,8 +116,7 @@ class HookDaemon:
             elif request[0].get("build") != self.expected["build"] \
                     or wire.build_id() != self.expected["build"]:
                 reply = {"status": "fallback", "why": "another installation"}
-                self._log("the installation changed: stopping")
-                threading.Thread(target=self.stop, daemon=True).start()
+                stopping = True
             else:
                 with self._lock:
                     reply = answer(self._ctx_factory, *request, self.expected)
@@ -126,6 +126,9 @@ class HookDaemon:
             reply = {"status": "fallback", "why": f"bad request: {exc}"}
         with contextlib.suppress(OSError):
             conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        if stopping:  # after the reply: the process may exit as soon as serve() returns
+            self._log("the installation changed: stopping")
+            threading.Thread(target=self.stop, daemon=True).start()
 
     def serve(self, ready: Callable[[], None] | None = None) -> None:
         """Bind the socket (mode 0600) and answer until :meth:`stop`."""

@@ -118,3 +118,45 @@ def test_the_daemons_registry_builds_each_embedding_model_once():
     assert kept.embedding_model("deterministic") is first
     assert kept.embedding_model("deterministic", dimension=8) is not first
     assert set(kept.embedding_model_factories()) == set(Registry().embedding_model_factories())
+
+
+def test_the_reply_to_another_installation_is_sent_before_the_daemon_stops(monkeypatch):
+    """A daemon stopping for a changed installation replied first (the process may exit
+    as soon as it stops: the reply was once lost that way)."""
+    import json
+    import socket
+    import threading
+
+    from powercontext.adapters.cli.hook_daemon_server import HookDaemon
+
+    daemon = HookDaemon(lambda: None, "/tmp/pchd-unit/m.db", None, None)
+    ours, theirs = socket.socketpair()
+    received: list[bytes] = []
+    stopped = threading.Event()
+
+    def stop() -> None:
+        theirs.setblocking(False)
+        try:
+            received.append(theirs.recv(65536))
+        except BlockingIOError:
+            received.append(b"")
+        stopped.set()
+
+    class AtOnce:  # the stopping thread runs when started, so the order is fixed
+        def __init__(self, target, daemon=None):
+            self.target = target
+
+        def start(self):
+            self.target()
+
+    from powercontext.adapters.cli import hook_daemon_server
+
+    monkeypatch.setattr(hook_daemon_server.threading, "Thread", AtOnce)
+    daemon.stop = stop  # type: ignore[method-assign]
+    theirs.sendall(json.dumps({"build": "0:1:2", "length": 0}).encode() + b"\n")
+    theirs.shutdown(socket.SHUT_WR)  # as the client does
+    daemon.handle(ours)
+    assert stopped.wait(10)
+    assert json.loads(received[0]) == {"status": "fallback", "why": "another installation"}
+    ours.close()
+    theirs.close()
