@@ -43,12 +43,15 @@ __all__ = [
     "ENV_DISABLE",
     "ENV_NAMES",
     "ENV_PREFIXES",
+    "LIMITS",
     "MAX_SOCKET_PATH",
+    "MODES",
     "PROTOCOL",
     "build_id",
     "env_digest",
     "forward",
     "parse_argv",
+    "real_db",
     "socket_path",
 ]
 
@@ -68,7 +71,9 @@ CLIENT_TIMEOUT_S = 5.0
 MAX_HEADER_BYTES = 64 * 1024
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
-_MODES = ("auto", "fts", "vector", "hybrid")
+#: The prompt hook's ``--mode`` choices and ``--limit`` range (``hook claude-code``).
+MODES = ("auto", "fts", "vector", "hybrid")
+LIMITS = range(1, 51)
 _GLOBAL = {"--db": "db", "--embedding": "embedding", "--analyzer": "analyzer"}
 _FLAGS = {"--topics": ("topics", True), "--no-topics": ("topics", False),
           "--extract": (None, None), "--no-extract": (None, None),
@@ -106,10 +111,10 @@ def parse_argv(argv: list[str]) -> dict[str, Any] | None:
             return None
         name, value, i = got
         if name == "--mode":
-            if value not in _MODES:
+            if value not in MODES:
                 return None
             out["mode"] = value
-        elif value.isascii() and value.isdigit() and 1 <= int(value) <= 50:
+        elif value.isascii() and value.isdigit() and int(value) in LIMITS:
             out["limit"] = int(value)
         else:
             return None
@@ -131,8 +136,14 @@ def socket_path(db: str) -> str | None:
     :data:`MAX_SOCKET_PATH` bytes."""
     if not db or "://" in db or db == ":memory:":
         return None
-    path = os.path.realpath(os.path.expanduser(db)) + "-hook.sock"
+    path = real_db(db) + "-hook.sock"
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def real_db(db: str) -> str:
+    """The real path of the database file ``db`` names (``~`` expanded, symlinks
+    resolved): how the client and the daemon name one database alike."""
+    return os.path.realpath(os.path.expanduser(db))
 
 
 def build_id() -> str:
@@ -196,7 +207,7 @@ def _ask(path: str, db: str, opts: dict[str, Any], data: bytes) -> int | None:
 
     env = os.environ
     header = {"protocol": PROTOCOL, "build": build_id(), "env": env_digest(),
-              "db": os.path.realpath(os.path.expanduser(db)),
+              "db": real_db(db),
               "embedding": opts["embedding"] or env.get("POWERCONTEXT_EMBEDDING") or None,
               "analyzer": opts["analyzer"] or env.get("POWERCONTEXT_ANALYZER") or None,
               "limit": opts["limit"], "mode": opts["mode"], "topics": opts["topics"],

@@ -42,9 +42,8 @@ def answer(ctx_factory: Callable[[], Any], header: dict[str, Any], body: bytes,
             if header.get(key) != expected[key]:
                 raise _Fallback(f"another {key} than the daemon's")
         limit, mode, topics = header.get("limit"), header.get("mode"), header.get("topics")
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50 \
-                or mode not in ("auto", "fts", "vector", "hybrid") \
-                or not isinstance(topics, bool):
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit not in wire.LIMITS \
+                or mode not in wire.MODES or not isinstance(topics, bool):
             raise _Fallback("options the daemon does not take")
         payload = sanitize(load_object(body.decode("utf-8", "replace"), "hook input"))
         if payload.get("hook_event_name") != "UserPromptSubmit":
@@ -89,7 +88,7 @@ class HookDaemon:
         self._log = log or (lambda _msg: None)
         self._lock = threading.Lock()
         self.expected = {"build": wire.build_id(), "env": wire.env_digest(),
-                         "db": os.path.realpath(os.path.expanduser(db)),
+                         "db": wire.real_db(db),
                          "embedding": embedding or None, "analyzer": analyzer or None}
         self.answered = 0
         self._server: socketserver.ThreadingUnixStreamServer | None = None
@@ -207,25 +206,20 @@ def run_daemon(ctx: Any, verbose: bool, load_model: bool = False) -> None:
         c._registry = registry
         return c
 
-    def log(msg: str) -> None:
-        if verbose:
-            print(f"powercontext hook daemon: {msg}", file=sys.stderr, flush=True)
+    def say(msg: str) -> None:
+        print(f"powercontext hook daemon: {msg}", file=sys.stderr, flush=True)
 
-    daemon = HookDaemon(fresh, ctx.db_url, ctx.embedding, ctx.analyzer, log=log)
+    daemon = HookDaemon(fresh, ctx.db_url, ctx.embedding, ctx.analyzer,
+                        log=say if verbose else None)
     if load_model:
-        _load_model(fresh(), lambda msg: print(f"powercontext hook daemon: {msg}",
-                                               file=sys.stderr, flush=True))
+        _load_model(fresh(), say)
 
     def on_term(_signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
 
-    def ready() -> None:
-        print(f"powercontext hook daemon: answering prompts of {ctx.db_url} on "
-              f"{daemon.path} (Ctrl-C stops)", file=sys.stderr, flush=True)
-
     with contextlib.suppress(KeyboardInterrupt):
-        daemon.serve(ready)
-    print(f"powercontext hook daemon: stopped after {daemon.answered} events",
-          file=sys.stderr, flush=True)
+        daemon.serve(lambda: say(f"answering prompts of {ctx.db_url} on {daemon.path} "
+                                 "(Ctrl-C stops)"))
+    say(f"stopped after {daemon.answered} events")
