@@ -91,7 +91,9 @@ class SQLiteEngine(Engine):
         from powercontext.adapters.sqlite import SQLiteMemoryBackend
 
         path = self.workdir / f"{label}.db"
-        for suffix in ("", "-wal", "-shm"):
+        # the raw anchor too: one left by an earlier run (``--workdir``) names that
+        # run's Memories, and the raw query would match nothing
+        for suffix in ("", "-wal", "-shm", ".anchor"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(f"{path}{suffix}")
         return MemoryService(

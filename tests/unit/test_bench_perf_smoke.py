@@ -252,3 +252,38 @@ def test_ann_recall_is_one_when_the_first_pass_sees_every_vector() -> None:
     got = ann_recall.recall(vectors, [unit() for _ in range(5)], (40, 300))
     assert got[300] == (1.0, 1.0)
     assert 0.0 <= got[40][1] <= got[40][0] <= 1.0
+
+
+def test_a_reused_workdir_builds_a_new_raw_anchor(tmp_path: Path) -> None:
+    """An anchor left in ``--workdir`` by an earlier run names that run's Memories (its
+    scope tokens): reused, the raw fts query matched nothing and timed ~1 ms at 1k x 10
+    where the real one takes ~6. A new service's database starts without it."""
+    import asyncio
+
+    from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+
+    data = tmp_path / "locomo.json"
+    write_tiny_locomo(data)
+    turns, _questions = perf.load_corpus(data)
+    (tmp_path / "db").mkdir()
+    engine = perf.SQLiteEngine(tmp_path / "db", DeterministicEmbedding(perf.DIM))
+
+    async def rows_matching_the_heads() -> int:
+        ds = await perf.load_dataset(engine, turns, 20, 2)
+        try:
+            engine.open_raw(ds.svc)
+            scopes = [perf._scope(h.artifact_id) for h in ds.heads]
+            terms = {t for (text,) in engine.raw.execute(
+                "SELECT searchable_text FROM memory_entry_heads") for t in text.split()}
+            match = " OR ".join(f'"{s}_{t}"' for s in scopes for t in sorted(terms)[:20])
+            (n,) = engine.anchor.execute(
+                f"SELECT count(*) FROM {perf.ANCHOR_FTS} WHERE {perf.ANCHOR_FTS} MATCH ?",
+                (f"searchable_text : ({match})",)).fetchone()
+            return int(n)
+        finally:
+            engine.close_raw()
+            await ds.svc.close()
+
+    assert asyncio.run(rows_matching_the_heads()) > 0
+    assert list((tmp_path / "db").glob("*.anchor"))  # left behind, as --workdir keeps it
+    assert asyncio.run(rows_matching_the_heads()) > 0  # the second run's own anchor
