@@ -51,6 +51,15 @@ def fuse(
     in the order ``fts``, ``vector`` (the order of ``channels``). Ties of the exact score
     go by ascending UTF-8 memory_artifact_id, entry_id, entry_version_id.
     """
+    filled = [(name, keys) for name, keys in channels.items() if keys]
+    if len(filled) == 1:
+        # one channel with candidates (an empty one adds nothing): the ranks are
+        # distinct, so the order is the channel's and no two scores tie; 1 / (k + rank)
+        # is the float of the exact fraction (both round once)
+        ((name, keys),) = filled
+        single: dict[tuple[str, str, str], None] = dict.fromkeys(keys)
+        return [FusedCandidate(key, 1 / (k + rank), (name,))
+                for rank, key in enumerate(single, start=1)]
     scores: dict[tuple[str, str, str], Fraction] = {}
     matched: dict[tuple[str, str, str], list[str]] = {}
     for name, keys in channels.items():

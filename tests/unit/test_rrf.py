@@ -138,3 +138,20 @@ def test_output_sorted_unique_and_scores_exact(fts: list, vec: list) -> None:
                 names.append(name)
         assert cand.score == float(exact)
         assert cand.matched_by == tuple(names)
+
+
+@settings(deadline=None)
+@given(st.lists(keys, max_size=40), st.sampled_from(["fts", "vector"]), st.booleans())
+def test_one_channel_is_its_order_with_exact_scores(chan: list, name: str,
+                                                    with_empty: bool) -> None:
+    """The one-channel path (issue 14: no fractions when a single channel has
+    candidates) gives the channel's first-occurrence order, 1 / (60 + rank) exactly as
+    the fraction rounds, and only that channel in matched_by, with or without an empty
+    second channel."""
+    other = "vector" if name == "fts" else "fts"
+    channels = {name: chan, other: []} if with_empty else {name: chan}
+    out = fuse(channels)
+    dedup = list(dict.fromkeys(chan))
+    assert [c.key for c in out] == dedup
+    assert [c.score for c in out] == [float(Fraction(1, 61 + i)) for i in range(len(dedup))]
+    assert all(c.matched_by == (name,) for c in out)
