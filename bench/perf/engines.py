@@ -85,7 +85,6 @@ class SQLiteEngine(Engine):
         self.ann = False
         self.raw: Any = None
         self.anchor: Any = None
-        self.keys: dict[int, tuple[str, str, str]] = {}
 
     def new_service(self, label: str) -> MemoryService:
         from powercontext.adapters.sqlite import SQLiteMemoryBackend
@@ -119,14 +118,6 @@ class SQLiteEngine(Engine):
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
         self.raw = conn
-        # projection id -> (Memory, entry id, entry version id), for the hit check only
-        self.keys = {
-            int(pid): (str(m), str(e), str(v))
-            for pid, m, e, v in conn.execute(
-                "SELECT projection_id, memory_artifact_id, entry_id, entry_version_id "
-                "FROM memory_entry_heads"
-            )
-        }
         anchor = f"{path}.anchor"
         if not os.path.exists(anchor):
             t0 = time.perf_counter()
@@ -137,18 +128,22 @@ class SQLiteEngine(Engine):
                 f"CREATE VIRTUAL TABLE {ANCHOR_FTS} USING fts5(searchable_text, "
                 f'tokenize="{ANCHOR_TOKENIZE}")'
             )
+            # streamed row by row: a list of the 100k head rows was ~40 MB of the
+            # benchmark's own peak RSS, counted in the library's figure (issue 14)
             rows = conn.execute(
-                "SELECT projection_id, memory_artifact_id, searchable_text FROM memory_entry_heads"
-            ).fetchall()
+                "SELECT projection_id, memory_artifact_id, searchable_text FROM memory_entry_heads")
+            count = 0
+            scopes: dict[str, str] = {}
             with a:
-                a.executemany(
-                    f"INSERT INTO {ANCHOR_FTS} (rowid, searchable_text) VALUES (?, ?)",
-                    [(pid, _scoped_text(_scope(str(m)), str(text))) for pid, m, text in rows],
-                )
+                for pid, m, text in rows:
+                    scope = scopes.get(m) or scopes.setdefault(m, _scope(str(m)))
+                    a.execute(f"INSERT INTO {ANCHOR_FTS} (rowid, searchable_text) VALUES (?, ?)",
+                              (pid, _scoped_text(scope, str(text))))
+                    count += 1
             a.close()
             os.replace(anchor + ".tmp", anchor)
             log(
-                f"  plain FTS5 anchor of {len(rows)} rows built in "
+                f"  plain FTS5 anchor of {count} rows built in "
                 f"{time.perf_counter() - t0:.1f} s (untimed)"
             )
         self.anchor = apsw.Connection(anchor, flags=apsw.SQLITE_OPEN_READONLY)
@@ -199,7 +194,14 @@ class SQLiteEngine(Engine):
             size *= 2
 
     def key(self, raw_id: Any) -> tuple[str, str, str]:
-        return self.keys[int(raw_id)]
+        # read when asked (the hit check only): a dict of every head row was ~30 MB of
+        # the benchmark's own memory at 100k, counted in the library's peak RSS
+        row = self.raw.execute(
+            "SELECT memory_artifact_id, entry_id, entry_version_id FROM memory_entry_heads "
+            "WHERE projection_id = ?", (int(raw_id),)).fetchone()
+        if row is None:
+            raise KeyError(raw_id)
+        return (str(row[0]), str(row[1]), str(row[2]))
 
     def vector_param(self, vector: Sequence[float]) -> Any:
         return struct.pack(f"<{len(vector)}f", *vector)
