@@ -258,7 +258,8 @@ def codex_path(scope: str, project: str | None) -> Path:
     return _project_root(project) / ".codex" / "config.toml"
 
 
-def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool) -> None:
+def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool,
+           hint: str | None = None) -> None:
     out = []
     for f in files:
         backup = None if dry_run else f.write()
@@ -279,8 +280,20 @@ def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool) -> None:
         if not dry_run:
             click.echo(f"{agent} is set up; `powercontext doctor` checks it. Run "
                        "`powercontext repo bootstrap .` so the repository has a Memory.")
+            if hint:
+                click.echo(hint)
 
     c.emit({"agent": agent, "dry_run": dry_run, "files": out}, human)
+
+
+def _daemon_hint(db: list[str]) -> str | None:
+    """The hook daemon's line for a Claude Code setup on a SQLite file (the daemon
+    answers nothing else: a URL database keeps the in-process hook)."""
+    if db and "://" in db[-1]:
+        return None
+    where = f" --db {_quote(db[-1])}" if db else ""
+    return (f"Prompts are answered faster (~0.1 s instead of ~0.4 s) while `powercontext"
+            f"{where} hook daemon` runs; without it the hook works as before.")
 
 
 _SCOPE = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
@@ -330,7 +343,7 @@ def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: st
         if not no_mcp:
             files.append(claude_mcp_plan(Path(mcp_path) if mcp_path else mcp_file, program,
                                          _mcp_args(db, allow_writes)))
-        _apply(c, "Claude Code", files, dry_run)
+        _apply(c, "Claude Code", files, dry_run, _daemon_hint(db))
 
     _guarded(c, body)
 

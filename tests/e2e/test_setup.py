@@ -82,6 +82,21 @@ def test_setup_claude_code_project_scope_is_idempotent_with_a_backup(env, tmp_pa
     assert "already set up" in run("--db", str(db), "setup", "claude-code").stdout
 
 
+def test_setup_claude_code_names_the_hook_daemon_for_a_sqlite_file(env, tmp_path):
+    """The hook daemon answers Claude Code's prompt hook of a SQLite file: setup says how
+    to start it, for the same database; a URL database (no daemon) gets no such line,
+    and Codex (no prompt hook) neither."""
+    run, _home, _project = env
+    db = tmp_path / "data" / "my memory.db"
+    out = run("--db", str(db), "setup", "claude-code").stdout
+    assert f"`powercontext --db '{db}' hook daemon` runs" in out
+    assert "hook daemon" in run("setup", "claude-code").stdout  # the default database
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    assert "hook daemon" not in run("--db", url, "setup", "claude-code",
+                                    "--scope", "user").stdout
+    assert "hook daemon" not in run("setup", "codex").stdout
+
+
 def test_setup_dry_run_prints_the_diff_and_writes_nothing(env):
     run, home, project = env
     out = run("setup", "claude-code", "--dry-run").stdout
