@@ -163,17 +163,23 @@ class MemorySearchMixin(MemoryCommitMixin):
                     if c is None:
                         exhausted = True
                         break
-                    # admission first: it refuses most fts rows (3 of 4 on LoCoMo
-                    # questions), and trust is then checked only on admitted ones. The
-                    # vector channel may end at a refusal before trust: admission is
-                    # monotone in distance, so no later row, trusted or not, passes.
-                    if not ranking.admit(channel, c, terms):
-                        if stops:
+                    if stops:
+                        # vector: trust first, and only a trusted row's refusal ends the
+                        # channel (an ANN stream at a larger k can place a nearer row
+                        # after a stale one: ending at the stale row lost it)
+                        if not ranking.trusted(c, heads):
+                            continue
+                        if not ranking.admit(channel, c, terms):
                             exhausted = True
                             break
-                        continue
-                    if not ranking.trusted(c, heads):
-                        continue
+                    else:
+                        # fts: admission first: it refuses most rows (3 of 4 on LoCoMo
+                        # questions), so trust is checked on the admitted ones only;
+                        # both are pure filters, the order changes nothing else
+                        if not ranking.admit(channel, c, terms):
+                            continue
+                        if not ranking.trusted(c, heads):
+                            continue
                     pending.append(c)
                 wanted = [c.entry_version_id for c in pending
                           if c.entry_version_id not in versions]
