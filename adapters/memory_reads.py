@@ -64,6 +64,10 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         head = self._head_sync(artifact_id)
         if head is None:
             return None
+        if self._revisions.get((artifact_id, head)) is not None:
+            # only validated Memory Revisions are cached: no need to read the row (with
+            # its content: a checkpoint of a 100k-entry manifest is megabytes)
+            return head
         rows = self._revision_rows_sync(artifact_id, head - 1, head)
         return head if rows and rows[0].family == MEMORY_FAMILY else None
 

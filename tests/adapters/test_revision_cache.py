@@ -203,3 +203,33 @@ def test_the_changes_cache_counts_what_it_holds_and_keeps_its_bound(puts) -> Non
         assert len(cache._changes[key]) == n
     cache.clear()
     assert cache._changes_held == 0 and not cache._changes
+
+
+def test_the_head_of_a_cached_memory_reads_no_revision_row(tmp_path):
+    """head() checks that the Artifact is a Memory; when its head Revision is cached (a
+    validated Memory Revision, e.g. just written here) it reads no Revision row: the row
+    read fetched the content too, megabytes for the checkpoint of a 100k-entry manifest,
+    on every remember. Cold, the row is read, and a Topic's head is still not a Memory."""
+    async def body():
+        backend = SQLiteMemoryBackend(str(tmp_path / "m.db"))
+        svc = MemoryService(backend)
+        try:
+            ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha note"),))
+            reads = []
+            original = backend._revision_rows_sync
+
+            def counting(artifact_id, after, upto):
+                reads.append((artifact_id, after, upto))
+                return original(artifact_id, after, upto)
+
+            backend._revision_rows_sync = counting
+            assert await svc.head(ref.artifact_id) == ref
+            assert reads == []
+            backend._revisions.clear()
+            assert await svc.head(ref.artifact_id) == ref
+            assert reads == [(ref.artifact_id, 0, 1)]
+            assert await backend.head("topic_art_01m8y251287ctwjegxh3dbyftd") is None
+        finally:
+            await svc.close()
+
+    asyncio.run(body())
