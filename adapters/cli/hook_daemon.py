@@ -146,6 +146,19 @@ def real_db(db: str) -> str:
     return os.path.realpath(os.path.expanduser(db))
 
 
+def setup_hint(db_args: list[str]) -> str:
+    """The line ``setup claude-code`` prints for the daemon, given the ``--db PATH``
+    words it put in the hook command (none: the default database); empty for a URL
+    database, which the daemon does not serve."""
+    if db_args and "://" in db_args[-1]:
+        return ""
+    import shlex
+
+    where = f" --db {shlex.quote(db_args[-1])}" if db_args else ""
+    return (f"Prompts are answered faster (~0.1 s instead of ~0.4 s) while `powercontext"
+            f"{where} hook daemon` runs; without it the hook works as before.")
+
+
 def build_id() -> str:
     """This installation: the protocol, and the size and modification time of this file
     (an upgrade rewrites it)."""

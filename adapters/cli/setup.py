@@ -30,6 +30,7 @@ import difflib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import sys
 import tomllib
@@ -39,6 +40,7 @@ from typing import Any
 import click
 
 from powercontext.adapters.cli.context import Ctx, pass_ctx
+from powercontext.adapters.cli.hook_daemon import setup_hint
 
 __all__ = ["ConfigFile", "doctor", "setup"]
 
@@ -258,8 +260,7 @@ def codex_path(scope: str, project: str | None) -> Path:
     return _project_root(project) / ".codex" / "config.toml"
 
 
-def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool,
-           hint: str | None = None) -> None:
+def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool, hint: str = "") -> None:
     out = []
     for f in files:
         backup = None if dry_run else f.write()
@@ -279,21 +280,11 @@ def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool,
                               else " (new file)"))
         if not dry_run:
             click.echo(f"{agent} is set up; `powercontext doctor` checks it. Run "
-                       "`powercontext repo bootstrap .` so the repository has a Memory.")
-            if hint:
-                click.echo(hint)
+                       "`powercontext repo bootstrap .` so the repository has a Memory."
+                       + (f"\n{hint}" if hint else ""))
 
     c.emit({"agent": agent, "dry_run": dry_run, "files": out}, human)
 
-
-def _daemon_hint(db: list[str]) -> str | None:
-    """The hook daemon's line for a Claude Code setup on a SQLite file (the daemon
-    answers nothing else: a URL database keeps the in-process hook)."""
-    if db and "://" in db[-1]:
-        return None
-    where = f" --db {_quote(db[-1])}" if db else ""
-    return (f"Prompts are answered faster (~0.1 s instead of ~0.4 s) while `powercontext"
-            f"{where} hook daemon` runs; without it the hook works as before.")
 
 
 _SCOPE = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
@@ -338,12 +329,12 @@ def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: st
         db = _db_args(c)
         settings, mcp_file = claude_paths(scope, project)
         files = [claude_settings_plan(Path(settings_path) if settings_path else settings,
-                                      " ".join(_quote(x) for x in [program, *db, "hook",
+                                      " ".join(shlex.quote(x) for x in [program, *db, "hook",
                                                                     "claude-code"]))]
         if not no_mcp:
             files.append(claude_mcp_plan(Path(mcp_path) if mcp_path else mcp_file, program,
                                          _mcp_args(db, allow_writes)))
-        _apply(c, "Claude Code", files, dry_run, _daemon_hint(db))
+        _apply(c, "Claude Code", files, dry_run, setup_hint(db))
 
     _guarded(c, body)
 
@@ -371,12 +362,6 @@ def setup_codex(c: Ctx, scope: str, project: str | None, config_path: str | None
                                        allow_writes=allow_writes)], dry_run)
 
     _guarded(c, body)
-
-
-def _quote(word: str) -> str:
-    import shlex
-
-    return shlex.quote(word)
 
 
 def _guarded(c: Ctx, body: Any) -> None:
