@@ -148,9 +148,9 @@ def real_db(db: str) -> str:
 
 def setup_hint(db_args: list[str]) -> str:
     """The line ``setup claude-code`` prints for the daemon, given the ``--db PATH``
-    words it put in the hook command (none: the default database); empty for a URL
-    database, which the daemon does not serve."""
-    if db_args and "://" in db_args[-1]:
+    words it put in the hook command (none: the default database); empty for a database
+    the daemon does not serve (:func:`socket_path`: a URL, ``:memory:``, a long path)."""
+    if socket_path(_database({"db": db_args[-1] if db_args else None})) is None:
         return ""
     import shlex
 

@@ -286,7 +286,6 @@ def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool, hint: str
     c.emit({"agent": agent, "dry_run": dry_run, "files": out}, human)
 
 
-
 _SCOPE = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
                       show_default=True, help="project: files in the project (Git top-level "
                       "of --project); user: the files in your home directory.")

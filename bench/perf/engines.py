@@ -133,12 +133,10 @@ class SQLiteEngine(Engine):
             rows = conn.execute(
                 "SELECT projection_id, memory_artifact_id, searchable_text FROM memory_entry_heads")
             count = 0
-            scopes: dict[str, str] = {}
             with a:
                 for pid, m, text in rows:
-                    scope = scopes.get(m) or scopes.setdefault(m, _scope(str(m)))
                     a.execute(f"INSERT INTO {ANCHOR_FTS} (rowid, searchable_text) VALUES (?, ?)",
-                              (pid, _scoped_text(scope, str(text))))
+                              (pid, _scoped_text(_scope(str(m)), str(text))))
                     count += 1
             a.close()
             os.replace(anchor + ".tmp", anchor)

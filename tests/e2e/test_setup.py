@@ -95,6 +95,9 @@ def test_setup_claude_code_names_the_hook_daemon_for_a_sqlite_file(env, tmp_path
     assert "hook daemon" not in run("--db", url, "setup", "claude-code",
                                     "--scope", "user").stdout
     assert "hook daemon" not in run("setup", "codex").stdout
+    long = tmp_path / ("d" * 120) / "memory.db"  # its socket path would be over 100 bytes
+    assert "hook daemon" not in run("--db", str(long), "setup", "claude-code",
+                                    "--scope", "user").stdout
 
 
 def test_setup_dry_run_prints_the_diff_and_writes_nothing(env):
