@@ -210,10 +210,14 @@ class MemoryCommitMixin(MemoryReadsMixin):
             canonical.embedding_content_hash(self._profile, row.entry_content_hash), vec
         )
 
-    def _complete_sync(self, artifact_id: str, revision: int) -> bool:
+    def _complete_sync(self, artifact_id: str, revision: int,
+                       generation: str | None = None) -> bool:
         # A rebuild changes projections without changing heads: the generation it bumps
-        # is read in this transaction, so another process's rebuild is never missed.
-        key = (artifact_id, revision, self._meta_get_sync("projection_generation") or "0")
+        # is read in this transaction (or by the caller, in it, for several Memories:
+        # ``generation``), so another process's rebuild is never missed.
+        if generation is None:
+            generation = self._projection_generation_sync()
+        key = (artifact_id, revision, generation)
         with self._cache_lock:
             if key in self._complete_cache:
                 return self._complete_cache[key]
@@ -226,6 +230,11 @@ class MemoryCommitMixin(MemoryReadsMixin):
         with self._cache_lock:
             self._complete_cache[key] = ok
         return ok
+
+    def _projection_generation_sync(self) -> str:
+        """The offline rebuilds' generation (``powercontext_meta``), read in the caller's
+        transaction."""
+        return self._meta_get_sync("projection_generation") or "0"
 
 
 class DatabaseUnitOfWork:

@@ -61,8 +61,9 @@ class MemorySearchMixin(MemoryCommitMixin):
         """None when vector search can run on every Memory, else the reason it cannot."""
         if self._profile is None or not (self._db_caps and self._db_caps.vector):
             return "the database has no vector projection"
+        generation = self._projection_generation_sync()  # once for all of them
         for m in memories:
-            if not self._complete_sync(m.artifact_id, m.revision):
+            if not self._complete_sync(m.artifact_id, m.revision, generation):
                 return (
                     f"the vector projection of Memory {m.artifact_id!r} is incomplete "
                     "(fill it offline: `powercontext memory rebuild` with the model)"

@@ -7,7 +7,8 @@ The domain rules are not here: the SPI base
 search around one descent into the core each (:func:`powercontext.core.verify.verify`,
 :mod:`powercontext.core.ranking`). The adapter is three layers, one concept each: the
 family-neutral connection, transactions (with bounded retries of lock contention),
-metadata and Sources (:mod:`powercontext.adapters.oceanbase.connection`), the Memory
+metadata (:mod:`powercontext.adapters.oceanbase.connection`; the Sources' rows in
+:mod:`powercontext.adapters.oceanbase.source_rows`), the Memory
 schema and startup probes (:mod:`powercontext.adapters.oceanbase.schema`), and here the
 Memory primitives: Revisions, entry versions, head projections, the head
 compare-and-swap (it counts *matched* rows), the two search dialects, the

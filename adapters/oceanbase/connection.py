@@ -2,16 +2,20 @@
 (4.3.5 BP3+) or seekdb over mysqlclient (Memory RFC, "OceanBase adapter", "Concurrency
 and transactions"; ARCHITECTURE.md, "Decisions"): the URL, one MySQL connection used by
 the backend's single worker thread, the server check, transactions, the driver-error
-mapping, the metadata table and the Source store.
+mapping and the metadata table; the Source store's rows are
+:mod:`powercontext.adapters.oceanbase.source_rows`.
 
 Transactions: a write is ``START TRANSACTION`` at READ COMMITTED; a duplicate key is a
 RevisionConflictError; lock-wait timeouts and deadlocks are retried a bounded number
 of times with backoff (:class:`~powercontext.adapters.storage.RetryableError`) and
 never reported as conflicts; a connection lost during COMMIT raises
 CommitOutcomeUnknownError. A read is one REPEATABLE READ (snapshot) read-only
-transaction: REPEATABLE READ is the session's isolation (set on connect), so a read
-starts with one statement. The connection sets ``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts
-*matched* rows.
+transaction: REPEATABLE READ is the session's isolation (set on connect). Round trips
+(issue 14): the statements that open a transaction travel with its first statement in
+one multi-statement query (``CLIENT.MULTI_STATEMENTS``); a transaction that runs no
+statement sends nothing; a read's COMMIT is sent without waiting and its answer read
+before the next statement. A write's COMMIT is always waited for. The connection sets
+``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts *matched* rows.
 
 A family's OceanBase backend subclasses :class:`OceanBaseStorage` together with its
 family base class, calls :meth:`OceanBaseStorage._init_connection` from ``__init__`` and
@@ -28,10 +32,9 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from powercontext.adapters.storage import RetryableError, SourceStore, processing_rows
-from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.oceanbase.source_rows import OceanBaseSourceRows
+from powercontext.adapters.storage import RetryableError, SourceStore
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -41,10 +44,7 @@ from powercontext.core.errors import (
     PowerContextError,
     RevisionConflictError,
 )
-from powercontext.core.models import Source
-from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.sql import oceanbase as obsql
-from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
 __all__ = ["CONNECTION_LOST", "DDL_TIMEOUT_US", "LOCK_TIMEOUT_US", "RETRY_ATTEMPTS",
@@ -72,6 +72,11 @@ _FK_VIOLATION = frozenset({1451, 1452})
 #: Bounded retry of lock-wait timeouts and deadlocks (attempts, first backoff seconds).
 RETRY_ATTEMPTS = 4
 RETRY_BACKOFF = 0.05
+#: The statements that open a transaction, sent with its first statement. A read:
+#: START TRANSACTION READ ONLY at the session's REPEATABLE READ (set on connect). A
+#: write: READ COMMITTED for the next transaction only, then START.
+_READ_START = ("START TRANSACTION READ ONLY",)
+_WRITE_START = ("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "START TRANSACTION")
 #: Server-side lock wait of one statement, microseconds (``ob_trx_lock_timeout``).
 LOCK_TIMEOUT_US = 3_000_000
 #: Statement limit while the vector projection is migrated (DDL), microseconds.
@@ -114,7 +119,7 @@ def errno(exc: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-class OceanBaseStorage(SourceStore[C]):
+class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
     """The family-neutral OceanBase primitives of :class:`SourceStore`: connection,
     server check, transactions, error mapping, metadata and Sources over the shared
     tables. ``_exec`` is the one place SQL reaches the driver (tests inject faults
@@ -132,6 +137,9 @@ class OceanBaseStorage(SourceStore[C]):
         self._url = parse_url(url)
         self._conn = None
         self._probe_facts = {}
+        self._tx_start: tuple[str, ...] = ()  # opening statements not sent yet
+        self._tx_read = False
+        self._commit_unread = False  # a read's COMMIT was sent, its answer not read
 
     @abc.abstractmethod
     def _open_checked_sync(self) -> C:
@@ -147,7 +155,7 @@ class OceanBaseStorage(SourceStore[C]):
         u = self._url
         kwargs = dict(host=u.host, port=u.port, user=u.user, passwd=u.password,
                       charset="utf8mb4", autocommit=True, connect_timeout=10,
-                      client_flag=CLIENT.FOUND_ROWS)
+                      client_flag=CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS)
         try:
             conn = MySQLdb.connect(**kwargs)
         except MySQLdb.OperationalError as exc:
@@ -172,11 +180,13 @@ class OceanBaseStorage(SourceStore[C]):
         return conn
 
     def _cursor(self) -> Any:
+        self._read_commit_answer()
         if self._conn is None:
             self._conn = self._connect()
         return self._conn.cursor()
 
     def _drop_connection(self) -> None:
+        self._commit_unread = False
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
@@ -184,7 +194,12 @@ class OceanBaseStorage(SourceStore[C]):
 
     def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """Run one statement; returns the cursor (rows fetched by the caller). Every
-        statement of the adapter goes through here (tests inject faults here)."""
+        statement of the adapter goes through here (tests inject faults here). The first
+        statement of a transaction carries the statements that open it
+        (:meth:`_exec_opening`)."""
+        start, self._tx_start = self._tx_start, ()
+        if start:
+            return self._exec_opening(start, sql, params)
         cur = self._cursor()
         try:
             cur.execute(sql, params)
@@ -194,9 +209,34 @@ class OceanBaseStorage(SourceStore[C]):
             raise
         return cur
 
+    def _exec_opening(self, start: tuple[str, ...], sql: str,
+                      params: Sequence[Any] | None) -> Any:
+        """``start`` (the statements that open the transaction) and ``sql`` in one round
+        trip (a multi-statement query); the cursor is left at ``sql``'s result. A
+        connection that died while idle is replaced once: the server ends a lost
+        session's transaction, and none of it was committed."""
+        bundled = "; ".join((*start, sql))
+        for attempt in (1, 2):
+            cur = self._cursor()
+            try:
+                cur.execute(bundled, params)
+                for _ in start:
+                    cur.nextset()
+                return cur
+            except Exception as exc:
+                if errno(exc) not in CONNECTION_LOST:
+                    raise
+                self._drop_connection()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _exec_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if not rows:
             return
+        start, self._tx_start = self._tx_start, ()
+        if start:  # the transaction opens first (a batch is never one statement)
+            self._exec_opening(start[:-1], start[-1], None)
         cur = self._cursor()
         try:
             cur.executemany(sql, rows)
@@ -305,35 +345,18 @@ class OceanBaseStorage(SourceStore[C]):
     # ------------------------------------------------------------------ transactions
 
     def _begin_sync(self, write: bool) -> None:
-        # The base class calls this outside its try block: map driver errors here.
-        try:
-            self._begin_statements(write)
-        except PowerContextError:
-            raise
-        except Exception as exc:
-            self._rollback_sync()
-            mapped = self._database_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-
-    def _begin_statements(self, write: bool) -> None:
-        # A write: SET TRANSACTION (the next transaction only) READ COMMITTED, then START.
-        # A read: START TRANSACTION READ ONLY at the session's REPEATABLE READ (set when
-        # the connection is made), one round trip.
-        first = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED" if write else (
-            "START TRANSACTION READ ONLY")
-        try:
-            self._exec(first)
-        except Exception as exc:
-            if errno(exc) not in CONNECTION_LOST:
-                raise
-            # A connection that died while idle: nothing has happened yet, reconnect once.
-            self._exec(first)
-        if write:
-            self._exec("START TRANSACTION")
+        # Nothing is sent yet: the statements that open the transaction go out with its
+        # first statement (see _exec), so a failure to begin is that statement's.
+        self._tx_read = not write
+        self._tx_start = _WRITE_START if write else _READ_START
 
     def _commit_sync(self) -> None:
+        if self._tx_start:  # no statement ran: the server never opened a transaction
+            self._tx_start = ()
+            return
+        if self._tx_read:
+            self._send_read_commit()
+            return
         try:
             self._exec("COMMIT")
         except Exception as exc:
@@ -345,7 +368,36 @@ class OceanBaseStorage(SourceStore[C]):
                     "not exist: reread the head before deciding to retry") from exc
             raise
 
+    def _send_read_commit(self) -> None:
+        """End a read-only transaction without waiting for the server: COMMIT is sent
+        and its answer read before the connection's next statement (:meth:`_cursor`).
+        The server ends the snapshot when the COMMIT arrives; the read's rows were all
+        read in it, so nothing the caller got depends on the answer."""
+        if self._conn is None:
+            return
+        try:
+            self._conn.send_query(b"COMMIT")
+            self._commit_unread = True
+        except Exception:
+            self._drop_connection()  # the server ends a closed session's transaction
+
+    def _read_commit_answer(self) -> None:
+        """Read the answer of a read's COMMIT sent by :meth:`_send_read_commit`, if one is
+        outstanding. A failure (a connection lost meanwhile) drops the connection: the
+        next statement connects again."""
+        if not self._commit_unread:
+            return
+        self._commit_unread = False
+        try:
+            self._conn.read_query_result()
+        except Exception:
+            self._drop_connection()
+
     def _rollback_sync(self) -> None:
+        if self._tx_start:  # nothing of the transaction was sent
+            self._tx_start = ()
+            return
+        self._read_commit_answer()
         if self._conn is None:
             return
         try:
@@ -384,100 +436,3 @@ class OceanBaseStorage(SourceStore[C]):
             self._exec(templates.render("meta_delete", DIALECT), (key,))
         else:
             self._exec(obsql.meta_upsert(), (key, value))
-
-    # ------------------------------------------------------------------ sources
-
-    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
-        self._all(obsql.journal_lock())  # serializes journal positions until COMMIT
-        unique = list(dict.fromkeys(s.source_id for s in sources))
-        stored = {s.source_id: pos for pos, s in self._get_sources_sync(unique)}
-        position = int(self._all(obsql.journal_max())[0][0])
-        by_id = {s.source_id: s for s in sources}
-        for source_id in unique:
-            if source_id in stored:
-                continue
-            s = by_id[source_id]
-            position += 1
-            self._exec(obsql.source_insert_at(), (
-                position, s.source_id, s.kind, s.content, s.content_hash, s.uri,
-                shared_rows.source_metadata(s)))
-            stored[source_id] = position
-        return [stored[s.source_id] for s in sources]
-
-    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
-        ids = list(dict.fromkeys(source_ids))
-        if not ids:
-            return []
-        return [shared_rows.source_row(r) for r in self._in_chunks("sources_by_id", ids)]
-
-    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        return [shared_rows.source_row(r) for r in
-                self._all(templates.render("journal", DIALECT), (after, limit))]
-
-    # ------------------------------------------------------------------ Scope journal
-
-    def _scope_lock_sync(self, scope_id: str) -> None:
-        """The journal lock row ``FOR UPDATE`` (the one every Source write takes): the
-        Scope's ``MAX(position)`` read after it is stable until COMMIT, so two writers
-        never allocate one position, and a flush sees every committed Source."""
-        self._all(obsql.journal_lock())
-
-    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
-        ids = list(dict.fromkeys(source_ids))
-        if not ids:
-            return []
-        return [(_text(sid), _text(scope), int(pos), bool(int(lin)))
-                for sid, scope, pos, lin in self._in_chunks("scope_journal_by_source", ids)]
-
-    def _scope_head_sync(self, scope_id: str) -> int:
-        return int(self._all(templates.render("scope_journal_head", DIALECT), (scope_id,))[0][0])
-
-    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
-                           lineage_only: bool) -> None:
-        self._exec(templates.render("scope_journal_insert", DIALECT),
-                   (scope_id, position, source_id, lineage_only))
-
-    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
-        now = utc_text(self._all(tsql.utc_now())[0][0])
-        self._exec_many(templates.render("scope_recorded_insert", DIALECT),
-                        [(scope_id, p, now) for p in positions])
-
-    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
-        cur = self._exec(templates.render("pending_raise", DIALECT),
-                         (through, through, binding_name, scope_id))
-        if cur.rowcount == 0:  # FOUND_ROWS: matched rows, so 0 = no Pending row
-            self._exec(templates.render("pending_insert", DIALECT),
-                       (binding_name, scope_id, through, 0, 0))
-
-    def _scope_journal_sync(self, scope_id: str, after: int,
-                            limit: int) -> list[JournalEntry]:
-        return [processing_rows.journal_entry(scope_id, r) for r in self._all(
-            templates.render("scope_journal_after", DIALECT), (scope_id, after, limit))]
-
-    # ------------------------------------------------------------------ Pending / status
-
-    def _pending_get_sync(self, binding_name: str, scope_id: str) -> PendingRow | None:
-        rows = self._all(templates.render("pending_get", DIALECT), (binding_name, scope_id))
-        return processing_rows.pending_row(rows[0]) if rows else None
-
-    def _pending_flush_sync(self, binding_name: str, scope_id: str, head: int) -> None:
-        cur = self._exec(templates.render("pending_flush", DIALECT),
-                         (head, head, binding_name, scope_id))
-        if cur.rowcount == 0:
-            self._exec(templates.render("pending_insert", DIALECT),
-                       (binding_name, scope_id, head, 1, 0))
-
-    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
-        rows = self._all(templates.render("status_cursor_get", DIALECT),
-                         (binding_name, scope_id))
-        return int(rows[0][0]) if rows else 0
-
-    def _budget_get_sync(self, scope_id: str, binding_name: str,
-                         source_after: int) -> BudgetRow | None:
-        rows = self._all(templates.render("status_budget_get", DIALECT),
-                         (scope_id, binding_name, source_after))
-        return processing_rows.budget_row(rows[0]) if rows else None
-
-    def _processing_scopes_sync(self, binding_name: str) -> list[str]:
-        return [_text(r[0]) for r in self._all(templates.render("processing_scopes", DIALECT),
-                                               (binding_name, binding_name, binding_name))]
