@@ -186,7 +186,8 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         return self._conn.cursor()
 
     def _drop_connection(self) -> None:
-        self._commit_unread = False
+        # a transaction not yet opened on the server dies with the connection too
+        self._commit_unread, self._tx_start = False, ()
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
@@ -194,9 +195,9 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
 
     def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """Run one statement; returns the cursor (rows fetched by the caller). Every
-        statement of the adapter goes through here (tests inject faults here). The first
-        statement of a transaction carries the statements that open it
-        (:meth:`_exec_opening`)."""
+        statement of the adapter goes through here (tests inject faults here), except a
+        read's COMMIT (:meth:`_send_read_commit`) and ROLLBACK. The first statement of a
+        transaction carries the statements that open it (:meth:`_exec_opening`)."""
         start, self._tx_start = self._tx_start, ()
         if start:
             return self._exec_opening(start, sql, params)

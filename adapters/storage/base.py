@@ -111,7 +111,8 @@ class StorageBackend(abc.ABC, Generic[C]):
 
     def _check_ready_sync(self) -> None:
         """Run before every call once the database is open: raise to refuse the call
-        (e.g. a database that needs an upgrade first). The default refuses nothing."""
+        (e.g. a database that needs an upgrade first). The default refuses nothing. It
+        reads no row and may run on the event loop's thread (:meth:`capabilities`)."""
 
     # ------------------------------------------------------------------ worker thread
 
@@ -210,7 +211,13 @@ class StorageBackend(abc.ABC, Generic[C]):
         self._opened = False
 
     async def capabilities(self) -> C:
-        """The capability report of the startup probes (opens the database)."""
+        """The capability report of the startup probes (opens the database). Once the
+        database is open the report is fixed, so it is answered on the caller's thread
+        (no hop to the worker thread: a search with a model and every write with one ask
+        for it), after the same :meth:`_check_ready_sync`."""
+        if self._opened and self._db_caps is not None:
+            self._check_ready_sync()
+            return self._db_caps
         await self._run(lambda: None)
         assert self._db_caps is not None
         return self._db_caps

@@ -487,8 +487,9 @@ def test_a_fault_at_each_statement_of_a_commit_leaves_nothing(db_url):
     run(b.capabilities())
     before = _counts(db_url)
     outcomes = []
-    # Statement 1 (SET TRANSACTION) on a dead connection reconnects and goes on, so the
-    # faults start at statement 2; the loop ends when fail_at passes the last statement.
+    # Statement 1 (sent with SET TRANSACTION and START: _exec_opening) on a dead
+    # connection reconnects and goes on, so the faults start at statement 2; the loop
+    # ends when fail_at passes the last statement.
     n = 2
     while True:
         b.fail_at = n

@@ -208,3 +208,16 @@ def test_reads_are_repeatable_read_and_writes_read_committed(db_url):
     finally:
         b.close_sync()
         other.close()
+
+
+def test_a_transaction_begun_and_never_ended_dies_with_the_connection(db_url):
+    """(Found by review.) A begin with no COMMIT or ROLLBACK, then a close: the next open's
+    first statement must not open that transaction."""
+    b = OceanBaseMemoryBackend(db_url)
+    asyncio.run(b.capabilities())
+    b._begin_sync(True)
+    asyncio.run(b.close())
+    with _round_trips(b) as seen:
+        asyncio.run(b.capabilities())  # opens again
+    assert seen and not any("TRANSACTION" in s for s in seen[:1]), seen[:2]
+    asyncio.run(b.close())

@@ -102,6 +102,8 @@ def test_an_old_format_database_opens_with_a_typed_error_naming_the_upgrade(
         assert isinstance(info.value, IntegrityError)
         with pytest.raises(UpgradeRequiredError):
             run(b.search(MemorySearchRequest("alpha", (refs[0],), 5, "fts")))
+        with pytest.raises(UpgradeRequiredError):  # answered without the worker thread
+            run(b.capabilities())
         b.close_sync()
     assert _authoritative(db_path) == before  # nothing was read as corrupt or rewritten
 
@@ -270,3 +272,20 @@ def test_stored_hashes_are_recomputable_from_the_stored_bytes_by_the_spec(
             profile_json.encode("utf-8") + entry_hash.encode("ascii")).hexdigest()
     finally:
         conn.close()
+
+
+def test_an_open_database_reports_its_capabilities_without_the_worker_thread(
+    db_path: Path,
+) -> None:
+    b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
+    first = run(b.capabilities())  # opens, on the worker thread
+
+    async def no_hop(*_args):  # type: ignore[no-untyped-def]
+        raise AssertionError("capabilities() of an open database went to the worker")
+
+    b._run = no_hop  # type: ignore[method-assign]
+    assert run(b.capabilities()) is first
+    del b._run
+    b.close_sync()
+    assert run(b.capabilities()) == first  # closed: reopened through the worker
+    b.close_sync()
