@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -168,14 +169,25 @@ def test_a_connection_killed_after_a_read_is_replaced_by_the_next_one(db_url):
     asyncio.run(body())
 
 
-def test_a_failed_first_statement_leaves_no_transaction_open(db_url):
+@contextlib.contextmanager
+def _probe(db_url: str, table: str) -> Iterator[tuple[OceanBaseMemoryBackend, Any]]:
+    """An open backend and a cursor of another connection, which has created ``table``
+    with the row ``(1, 0)`` (to commit beside the backend's transactions)."""
     other = _connect(db_url)
     cur = other.cursor()
-    cur.execute("CREATE TABLE rt_fail (id INT PRIMARY KEY, v INT)")
-    cur.execute("INSERT INTO rt_fail VALUES (1, 0)")
+    cur.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, v INT)")
+    cur.execute(f"INSERT INTO {table} VALUES (1, 0)")
     b = OceanBaseMemoryBackend(db_url)
     asyncio.run(b.capabilities())  # open
     try:
+        yield b, cur
+    finally:
+        b.close_sync()
+        other.close()
+
+
+def test_a_failed_first_statement_leaves_no_transaction_open(db_url):
+    with _probe(db_url, "rt_fail") as (b, cur):
         with pytest.raises(BackendError):
             b._in_tx(False, lambda: b._all("SELECT v FROM rt_no_such_table"))
         first = b._in_tx(False, lambda: int(b._all("SELECT v FROM rt_fail")[0][0]))
@@ -183,31 +195,19 @@ def test_a_failed_first_statement_leaves_no_transaction_open(db_url):
         # a new snapshot: the failed read's transaction did not stay open around this one
         assert b._in_tx(False, lambda: int(b._all("SELECT v FROM rt_fail")[0][0])) == 5
         assert first == 0
-    finally:
-        b.close_sync()
-        other.close()
 
 
 def test_reads_are_repeatable_read_and_writes_read_committed(db_url):
-    other = _connect(db_url)
-    cur = other.cursor()
-    cur.execute("CREATE TABLE rt_probe (id INT PRIMARY KEY, v INT)")
-    cur.execute("INSERT INTO rt_probe VALUES (1, 0)")
-    b = OceanBaseMemoryBackend(db_url)
-    asyncio.run(b.capabilities())  # open
+    with _probe(db_url, "rt_probe") as (b, cur):
 
-    def twice() -> tuple[int, int]:
-        first = int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
-        cur.execute("UPDATE rt_probe SET v = v + 1 WHERE id = 1")  # a concurrent commit
-        return first, int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
+        def twice() -> tuple[int, int]:
+            first = int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
+            cur.execute("UPDATE rt_probe SET v = v + 1 WHERE id = 1")  # a concurrent commit
+            return first, int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
 
-    try:
         for write, sees_new in ((False, False), (True, True), (False, False), (True, True)):
             first, second = b._in_tx(write, twice)
             assert (second != first) is sees_new, (write, first, second)
-    finally:
-        b.close_sync()
-        other.close()
 
 
 def test_a_transaction_begun_and_never_ended_dies_with_the_connection(db_url):
