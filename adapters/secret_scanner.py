@@ -53,17 +53,21 @@ _PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("github_token", "GitHubTokenDetector", (r"gh[pousr]_",)),  # (ghp|gho|ghu|ghs|ghr)_
     ("gitlab_token", "GitLabTokenDetector",
      (r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",)),
-    # (?i) ...(key|pwd|password|pass|token)(quote)...
-    ("ibm_cloud_iam", "IbmCloudIamDetector", (r"(?i:key|pwd|pass|token)",)),
+    # (?i) ...(key|pwd|password|pass|token)(quote)... then a value of exactly 44
+    # [a-zA-Z0-9_\-] (under IGNORECASE, as the detector's regex is: KELVIN SIGN is a k)
+    ("ibm_cloud_iam", "IbmCloudIamDetector",
+     (r"(?i:key|pwd|pass|token)", r"(?i:(?<![a-z0-9_\-])[a-z0-9_\-]{44})")),
     ("ibm_cos_hmac", "IbmCosHmacDetector", (r"(?i:secret[-_]?(?:access)?[-_]?key)",)),
     ("jwt", "JwtTokenDetector", (r"eyJ",)),
     # The five regexes analyze_string uses (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
     # each hold DENYLIST\w* (DENYLIST: *_?key, *_?pass, password, passwd, pwd, secret,
     # contraseña, contrasena) and a QUOTE ['"`]; and each holds one of: DENYLIST\w* then
     # CLOSING []'"]{0,2}, \s* and ":", "=" or "!" (COLON_, EQUAL_SIGNS_, ARROW_FUNCTION_),
-    # [!=]{2,3} (PRECEDED_BY_EQUAL_COMPARISON_SIGNS_), or ";" (QUOTES_AND_SEMICOLON).
+    # [!=]{2,3} (PRECEDED_BY_EQUAL_COMPARISON_SIGNS_), or a quote then ";" (QUOTES_AND_
+    # SEMICOLON ends with the closing quote, a backreference to the opening one, and ";":
+    # prose with a semicolon and an apostrophe no longer calls the detector).
     ("keyword", "KeywordDetector",
-     (r"(?i:key|pass|pwd|secret|contrase)\w*[]'\"]{0,2}\s*[:=!]|[!=][!=]|;",
+     (r"(?i:key|pass|pwd|secret|contrase)\w*[]'\"]{0,2}\s*[:=!]|[!=][!=]|['\"`];",
       r"(?i:key|pass|pwd|secret|contrase)", r"['\"`]")),
     ("mailchimp", "MailchimpDetector", (r"-us",)),
     ("npm", "NpmDetector", (r":_authToken=",)),

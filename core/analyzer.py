@@ -355,8 +355,27 @@ class Analyzer:
 
     def _tokens(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+        if text.isascii():
+            return self._ascii_tokens(text)
+        return self._scan_tokens(text)
+
+    def _ascii_tokens(self, text: str) -> list[str]:
+        """:meth:`_scan_tokens` of a normalized ASCII text, by one regex pass: on ASCII
+        every character is a separator or starts an identifier that nothing can
+        continue, so the identifiers are exactly ``_ASCII_IDENTIFIER``'s matches; each
+        distinct identifier's tokens are computed once per call."""
+        tokens: list[str] = []
+        words_seen: dict[str, list[str]] = {}
+        idents: dict[str, list[str]] = {}
+        for ident in _ASCII_IDENTIFIER.findall(text):
+            self._ascii_identifier(ident, tokens, words_seen, idents)
+        return tokens
+
+    def _scan_tokens(self, text: str) -> list[str]:
+        """The tokens of a normalized text, rule by rule (module docstring)."""
         tokens: list[str] = []
         words_seen: dict[str, list[str]] = {}  # this call's memo: a text repeats its words
+        idents: dict[str, list[str]] = {}  # and its identifiers
         i, n = 0, len(text)
         while i < n:
             sep = _ASCII_SEPARATORS.match(text, i)
@@ -370,7 +389,7 @@ class Analyzer:
                 e = m.end()
                 if e == n or (text[e] < "\x80" and (
                         text[e] not in _JOINERS or e + 1 == n or text[e + 1] < "\x80")):
-                    self._ascii_identifier(m.group(), tokens, words_seen)
+                    self._ascii_identifier(m.group(), tokens, words_seen, idents)
                     i = e
                     continue
             if ch >= "\x80" and is_cjk(ch):
@@ -404,11 +423,17 @@ class Analyzer:
         return tokens
 
     def _ascii_identifier(
-        self, ident: str, tokens: list[str], words_seen: dict[str, list[str]]
+        self, ident: str, tokens: list[str], words_seen: dict[str, list[str]],
+        idents: dict[str, list[str]],
     ) -> None:
-        """Append the tokens of an identifier made of ASCII words (rules 4 to 7)."""
-        words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
-        self._append_words(words, tokens, words_seen)
+        """Append the tokens of an identifier made of ASCII words (rules 4 to 7),
+        computed once per call (``idents``)."""
+        found = idents.get(ident)
+        if found is None:
+            found = idents[ident] = []
+            words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
+            self._append_words(words, found, words_seen)
+        tokens.extend(found)
 
     def _append_words(self, words: list[str], tokens: list[str],
                       words_seen: dict[str, list[str]]) -> None:

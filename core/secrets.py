@@ -237,17 +237,48 @@ def _assignment_value(m: re.Match[str], uses: Callable[[str], int] | None = None
     return value, start, start + len(value)
 
 
+#: One character of an assignment's key (the key is a maximal run of them).
+_KEY_CHAR = re.compile(r"[\w.\-]", re.IGNORECASE)
+
+
+def _key_start(text: str, line_start: int, op: int) -> int | None:
+    r"""Where an assignment whose operator stands at ``op`` must start, or None when no
+    key can stand before it: back over ``[ \t]*`` and at most one quote to the end of
+    the maximal ``[\w.\-]`` run before them, then to that run's start."""
+    j = op
+    while j > line_start and text[j - 1] in " \t":
+        j -= 1
+    if j > line_start and text[j - 1] in "\"'":
+        j -= 1
+    end = j
+    while j > line_start and _KEY_CHAR.match(text, j - 1) is not None:
+        j -= 1
+    return j if j < end else None
+
+
 def _assignments(text: str) -> Iterable[re.Match[str]]:
-    r"""``_ASSIGNMENT.finditer(text)``, searched only on lines holding an ``=`` or ``:``.
-    Equivalent: a match needs its operator and never spans a newline (key, operator,
-    value and rest exclude ``\n``), its lookbehind sees the text before ``pos``, and
-    its ``rest`` runs to the line's end, so each line is searched from its start."""
+    r"""``_ASSIGNMENT.finditer(text)``, without trying the pattern at every position.
+
+    Equivalent: a match never spans a newline and its ``rest`` runs to the line's end,
+    so a line holds at most one match, the leftmost; and a match is a key that is a
+    whole maximal ``[\w.\-]`` run (the lookbehind refuses a start inside one, and
+    what follows the key, a quote, a blank or the operator, is none of those
+    characters), then an optional quote, blanks and the operator. So on each line
+    holding an ``=`` or ``:`` the pattern is tried only at the start of the key before
+    each operator, in order, and the first that matches is the line's match (the
+    lookbehind sees the text before ``pos``; keys of later operators start later)."""
     pos, n = 0, len(text)
     while (op := _OPERATOR.search(text, pos)) is not None:
         start = text.rfind("\n", 0, op.start()) + 1
         end = text.find("\n", op.start())
         end = n if end < 0 else end
-        yield from _ASSIGNMENT.finditer(text, start, end)
+        at: re.Match[str] | None = op
+        while at is not None:
+            key = _key_start(text, start, at.start())
+            if key is not None and (m := _ASSIGNMENT.match(text, key, end)) is not None:
+                yield m
+                break
+            at = _OPERATOR.search(text, at.start() + 1, end)
         pos = end + 1
 
 

@@ -61,9 +61,12 @@ def prepare_vector(vector: object, profile: EmbeddingProfile) -> EmbeddingVector
                                 f"{type(vector).__name__}")
     values = []
     for x in vector:  # type: ignore[attr-defined]
-        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        if type(x) is float:  # the common case, without the ABC check below
+            f = x
+        elif isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise InvalidInputError("vector", "contains NaN, infinity or a non-number")
-        f = float(x)
+        else:
+            f = float(x)
         if not math.isfinite(f):
             raise InvalidInputError("vector", "contains NaN, infinity or a non-number")
         values.append(f)

@@ -43,15 +43,28 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return (h >> 1) % dimension, (-1.0 if h & 1 else 1.0)
 
 
-def _features(tokens: list[str]) -> list[tuple[str, float]]:
-    out: list[tuple[str, float]] = []
-    for token in tokens:
-        out.append(("w:" + token, _WORD_WEIGHT))
-        # ASCII words never contain "_"; x_/u_/b_ tokens are hex encodings, not spellings.
-        if "_" not in token:
-            padded = f"#{token}#"
-            out.extend(("t:" + padded[i : i + 3], _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+def _token_terms(token: str) -> list[tuple[str, float]]:
+    """The features of one token, in order: the word, then its character trigrams."""
+    out = [("w:" + token, _WORD_WEIGHT)]
+    # ASCII words never contain "_"; x_/u_/b_ tokens are hex encodings, not spellings.
+    if "_" not in token:
+        padded = f"#{token}#"
+        out.extend(("t:" + padded[i : i + 3], _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
     return out
+
+
+#: Tokens whose adds are memoised (about 1 KB each: a word and ~8 trigrams).
+TOKEN_MEMO: Final = 1 << 14
+
+
+@functools.lru_cache(maxsize=TOKEN_MEMO)  # a pure function; a text's tokens repeat
+def _token_adds(token: str, dimension: int) -> tuple[tuple[int, float], ...]:
+    """What one token adds to the vector, in feature order: (bucket, sign * weight)."""
+    adds = []
+    for feature, weight in _token_terms(token):
+        i, sign = _bucket(feature, dimension)
+        adds.append((i, sign * weight))
+    return tuple(adds)
 
 
 def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tuple[float, ...]:
@@ -59,12 +72,14 @@ def embed_text(text: str, dimension: int, tokens: list[str] | None = None) -> tu
 
     A text without tokens (empty, punctuation or stopwords only) or whose features cancel
     out still gets a valid unit vector: one signed bucket chosen by hashing the raw text.
-    ``tokens`` are ``analyze(text)`` when the caller already has them.
+    ``tokens`` are ``analyze(text)`` when the caller already has them. Each token's
+    (bucket, signed weight) pairs are memoised; they are added in the same order as
+    the features, so every value is bit for bit what adding feature by feature gives.
     """
     acc = [0.0] * dimension
-    for feature, weight in _features(_ANALYZER.analyze(text) if tokens is None else tokens):
-        i, sign = _bucket(feature, dimension)
-        acc[i] += sign * weight
+    for token in _ANALYZER.analyze(text) if tokens is None else tokens:
+        for i, add in _token_adds(token, dimension):
+            acc[i] += add
     norm = math.sqrt(math.fsum(x * x for x in acc))
     if norm == 0.0:
         i, sign = _bucket("raw:" + text, dimension)

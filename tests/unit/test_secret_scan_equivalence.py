@@ -213,3 +213,27 @@ def test_a_names_uses_are_counted_once_per_text(monkeypatch):
     monkeypatch.setattr(S, "_uses_of", counting)
     assert S.find_secrets(text) == expected == ()
     assert counted["n"] == 0  # was one whole-text regex scan per assignment
+
+
+_KEYISH = ("password", "PASS", "pwd", "api-key", "api_key", "x.secret", "my-token", "k\u212aey",
+           "credentials", "\u0345key", "a.b", "-", ".", "_", "token_count", "passwordx", "key")
+_dense = st.lists(st.one_of(st.sampled_from(_KEYISH), st.sampled_from(_PUNCT),
+                            st.sampled_from(("=", ":", "'", '"', " ", "\t", "\n", "==", ":=")),
+                            st.text("ab=:'\" \t\n.-_", max_size=6)), max_size=40).map("".join)
+
+
+@given(st.one_of(_texts, _dense))
+def test_assignments_are_the_patterns_own_matches(text):
+    """The assignment search tries the pattern only at the key before each operator;
+    it yields exactly ``_ASSIGNMENT.finditer`` over the whole text (the 8 KB write
+    profile: 1.9 ms per one-line LoCoMo text by finditer, 0.24 ms this way)."""
+    ours = [(m.span(), m.groupdict()) for m in S._assignments(text)]
+    assert ours == [(m.span(), m.groupdict()) for m in S._ASSIGNMENT.finditer(text)]
+
+
+def test_assignments_on_one_long_line_of_prose_with_colons():
+    text = " ".join(f"Caroline: I went to the park {i}. Mel: token = x{i}y password: p{i}q"
+                    for i in range(200))
+    ours = [(m.span(), m.groupdict()) for m in S._assignments(text)]
+    assert ours == [(m.span(), m.groupdict()) for m in S._ASSIGNMENT.finditer(text)]
+    assert len(ours) == 1  # rest runs to the end of the line
