@@ -1786,6 +1786,14 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
         "('merge', ?)"
     ),
+    'fts_segments': (
+        'WITH RECURSIVE s(id) AS (SELECT min(segid) FROM "memory_entry_search_fts_idx" UNION ALL '
+        'SELECT (SELECT min(segid) FROM "memory_entry_search_fts_idx" WHERE segid > s.id) FROM s '
+        'WHERE s.id IS NOT NULL) SELECT count(id) FROM s'
+    ),
+    'fts_small': (
+        'SELECT count(*) <= ? FROM (SELECT 1 FROM "memory_entry_search_fts_data" LIMIT ? + 1)'
+    ),
     'fts_delete': 'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?',
     'fts_search': (
         'WITH m AS MATERIALIZED (SELECT rowid AS pid, bm25("memory_entry_search_fts") AS score '

@@ -173,8 +173,20 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
             if self._bits:  # its sign bits, in the same transaction
                 self._execute(frag.statement("bits_delete"), [pid])
                 self._execute(frag.statement("bits_insert"), [pid, scope, blob])
-        if rows:  # keep the index in few segments (frag.FTS_MERGE_PAGES); same MATCH answers
-            self._execute(frag.statement("fts_merge"), [frag.FTS_MERGE_PAGES])
+        if rows:
+            self._merge_fts_sync()
+
+    def _merge_fts_sync(self) -> None:
+        """Keep the FTS index in few segments after a write: tiered merging of at most
+        ``FTS_MERGE_PAGES`` pages, or, for a small index that reached
+        ``FTS_SMALL_SEGMENTS``, all of it into one ('merge' with a negative page count).
+        Neither changes what a MATCH returns (sql/sqlite.py explains the figures)."""
+        pages = frag.FTS_MERGE_PAGES
+        if (self._execute(frag.statement("fts_segments"))[0][0] >= frag.FTS_SMALL_SEGMENTS
+                and self._execute(frag.statement("fts_small"), [frag.FTS_SMALL_INDEX_PAGES] * 2
+                                  )[0][0]):
+            pages = -frag.FTS_SMALL_INDEX_PAGES
+        self._execute(frag.statement("fts_merge"), [pages])
 
     # ------------------------------------------------------------------ search
 

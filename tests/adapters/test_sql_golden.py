@@ -384,6 +384,14 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'INSERT INTO "memory_entry_search_fts" ("memory_entry_search_fts", rank) VALUES '
         "('merge', ?)"
     ),
+    'fts_segments': (
+        'WITH RECURSIVE s(id) AS (SELECT min(segid) FROM "memory_entry_search_fts_idx" '
+        'UNION ALL SELECT (SELECT min(segid) FROM "memory_entry_search_fts_idx" WHERE segid > '
+        's.id) FROM s WHERE s.id IS NOT NULL) SELECT count(id) FROM s'
+    ),
+    'fts_small': (
+        'SELECT count(*) <= ? FROM (SELECT 1 FROM "memory_entry_search_fts_data" LIMIT ? + 1)'
+    ),
     'fts_delete': (
         'DELETE FROM "memory_entry_search_fts" WHERE rowid = ?'
     ),
@@ -656,6 +664,10 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert f("table_exists", (frag.VECTOR_TABLE,)) == [(1,)]
     f("fts_usermerge")
     f("fts_merge", (frag.FTS_MERGE_PAGES,))
+    assert f("fts_segments") == [(1,)]
+    assert f("fts_small", (frag.FTS_SMALL_INDEX_PAGES,) * 2) == [(1,)]
+    assert f("fts_small", (0, 0)) == [(0,)]
+    f("fts_merge", (-frag.FTS_SMALL_INDEX_PAGES,))
     assert [h[2] for h in f("fts_search", (frag.fts_match_expression([scope], ["uv"]), 5, 0))
             ] == ["e1"]
     f("fts_integrity_check")
