@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from unittest import mock
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
