@@ -237,3 +237,21 @@ def test_assignments_on_one_long_line_of_prose_with_colons():
     ours = [(m.span(), m.groupdict()) for m in S._assignments(text)]
     assert ours == [(m.span(), m.groupdict()) for m in S._ASSIGNMENT.finditer(text)]
     assert len(ours) == 1  # rest runs to the end of the line
+
+
+@given(_texts)
+def test_memoised_findings_are_a_fresh_scans(text):
+    """The memo (core/secrets.py MEMO_TEXTS) answers what a fresh scan of the text finds,
+    asked once or again, and a text beyond MEMO_MAX_CHARS is scanned without it."""
+    assert S.find_secrets(text) == S._find_secrets(text) == S.find_secrets(text)
+
+
+def test_memo_is_bounded_and_skips_long_texts():
+    S._memo_findings.cache_clear()
+    for i in range(S.MEMO_TEXTS * 2):
+        S.find_secrets(f"note {i}: password = 'hunter{i}x'")
+    assert S._memo_findings.cache_info().currsize == S.MEMO_TEXTS
+    long = "token = 'ghp_" + "a" * 36 + "'\n" + "x" * S.MEMO_MAX_CHARS
+    before = S._memo_findings.cache_info()
+    assert S.find_secrets(long) == S._find_secrets(long) != ()
+    assert S._memo_findings.cache_info() == before
