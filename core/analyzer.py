@@ -280,6 +280,10 @@ _ASCII_SEPARATORS = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 # what follows it cannot continue it (not a non-ASCII letter, nor a joiner before one).
 _ASCII_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-./_][A-Za-z0-9]+)*")
 _ASCII_JOINER = re.compile(r"[-./_]")
+# A non-ASCII character, and a run of characters that are not ASCII spaces or controls
+# (the pieces :meth:`Analyzer._mixed_tokens` scans rule by rule).
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_SPACE_RUN = re.compile(r"[^\x00-\x20\x7f]*")
 
 
 def _latin_end(text: str, k: int, n: int) -> int:
@@ -357,7 +361,7 @@ class Analyzer:
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
         if text.isascii():
             return self._ascii_tokens(text)
-        return self._scan_tokens(text)
+        return self._mixed_tokens(text)
 
     def _ascii_tokens(self, text: str) -> list[str]:
         """:meth:`_scan_tokens` of a normalized ASCII text, by one regex pass: on ASCII
@@ -371,11 +375,40 @@ class Analyzer:
             self._ascii_identifier(ident, tokens, words_seen, idents)
         return tokens
 
+    def _mixed_tokens(self, text: str) -> list[str]:
+        """:meth:`_scan_tokens` of a normalized text holding non-ASCII characters: each
+        run of non-space characters around one is scanned rule by rule, the ASCII
+        stretches between them by :meth:`_ascii_tokens`'s one regex pass. ASCII spaces
+        and controls separate and no rule looks across one (a joiner, a mark, a script
+        run or an identifier ends there), so the pieces' tokens are the text's. An 8 KB
+        LoCoMo text with a few curly quotes: 2.2 -> ~1.1 ms."""
+        tokens: list[str] = []
+        words_seen: dict[str, list[str]] = {}
+        idents: dict[str, list[str]] = {}
+        pos = 0
+        while (m := _NON_ASCII.search(text, pos)) is not None:
+            start = m.start()
+            while start > pos and text[start - 1] > " " and text[start - 1] != "\x7f":
+                start -= 1
+            end = _NON_SPACE_RUN.match(text, m.end()).end()  # type: ignore[union-attr]
+            for ident in _ASCII_IDENTIFIER.findall(text, pos, start):
+                self._ascii_identifier(ident, tokens, words_seen, idents)
+            self._scan_into(text[start:end], tokens, words_seen, idents)
+            pos = end
+        for ident in _ASCII_IDENTIFIER.findall(text, pos):
+            self._ascii_identifier(ident, tokens, words_seen, idents)
+        return tokens
+
     def _scan_tokens(self, text: str) -> list[str]:
         """The tokens of a normalized text, rule by rule (module docstring)."""
         tokens: list[str] = []
-        words_seen: dict[str, list[str]] = {}  # this call's memo: a text repeats its words
-        idents: dict[str, list[str]] = {}  # and its identifiers
+        self._scan_into(text, tokens, {}, {})
+        return tokens
+
+    def _scan_into(self, text: str, tokens: list[str], words_seen: dict[str, list[str]],
+                   idents: dict[str, list[str]]) -> None:
+        """Append the tokens of ``text`` rule by rule; ``words_seen`` and ``idents`` are
+        the call's memos (a text repeats its words and identifiers)."""
         i, n = 0, len(text)
         while i < n:
             sep = _ASCII_SEPARATORS.match(text, i)
@@ -420,7 +453,6 @@ class Analyzer:
             else:
                 j = i + 1
             i = j
-        return tokens
 
     def _ascii_identifier(
         self, ident: str, tokens: list[str], words_seen: dict[str, list[str]],

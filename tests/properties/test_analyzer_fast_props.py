@@ -89,3 +89,20 @@ def test_an_ascii_text_by_one_regex_pass_equals_the_rule_scan(text, version) -> 
     folded = text.casefold()
     assert analyzer._ascii_tokens(folded) == analyzer._scan_tokens(folded)
     assert analyzer.analyze(text) == reference_analyze(analyzer, text)
+
+
+_separators = st.sampled_from([" ", "\t", "\n", "\r\n", "\x0b", "\x1f", "\x7f", "\x00", "  ",
+                               "\u00a0", "\u2003", "-", ". ", " ’"])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_pieces, _separators), max_size=40),
+       st.sampled_from(sorted(ANALYZERS)))
+@example([("naïve_x", "\x7f"), ("a-", " "), ("\u0301", "\t"), ("x", "\u00a0")], "v1")
+@example([("caf\u00e9-bar", "\x1f"), ("ADR-0005", "\n"), ("中文", "-"), ("a", " ")], "v1-porter")
+def test_mixed_text_pieces_get_the_tokens_of_the_whole_scan(pairs, version) -> None:
+    # a text with non-ASCII characters is scanned rule by rule only around them, split
+    # at ASCII spaces and controls (Analyzer._mixed_tokens)
+    analyzer = ANALYZERS[version]
+    text = "".join(p + s for p, s in pairs) + "é"
+    assert analyzer.analyze(text) == reference_analyze(analyzer, text)
