@@ -255,3 +255,48 @@ def test_memo_is_bounded_and_skips_long_texts():
     before = S._memo_findings.cache_info()
     assert S.find_secrets(long) == S._find_secrets(long) != ()
     assert S._memo_findings.cache_info() == before
+
+
+_ascii_texts = st.one_of(
+    _texts.map(lambda t: t.encode("ascii", "ignore").decode()),
+    st.text(string.printable, max_size=200),
+    st.lists(st.sampled_from(("KEY", "Key", "kEy", "PASS", "PwD", "Secret_Access-KEY", "SL-API",
+                              "XOX", "Hooks.Slack.COM", "CLOUDANT.com", "CL_ApiToken", "=",
+                              " ", "'", "\"", ";", "!=", ":", "a" * 44, "A-_" * 15)),
+             max_size=30).map("".join),
+)
+
+
+@given(_ascii_texts)
+def test_lowered_hints_find_on_the_lowercased_ascii_text_what_the_hints_find(text):
+    """Each first hint that the scanner searches without IGNORECASE in the lowercased copy
+    of an ASCII text (secret_scanner._ascii_lowered) matches the same spans there as the
+    hint in the text."""
+    import re
+
+    from powercontext.adapters.secret_scanner import _PLUGINS, _ascii_lowered
+
+    assert text.isascii()
+    lowered_hints = [(re.compile(h[0]), _ascii_lowered(re.compile(h[0])))
+                     for _m, _n, h in _PLUGINS if h]
+    assert sum(low is not None for _h, low in lowered_hints) == 6
+    for hint, low in lowered_hints:
+        if low is not None:
+            assert ([m.span() for m in low.finditer(text.lower())]
+                    == [m.span() for m in hint.finditer(text)])
+
+
+def test_only_a_whole_ignorecase_group_without_uppercase_is_lowered():
+    import re
+
+    from powercontext.adapters.secret_scanner import _ascii_lowered
+
+    def low(p):
+        found = _ascii_lowered(re.compile(p))
+        return None if found is None else found.pattern
+
+    assert low(r"(?i:key|pass)") == r"(?:key|pass)"
+    assert low(r"(?i:[a-z]{3}\))") == r"(?:[a-z]{3}\))"
+    for kept in (r"(?i:a)(b)", r"(?i:a)|(?i:b)", r"(?i:a(?-i:k))", r"(?i:\W)", r"(?i:A)",
+                 r"AKIA|(?i:aws)", r"key", r"(?i:a)b"):
+        assert low(kept) is None, kept
