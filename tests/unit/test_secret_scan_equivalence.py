@@ -297,6 +297,40 @@ def test_only_a_whole_ignorecase_group_without_uppercase_is_lowered():
 
     assert low(r"(?i:key|pass)") == r"(?:key|pass)"
     assert low(r"(?i:[a-z]{3}\))") == r"(?:[a-z]{3}\))"
-    for kept in (r"(?i:a)(b)", r"(?i:a)|(?i:b)", r"(?i:a(?-i:k))", r"(?i:\W)", r"(?i:A)",
-                 r"AKIA|(?i:aws)", r"key", r"(?i:a)b"):
+    assert low(r"(?i:[^a-z]\W\b.)") == r"(?:[^a-z]\W\b.)"
+    # escapes and non-ASCII letters that stand for or fold to A-Z, ranges over A-Z, mixed
+    # or partial groups, inline flags, back-references (found by review)
+    for kept in (r"(?i:a)(b)", r"(?i:a)|(?i:b)", r"(?i:a(?-i:k))", r"(?i:A)", r"AKIA|(?i:aws)",
+                 r"key", r"(?i:a)b", r"(?i:\x41)", r"(?i:\101)", r"(?i:\u0041)",
+                 r"(?i:key|\x41pi)", r"(?i:[\x41-\x5a]{3})", "(?i:\u017f)", r"(?i:\u212a)",
+                 "(?i:\u0131)", r"(?i:[\x5a-a])", r"(?i:[^\x41])", r"(?i:[@-a])", r"(?i:(a)\1)"):
         assert low(kept) is None, kept
+
+
+_regex_pieces = st.sampled_from([
+    "a", "k", "s", "z", "0", "_", "-", ".", "A", "K", "S", r"\x41", r"\x61", r"\101", r"\u0041",
+    "\u017f", "\u212a", "\u0131", "\u0130", "[a-z]", "[@-a]", "[Z-a]", "[!-/]", "[^a]", "[^A]",
+    r"[\x41-\x5a]", r"\w", r"\W", r"\s", r"\d", r"\b", ".", "|", "(", ")", "(?:", "(?-i:",
+    "(?<!", "(?=", "*", "+", "?", "{2}", r"\1"])
+
+
+@given(st.lists(_regex_pieces, min_size=1, max_size=8).map("".join),
+       st.lists(st.text(string.printable, max_size=30), min_size=1, max_size=5))
+def test_a_lowered_hint_matches_the_hints_spans_on_any_ascii_text(body, texts):
+    """Whatever hint _ascii_lowered accepts (here, random regexes over escapes, ranges,
+    classes, non-ASCII letters, groups and flags), its matches on the lowercased copy of
+    an ASCII text are the hint's on the text."""
+    import re
+
+    from powercontext.adapters.secret_scanner import _ascii_lowered
+
+    try:
+        hint = re.compile(f"(?i:{body})")
+    except (re.error, OverflowError, RecursionError):
+        return
+    low = _ascii_lowered(hint)
+    if low is None:
+        return
+    for text in texts:
+        assert ([m.span() for m in low.finditer(text.lower())]
+                == [m.span() for m in hint.finditer(text)])
