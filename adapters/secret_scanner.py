@@ -98,8 +98,9 @@ def _ascii_lowered(hint: re.Pattern[str]) -> re.Pattern[str] | None:
     if hint.flags & re.IGNORECASE or not p.startswith("(?i:"):
         return None
     try:
-        from re import _constants as sre_c  # the stdlib's own parser (Python 3.11+)
-        from re import _parser as sre_parse
+        # the stdlib's own regex parser (Python 3.11+; typeshed does not describe it)
+        sre_c = importlib.import_module("re._constants")
+        sre_parse = importlib.import_module("re._parser")
 
         parsed = list(sre_parse.parse(p))
         if not (len(parsed) == 1 and parsed[0][0] is sre_c.SUBPATTERN):
