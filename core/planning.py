@@ -195,7 +195,7 @@ def plan_remember(
     searchable_text goes into the projection rows; None: the default analyzer).
     Raises InvalidInputError (a ValueError) naming the field.
     """
-    from powercontext.core.secrets import find_secret  # writes only: reads never compile it
+    from powercontext.core.secrets import stored_text_secret  # writes only
 
     if not entries:
         raise InvalidInputError("entries", "append needs at least one entry")
@@ -220,7 +220,7 @@ def plan_remember(
             raise InvalidInputError(field, "must be a MemoryEntryInput")
         kind = canonical.normalize_kind(candidate.kind, f"{field}.kind")
         text = canonical.normalize_text(candidate.text, f"{field}.text")
-        secret = find_secret(text)
+        secret = stored_text_secret(text)
         if secret is not None:
             raise InvalidInputError(
                 f"{field}.text", f"looks like a secret ({secret}); secrets are never saved"

@@ -38,6 +38,7 @@ __all__ = [
     "metadata_value_finding",
     "redact",
     "source_findings",
+    "stored_text_secret",
 ]
 
 REDACTION = "[REDACTED:{rule}]"
@@ -283,33 +284,50 @@ def _assignments(text: str) -> Iterable[re.Match[str]]:
         pos = end + 1
 
 
-#: Texts longer than this many characters are scanned without the memo (an entry's text
+#: Texts longer than this many characters are checked without the memo (an entry's text
 #: is at most 8192 UTF-8 bytes).
 MEMO_MAX_CHARS = 8192
-#: How many texts' findings the memo keeps (least recently used goes first).
+#: How many clean texts the memo keeps (least recently used goes first).
 MEMO_TEXTS = 64
+
+
+def stored_text_secret(text: str) -> str | None:
+    """:func:`find_secret` for a text a write is about to store: the planner checks each
+    entry's text and the verifier checks it again (~0.7 ms for 8 KB), after the
+    service's scanner has passed it. A ``str`` of at most :data:`MEMO_MAX_CHARS`
+    characters in which the rules find nothing is remembered (the last
+    :data:`MEMO_TEXTS`); a text with a finding is never kept, and every other caller
+    (the scanner adapter, admission checks) scans without the memo, so a text some
+    scanner refuses is not kept by theirs."""
+    if type(text) is str and len(text) <= MEMO_MAX_CHARS:
+        try:
+            _memo_clean(text)
+            return None
+        except _Found as found:
+            return found.findings[0].description
+    return find_secret(text)
+
+
+class _Found(Exception):
+    """The findings of a text the memo must not keep (lru_cache caches no exception)."""
+
+    def __init__(self, findings: tuple[SecretFinding, ...]) -> None:
+        super().__init__()
+        self.findings = findings
+
+
+@functools.lru_cache(maxsize=MEMO_TEXTS)
+def _memo_clean(text: str) -> tuple[SecretFinding, ...]:
+    found = find_secrets(text)
+    if found:
+        raise _Found(found)
+    return found
 
 
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret the pure rules find in ``text``, in text order (module docstring
     lists the rules). Never raises on any string. Linear in ``len(text)`` plus
-    O(log n) per finding (line numbers and overlaps are looked up, not recounted).
-
-    A ``str`` of at most :data:`MEMO_MAX_CHARS` characters is answered from a bounded
-    memo of the last :data:`MEMO_TEXTS` texts (the findings are a pure function of the
-    text, and immutable): one write scans an entry's text in the service's scanner, the
-    planner and the verifier, and an 8 KB text costs ~0.9 ms a scan."""
-    if type(text) is str and len(text) <= MEMO_MAX_CHARS:
-        return _memo_findings(text)
-    return _find_secrets(text)
-
-
-@functools.lru_cache(maxsize=MEMO_TEXTS)
-def _memo_findings(text: str) -> tuple[SecretFinding, ...]:
-    return _find_secrets(text)
-
-
-def _find_secrets(text: str) -> tuple[SecretFinding, ...]:
+    O(log n) per finding (line numbers and overlaps are looked up, not recounted)."""
     if _ANY_RULE.search(text) is None:
         return ()
     found: list[SecretFinding] = []

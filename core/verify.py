@@ -411,7 +411,7 @@ def check_canonical_version(v: MemoryEntryVersion) -> None:
     types, and no secret. The hash alone cannot prove this: it is computed over whatever
     values the plan holds. InvalidInputError naming the field (Memory RFC,
     "MemoryEntryVersion", "MemoryEntryInput")."""
-    from powercontext.core.secrets import find_secret  # writes only: reads never compile it
+    from powercontext.core.secrets import stored_text_secret  # writes only
 
     for field in ("memory_artifact_id", "entry_id", "entry_version_id"):
         canonical.check_id(getattr(v, field), f"entry_version.{field}")
@@ -425,7 +425,7 @@ def check_canonical_version(v: MemoryEntryVersion) -> None:
         raise InvalidInputError("entry_version.kind", "is not normalized")
     if canonical.normalize_text(v.text, "entry_version.text") != v.text:
         raise InvalidInputError("entry_version.text", "is not NFC and trimmed")
-    if find_secret(v.text) is not None:
+    if stored_text_secret(v.text) is not None:
         raise InvalidInputError("entry_version.text", "looks like a secret")
     if not isinstance(v.sources, tuple) or not isinstance(v.artifacts, tuple):
         raise InvalidInputError("entry_version", "references must be tuples")

@@ -87,7 +87,7 @@ def test_an_ascii_text_by_one_regex_pass_equals_the_rule_scan(text, version) -> 
     call (an 8 KB LoCoMo entry: ~5 ms -> ~2 ms), give the rule-by-rule scan's tokens."""
     analyzer = ANALYZERS[version]
     folded = text.casefold()
-    assert analyzer._ascii_tokens(folded) == analyzer._scan_tokens(folded)
+    assert analyzer._fast_tokens(folded) == analyzer._scan_tokens(folded)
     assert analyzer.analyze(text) == reference_analyze(analyzer, text)
 
 
@@ -102,7 +102,7 @@ _separators = st.sampled_from([" ", "\t", "\n", "\r\n", "\x0b", "\x1f", "\x7f", 
 @example([("caf\u00e9-bar", "\x1f"), ("ADR-0005", "\n"), ("中文", "-"), ("a", " ")], "v1-porter")
 def test_mixed_text_pieces_get_the_tokens_of_the_whole_scan(pairs, version) -> None:
     # a text with non-ASCII characters is scanned rule by rule only around them, split
-    # at ASCII spaces and controls (Analyzer._mixed_tokens)
+    # at ASCII spaces and controls (Analyzer._fast_tokens)
     analyzer = ANALYZERS[version]
     text = "".join(p + s for p, s in pairs) + "é"
     assert analyzer.analyze(text) == reference_analyze(analyzer, text)

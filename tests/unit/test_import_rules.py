@@ -299,7 +299,9 @@ _CACHE_DECORATORS = frozenset({"lru_cache", "cache"})
 #: or copied, so no caller can tell them from the uncached call (issue 14: one write
 #: analyzes an entry's text twice, one search its query twice).
 _PURE_MEMOS = frozenset({("core/analyzer.py", "_memo_tokens"),
-                         ("core/analyzer_porter.py", "stem")})
+                         ("core/analyzer_porter.py", "stem"),
+                         # texts the secret rules pass only (core/secrets.py find_secrets)
+                         ("core/secrets.py", "_memo_clean")})
 _STATEFUL_CONTAINERS = frozenset({
     "OrderedDict", "defaultdict", "deque", "Counter", "ChainMap",
     "WeakValueDictionary", "WeakKeyDictionary", "WeakSet",

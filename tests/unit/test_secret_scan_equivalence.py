@@ -240,21 +240,34 @@ def test_assignments_on_one_long_line_of_prose_with_colons():
 
 
 @given(_texts)
-def test_memoised_findings_are_a_fresh_scans(text):
-    """The memo (core/secrets.py MEMO_TEXTS) answers what a fresh scan of the text finds,
-    asked once or again, and a text beyond MEMO_MAX_CHARS is scanned without it."""
-    assert S.find_secrets(text) == S._find_secrets(text) == S.find_secrets(text)
+def test_the_write_paths_memoised_check_is_a_fresh_scans(text):
+    """stored_text_secret (core/secrets.py, the planner's and the verifier's check) answers
+    what find_secret finds, asked once or again."""
+    assert S.stored_text_secret(text) == S.find_secret(text) == S.stored_text_secret(text)
 
 
-def test_memo_is_bounded_and_skips_long_texts():
-    S._memo_findings.cache_clear()
+def test_memo_keeps_only_clean_texts_and_is_bounded():
+    S._memo_clean.cache_clear()
     for i in range(S.MEMO_TEXTS * 2):
-        S.find_secrets(f"note {i}: password = 'hunter{i}x'")
-    assert S._memo_findings.cache_info().currsize == S.MEMO_TEXTS
-    long = "token = 'ghp_" + "a" * 36 + "'\n" + "x" * S.MEMO_MAX_CHARS
-    before = S._memo_findings.cache_info()
-    assert S.find_secrets(long) == S._find_secrets(long) != ()
-    assert S._memo_findings.cache_info() == before
+        assert S.stored_text_secret(f"note {i}: the review is done") is None
+    assert S._memo_clean.cache_info().currsize == S.MEMO_TEXTS
+    S._memo_clean.cache_clear()
+    secret = "token = 'ghp_" + "a" * 36 + "'"
+    for _ in range(3):
+        assert S.stored_text_secret(secret) == S.find_secret(secret) is not None
+    assert S._memo_clean.cache_info().currsize == 0  # a text with a finding is never kept
+    long = "the review is done\n" + "x" * S.MEMO_MAX_CHARS
+    assert S.stored_text_secret(long) is None
+    assert S._memo_clean.cache_info().currsize == 0
+
+
+def test_other_scans_keep_no_text():
+    # the scanner adapter may refuse a text the rules pass (a detector's finding)
+    S._memo_clean.cache_clear()
+    default_scanner().scan("the review is done; nothing to see")
+    S.find_secrets("the review is done")
+    S.check_text("note", "the review is done")
+    assert S._memo_clean.cache_info().currsize == 0
 
 
 _ascii_texts = st.one_of(
