@@ -362,9 +362,10 @@ class Analyzer:
         return self._fast_tokens(text)
 
     def _fast_tokens(self, text: str) -> list[str]:
-        """:meth:`_scan_tokens` of a normalized text: each run of non-space characters
-        around a non-ASCII character is scanned rule by rule, the ASCII stretches between
-        them by one regex pass (on ASCII every character is a separator or starts an
+        """The tokens :meth:`_scan_into` gives a normalized text, faster: each run of
+        non-space characters around a non-ASCII character is scanned rule by rule, the
+        ASCII stretches between them by one regex pass (on ASCII every character is a
+        separator or starts an
         identifier nothing can continue, so the identifiers are ``_ASCII_IDENTIFIER``'s
         matches; each distinct one is computed once per call). ASCII spaces and controls
         end every rule's look-ahead, so the pieces' tokens are the text's. 8 KB LoCoMo
@@ -384,12 +385,6 @@ class Analyzer:
             pos = end
         for ident in _ASCII_IDENTIFIER.findall(text, pos):
             self._ascii_identifier(ident, tokens, words_seen, idents)
-        return tokens
-
-    def _scan_tokens(self, text: str) -> list[str]:
-        """The tokens of a normalized text, rule by rule (module docstring)."""
-        tokens: list[str] = []
-        self._scan_into(text, tokens, {}, {})
         return tokens
 
     def _scan_into(self, text: str, tokens: list[str], words_seen: dict[str, list[str]],

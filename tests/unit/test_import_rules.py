@@ -300,7 +300,7 @@ _CACHE_DECORATORS = frozenset({"lru_cache", "cache"})
 #: analyzes an entry's text twice, one search its query twice).
 _PURE_MEMOS = frozenset({("core/analyzer.py", "_memo_tokens"),
                          ("core/analyzer_porter.py", "stem"),
-                         # texts the secret rules pass only (core/secrets.py find_secrets)
+                         # texts the secret rules pass only (core/secrets.py stored_text_secret)
                          ("core/secrets.py", "_memo_clean")})
 _STATEFUL_CONTAINERS = frozenset({
     "OrderedDict", "defaultdict", "deque", "Counter", "ChainMap",
