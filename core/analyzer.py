@@ -284,6 +284,9 @@ _ASCII_JOINER = re.compile(r"[-./_]")
 # (the pieces :meth:`Analyzer._fast_tokens` scans rule by rule).
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _NON_SPACE_RUN = re.compile(r"[^\x00-\x20\x7f]*")
+#: A text is scanned whole, rule by rule, when UTF-8 adds over 1/_SCAN_ALL_AT to its length
+#: (8 KB, whole / in pieces: French 2.1 / 2.9 ms, Russian 3.7 / 5.4, LoCoMo 2.3 / 1.4)
+_SCAN_ALL_AT = 50
 
 
 def _latin_end(text: str, k: int, n: int) -> int:
@@ -359,6 +362,10 @@ class Analyzer:
 
     def _tokens(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+        if len(text.encode("utf-8", "surrogatepass")) - len(text) > len(text) // _SCAN_ALL_AT:
+            tokens: list[str] = []  # mostly non-ASCII: one rule scan beats many pieces
+            self._scan_into(text, tokens, {}, {})
+            return tokens
         return self._fast_tokens(text)
 
     def _fast_tokens(self, text: str) -> list[str]:
@@ -375,9 +382,10 @@ class Analyzer:
         idents: dict[str, list[str]] = {}
         pos = 0
         while (m := _NON_ASCII.search(text, pos)) is not None:
-            start = m.start()
-            while start > pos and text[start - 1] > " " and text[start - 1] != "\x7f":
-                start -= 1
+            # back to the last space or line break (starting earlier, at any separator or
+            # at pos, scans alike); a walk back in Python took 140 ms on 1 MB of no space
+            at = m.start()
+            start = max(pos, text.rfind(" ", pos, at) + 1, text.rfind("\n", pos, at) + 1)
             end = _NON_SPACE_RUN.match(text, m.end()).end()  # type: ignore[union-attr]
             for ident in _ASCII_IDENTIFIER.findall(text, pos, start):
                 self._ascii_identifier(ident, tokens, words_seen, idents)

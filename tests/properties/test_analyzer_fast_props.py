@@ -4,6 +4,8 @@ commit). The reference is a verbatim copy of that scan (support/analyzer_referen
 
 from __future__ import annotations
 
+import unicodedata
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support import analyzer_reference as reference
@@ -108,3 +110,6 @@ def test_mixed_text_pieces_get_the_tokens_of_the_whole_scan(pairs, version) -> N
     analyzer = ANALYZERS[version]
     text = "".join(p + s for p, s in pairs) + "é"
     assert analyzer.analyze(text) == reference_analyze(analyzer, text)
+    # the pieces themselves, also where analyze() scans a mostly non-ASCII text whole
+    folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    assert analyzer._fast_tokens(folded) == reference_analyze(analyzer, text)
