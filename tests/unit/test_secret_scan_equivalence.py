@@ -347,3 +347,29 @@ def test_a_lowered_hint_matches_the_hints_spans_on_any_ascii_text(body, texts):
     for text in texts:
         assert ([m.span() for m in low.finditer(text.lower())]
                 == [m.span() for m in hint.finditer(text)])
+
+
+_FORMER_KEYWORD_HINT = (r"(?i:(?:key|pass|pwd|secret|contrase)\w*[]'\"]{0,2}\s*[:=!]|[!=][!=]"
+                        r"|['\"`];)")
+_LONG_WORDS = ("key" * 1400, "key" * 1400 + " x=", "PassKey" * 500 + "=1", "a" * 3000 + "key:")
+
+
+@given(st.one_of(_texts, _ascii_texts, st.sampled_from(_LONG_WORDS)))
+def test_the_keyword_hint_holds_on_the_lines_the_former_hint_held_on(text):
+    """The keyword detector's first hint, taken from each word's start (linear: the former
+    DENYLIST\\w* form retried every DENYLIST of a long word to its end, quadratic on a
+    line of "keykey..."), matches on exactly the lines, and the pieces, the former did."""
+    import re
+
+    from powercontext.adapters.secret_scanner import _MAX_LINE, _PLUGINS
+
+    (hint,) = [re.compile(h[0]) for _m, n, h in _PLUGINS if n == "KeywordDetector"]
+    former = re.compile(_FORMER_KEYWORD_HINT)
+    for line in text.split("\n"):
+        for piece in [line] + [line[i:i + _MAX_LINE] for i in range(0, len(line), _MAX_LINE)]:
+            assert (hint.search(piece) is None) == (former.search(piece) is None)
+
+
+@pytest.mark.parametrize("text", _LONG_WORDS)
+def test_long_words_of_denylist_scan_alike(text):
+    assert default_scanner().scan(text) == reference_scan(text)
