@@ -7,6 +7,7 @@ common), any query terms, any first page size, with entries forgotten in between
 from __future__ import annotations
 
 import asyncio
+import itertools
 import tempfile
 from pathlib import Path
 from unittest import mock
@@ -138,7 +139,7 @@ def test_segment_upkeep_keeps_every_answer(
         async def go() -> None:
             ref = None
             i = 0
-            for n in cuts * 8:
+            for n in itertools.cycle(cuts):  # until every text is written
                 if i >= len(texts):
                     break
                 ref = await svc_p.remember(ref, entries=[
