@@ -17,7 +17,7 @@ from powercontext.core.errors import PowerContextError
 from powercontext.core.models import Source
 
 __all__ = ["MAX_PATCH_BYTES", "GitError", "file_at", "git_change_source", "head_commit",
-           "resolve_commit"]
+           "is_link_at", "resolve_commit"]
 
 MAX_PATCH_BYTES = 256 * 1024
 
@@ -58,6 +58,16 @@ def file_at(repo: Path, commit: str, path: str) -> bytes | None:
         return _git(repo, "show", f"{commit}:{path}")
     except GitError:
         return None
+
+
+def is_link_at(repo: Path, commit: str, path: str) -> bool:
+    """True when ``path`` at ``commit`` is a symbolic link (tree mode 120000): its blob is
+    the link's target, not a file's content."""
+    try:
+        out = _git(repo, "ls-tree", commit, "--", path)
+    except GitError:
+        return False
+    return out.startswith(b"120000 ")
 
 
 def git_change_source(repo: Path, base: str, head: str = "HEAD", *,

@@ -108,7 +108,13 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
         "changes": rows,
         "refused": to_json(result.refused if result else ()),
         "notes": [*(result.notes if result else ()), *(scope_notes or ())],
+        "dropped": [{"path": d.path, "line": d.line, "reason": d.reason, "text": d.text}
+                    for d in (result.dropped if result else ())],
     }
+    counts: dict[str, int] = {}
+    for d in data["dropped"]:
+        counts[d["reason"]] = counts.get(d["reason"], 0) + 1
+    data["dropped_counts"] = counts
 
     def human() -> None:
         click.echo(f"{action} {root}: {len(sources)} Source(s) persisted"
@@ -126,6 +132,11 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
                 click.echo(f"  {r['op']:<7} {r['entry_id']} {r['kind']:<11} {r['text']}")
         for r in data["refused"]:
             click.echo(f"  refused ({r['provider']}): {r['reason']}: {r['text']}")
+        if counts:
+            why = ", ".join(f"{n} {reason}" for reason, n in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            click.echo(f"  not kept: {sum(counts.values())} sentence(s) of the contract "
+                       f"documents ({why}); --json lists them")
         for n in data["notes"]:
             click.echo(f"  note: {n}")
         if commit:
