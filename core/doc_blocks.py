@@ -199,6 +199,7 @@ def read_markdown(text: str) -> list[Block]:
         if m:
             flush()
             fence = (m.group(2), m.group(3), [])
+            lead_in = ""  # a lead-in introduces what follows it directly
             continue
         if not stripped:
             flush()
@@ -227,6 +228,7 @@ def read_markdown(text: str) -> list[Block]:
             continue
         if stripped.startswith("|") or n in table_rows:
             flush()
+            lead_in = ""
             if not _TABLE_RULE.match(stripped):
                 b.add(stripped, "table", n)
             blank = False
@@ -436,7 +438,7 @@ def _rst_body(lines: list[str], offset: int, b: _Builder, styles: list[tuple[str
         literal_next = para.rstrip().endswith("::")
         text = rst_inline(para)
         if text:
-            b.add(text, "para", offset + i + 1, depth=depth)
+            b.add(text, "para", offset + i + 1, depth=depth, lead_in=parent if depth else "")
             last = _last_sentence(text)
             lead_in = last if last.endswith(":") else parent
             list_group = None

@@ -142,14 +142,17 @@ def contract_sources(root: Path, *, commit: str | None = None,
             return _find_worktree(root, name, max_bytes)
         return _find_commit(root, commit, name, max_bytes)
 
-    def locate(name: str) -> _Found | None:
+    def locate(name: str, hops: int = 8) -> _Found | None:
+        """``name`` found, following link placeholders (at most ``hops`` of them)."""
         found = find(name)
-        if found is None or found.data is None or len(found.data) > 1024:
+        if found is None or found.data is None or len(found.data) > 1024 or hops == 0:
             return found
         text = found.data.decode("utf-8", "replace").strip()
         if "\n" in text or not _LINK_TEXT.match(text):
             return found
-        return _resolve_text_link(root, found.real or name, text, find) or found
+        target = _resolve_text_link(root, found.real or name, text,
+                                    lambda rel: locate(rel, hops - 1))
+        return target or found
 
     located = {n: locate(n) for n in names}
 

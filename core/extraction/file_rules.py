@@ -125,11 +125,14 @@ def _with_code(text: str, code: Sequence[str]) -> str:
 
 
 def _is_command_item(raw: str) -> bool:
+    """A list item that is a command: it starts with code, or is a short label and code
+    ("Windows: `go run build.go`"), or little besides its code."""
     text = plain_text(raw)
-    spans = re.findall(r"`([^`]+)`", text)
-    return bool(spans) and len(text) <= 160 and (
-        text.startswith("`") or bool(re.match(r"^[\w \-/+.]{1,40}:\s*`", text))
-        or len(" ".join(spans)) >= len(text) / 3)
+    if not re.search(r"`[^`]+`", text) or len(text) > 160:
+        return False
+    words = re.sub(r"`[^`]*`", " ", text).split()
+    return text.startswith("`") or len(words) <= 3 or bool(
+        re.match(r"^[\w \-/+.]{1,40}:\s*`", text))
 
 
 def _label_lead(lead: str) -> bool:

@@ -252,21 +252,28 @@ _NOUN_SUBJECT = re.compile(r"^\S+ \S+ (?:are|is|was|were|should|must|will|can|ma
 instruction, though its first word is a verb."""
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
+
+
 def modality(text: str) -> str:
     """``constraint``, ``preference``, ``imperative`` or ``description`` (see the module
-    docstring); "you do not need to" is not a prohibition and "does not" describes."""
+    docstring) of a sentence, or the strongest of a few joined ones; "you do not need
+    to" is not a prohibition and "does not" describes."""
     plain = plain_text(text).replace("’", "'")
     neutral = _NOT_NEEDED.sub(" ", plain)
-    opening = strip_opening(_NOT_NEEDED.sub(" ", text.replace("’", "'")))
-    if CONSTRAINT.search(neutral) or _CONSTRAINT_START.match(opening):
+    sentences = _SENTENCE_BREAK.split(_NOT_NEEDED.sub(" ", text.replace("’", "'")))
+    if CONSTRAINT.search(neutral) or any(_CONSTRAINT_START.match(strip_opening(s))
+                                         for s in sentences):
         return "constraint"
     if _PREFERENCE.search(neutral):
         return "preference"
-    for k, clause in enumerate(re.split(r"[:;]\s+", strip_opening(text))):
-        first = strip_opening(clause).split(" ", 1)[0].strip("`*_\"'")
-        if (k == 0 or first[:1].islower()) and first.lower() in VERBS \
-                and len(clause.split()) >= 2 and not _NOUN_SUBJECT.match(strip_opening(clause)):
-            return "imperative"
+    for sentence in sentences:
+        for k, clause in enumerate(re.split(r"[:;]\s+", strip_opening(sentence))):
+            first = strip_opening(clause).split(" ", 1)[0].strip("`*_\"'")
+            if (k == 0 or first[:1].islower()) and first.lower() in VERBS \
+                    and len(clause.split()) >= 2 \
+                    and not _NOUN_SUBJECT.match(strip_opening(clause)):
+                return "imperative"
     if re.match(r"^To [a-z]+\b[^:]*:\s*`", plain):
         return "imperative"  # "To run one test: `cargo test name`"
     return "description"
