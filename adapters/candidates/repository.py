@@ -24,8 +24,7 @@ from powercontext.core.extraction import BOOTSTRAP_FILES
 from powercontext.core.models import Source
 from powercontext.core.repo_docs import script_mentions
 
-__all__ = ["MAX_FILE_BYTES", "MAX_SCRIPTS", "Skipped", "contract_sources", "file_source",
-           "repo_key"]
+__all__ = ["MAX_FILE_BYTES", "MAX_SCRIPTS", "Skipped", "contract_sources", "file_source"]
 
 MAX_FILE_BYTES = 256 * 1024
 #: At most this many ``scripts/<name>`` entry points named by the contract files.
@@ -38,13 +37,6 @@ class Skipped:
 
     path: str
     reason: str
-
-
-def repo_key(root: Path) -> str:
-    """``repo:<real path of root>``: for a Git top level ``root``, the business key the
-    runtime gives the repository (``powercontext.runtime.repo_key``, which also maps a
-    sub-directory to its top level)."""
-    return f"repo:{root.resolve()}"
 
 
 def file_source(root: Path, path: str, text: str) -> Source:
@@ -122,8 +114,9 @@ def _resolve_text_link(root: Path, name: str, target: str,
 def contract_sources(root: Path, *, commit: str | None = None,
                      names: Sequence[str] = BOOTSTRAP_FILES,
                      max_bytes: int = MAX_FILE_BYTES,
-                     max_scripts: int = MAX_SCRIPTS) -> tuple[tuple[Source, ...],
-                                                             tuple[Skipped, ...]]:
+                     max_scripts: int = MAX_SCRIPTS,
+                     uri_root: Path | None = None) -> tuple[tuple[Source, ...],
+                                                            tuple[Skipped, ...]]:
     """File Sources for the contract paths ``names`` present in the work tree (or at
     ``commit``), then for the ``scripts/<name>`` entry points those files name (at most
     ``max_scripts``), plus the ones skipped: larger than ``max_bytes``, not UTF-8, empty,
@@ -131,8 +124,12 @@ def contract_sources(root: Path, *, commit: str | None = None,
     whose target is outside the repository (a symlink, or a placeholder file holding
     only a path: never followed, never read), or a second path to a file already read
     (``CLAUDE.md -> AGENTS.md``: the file is read once, under its own path when that is
-    a contract path too, else under the first name that reaches it)."""
+    a contract path too, else under the first name that reaches it). ``uri_root``: the
+    repository the files' ``file:`` uris name (default ``root``; a linked worktree
+    passes its repository's main checkout, so the same path is the same file in every
+    worktree)."""
     root = root.resolve()
+    uri_base = (uri_root or root).resolve()
     sources: list[Source] = []
     skipped: list[Skipped] = []
     read_as: dict[str, str] = {}  # real repository path -> the name it was read under
@@ -187,7 +184,7 @@ def contract_sources(root: Path, *, commit: str | None = None,
             skipped.append(Skipped(name, "empty"))
             return
         read_as[real] = name
-        sources.append(file_source(root, name, text))
+        sources.append(file_source(uri_base, name, text))
 
     for name in names:
         read(name, located[name])

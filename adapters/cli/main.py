@@ -113,7 +113,7 @@ def cli(
     "changes": "reads:changes", "show": "reads:show", "expand": "reads:expand",
     "search": "search:search", "cite": "cite:cite",
     "validate-citation": "cite:validate_citation", "rebuild": "rebuild:rebuild",
-    "list": "overview:memory_list",
+    "list": "overview:memory_list", "retire": "memory:retire",
 })
 def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""
