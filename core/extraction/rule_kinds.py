@@ -151,7 +151,7 @@ def _is_navigation(text: str, kind: str) -> bool:
     outside = re.sub(r"[^\w\s]", " ", outside_links(text)).split()
     if LINK.search(text) and len(outside) <= 1:
         return True  # a table-of-contents line or a link list item
-    pointer = bool(_POINTER.match(plain) or _POINTER.match(strip_opening(text)))
+    pointer = bool(_POINTER.match(plain) or _POINTER.match(strip_opening(plain, plain=True)))
     target = bool(LINK.search(text) or URL.search(text) or re.search(
         r"\b(?:below|above|here|this page|the docs|documentation)\b", plain, re.IGNORECASE))
     return pointer and target and not CONSTRAINT.search(plain)
@@ -163,9 +163,9 @@ _CLAUSE = re.compile(r"\s*(?:[;:,()\u2014]|\s-{1,2}\s|\b(?:or|and|but|so|which|w
 
 
 def _without_social(text: str) -> str:
-    """``text`` without the clauses that carry a social marker (a clause runs between
-    punctuation or conjunctions; code spans are never split)."""
-    parts = re.split(r"(`[^`]*`)", plain_text(text))
+    """Plain ``text`` without the clauses that carry a social marker (a clause runs
+    between punctuation or conjunctions; code spans are never split)."""
+    parts = re.split(r"(`[^`]*`)", text)
     clauses: list[str] = [""]
     for part in parts:
         if part.startswith("`"):
@@ -227,15 +227,15 @@ def judge(text: str, *, kind: str = "para", weight: int = 0,
         return Verdict(None, "ui")
     mode = modality(text)
     names = _own(artifacts(text), project)
-    about = topics(text)
+    about = topics(plain, plain=True)
     agent_topics = [t for t in about if t not in WEAK_TOPICS]
     flat = tuple(v for k in _STRONG_NAMES for v in names.get(k, ()))
     grounded = _grounding(names)
-    opening = strip_opening(text)
+    opening = strip_opening(plain, plain=True)
     if _SOCIAL_SOFT.search(plain) or _WE.match(opening):
-        rest = _without_social(text)
+        rest = _without_social(plain)
         rest_names = _own(artifacts(rest), project)
-        rest_topics = [t for t in topics(rest) if t not in WEAK_TOPICS]
+        rest_topics = [t for t in topics(rest, plain=True) if t not in WEAK_TOPICS]
         if _WE.match(opening):
             keep = bool(_WE_CONVENTION.match(opening)) and (
                 _grounding(rest_names) or bool(rest_topics))
@@ -244,7 +244,7 @@ def judge(text: str, *, kind: str = "para", weight: int = 0,
                 rest_names.get("convention")) or (mode != "description" and bool(rest_topics))
         if not keep:
             return Verdict(None, "social", topics=about, names=flat)
-    if process and not _grounding(_own(artifacts(_without_social(text)), project)):
+    if process and not _grounding(_own(artifacts(_without_social(plain)), project)):
         return Verdict(None, "social", topics=about, names=flat)
     strong = [k for k in _STRONG_NAMES if k in names and (k != "command" or grounded)]
     if mode == "description":

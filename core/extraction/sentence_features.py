@@ -33,16 +33,21 @@ LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)|!?\[([^\]]+)\]
 URL = re.compile(r"<?https?://[^\s>)]+>?")
 
 
+_EMPHASIS = re.compile(r"(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")
+_CODE_SPLIT = re.compile(r"(`[^`]*`)")
+
+
 def plain_text(text: str) -> str:
     """``text`` without Markdown link targets, images, URLs and emphasis (code spans
     kept): the text features are read from."""
-    text = LINK.sub(lambda m: m.group(1) if m.group(1) is not None else (m.group(3) or ""),
-                     text)
-    text = URL.sub(" ", text)
-    parts = re.split(r"(`[^`]*`)", text)
-    text = "".join(p if p.startswith("`") else
-                   re.sub(r"(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)", "", p)
-                   for p in parts)
+    if "[" in text:
+        text = LINK.sub(lambda m: m.group(1) if m.group(1) is not None else (
+            m.group(3) or ""), text)
+    if "://" in text:
+        text = URL.sub(" ", text)
+    if "*" in text or "_" in text:
+        text = "".join(p if p.startswith("`") else _EMPHASIS.sub("", p)
+                       for p in _CODE_SPLIT.split(text))
     return " ".join(text.split())
 
 
@@ -94,12 +99,23 @@ _CONVENTIONS = re.compile(
     r"style|style guide|\bchangelog (?:entry|fragment)|\bnews fragment|\bf-strings?\b|"
     r"(?:absolute|relative) imports?|\bline length\b|\d+ characters|\bspaces? for indent|"
     r"\btabs\b|\bUTF-8\b|\blicense headers?\b|\bcopyright headers?\b", re.IGNORECASE)
-_TOOL_WORD = re.compile(r"(?<![\w\-/.])(?:" + "|".join(
-    re.escape(t) for t in sorted(set(TOOLS), key=len, reverse=True)
-    if t not in ("make", "just", "go", "node", "python", "python3", "git", "gh", "mix",
-                 "swift", "bundle", "coverage", "changeset", "vet", "babel", "turbo", "nx",
-                 "rake", "black", "biome")) + r"|black(?= formatter| \(|\W*$|,| and| to| for| "
-    r"with| via| through| is)|coverage(?= report| run|\.py))(?![\w\-/])", re.IGNORECASE)
+_AMBIGUOUS_TOOLS = frozenset({"make", "just", "go", "node", "python", "python3", "git", "gh",
+                              "mix", "swift", "bundle", "coverage", "changeset", "vet", "babel",
+                              "turbo", "nx", "rake", "black", "biome"})
+_TOOL_SET = frozenset(t.lower() for t in TOOLS) - _AMBIGUOUS_TOOLS
+_WORD = re.compile(r"(?<![\w/.\-])[A-Za-z][\w\-]*(?![\w/])")
+_TOOL_CONTEXT = re.compile(r"(?<![\w\-/.])(?:black(?= formatter| \(|\W*$|,| and| to| for| "
+                           r"with| via| through| is)|coverage(?= report| run|\.py))(?![\w\-/])",
+                           re.IGNORECASE)
+
+
+def _tool_words(plain: str) -> list[str]:
+    """The development tools ``plain`` names (a word among :data:`TOOLS`; ``black`` and
+    ``coverage`` only where they name the tool)."""
+    out = [w for w in _WORD.findall(plain) if w.lower() in _TOOL_SET]
+    if "black" in plain.lower() or "coverage" in plain.lower():
+        out += [m.group(0) for m in _TOOL_CONTEXT.finditer(plain)]
+    return out
 
 
 def code_spans(text: str) -> list[str]:
@@ -136,7 +152,7 @@ def artifacts(text: str) -> dict[str, tuple[str, ...]]:
         if pathlike and not path.startswith(("e.g", "i.e")):
             out["path"].append(path)
     out["path"] += _KNOWN_FILES.findall(bare)
-    out["tool"] += [m.group(0) for m in _TOOL_WORD.finditer(plain)]
+    out["tool"] += _tool_words(plain)
     out["convention"] += [m.group(0) for m in _CONVENTIONS.finditer(plain)]
     return {k: tuple(dict.fromkeys(v)) for k, v in out.items() if v}
 
@@ -189,10 +205,11 @@ WEAK_TOPICS = frozenset({"docs", "placement", "compat", "ci", "workflow"})
 documentation", "Check the files")."""
 
 
-def topics(text: str) -> tuple[str, ...]:
-    """The agent topics ``text`` is about (see :data:`TOPICS`)."""
-    plain = plain_text(text)
-    return tuple(name for name, rx in TOPICS.items() if rx.search(plain))
+def topics(text: str, *, plain: bool = False) -> tuple[str, ...]:
+    """The agent topics ``text`` is about (see :data:`TOPICS`); ``plain``: ``text`` is
+    already :func:`plain_text`."""
+    flat = text if plain else plain_text(text)
+    return tuple(name for name, rx in TOPICS.items() if rx.search(flat))
 
 
 # --------------------------------------------------------------------------- modality
@@ -236,13 +253,21 @@ _LEAD_CLAUSE = re.compile(r"^(?:if|when|whenever|before|after|once|unless|while|
                           r"to|as|where|until|since)\b[^,;:]{0,140},\s*", re.IGNORECASE)
 
 
-def strip_opening(text: str) -> str:
-    s = re.sub(r"\s*\([^()]*\)", "", plain_text(text)).strip(" ([*_")
-    s = re.sub(r"^(?:please|also|then|finally|first|next|now|additionally|afterwards|"
-               r"otherwise|optionally|simply|just)\b,?\s*", "", s, flags=re.IGNORECASE)
+_PARENS = re.compile(r"\s*\([^()]*\)")
+_OPENER = re.compile(r"^(?:please|also|then|finally|first|next|now|additionally|afterwards|"
+                     r"otherwise|optionally|simply|just)\b,?\s*", re.IGNORECASE)
+_PLEASE = re.compile(r"^(?:please|also|then)\s+", re.IGNORECASE)
+
+
+def strip_opening(text: str, *, plain: bool = False) -> str:
+    """The sentence from its main clause on: without parentheses, an opening adverb
+    ("Please", "Then", "Finally") and up to two leading subordinate clauses ("If you
+    touch the parser, ..."). ``plain``: ``text`` is already :func:`plain_text`."""
+    s = _PARENS.sub("", text if plain else plain_text(text)).strip(" ([*_")
+    s = _OPENER.sub("", s)
     for _ in range(2):
         s = _LEAD_CLAUSE.sub("", s, count=1)
-    return re.sub(r"^(?:please|also|then)\s+", "", s, flags=re.IGNORECASE)
+    return _PLEASE.sub("", s)
 
 
 _NOUN_SUBJECT = re.compile(r"^\S+ \S+ (?:are|is|was|were|should|must|will|can|may|have|has|"
@@ -261,18 +286,17 @@ def modality(text: str) -> str:
     to" is not a prohibition and "does not" describes."""
     plain = plain_text(text).replace("’", "'")
     neutral = _NOT_NEEDED.sub(" ", plain)
-    sentences = _SENTENCE_BREAK.split(_NOT_NEEDED.sub(" ", text.replace("’", "'")))
-    if CONSTRAINT.search(neutral) or any(_CONSTRAINT_START.match(strip_opening(s))
-                                         for s in sentences):
+    openings = [strip_opening(s, plain=True) for s in _SENTENCE_BREAK.split(neutral)]
+    if CONSTRAINT.search(neutral) or any(_CONSTRAINT_START.match(o) for o in openings):
         return "constraint"
     if _PREFERENCE.search(neutral):
         return "preference"
-    for sentence in sentences:
-        for k, clause in enumerate(re.split(r"[:;]\s+", strip_opening(sentence))):
-            first = strip_opening(clause).split(" ", 1)[0].strip("`*_\"'")
+    for opening in openings:
+        for k, clause in enumerate(re.split(r"[:;]\s+", opening)):
+            main = strip_opening(clause, plain=True)
+            first = main.split(" ", 1)[0].strip("`*_\"'")
             if (k == 0 or first[:1].islower()) and first.lower() in VERBS \
-                    and len(clause.split()) >= 2 \
-                    and not _NOUN_SUBJECT.match(strip_opening(clause)):
+                    and len(clause.split()) >= 2 and not _NOUN_SUBJECT.match(main):
                 return "imperative"
     if re.match(r"^To [a-z]+\b[^:]*:\s*`", plain):
         return "imperative"  # "To run one test: `cargo test name`"
