@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from powercontext.core.extraction.contract_topics import TOPIC_LABELS, contract_topics
 from powercontext.core.extraction.results import ExtractionResult
 from powercontext.core.extraction.sources import (
     CONTRACT_FILES,
@@ -24,6 +23,11 @@ from powercontext.core.extraction.sources import (
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
 __all__ = ["TOPIC_LABELS", "contract_candidates", "topic_label"]
+
+TOPIC_LABELS = ("Build and dependencies", "Python requirement", "Node requirement",
+                "Rust requirement", "Go requirement", "Test command", "Verification commands")
+"""The topic prefixes of the contract entries; an entry's label names its topic
+(:mod:`.contract_topics` builds them, imported when a contract file is read)."""
 
 
 def topic_label(text: str) -> str | None:
@@ -40,6 +44,8 @@ def _generated_from_evidence(entry: MemoryEntryVersion, label: str,
     files = root_files(cited)
     if not any(n in files for n in CONTRACT_FILES):
         return False
+    from powercontext.core.extraction.contract_topics import contract_topics
+
     return any(t.label == label and t.text == entry.text for t in contract_topics(files, []))
 
 
@@ -61,6 +67,8 @@ def contract_candidates(
     notes: list[str] = []
     if not any(n in files for n in CONTRACT_FILES):
         return ExtractionResult()
+    from powercontext.core.extraction.contract_topics import contract_topics
+
     topics = contract_topics(files, notes)
     evidence = evidence or {}
     texts = {e.text for e in current}

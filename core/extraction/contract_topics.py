@@ -41,11 +41,7 @@ from powercontext.core.extraction.sources import (
 )
 from powercontext.core.models import Source
 
-__all__ = ["TOPIC_LABELS", "Topic", "contract_topics", "quick_test_command"]
-
-TOPIC_LABELS = ("Build and dependencies", "Python requirement", "Node requirement",
-                "Rust requirement", "Go requirement", "Test command", "Verification commands")
-"""The topic prefixes of the contract entries; an entry's label names its topic."""
+__all__ = ["Topic", "contract_topics", "quick_test_command"]
 
 JUSTFILES = ("justfile", "Justfile", ".justfile")
 

@@ -51,12 +51,11 @@ from powercontext.core.extraction.sentence_features import (
     modality,
     plain_text,
 )
+from powercontext.core.extraction.sources import MAX_RULES_PER_FILE
 
 __all__ = ["AGENT_FILES", "MAX_ITEM", "MAX_RULES_PER_FILE", "RuleLine", "document_rules",
            "is_contract_heading", "is_process_heading"]
 
-MAX_RULES_PER_FILE = 64
-"""Beyond this many kept rules in one file the lowest-ranked are dropped (``budget``)."""
 MAX_ITEM = 400
 """A list item up to this many characters is one rule; longer blocks give sentences."""
 MAX_PIECE = 600

@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from powercontext.core.extraction.results import ExtractionResult
-from powercontext.core.extraction.rule_kinds import judge
 from powercontext.core.extraction.rules import clean_rule
 from powercontext.core.extraction.sources import RULE_FILES, evidence_uris, file_uri, root_files
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
@@ -49,6 +48,10 @@ def git_change_candidates(
     revised to the added rule, citing the change (and the file's new snapshot when it
     is among ``sources``). Anything less certain proposes nothing here: the rule
     provider proposes the added rules as new entries."""
+    if not any(s.kind == "git_change" for s in sources):
+        return ExtractionResult()
+    from powercontext.core.extraction.rule_kinds import judge
+
     evidence = evidence or {}
     files = root_files(sources)
     out: list[MemoryEntryInput] = []

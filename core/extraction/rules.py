@@ -11,10 +11,13 @@ import re
 from collections.abc import Sequence
 
 from powercontext.core import repo_docs
-from powercontext.core.extraction.file_rules import MAX_RULES_PER_FILE, document_rules
-from powercontext.core.extraction.parsers import project_names
 from powercontext.core.extraction.results import Dropped, ExtractionResult, Refusal, cut_text
-from powercontext.core.extraction.sources import README_FILES, RULE_FILES, root_files
+from powercontext.core.extraction.sources import (
+    MAX_RULES_PER_FILE,
+    README_FILES,
+    RULE_FILES,
+    root_files,
+)
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
 __all__ = ["MAX_RULES_PER_FILE", "classify_rule", "clean_rule", "file_rule_candidates",
@@ -67,10 +70,17 @@ def file_rule_candidates(sources: Sequence[Source],
     :data:`README_FILES`), each a constraint, preference or fact citing its file, in
     rank order per file; the sentences left out are in ``dropped`` with their reasons.
     Rules equal to an active entry's text are skipped."""
+    files = root_files(sources)
+    if not any(n in RULE_FILES or n in README_FILES for n in files):
+        return ExtractionResult()
+    # imported here: the sentence classifier compiles its patterns once, when a contract
+    # document is read (a Stop hook's outcome never needs them)
+    from powercontext.core.extraction.file_rules import document_rules
+    from powercontext.core.extraction.parsers import project_names
+
     texts = {e.text for e in current}
     out: list[MemoryEntryInput] = []
     dropped: list[Dropped] = []
-    files = root_files(sources)
     project = project_names({n: s.content for n, s in files.items()})
     for name, s in files.items():
         if name not in RULE_FILES and name not in README_FILES:

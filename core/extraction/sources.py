@@ -13,6 +13,7 @@ from powercontext.core.models import MemoryEntryVersion, Source
 __all__ = [
     "BOOTSTRAP_FILES",
     "CONTRACT_FILES",
+    "MAX_RULES_PER_FILE",
     "README_FILES",
     "RULE_FILES",
     "changed_uris",
@@ -34,6 +35,9 @@ RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "CONTRIBUTING.rst",
 README_FILES = ("README.md", "README.rst")
 """READMEs: only their development sections are read for rules (contributing,
 development, building, testing, code style, ...)."""
+MAX_RULES_PER_FILE = 64
+"""Beyond this many kept rules in one contract document the lowest-ranked are dropped
+(reason ``budget``): a flood guard, far above what a contract file holds."""
 BOOTSTRAP_FILES = (*CONTRACT_FILES, *RULE_FILES, *README_FILES)
 """The bounded operating-contract files a repository bootstrap reads (paths relative to
 the root), plus the ``scripts/<name>`` entry points these files name
