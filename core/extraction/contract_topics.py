@@ -33,6 +33,7 @@ from powercontext.core.extraction.parsers import (
     parse_setup_cfg,
     parse_tox,
 )
+from powercontext.core.extraction.sentence_features import leading_command
 from powercontext.core.extraction.sources import (
     README_FILES,
     RULE_FILES,
@@ -395,7 +396,8 @@ def quick_test_command(docs: Sequence[Source], *, exclude: Iterable[str] = ()
         path = source_path(s) or ""
         blocks = doc_blocks.read_document(path, s.content)
         for b in blocks:
-            for cmd in (*re.findall(r"`([^`]+)`", b.text), *b.code):
+            lead = leading_command(b.text)
+            for cmd in (*re.findall(r"`([^`]+)`", b.text), *b.code, *([lead] if lead else [])):
                 cmd = " ".join(cmd.split())
                 if not _RUNNER.match(cmd) or cmd in skip:
                     continue

@@ -20,6 +20,7 @@ __all__ = [
     "artifacts",
     "code_spans",
     "is_dependent",
+    "leading_command",
     "modality",
     "outside_links",
     "plain_text",
@@ -122,6 +123,18 @@ def code_spans(text: str) -> list[str]:
     return [s.strip() for s in re.findall(r"`([^`]+)`", text) if s.strip()]
 
 
+_LEADING_COMMAND = re.compile(
+    rf"^(?:{_PROG})(?: (?!-(?:\s|$)|\u2014)[^\s:`]+)*(?=\s*(?::\s|\s-\s|\s\u2014\s|$))")
+"""A line that starts with a command written without code marks, up to its
+description: ``npm run build: Build the project``, ``make lint - run the linters``."""
+
+
+def leading_command(text: str) -> str | None:
+    """The command a line starts with, written without code marks, or None."""
+    m = _LEADING_COMMAND.match(plain_text(text))
+    return m.group(0) if m and " " in m.group(0) else None
+
+
 def artifacts(text: str) -> dict[str, tuple[str, ...]]:
     """What ``text`` names, by class: ``command``, ``path``, ``tool``, ``convention``,
     ``identifier`` (a one-word code span that is none of the others) and ``linked``
@@ -145,6 +158,9 @@ def artifacts(text: str) -> dict[str, tuple[str, ...]]:
             out["linked"].append(target)
     bare = re.sub(r"`[^`]+`", " ", plain)
     out["command"] += [m.group(0) for m in _COMMAND_TEXT.finditer(bare)]
+    lead = _LEADING_COMMAND.match(plain)
+    if lead and " " in lead.group(0):
+        out["command"].append(lead.group(0))
     for m in _PATH.finditer(bare):
         path = m.group(0).rstrip(".,;:)")
         pathlike = (path.endswith("/") and len(path) > 2) or path.count("/") >= 2 or bool(
@@ -181,7 +197,9 @@ TOPICS: dict[str, re.Pattern[str]] = {
                    r"\b[^.;]{0,30}\b(?:small|focused|atomic|one (?:topic|change|concern))\b"),
         ("workflow", r"\bpull requests?\b|\bPRs?\b"),
         ("style", r"\bcode style\b|\bstyle\b|\bconventions?\b|\bidiomatic\b|\bnaming\b|"
-                  r"\bnamed?\b|\brenam(?:e|ing)\b|\breadab(?:le|ility)\b|\bconsistent\b"),
+                  r"\bnamed?\b|\brenam(?:e|ing)\b|\breadab(?:le|ility)\b|\bconsistent\b|"
+                  r"\bsyntax\b|\bimports?\b|\bexports?\b|\bdestructur\w*|\bsemicolons?\b|"
+                  r"\bquotes?\b"),
         ("docs", r"\bdocstrings?\b|\bdocumentation\b|\bdocs\b|\bREADME\b|\bchangelog\b|"
                  r"\bcomments?\b|\bexamples?\b|\bmanual pages?\b|\bman ?pages?\b"),
         ("compat", r"\bbackwards?[- ]compatib\w*|\bbreaking\b|\bnon-breaking\b|"
@@ -231,22 +249,23 @@ _PREFERENCE = re.compile(
     r"ideally|favou?r|favou?ring|better to|encouraged?)\b", re.IGNORECASE)
 VERBS = frozenset((
     "add", "adopt", "align", "always", "annotate", "apply", "ask", "attempt", "avoid",
-    "base", "be", "begin", "build", "bump", "call", "change", "check", "choose", "clean",
-    "clear", "clone", "commit", "compile", "configure", "confirm", "consider", "copy",
-    "create", "declare", "define", "delete", "describe", "disable", "do", "document",
-    "don't", "download", "edit", "enable", "ensure", "execute", "explain", "export",
-    "extend", "fetch", "fill", "fix", "follow", "fork", "format", "generate", "get", "give",
-    "go", "import", "include", "inspect", "install", "invoke", "keep", "label", "leave",
-    "let", "limit", "link", "lint", "list", "look", "make", "mark", "merge", "migrate",
-    "mock", "move", "name", "never", "note", "open", "pass", "pin", "place", "post",
-    "prefer", "prefix", "provide", "publish", "pull", "push", "put", "read", "rebase",
-    "record", "refactor", "regenerate", "register", "release", "remember", "remove",
-    "rename", "reorder", "replace", "report", "request", "require", "reset", "resolve",
-    "restart", "return", "reuse", "review", "rewrite", "run", "save", "search", "see",
-    "select", "separate", "set", "setup", "share", "sign", "skip", "sort", "specify",
-    "split", "squash", "start", "stick", "stop", "submit", "switch", "tag", "take",
-    "target", "test", "try", "type-check", "typecheck", "uncheck", "update", "upgrade",
-    "use", "validate", "verify", "wait", "watch", "wrap", "write",
+    "base", "be", "begin", "build", "bump", "call", "catch", "change", "check", "choose",
+    "clean", "clear", "clone", "commit", "compile", "configure", "confirm", "consider",
+    "copy", "create", "declare", "define", "delete", "describe", "destructure", "disable",
+    "do", "document", "don't", "download", "edit", "enable", "ensure", "escape", "execute",
+    "explain", "export", "extend", "extract", "favor", "favour", "fetch", "fill", "fix",
+    "follow", "fork", "format", "generate", "get", "give", "go", "handle", "import",
+    "include", "indent", "inline", "inspect", "install", "invoke", "keep", "label", "leave",
+    "let", "limit", "link", "lint", "list", "look", "make", "mark", "memoize", "merge",
+    "migrate", "mock", "move", "name", "never", "note", "open", "pass", "pin", "place",
+    "post", "prefer", "prefix", "provide", "publish", "pull", "push", "put", "raise",
+    "read", "rebase", "record", "refactor", "regenerate", "register", "release", "remember",
+    "remove", "rename", "reorder", "replace", "report", "request", "require", "reset",
+    "resolve", "restart", "return", "reuse", "review", "rewrite", "run", "sanitize", "save",
+    "search", "see", "select", "separate", "set", "setup", "share", "sign", "skip", "sort",
+    "specify", "split", "squash", "start", "stick", "stop", "submit", "switch", "tag",
+    "take", "target", "test", "throw", "try", "type-check", "typecheck", "uncheck",
+    "update", "upgrade", "use", "validate", "verify", "wait", "watch", "wrap", "write",
 ))
 """Verbs that start an instruction."""
 _LEAD_CLAUSE = re.compile(r"^(?:if|when|whenever|before|after|once|unless|while|for|in|on|"
@@ -338,7 +357,8 @@ def is_dependent(sentence: str) -> bool:
     plain = plain_text(sentence)
     if _SELF_REFERENCE.match(plain):
         return False
+    lower_start = bool(re.match(r"^\(?[a-z]", plain)) and not _LEADING_COMMAND.match(plain)
     return bool(_BACKREF_START.match(plain) or _BACKREF_INSIDE.search(plain)
-                or re.match(r"^\(?[a-z]", plain) or plain.lower().endswith(" instead."))
+                or lower_start or plain.lower().endswith(" instead."))
 
 

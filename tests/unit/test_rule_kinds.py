@@ -306,3 +306,37 @@ def test_the_quick_loop_prefers_a_targeted_direct_runner():
     got = quick_test_command([agents], exclude=("tox",))
     assert got is not None and got[0] == "uv run pytest tests/a.py::test_x"
     assert quick_test_command([_file("AGENTS.md", "Run `make test`.\n")]) is None
+
+
+CLAUDE_MD = """\
+# Bash commands
+- npm run build: Build the project
+- npm run typecheck: Run the typechecker
+- npm test -- src/cart.test.ts - run one test file
+
+# Code style
+- Use ES modules (import/export) syntax, not CommonJS (require)
+- Destructure imports when possible (eg. import { foo } from 'bar')
+
+# Workflow
+- Be sure to typecheck when you're done making a series of code changes
+- IMPORTANT: never commit directly to main
+"""
+
+
+def test_a_claude_md_with_commands_written_without_code_marks():
+    """The common CLAUDE.md shape: "npm run build: Build the project" is a command, not
+    a lower-case fragment."""
+    rules, dropped = document_rules("CLAUDE.md", CLAUDE_MD)
+    assert [(r.kind, r.text) for r in rules] == [
+        ("fact", "npm run build: Build the project"),
+        ("fact", "npm run typecheck: Run the typechecker"),
+        ("fact", "npm test -- src/cart.test.ts - run one test file"),
+        ("preference", "Use ES modules (import/export) syntax, not CommonJS (require)"),
+        ("preference", "Destructure imports when possible (eg. import { foo } from 'bar')"),
+        ("constraint", "Be sure to typecheck when you're done making a series of code changes"),
+        ("constraint", "IMPORTANT: never commit directly to main"),
+    ]
+    assert dropped == []
+    quick = quick_test_command([_file("CLAUDE.md", CLAUDE_MD)], exclude=("npm test",))
+    assert quick is not None and quick[0] == "npm test -- src/cart.test.ts"
