@@ -153,8 +153,11 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help=_PROVIDER_HELP)
 @click.pass_obj
 def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
-    """Remember a repository's operating contract (build, dependencies, Python/Node
-    requirement, test and verification commands, explicit agent rules).
+    """Remember a repository's operating contract: build, dependencies, toolchain
+    (Python, Node, Rust, Go), test and verification commands (and the quick test loop a
+    guide names), and the rules of AGENTS.md, CLAUDE.md and the contributing guides.
+    Contributor process, navigation and fragments are left out; the report counts them
+    by reason (--json lists them).
 
     \b
     powercontext repo bootstrap .
