@@ -15,7 +15,7 @@ other than admonitions and code blocks are skipped with their content.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -466,12 +466,3 @@ def read_document(path: str, text: str) -> list[Block]:
     if low.endswith((".rst", ".rest")):
         return read_rst(text)
     return read_markdown(text)
-
-
-def sections(blocks: Sequence[Block]) -> Iterator[tuple[str, ...]]:
-    """The distinct section paths of ``blocks`` in order."""
-    seen: set[tuple[str, ...]] = set()
-    for blk in blocks:
-        if blk.section not in seen:
-            seen.add(blk.section)
-            yield blk.section

@@ -36,7 +36,7 @@ with reason ``budget``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -59,7 +59,9 @@ __all__ = ["AGENT_FILES", "MAX_ITEM", "MAX_RULES_PER_FILE", "RuleLine", "documen
 MAX_ITEM = 400
 """A list item up to this many characters is one rule; longer blocks give sentences."""
 MAX_PIECE = 600
+"""A sentence (or joined sentences) longer than this is not one rule."""
 MAX_GROUP = 1000
+"""A list that is one entry (commands, a reference list) may be this long."""
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md")
 """Files written for coding agents: their rules rank one step higher."""
 
@@ -262,8 +264,3 @@ def document_rules(path: str, text: str, *, contract_sections_only: bool = False
         dropped.append(Dropped(path, r.line, r.text, "budget"))
     dropped.sort(key=lambda d: d.line)
     return out, dropped
-
-
-def rule_texts(rules: Iterable[RuleLine]) -> list[str]:
-    """The texts of ``rules`` in order."""
-    return [r.text for r in rules]
