@@ -221,9 +221,12 @@ RELEASE = TopicMemoryContent(
 
 
 def seed_topics(db: Path, scope: str) -> str:
+    """A published Topic of ``scope``, grown (as Topics are) from a Source journaled in
+    that Scope."""
     async def body():
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_release", "file", "make release\n")
+            await svc.add_sources(scope, [src])
             (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])])
             return f"{rev.ref.artifact_id}@{rev.ref.revision}"
 
