@@ -36,8 +36,6 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-import attrs
-
 __all__ = [
     "INTENTS",
     "LEAD_WORDS",
@@ -73,17 +71,18 @@ def plain(text: str) -> str:
     return _URL.sub(lambda m: "]" if m.group(0).startswith("]") else " ", text)
 
 
-@attrs.frozen
 class Phrases:
     """Compiled phrases (module docstring): ``slots`` per phrase, each slot a frozenset
     of accepted tokens or an int gap; ``loose``: the last slot also accepts a token that
     starts with an accepted one followed by ``-`` or ``:``; ``first``: first token ->
-    the phrases that may start with it."""
+    the phrases that may start with it; ``tags``: what each phrase stands for. A plain
+    slotted class, built once at import (the prompt hook imports it on every prompt)."""
 
-    slots: tuple[tuple[frozenset[str] | int, ...], ...]
-    loose: bool = False
-    first: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, eq=False)
-    tags: tuple[str, ...] = ()
+    __slots__ = ("first", "loose", "slots", "tags")
+
+    def __init__(self, slots: tuple[tuple[frozenset[str] | int, ...], ...], loose: bool,
+                 first: Mapping[str, tuple[int, ...]], tags: tuple[str, ...]) -> None:
+        self.slots, self.loose, self.first, self.tags = slots, loose, first, tags
 
     @classmethod
     def of(cls, *phrases: str, loose: bool = False, tags: Sequence[str] = ()) -> Phrases:
@@ -163,22 +162,23 @@ def _stem(token: str) -> str:
 _STEM = re.compile(r"(?<=.)[-:]")
 
 
-@attrs.frozen
 class Intent:
-    """One development-task intent (see the module docstring). A ``meta`` intent is
-    realised by the intents it names as well as by its own words and tools (``verify``
-    is answered by any test, lint, format or type-check command, as strongly); the
-    ``related`` intents answer it too, more weakly, when the prompt does not ask for
-    them itself (preparing a pull request involves the changelog and the checks; adding
-    an option, its docs and tests)."""
+    """One development-task intent (see the module docstring): its ``name``, the
+    :class:`Phrases` of its ``signals``, ``words`` and ``tools``, its ``search`` words.
+    A ``meta`` intent is realised by the intents it names as well as by its own words and
+    tools (``verify`` is answered by any test, lint, format or type-check command, as
+    strongly); the ``related`` intents answer it too, more weakly, when the prompt does
+    not ask for them itself (preparing a pull request involves the changelog and the
+    checks; adding an option, its docs and tests). Read-only by convention (a slotted
+    class, cheap to build at import)."""
 
-    name: str
-    signals: Phrases
-    words: Phrases
-    tools: Phrases
-    search: tuple[str, ...]
-    meta: tuple[str, ...] = ()
-    related: tuple[str, ...] = ()
+    __slots__ = ("meta", "name", "related", "search", "signals", "tools", "words")
+
+    def __init__(self, name: str, signals: Phrases, words: Phrases, tools: Phrases,
+                 search: tuple[str, ...], meta: tuple[str, ...] = (),
+                 related: tuple[str, ...] = ()) -> None:
+        self.name, self.signals, self.words, self.tools = name, signals, words, tools
+        self.search, self.meta, self.related = search, meta, related
 
 
 def _intent(name: str, signals: Sequence[str], words: Sequence[str], tools: Sequence[str],

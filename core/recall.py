@@ -85,11 +85,10 @@ _INTENT_SCORE = {2: 4.0, 1: 2.0, RELATED: 1.5}
 MAX_SUMMARY_CHARS = 600
 #: A text with more of these characters than 1 in :data:`MARKUP_RATIO` is markup or code.
 MARKUP_RATIO = 30
-_MARKUP = re.compile(r"[=\[\]{}$;|<>\\]")
+_MARKUP = "=[]{}$;|<>\\"
 
 _STRIP = "\"'`.,;:!?()[]{}<>*"
 _IDENT_SHAPE = re.compile(r"[A-Za-z0-9][_./:\\-]+[A-Za-z0-9]|[a-z][A-Z]|^--?[A-Za-z]")
-_LETTERS = re.compile(r"[A-Za-z]")
 _CODE = re.compile(r"`([^`\n]{2,120})`")
 _PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx"
                    r"|rs|go|rb|java|md|rst|toml|json|yml|yaml|cfg|ini|txt|svg)\b")
@@ -113,7 +112,8 @@ def identifier_shaped(word: str) -> bool:
     """A word written like an identifier, a path or a flag: letters and digits joined by
     ``_ . / : \\ -``, camelCase, or a leading ``-``/``--``; with at least three
     letters."""
-    return bool(_IDENT_SHAPE.search(word)) and len(_LETTERS.findall(word)) >= 3
+    return bool(_IDENT_SHAPE.search(word)) and sum(c.isascii() and c.isalpha()
+                                                    for c in word) >= 3
 
 
 @attrs.frozen
@@ -131,10 +131,6 @@ class PromptProfile:
         return not self.intents and not self.terms
 
 
-def _terms_of(words: frozenset[str] | set[str], analyzer: _Analyzer) -> set[str]:
-    return set(analyzer.query_terms(" ".join(sorted(words))))
-
-
 def profile_prompt(prompt: str, analyzer: _Analyzer) -> PromptProfile:
     """The :class:`PromptProfile` of ``prompt`` under ``analyzer`` (the database's).
     Path-like words do not signal intents (``pkg/cmd/pr/create`` is not a pull
@@ -142,7 +138,7 @@ def profile_prompt(prompt: str, analyzer: _Analyzer) -> PromptProfile:
     own ("lint", "tests") is not a specific term; the other words of a signal are ("add
     a `retryDelay` option": ``retryDelay`` and "option" stay)."""
     intents = intent_vocabulary.prompt_intents(prompt)
-    dull = _terms_of(FILLER_WORDS | COMMON_WORDS, analyzer)
+    dull: set[str] = set()
     for name, signalled in intents.items():
         signals = intent_vocabulary.intent(name).signals
         for phrase in signalled:
@@ -218,7 +214,6 @@ def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
     return Verdict(score, answered, matched, idents)
 
 
-_ONE_WORD = re.compile(r"[./]*(\w+)[./]*")
 
 
 def _named_terms(text: str, analyzer: _Analyzer) -> set[str]:
@@ -229,9 +224,9 @@ def _named_terms(text: str, analyzer: _Analyzer) -> set[str]:
     names = [m.group(0) for m in _PATH.finditer(text)]
     names += [m.group(1).strip() for m in _CODE.finditer(text)]
     for name in names:
-        one = _ONE_WORD.fullmatch(name)
-        if one is not None:
-            out.update(analyzer.query_terms(one.group(1)))
+        one = name.strip("./")
+        if one and (one.replace("_", "").isalnum()):
+            out.update(analyzer.query_terms(one))
     return out
 
 
@@ -355,4 +350,4 @@ def raw_dump(summary: str) -> bool:
     text = summary.strip()
     if len(text) > MAX_SUMMARY_CHARS:
         return True
-    return len(_MARKUP.findall(text)) * MARKUP_RATIO > len(text)
+    return sum(text.count(c) for c in _MARKUP) * MARKUP_RATIO > len(text)

@@ -30,7 +30,6 @@ from typing import Any
 
 from powercontext.adapters.cli.hook_fence import render_context
 from powercontext.adapters.cli.hook_payload import event_cwd, repo_key, repo_root
-from powercontext.core.recall import FILLER_WORDS, MAX_NOTES
 
 __all__ = [
     "CORRECTION_MARKERS",
@@ -59,6 +58,10 @@ MAX_HOOK_QUERIES = 9
 MAX_INTENT_SEARCHES = 10
 #: At most this many Topics of the repository's Scope are injected into one prompt.
 MAX_TOPICS = 3
+#: At most this many ``working_note`` entries are injected into one prompt: the value of
+#: :data:`powercontext.core.recall.MAX_NOTES` (a test holds them equal), written here so
+#: that a Stop event never imports the recall modules.
+MAX_NOTES = 2
 #: A remote embedding model is used by the prompt hook's ``auto`` mode only when its
 #: request timeout is at most this many seconds (Claude Code's hook timeout is 10 s).
 PROMPT_REMOTE_TIMEOUT_S = 3.0
@@ -88,6 +91,7 @@ def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
     windows of the words in prompt order. ``[]`` when nothing is informative."""
     from powercontext.core import analyzer as analyzers
     from powercontext.core.query import clip_query
+    from powercontext.core.recall import FILLER_WORDS
 
     an = analyzer or analyzers.get(analyzers.DEFAULT_VERSION)
     prompt = clip_query(prompt, an)

@@ -113,3 +113,9 @@ def test_a_correction_states_what_it_puts_in_place_not_what_it_replaces(old, new
     assert not corrections.states(text, old) and corrections.states(text, new)
     assert corrections.corrects(text, f"Run `{old}` before you push.")
     assert not corrections.corrects(f"Run `{old}` before you push.", text)
+
+
+def test_the_hooks_note_cap_is_the_slots_one():
+    from powercontext.adapters.cli import hook_prompt
+
+    assert hook_prompt.MAX_NOTES == recall.MAX_NOTES
