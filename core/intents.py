@@ -81,7 +81,7 @@ class Phrases:
     __slots__ = ("first", "loose", "slots", "tags")
 
     def __init__(self, slots: tuple[tuple[frozenset[str] | int, ...], ...], loose: bool,
-                 first: Mapping[str, tuple[int, ...]], tags: tuple[str, ...]) -> None:
+                 first: Mapping[str, Sequence[int]], tags: tuple[str, ...]) -> None:
         self.slots, self.loose, self.first, self.tags = slots, loose, first, tags
 
     @classmethod
@@ -89,7 +89,7 @@ class Phrases:
         """Compile ``phrases``; ``tags`` (one per phrase, optional) name what each
         phrase stands for (:meth:`tagged`)."""
         compiled: list[tuple[frozenset[str] | int, ...]] = []
-        first: dict[str, list[int]] = {}
+        first: dict[str, list[int]] = {}  # read-only once built
         for n, phrase in enumerate(phrases):
             slots: list[frozenset[str] | int] = []
             for slot in phrase.split():
@@ -100,8 +100,7 @@ class Phrases:
             assert isinstance(head, frozenset), phrase  # a phrase starts with words
             for tok in head:
                 first.setdefault(tok, []).append(n)
-        return cls(tuple(compiled), loose,
-                   MappingProxyType({k: tuple(v) for k, v in first.items()}), tuple(tags))
+        return cls(tuple(compiled), loose, first, tuple(tags))
 
     def _takes(self, slot: frozenset[str], token: str, last: bool) -> bool:
         if token in slot or ("#ver" in slot and _VERSION.fullmatch(token)):
@@ -130,7 +129,7 @@ class Phrases:
         out: list[tuple[int, int, int]] = []
         first = self.first
         for at, tok in enumerate(toks):
-            tried = first.get(tok, ())
+            tried = list(first.get(tok, ()))
             if self.loose:
                 stem = stems[at] if stems is not None else _stem(tok)
                 if stem != tok:
@@ -418,13 +417,17 @@ def entry_intents(text: str, own_names: tuple[str, ...] = ()) -> dict[str, int]:
 
 
 def search_words(names: Sequence[str]) -> tuple[str, ...]:
-    """The plain words to search for the intents ``names`` (their ``search`` lists, and
-    those of the intents a meta intent names), without repeats, in vocabulary order."""
-    wanted = set(names)
-    for name in names:
-        wanted.update(_BY_NAME[name].meta)
+    """The plain words to search for the intents ``names``, without repeats: each
+    intent's own ``search`` words first (its generic words lead its list), then, for a
+    meta intent, the words of the intents it names taken in turns (each one's first two,
+    then the next two, ...), so the most general words come first whatever a caller
+    keeps."""
     words: dict[str, None] = {}
-    for i in INTENTS:
-        if i.name in wanted:
-            words.update(dict.fromkeys(i.search))
+    for name in names:
+        i = _BY_NAME[name]
+        words.update(dict.fromkeys(i.search))
+        lists = [_BY_NAME[m].search for m in i.meta]
+        for at in range(0, max((len(x) for x in lists), default=0), 2):
+            for x in lists:
+                words.update(dict.fromkeys(x[at:at + 2]))
     return tuple(words)

@@ -201,7 +201,7 @@ def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
     named: set[str] = set()
     if profile.terms:
         bare = intent_vocabulary.plain(text)
-        hits = profile.terms & set(analyzer.query_terms(bare))
+        hits = profile.terms & _terms_in(bare, profile.terms, analyzer)
         if hits - profile.identifiers:
             named = set(hits) & _named_terms(bare, analyzer)
         strong = (hits & profile.identifiers) | named
@@ -214,6 +214,28 @@ def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
     return Verdict(score, answered, matched, idents)
 
 
+_JOINERS = frozenset("_./:\\-")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _terms_in(text: str, wanted: frozenset[str], analyzer: _Analyzer) -> set[str]:
+    """The analyzer terms of ``text`` that may be among ``wanted``: the same answer as
+    ``set(analyzer.query_terms(text)) & wanted``, computed by analysing only the words
+    that can give one (a term starts with the first three characters of its word:
+    stemming changes suffixes only; a joined term needs a word with ``_ . / : \\ -``).
+    The whole text is analysed when a wanted term is not a plain ASCII word's."""
+    plain_terms = [t for t in wanted if not t.startswith(("j_", "jx_"))]
+    if any(not (t.isascii() and t.replace("_", "").isalnum()) or t.startswith(
+            ("x_", "u_", "b_", "g_", "gb_", "h_")) for t in plain_terms):
+        return set(analyzer.query_terms(text))
+    heads = {t[:3] for t in plain_terms}
+    joined = len(plain_terms) < len(wanted)
+    out: set[str] = set()
+    for chunk in text.split():
+        if (joined and any(c in _JOINERS for c in chunk)) or any(
+                w[:3] in heads for w in _WORD.findall(chunk.casefold())):
+            out.update(analyzer.query_terms(chunk))
+    return out
 
 
 def _named_terms(text: str, analyzer: _Analyzer) -> set[str]:

@@ -55,7 +55,7 @@ MAX_HOOK_QUERY_TERMS = 8
 MAX_HOOK_QUERIES = 9
 #: At most this many full-text searches of the vocabulary of a prompt's intents (two
 #: terms a query, so one matched term is admitted), after those of its own words.
-MAX_INTENT_SEARCHES = 10
+MAX_INTENT_SEARCHES = 8
 #: At most this many Topics of the repository's Scope are injected into one prompt.
 MAX_TOPICS = 3
 #: At most this many ``working_note`` entries are injected into one prompt: the value of
@@ -453,14 +453,16 @@ async def prompt_hits(svc: Any, memory_id: str, prompt: str, limit: int, mode: s
 
 #: Words every correction :func:`powercontext.core.corrections.replaced` reads contains
 #: (lower-cased); a text without any is no correction, and the module is not loaded.
-CORRECTION_MARKERS = ("instead of", "rather than", "in place of", "no longer", "stop ",
-                      "switch", "replac", ", not ", "any more", "anymore")
+CORRECTION_MARKERS = ("instead of", "rather than", "in place of", "no longer", "stop using",
+                      "stop running", "stop calling", "switched from", "switch from",
+                      "switching from", "switch away", "switched away", "replac", ", not ",
+                      "any more", "anymore")
 
 
 def _corrects(new: str, old: str) -> bool:
     """:func:`powercontext.core.corrections.corrects`, imported only for a text that
     may be a correction (:data:`CORRECTION_MARKERS`)."""
-    low = new.lower()
+    low = " ".join(new.lower().replace(",", ", ").split())
     if not any(m in low for m in CORRECTION_MARKERS):
         return False
     from powercontext.core.corrections import corrects

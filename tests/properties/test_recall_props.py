@@ -119,3 +119,37 @@ def test_the_hooks_note_cap_is_the_slots_one():
     from powercontext.adapters.cli import hook_prompt
 
     assert hook_prompt.MAX_NOTES == recall.MAX_NOTES
+
+
+_WORDS = ("Run", "`make test`", "snapshots", "retryDelay", "src/app/cli.py", "--lf", "(tests)",
+          "running", "the", "DataTable.sort", "needs-design", "Überprüfung", "文档", "flaky",
+          "RELEASING", "docs/", "`tox -e docs`", "parameters,", "agent.run_sync()",
+          "lint,test", "a/b,snapshot", "ﬁxes", "Straße", "(re-run)")
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(_WORDS), max_size=12), st.lists(st.sampled_from(_WORDS),
+                                                                 min_size=1, max_size=8))
+def test_the_terms_judge_reads_are_the_analyzers(text_words, prompt_words):
+    """judge analyses only the words that may give a wanted term: the same terms."""
+    for an in (analyzers.get("v1"), analyzers.get("v1-porter")):
+        profile = recall.profile_prompt(" ".join(prompt_words), an)
+        text = " ".join(text_words)
+        expected = set(an.query_terms(text)) & profile.terms
+        assert recall._terms_in(text, profile.terms, an) & profile.terms == expected
+
+
+_PIECES = ("Use", "`uv run pytest`", "instead of", "rather than", "in place of", "tox",
+           "no longer use", "stop using", "switch from", "replace", "with", ",not", ", not",
+           "don't run", "anymore", "any more", "make test", "always", "from now on", ".",
+           "Switched away from", "REPLACED", "Instead  of")
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_PIECES), max_size=10))
+def test_the_hooks_correction_prefilter_lets_every_correction_through(pieces):
+    from powercontext.adapters.cli import hook_prompt
+
+    text = " ".join(pieces)
+    old = "Run `uv run pytest` and tox and make test before review."
+    assert hook_prompt._corrects(text, old) == corrections.corrects(text, old)
