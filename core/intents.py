@@ -340,7 +340,7 @@ _SPECS: tuple[tuple[Any, ...], ...] = (
       "check my|the|this|your change|changes|work|code|fix|patch|branch"),
      ("verify|verifies|verification|check|checks|validate|validation|pre-commit",
       "before committing|pushing|review|merging|submitting"),
-     ("pre-commit", f"{_RUNNERS} check|verify|ci|validate",
+     ("pre-commit run", f"{_RUNNERS} check|verify|ci|validate",
       "npm|pnpm|yarn run check|verify|validate", "tox|nox"),
      "verify verification check checks validate pre commit",
      "test lint format typecheck"),
