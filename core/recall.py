@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
-
-import attrs
+from typing import NamedTuple, Protocol, TypeVar
 
 from powercontext.core import intents as intent_vocabulary
 
@@ -116,11 +114,12 @@ def identifier_shaped(word: str) -> bool:
                                                     for c in word) >= 3
 
 
-@attrs.frozen
-class PromptProfile:
+class PromptProfile(NamedTuple):
     """What a prompt asks for: ``intents`` (the names of the intents it signals, in
     vocabulary order), ``terms`` (its specific analyzer terms) and ``identifiers``
-    (those of them that are the terms of identifier-shaped words)."""
+    (those of them that are the terms of identifier-shaped words). An immutable
+    ``NamedTuple`` (cheaper to define than an attrs class: the prompt hook imports this
+    module on every prompt)."""
 
     intents: tuple[str, ...] = ()
     terms: frozenset[str] = frozenset()
@@ -163,13 +162,12 @@ def profile_prompt(prompt: str, analyzer: _Analyzer) -> PromptProfile:
     return PromptProfile(tuple(intents), frozenset(terms | idents), frozenset(idents))
 
 
-@attrs.frozen
-class Verdict:
+class Verdict(NamedTuple):
     """Why a text passes the bar: ``score`` (higher first), the prompt's ``intents`` it
     answers (name -> 2 for a tool or command, 1 for a word, :data:`RELATED` through a
     related intent the prompt does not ask for itself), the prompt's specific
     ``terms`` it contains, and how many of them (the first ``idents``) are identifier
-    terms."""
+    terms. An immutable ``NamedTuple``."""
 
     score: float
     intents: tuple[tuple[str, int], ...] = ()
