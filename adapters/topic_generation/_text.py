@@ -77,6 +77,7 @@ reminder idea thought remember see also re subject title http https
 """
 _GENERIC_LABELS: Final = frozenset(_GENERIC_TEXT.split())
 _BARE_LABEL = re.compile(r"^[^\s:][^:]{0,39}:$")
+_ANNOTATION = re.compile(r"\[[^\]\n]{1,300}\]")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _LINKS_ONLY = re.compile(r"^(?:\s*!?\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])\s*)+$")
 
@@ -297,12 +298,14 @@ def _turn_text(m: re.Match[str]) -> str:
 def _central(turns: tuple[tuple[str, str], ...], limit: int) -> list[tuple[str, str]]:
     """The chat's most central sentences (speaker, sentence): those holding the most
     content words that recur in the chat, two or more each, at most ``limit``
-    characters; ties by first appearance."""
+    characters; ties by first appearance. An annotation in brackets (``[shared a
+    photo ...]``) is not a sentence anyone said."""
     names = [w for who, _ in turns for w in who.split()]
     recurring = {t for t in subject_terms(" ".join(t for _, t in turns), 12, names)}
     scored: list[tuple[int, int, str, str]] = []
     for who, text in turns:
-        for s in sentences(re.sub(r"^\[[^\]]*\]\s*", "", text)):
+        said = _ANNOTATION.sub(" ", re.sub(r"^\[[^\]]*\]\s*", "", text))
+        for s in sentences(said):
             terms = set(content_terms(s)) & recurring
             if len(terms) >= 2 and len(s) <= limit:
                 scored.append((-len(terms), len(scored), who, s))

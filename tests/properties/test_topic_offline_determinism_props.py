@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.topic_notes import SUBJECTS, note_sources
+from support.topic_notes import CHAT, SUBJECTS, chat_turns, note_sources
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.topic.processing import ProcessingSettings
@@ -62,26 +62,36 @@ async def _topics(texts: list[str], limit: int, entropy: Callable[[int], bytes],
 
 @st.composite
 def notes(draw: st.DrawFn) -> list[str]:
-    """Up to 24 notes: each a subject's fact, with or without the subject's heading or
-    label, facts of one subject sometimes repeated or mixed with another's words."""
+    """Up to 40 Sources: notes (a subject's fact, with or without the subject's heading
+    or label) and chat turns (``[date] Name: fact``), facts of one subject sometimes
+    repeated or mixed with another's words: many Topics share words, so searches tie."""
     out = []
-    for _ in range(draw(st.integers(1, 24))):
+    for i in range(draw(st.integers(1, 40))):
         subject = draw(st.sampled_from(NAMES[:6]))
         fact = draw(st.sampled_from(SUBJECTS[subject]))
-        style = draw(st.sampled_from(["heading", "label", "plain"]))
+        style = draw(st.sampled_from(["heading", "label", "plain", "turn"]))
         if draw(st.booleans()):
             fact += " " + draw(st.sampled_from(SUBJECTS[draw(st.sampled_from(NAMES))]))
         out.append({"heading": f"# {subject} notes\n\n{fact}",
-                    "label": f"{subject}: {fact}", "plain": fact}[style])
+                    "label": f"{subject}: {fact}", "plain": fact,
+                    "turn": f"[{1 + i // 8} May 2026] {('Ana', 'Ben')[i % 2]}: {fact}"}[style])
     return out
 
 
-@settings(max_examples=25, deadline=None)
-@given(notes(), st.sampled_from([1, 3, 10]))
+@st.composite
+def chats(draw: st.DrawFn) -> list[str]:
+    """A chat's turns (some of :data:`CHAT`, in order), then maybe some notes."""
+    picked = sorted(draw(st.sets(st.integers(0, len(CHAT) - 1), min_size=4)))
+    return chat_turns(picked) + draw(notes().map(lambda n: n[:draw(st.integers(0, 8))]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(notes(), chats()), st.sampled_from([1, 3, 10]))
 def test_the_same_sources_give_the_same_topics_whatever_the_ids_and_the_clock(
         texts: list[str], limit: int) -> None:
+    # ids in creation order, then in reverse creation order (a clock that runs back)
     ascending = asyncio.run(_topics(texts, limit, _entropy(1), lambda: 1_700_000_000_000))
-    ticks = itertools.count(1_800_000_000_000, 7)
+    ticks = itertools.count(1_800_000_000_000, -7)
     descending = asyncio.run(_topics(texts, limit, _entropy(-1), lambda: next(ticks)))
     assert ascending == descending
 

@@ -99,3 +99,39 @@ def note_sources(texts: list[str], prefix: str = "note") -> list[Source]:
     """``user_note`` Sources of ``texts``, ids ``src_<prefix>_<n>`` in order."""
     return [canonical.make_source(f"src_{prefix}_{i:03d}", "user_note", t)
             for i, t in enumerate(texts, start=1)]
+
+
+#: A chat between two friends, one line a turn, in the style of LoCoMo's sessions:
+#: short, conversational lines that share many everyday words.
+CHAT = [
+    "Hey Ben! Good to see you! How have you been?",
+    "Hi Ana! Busy with the kids and work. What's new with you, Ana?",
+    "I started a pottery class last week and it was so relaxing, Ben.",
+    "Wow, Ana! Pottery sounds great! What did you make in the class?",
+    "A small bowl for my plants. The teacher says my bowl is good for a start.",
+    "That's awesome, Ana. I went hiking with the kids on Saturday.",
+    "Where did you go hiking, Ben? I love the trails near the lake.",
+    "We hiked the lake trail and the kids found frogs near the water.",
+    "Wow, Ben! The kids must have loved the frogs! Did you take photos?",
+    "Yes, Ana, here's a photo of the lake at sunset from the trail.",
+    "Beautiful photo, Ben. The sunset over the lake looks so calm.",
+    "Thanks, Ana! How is your new job at the bakery going?",
+    "The bakery job is hard work but I love baking bread every morning.",
+    "Wow, Ana! Fresh bread every morning sounds amazing. Do you bake cakes too?",
+    "Sometimes cakes on weekends, Ben. Last weekend I baked a lemon cake.",
+    "Lemon cake is my favourite, Ana! You should bring one to the picnic.",
+    "Sure, Ben, I'll bake a lemon cake for the picnic next Sunday.",
+    "Great, Ana, the picnic is at the lake park at noon.",
+    "Should I bring the kids to the picnic at the park, Ben?",
+    "Of course, Ana, bring the kids; there is a playground at the park.",
+    "My pottery teacher wants to show our bowls at a small exhibition, Ben.",
+    "Wow, Ana! An exhibition of your pottery! When is the exhibition?",
+    "The exhibition is next month at the community center, Ben.",
+    "Thanks, Ana! I'll come to the exhibition with the kids to see your bowls.",
+]
+
+
+def chat_turns(indexes: list[int]) -> list[str]:
+    """The :data:`CHAT` lines at ``indexes`` as dated turns ``[<day> May 2026] <name>:
+    <line>`` (Ana says the even lines, Ben the odd)."""
+    return [f"[{1 + i // 6} May 2026] {('Ana', 'Ben')[i % 2]}: {CHAT[i]}" for i in indexes]
