@@ -47,8 +47,10 @@ OTHERS = ["# Billing\n\nInvoices are generated nightly by the invoice job.",
 CORRECTION = "production deploys now happen on Wednesday, soak 24 hours"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite",
+                        pytest.param("seekdb", marks=pytest.mark.oceanbase)])
 def new_service(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Factory]:
+    """A fresh database per call: in memory, a SQLite file, or on the seekdb server."""
     yield from service_factory(request, tmp_path, "pc_quality")
 
 
