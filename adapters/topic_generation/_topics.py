@@ -30,7 +30,11 @@ from typing import Any, Final
 
 import attrs
 
-from powercontext.adapters.topic_generation._text import SourceText, prose_paragraphs
+from powercontext.adapters.topic_generation._text import (
+    SourceText,
+    prose_paragraphs,
+    read_source,
+)
 from powercontext.adapters.topic_generation._words import (
     content_terms,
     cut_words,
@@ -65,6 +69,8 @@ _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t].*|)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"`{3,}")
 _ROLES: Final = ("user", "assistant", "assist", "human", "system")
+#: Titles that name no subject: a bare label (``User:``) or a keyword list.
+_JUNK_TITLE = re.compile(r"[^:\n]{1,40}:|[^\s,]+(?:, [^\s,]+){2,}")
 _ROLLED: Final = "_(Earlier material of this Topic is in its older Revisions.)_"
 
 
@@ -306,7 +312,13 @@ class Book:
 
     @classmethod
     def of_history(cls, handle: str, title: str, summary_text: str, detail: str) -> Book:
+        """The Book of one history Topic; a title an earlier release wrote that names
+        no subject (a bare label such as ``User:``, a keyword list such as ``release,
+        branch, captain, tag``) is replaced by its detail's title when the Topic is
+        next UPDATEd."""
         first = (_first_sentence(summary_text),) if summary_text.strip() else ()
+        if _JUNK_TITLE.fullmatch(title.strip()):
+            title = read_source(detail).title or title
         part = Part(title, first, None, detail.strip(), handle=handle,
                     summary_text=summary_text)
         return cls(base_title(title)[0], [part])

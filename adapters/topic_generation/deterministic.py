@@ -275,13 +275,17 @@ def _evolve(sources: list[dict[str, Any]], history: list[dict[str, Any]]) -> dic
         book.add(item["id"], _render(src, book.base), topics.leads_of(src))
     slots: dict[str, Any] = {h["handle"]: None for h in history}
     new: list[dict[str, Any]] = []
-    for book in books:
+    # a history Topic's continuations first; then whole new Books while the schema's
+    # bound holds (a Book left out leaves its Sources uncited: the report names them)
+    for book in sorted(books, key=lambda b: all(p.handle is None for p in b.parts)):
+        made = [p for p in book.changed() if p.handle is None]
+        if all(p.handle is None for p in book.parts) and len(new) + len(made) > MAX_NEW_TOPICS:
+            continue
         for part in book.changed():
             if part.handle is not None:
                 slots[part.handle] = part.topic()
-            elif len(new) < MAX_NEW_TOPICS:
-                new.append(part.topic())
-    return {"history": slots, "new": new}
+        new.extend(p.topic() for p in made)
+    return {"history": slots, "new": new[:MAX_NEW_TOPICS]}
 
 
 def _render(src: SourceText, title: str) -> Callable[[bool], str]:

@@ -224,3 +224,29 @@ def test_this_repositorys_own_files_read_well() -> None:
     assert headings(make["detail"]) == ["Makefile"]
     tox = one((ROOT / "tox.ini").read_text("utf-8"), "file", (ROOT / "tox.ini").as_uri())
     assert tox["title"].startswith("tox.ini") and len(tox["summary"]) <= 300
+
+
+def test_a_title_an_earlier_release_wrote_that_names_no_subject_is_replaced_on_update(
+        ) -> None:
+    """Topics written before this provider may be titled ``User:`` or by a keyword list;
+    the next UPDATE titles them from their detail."""
+    history = [{"handle": "h1", "title": "release, branch, captain, tag", "summary": "Old.",
+                "detail": "The release captain cuts the branch on Monday and tags it."}]
+    payload = {"sources": [{"id": "s1", "text": evidence(
+        "release: the captain now cuts the branch on Tuesday.", "user_note")}],
+        "history": history}
+    input_json = canonical.canonical_dumps(payload, "input").decode("utf-8")
+    req = StageRequest("evolve", SYSTEM_PROMPT, "Stage: evolve.", input_json,
+                       "topic_evolution", "{}", 100, 10_000)
+    out = json.loads(MODEL.answer(req))
+    assert out["history"]["h1"]["title"] == (
+        "The release captain cuts the branch on Monday and tags it")
+
+
+def test_a_window_never_answers_more_new_topics_than_the_schema_allows() -> None:
+    def word(i: int, k: int) -> str:
+        return f"w{chr(97 + i // 26)}{chr(97 + i % 26)}{'xyz'[k]}"
+
+    made = evolve(*[(f"# {word(i, 0)}\n\n{word(i, 1)} and {word(i, 2)}.", "user_note", None)
+                    for i in range(40)])
+    assert [t["title"] for t in made] == [word(i, 0) for i in range(32)]  # the rest: uncited
