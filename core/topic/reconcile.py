@@ -125,25 +125,32 @@ def second_queries(content: TopicMemoryContent, analyzer: Analyzer | None = None
     terms each (:data:`~powercontext.core.query.MAX_QUERY_CHARS`,
     :data:`~powercontext.core.query.MAX_QUERY_TERMS`; default analyzer when None), the
     pieces of one query joined by single spaces. A piece that alone exceeds a bound
-    (a long run without white space) is halved until each part fits. A query without
-    terms (only stopwords or punctuation) is left out; exact duplicate queries
-    coalesce. Every piece of the content is in some query: the whole Topic is searched
-    (Topic Memory RFC: "using the complete title + summary + detail"; a 32,768-character
-    detail gives a few dozen queries, each one search and, in a hybrid deployment, one
-    reserved embedding request). A content with no terms gives ``()``. Every query
-    passes :func:`powercontext.core.query.search_terms` with the same analyzer."""
+    (a long run without white space) is halved until each part fits. After the first
+    query, a piece none of whose terms is new (every one was in an earlier query) is
+    left out, so each query searches terms not searched yet. A query without terms
+    (only stopwords or punctuation) is left out; exact duplicate queries coalesce.
+    Every term of the content is in some query: the whole Topic is searched (Topic
+    Memory RFC: "using the complete title + summary + detail"; a 32,768-character
+    English detail gives a few dozen queries, each one search and, in a hybrid
+    deployment, one reserved embedding request). A content with no terms gives
+    ``()``. Every query passes :func:`powercontext.core.query.search_terms` with the
+    same analyzer."""
     terms_of = (analyzer or analyzers.get(analyzers.DEFAULT_VERSION)).query_terms
     queries: dict[str, None] = {}
     current: list[str] = []
     length = 0
     terms: set[str] = set()
+    searched: set[str] = set()
 
     def flush() -> None:
         if terms:
             queries.setdefault(" ".join(current))
+            searched.update(terms)
 
     for field in (content.title, content.summary, content.detail):
         for piece, piece_terms in _pieces(field, terms_of):
+            if queries and not set(piece_terms) - searched:
+                continue  # nothing this piece would search is new
             new = terms.union(piece_terms)
             grown = length + len(piece) + (1 if current else 0)
             if current and (grown > MAX_QUERY_CHARS or len(new) > MAX_QUERY_TERMS):

@@ -104,6 +104,16 @@ def test_the_end_of_a_long_detail_is_searched_too() -> None:
     assert "zebracrossing" in queries[-1]
 
 
+def test_each_later_query_searches_terms_not_searched_yet() -> None:
+    """A piece whose terms an earlier query already searched is left out, so a long
+    detail that repeats its words needs fewer queries (each one a search and, in a
+    hybrid deployment, a reserved embedding request)."""
+    words = [f"w{i:03d}" for i in range(100)]
+    detail = " ".join([*words[:70], *words[:10], *words[70:]])
+    queries = rc.second_queries(make_content("T", "S", detail))
+    assert [q.split() for q in queries] == [["T", "S", *words[:64]], words[64:]]
+
+
 def test_second_queries_cover_the_content_until_the_query_bound() -> None:
     words = [f"w{i:05d}" for i in range(200)]
     queries = rc.second_queries(make_content("Tango", "Sierra", " ".join(words)))
