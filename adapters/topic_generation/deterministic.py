@@ -12,9 +12,10 @@ How it reads a Source (kind, title, lead sentences, subject terms) is in
 :mod:`._text`; how it writes a Topic (Markdown sections, the summary, which Topic a
 Source belongs to, continuation parts) in :mod:`._topics`. The stages:
 
-- ``probe``: one Probe per Source (or fragment): ``"<title> — <subject words>"``
-  (at most 512 characters), citing it; a Source whose section alone needs more than
-  one detail gets one Probe per part (``"<title> (part 2) — ..."``).
+- ``probe``: per Source (or fragment) its title as one Probe and its subject words as
+  another (short queries, so that the search's admission floor, two matched terms and a
+  quarter of the query's, holds a match of a few words); a Source whose section alone
+  needs more than one detail adds a Probe per part (``"<title> (part 2)"``).
 - ``evolve`` (global): the Sources in order; each joins the Topic it belongs to (a
   history Topic or one begun in this Window: equal title, or half its subject terms),
   else begins one. A history Topic that gets a section is an UPDATE (its title kept,
@@ -24,8 +25,8 @@ Source belongs to, continuation parts) in :mod:`._topics`. The stages:
   Topics; Sources beyond them are not cited, and the server's report names them.
 - ``plan``: a Probe with a ``found`` handle goes to that handle's UPDATE Item (the
   server's rule: Probes that found the same Topic share one Item); any other Probe to
-  the UPDATE Item of the history Topic with its title, else to the CREATE Item of the
-  Probes on its subject (same title, or half the subject terms; a part its own Item).
+  the UPDATE Item of the history Topic with its title, else to the Item of its
+  Source's other Probes, else to a CREATE Item of its own (a part's Probe its own).
 - ``evolve`` Item Evolver (``topic_item``): with a target, the target's title and the
   Sources' sections appended (the oldest blocks of the target left out, with a line
   saying so, when the detail would pass its limit: the new material is kept whole);
