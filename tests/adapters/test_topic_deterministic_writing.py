@@ -250,3 +250,12 @@ def test_a_window_never_answers_more_new_topics_than_the_schema_allows() -> None
     made = evolve(*[(f"# {word(i, 0)}\n\n{word(i, 1)} and {word(i, 2)}.", "user_note", None)
                     for i in range(40)])
     assert [t["title"] for t in made] == [word(i, 0) for i in range(32)]  # the rest: uncited
+
+
+def test_inputs_the_properties_found_stay_fixed() -> None:
+    """Found by the properties above: a bare label is no title (``The User:`` once was
+    one), and a chat line whose speaker held a full stop (``branch. User: ...``) made a
+    four-sentence summary."""
+    assert one("The User:", "user_note")["title"] == "Untitled user note"
+    made = one("branch. User: 漢字. branch. User: release captain branch.", "chat_turn")
+    assert len(sentences(made["summary"])) <= 2
