@@ -42,7 +42,8 @@ The layered flow, per Window (part 2's normal path with part 3's layers):
 8. Hybrid projections reserved one request per embedded text; one publication with
    the Cursor CAS and advance, the Pending update and the budget-row delete (NOOP:
    zero writes, the Cursor still advances). Nothing intermediate (Probes, temporaries,
-   reductions, plans) is ever stored.
+   reductions, plans) is ever stored. The published Window names the Sources no new
+   Revision holds whole (:mod:`powercontext.topic_report`: uncited or condensed).
 
 Every stage call is reserved first (:meth:`TopicProcessor._call`); allowance
 exhaustion anywhere, mid-reduction included, is the terminal frontier
@@ -579,17 +580,17 @@ class TopicProcessor:
 
     def _outcome(self, attempt: _Attempt, created: tuple[TopicRef, ...],
                  updated: tuple[TopicRef, ...], noops: int,
-                 left_out: tuple[LeftOut, ...] = ()) -> WindowOutcome:
+                 left: tuple[LeftOut, ...] = ()) -> WindowOutcome:
         window = attempt.window
         assert window is not None
         _log.info("topic window published: scope %r (%d, %d], %d created, %d updated, "
                   "%d noop, %d requests reserved, %d Source(s) left out", window.scope_id,
                   window.after, window.through, len(created), len(updated), noops,
-                  attempt.reserved, len(left_out),
+                  attempt.reserved, len(left),
                   extra=self._fields(window.scope_id, window.after, window.through,
                                      "publish", None, attempt.grant.attempt_count))
         return WindowOutcome(window.scope_id, window.after, window.through, created,
-                             updated, noops, attempt.reserved, left_out)
+                             updated, noops, attempt.reserved, left)
 
     # ------------------------------------------------------------------ stages
 
