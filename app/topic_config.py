@@ -29,6 +29,8 @@ The file::
     host = "127.0.0.1"
     port = 8765                                  # 0: any free port (printed at start)
     # api_token = "..."   # else $POWERCONTEXT_API_TOKEN; masked in logs; none: loopback only
+    # allowed_hosts = ["memory.example.com"]   # Host names answered besides loopback and
+                                               # the bound address ("*": any; env: a,b)
 
     [inference]
     generation_provider = "openai"     # openai | anthropic | deterministic | a plugin's;
@@ -131,13 +133,15 @@ class RuntimeConfig:
 
 @attrs.frozen
 class ServerConfig:
-    """``[server]``: where ``powercontext serve`` listens and its bearer token (None:
+    """``[server]``: where ``powercontext serve`` listens, its bearer token (None:
     ``$POWERCONTEXT_API_TOKEN``, else no token and loopback only; never shown in a repr
-    or log)."""
+    or log) and the extra ``Host`` names it answers (a reverse proxy's public name;
+    :mod:`powercontext.adapters.http.hosts`)."""
 
     host: str = "127.0.0.1"
     port: int = 8765
     api_token: str | None = attrs.field(default=None, repr=False)
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -216,6 +220,7 @@ _SECTIONS: Mapping[str, Mapping[str, tuple[str, bool]]] = MappingProxyType({
         "host": ("str", False),
         "port": ("int", False),
         "api_token": ("str", True),
+        "allowed_hosts": ("strlist", False),
     }),
     "inference": MappingProxyType({
         "generation_provider": ("str", True),
@@ -455,10 +460,11 @@ def _typed(name: str, value: Any, where: str) -> Any:
         and math.isfinite(v),
         "str": lambda v: isinstance(v, str),
         "table": lambda v: isinstance(v, dict),
+        "strlist": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
     }[kind]
     if not ok(value):
-        raise InvalidInputError(name, f"must be {'a' if kind != 'int' else 'an'} "
-                                f"{'integer' if kind == 'int' else kind} {where}, not "
+        what = {"int": "an integer", "strlist": "a list of strings"}.get(kind, f"a {kind}")
+        raise InvalidInputError(name, f"must be {what} {where}, not "
                                 f"{type(value).__name__}")
     return value
 
@@ -496,6 +502,8 @@ def _apply_env(env: Mapping[str, str], values: dict[str, dict[str, Any]],
 def _from_text(kind: str, raw: str, var: str) -> Any:
     if kind == "str":
         return raw
+    if kind == "strlist":  # comma-separated
+        return [part.strip() for part in raw.split(",") if part.strip()]
     try:
         if kind == "int":
             return int(raw)

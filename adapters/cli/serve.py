@@ -12,6 +12,9 @@ Start-up, in order, each failure one line and its exit code before anything list
 3. the token rule: ``server.api_token`` or ``$POWERCONTEXT_API_TOKEN``; without one
    the host must be loopback (``127.0.0.1``, ``::1``, ``localhost``; a warning says
    the API is unauthenticated), a non-loopback host refuses to start (exit 2);
+   every request's ``Host`` must be a loopback name, the bound address or a name of
+   ``server.allowed_hosts`` / ``--allow-host`` (else 421: DNS rebinding;
+   :mod:`powercontext.adapters.http.hosts`);
 4. the Topic generation configuration: refused -> search and get still serve, flush
    answers 503 ``topic_processing_unavailable`` and the log says why; but when
    automatic scheduling is configured that is a start-up error (exit 5);
@@ -50,7 +53,7 @@ import click
 from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 
-__all__ = ["ENV_API_TOKEN", "is_loopback", "serve"]
+__all__ = ["ENV_API_TOKEN", "host_policy", "is_loopback", "serve"]
 
 ENV_API_TOKEN = "POWERCONTEXT_API_TOKEN"
 _ROLES = ("all", "api", "background")
@@ -67,6 +70,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def host_policy(host: str, extra: tuple[str, ...]) -> Any:
+    """The ``Host`` values a server bound to ``host`` answers
+    (:class:`~powercontext.adapters.http.hosts.HostPolicy`); InvalidInputError naming
+    ``server.allowed_hosts`` for an entry that is no host name."""
+    from powercontext.adapters.http.hosts import HostPolicy
+
+    try:
+        return HostPolicy.for_bind(host, extra)
+    except ValueError as exc:
+        raise InvalidInputError("server.allowed_hosts", str(exc)) from None
 
 
 def _is_sqlite(url: str) -> bool:
@@ -194,7 +209,7 @@ async def _start_supervisor(db_url: str, config: Any, registry: Any) -> Any:
 
 
 async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int,
-               token: str | None, verbose: bool) -> None:
+               token: str | None, verbose: bool, hosts: Any) -> None:
     from powercontext import topic_config
     from powercontext.adapters.http.app import create_app
     from powercontext.adapters.http.deps import Services
@@ -225,7 +240,7 @@ async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int
             supervisor = await _start_supervisor(db_url, config, registry)
             services.supervisor = supervisor
         sock = _listen(host, port)
-        app = create_app(services, api_token=token, role=role)
+        app = create_app(services, api_token=token, role=role, hosts=hosts)
         server = _Uvicorn.make(app, verbose=verbose)
         loop = asyncio.get_running_loop()
 
@@ -284,6 +299,11 @@ host (127.0.0.1, ::1, localhost) and warns that the API is unauthenticated; any 
 host without a token refuses to start (exit 2).
 
 \b
+Host: a request whose Host header is not localhost, a loopback address, the bound
+address or a name given with --allow-host / server.allowed_hosts gets 421 (a page
+whose DNS name was rebound to this machine cannot drive it).
+
+\b
 Errors: {"error": {"code", "message", "field"}} with 401 unauthorized, 404 not_found,
 422 invalid_input, 503 topic_processing_unavailable / backend_unavailable, 500
 internal. A refused Topic generation configuration still serves search and get;
@@ -308,11 +328,15 @@ chosen). SIGTERM / Ctrl-C: stop cleanly (Supervisor and Workers stopped), exit 0
               "127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65_535), metavar="PORT",
               help="Port (default: server.port, 8765; 0: any free port).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host is NAME (a reverse proxy's public "
+                   "name; repeatable; added to server.allowed_hosts; '*': any Host).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Log INFO for every powercontext.* logger (stages, Workers, requests).")
 @pass_ctx
 def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
-          host: str | None, port: int | None, verbose: bool) -> None:
+          host: str | None, port: int | None, allow_hosts: tuple[str, ...],
+          verbose: bool) -> None:
     from powercontext import topic_config
 
     _configure_logging(verbose)
@@ -338,7 +362,8 @@ def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
                     f"set: set server.api_token or ${ENV_API_TOKEN}, or bind 127.0.0.1")
             log.warning("the API is unauthenticated (no server.api_token, no $%s): bound "
                         "to the loopback host %s only", ENV_API_TOKEN, host)
-        asyncio.run(_run(c, db_url, config, role, host, port, token, verbose))
+        hosts = host_policy(host, (*config.server.allowed_hosts, *allow_hosts))
+        asyncio.run(_run(c, db_url, config, role, host, port, token, verbose, hosts))
     except (SystemExit, click.exceptions.Exit):
         raise
     except BaseException as exc:  # KeyboardInterrupt before the handlers: exit 130

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 
 from powercontext.adapters.http.deps import Services
 from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
+from powercontext.adapters.http.hosts import HostGuard, HostPolicy
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
@@ -127,13 +128,16 @@ def _health(services: Services, role: str) -> dict[str, Any]:
             "supervisor": supervisor}
 
 
-def create_app(services: Services, *, api_token: str | None, role: str = "all") -> Any:
+def create_app(services: Services, *, api_token: str | None, role: str = "all",
+               hosts: HostPolicy | None = None) -> Any:
     """The FastAPI app over the open ``services`` (closing them stays the caller's
     job). ``api_token``: the bearer token every route but ``/v1/health`` and
     ``/openapi.json`` requires (None or empty: no check; the caller binds loopback
     only). ``role``: ``all`` or ``api`` serve every route; ``background`` serves only
-    ``/v1/health`` (that process runs the Supervisor, no API). Title ``powercontext``,
-    version the package's."""
+    ``/v1/health`` (that process runs the Supervisor, no API). ``hosts``: the ``Host``
+    values answered, any other gets 421 on every route (:mod:`.hosts`; None: no check,
+    for in-process test clients; ``serve`` always passes one). Title
+    ``powercontext``, version the package's."""
     app = FastAPI(title="powercontext", version=_version(), docs_url=None, redoc_url=None,
                   description="Topic Memory over HTTP: flush, search and get within one "
                   "Scope, and the prepared context of a task. Every POST route needs "
@@ -158,6 +162,8 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
             app.include_router(context_router)
         _install_dashboard(app)
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
+    if hosts is not None:  # added last: the outermost check, before any other work
+        app.add_middleware(HostGuard, policy=hosts)
     return app
 
 
