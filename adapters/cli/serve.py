@@ -53,7 +53,7 @@ import click
 from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 
-__all__ = ["ENV_API_TOKEN", "host_policy", "is_loopback", "serve"]
+__all__ = ["ENV_API_TOKEN", "check_token", "host_policy", "is_loopback", "serve"]
 
 ENV_API_TOKEN = "POWERCONTEXT_API_TOKEN"
 _ROLES = ("all", "api", "background")
@@ -70,6 +70,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def check_token(token: str | None, host: str, logger: logging.Logger) -> None:
+    """The token rule of ``serve`` and ``mcp --transport http``: without a token the
+    host must be loopback (a warning says the server is unauthenticated), any other
+    host is an InvalidInputError naming ``server.host``."""
+    if token is not None:
+        return
+    if not is_loopback(host):
+        raise InvalidInputError(
+            "server.host", f"{host!r} is not a loopback address and no API token is "
+            f"set: set server.api_token or ${ENV_API_TOKEN}, or bind 127.0.0.1")
+    logger.warning("the API is unauthenticated (no server.api_token, no $%s): bound "
+                   "to the loopback host %s only", ENV_API_TOKEN, host)
 
 
 def host_policy(host: str, extra: tuple[str, ...]) -> Any:
@@ -355,13 +369,7 @@ def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
                 "role", "SQLite supports only --role all (one process serving the API and "
                 f"running the Supervisor), not {role!r}; roles api and background need "
                 "OceanBase")
-        if token is None:
-            if not is_loopback(host):
-                raise InvalidInputError(
-                    "server.host", f"{host!r} is not a loopback address and no API token is "
-                    f"set: set server.api_token or ${ENV_API_TOKEN}, or bind 127.0.0.1")
-            log.warning("the API is unauthenticated (no server.api_token, no $%s): bound "
-                        "to the loopback host %s only", ENV_API_TOKEN, host)
+        check_token(token, host, log)
         hosts = host_policy(host, (*config.server.allowed_hosts, *allow_hosts))
         asyncio.run(_run(c, db_url, config, role, host, port, token, verbose, hosts))
     except (SystemExit, click.exceptions.Exit):
