@@ -31,6 +31,7 @@ The file::
     # api_token = "..."   # else $POWERCONTEXT_API_TOKEN; masked in logs; none: loopback only
     # allowed_hosts = ["memory.example.com"]   # Host names answered besides loopback and
                                                # the bound address ("*": any; env: a,b)
+    session_lifetime_seconds = 28800             # a dashboard login lasts 8 hours
 
     [inference]
     generation_provider = "openai"     # openai | anthropic | deterministic | a plugin's;
@@ -135,13 +136,15 @@ class RuntimeConfig:
 class ServerConfig:
     """``[server]``: where ``powercontext serve`` listens, its bearer token (None:
     ``$POWERCONTEXT_API_TOKEN``, else no token and loopback only; never shown in a repr
-    or log) and the extra ``Host`` names it answers (a reverse proxy's public name;
-    :mod:`powercontext.adapters.http.hosts`)."""
+    or log), the extra ``Host`` names it answers (a reverse proxy's public name;
+    :mod:`powercontext.adapters.http.hosts`) and how long a dashboard login lasts
+    (seconds, 1..2,592,000)."""
 
     host: str = "127.0.0.1"
     port: int = 8765
     api_token: str | None = attrs.field(default=None, repr=False)
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    session_lifetime_seconds: float = 28_800
 
 
 @attrs.frozen
@@ -221,6 +224,7 @@ _SECTIONS: Mapping[str, Mapping[str, tuple[str, bool]]] = MappingProxyType({
         "port": ("int", False),
         "api_token": ("str", True),
         "allowed_hosts": ("strlist", False),
+        "session_lifetime_seconds": ("number", False),
     }),
     "inference": MappingProxyType({
         "generation_provider": ("str", True),
@@ -554,6 +558,9 @@ def _check_server(s: ServerConfig) -> None:
         raise InvalidInputError("server.port", f"must be in 0..65535, not {s.port}")
     if not s.host or len(s.host) > 255:
         raise InvalidInputError("server.host", "must be a host name or address")
+    if not 1 <= s.session_lifetime_seconds <= 2_592_000:
+        raise InvalidInputError("server.session_lifetime_seconds", "must be in 1..2592000 "
+                                f"seconds (30 days), not {s.session_lifetime_seconds}")
 
 
 def _config_key(key: str) -> str:

@@ -9,7 +9,8 @@ Start-up, in order, each failure one line and its exit code before anything list
    masked);
 2. the role (``--role``, else ``runtime.artifact_processing_role``) against the
    engine: SQLite supports only ``all`` (exit 2 otherwise); OceanBase all three;
-3. the token rule: ``server.api_token`` or ``$POWERCONTEXT_API_TOKEN``; without one
+3. the token rule: ``server.api_token`` or ``$POWERCONTEXT_API_TOKEN``, at least 16
+   characters (exit 2 otherwise); without one
    the host must be loopback (``127.0.0.1``, ``::1``, ``localhost``; a warning says
    the API is unauthenticated), a non-loopback host refuses to start (exit 2);
    every request's ``Host`` must be a loopback name, the bound address or a name of
@@ -53,9 +54,13 @@ import click
 from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 
-__all__ = ["ENV_API_TOKEN", "check_token", "host_policy", "is_loopback", "serve"]
+__all__ = ["ENV_API_TOKEN", "MIN_TOKEN_LENGTH", "check_token", "host_policy", "is_loopback",
+           "serve"]
 
 ENV_API_TOKEN = "POWERCONTEXT_API_TOKEN"
+#: The shortest API token accepted (characters): a guessable token would open the API
+#: and the dashboard to anyone who can reach the port.
+MIN_TOKEN_LENGTH = 16
 _ROLES = ("all", "api", "background")
 
 log = logging.getLogger("powercontext.serve")
@@ -73,10 +78,17 @@ def is_loopback(host: str) -> bool:
 
 
 def check_token(token: str | None, host: str, logger: logging.Logger) -> None:
-    """The token rule of ``serve`` and ``mcp --transport http``: without a token the
-    host must be loopback (a warning says the server is unauthenticated), any other
-    host is an InvalidInputError naming ``server.host``."""
+    """The token rule of ``serve`` and ``mcp --transport http``: a token has at least
+    :data:`MIN_TOKEN_LENGTH` characters (InvalidInputError naming
+    ``server.api_token``); without a token the host must be loopback (a warning says
+    the server is unauthenticated), any other host is an InvalidInputError naming
+    ``server.host``."""
     if token is not None:
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise InvalidInputError(
+                "server.api_token", f"the API token has {len(token)} characters; it needs "
+                f"at least {MIN_TOKEN_LENGTH} (e.g. python -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))')")
         return
     if not is_loopback(host):
         raise InvalidInputError(
@@ -254,7 +266,8 @@ async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int
             supervisor = await _start_supervisor(db_url, config, registry)
             services.supervisor = supervisor
         sock = _listen(host, port)
-        app = create_app(services, api_token=token, role=role, hosts=hosts)
+        app = create_app(services, api_token=token, role=role, hosts=hosts,
+                         session_lifetime=config.server.session_lifetime_seconds)
         server = _Uvicorn.make(app, verbose=verbose)
         loop = asyncio.get_running_loop()
 
@@ -308,9 +321,11 @@ Endpoints (JSON; see /openapi.json):
 
 \b
 Token: every POST needs "Authorization: Bearer TOKEN" when server.api_token or
-$POWERCONTEXT_API_TOKEN is set. Without a token the server binds only a loopback
-host (127.0.0.1, ::1, localhost) and warns that the API is unauthenticated; any other
-host without a token refuses to start (exit 2).
+$POWERCONTEXT_API_TOKEN is set (at least 16 characters; a shorter one: exit 2).
+Without a token the server binds only a loopback host (127.0.0.1, ::1, localhost)
+and warns that the API is unauthenticated; any other host without a token refuses to
+start (exit 2). The dashboard trades the token for a session cookie that lasts
+server.session_lifetime_seconds (8 hours) and ends at logout.
 
 \b
 Host: a request whose Host header is not localhost, a loopback address, the bound

@@ -315,7 +315,7 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
     assert any("llm.example:8443" in line for line in lines)
     assert any("deterministic provider" in line for line in lines)
     configs = [r for r in caplog.records if r.getMessage().startswith("config ")]
-    assert len(configs) == 10 + 8 + 2 + 4
+    assert len(configs) == 10 + 8 + 2 + 5
 
 
 def test_the_deterministic_factory_passes_only_the_options_its_class_names():
