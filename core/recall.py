@@ -303,10 +303,9 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
     """The (item, verdict) pairs injected, from ``candidates`` in their retrieval order
     (ties keep it), at most :func:`slot_limit` of ``limit``:
 
-    1. a candidate that passes the bar only through intents that other candidates
-       answer more strongly (a command beats a word) is dropped, unless its specific
-       terms pass the bar by themselves (an intent answered through a related one is
-       another facet of it and is kept);
+    1. every candidate that passes the bar competes (a rule that answers an intent in
+       words is kept beside the commands that answer it: "look for an existing test
+       file" beside "run `tox`");
     2. one slot per answer: an entry that gives the same answer as a better-ranked one
        (:func:`powercontext.core.answers.same_answer`: the same commands or files,
        asked for the same way, or nearly the same words) and answers no other intent
@@ -315,7 +314,10 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
     3. entries other than ``working_note`` come first: the best of each of the
        prompt's ``intents`` (in that order) is kept first, so every intent asked for is
        answered, then the best of each related facet (the changelog of a pull request),
-       then the others by score; shown by score;
+       then, slot by slot, the one that adds most to those picked (:func:`_gain`: its
+       score without the intents a picked item answers as strongly, so a rule naming
+       the prompt's own terms beats a third command that runs the same tests; ties by
+       score, then retrieval order); shown by score;
     4. then at most :data:`MAX_NOTES` notes, newest first (ids are time-ordered: the
        larger ``entry_version_id`` was written later), a note left out altogether when
        a newer relevant note names one of its files or commands (:func:`note_refs`);
@@ -331,11 +333,7 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
         for name, strength in v.intents:
             best[name] = max(best.get(name, 0), strength)
 
-    def useful(v: Verdict) -> bool:
-        return v.idents > 0 or len(v.terms) >= 2 or any(
-            strength == RELATED or strength >= best[name] for name, strength in v.intents)
-
-    kept = [(i, c) for i, c in enumerate(candidates) if useful(c[1])]
+    kept = list(enumerate(candidates))
     rules = _one_per_answer(sorted((ic for ic in kept if ic[1][0].kind != "working_note"),
                                    key=lambda ic: (-ic[1][1].score, ic[0])), ident)
     picked: list[tuple[int, tuple[S, Verdict]]] = []
@@ -352,7 +350,12 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
                 picked.append(ic)
                 break
     picked = picked[:slots]
-    picked += [ic for ic in rules if ic not in picked][:slots - len(picked)]
+    rest = [ic for ic in rules if ic not in picked]
+    while rest and len(picked) < slots:
+        answered = [ic[1][1] for ic in picked]
+        nxt = min(rest, key=lambda ic: (-_gain(ic[1][1], answered), -ic[1][1].score, ic[0]))
+        picked.append(nxt)
+        rest.remove(nxt)
     picked.sort(key=lambda ic: (-ic[1][1].score, ic[0]))
     notes = sorted((c for c in kept if c[1][0].kind == "working_note"),
                    key=lambda ic: ic[1][0].entry_version_id, reverse=True)
@@ -370,6 +373,19 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
     return chosen[:slots]
 
 
+def _gain(v: Verdict, picked: Sequence[Verdict]) -> float:
+    """What ``v`` adds to the ``picked`` verdicts (:func:`order_slots`, step 3): its
+    score without the intents a picked item already answers as strongly (a second
+    "run the tests" command adds nothing; the rule on where a new test goes adds its
+    own terms)."""
+    covered: dict[str, int] = {}
+    for p in picked:
+        for name, strength in p.intents:
+            covered[name] = max(covered.get(name, -1), strength)
+    fresh = sum(_INTENT_SCORE[s] for name, s in v.intents if covered.get(name, -1) < s)
+    return fresh + 2.0 * v.idents + (len(v.terms) - v.idents)
+
+
 def _one_per_answer(rules: list[tuple[int, tuple[S, Verdict]]],
                     ident: Callable[[S], str] | None
                     ) -> list[tuple[int, tuple[S, Verdict]]]:
@@ -378,20 +394,27 @@ def _one_per_answer(rules: list[tuple[int, tuple[S, Verdict]]],
     from powercontext.core.answers import answer_of, same_answer
 
     out: list[tuple[int, tuple[S, Verdict]]] = []
-    answers: list[tuple[Any, frozenset[str], frozenset[str]]] = []
+    kept: list[tuple[str, frozenset[str], frozenset[str]]] = []
+    memo: dict[str, Any] = {}  # text -> its Answer, read only when compared
+
+    def answer(text: str) -> Any:
+        if text not in memo:
+            memo[text] = answer_of(text)
+        return memo[text]
+
     for i, (item, v) in rules:
-        mine = answer_of(item.text)
         names = frozenset(n for n, _ in v.intents)
         idents = frozenset(v.terms[:v.idents])
-        for k, (theirs, their_names, their_terms) in enumerate(answers):
-            if names <= their_names and idents <= their_terms and same_answer(mine, theirs):
+        for k, (their_text, their_names, their_terms) in enumerate(kept):
+            if (names <= their_names and idents <= their_terms
+                    and same_answer(answer(item.text), answer(their_text))):
                 j, (kept_item, kept_v) = out[k]
                 key = ident(item) if ident is not None else item.entry_version_id
                 out[k] = (j, (kept_item, kept_v._replace(collapsed=(*kept_v.collapsed, key))))
                 break
         else:
             out.append((i, (item, v)))
-            answers.append((mine, names, frozenset(v.terms)))
+            kept.append((item.text, names, frozenset(v.terms)))
     return out
 
 

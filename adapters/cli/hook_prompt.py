@@ -150,7 +150,7 @@ def intent_queries(intents: tuple[str, ...], analyzer: Any = None,
     an = analyzer or analyzers.get(analyzers.DEFAULT_VERSION)
     seen: set[str] = set()
 
-    def queries_of(name: str) -> list[tuple[str, str]]:
+    def queries_of(name: str, most: int = limit) -> list[tuple[str, str]]:
         queries: list[tuple[str, str]] = []
         words: list[str] = []
         held: set[str] = set()
@@ -161,6 +161,8 @@ def intent_queries(intents: tuple[str, ...], analyzer: Any = None,
             if words and len(held | terms) > 2:
                 queries.append((f"intent:{name}", " ".join(words)))
                 words, held = [], set()
+                if len(queries) >= most:
+                    return queries
             words.append(word)
             held |= terms
             seen.update(terms)
@@ -173,7 +175,7 @@ def intent_queries(intents: tuple[str, ...], analyzer: Any = None,
                             if r not in intents)
     out = [q[0] for q in per_intent if q]
     for name in related:
-        out.extend(queries_of(name)[:1])
+        out.extend(queries_of(name, 1))
     for turn in range(1, max((len(q) for q in per_intent), default=0)):
         out.extend(q[turn] for q in per_intent if turn < len(q))
     return out[:limit]
