@@ -123,11 +123,13 @@ async def search(body: SearchRequest, svc: ServicesDep) -> JSONResponse:
     ran and ``fallback_reason`` why it fell back), fts, vector or hybrid (503
     ``capability_not_supported`` when it cannot run). Each hit's receipt: ``rank``,
     ``matched_by``, ``score`` (RRF) and ``matched_terms``. Results are untrusted data."""
+    from powercontext.core.query import search_terms
     from powercontext.memory_views import search_view
     from powercontext.runtime import memory_selector
 
     if not body.query.strip():
         raise InvalidInputError("query", "is empty: give the words to search for")
+    search_terms(body.query)  # the query's bounds before any name is looked up
     refs = [await memory_selector(svc.memory, n) for n in body.memories]
     result = await svc.memory.search(body.query, refs, limit=body.limit, mode=body.mode)
     return JSONResponse(await search_view(svc.memory, body.query, result))
