@@ -22,7 +22,8 @@ Start-up, in order, each failure one line and its exit code before anything list
 5. the services (the database opens; exit 2 for a retrieval shape it refuses), then
    the Supervisor for roles ``all`` and ``background`` (a second Supervisor on one
    SQLite database: exit 5);
-6. the listening socket (exit 2 when the address cannot be used), then uvicorn; once
+6. the listening socket (exit 9 when another process listens there, exit 2 when the
+   address cannot be used otherwise), then uvicorn; once
    it accepts connections one line on stdout: ``serving http://HOST:PORT (role
    ROLE)`` (``--port 0``: the port the system chose).
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -148,7 +150,8 @@ def _configure_logging(verbose: bool) -> None:
 
 def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (IPv4 or IPv6 as the host resolves);
-    InvalidInputError naming ``server.host`` / ``server.port`` when it cannot be had."""
+    AddressInUseError (exit 9) when another process listens there; InvalidInputError
+    naming ``server.host`` / ``server.port`` when it cannot be had otherwise."""
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
@@ -157,6 +160,13 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock = socket.create_server(address, family=family, reuse_port=False)
     except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            from powercontext.adapters.cli.failures import AddressInUseError
+
+            raise AddressInUseError(
+                f"cannot listen on {host}:{port}: the address is in use (another process, "
+                "perhaps an earlier powercontext serve, listens there): stop it, or "
+                "choose another port with --port (0: any free port)") from None
         raise InvalidInputError("server.port", f"cannot listen on {host}:{port}: "
                                 f"{exc.strerror or exc}") from None
     sock.setblocking(False)
