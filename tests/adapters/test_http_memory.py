@@ -386,3 +386,65 @@ def test_no_input_is_a_server_error(client: TestClient, route: tuple[str, str, A
         response = client.post(path, json=body, headers=headers)
     assert response.status_code < 500, (path, body, response.text)
     assert set(response.json()) != {"detail"}, response.text
+
+
+_EXAMPLE = iter(range(10**9))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.tuples(st.sampled_from(["read", "write", "write_any"]),
+                                st.sampled_from(["a", "b"])), min_size=1, max_size=12))
+def test_conditional_writes_follow_the_head_model(client: TestClient,
+                                                  steps: list[tuple[str, str]]) -> None:
+    """Two clients read and write one Memory in any order: a write whose If-Match is
+    the head's ETag lands (the head moves on by one), any other ETag is 409 and changes
+    nothing, ``*`` always lands; the head Revision equals the writes that landed."""
+    key = f"project:model-{next(_EXAMPLE)}"
+    first = _call(client, "POST", f"{M}/remember", {"key": key, "entries": [{"text": "r1"}]})
+    head = 1
+    art = _ok(first)["memory_ref"]["artifact_id"]
+    held = {"a": first.headers["etag"], "b": first.headers["etag"]}
+    for n, (op, who) in enumerate(steps):
+        if op == "read":
+            shown = _call(client, "GET", f"{M}/show", {"memory": f"key:{key}"})
+            assert _ok(shown)["memory_ref"]["revision"] == head
+            held[who] = shown.headers["etag"]
+            continue
+        tag = "*" if op == "write_any" else held[who]
+        response = _call(client, "POST", f"{M}/remember",
+                         {"key": key, "entries": [{"text": f"step {n} by {who}"}]},
+                         {"If-Match": tag})
+        if tag in ("*", f'"{art}@{head}"'):
+            assert _ok(response)["memory_ref"] == {"artifact_id": art, "revision": head + 1}
+            head += 1
+            held[who] = response.headers["etag"]
+        else:
+            _error(response, 409, "conflict")
+    shown = _ok(_call(client, "GET", f"{M}/show", {"memory": f"key:{key}"}))
+    assert shown["memory_ref"]["revision"] == head
+    assert shown["active_entries"] == head
+
+
+_IDS = st.from_regex(r"mem_art_[0-9a-z]{1,26}", fullmatch=True)
+
+
+@given(tags=st.lists(st.tuples(_IDS, st.integers(1, 2**53 - 1), st.booleans()),
+                     min_size=1, max_size=5))
+def test_if_match_lists_parse_to_their_strong_tags(tags: list[tuple[str, int, bool]]) -> None:
+    from powercontext.adapters.http.memory_writes import parse_if_match
+
+    header = ", ".join(f'{"W/" if weak else ""}"{a}@{r}"' for a, r, weak in tags)
+    assert parse_if_match(header) == tuple(f"{a}@{r}" for a, r, weak in tags if not weak)
+
+
+@given(header=st.text(max_size=40))
+def test_any_if_match_text_parses_or_is_a_400(header: str) -> None:
+    from powercontext.adapters.http.errors import ApiError
+    from powercontext.adapters.http.memory_writes import parse_if_match
+
+    try:
+        parsed = parse_if_match(header)
+    except ApiError as exc:
+        assert (exc.status, exc.field) == (400, "If-Match")
+    else:
+        assert parsed is not None and all(isinstance(t, str) for t in parsed)
