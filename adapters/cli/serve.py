@@ -327,11 +327,16 @@ Endpoints (JSON; see /openapi.json):
   POST /v1/topic-memory/search  {"scope_id", "query", "limit"?} -> {"hits", "channels"}
   POST /v1/topic-memory/get     {"scope_id", "artifact": {...}} -> the exact Revision
   POST /v1/context/prepare      {"scope_id", "query", "max_bytes"?} -> compact items
-  GET  /v1/health, GET /openapi.json (no token)
+  /v1/memory/...                every memory command: list, show, changes, search,
+                                expand, cite, validate-citation, remember, revise,
+                                forget, reactivate, organize (If-Match: "ID@REV")
+  /v1/sources/add, /show        source add, source show
+  GET  /v1/health, GET /openapi.json, GET /docs (the interactive page; no token)
 
 \b
-Token: every POST needs "Authorization: Bearer TOKEN" when server.api_token or
-$POWERCONTEXT_API_TOKEN is set (at least 16 characters; a shorter one: exit 2).
+Token: every route but health, openapi.json and docs needs "Authorization: Bearer
+TOKEN" when server.api_token or $POWERCONTEXT_API_TOKEN is set (at least 16
+characters; a shorter one: exit 2).
 Without a token the server binds only a loopback host (127.0.0.1, ::1, localhost)
 and warns that the API is unauthenticated; any other host without a token refuses to
 start (exit 2). The dashboard trades the token for a session cookie that lasts
@@ -343,10 +348,11 @@ address or a name given with --allow-host / server.allowed_hosts gets 421 (a pag
 whose DNS name was rebound to this machine cannot drive it).
 
 \b
-Errors: {"error": {"code", "message", "field"}} with 401 unauthorized, 404 not_found,
-422 invalid_input, 503 topic_processing_unavailable / backend_unavailable, 500
-internal. A refused Topic generation configuration still serves search and get;
-flush answers 503 (unless automatic scheduling is configured: then it cannot start).
+Errors: {"error": {"code", "message", "field"}} with 400 (a bad If-Match), 401
+unauthorized, 404 not_found, 409 conflict (a stale If-Match), 422 invalid_input, 503
+topic_processing_unavailable / backend_unavailable, 500 internal (docs/serving.md).
+A refused Topic generation configuration still serves search and get; flush answers
+503 (unless automatic scheduling is configured: then it cannot start).
 
 \b
 Prints "serving http://HOST:PORT (role ROLE)" once listening (--port 0: the port
