@@ -77,6 +77,13 @@ from typing import Final, final
 import attrs
 
 from powercontext.core.analyzer_porter import stem
+from powercontext.core.analyzer_scripts import (
+    is_cjk,
+    is_latin_word_char,
+    is_unspaced,
+    is_word_char,
+)
+from powercontext.core.analyzer_stopwords import ENGINE_STOPWORDS, EXTENDED_STOPWORDS
 from powercontext.core.errors import InvalidInputError
 
 __all__ = [
@@ -108,167 +115,8 @@ MAX_WORD_BYTES: Final = 40
 _HASH_HEX = 32
 _JOINERS = frozenset("-./_")
 
-#: The words seekdb's SPACE parser drops whatever it is told: the InnoDB default
-#: stopword list (seekdb 1.4.0, ``SELECT TOKENIZE(..., 'space', ...)`` and the index).
-ENGINE_STOPWORDS: Final = frozenset((
-    "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en", "for", "from",
-    "how", "i", "in", "is", "it", "la", "of", "on", "or", "that", "the", "this", "to",
-    "und", "was", "what", "when", "where", "who", "will", "with", "www",
-))  # fmt: skip
-
-#: The stopwords of ``v1-porter``: :data:`ENGINE_STOPWORDS` plus auxiliary verbs, object
-#: pronouns and the pieces a split contraction leaves (``s``, ``t``, ``ll``, ``re``, ``ve``).
-EXTENDED_STOPWORDS: Final = ENGINE_STOPWORDS | frozenset(
-    [
-        "a",
-        "about",
-        "am",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "being",
-        "but",
-        "by",
-        "com",
-        "d",
-        "de",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "en",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "him",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "la",
-        "ll",
-        "m",
-        "me",
-        "my",
-        "myself",
-        "of",
-        "on",
-        "or",
-        "our",
-        "re",
-        "s",
-        "she",
-        "so",
-        "t",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "und",
-        "us",
-        "ve",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "www",
-        "you",
-        "your",
-    ]
-)
 
 
-#: Symbols and punctuation inside the kana blocks (categories Sk, Pd, Po): a fixed list,
-#: not a category test, so tokens do not depend on Python's Unicode version.
-_KANA_PUNCTUATION = frozenset((0x309B, 0x309C, 0x30A0, 0x30FB))
-
-
-def is_cjk(ch: str) -> bool:
-    """Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul; not the kana
-    punctuation inside those blocks (゛ ゜ ゠ ・), which separates like other punctuation.
-
-    Whole blocks and planes, assigned or not, so the answer does not depend on the
-    Unicode version of the running Python (3.12 adds Han Extension H at U+31350).
-    """
-    cp = ord(ch)
-    if cp < 0x1100 or cp in _KANA_PUNCTUATION:  # nothing below Hangul Jamo is CJK
-        return False
-    return (
-        0x3400 <= cp <= 0x4DBF  # Han Extension A
-        or 0x4E00 <= cp <= 0x9FFF  # Han
-        or 0xF900 <= cp <= 0xFAFF  # Han compatibility
-        or 0x20000 <= cp <= 0x3FFFF  # Han Extensions B.. and supplements (planes 2, 3)
-        or 0x3040 <= cp <= 0x309F  # Hiragana
-        or 0x30A0 <= cp <= 0x30FF  # Katakana
-        or 0x31F0 <= cp <= 0x31FF  # Katakana phonetic extensions
-        or 0xFF66 <= cp <= 0xFF9F  # halfwidth Katakana
-        or 0x1AFF0 <= cp <= 0x1B16F  # Kana extensions and supplement
-        or 0x1100 <= cp <= 0x11FF  # Hangul Jamo
-        or 0x3130 <= cp <= 0x318F  # Hangul compatibility Jamo
-        or 0xA960 <= cp <= 0xA97F  # Hangul Jamo Extended-A
-        or 0xAC00 <= cp <= 0xD7FF  # Hangul syllables, Jamo Extended-B
-        or 0xFFA0 <= cp <= 0xFFDC  # halfwidth Hangul
-    )
-
-
-#: Blocks of scripts written without spaces between words: Thai, Lao, Myanmar (and its
-#: extensions A and B), Khmer (and Khmer symbols), Tai Le, New Tai Lue, Tai Tham, Tai Viet.
-_UNSPACED_BLOCKS = (
-    (0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0xAA60, 0xAA7F),
-    (0xA9E0, 0xA9FF), (0x1780, 0x17FF), (0x19E0, 0x19FF), (0x1950, 0x197F),
-    (0x1980, 0x19DF), (0x1A20, 0x1AAF), (0xAA80, 0xAADF),
-)  # fmt: skip
-
-
-def is_unspaced(ch: str) -> bool:
-    """A letter, mark or digit of a script written without spaces (Thai, Lao, Myanmar,
-    Khmer, Tai Le, New Tai Lue, Tai Tham, Tai Viet, by block); the punctuation of those
-    blocks (``๏``, ``។``, ``၊``) separates like other punctuation."""
-    cp = ord(ch)
-    if cp < 0x0E00:  # below Thai: no unspaced script
-        return False
-    return any(lo <= cp <= hi for lo, hi in _UNSPACED_BLOCKS) and unicodedata.category(
-        ch
-    )[0] in "LMN"
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or unicodedata.category(ch).startswith("M")
-
-
-def _is_latin_word_char(ch: str) -> bool:
-    """A character of a rule-4 word (not CJK, not an unspaced script)."""
-    if ch < "\x80":  # ASCII: no marks, no CJK, no unspaced script
-        return ch.isalnum()
-    return _is_word_char(ch) and not is_cjk(ch) and not is_unspaced(ch)
 
 
 # The scanner's fast path (the same tokens as a character-by-character scan; tests hold
@@ -297,7 +145,7 @@ def _latin_end(text: str, k: int, n: int) -> int:
             k = m.end()
             continue
         ch = text[k]
-        if ch < "\x80" or not _is_latin_word_char(ch):
+        if ch < "\x80" or not is_latin_word_char(ch):
             return k
         k += 1
     return k
@@ -429,12 +277,12 @@ class Analyzer:
                     clusters.append(text[j:k])
                     j = k
                 tokens.extend(_cluster_tokens(clusters))
-            elif _is_word_char(ch):
+            elif is_word_char(ch):
                 words, j = [], i
                 while True:
                     k = _latin_end(text, j + 1, n)
                     words.append(text[j:k])
-                    if k + 1 < n and text[k] in _JOINERS and _is_latin_word_char(text[k + 1]):
+                    if k + 1 < n and text[k] in _JOINERS and is_latin_word_char(text[k + 1]):
                         j = k + 1
                         continue
                     j = k
