@@ -358,7 +358,9 @@ def test_docs_page_serves_swagger_ui_from_this_server(client: TestClient) -> Non
     assert bundle.status_code == 200 and len(bundle.content) > 100_000
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+#: JSON values (no NaN or infinity: a JSON body cannot hold them, the client refuses).
+_JSON = st.recursive(st.none() | st.booleans() | st.integers()
+                     | st.floats(allow_nan=False, allow_infinity=False)
                      | st.text(max_size=20),
                      lambda inner: st.lists(inner, max_size=3)
                      | st.dictionaries(st.text(max_size=12), inner, max_size=4),
