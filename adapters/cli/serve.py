@@ -329,7 +329,8 @@ Endpoints (JSON; see /openapi.json):
   POST /v1/context/prepare      {"scope_id", "query", "max_bytes"?} -> compact items
   /v1/memory/...                every memory command: list, show, changes, search,
                                 expand, cite, validate-citation, remember, revise,
-                                forget, reactivate, organize (If-Match: "ID@REV")
+                                forget, reactivate, organize, retire
+                                (If-Match: "ID@REV")
   /v1/sources/add, /show        source add, source show
   GET  /v1/health, GET /openapi.json, GET /docs (the interactive page; no token)
 

@@ -144,7 +144,8 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all",
     app = FastAPI(title="powercontext", version=_version(), docs_url=None, redoc_url=None,
                   description="Memory and Topic Memory over HTTP: every Memory operation "
                   "of the CLI (list, show, changes, search, expand, cite, validate a "
-                  "citation, remember, revise, forget, reactivate, organize), Sources, "
+                  "citation, remember, revise, forget, reactivate, organize, retire), "
+                  "Sources, "
                   "Topic flush/search/get and the prepared context of a task. Every route "
                   "but `/v1/health`, `/openapi.json` and `/docs` needs "
                   "`Authorization: Bearer <token>` when the server has a token. A write "

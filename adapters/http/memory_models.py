@@ -34,6 +34,8 @@ __all__ = [
     "MemoryName",
     "OrganizeRequest",
     "RememberRequest",
+    "RetireOut",
+    "RetireRequest",
     "ReviseRequest",
     "SearchOut",
     "SearchRequest",
@@ -127,6 +129,15 @@ class ForgetRequest(BaseModel):
     model_config = _STRICT
     memory: MemoryName
     entry_ids: EntryIds
+    reason: Reason = None
+
+
+class RetireRequest(BaseModel):
+    """Retire the Memory ``memory`` names (its head): every active entry inactive in
+    one new Revision, then every key naming it removed."""
+
+    model_config = _STRICT
+    memory: MemoryName
     reason: Reason = None
 
 
@@ -271,6 +282,19 @@ class WriteOut(BaseModel):
     memory_ref: ArtifactRefOut | None
     changed: bool
     changes: list[ChangeOut]
+
+
+class RetireOut(BaseModel):
+    """The outcome of a retire: the head it started from (``before``), the head after
+    (``memory_ref``; the same when no entry was active), the entries it marked inactive
+    and the keys it removed (``key:NAME`` names no Memory now)."""
+
+    model_config = _OUT
+    artifact_id: str
+    before: ArtifactRefOut
+    memory_ref: ArtifactRefOut
+    forgotten: list[str]
+    keys_removed: list[str]
 
 
 class HitOut(BaseModel):

@@ -1,6 +1,6 @@
 """The Memory writes over HTTP, under ``/v1/memory/`` (Memory RFC, "remember()",
 "forget()", "reactivate()", "organize()"): the same operations as ``powercontext memory
-remember|forget|reactivate|organize`` (and ``remember --revise``), through the same
+remember|forget|reactivate|organize|retire`` (and ``remember --revise``), through the same
 service calls (:func:`powercontext.runtime.remember_entries`, ``MemoryService.forget``
 ...), so the same limits, secret refusals and typed errors apply.
 
@@ -9,9 +9,12 @@ service calls (:func:`powercontext.runtime.remember_entries`, ``MemoryService.fo
 * ``POST /revise`` ``{"memory", "entry_id", "text", "kind"?, "reason"?, "sources"?}``
   (the entry's kind is kept unless given);
 * ``POST /forget`` and ``POST /reactivate`` ``{"memory", "entry_ids", "reason"?}``;
-* ``POST /organize`` ``{"memory", "steps"?}``.
+* ``POST /organize`` ``{"memory", "steps"?}``;
+* ``POST /retire`` ``{"memory", "reason"?}`` -> ``{"artifact_id", "before",
+  "memory_ref", "forgotten", "keys_removed"}`` (a Memory created by mistake: its active
+  entries forgotten in one Revision, its keys removed; history stays readable).
 
-Each answers 200 ``{"memory_ref", "changed", "changes"}`` with ``ETag: "ID@REV"`` of the
+Each other write answers 200 ``{"memory_ref", "changed", "changes"}`` with ``ETag: "ID@REV"`` of the
 head after the write (``memory_ref`` null and no ETag when nothing was worth a new
 Memory).
 
@@ -37,6 +40,8 @@ from powercontext.adapters.http.memory_models import (
     ForgetRequest,
     OrganizeRequest,
     RememberRequest,
+    RetireOut,
+    RetireRequest,
     ReviseRequest,
     SourceIn,
     WriteOut,
@@ -222,3 +227,31 @@ async def organize(body: OrganizeRequest, svc: ServicesDep,
     steps: Any = tuple(body.steps)
     after = await svc.memory.organize(base, steps)
     return await _answer(svc, base, after)
+
+
+@router.post("/retire", response_model=RetireOut, responses=WRITE_RESPONSES,
+             summary="Retire a Memory created by mistake")
+async def retire(body: RetireRequest, svc: ServicesDep,
+                 if_match: IfMatch = None) -> JSONResponse:
+    """``memory retire``: every active entry of the head is marked inactive in one new
+    Revision (history and old citations stay valid: ``ID@REV`` still reads them), then
+    every business key naming the Memory is removed, so ``key:NAME`` names nothing and
+    the key can name another Memory. Run again, it finishes an interrupted retire. A
+    Revision that is not the head (by ``ID@REV`` or ``If-Match``) is 409, nothing
+    written. ``ETag``: the head after."""
+    from powercontext.core.shapes import to_json
+    from powercontext.runtime import retire_memory
+
+    base = await _base(svc, body.memory, if_match)
+    head = await svc.memory.head(base.artifact_id)
+    if head != base:
+        raise RevisionConflictError(
+            f"{body.memory!r} names {base.artifact_id}@{base.revision}, but the head is "
+            f"Revision {head.revision}: nothing was written; reread it (show) and retry")
+    done = await retire_memory(svc.memory, f"{base.artifact_id}@{base.revision}",
+                               reason=body.reason)
+    return JSONResponse({"artifact_id": done.artifact_id, "before": to_json(done.before),
+                         "memory_ref": to_json(done.after),
+                         "forgotten": list(done.forgotten),
+                         "keys_removed": list(done.keys)},
+                        headers={"ETag": etag(done.after)})

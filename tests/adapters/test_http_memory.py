@@ -43,6 +43,7 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", f"{M}/forget", {"memory": f"key:{KEY}", "entry_ids": ["e"]}),
     ("POST", f"{M}/reactivate", {"memory": f"key:{KEY}", "entry_ids": ["e"]}),
     ("POST", f"{M}/organize", {"memory": f"key:{KEY}"}),
+    ("POST", f"{M}/retire", {"memory": f"key:{KEY}"}),
     ("POST", "/v1/sources/add", {"scope_id": KEY, "sources": [{"content": "x"}]}),
     ("GET", "/v1/sources/show", {"source_id": "src_x"}),
 ]

@@ -77,6 +77,7 @@ OPERATIONS = [("POST", "/v1/topic-memory/flush"), ("POST", "/v1/topic-memory/sea
               ("POST", "/v1/memory/validate-citation"), ("POST", "/v1/memory/remember"),
               ("POST", "/v1/memory/revise"), ("POST", "/v1/memory/forget"),
               ("POST", "/v1/memory/reactivate"), ("POST", "/v1/memory/organize"),
+              ("POST", "/v1/memory/retire"),
               ("POST", "/v1/sources/add"), ("GET", "/v1/sources/show"),
               ("POST", "/v1/topic-memory/status"), ("POST", "/v1/topic-memory/unblock")]
 #: Operations of work that lands separately: tested where the server publishes them.
