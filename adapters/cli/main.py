@@ -90,7 +90,7 @@ __all__ = [
     "--analyzer",
     envvar="POWERCONTEXT_ANALYZER",
     metavar="NAME",
-    help="Search analyzer of a new database: v1 or v1-porter (default). An existing "
+    help="Search analyzer of a new database: v1, v1-porter or v2 (default). An existing "
     "database keeps its own; `memory rebuild --analyzer NAME` switches.",
 )
 @click.version_option(package_name="powercontext")
@@ -136,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         rv = cli.main(args=args, prog_name="powercontext", standalone_mode=False)
+        sys.stdout.flush()  # a reader that left (| head) is told here, not at exit
     except SystemExit:
         raise
     except click.exceptions.Exit as exc:

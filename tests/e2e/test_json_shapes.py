@@ -84,7 +84,7 @@ def test_cli_and_mcp_print_the_same_hit_version_changes_and_citation(seeded):
     citation = run(db, "memory", "cite", name, entry)
     cli_valid = run(db, "memory", "validate-citation", json.dumps(citation))
     mcp_hits, mcp_expand, mcp_changes, mcp_valid = mcp_call(db, [
-        ("search_memory", {"query": "lint review", "memories": [name], "mode": "fts"}),
+        ("search_memory", {"query": "lint review", "memory": [name], "mode": "fts"}),
         ("expand_memory", {"memory": name, "entry_ids": [entry]}),
         ("memory_changes", {"memory": name, "since_revision": 0}),
         ("validate_citation", {"citation": citation}),
@@ -143,7 +143,10 @@ def test_rebuild_json_is_the_report_shapes_plus_the_model(seeded):
     assert out == {"memories": 1, "entries": 1, "vectors": 0, "kept": 0, "incomplete": [],
                    "missing": [], "corrupt": [], "analyzer": out["analyzer"],
                    "embedding": None,
-                   "rehash": {"rewritten": 0, "already_current": True, "corrupt": []}}
+                   "rehash": {"rewritten": 0, "already_current": True, "corrupt": []},
+                   # the Topic projections, brought to the same analyzer (none here)
+                   "topics": {"topics": 0, "chunks": 0, "corrupt": [],
+                              "analyzer": out["analyzer"]}}
     assert out["analyzer"]
 
 
