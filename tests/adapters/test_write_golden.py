@@ -43,7 +43,8 @@ async def _write_sequence(path: Path, *, earlier_release: bool = False) -> None:
     rng = random.Random(14)
     clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 7))
     model = DeterministicEmbedding(16)
-    backend = SQLiteMemoryBackend(str(path), profile=model.profile)
+    # the analyzer the digest was taken with (head rows hold its tokens)
+    backend = SQLiteMemoryBackend(str(path), profile=model.profile, analyzer="v1-porter")
     if earlier_release:
         backend._manifest_log = None  # Revision rows hold their manifests
     svc = MemoryService(
