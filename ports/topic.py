@@ -135,11 +135,14 @@ class TopicMemoryBackend(SourceStore, Protocol):
         (terminal) raised."""
         ...
 
-    async def record_failure(self, grant: AttemptGrant, code: str) -> None:
+    async def record_failure(self, grant: AttemptGrant, code: str, *,
+                             through: int | None = None) -> None:
         """Store a bounded failure code (``[a-z_]{1,64}``) on the attempt's budget row in
         a short fenced transaction, unless the row is already terminal or another
         attempt holds it (then nothing). A code in TERMINAL_CODES (e.g.
-        ``source_complexity_limit``) makes the row a terminal frontier."""
+        ``source_complexity_limit``) makes the row a terminal frontier. ``through``
+        (> the grant's ``source_after``) raises ``furthest_through`` to it: the
+        position of the Source a complexity rejection stops at."""
         ...
 
     # ------------------------------------------------------------ Supervisor substrate
@@ -224,6 +227,18 @@ class TopicMemoryBackend(SourceStore, Protocol):
         source_through`` and ``handled_flush_generation = flush_generation`` (a row
         raised by a newer Source stays), and delete the wave's targets. True when
         committed."""
+        ...
+
+    async def handle_flush(self, scope_id: str, target: int, claimed_flush_generation: int,
+                           *, supervisor: SupervisorTerm | None = None) -> bool:
+        """An explicit flush whose wave target is covered with no Window left to
+        publish, handled in one short transaction (fenced by ``supervisor`` when given):
+        when the Cursor is at least ``target``, ``handled_flush_generation =
+        max(current, claimed)`` and the Pending row is deleted when ``cursor >=
+        source_through`` and the handled generation equals ``flush_generation``.
+        False (nothing written) when the Cursor is below ``target``. InvalidInputError
+        for bad arguments or a claim beyond the row's flush generation;
+        SupervisorTermError for a lost term."""
         ...
 
     async def close(self) -> None:

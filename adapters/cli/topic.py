@@ -268,8 +268,11 @@ def _progress_handler(verbose: bool) -> Any:
     import logging
     import sys
 
+    from powercontext.topic_worker import StructuredFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("powercontext.topic: %(message)s"))
+    # the fields (Scope, Window, stage, code) once each, after the message
+    handler.setFormatter(StructuredFormatter("powercontext.topic: %(message)s"))
     handler.setLevel(logging.INFO if verbose else logging.WARNING)
     return handler
 

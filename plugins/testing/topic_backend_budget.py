@@ -71,6 +71,22 @@ class InMemoryTopicBudget(TopicBudgetFront):
         del lock
         return self._table("cursors").get((binding_name, scope_id))  # type: ignore[no-any-return]
 
+    # -- the Pending primitives of ``handle_flush`` (TopicSupervisionFront) ---------------
+
+    def _pending_row_sync(self, binding_name: str, scope_id: str, *,
+                          lock: bool) -> PendingRow | None:
+        del lock
+        return self._table("pending").get((binding_name, scope_id))  # type: ignore[no-any-return]
+
+    def _pending_handled_sync(self, binding_name: str, scope_id: str, handled: int) -> None:
+        key = (binding_name, scope_id)
+        row = self._table("pending")[key]
+        self._table("pending")[key] = PendingRow(
+            row.binding_name, row.scope_id, row.source_through, row.flush_generation, handled)
+
+    def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
+        del self._table("pending")[(binding_name, scope_id)]
+
     # -- the publication guards (inside publish's transaction) ----------------------------
 
     def _check_guards(self, guards: PublicationGuards) -> None:
