@@ -120,11 +120,14 @@ def read_jsonl(text: str, name: str) -> list[Any]:
     from powercontext.core.errors import InvalidInputError
 
     def no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        dup = next((k for k in keys if keys.count(k) > 1), None)
-        if dup is not None:
-            raise ValueError(f"duplicate key {dup!r}")
-        return dict(pairs)
+        out = dict(pairs)
+        if len(out) != len(pairs):  # one pass: the first key seen twice is named
+            seen: set[str] = set()
+            for k, _ in pairs:
+                if k in seen:
+                    raise ValueError(f"duplicate key {k!r}")
+                seen.add(k)
+        return out
 
     out = []
     for n, line in enumerate(text.splitlines(), start=1):

@@ -18,6 +18,8 @@ import abc
 from collections.abc import Sequence
 from typing import TypeVar
 
+import attrs
+
 from powercontext.adapters.storage.base import StorageBackend
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
@@ -95,18 +97,17 @@ class SourceStore(StorageBackend[C]):
             if not isinstance(s, Source):
                 raise InvalidInputError("sources", "must be Source values")
             canonical.check_id(s.source_id, "source_id")
-            if canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata) != s:
+            made = canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata)
+            if made == s:  # normalized, and its hash recomputed once
+                continue
+            if attrs.evolve(made, content_hash=s.content_hash) != s:
                 raise InvalidInputError(
                     "sources",
                     f"Source {s.source_id!r} is not normalized (build it with make_source)",
                 )
-            if (
-                canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata)
-                != s.content_hash
-            ):
-                raise InvalidInputError(
-                    "source.content_hash", f"does not match the content of {s.source_id!r}"
-                )
+            raise InvalidInputError(
+                "source.content_hash", f"does not match the content of {s.source_id!r}"
+            )
         from powercontext.adapters.secret_scanner import default_scanner  # writes only
         from powercontext.core.secrets import check_sources
 
