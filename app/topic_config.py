@@ -69,6 +69,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
+from powercontext.core.topic.accumulate import result_room_problems
 from powercontext.core.topic.processing import ProcessingSettings, check_settings
 from powercontext.core.topic.provider_policy import (
     EMBEDDING_SETTINGS,
@@ -313,7 +314,7 @@ def generation_problems(config: PowerContextConfig, registry: Registry | None = 
         key, _, why = problem.partition(": ")
         problems.append(f"{_config_key(key)}: {why}")
     try:
-        config.processing_settings()
+        problems.extend(result_room_problems(config.processing_settings()))
     except InvalidInputError as exc:
         problems.append(str(exc))
     provider = inf.generation_provider

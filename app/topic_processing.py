@@ -517,8 +517,10 @@ class TopicProcessor:
             response = await self._call(attempt, request)
             return planner.parse_item(response.output_text, window, item)
         budget = accumulate.reduce_budget("temporary", settings, item.focus)
-        max_chars = accumulate.max_result_chars(budget)
         attempt.stage = "temporary"
+        # no temporary Topic fits its result budget: fail closed before any call
+        accumulate.check_result_room("temporary", budget, "temporary")
+        max_chars = accumulate.max_result_chars(budget)
         batches = temporary.source_batches(window, item, settings, max_chars)
         acc = accumulate.Accumulator("temporary", budget)
         call = self._stage_call(attempt)
@@ -720,7 +722,13 @@ class TopicProcessor:
                 probes.extend(live.item for live in acc.live)  # type: ignore[misc]
             acc, owner = None, None
 
-        for pr in self._probe_requests(window):
+        requests = self._probe_requests(window)
+        if any(pr.fragment is not None for pr in requests):
+            # fragment Probes are reduced: fail closed before any call when no reduced
+            # Probe fits the reduce result budget
+            accumulate.check_result_room(
+                "probe", accumulate.reduce_budget("probe", self.settings), "probe")
+        for pr in requests:
             attempt.stage = "probe"
             response = await self._call(attempt, pr.request)
             found = stages.parse_probes(response.output_text, window, pr.ids)
