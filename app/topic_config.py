@@ -69,7 +69,6 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
-from powercontext.core.topic.accumulate import result_room_problems
 from powercontext.core.topic.processing import ProcessingSettings, check_settings
 from powercontext.core.topic.provider_policy import (
     EMBEDDING_SETTINGS,
@@ -79,6 +78,7 @@ from powercontext.core.topic.provider_policy import (
     check_generation_policy,
     require_policy,
 )
+from powercontext.core.topic.result_room import result_room_problems
 
 if TYPE_CHECKING:
     from powercontext.plugins.registry import Registry

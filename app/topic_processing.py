@@ -83,7 +83,7 @@ from powercontext.core.errors import (
     describe_error,
     is_own_component,
 )
-from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
+from powercontext.core.topic import accumulate, planner, reconcile, result_room, stages, temporary
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic import history as topic_history
 from powercontext.core.topic import projection as topic_projection
@@ -519,7 +519,7 @@ class TopicProcessor:
         budget = accumulate.reduce_budget("temporary", settings, item.focus)
         attempt.stage = "temporary"
         # no temporary Topic fits its result budget: fail closed before any call
-        accumulate.check_result_room("temporary", budget, "temporary")
+        result_room.check_result_room("temporary", budget, "temporary")
         max_chars = accumulate.max_result_chars(budget)
         batches = temporary.source_batches(window, item, settings, max_chars)
         acc = accumulate.Accumulator("temporary", budget)
@@ -726,7 +726,7 @@ class TopicProcessor:
         if any(pr.fragment is not None for pr in requests):
             # fragment Probes are reduced: fail closed before any call when no reduced
             # Probe fits the reduce result budget
-            accumulate.check_result_room(
+            result_room.check_result_room(
                 "probe", accumulate.reduce_budget("probe", self.settings), "probe")
         for pr in requests:
             attempt.stage = "probe"

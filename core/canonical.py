@@ -294,12 +294,10 @@ def source_content_hash(
 
 
 def _strings_json(value: dict[str, Any]) -> bytes | None:
-    r"""The RFC 8785 bytes of a Source body written by the C JSON encoder (linear and
-    fast on 100k metadata pairs or a 4 MB text), or None to take the rfc8785 library.
-    Exact when every member name is ASCII and given in sorted order and every value is
-    a string, None or a list of [str, str]: JSON's escaping of a string (\b \t \n
-    \f \r, the other controls as lower-case \u00xx, ``"`` and ``\\``, all else as
-    is) is RFC 8785's; a lone surrogate (not UTF-8) returns None."""
+    r"""RFC 8785 bytes of a Source body by the C JSON encoder, or None (then rfc8785).
+    Exact for ASCII member names given sorted and values that are str, None or lists of
+    [str, str]: JSON escapes a string as RFC 8785 does (\b \t \n \f \r, other controls
+    as lower-case \u00xx, quote, backslash); a lone surrogate returns None."""
     for v in value.values():
         if not (v is None or type(v) is str or (type(v) is list and all(
                 type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str

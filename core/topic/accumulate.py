@@ -87,9 +87,7 @@ __all__ = [
     "CODE_REDUCTION_NO_PROGRESS",
     "CODE_REDUCTION_OVERSIZED",
     "CODE_REDUCTION_OVER_BUDGET",
-    "CODE_RESULT_BUDGET",
     "MAX_LIVE_ITEMS",
-    "MIN_RESULT_CHARS",
     "REDUCE_INSTRUCTIONS",
     "RESULT_FRACTION",
     "Accumulator",
@@ -98,7 +96,6 @@ __all__ = [
     "Live",
     "StageCall",
     "TemporaryTopic",
-    "check_result_room",
     "compact",
     "item_json",
     "item_tokens",
@@ -108,8 +105,6 @@ __all__ = [
     "reduce_budget",
     "reduce_request",
     "reduce_schema",
-    "result_room",
-    "result_room_problems",
 ]
 
 MAX_LIVE_ITEMS = 20
@@ -121,8 +116,6 @@ CODE_REDUCTION_NO_PROGRESS = "reduction_no_progress"
 CODE_REDUCTION_LIMIT = "reduction_attempt_limit"
 #: One live item cannot fit a reduce request even alone.
 CODE_REDUCTION_OVER_BUDGET = "reduction_over_budget"
-#: A stage's result budget cannot hold the smallest result (:func:`check_result_room`).
-CODE_RESULT_BUDGET = "result_budget_too_small"
 
 REDUCE_INSTRUCTIONS = (
     "Stage: reduce. The input holds \"items\" of one kind, each with a \"position\": "
@@ -151,9 +144,6 @@ _RESULT_KEYS: dict[ItemKind, tuple[str, ...]] = {
 _RESULT_OVERHEAD_BYTES = 64 + 7 * WINDOW_LIMIT_CEILING
 #: The widest JSON escape of one ASCII character (\u001f) in bytes.
 _WIDEST_ASCII_ESCAPE = 6
-#: The characters of the smallest result of each kind: a query of one character; a
-#: title, summary and detail of one character each.
-MIN_RESULT_CHARS: dict[str, int] = {"probe": 1, "temporary": 3}
 
 
 @attrs.frozen
@@ -219,53 +209,10 @@ def max_result_chars(budget_tokens: int) -> int:
     model as ``max_result_chars`` for an accumulator of input budget ``budget_tokens``:
     ASCII text of that length, every character at its widest JSON escape (6 bytes),
     with the result's keys and up to 100 evidence ids, estimates at most
-    ``budget_tokens // RESULT_FRACTION`` tokens. At least 1 (:func:`result_room` is the
-    uncapped figure). Guidance only: the check (:func:`parse_reduction`) is on
-    :func:`item_tokens`."""
-    return max(1, result_room(budget_tokens))
-
-
-def result_room(budget_tokens: int) -> int:
-    """The characters a result of an accumulator of input budget ``budget_tokens`` can
-    hold (:func:`max_result_chars` before its floor of 1; <= 0: none at all)."""
+    ``budget_tokens // RESULT_FRACTION`` tokens. At least 1. Guidance only: the check
+    (:func:`parse_reduction`) is on :func:`item_tokens`."""
     room = 3 * (budget_tokens // RESULT_FRACTION - MESSAGE_OVERHEAD_TOKENS)
-    return (room - _RESULT_OVERHEAD_BYTES) // _WIDEST_ASCII_ESCAPE
-
-
-def check_result_room(kind: ItemKind, budget_tokens: int, stage: str) -> None:
-    """Fail closed before any call of ``stage`` when its result budget cannot hold the
-    smallest result of ``kind`` (:data:`MIN_RESULT_CHARS`: a one-character query, a
-    Topic of one character per field): TopicProcessingError
-    ``result_budget_too_small`` (the Window is not published, the Cursor stays).
-    Every such result would be refused as oversized, or the stage would answer
-    nothing, and the Window would publish as a NOOP that drops its Sources."""
-    room = result_room(budget_tokens)
-    if room < MIN_RESULT_CHARS[_check_kind(kind)]:
-        raise TopicProcessingError(
-            CODE_RESULT_BUDGET, f"a {kind} result may take {max(room, 0)} characters "
-            f"(1/{RESULT_FRACTION} of the stage input budget of {budget_tokens} tokens); "
-            f"the smallest needs {MIN_RESULT_CHARS[kind]}: raise "
-            "inference.generation_model_context_window_tokens or lower "
-            "inference.generation_max_output_tokens", stage=stage)
-
-
-def result_room_problems(settings: ProcessingSettings) -> list[str]:
-    """The start-up check of a configuration whose accumulators can never hold a
-    result (even with no focus queries, the smallest request): ``"key: why"``
-    problems naming ``inference.generation_model_context_window_tokens``; empty when
-    both kinds have room."""
-    out = []
-    for kind in _KINDS:
-        room = result_room(reduce_budget(kind, settings))
-        if room < MIN_RESULT_CHARS[kind]:
-            out.append(
-                f"inference.generation_model_context_window_tokens: "
-                f"{settings.context_window_tokens} tokens with "
-                f"inference.generation_max_output_tokens = {settings.max_output_tokens} "
-                f"leave a {kind} result {max(room, 0)} characters (at least "
-                f"{MIN_RESULT_CHARS[kind]} needed, 1/{RESULT_FRACTION} of the room a "
-                "reduce request leaves): no oversized Source could be kept")
-    return out
+    return max(1, (room - _RESULT_OVERHEAD_BYTES) // _WIDEST_ASCII_ESCAPE)
 
 
 def reduce_schema(kind: ItemKind, count: int | None = None,

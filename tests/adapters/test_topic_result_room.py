@@ -23,7 +23,7 @@ import pytest
 from powercontext import make_source, open_topic_service
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.errors import TopicProcessingError
-from powercontext.core.topic import accumulate
+from powercontext.core.topic import accumulate, result_room
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.topic_config import generation_problems, load_config
 from powercontext.topic_processing import TopicProcessor
@@ -64,12 +64,12 @@ def test_a_megabyte_source_under_a_window_that_keeps_nothing_fails_closed(tmp_pa
             await svc.add_sources("repo:/big", [make_source("src_big", "file", _megabyte())])
             model = DeterministicTopicModel(context_window_tokens=3_000)
             report = await TopicProcessor(svc, model, SMALL).process("repo:/big")
-            assert report.stopped == accumulate.CODE_RESULT_BUDGET
+            assert report.stopped == result_room.CODE_RESULT_BUDGET
             assert report.windows == ()
             st = report.status
             assert st.cursor == 0 and st.pending is not None  # the Source stays to do
             assert st.budget is not None
-            assert st.budget.failure_code == accumulate.CODE_RESULT_BUDGET
+            assert st.budget.failure_code == result_room.CODE_RESULT_BUDGET
             assert st.budget.reserved_requests == 0  # refused before any call
             assert await svc.backend.heads("repo:/big") == ()
 
@@ -81,10 +81,10 @@ def test_a_focus_that_leaves_a_temporary_no_room_fails_closed():
     input budget; when its result then holds nothing the Item fails closed."""
     settings = ProcessingSettings(context_window_tokens=4_000, max_output_tokens=400)
     budget = accumulate.reduce_budget("temporary", settings)
-    accumulate.check_result_room("temporary", budget, "temporary")  # room without focus
+    result_room.check_result_room("temporary", budget, "temporary")  # room without focus
     focus = ["release rollback window " * 20] * 8
     narrowed = accumulate.reduce_budget("temporary", settings, focus)
     with pytest.raises(TopicProcessingError) as got:
-        accumulate.check_result_room("temporary", narrowed, "temporary")
-    assert got.value.code == accumulate.CODE_RESULT_BUDGET
+        result_room.check_result_room("temporary", narrowed, "temporary")
+    assert got.value.code == result_room.CODE_RESULT_BUDGET
     assert got.value.stage == "temporary" and not got.value.terminal
