@@ -33,7 +33,7 @@ snippets); here is only the order of the I/O around them.
 from __future__ import annotations
 
 from powercontext.adapters.topic_budget import TopicBudgetMixin
-from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
+from powercontext.adapters.topic_operator_store import TopicOperatorFront
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
 from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
 from powercontext.core import analyzer as analyzers
@@ -43,7 +43,7 @@ from powercontext.core.models import EmbeddingProfile
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
 
 
-class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, TopicBudgetMixin):
+class DatabaseTopicBackend(TopicOperatorFront, TopicSupervisionFront, TopicBudgetMixin):
     """Base class of SQL Topic backends; implements the TopicMemoryBackend port.
 
     ``profile``: the deployment's embedding profile (None: FTS-only). With it and a

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt h
         TopicSearchRequest,
         TopicSearchResult,
     )
+    from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
     from powercontext.core.topic.processing import (
         AttemptGrant,
         FlushStatus,
@@ -239,6 +240,32 @@ class TopicMemoryBackend(SourceStore, Protocol):
         False (nothing written) when the Cursor is below ``target``. InvalidInputError
         for bad arguments or a claim beyond the row's flush generation;
         SupervisorTermError for a lost term."""
+        ...
+
+    async def unblock(self, scope_id: str, action: str, *, frontier: int,
+                      position: int | None = None, decided_by: str,
+                      reason: str) -> OperatorDecision:
+        """An operator decision at a terminal frontier, one short transaction (Topic
+        Memory RFC, "Retry and observability": deliberate operator remediation; the
+        rules are :func:`powercontext.core.topic.operator.plan_decision`): ``skip``
+        the Source at ``position`` (the Cursor moves to it, no Topic for it) or
+        ``grant`` a fresh allowance for ``frontier`` (refused for
+        ``source_complexity_limit``); the frontier's budget row is deleted, the Scope
+        flushed when Sources remain, and the audit row (who, why, when, the allowance
+        consumed) inserted. The only way a terminal frontier changes."""
+        ...
+
+    async def operator_decisions(self, scope_id: str, limit: int = 20
+                                 ) -> tuple[OperatorDecision, ...]:
+        """Read only: the Scope's audit rows of operator decisions, newest first, at
+        most ``limit`` (1..200)."""
+        ...
+
+    async def blocked_frontiers(self, scope_id: str | None = None
+                                ) -> tuple[BlockedFrontier, ...]:
+        """Read only: for each Scope stopped at a terminal frontier (one Scope, or
+        every known one), the Source it stops at, why, and the commands that unblock
+        it."""
         ...
 
     async def close(self) -> None:

@@ -56,6 +56,7 @@ def topic() -> None:
     Flush:   powercontext topic flush --scope project:x
     Process: powercontext topic process --scope project:x --once --config config.toml
     Status:  powercontext topic status --scope project:x
+    Unblock: powercontext topic unblock --scope project:x --skip 12 --by me --reason "..."
     Find:    powercontext topic search "how do releases work" --scope project:x
     Expand:  powercontext topic get topic_art_...@3 --scope project:x
     Expand exactly the ref a search printed (ID@REVISION), never "the latest" by id.
@@ -231,21 +232,29 @@ def status(c: Ctx, scope_id: str | None) -> None:
     generations. ATTEMPTS, REQUESTS and TOKENS are the durable allowance of the Window
     after the Cursor (3 attempts, 512 requests, 64,000,000 tokens, never refunded);
     FAILURE its last failure code, "(terminal)" when no attempt is admitted any more.
+    A Scope stopped at such a terminal frontier is named with the Source it stops at,
+    why, and the `topic unblock` commands that let it go on (nothing else does).
     --json prints {scopes: [{scope_id, binding_name, source_head, cursor, covered,
-    pending, budget}]}."""
+    pending, budget}], blocked: [{scope_id, source_after, through, failure_code,
+    position, source_id, kind, uri, reason, commands}]}."""
 
     async def body(svc: Any) -> None:
+        from powercontext.adapters.cli.topic_operator import blocked_lines
         from powercontext.topic_shapes import processing_json
 
         rows = await svc.status(scope_id)
+        blocked = await svc.blocked(scope_id)
 
         def human() -> None:
             if not rows:
                 click.echo("No Scope has Sources yet: powercontext source add --scope S FILE")
                 return
             _status_rows(rows)
+            for line in blocked_lines(blocked):
+                click.echo(line)
 
-        c.emit({"scopes": [processing_json(r) for r in rows]}, human)
+        c.emit({"scopes": [processing_json(r) for r in rows],
+                "blocked": [processing_json(b) for b in blocked]}, human)
 
     _run(c, body)
 
@@ -393,3 +402,13 @@ def _report(c: Ctx, report: Any) -> None:
             click.echo(f"powercontext: processing stopped: {report.reason or report.stopped}",
                        err=True)
         raise SystemExit(EXIT_PROCESSING_STOPPED)
+
+
+def _register() -> None:
+    from powercontext.adapters.cli.topic_operator import decisions, unblock
+
+    topic.add_command(unblock)
+    topic.add_command(decisions)
+
+
+_register()

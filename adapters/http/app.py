@@ -150,9 +150,11 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
         return _health(request.app.state.services, request.app.state.role)
 
     if role != "background":
+        from powercontext.adapters.http.processing import router as processing_router
         from powercontext.adapters.http.topic import router as topic_router
 
         app.include_router(topic_router)
+        app.include_router(processing_router)
         context_router = _context_router()
         if context_router is not None:
             app.include_router(context_router)

@@ -7,6 +7,7 @@ from powercontext.plugins.testing.topic_contract_faults import TopicFaultsContra
 from powercontext.plugins.testing.topic_contract_forged import TopicForgedContract
 from powercontext.plugins.testing.topic_contract_get import TopicGetContract
 from powercontext.plugins.testing.topic_contract_guards import TopicGuardsContract
+from powercontext.plugins.testing.topic_contract_operator import TopicOperatorContract
 from powercontext.plugins.testing.topic_contract_publish import TopicPublishContract
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
@@ -27,6 +28,7 @@ class TopicBackendContract(
     TopicBudgetContract,
     TopicGuardsContract,
     TopicSupervisionContract,
+    TopicOperatorContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
