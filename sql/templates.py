@@ -255,6 +255,9 @@ _SCOPE_KEY = "VARBINARY(1024)"
 #:   (scope, binding, source_after) key (attempts, reservations, bounded failure code);
 #: * ``pc_source_scope_recorded`` -- the database-UTC time each journal row was written
 #:   (the dashboard's Sources per day);
+#: * ``pc_source_scope_uris`` -- per Scope, the SHA-256 of each journaled Source's uri
+#:   and its position (a producer with a natural event uri, such as a hook's turn, asks
+#:   whether that event is journaled already before adding it);
 #: * ``pc_topic_memory_operator_decisions`` -- the audit rows of operator decisions at a
 #:   terminal frontier (skip a Source, grant a fresh allowance): who, why, when, and
 #:   the allowance the frontier had consumed.
@@ -346,6 +349,13 @@ PROCESSING_SCHEMA: dict[str, str] = {
             recorded_at VARCHAR(32) NOT NULL,
             PRIMARY KEY (scope_id, position)
         )""",
+    "create_source_scope_uris": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_uris (
+            scope_id {_SCOPE_KEY} NOT NULL,
+            uri_hash {_HASH} NOT NULL,
+            position BIGINT NOT NULL,
+            PRIMARY KEY (scope_id, uri_hash, position)
+        )""",
     "create_operator_decisions": f"""
         CREATE TABLE IF NOT EXISTS pc_topic_memory_operator_decisions (
             decision_id VARCHAR(36) NOT NULL,
@@ -372,7 +382,7 @@ PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending"
                      "pc_source_cursors", "pc_topic_memory_work_budgets",
                      "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
                      "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded",
-                     "pc_topic_memory_operator_decisions")
+                     "pc_source_scope_uris", "pc_topic_memory_operator_decisions")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
@@ -422,6 +432,15 @@ PROCESSING_QUERIES: dict[str, str] = {
                           "UNION SELECT scope_id FROM pc_source_cursors WHERE binding_name = ? "
                           "UNION SELECT scope_id FROM pc_topic_memory_work_budgets "
                           "WHERE binding_name = ?"),
+    # the uris of journaled Sources (by SHA-256): the lookup, the insert, the backfill
+    "scope_uri_position": ("SELECT position FROM pc_source_scope_uris WHERE scope_id = ? "
+                           "AND uri_hash = ? ORDER BY position LIMIT 1"),
+    "scope_uri_insert": ("INSERT INTO pc_source_scope_uris (scope_id, uri_hash, position) "
+                         "VALUES (?, ?, ?)"),
+    "scope_uris_all": "SELECT scope_id, position FROM pc_source_scope_uris",
+    "scope_journal_uris": ("SELECT j.scope_id, j.position, s.uri FROM "
+                           "pc_source_scope_journal AS j JOIN sources AS s ON "
+                           "s.source_id = j.source_id WHERE s.uri IS NOT NULL"),
     # operator decisions at a terminal frontier (the audit rows)
     "operator_decision_insert": (f"INSERT INTO pc_topic_memory_operator_decisions "
                                  f"({_DECISION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "

@@ -89,6 +89,20 @@ class OceanBaseSourceRows:
         self._exec(templates.render("scope_journal_insert", DIALECT),
                    (scope_id, position, source_id, lineage_only))
 
+    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
+        self._exec(templates.render("scope_uri_insert", DIALECT), (scope_id, uri_hash, position))
+
+    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
+        rows = self._all(templates.render("scope_uri_position", DIALECT), (scope_id, uri_hash))
+        return int(rows[0][0]) if rows else None
+
+    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
+        have = {(_text(sc), int(p)) for sc, p in
+                self._all(templates.render("scope_uris_all", DIALECT))}
+        return [(_text(sc), int(p), _text(uri)) for sc, p, uri in
+                self._all(templates.render("scope_journal_uris", DIALECT))
+                if (_text(sc), int(p)) not in have]
+
     def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
         now = utc_text(self._all(tsql.utc_now())[0][0])
         self._exec_many(templates.render("scope_recorded_insert", DIALECT),

@@ -119,6 +119,7 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanB
                 if name not in _OWN_DDL:
                     self._exec_ddl(_q(name))
         self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
+        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
         wanted = self._wanted_dimension(reasons)
         self._create_active_tables_sync(existing, wanted)
         if self._topic_vector_column != wanted and not self._topic_head_count_sync():

@@ -130,8 +130,11 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
             if self._meta_get_sync("analyzer_version") is None:
                 self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
         elif not (self._exists_sync("powercontext_meta")
-                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)):
+                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)
+                  and self._scope_uris_ready_sync()):
             return False
+        if create:
+            self._migrate_scope_uris_sync()  # a journal of an earlier release: its uris
         schema = self._meta_get_sync("schema_version")
         if schema is None:
             return create  # an unfinished creation: create (again)

@@ -13,6 +13,7 @@ from powercontext.plugins.testing.topic_contract_search import TopicSearchContra
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
 from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
 from powercontext.plugins.testing.topic_contract_supervision import TopicSupervisionContract
+from powercontext.plugins.testing.topic_contract_uris import TopicUrisContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -29,6 +30,7 @@ class TopicBackendContract(
     TopicGuardsContract,
     TopicSupervisionContract,
     TopicOperatorContract,
+    TopicUrisContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``
