@@ -354,20 +354,6 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
             if key not in present:
                 self._exec(obsql.meta_seed(), (key, value))
 
-    def _migrate_scope_uris_in_tx_sync(self) -> None:
-        """The once-per-database backfill of ``pc_source_scope_uris`` (a journal written
-        before the table existed) in its own write transaction under the journal lock;
-        nothing when done already (a meta read)."""
-        if self._scope_uris_ready_sync():  # type: ignore[attr-defined]
-            return
-        self._begin_sync(True)
-        try:
-            self._migrate_scope_uris_sync()  # type: ignore[attr-defined]
-            self._commit_sync()
-        except BaseException:
-            self._rollback_sync()
-            raise
-
     def _tables(self) -> set[str]:
         return {_text(r[0]).lower() for r in self._all(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")}

@@ -36,6 +36,25 @@ class OceanBaseSourceRows:
                  ) -> list[tuple[Any, ...]]: ...
         def _in_chunks(self, name: str, values: list[Any],
                        prefix: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+        def _begin_sync(self, write: bool) -> None: ...
+        def _commit_sync(self) -> None: ...
+        def _rollback_sync(self) -> None: ...
+        def _scope_uris_ready_sync(self) -> bool: ...
+        def _migrate_scope_uris_sync(self) -> None: ...
+
+    def _migrate_scope_uris_in_tx_sync(self) -> None:
+        """At open: the once-per-database backfill of ``pc_source_scope_uris`` (a
+        journal written before the table existed) in its own write transaction under the
+        journal lock; nothing when done already (a meta read)."""
+        if self._scope_uris_ready_sync():
+            return
+        self._begin_sync(True)
+        try:
+            self._migrate_scope_uris_sync()
+            self._commit_sync()
+        except BaseException:
+            self._rollback_sync()
+            raise
 
     # ------------------------------------------------------------------ sources
 
