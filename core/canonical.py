@@ -14,6 +14,7 @@ it (a plan carries its canonical bytes and hash, a manifest view its items' byte
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import unicodedata
@@ -288,11 +289,26 @@ def source_content_hash(
     ``[key, value]`` pairs in the order given; ``make_source`` sorts them by the UTF-16
     code units of the key, the order RFC 8785 gives object members). A value RFC 8785
     cannot carry raises InvalidInputError naming ``source``."""
-    body = _jcs(
-        {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri},
-        "source",
-    )
+    value = {"content": content, "kind": kind, "metadata": [list(p) for p in metadata],
+             "uri": uri}
+    body = _strings_json(value) or _jcs(value, "source")
     return sha256_hex(SOURCE_CONTENT_PREFIX + body)
+
+
+def _strings_json(value: dict[str, Any]) -> bytes | None:
+    r"""RFC 8785 bytes of a Source body by the C JSON encoder, or None (then rfc8785).
+    Exact for ASCII member names given sorted and values that are str, None or lists of
+    [str, str]: JSON escapes a string as RFC 8785 does (\b \t \n \f \r, other controls
+    as lower-case \u00xx, quote, backslash); a lone surrogate returns None."""
+    for v in value.values():
+        if not (v is None or type(v) is str or (type(v) is list and all(
+                type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
+                for p in v))):
+            return None
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def make_source(
