@@ -265,18 +265,12 @@ def artifact_refs_bytes(refs: tuple[ArtifactRef, ...]) -> bytes:
                 "artifact_refs")
 
 
-def _loads(text: str | bytes) -> Any:
-    import json
-
-    return json.loads(text)
-
-
 def parse_source_refs(text: str | bytes) -> tuple[SourceRef, ...]:
-    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in _loads(text))
+    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in json.loads(text))
 
 
 def parse_artifact_refs(text: str | bytes) -> tuple[ArtifactRef, ...]:
-    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in _loads(text))
+    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in json.loads(text))
 
 
 # --- hashes -----------------------------------------------------------------------
@@ -502,7 +496,7 @@ def lineage_bytes(lineage: RevisionLineage) -> bytes:
 
 
 def parse_lineage(text: str | bytes) -> RevisionLineage:
-    data = _loads(text)
+    data = json.loads(text)
     return RevisionLineage(
         sources=tuple(SourceRef(d["source_id"], d["content_hash"]) for d in data["sources"]),
         artifacts=tuple(
@@ -513,7 +507,7 @@ def parse_lineage(text: str | bytes) -> RevisionLineage:
 
 def parse_content(text: str | bytes) -> MemoryContent:
     """MemoryContent from its canonical JSON (no validation beyond shape)."""
-    data = _loads(text)
+    data = json.loads(text)
     manifest = data["manifest"]
     return MemoryContent(
         manifest=MemoryManifest(
