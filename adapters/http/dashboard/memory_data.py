@@ -34,6 +34,7 @@ __all__ = [
     "PER_PAGE",
     "PLOT_WINDOW",
     "REVISIONS_PER_PAGE",
+    "count_kinds",
     "diff",
     "entry_row",
     "group_by_kind",
@@ -108,6 +109,16 @@ def group_by_kind(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         groups.setdefault(row["kind"], []).append(row)
     return [{"kind": k, "entries": groups[k]} for k in sorted(groups, key=_kind_order)]
+
+
+def count_kinds(kinds: Iterable[str | None]) -> list[dict[str, Any]]:
+    """``[{"kind", "count"}]`` of ``kinds`` (None: a version of unknown kind, left
+    out), in :func:`group_by_kind`'s order: the Memory page's kind filter."""
+    counts: dict[str, int] = {}
+    for k in kinds:
+        if k is not None:
+            counts[k] = counts.get(k, 0) + 1
+    return [{"kind": k, "count": counts[k]} for k in sorted(counts, key=_kind_order)]
 
 
 def entry_row(version: MemoryEntryVersion, state: str) -> dict[str, Any]:
