@@ -386,6 +386,11 @@ def test_the_kind_filter_lists_one_kind_and_counts_every_kind(
     assert "No active entries of kind no_such_kind." in ui.get(
         f"{base}?kind=no_such_kind").text
     _json(ui, f"{base}?kind=", 422)
+    # a search keeps the filters; the kind asked for is text, never markup
+    assert '<input type="hidden" name="kind" value="decision">' in html
+    hostile = ui.get(f"{base}", params={"kind": '"><script>alert(1)</script>'}).text
+    assert "<script>alert(1)" not in hostile
+    assert 'value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"' in hostile
 
 
 def test_an_entry_selected_beside_the_list_shows_its_versions_and_evidence(
