@@ -192,6 +192,21 @@ def test_the_navigation_stays_in_view_and_marks_the_section(user: Tab) -> None:
         assert box is not None and 0 <= box["y"] < 200, (path, box)
 
 
+def test_a_narrow_screen_puts_the_navigation_on_top_and_the_entry_below(user: Tab) -> None:
+    content = user.dashboard.content
+    user.page.set_viewport_size({"width": 420, "height": 900})
+    user.goto(f"/ui/memories/{content.artifact_id}", entry=content.entry_ids["fact"])
+    nav = user.page.get_by_role("navigation", name="Dashboard").bounding_box()
+    master = user.page.locator("section.master").bounding_box()
+    aside = user.page.locator("aside.detail").bounding_box()
+    assert nav is not None and master is not None and aside is not None
+    assert nav["y"] < 100 and nav["height"] < 100, nav
+    assert aside["y"] > master["y"] + master["height"] - 1, "the entry below the list"
+    width = user.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 420, f"no sideways scrolling ({width} px)"
+    shot(user, "memory-narrow")
+
+
 def _background(user: Tab, selector: str) -> tuple[int, ...]:
     colour = user.page.locator(selector).first.evaluate(
         "e => getComputedStyle(e).backgroundColor")

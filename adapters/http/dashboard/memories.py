@@ -23,6 +23,7 @@ page; the JSON twin gets the API's error body).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
@@ -161,12 +162,14 @@ async def memory_page(
     active = sum(1 for e in items if e.state == "active")
     chosen = [e for e in reversed(items) if state == "all" or e.state == state]
     kinds = await _kinds_of(svc, head, chosen, need_all=kind is not None)
+    tally: list[dict[str, Any]] = []
     if kinds is not None:  # rules before facts before notes, on every page
-        chosen.sort(key=lambda e: kind_rank(kinds.get(e.entry_version_id)))
-    tally = md.count_kinds(kinds.get(e.entry_version_id) for e in chosen) \
-        if kinds is not None else []
-    if kind is not None and kinds is not None:
-        chosen = [e for e in chosen if kinds.get(e.entry_version_id) == kind]
+        keyed = [(kinds.get(e.entry_version_id), e) for e in chosen]
+        counts = Counter(k for k, _ in keyed)
+        rank = {k: kind_rank(k) for k in counts}
+        keyed.sort(key=lambda pair: rank[pair[0]])  # stable: newest first within
+        tally = md.count_kinds(counts)
+        chosen = [e for k, e in keyed if kind is None or k == kind]
     pg = md.paginate(len(chosen), page_no, md.PER_PAGE)
     shown = chosen[pg["start"]:pg["stop"]]
     versions = await svc.entries(head, [e.entry_id for e in shown]) if shown else {}
