@@ -41,6 +41,7 @@ from powercontext.core.models import (
 __all__ = [
     "ENTRY_CONTENT_PREFIX",
     "HASH_FORMAT",
+    "JSON_ESCAPED",
     "LEGACY_HASH_FORMAT",
     "MAX_ID_LENGTH",
     "MAX_JSON_INT",
@@ -54,6 +55,7 @@ __all__ = [
     "check_json_int",
     "content_bytes",
     "content_bytes_equal",
+    "content_frame",
     "embedding_content_hash",
     "entry_content_bytes",
     "entry_content_hash",
@@ -355,7 +357,7 @@ def version_hash_ok(v: MemoryEntryVersion) -> bool:
 
 #: Characters RFC 8785 writes escaped inside a string (section 3.2.2.2); every other
 #: character is written as itself, in UTF-8.
-_JSON_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+JSON_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
 
 
 def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
@@ -366,7 +368,7 @@ def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
     InvalidInputError (field ``manifest.entries``) for a value RFC 8785 cannot carry."""
     h, i, v, st = e.entry_content_hash, e.entry_id, e.entry_version_id, e.state
     if (type(h) is str and type(i) is str and type(v) is str and type(st) is str
-            and _JSON_ESCAPED.search(h + i + v + st) is None):
+            and JSON_ESCAPED.search(h + i + v + st) is None):
         try:
             return (f'{{"entry_content_hash":"{h}","entry_id":"{i}",'
                     f'"entry_version_id":"{v}","state":"{st}"}}').encode()
@@ -409,8 +411,11 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
     them); otherwise they are computed (:func:`manifest_items_bytes`). InvalidInputError
     for a value RFC 8785 cannot carry."""
     if joined_items is None:
-        joined_items = manifest_items_bytes(content.manifest)
-    head, tail = _content_frame(content)
+        # a chunked manifest (powercontext.core.manifest_chunks) keeps its items' bytes
+        pieces = getattr(content.manifest.entries, "pieces", None)
+        joined_items = (b",".join(pieces()) if pieces is not None
+                        else manifest_items_bytes(content.manifest))
+    head, tail = content_frame(content)
     return b"".join((head, joined_items, tail))
 
 
@@ -419,7 +424,7 @@ def content_bytes_equal(content: MemoryContent, joined_items: bytes, candidate: 
     compared in place (no copy of the megabytes of a large manifest)."""
     if not isinstance(candidate, bytes):
         candidate = bytes(candidate)
-    head, tail = _content_frame(content)
+    head, tail = content_frame(content)
     return (
         len(candidate) == len(head) + len(joined_items) + len(tail)
         and candidate.startswith(head)
@@ -428,7 +433,7 @@ def content_bytes_equal(content: MemoryContent, joined_items: bytes, candidate: 
     )
 
 
-def _content_frame(content: MemoryContent) -> tuple[bytes, bytes]:
+def content_frame(content: MemoryContent) -> tuple[bytes, bytes]:
     """The canonical bytes of ``content`` before and after its manifest items."""
     head = b"".join(
         (

@@ -60,6 +60,28 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'KEY ("memory_artifact_id", "entry_id", "entry_version_id") REFERENCES '
         '"memory_entry_versions" ("memory_artifact_id", "entry_id", "entry_version_id"))'
     ),
+    ('create_memory_manifest_items', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_items" ("memory_artifact_id" TEXT NOT NULL, '
+        '"entry_id" TEXT NOT NULL, "revision" INTEGER NOT NULL, "entry_version_id" TEXT NOT NULL, '
+        '"entry_content_hash" TEXT NOT NULL, "state" TEXT NOT NULL, PRIMARY KEY '
+        '("memory_artifact_id", "entry_id", "revision"), FOREIGN KEY ("memory_artifact_id", '
+        '"revision") REFERENCES "artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    ('create_memory_manifest_items_revision_index', 'sqlite', None): (
+        'CREATE INDEX IF NOT EXISTS "idx_memory_manifest_items_revision" ON '
+        '"memory_manifest_items"("memory_artifact_id", "revision")'
+    ),
+    ('create_memory_manifest_baselines', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_baselines" ("memory_artifact_id" TEXT NOT '
+        'NULL, "revision" INTEGER NOT NULL, PRIMARY KEY ("memory_artifact_id", "revision"), '
+        'FOREIGN KEY ("memory_artifact_id", "revision") REFERENCES "artifact_revisions" '
+        '("artifact_id", "revision"))'
+    ),
+    ('create_memory_vector_gaps', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_vector_gaps" ("memory_artifact_id" TEXT NOT NULL '
+        'PRIMARY KEY, "head_revision" INTEGER NOT NULL, "projection_generation" TEXT NOT NULL, '
+        '"missing" INTEGER NOT NULL)'
+    ),
     ('create_memory_keys', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "memory_keys" ("key" TEXT NOT NULL PRIMARY KEY, "artifact_id" '
         'TEXT NOT NULL, FOREIGN KEY ("artifact_id") REFERENCES "artifact_heads" ("artifact_id"))'
@@ -311,6 +333,105 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('drop_memory_entry_vector_metadata', 'sqlite', None): (
         'DROP TABLE IF EXISTS "memory_entry_vector_metadata"'
+    ),
+    ('manifest_item_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_items" ("memory_artifact_id", "entry_id", "revision", '
+        '"entry_version_id", "entry_content_hash", "state") VALUES (?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_range', 'sqlite', None): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" >= ? AND "revision" '
+        '<= ? ORDER BY "entry_id", "revision"'
+    ),
+    ('manifest_items_changed', 'sqlite', None): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" > ? AND "revision" '
+        '<= ? ORDER BY "revision", "entry_id"'
+    ),
+    ('manifest_items_of', 'sqlite', 1): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?)'
+    ),
+    ('manifest_items_of', 'sqlite', 4): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 16): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 64): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 256): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_baseline_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_baselines" ("memory_artifact_id", "revision") VALUES (?, ?)'
+    ),
+    ('manifest_baselines_upto', 'sqlite', None): (
+        'SELECT MAX("revision") FROM "memory_manifest_baselines" WHERE "memory_artifact_id" = ? '
+        'AND "revision" <= ?'
+    ),
+    ('manifest_baselines_first', 'sqlite', 1): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 4): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 16): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY '
+        '"memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 64): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 256): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY '
+        '"memory_artifact_id"'
+    ),
+    ('vector_gaps_get', 'sqlite', None): (
+        'SELECT "head_revision", "projection_generation", "missing" FROM "memory_vector_gaps" '
+        'WHERE "memory_artifact_id" = ?'
+    ),
+    ('vector_gaps_delete', 'sqlite', None): (
+        'DELETE FROM "memory_vector_gaps" WHERE "memory_artifact_id" = ?'
+    ),
+    ('vector_gaps_insert', 'sqlite', None): (
+        'INSERT INTO "memory_vector_gaps" ("memory_artifact_id", "head_revision", '
+        '"projection_generation", "missing") VALUES (?, ?, ?, ?)'
     ),
     ('memory_key_get', 'sqlite', None): 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
     ('memory_key_insert', 'sqlite', None): (
@@ -931,6 +1052,30 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '(`memory_artifact_id`, `entry_id`, `entry_version_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
     ),
+    ('create_memory_manifest_items', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_items` (`memory_artifact_id` VARCHAR(128) NOT '
+        'NULL, `entry_id` VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, `entry_version_id` '
+        'VARCHAR(128) NOT NULL, `entry_content_hash` CHAR(64) NOT NULL, `state` VARCHAR(16) NOT '
+        'NULL, PRIMARY KEY (`memory_artifact_id`, `entry_id`, `revision`), FOREIGN KEY '
+        '(`memory_artifact_id`, `revision`) REFERENCES `artifact_revisions` (`artifact_id`, '
+        '`revision`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_manifest_items_revision_index', 'oceanbase', None): (
+        'CREATE INDEX IF NOT EXISTS `idx_memory_manifest_items_revision` ON '
+        '`memory_manifest_items`(`memory_artifact_id`, `revision`)'
+    ),
+    ('create_memory_manifest_baselines', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_baselines` (`memory_artifact_id` VARCHAR(128) '
+        'NOT NULL, `revision` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`, `revision`), '
+        'FOREIGN KEY (`memory_artifact_id`, `revision`) REFERENCES `artifact_revisions` '
+        '(`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_vector_gaps', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_vector_gaps` (`memory_artifact_id` VARCHAR(128) NOT '
+        'NULL, `head_revision` BIGINT NOT NULL, `projection_generation` VARCHAR(64) NOT NULL, '
+        '`missing` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
     ('create_memory_keys', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `memory_keys` (`key` VARCHAR(1024) NOT NULL, `artifact_id` '
         'VARCHAR(128) NOT NULL, PRIMARY KEY (`key`), FOREIGN KEY (`artifact_id`) REFERENCES '
@@ -1211,6 +1356,113 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('drop_memory_entry_vector_metadata', 'oceanbase', None): (
         'DROP TABLE IF EXISTS `memory_entry_vector_metadata`'
+    ),
+    ('manifest_item_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_items` (`memory_artifact_id`, `entry_id`, `revision`, '
+        '`entry_version_id`, `entry_content_hash`, `state`) VALUES (%s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_items_range', 'oceanbase', None): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` >= %s AND '
+        '`revision` <= %s ORDER BY `entry_id`, `revision`'
+    ),
+    ('manifest_items_changed', 'oceanbase', None): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` > %s AND '
+        '`revision` <= %s ORDER BY `revision`, `entry_id`'
+    ),
+    ('manifest_items_of', 'oceanbase', 1): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 4): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 16): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 64): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 256): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_baseline_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_baselines` (`memory_artifact_id`, `revision`) VALUES (%s, %s)'
+    ),
+    ('manifest_baselines_upto', 'oceanbase', None): (
+        'SELECT MAX(`revision`) FROM `memory_manifest_baselines` WHERE `memory_artifact_id` = %s '
+        'AND `revision` <= %s'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 1): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 4): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 16): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) '
+        'GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 64): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 256): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) GROUP BY '
+        '`memory_artifact_id`'
+    ),
+    ('vector_gaps_get', 'oceanbase', None): (
+        'SELECT `head_revision`, `projection_generation`, `missing` FROM `memory_vector_gaps` '
+        'WHERE `memory_artifact_id` = %s'
+    ),
+    ('vector_gaps_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_vector_gaps` WHERE `memory_artifact_id` = %s'
+    ),
+    ('vector_gaps_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_vector_gaps` (`memory_artifact_id`, `head_revision`, '
+        '`projection_generation`, `missing`) VALUES (%s, %s, %s, %s)'
     ),
     ('memory_key_get', 'oceanbase', None): (
         'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s'
@@ -1915,6 +2167,14 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
         'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
         'h."projection_id" WHERE h."memory_artifact_id" = ?'
+    ),
+    'vector_projection_entry': (
+        'SELECT h."entry_content_hash", CASE WHEN v.rowid IS NULL THEN NULL ELSE '
+        'm."embedding_content_hash" END FROM "memory_entry_heads" AS h LEFT JOIN '
+        '"memory_entry_vector_metadata" AS m ON m."projection_id" = h."projection_id" AND '
+        'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
+        'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
+        'h."projection_id" WHERE h."memory_artifact_id" = ? AND h."entry_id" = ?'
     ),
     'vector_count': 'SELECT count(*) FROM "memory_entry_search_vector"',
     'head_vectors': (

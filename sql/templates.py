@@ -41,6 +41,7 @@ from typing import Any
 __all__ = [
     "INSIGHT_QUERIES",
     "IN_BUCKETS",
+    "MEMORY_LOG_TABLES",
     "PROCESSING_QUERIES",
     "PROCESSING_SCHEMA",
     "PROCESSING_TABLES",
@@ -145,6 +146,44 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
                 REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
         )""",
+    # The manifest log (docs/storage.md, "How a Revision is stored"): every manifest
+    # item a Revision sets, at that Revision (insert-only, authoritative: the manifest of
+    # Revision r is, per entry, its row with the greatest revision <= r, from the
+    # Memory's first baseline on; a baseline holds every item of its Revision).
+    "create_memory_manifest_items": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_items (
+            memory_artifact_id {_ID} NOT NULL,
+            entry_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            entry_version_id {_ID} NOT NULL,
+            entry_content_hash {_HASH} NOT NULL,
+            state VARCHAR(16) NOT NULL,
+            PRIMARY KEY (memory_artifact_id, entry_id, revision),
+            FOREIGN KEY (memory_artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_memory_manifest_items_revision_index": """
+        CREATE INDEX IF NOT EXISTS idx_memory_manifest_items_revision
+            ON memory_manifest_items (memory_artifact_id, revision)""",
+    "create_memory_manifest_baselines": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_baselines (
+            memory_artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            PRIMARY KEY (memory_artifact_id, revision),
+            FOREIGN KEY (memory_artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    # Per Memory, how many head rows have no valid vector, as of a head Revision and a
+    # projection generation (written by every commit; a row of another head or
+    # generation is not read).
+    "create_memory_vector_gaps": f"""
+        CREATE TABLE IF NOT EXISTS memory_vector_gaps (
+            memory_artifact_id {_ID} NOT NULL,
+            head_revision BIGINT NOT NULL,
+            projection_generation VARCHAR(64) NOT NULL,
+            missing BIGINT NOT NULL,
+            PRIMARY KEY (memory_artifact_id)
+        )""",
     "create_memory_keys": f"""
         CREATE TABLE IF NOT EXISTS memory_keys (
             key {_KEY} NOT NULL,
@@ -153,6 +192,11 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (artifact_id) REFERENCES artifact_heads (artifact_id)
         )""",
 }
+
+#: The tables of :data:`SCHEMA` an earlier release did not create: a backend opening its
+#: database creates them (every statement of :data:`SCHEMA` is IF NOT EXISTS).
+MEMORY_LOG_TABLES = ("memory_manifest_items", "memory_manifest_baselines",
+                     "memory_vector_gaps")
 
 #: DDL created only when the deployment has an embedding profile.
 VECTOR_SCHEMA: dict[str, str] = {
@@ -173,6 +217,9 @@ _REVISION_COLS = "artifact_id, revision, family, content_encoding, content, cont
 _VERSION_COLS = ("memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, "
                  "kind, text, source_refs, artifact_refs, entry_content_hash, created_in_revision")
 _SOURCE_COLS = "source_id, kind, content, content_hash, uri, metadata"
+_ITEM_COLS = ("memory_artifact_id, entry_id, revision, entry_version_id, entry_content_hash, "
+              "state")
+_ITEM_READ = "entry_id, revision, entry_version_id, entry_content_hash, state"
 _HEAD_COLS = ("memory_artifact_id, head_revision, entry_id, entry_version_id, "
               "entry_content_hash, searchable_text")
 
@@ -221,6 +268,33 @@ QUERIES: dict[str, str] = {
     "memory_head_count": ("SELECT COUNT(*) FROM memory_entry_heads "
                           "WHERE memory_artifact_id = ?"),
     "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
+    # the manifest log
+    "manifest_item_insert": f"INSERT INTO memory_manifest_items ({_ITEM_COLS}) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+    "manifest_items_range": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                             "WHERE memory_artifact_id = ? AND revision >= ? AND revision <= ? "
+                             "ORDER BY entry_id, revision"),
+    "manifest_items_changed": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                               "WHERE memory_artifact_id = ? AND revision > ? "
+                               "AND revision <= ? ORDER BY revision, entry_id"),
+    "manifest_items_of": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                          "WHERE memory_artifact_id = ? AND revision <= ? "
+                          "AND entry_id IN (:ids)"),
+    "manifest_baseline_insert": ("INSERT INTO memory_manifest_baselines "
+                                 "(memory_artifact_id, revision) VALUES (?, ?)"),
+    "manifest_baselines_upto": ("SELECT MAX(revision) FROM memory_manifest_baselines "
+                                "WHERE memory_artifact_id = ? AND revision <= ?"),
+    "manifest_baselines_first": ("SELECT memory_artifact_id, MIN(revision) "
+                                 "FROM memory_manifest_baselines "
+                                 "WHERE memory_artifact_id IN (:ids) "
+                                 "GROUP BY memory_artifact_id"),
+    # the vector projection's gaps
+    "vector_gaps_get": ("SELECT head_revision, projection_generation, missing "
+                        "FROM memory_vector_gaps WHERE memory_artifact_id = ?"),
+    "vector_gaps_delete": "DELETE FROM memory_vector_gaps WHERE memory_artifact_id = ?",
+    "vector_gaps_insert": ("INSERT INTO memory_vector_gaps (memory_artifact_id, "
+                           "head_revision, projection_generation, missing) "
+                           "VALUES (?, ?, ?, ?)"),
     "memory_key_get": "SELECT artifact_id FROM memory_keys WHERE key = ?",
     "memory_key_insert": "INSERT INTO memory_keys (key, artifact_id) VALUES (?, ?)",
     "memory_key_delete": "DELETE FROM memory_keys WHERE key = ? AND artifact_id = ?",

@@ -31,7 +31,8 @@ SCHEMA_VERSION = "1"
 _VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
 #: Tables the shared templates create (their DDL is skipped when all exist).
 _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact_heads",
-                            "sources", "memory_entry_versions", "memory_keys"})
+                            "sources", "memory_entry_versions", "memory_keys",
+                            *templates.MEMORY_LOG_TABLES})
 
 
 class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemoryBackend):

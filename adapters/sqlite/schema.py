@@ -84,6 +84,7 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
         # nothing, and dropping it would need the write lock at every open.
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
                   and self._exists_sync("memory_keys")
+                  and all(self._exists_sync(t) for t in templates.MEMORY_LOG_TABLES)
                   and all(self._exists_sync(t) for t in templates.PROCESSING_TABLES)):
             return None  # a database of an earlier release
         schema = self._meta_get_sync("schema_version")
