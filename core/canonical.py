@@ -14,6 +14,7 @@ it (a plan carries its canonical bytes and hash, a manifest view its items' byte
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import unicodedata
@@ -264,18 +265,12 @@ def artifact_refs_bytes(refs: tuple[ArtifactRef, ...]) -> bytes:
                 "artifact_refs")
 
 
-def _loads(text: str | bytes) -> Any:
-    import json
-
-    return json.loads(text)
-
-
 def parse_source_refs(text: str | bytes) -> tuple[SourceRef, ...]:
-    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in _loads(text))
+    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in json.loads(text))
 
 
 def parse_artifact_refs(text: str | bytes) -> tuple[ArtifactRef, ...]:
-    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in _loads(text))
+    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in json.loads(text))
 
 
 # --- hashes -----------------------------------------------------------------------
@@ -288,11 +283,26 @@ def source_content_hash(
     ``[key, value]`` pairs in the order given; ``make_source`` sorts them by the UTF-16
     code units of the key, the order RFC 8785 gives object members). A value RFC 8785
     cannot carry raises InvalidInputError naming ``source``."""
-    body = _jcs(
-        {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri},
-        "source",
-    )
+    value = {"content": content, "kind": kind, "metadata": [list(p) for p in metadata],
+             "uri": uri}
+    body = _strings_json(value) or _jcs(value, "source")
     return sha256_hex(SOURCE_CONTENT_PREFIX + body)
+
+
+def _strings_json(value: dict[str, Any]) -> bytes | None:
+    r"""RFC 8785 bytes of a Source body by the C JSON encoder, or None (then rfc8785).
+    Exact for ASCII member names given sorted and values that are str, None or lists of
+    [str, str]: JSON escapes a string as RFC 8785 does (\b \t \n \f \r, other controls
+    as lower-case \u00xx, quote, backslash); a lone surrogate returns None."""
+    for v in value.values():
+        if not (v is None or type(v) is str or (type(v) is list and all(
+                type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
+                for p in v))):
+            return None
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def make_source(
@@ -486,7 +496,7 @@ def lineage_bytes(lineage: RevisionLineage) -> bytes:
 
 
 def parse_lineage(text: str | bytes) -> RevisionLineage:
-    data = _loads(text)
+    data = json.loads(text)
     return RevisionLineage(
         sources=tuple(SourceRef(d["source_id"], d["content_hash"]) for d in data["sources"]),
         artifacts=tuple(
@@ -497,7 +507,7 @@ def parse_lineage(text: str | bytes) -> RevisionLineage:
 
 def parse_content(text: str | bytes) -> MemoryContent:
     """MemoryContent from its canonical JSON (no validation beyond shape)."""
-    data = _loads(text)
+    data = json.loads(text)
     manifest = data["manifest"]
     return MemoryContent(
         manifest=MemoryManifest(

@@ -791,6 +791,19 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"position" INTEGER NOT NULL, "recorded_at" TEXT NOT NULL, PRIMARY KEY ("scope_id", '
         '"position"))'
     ),
+    ('create_source_scope_uris', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_uris" ("scope_id" BLOB NOT NULL, "uri_hash" '
+        'TEXT NOT NULL, "position" INTEGER NOT NULL, PRIMARY KEY ("scope_id", "uri_hash", '
+        '"position"))'
+    ),
+    ('create_operator_decisions', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_operator_decisions" ("decision_id" TEXT NOT '
+        'NULL PRIMARY KEY, "scope_id" BLOB NOT NULL, "binding_name" TEXT NOT NULL, "source_after" '
+        'INTEGER NOT NULL, "action" TEXT NOT NULL, "position" INTEGER, "source_id" TEXT, '
+        '"failure_code" TEXT NOT NULL, "attempt_count" INTEGER NOT NULL, "reserved_requests" '
+        'INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "decided_by" TEXT NOT NULL, '
+        '"reason" TEXT NOT NULL, "decided_at" TEXT NOT NULL)'
+    ),
     ('scope_journal_head', 'sqlite', None): (
         'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
     ),
@@ -872,6 +885,30 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_artifact_processing_pending" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_source_cursors" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_topic_memory_work_budgets" WHERE "binding_name" = ?'
+    ),
+    ('scope_uri_position', 'sqlite', None): (
+        'SELECT "position" FROM "pc_source_scope_uris" WHERE "scope_id" = ? AND "uri_hash" = ? '
+        'ORDER BY "position" LIMIT 1'
+    ),
+    ('scope_uri_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_scope_uris" ("scope_id", "uri_hash", "position") VALUES (?, ?, ?)'
+    ),
+    ('scope_uris_all', 'sqlite', None): 'SELECT "scope_id", "position" FROM "pc_source_scope_uris"',
+    ('scope_journal_uris', 'sqlite', None): (
+        'SELECT "j"."scope_id", "j"."position", "s"."uri" FROM "pc_source_scope_journal" AS "j" '
+        'JOIN "sources" AS "s" ON "s"."source_id" = "j"."source_id" WHERE NOT "s"."uri" IS NULL'
+    ),
+    ('operator_decision_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_operator_decisions" ("decision_id", "scope_id", '
+        '"binding_name", "source_after", "action", "position", "source_id", "failure_code", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "decided_by", "reason", '
+        '"decided_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('operator_decisions_get', 'sqlite', None): (
+        'SELECT "decision_id", "scope_id", "binding_name", "source_after", "action", "position", '
+        '"source_id", "failure_code", "attempt_count", "reserved_requests", "reserved_tokens", '
+        '"decided_by", "reason", "decided_at" FROM "pc_topic_memory_operator_decisions" WHERE '
+        '"scope_id" = ? ORDER BY "decided_at" DESC, "decision_id" DESC LIMIT ?'
     ),
     ('lease_get', 'sqlite', None): (
         'SELECT "holder_id", "supervisor_generation" FROM "pc_artifact_processing_leases" WHERE '
@@ -1858,6 +1895,20 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'NULL, `position` BIGINT NOT NULL, `recorded_at` VARCHAR(32) NOT NULL, PRIMARY KEY '
         '(`scope_id`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
+    ('create_source_scope_uris', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_uris` (`scope_id` VARBINARY(1024) NOT NULL, '
+        '`uri_hash` CHAR(64) NOT NULL, `position` BIGINT NOT NULL, PRIMARY KEY (`scope_id`, '
+        '`uri_hash`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_operator_decisions', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_operator_decisions` (`decision_id` '
+        'VARCHAR(36) NOT NULL, `scope_id` VARBINARY(1024) NOT NULL, `binding_name` VARCHAR(128) '
+        'NOT NULL, `source_after` BIGINT NOT NULL, `action` VARCHAR(16) NOT NULL, `position` '
+        'BIGINT, `source_id` VARCHAR(128), `failure_code` VARCHAR(64) NOT NULL, `attempt_count` '
+        'BIGINT NOT NULL, `reserved_requests` BIGINT NOT NULL, `reserved_tokens` BIGINT NOT NULL, '
+        '`decided_by` VARCHAR(512) NOT NULL, `reason` LONGTEXT NOT NULL, `decided_at` VARCHAR(32) '
+        'NOT NULL, PRIMARY KEY (`decision_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     ('scope_journal_head', 'oceanbase', None): (
         'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
     ),
@@ -1944,6 +1995,33 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`pc_artifact_processing_pending` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_source_cursors` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_topic_memory_work_budgets` WHERE `binding_name` = %s'
+    ),
+    ('scope_uri_position', 'oceanbase', None): (
+        'SELECT `position` FROM `pc_source_scope_uris` WHERE `scope_id` = %s AND `uri_hash` = %s '
+        'ORDER BY `position` LIMIT 1'
+    ),
+    ('scope_uri_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_scope_uris` (`scope_id`, `uri_hash`, `position`) VALUES (%s, %s, '
+        '%s)'
+    ),
+    ('scope_uris_all', 'oceanbase', None): (
+        'SELECT `scope_id`, `position` FROM `pc_source_scope_uris`'
+    ),
+    ('scope_journal_uris', 'oceanbase', None): (
+        'SELECT `j`.`scope_id`, `j`.`position`, `s`.`uri` FROM `pc_source_scope_journal` AS `j` '
+        'JOIN `sources` AS `s` ON `s`.`source_id` = `j`.`source_id` WHERE NOT `s`.`uri` IS NULL'
+    ),
+    ('operator_decision_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_operator_decisions` (`decision_id`, `scope_id`, '
+        '`binding_name`, `source_after`, `action`, `position`, `source_id`, `failure_code`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `decided_by`, `reason`, '
+        '`decided_at`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('operator_decisions_get', 'oceanbase', None): (
+        'SELECT `decision_id`, `scope_id`, `binding_name`, `source_after`, `action`, `position`, '
+        '`source_id`, `failure_code`, `attempt_count`, `reserved_requests`, `reserved_tokens`, '
+        '`decided_by`, `reason`, `decided_at` FROM `pc_topic_memory_operator_decisions` WHERE '
+        '`scope_id` = %s ORDER BY `decided_at` DESC, `decision_id` DESC LIMIT %s'
     ),
     ('lease_get', 'oceanbase', None): (
         'SELECT `holder_id`, `supervisor_generation` FROM `pc_artifact_processing_leases` WHERE '

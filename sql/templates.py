@@ -329,7 +329,13 @@ _SCOPE_KEY = "VARBINARY(1024)"
 #: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
 #:   (scope, binding, source_after) key (attempts, reservations, bounded failure code);
 #: * ``pc_source_scope_recorded`` -- the database-UTC time each journal row was written
-#:   (the dashboard's Sources per day).
+#:   (the dashboard's Sources per day);
+#: * ``pc_source_scope_uris`` -- per Scope, the SHA-256 of each journaled Source's uri
+#:   and its position (a producer with a natural event uri, such as a hook's turn, asks
+#:   whether that event is journaled already before adding it);
+#: * ``pc_topic_memory_operator_decisions`` -- the audit rows of operator decisions at a
+#:   terminal frontier (skip a Source, grant a fresh allowance): who, why, when, and
+#:   the allowance the frontier had consumed.
 #:
 #: ``scope_id`` is :data:`_SCOPE_KEY` in all four (exact comparison, trailing spaces
 #: significant, on both engines).
@@ -418,6 +424,31 @@ PROCESSING_SCHEMA: dict[str, str] = {
             recorded_at VARCHAR(32) NOT NULL,
             PRIMARY KEY (scope_id, position)
         )""",
+    "create_source_scope_uris": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_uris (
+            scope_id {_SCOPE_KEY} NOT NULL,
+            uri_hash {_HASH} NOT NULL,
+            position BIGINT NOT NULL,
+            PRIMARY KEY (scope_id, uri_hash, position)
+        )""",
+    "create_operator_decisions": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_operator_decisions (
+            decision_id VARCHAR(36) NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
+            binding_name {_ID} NOT NULL,
+            source_after BIGINT NOT NULL,
+            action VARCHAR(16) NOT NULL,
+            position BIGINT,
+            source_id {_ID},
+            failure_code VARCHAR(64) NOT NULL,
+            attempt_count BIGINT NOT NULL,
+            reserved_requests BIGINT NOT NULL,
+            reserved_tokens BIGINT NOT NULL,
+            decided_by VARCHAR(512) NOT NULL,
+            reason LONGTEXT NOT NULL,
+            decided_at VARCHAR(32) NOT NULL,
+            PRIMARY KEY (decision_id)
+        )""",
 }
 
 #: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
@@ -425,11 +456,15 @@ PROCESSING_SCHEMA: dict[str, str] = {
 PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
                      "pc_source_cursors", "pc_topic_memory_work_budgets",
                      "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
-                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded")
+                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded",
+                     "pc_source_scope_uris", "pc_topic_memory_operator_decisions")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
 _PENDING_COLS = "binding_name, scope_id, source_through, flush_generation, handled_flush_generation"
+_DECISION_COLS = ("decision_id, scope_id, binding_name, source_after, action, position, "
+                  "source_id, failure_code, attempt_count, reserved_requests, "
+                  "reserved_tokens, decided_by, reason, decided_at")
 
 #: The statements of the scoped Source store, Pending raise, flush and status (shared
 #: by both dialects; the budget and guard statements are in :data:`TOPIC_QUERIES`).
@@ -472,6 +507,22 @@ PROCESSING_QUERIES: dict[str, str] = {
                           "UNION SELECT scope_id FROM pc_source_cursors WHERE binding_name = ? "
                           "UNION SELECT scope_id FROM pc_topic_memory_work_budgets "
                           "WHERE binding_name = ?"),
+    # the uris of journaled Sources (by SHA-256): the lookup, the insert, the backfill
+    "scope_uri_position": ("SELECT position FROM pc_source_scope_uris WHERE scope_id = ? "
+                           "AND uri_hash = ? ORDER BY position LIMIT 1"),
+    "scope_uri_insert": ("INSERT INTO pc_source_scope_uris (scope_id, uri_hash, position) "
+                         "VALUES (?, ?, ?)"),
+    "scope_uris_all": "SELECT scope_id, position FROM pc_source_scope_uris",
+    "scope_journal_uris": ("SELECT j.scope_id, j.position, s.uri FROM "
+                           "pc_source_scope_journal AS j JOIN sources AS s ON "
+                           "s.source_id = j.source_id WHERE s.uri IS NOT NULL"),
+    # operator decisions at a terminal frontier (the audit rows)
+    "operator_decision_insert": (f"INSERT INTO pc_topic_memory_operator_decisions "
+                                 f"({_DECISION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                 "?, ?, ?, ?)"),
+    "operator_decisions_get": (f"SELECT {_DECISION_COLS} FROM "
+                               "pc_topic_memory_operator_decisions WHERE scope_id = ? "
+                               "ORDER BY decided_at DESC, decision_id DESC LIMIT ?"),
 }
 
 #: Every processing statement (tests/adapters/test_processing_sql.py pins them).

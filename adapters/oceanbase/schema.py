@@ -84,6 +84,7 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemory
         version = legacy if legacy is not None else self._new_database_analyzer().version
         self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
                               ("analyzer_version", version)))
+        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
 
     def _stored_profile_sync(self) -> EmbeddingProfile | None:
         raw = self._meta_get_sync("embedding_profile")

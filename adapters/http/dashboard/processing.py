@@ -5,10 +5,10 @@ observability", "Leader, term, and fencing", "Automatic scheduling").
 * ``/ui/processing`` -- per Scope the Source head, Cursor, Pending and flush
   generations and the budget row with its failure code (a terminal frontier is
   highlighted), the blocked Scopes first (the Source each stops at, why, and the
-  ``topic unblock`` commands that let it go on, when the server has them), the
+  ``topic unblock`` commands that let it go on: only an operator decision does), the
   Supervisor's lease (holder, generation, expiry) and the last automatic wave; JSON
-  twin ``{"scopes": [the ``topic status`` shape], "blocked": [the ``topic status
-  --json`` blocked shape], "supervision", "flushed"}``.
+  twin ``{"scopes": [the ``topic status`` shape], "blocked": [BlockedFrontier, the
+  ``blocked`` shape of ``topic status --json``], "supervision", "flushed"}``.
 * ``POST /ui/processing/flush?scope=S`` (same origin, a viewer) -- the explicit flush of
   the HTTP API (``idle`` or ``accepted``), then 303 back to ``/ui/processing`` showing
   the status; the JSON twin answers ``{"scope_id", "status"}``.
@@ -47,7 +47,7 @@ async def processing_page(request: Request, svc: ServicesDep,
 
     topic = topic_service(svc)
     scopes = [processing_json(s) for s in await topic.status()]
-    blocked = await _blocked(topic, scopes)
+    blocked = [processing_json(b) for b in await topic.blocked()]
     reads = insight(svc)
     supervision: dict[str, Any] | None = None
     if reads is not None:
@@ -65,31 +65,6 @@ async def processing_page(request: Request, svc: ServicesDep,
             "flushed": ({"scope_id": flushed, "status": status}
                         if flushed is not None and status in _STATUSES else None)}
     return page(request, "processing.html", data, title="Processing")
-
-
-async def _blocked(topic: Any, scopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The Scopes stopped at a terminal frontier, in ``topic status --json``'s
-    ``blocked`` shape (``{"scope_id", "source_after", "through", "failure_code",
-    "position", "source_id", "kind", "uri", "reason", "commands"}``): the service's
-    own reading when it has one, else each Scope whose budget row after its Cursor
-    is terminal (the stopping Source unknown, no command)."""
-    from powercontext.topic_shapes import processing_json
-
-    reader = getattr(topic, "blocked", None)
-    if reader is not None:
-        return [processing_json(b) for b in await reader()]
-    out = []
-    for s in scopes:
-        b = s["budget"]
-        if b is None or not b["terminal"] or b["source_after"] != s["cursor"]:
-            continue
-        out.append({"scope_id": s["scope_id"], "source_after": s["cursor"],
-                    "through": max(b["furthest_through"], s["cursor"] + 1),
-                    "failure_code": b["failure_code"], "position": None,
-                    "source_id": None, "kind": None, "uri": None,
-                    "reason": "no attempt is admitted any more: processing of this "
-                              "Scope stops at its Cursor", "commands": []})
-    return out
 
 
 @router.post("/ui/processing/flush", dependencies=[Depends(viewer), Depends(same_origin)])
