@@ -379,6 +379,9 @@ def test_press_flush_and_see_the_status_change(user: Tab) -> None:
     blocked = user.page.locator("section.blocked-scope")
     assert blocked.count() == 1 and BLOCKED_SCOPE in blocked.inner_text()
     assert "source_complexity_limit" in blocked.inner_text()
+    command = blocked.locator("pre.command").first.inner_text()
+    assert command.startswith("powercontext topic unblock --scope "), command
+    assert "--skip 1 " in command, "the Source processing stops at"
     heading = user.page.get_by_role("heading", name="Blocked Scopes").bounding_box()
     table = user.page.locator("table.processing").bounding_box()
     assert heading is not None and table is not None and heading["y"] < table["y"]
