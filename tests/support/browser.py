@@ -28,7 +28,9 @@ DOCS_IMG = ROOT / "docs" / "img"
 #: machine, not an assertion on speed).
 WAIT_MS = 60_000
 #: The screenshots the README shows (docs/img/FILE), by the name :func:`shot` gets.
-DOCS_SHOTS = {"memory": "dashboard-memory.png", "topic": "dashboard-topic.png"}
+DOCS_SHOTS = {"memory-detail": "dashboard-memory.png", "topic": "dashboard-topic.png",
+              "memory-dark": "dashboard-memory-dark.png",
+              "processing": "dashboard-processing.png"}
 
 
 def browser_unavailable() -> str | None:
