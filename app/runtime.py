@@ -103,7 +103,7 @@ def open_service(
     ``analyzer`` names the search analyzer version (``v1``, ``v1-porter``; default
     ``$POWERCONTEXT_ANALYZER``, else no choice) a new database records; an existing
     database keeps its own, and a different explicit choice raises AnalyzerMismatchError
-    on the first call (README, "Analyzer versions"). InvalidInputError for an unknown name.
+    on the first call (docs/analyzers.md). InvalidInputError for an unknown name.
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()
@@ -424,8 +424,8 @@ def resolve_embedding(
         model = registry.embedding_model(name, **(embedding_options or {})) if name else None
     except TypeError as exc:  # a model that needs options nobody gave
         raise InvalidInputError(
-            "embedding", f"{name!r} needs options ({exc}); see the README, 'Vector and hybrid "
-            "search'"
+            "embedding", f"{name!r} needs options ({exc}); see docs/configuration.md, "
+            "'Embedding model'"
         ) from exc
     if remember and name is not None and manifest.get_state("embedding") is None:
         # only the first model used is remembered: a later mismatch (refused by the

@@ -57,7 +57,7 @@ The versions:
   stems of SQLite FTS5's ``porter``; a stem that is a stopword, ``one`` -> ``on``, is not
   used) and the longer :data:`EXTENDED_STOPWORDS` (auxiliary verbs, pronouns, the pieces
   a split contraction leaves). The default (:data:`DEFAULT_VERSION`): it measures best
-  on the LoCoMo dev benchmark (README, "Analyzer versions").
+  on the LoCoMo dev benchmark (docs/analyzers.md).
 
 The label ``analyzer-v1`` that databases of earlier releases carry is not a version: its
 rules changed under it, so such a database must be rebuilt.
@@ -518,7 +518,7 @@ ANALYZERS: Final[Mapping[str, Analyzer]] = MappingProxyType(
     {a.version: a for a in (V1, V1_PORTER)}
 )
 #: The analyzer of a database created without a choice: the one that measures best on
-#: the LoCoMo dev benchmark (``python -m bench locomo``; README, "Analyzer versions").
+#: the LoCoMo dev benchmark (``python -m bench locomo``; docs/benchmarks.md).
 DEFAULT_VERSION: Final = "v1-porter"
 
 

@@ -1,7 +1,7 @@
-"""The prompt hook's recall (README, "Coding-agent hooks"): the bounded full-text
-queries a prompt becomes (:func:`prompt_queries`), the searches of the repository
-Memory fused by RRF (:func:`prompt_hits`), and the slots they fill, rules first with at
-most :data:`MAX_NOTES` working_notes (:func:`fill_slots`), then at most
+"""The prompt hook's recall (docs/hooks.md, "Long prompts still find their entries"): the
+bounded full-text queries a prompt becomes (:func:`prompt_queries`), the searches of the
+repository Memory fused by RRF (:func:`prompt_hits`), and the slots they fill, rules first
+with at most :data:`MAX_NOTES` working_notes (:func:`fill_slots`), then at most
 :data:`MAX_TOPICS` Topics of the repository's Scope (:func:`prompt_topics`).
 :func:`prompt_context` is the whole ``UserPromptSubmit`` answer (None when nothing is
 injected).
@@ -64,11 +64,12 @@ def _word_priority(word: str, raw: str) -> int:
 
 
 def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
-    """The full-text queries the prompt hook searches for ``prompt`` (README, "Coding-agent
-    hooks"): the prompt's informative words in prompt order, each query of at most
-    :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer`` (default: the default
-    analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that admission's share of a
-    query's terms (a quarter, at least two) stays reachable for a long prompt.
+    """The full-text queries the prompt hook searches for ``prompt`` (docs/hooks.md, "Long
+    prompts still find their entries"): the prompt's informative words in prompt order, each
+    query of at most :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer``
+    (default: the default analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that
+    admission's share of a query's terms (a quarter, at least two) stays reachable for a
+    long prompt.
 
     Informative: a word with analyzer terms (no stopword), not a conversational filler
     word, not a single letter; a word whose terms all came earlier is dropped. When the

@@ -1,4 +1,4 @@
-"""Choosing and migrating the search analyzer from the CLI (README, "Analyzer versions"):
+"""Choosing and migrating the search analyzer from the CLI (docs/analyzers.md):
 ``--analyzer NAME`` / ``POWERCONTEXT_ANALYZER`` for a new database, a mismatch is a
 one-line error with exit code 2 that names the fix, ``memory rebuild --analyzer NAME``
 migrates. A real process on a real SQLite file and on seekdb."""

@@ -1,4 +1,4 @@
-"""The prompt hook's daemon end to end (issue 14, README "Faster prompts: the hook
+"""The prompt hook's daemon end to end (docs/hooks.md, "Faster prompts: the hook
 daemon"): a real ``powercontext hook daemon`` process on a real SQLite file, real
 ``powercontext`` console-entry processes (``powercontext.adapters.cli.entry``) as Claude
 Code starts them, and hostile requests on its socket."""

@@ -7,7 +7,7 @@ Supervisor has processed the Scope (polled, bounded wait); the next ``flush`` sa
 ``idle``; ``get`` returns the exact Revision; ``context/prepare`` with
 ``max_bytes=2000`` returns at most 2,000 bytes, at most 8 items of each family and no
 Detail (Topic Memory RFC, "HTTP API", "Prepared Context", "Automatic processing and
-explicit flush"; README, "Serving: HTTP API and background Supervisor").
+explicit flush"; docs/serving.md).
 
 On SQLite and, marked ``oceanbase``, on the session's seekdb server."""
 

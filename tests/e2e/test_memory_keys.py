@@ -220,7 +220,7 @@ def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path
     db = str(tmp_path / "m.db")
     boot = _cli(tmp_path, db, "repo", "bootstrap", ".", cwd=link / "sub")
     created = boot["memory_ref"]
-    # README: powercontext memory remember --key repo:$PWD --kind preference ...
+    # docs/cli.md: powercontext memory remember --key repo:$PWD --kind preference ...
     after = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{link}", "--kind",
                  "preference", "--text", "Run make check before review", "--source",
                  str(root / "Makefile"), cwd=link)

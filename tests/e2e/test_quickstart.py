@@ -1,4 +1,4 @@
-"""``python -m powercontext.quickstart`` (README, "Set-up: two commands") runs to the end on
+"""``python -m powercontext.quickstart`` (README, "Two commands") runs to the end on
 this repository's own files: the Memory scenario, then Topic Memory (Sources into a Scope,
 flush, processing with the deterministic provider, an update, search, exact get, an
 older Revision, another Scope, an idle flush)."""

@@ -323,7 +323,7 @@ def test_searchable_text_is_tokens_joined_by_single_space() -> None:
 def test_versions_are_registered_by_name_and_the_default_is_measured_best() -> None:
     assert set(ANALYZERS) == {"v1", "v1-porter"}
     assert get("v1") is V1 and get("v1-porter") is V1_PORTER
-    # bench/locomo.py on locomo-dev.json: v1-porter recalls more (README, "Analyzer versions")
+    # bench/locomo.py on locomo-dev.json: v1-porter recalls more (docs/benchmarks.md)
     assert DEFAULT_VERSION == "v1-porter" and get() is V1_PORTER
     assert not V1.porter and V1_PORTER.porter
 

@@ -144,7 +144,7 @@ def test_locomo_benchmark_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert results["hybrid:v1-porter"]["overall"]["r@5"] == 100.0
     printed = capsys.readouterr().out
     assert "| powercontext hybrid:v1-porter (deterministic) |" in printed
-    # the README's table rows come out ready to paste, the default named
+    # the docs' table rows come out ready to paste, the default named
     assert "| powercontext fts, analyzer v1-porter (default) | 100.0 | 100.0 | 100.0 |" in printed
     assert "| powercontext fts, analyzer v1 | 50.0 |" in printed
     assert "DRAGON (LoCoMo paper) | 56.7 | 66.2 | 76.7 |" in printed

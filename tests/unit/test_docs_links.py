@@ -1,5 +1,6 @@
 """README.md and docs/*.md stand alone: no link into ``../shared`` (a clone does not have
-it), and every relative link names a file that exists in the repository."""
+it), every relative link names a file that exists in the repository, and every
+``#anchor`` of a link into a Markdown page names a heading of that page."""
 
 from __future__ import annotations
 
@@ -34,7 +35,18 @@ def _relative_targets(path: Path) -> list[tuple[str, Path]]:
 def test_the_docs_exist() -> None:
     names = {p.name for p in DOCS if p.parent.name == "docs"}
     assert {"README.md", "architecture.md", "storage.md", "analyzers.md", "hooks.md",
-            "decisions.md"} <= names
+            "decisions.md", "cli.md", "configuration.md", "serving.md", "search.md",
+            "mcp.md", "oceanbase.md", "python.md", "topic-memory.md", "dashboard.md",
+            "benchmarks.md", "testing.md"} <= names
+
+
+def test_the_docs_index_lists_every_page() -> None:
+    """docs/README.md is the index of docs/: every page there is linked from it."""
+    index = ROOT / "docs" / "README.md"
+    linked = {target for _, target in _relative_targets(index)}
+    unlisted = [p.name for p in DOCS if p.parent.name == "docs" and p != index
+                and p.resolve() not in linked]
+    assert unlisted == []
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -54,6 +66,54 @@ def test_no_relative_link_leaves_the_repository(path: Path) -> None:
     outside = [link for link, target in _relative_targets(path)
                if not target.is_relative_to(ROOT)]
     assert not outside, f"{path.name}: links outside the repository: {outside}"
+
+
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, markup and punctuation other than ``-``
+    and ``_`` dropped, spaces made ``-``."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
+    text = re.sub(r"[^\w\- ]", "", text.lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    """Every heading anchor of a Markdown page (repeats get ``-1``, ``-2``, ...); headings
+    inside fenced code blocks (shell comments) are not headings."""
+    text = _FENCE.sub("", path.read_text("utf-8"))
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in _HEADING.findall(text):
+        slug = _slug(heading)
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_anchor_names_a_heading(path: Path) -> None:
+    broken = []
+    for link in _links(path.read_text("utf-8")):
+        if "#" not in link or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//", link):
+            continue
+        target, anchor = link.split("#", 1)
+        page = (path.parent / target).resolve() if target else path
+        if page.suffix == ".md" and page.exists() and anchor not in _anchors(page):
+            broken.append(link)
+    assert not broken, f"{path.name}: anchors that name no heading: {broken}"
+
+
+def test_slugs_follow_github() -> None:
+    assert _slug("Output, errors and exit codes") == "output-errors-and-exit-codes"
+    assert _slug("Faster prompts: the hook daemon") == "faster-prompts-the-hook-daemon"
+    assert _slug("Retrieval quality (LoCoMo)") == "retrieval-quality-locomo"
+    assert _slug("With `powercontext serve`") == "with-powercontext-serve"
+    assert _slug("config.toml: Topic processing and `serve`") == \
+        "configtoml-topic-processing-and-serve"
 
 
 def test_the_link_finder_sees_inline_reference_and_anchored_links() -> None:
