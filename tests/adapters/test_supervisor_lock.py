@@ -39,6 +39,7 @@ def test_a_supervisor_refuses_to_start_while_the_file_is_locked(tmp_path, env):
         held.release()
 
 
+@pytest.mark.subprocess
 def test_the_runner_exits_2_naming_the_other_supervisor(tmp_path, env):
     db = str(tmp_path / "m.db")
     write_config(tmp_path, tmp_path / "control")

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
 def pc(request, tmp_path):
@@ -44,6 +46,7 @@ def _hits(proc) -> list[str]:
     return [h["text"] for h in json.loads(proc.stdout)["hits"]]
 
 
+@pytest.mark.slow
 def test_choose_refuse_and_migrate_the_analyzer_from_the_cli(pc) -> None:
     pc("--analyzer", "v1", "memory", "remember", "--key", "repo:demo", "--text",
        "she was painting sunsets")

@@ -80,11 +80,14 @@ def _eight_writers(env, db: str) -> None:
         assert code == 0, (out, err)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_eight_cli_processes_on_a_new_sqlite_key_make_one_memory_and_lose_no_write(
         env, tmp_path):
     _eight_writers(env, str(tmp_path / "new.db"))
 
 
+@pytest.mark.slow
 @pytest.mark.oceanbase
 def test_eight_cli_processes_on_a_new_seekdb_key_make_one_memory_and_lose_no_write(
         env, seekdb_url):
@@ -108,6 +111,8 @@ def test_eight_cli_processes_on_a_new_seekdb_key_make_one_memory_and_lose_no_wri
             conn.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_six_concurrent_stop_hooks_in_a_fresh_repository_make_one_memory(env, tmp_path):
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
@@ -206,6 +211,7 @@ def test_a_path_and_a_sqlite_url_name_one_database_with_one_set_of_keys(tmp_path
     assert paths == {db.with_name("m.db.runtime.json")}
 
 
+@pytest.mark.subprocess
 def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path):
     from powercontext.adapters.cli.repo import repo
 

@@ -35,6 +35,7 @@ def tour_script() -> str:
     return "\n".join(kept).replace(ACTIVATE, "")
 
 
+@pytest.mark.slow
 def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("POWERCONTEXT_", "OPENAI_", "ANTHROPIC_"))}

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture
 def env(tmp_path):

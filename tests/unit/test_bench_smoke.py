@@ -189,6 +189,8 @@ def test_unknown_analyzer_is_refused(tmp_path: Path) -> None:
         bench_main.main(["locomo", "--analyzer", "analyzer-v1", "--out", str(tmp_path)])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_hooks_bench_runs_the_real_hook_and_writes_percentiles(tmp_path, capsys):
     from bench import hooks
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import powercontext
 from powercontext.core import errors
 
@@ -129,6 +131,7 @@ def _python(code: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str
                           text=True, timeout=120, check=False)
 
 
+@pytest.mark.subprocess
 def test_import_loads_nothing_and_open_service_builds_nothing(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -169,6 +172,7 @@ def test_python_doc_example_imports_only_the_public_api() -> None:
     assert names <= set(PUBLIC)
 
 
+@pytest.mark.subprocess
 def test_python_doc_example_runs_as_written(tmp_path: Path) -> None:
     proc = _python(_python_doc_example(), tmp_path, tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
