@@ -316,6 +316,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('memory_key_insert', 'sqlite', None): (
         'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)'
     ),
+    ('memory_key_delete', 'sqlite', None): (
+        'DELETE FROM "memory_keys" WHERE "key" = ? AND "artifact_id" = ?'
+    ),
     ('memory_keys_all', 'sqlite', None): (
         'SELECT "key", "artifact_id" FROM "memory_keys" ORDER BY "key"'
     ),
@@ -808,6 +811,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
         '"binding_name" = ?'
     ),
+    ('insight_entry_kinds', 'sqlite', None): (
+        'SELECT "entry_version_id", "kind" FROM "memory_entry_versions" WHERE "memory_artifact_id" '
+        '= ?'
+    ),
     ('insight_citing_versions', 'sqlite', None): (
         'SELECT "memory_artifact_id", "entry_id", "entry_version_id", "version", '
         '"previous_version_id", "kind", "text", "source_refs", "artifact_refs", '
@@ -1192,6 +1199,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('memory_key_insert', 'oceanbase', None): (
         'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)'
+    ),
+    ('memory_key_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_keys` WHERE `key` = %s AND `artifact_id` = %s'
     ),
     ('memory_keys_all', 'oceanbase', None): (
         'SELECT `key`, `artifact_id` FROM `memory_keys` ORDER BY `key`'
@@ -1723,6 +1733,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('targets_delete', 'oceanbase', None): (
         'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
         '`binding_name` = %s'
+    ),
+    ('insight_entry_kinds', 'oceanbase', None): (
+        'SELECT `entry_version_id`, `kind` FROM `memory_entry_versions` WHERE `memory_artifact_id` '
+        '= %s'
     ),
     ('insight_citing_versions', 'oceanbase', None): (
         'SELECT `memory_artifact_id`, `entry_id`, `entry_version_id`, `version`, '

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,14 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     hook = next(json.loads(line) for line in out.splitlines() if line.startswith('{"hook'))
     context = hook["hookSpecificOutput"]["additionalContext"]
     assert "UNTRUSTED" in context and "Run make test-fast while editing" in context
+    # a Memory made by mistake is retired and its key freed
+    assert "key removed: scratch" in out
+    # the receipts say why each item was injected: rank, channel, the words it matched
+    receipts = [line for line in out.splitlines() if re.match(r"\d+ (prompt|intent:\w+) \[", line)]
+    assert receipts and any("make test-fast" in line for line in receipts)
+    # two Stops of one session leave one working_note, revised once
+    notes = [line for line in out.splitlines() if " working_note " in line]
+    assert len(notes) == 1 and " v2 active " in notes[0], notes
     # Topics were made, found and read by the exact ref
     assert "covered: repo:" in out and "ref: topic_art_" in out and "Storage format" in out
     # --dry-run wrote nothing into the checkout

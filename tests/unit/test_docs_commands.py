@@ -131,7 +131,8 @@ def test_the_tour_shows_remember_search_cite_hooks_topics_and_the_dashboard() ->
              for args in command_lines(block)}
     assert {"memory remember", "memory search", "memory cite", "memory validate-citation",
             "repo bootstrap", "setup claude-code", "hook claude-code", "source add",
-            "topic flush", "topic process", "topic search", "topic get", "serve"} <= paths
+            "topic flush", "topic process", "topic search", "topic get", "serve",
+            "memory show", "memory retire"} <= paths
 
 
 def test_the_readme_is_a_front_door() -> None:

@@ -18,7 +18,13 @@ _REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILIN
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//|#)")
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+
+
 def _links(text: str) -> list[str]:
+    """Inline and reference links; a link written in a code span is an example, not a
+    link (GitHub does not render it)."""
+    text = _CODE_SPAN.sub("", text)
     return _INLINE.findall(text) + _REFERENCE.findall(text)
 
 
@@ -37,7 +43,7 @@ def test_the_docs_exist() -> None:
     assert {"README.md", "architecture.md", "storage.md", "analyzers.md", "hooks.md",
             "decisions.md", "cli.md", "configuration.md", "serving.md", "search.md",
             "mcp.md", "oceanbase.md", "python.md", "topic-memory.md", "dashboard.md",
-            "benchmarks.md", "testing.md"} <= names
+            "benchmarks.md", "testing.md", "security.md", "repository-memory.md"} <= names
 
 
 def test_the_docs_index_lists_every_page() -> None:
@@ -53,6 +59,15 @@ def test_the_docs_index_lists_every_page() -> None:
 def test_no_link_or_path_points_into_shared(path: Path) -> None:
     text = path.read_text("utf-8")
     assert "../shared" not in text, f"{path.name} names ../shared, which a clone does not have"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_names_an_issue(path: Path) -> None:
+    """User documentation says what is, not which issue asked for it: the history is in
+    Git."""
+    found = re.findall(r"\bissues?\s+#?\d+|(?<![\w/&])#\d+\b", path.read_text("utf-8"),
+                       re.IGNORECASE)
+    assert found == [], f"{path.name} names issues: {found}"
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -118,9 +133,10 @@ def test_slugs_follow_github() -> None:
 
 def test_the_link_finder_sees_inline_reference_and_anchored_links() -> None:
     text = ('see [a](docs/a.md), [b](<docs/b.md>), [c](docs/c.md#part "t"), '
-            "[d](https://x.org/y), [e](#top)\n[f]: ../shared/g.md\n")
+            "[d](https://x.org/y), [e](#top) `[x](#no)` [`h`](docs/h.md)\n"
+            "[f]: ../shared/g.md\n")
     assert _links(text) == ["docs/a.md", "docs/b.md", "docs/c.md#part", "https://x.org/y",
-                            "#top", "../shared/g.md"]
+                            "#top", "docs/h.md", "../shared/g.md"]
 
 
 _CODE = re.compile(r"`([^`\s]+)`")
