@@ -340,6 +340,7 @@ def _repo(path: Path, files: dict[str, str]) -> Path:
     return path.resolve()
 
 
+@pytest.mark.subprocess
 def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     """`git worktree add` makes another top level; it is the same repository (Git's
     common directory), so bootstrap, hooks and --key repo:$PWD name one Memory."""
@@ -371,6 +372,7 @@ def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     assert keys == {f"repo:{main}": boot["memory_ref"]["artifact_id"]} and len(heads) == 1
 
 
+@pytest.mark.subprocess
 def test_a_submodule_is_its_own_repository(tmp_path):
     """A path inside a submodule names the submodule (its own contract files), never the
     superproject; a linked worktree of the submodule names the submodule's checkout."""
