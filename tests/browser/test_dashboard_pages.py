@@ -36,6 +36,8 @@ from support.dashboard_content import (
 )
 from support.serve_process import STARTUP_WAIT
 
+pytestmark = pytest.mark.browser
+
 #: Pages another branch has not merged here yet (strict=False: they pass once merged).
 CORE_PENDING = pytest.mark.xfail(reason="the Memories pages (branch dash-core) are not "
                                  "merged yet", strict=False)
