@@ -71,7 +71,7 @@ __all__ = [
 @click.group(cls=LazyGroup, lazy={
     "topic": "topic:topic", "repo": "repo:repo", "hook": "hook:hook", "mcp": "mcp_cmd:mcp",
     "source": "overview:source", "info": "overview:info", "setup": "setup:setup",
-    "doctor": "setup:doctor", "serve": "serve:serve",
+    "doctor": "setup:doctor", "serve": "serve:serve", "import": "importer:import_group",
 }, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
