@@ -79,7 +79,7 @@ def _plan_json(plan: Any) -> dict[str, Any]:
         "revise": [{"entry_id": v.entry_id, "from_entry_version_id": v.entry_version_id,
                     "kind": kind, "text": text} for v, kind, text in plan.revise],
         "add": [{"kind": kind, "text": text} for kind, text in plan.add],
-        "forget": [{"entry_id": v.entry_id, "entry_version_id": v.entry_version_id}
+        "forget": [{"entry_id": v.entry_id, "from_entry_version_id": v.entry_version_id}
                    for v in plan.forget],
         "unchanged": plan.unchanged,
     }
