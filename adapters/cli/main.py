@@ -71,7 +71,7 @@ __all__ = [
 @click.group(cls=LazyGroup, lazy={
     "topic": "topic:topic", "repo": "repo:repo", "hook": "hook:hook", "mcp": "mcp_cmd:mcp",
     "source": "overview:source", "info": "overview:info", "setup": "setup:setup",
-    "doctor": "setup:doctor", "serve": "serve:serve", "import": "importer:import_group",
+    "doctor": "doctor:doctor", "serve": "serve:serve", "import": "importer:import_group",
 }, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -114,8 +114,8 @@ def cli(
     "changes": "reads:changes", "show": "reads:show", "expand": "reads:expand",
     "search": "search:search", "cite": "cite:cite",
     "validate-citation": "cite:validate_citation", "rebuild": "rebuild:rebuild",
-    "list": "overview:memory_list", "export": "memory_file:export",
-    "apply": "memory_file:apply",
+    "list": "overview:memory_list", "retire": "memory:retire",
+    "export": "memory_file:export", "apply": "memory_file:apply",
 })
 def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""
