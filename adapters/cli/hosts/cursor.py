@@ -31,9 +31,24 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.hosts import common
+from powercontext.adapters.cli.context import Ctx, pass_ctx
+from powercontext.adapters.cli.hosts import common, placing
 
-__all__ = ["EVENTS", "hook", "hooks_plan", "hooks_state"]
+__all__ = ["EVENTS", "FIX", "NAME", "TITLE", "hook", "hooks_plan", "hooks_state",
+           "mcp_plan", "setup", "state"]
+
+NAME = "cursor"
+TITLE = "Cursor"
+FIX = "powercontext setup cursor"
+
+
+def detected(root: Path) -> bool:
+    """Whether Cursor is used here: ``cursor`` or ``cursor-agent`` on PATH or a
+    ``.cursor`` directory in the home or the project."""
+    import shutil
+
+    return any(shutil.which(x) for x in ("cursor", "cursor-agent")) or any(
+        (base / ".cursor").is_dir() for base in (Path.home(), root))
 
 EVENTS = ("beforeSubmitPrompt", "afterAgentResponse", "stop")
 HOOK_WORDS = "hook cursor"
@@ -209,3 +224,46 @@ def hooks_state(hooks_file: Path, mcp_file: Path) -> dict[str, Any]:
     mcp = json_file(mcp_file)
     servers = mcp.get("mcpServers") if isinstance(mcp, dict) else None
     return {"hooks": on, "mcp": isinstance(servers, dict) and "powercontext" in servers}
+
+
+def state(root: Path) -> dict[str, dict[str, Any]]:
+    """Per scope: ``{"hooks", "mcp", "hooks_file", "mcp_file"}``."""
+    out = {}
+    for scope in ("project", "user"):
+        hooks_file, mcp_file = paths(scope, root)
+        out[scope] = {**hooks_state(hooks_file, mcp_file), "hooks_file": str(hooks_file),
+                      "mcp_file": str(mcp_file)}
+    return out
+
+
+@click.command(NAME)
+@placing.SCOPE
+@placing.PROJECT
+@placing.NO_MCP
+@placing.WRITES
+@placing.DRY
+@placing.COMMAND
+@pass_ctx
+def setup(c: Ctx, scope: str, project: str | None, no_mcp: bool, allow_writes: bool,
+          dry_run: bool, command: str | None) -> None:
+    """Cursor: beforeSubmitPrompt, afterAgentResponse and stop hooks (.cursor/hooks.json)
+    and the MCP server (.cursor/mcp.json; with --scope user the files in ~/.cursor).
+    Cursor's hooks cannot add context to a prompt: the agent reads the Memory through
+    the MCP server, and the hooks record each finished turn."""
+
+    def body() -> None:
+        where = placing.place(c, scope, command, explicit_files=False)
+        hooks_file, mcp_file = paths(where.scope, placing.project_root(project))
+        files = [hooks_plan(hooks_file, placing.hook_command(where, NAME))]
+        warnings = []
+        if not no_mcp:
+            files.append(mcp_plan(mcp_file, where.program,
+                                  placing.mcp_args(where.db, allow_writes)))
+            warnings += placing.missing_extras(("mcp",))
+        placing.apply(c, TITLE, files, dry_run,
+                      "Cursor has no hook that adds context to a prompt: its agent reads "
+                      "the Memory through the powercontext MCP server (restart Cursor or "
+                      "enable the server in its MCP settings).", where=where,
+                      warnings=warnings)
+
+    placing.guarded(c, body)

@@ -80,11 +80,10 @@ def load_json(path: Path, text: str | None, *, hint: str = "") -> dict[str, Any]
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise InvalidInputError(str(path), f"is not plain JSON ({exc}); powercontext does "
-                                "not rewrite a file it cannot keep whole (comments and "
-                                "trailing commas would be lost), so nothing was changed"
-                                + (f": {hint}" if hint else "; fix or move it first")
-                                ) from exc
+        raise InvalidInputError(str(path), f"is not valid JSON ({exc}); nothing was changed "
+                                "(setup rewrites plain JSON only, so no comment is ever "
+                                "lost): fix or move it first"
+                                + (f", or {hint}" if hint else "")) from exc
     if not isinstance(data, dict):
         raise InvalidInputError(str(path), "must hold a JSON object; nothing was changed")
     return data

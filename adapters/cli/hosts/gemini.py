@@ -28,9 +28,11 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.hosts import common
+from powercontext.adapters.cli.context import Ctx, pass_ctx
+from powercontext.adapters.cli.hosts import common, placing
 
-__all__ = ["EVENTS", "hook", "settings_plan", "settings_state"]
+__all__ = ["EVENTS", "FIX", "NAME", "TITLE", "hook", "settings_plan", "settings_state",
+           "setup", "state"]
 
 #: event -> (the hook's name in Gemini's /hooks panel, timeout in milliseconds)
 EVENTS = {"BeforeAgent": ("powercontext-recall", 10_000),
@@ -143,3 +145,60 @@ def settings_state(path: Path) -> dict[str, Any]:
     config = data.get("hooksConfig")
     return {"hooks": on, "mcp": isinstance(servers, dict) and "powercontext" in servers,
             "hooks_off": isinstance(config, dict) and config.get("enabled") is False}
+
+
+NAME = "gemini"
+TITLE = "Gemini CLI"
+FIX = "powercontext setup gemini"
+
+
+def detected(root: Path) -> bool:
+    """Whether Gemini CLI is used here: ``gemini`` on PATH or a ``.gemini`` directory
+    in the home or the project."""
+    import shutil
+
+    return shutil.which("gemini") is not None or any(
+        (base / ".gemini").is_dir() for base in (Path.home(), root))
+
+
+def state(root: Path) -> dict[str, dict[str, Any]]:
+    """Per scope: ``{"hooks", "mcp", "hooks_off", "settings"}``."""
+    return {scope: {**settings_state(settings_path(scope, root)),
+                    "settings": str(settings_path(scope, root))}
+            for scope in ("project", "user")}
+
+
+@click.command(NAME)
+@placing.SCOPE
+@placing.PROJECT
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False),
+              help="Edit this settings.json instead.")
+@placing.NO_MCP
+@placing.WRITES
+@placing.DRY
+@placing.COMMAND
+@pass_ctx
+def setup(c: Ctx, scope: str, project: str | None, settings_file: str | None,
+          no_mcp: bool, allow_writes: bool, dry_run: bool, command: str | None) -> None:
+    """Gemini CLI: BeforeAgent and AfterAgent hooks and the MCP server in
+    .gemini/settings.json (with --scope user ~/.gemini/settings.json). Project files get
+    no machine-specific path: when the bare `powercontext` is not on PATH, or with
+    --db, the user scope is written instead, and setup says so."""
+
+    def body() -> None:
+        where = placing.place(c, scope, command, explicit_files=bool(settings_file))
+        root = placing.project_root(project)
+        path = Path(settings_file) if settings_file else settings_path(where.scope, root)
+        files = [settings_plan(path, placing.hook_command(where, NAME), where.program,
+                               None if no_mcp else placing.mcp_args(where.db, allow_writes))]
+        warnings = [] if no_mcp else placing.missing_extras(("mcp",))
+        for p in sorted({path, settings_path("user", root)}):
+            if settings_state(p)["hooks_off"]:
+                warnings.append(f"Gemini CLI's hooks are turned off in {p} "
+                                "(hooksConfig.enabled is false): set it to true")
+        hint = ("Gemini CLI reads a project's .gemini/settings.json only in a folder you "
+                "trust (it asks; or /permissions)." if where.scope == "project"
+                and not settings_file else "")
+        placing.apply(c, TITLE, files, dry_run, hint, where=where, warnings=warnings)
+
+    placing.guarded(c, body)

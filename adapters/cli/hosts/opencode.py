@@ -32,9 +32,24 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.hosts import common
+from powercontext.adapters.cli.context import Ctx, pass_ctx
+from powercontext.adapters.cli.hosts import common, placing
 
-__all__ = ["MARKER", "hook", "plugin_source"]
+__all__ = ["FIX", "MARKER", "NAME", "TITLE", "config_plan", "hook", "plugin_plan",
+           "plugin_source", "setup", "state"]
+
+NAME = "opencode"
+TITLE = "OpenCode"
+FIX = "powercontext setup opencode"
+
+
+def detected(root: Path) -> bool:
+    """Whether OpenCode is used here: ``opencode`` on PATH, its user configuration
+    directory, or the project's ``.opencode`` or ``opencode.json``."""
+    import shutil
+
+    return shutil.which("opencode") is not None or config_dir().is_dir() or any(
+        (root / n).exists() for n in (".opencode", "opencode.json", "opencode.jsonc"))
 
 #: The first line of the plugin file: how setup knows the file is its own.
 MARKER = "// powercontext plugin for OpenCode: written by `powercontext setup opencode`"
@@ -241,7 +256,7 @@ def config_plan(path: Path, argv: list[str]) -> Any:
     return ConfigFile(path, before, dump_json(data))
 
 
-def state(config: Path, plugin: Path) -> dict[str, Any]:
+def file_state(config: Path, plugin: Path) -> dict[str, Any]:
     """``{"hooks", "mcp"}``: the plugin file is setup's; the MCP server is named."""
     from powercontext.adapters.cli.hosts.files import json_file, read
 
@@ -253,3 +268,49 @@ def state(config: Path, plugin: Path) -> dict[str, Any]:
     servers = data.get("mcp") if isinstance(data, dict) else None
     return {"hooks": text.startswith(MARKER) and '"hook", "opencode"' in text,
             "mcp": isinstance(servers, dict) and "powercontext" in servers}
+
+
+def state(root: Path) -> dict[str, dict[str, Any]]:
+    """Per scope: ``{"hooks", "mcp", "config", "plugin"}``."""
+    out = {}
+    for scope in ("project", "user"):
+        config, plugin = paths(scope, root)
+        out[scope] = {**file_state(config, plugin), "config": str(config),
+                      "plugin": str(plugin)}
+    return out
+
+
+@click.command(NAME)
+@placing.SCOPE
+@placing.PROJECT
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Edit this opencode.json instead.")
+@click.option("--force", is_flag=True,
+              help="Replace a powercontext.js plugin that setup did not write.")
+@placing.NO_MCP
+@placing.WRITES
+@placing.DRY
+@placing.COMMAND
+@pass_ctx
+def setup(c: Ctx, scope: str, project: str | None, config_file: str | None, force: bool,
+          no_mcp: bool, allow_writes: bool, dry_run: bool, command: str | None) -> None:
+    """OpenCode: the powercontext plugin (.opencode/plugins/powercontext.js: the
+    Memory's matching entries added to each message, each finished turn recorded) and
+    the MCP server (opencode.json; with --scope user ~/.config/opencode)."""
+
+    def body() -> None:
+        where = placing.place(c, scope, command, explicit_files=False)
+        config, plugin = paths(where.scope, placing.project_root(project))
+        files = [plugin_plan(plugin, placing.hook_argv(where, NAME), force)]
+        warnings = []
+        if not no_mcp:
+            files.append(config_plan(Path(config_file) if config_file else config,
+                                     [where.program,
+                                      *placing.mcp_args(where.db, allow_writes)]))
+            warnings += placing.missing_extras(("mcp",))
+        hint = ("OpenCode asks before it connects an MCP server a project's opencode.json "
+                "names (`opencode mcp approve powercontext`)." if where.scope == "project"
+                and not no_mcp else "")
+        placing.apply(c, TITLE, files, dry_run, hint, where=where, warnings=warnings)
+
+    placing.guarded(c, body)
