@@ -128,8 +128,9 @@ def apply(c: Ctx, path: str, dry_run: bool) -> None:
         def human() -> None:
             base = f"{planned.base.artifact_id}@{planned.base.revision}"
             if plan.empty:
-                click.echo(f"{path}: no change to {base} ({plan.unchanged} entries as "
-                           "they are).")
+                n = plan.unchanged
+                click.echo(f"{path}: no change to {base} ({n} "
+                           f"{'entry' if n == 1 else 'entries'} as they are).")
                 return
             click.echo(("Plan for " if dry_run else "Applied to ") + f"{base}:")
             for v, kind, new_text in plan.revise:
@@ -139,7 +140,8 @@ def apply(c: Ctx, path: str, dry_run: bool) -> None:
                 click.echo(f"  add     [{term_safe(kind)}] {_first_line(new_text)}")
             for v in plan.forget:
                 click.echo(f"  forget  {v.entry_id}: {_first_line(v.text)}")
-            click.echo(f"  ({plan.unchanged} entries unchanged)")
+            n = plan.unchanged
+            click.echo(f"  ({n} {'entry' if n == 1 else 'entries'} unchanged)")
             if dry_run:
                 click.echo("Nothing was changed (--dry-run).")
             else:

@@ -83,6 +83,7 @@ def test_an_edit_becomes_one_revision_citing_the_edited_file(repo):
     assert len(plan["plan"]["forget"]) == 1 and plan["plan"]["unchanged"] == 1
     human = run("memory", "apply", "--dry-run", "MEMORY.md").stdout
     assert "revise" in human and "add     [fact] Lint" in human and "forget" in human
+    assert "(1 entry unchanged)" in human
     assert "Nothing was changed (--dry-run)." in human
     assert "@3 sha256:" in run("memory", "export").stdout  # still Revision 3
 
