@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,21 @@ def test_cursor_records_the_turn_from_its_three_events(world):
     # a second stop of the same conversation has nothing left to store
     hook("cursor", cursor("stop", repo, status="completed", loop_count=1))
     assert len(journal(db, f"repo:{repo}")) == 1
+
+
+def test_cursor_removes_turns_whose_stop_never_came(world):
+    hook, repo, _db, _env, tmp_path = world
+    folder = tmp_path / "pc" / "hooks" / "cursor"
+    folder.mkdir(parents=True)
+    old, recent = folder / ("a" * 32 + ".json"), folder / ("b" * 32 + ".json")
+    for path in (old, recent):
+        path.write_text('{"prompt": "kept", "reply": ""}')
+    week = 7 * 24 * 3600
+    os.utime(old, (time.time() - week - 60,) * 2)
+    os.utime(recent, (time.time() - week + 3600,) * 2)
+    hook("cursor", cursor("beforeSubmitPrompt", repo, attachments=[], prompt="Hello"))
+    assert not old.exists() and recent.exists()
+    assert len(list(folder.glob("*.json"))) == 2  # recent and this conversation's
 
 
 def test_cursor_never_blocks_a_prompt(world):

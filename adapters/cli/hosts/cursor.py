@@ -54,6 +54,9 @@ EVENTS = ("beforeSubmitPrompt", "afterAgentResponse", "stop")
 HOOK_WORDS = "hook cursor"
 #: prompt and reply kept between the events, at most (characters)
 MAX_KEPT_CHARS = 64_000
+#: a kept turn whose stop never came (Cursor closed, the hook timed out) is removed
+#: by the next prompt of any conversation once it is this old (seconds)
+STALE_SECONDS = 7 * 24 * 3600
 
 
 def _stash_path(conversation: str) -> Path:
@@ -80,6 +83,24 @@ def _keep(path: Path, data: dict[str, Any]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, ensure_ascii=False)
     os.replace(tmp, path)
+
+
+def _sweep(folder: Path, keep: Path) -> None:
+    """Remove the kept turns (and temporary files) of ``folder`` not touched for
+    :data:`STALE_SECONDS`, except ``keep``; a file that vanishes meanwhile is fine."""
+    import time
+
+    cutoff = time.time() - STALE_SECONDS
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry != keep and entry.is_file() and entry.stat().st_mtime < cutoff:
+                entry.unlink()
+        except OSError:
+            continue
 
 
 def _redacted(text: Any) -> str:
@@ -121,6 +142,7 @@ def hook(obj: Any, **options: Any) -> None:
             answer["continue"] = True
             _keep(path, {"generation_id": generation, "prompt": _redacted(
                 payload.get("prompt")), "reply": "", "cwd": cwd})
+            _sweep(path.parent, path)
         elif event == "afterAgentResponse":
             kept = _load(path)
             if kept:
