@@ -138,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         rv = cli.main(args=args, prog_name="powercontext", standalone_mode=False)
+        sys.stdout.flush()  # a reader that left (| head) is told here, not at exit
     except SystemExit:
         raise
     except click.exceptions.Exit as exc:
