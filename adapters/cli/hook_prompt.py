@@ -262,14 +262,17 @@ async def _key_memory(c: Any, key: str) -> str | None:
 
 
 async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str, *,
-                         topics: bool = True, receipts: bool = False
+                         topics: bool = True, receipts: bool = False,
+                         agent: str = "claude-code", event: str = "UserPromptSubmit"
                          ) -> dict[str, Any] | None:
     """The ``UserPromptSubmit`` answer: the repository Memory's :func:`prompt_hits`,
     then (``topics``) :func:`prompt_topics` of its Scope, rendered by
     :func:`~powercontext.adapters.cli.hook_fence.render_context`; None (no output)
     when nothing passes the bar. The receipts of what was injected are logged
     (:func:`~powercontext.adapters.cli.hook_log.log_receipts`) and, with ``receipts``
-    (``--json``), returned beside ``hookSpecificOutput`` as ``"receipts"``."""
+    (``--json``), returned beside ``hookSpecificOutput`` as ``"receipts"``. ``agent``
+    names the host in the log and ``event`` the answer's ``hookEventName`` (Gemini CLI
+    reads the same shape for ``BeforeAgent``)."""
     from powercontext.core import analyzer as analyzers
     from powercontext.core.recall import profile_prompt
 
@@ -303,9 +306,9 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
     ranked = [receipt(item, i) for i, item in enumerate([*hits, *found], 1)]
     from powercontext.adapters.cli.hook_log import log_receipts
 
-    log_receipts("claude-code", str(root), ranked)
+    log_receipts(agent, str(root), ranked)
     out: dict[str, Any] = {"hookSpecificOutput": {
-        "hookEventName": "UserPromptSubmit",
+        "hookEventName": event,
         "additionalContext": render_context([i.hit for i in hits], repo=str(root),
                                             topics=[i.hit for i in found]),
     }}
