@@ -14,8 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.cli import cli_argv
 from support.transcripts import claude_session, codex_session
+
+pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "history-and-files.md"

@@ -25,6 +25,8 @@ from support.cli import cli_argv
 from powercontext.adapters.cli.hosts.opencode import last_turn, plugin_source
 from powercontext.runtime import open_topic_service
 
+pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
+
 #: A fake GitHub token (split so that no scanner flags this file).
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 RULE = "Lint with `ruff check .` before every commit."

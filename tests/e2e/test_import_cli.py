@@ -24,6 +24,8 @@ from support.transcripts import claude_dir, claude_session, codex_session
 from powercontext.adapters.cli.hook_turn import MAX_TURN_PROMPT_CHARS
 from powercontext.runtime import open_topic_service
 
+pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
+
 #: A fake GitHub token (split so that no scanner flags this file).
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 S1 = "1a2b3c4d-0000-4000-8000-000000000001"

@@ -14,6 +14,8 @@ import subprocess
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
+
 #: A fake GitHub token (split so that no scanner flags this file).
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 

@@ -20,6 +20,8 @@ from support.cli import cli_argv
 
 from powercontext.runtime import open_topic_service
 
+pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
+
 BIN = Path(sys.executable).parent  # this installation's `powercontext` is here
 RULE = "Lint with `ruff check .` before every commit."
 
