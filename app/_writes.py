@@ -2,7 +2,8 @@
 or an exact head), ``forget()``, ``reactivate()`` and ``organize()``. Each reads the exact
 base, asks the pure planners in :mod:`powercontext.core.planning` for a plan, embeds the
 changed texts outside the transaction and commits through the backend's unit of work
-(Memory RFC, "remember()", "forget()", "reactivate()", "organize()")."""
+(Memory RFC, "remember()", "forget()", "reactivate()", "organize()"); ``edit()`` commits
+a person's edit of an exported Memory (adds, revisions and forgets) as one Revision."""
 
 from __future__ import annotations
 
@@ -232,6 +233,38 @@ class WriteOps(ServiceCore):
             # stored only once the input has validated (the commit re-checks them)
             await self.backend.put_sources(sources)
         return await self._commit(plan, memory, key)
+
+    async def edit(
+        self,
+        memory: ArtifactRef,
+        entries: Sequence[MemoryEntryInput],
+        forget: Sequence[MemoryEntryVersion],
+        *,
+        reason: str | None = "user_edit",
+        sources: Sequence[Source] = (),
+    ) -> ArtifactRef:
+        """A person's edit of a Memory in one Revision (Memory RFC, "remember()",
+        "forget()"; :func:`powercontext.core.planning.plan_edit`): ``entries`` added or
+        revised (each revision naming the exact current active version), ``forget``
+        deactivated, every change with ``reason``; ``sources`` are the edit's evidence
+        (persisted once the edit validates). ``memory`` must be the exact head
+        (RevisionConflictError otherwise); nothing to change returns it.
+        SecretDetectedError before anything is stored when a Source or a text holds a
+        secret."""
+        entries = tuple(entries)
+        self.check_secrets(sources, entries)
+        named = [*(e.entry.entry_id for e in entries
+                   if isinstance(e, MemoryEntryInput) and e.entry is not None),
+                 *(v.entry_id for v in forget if isinstance(v, MemoryEntryVersion))]
+        base = await self._base(memory, named)
+        plan = planning.plan_edit(base, entries, tuple(forget), reason=reason,
+                                  sources=tuple(sources), new_id=self.new_id,
+                                  analyzer=await self.backend.analyzer())
+        if sources and not isinstance(plan, NoChange):
+            await self.backend.put_sources(tuple(sources))
+        result = await self._commit(plan, memory)
+        assert result is not None
+        return result
 
     async def forget(
         self,

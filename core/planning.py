@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import attrs
 
@@ -42,6 +42,7 @@ __all__ = [
     "MemoryBase",
     "NewId",
     "OrganizeStep",
+    "plan_edit",
     "plan_forget",
     "plan_organize",
     "plan_reactivate",
@@ -194,10 +195,34 @@ def plan_remember(
     searchable_text goes into the projection rows; None: the default analyzer).
     Raises InvalidInputError (a ValueError) naming the field.
     """
-    from powercontext.core.secrets import stored_text_secret  # writes only
-
     if not entries:
         raise InvalidInputError("entries", "append needs at least one entry")
+    return _build(base, *_remember_changes(base, entries, sources, artifacts, new_id,
+                                           analyzer))
+
+
+class _Changes(NamedTuple):
+    artifact_id: str
+    items: dict[str, MemoryManifestEntry]
+    changes: list[MemoryChange]
+    versions: list[MemoryEntryVersion]
+    upserts: list[ProjectionRow]
+    lineage: RevisionLineage
+    evidence_artifacts: tuple[Artifact, ...]
+
+
+def _remember_changes(
+    base: MemoryBase | None,
+    entries: Sequence[MemoryEntryInput],
+    sources: Sequence[Source],
+    artifacts: Sequence[Artifact],
+    new_id: NewId,
+    analyzer: Analyzer | None,
+) -> _Changes:
+    """The manifest items, changes, new versions and projection rows of
+    :func:`plan_remember` (its rules), before the Revision is built."""
+    from powercontext.core.secrets import stored_text_secret  # writes only
+
     op_sources, op_artifacts = _evidence(sources, artifacts, "")
     op_s, op_a = set(op_sources), set(op_artifacts)
     artifact_id = (
@@ -298,16 +323,9 @@ def plan_remember(
         versions.append(version)
         upserts.append(_projection(version, analyzer))
     unique = {a.ref: a for a in artifacts}
-    return _build(
-        base,
-        artifact_id,
-        items,
-        changes,
-        versions,
-        upserts,
-        RevisionLineage(op_sources, op_artifacts),
-        tuple(unique[r] for r in canonical.sort_artifact_refs(unique)),
-    )
+    return _Changes(artifact_id, items, changes, versions, upserts,
+                    RevisionLineage(op_sources, op_artifacts),
+                    tuple(unique[r] for r in canonical.sort_artifact_refs(unique)))
 
 
 def _plan_state(
@@ -369,6 +387,42 @@ def plan_reactivate(
     skipped (``analyzer``: the database's, for the restored projection). A stale or
     unrelated entry object raises InvalidInputError."""
     return _plan_state(base, entries, reason, "active", analyzer)
+
+
+def plan_edit(
+    base: MemoryBase,
+    entries: Sequence[MemoryEntryInput],
+    forget: Sequence[MemoryEntryVersion],
+    *,
+    reason: str | None,
+    sources: Sequence[Source] = (),
+    new_id: NewId,
+    analyzer: Analyzer | None = None,
+) -> MemoryPlan | NoChange:
+    """One Revision that applies a person's edit of a Memory (an edited export): the
+    ``entries`` as :func:`plan_remember` plans them (adds and revisions, its rules), and
+    ``forget`` deactivated as :func:`plan_forget` does (each must be the exact current
+    active version), every change with ``reason`` (Memory RFC, "remember()",
+    "forget()": the same changes, committed together so that an edit lands whole or
+    not at all). An entry may be revised or forgotten, not both: InvalidInputError
+    naming ``forget[i]``. NO_CHANGE when nothing changes."""
+    why = canonical.normalize_reason(reason)
+    entries = tuple(attrs.evolve(e, reason=why) if isinstance(e, MemoryEntryInput) else e
+                    for e in entries)
+    parts = _remember_changes(base, entries, sources, (), new_id, analyzer)
+    revised = {e.entry.entry_id for e in entries
+               if isinstance(e, MemoryEntryInput) and e.entry is not None}
+    seen: set[str] = set()
+    for i, entry in enumerate(forget):
+        item = _check_current(base, entry, f"forget[{i}]", "active")
+        if entry.entry_id in revised or entry.entry_id in seen:
+            raise InvalidInputError(f"forget[{i}]",
+                                    f"entry {entry.entry_id!r} is named twice in one edit")
+        seen.add(entry.entry_id)
+        parts.items[item.entry_id] = attrs.evolve(item, state="inactive")
+        parts.changes.append(
+            MemoryChange("deactivate", item.entry_id, item.entry_version_id, None, why))
+    return _build(base, *parts)
 
 
 def plan_organize(

@@ -1,31 +1,23 @@
 """``powercontext doctor``: the installed extras, the database and model in use, and
-whether Claude Code and Codex have the hooks and MCP server, with the command that
-fixes each gap (the checks :mod:`powercontext.adapters.cli.setup` makes true).
+whether each agent host of :data:`powercontext.adapters.cli.hosts.HOSTS` has the hooks
+and MCP server (each host module's ``state``: the checks its ``setup`` makes true), with
+the command that fixes each gap.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import click
 
 from powercontext.adapters.cli.context import Ctx, pass_ctx
-from powercontext.adapters.cli.setup import (
-    _PROJECT,
-    HOOK_TIMEOUTS,
-    SERVER_NAME,
-    _guarded,
-    _is_ours,
-    claude_paths,
-    codex_path,
-)
+from powercontext.adapters.cli.hosts.placing import PROJECT, guarded
 
 __all__ = ["EXTRAS", "doctor", "extra_installed"]
+
 
 def _pip(extra: str, note: str = "") -> str:
     """How to install an extra from this checkout, through constraints.txt (the name
@@ -52,48 +44,39 @@ def extra_installed(modules: tuple[str, ...]) -> bool:
         return False
 
 
-def _json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
+def _agents(root: Path) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Every host's state per scope and the gaps of the hosts in use: Claude Code and
+    Codex always, another host when it is detected (its command on PATH or its
+    configuration directory in the home or the project)."""
+    from powercontext.adapters.cli.hosts import HOSTS, host
 
-
-def _claude_state(path: Path, mcp_file: Path) -> dict[str, bool]:
-    data = _json_file(path)
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    configured = {}
-    for event in HOOK_TIMEOUTS:
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
-        configured[event] = any(
-            _is_ours(h, "hook claude-code")
-            for g in (groups if isinstance(groups, list) else ())
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for h in g["hooks"])
-    mcp = _json_file(mcp_file)
-    servers = mcp.get("mcpServers") if isinstance(mcp, dict) else None
-    return {"hooks": all(configured.values()),
-            "mcp": isinstance(servers, dict) and SERVER_NAME in servers}
-
-
-def _codex_state(path: Path) -> dict[str, bool]:
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        data = {}
-    notify = data.get("notify")
-    servers = data.get("mcp_servers")
-    return {"hooks": isinstance(notify, list) and "codex" in notify
-            and any("powercontext" in str(x) for x in notify),
-            "mcp": isinstance(servers, dict) and SERVER_NAME in servers}
+    agents: dict[str, Any] = {}
+    missing: list[dict[str, str]] = []
+    for name in HOSTS:
+        module = host(name)
+        scopes = module.state(root)
+        agents[name] = scopes
+        if not module.detected(root) and not any(s["hooks"] or s["mcp"]
+                                                 for s in scopes.values()):
+            continue
+        for part in ("hooks", "mcp"):
+            if not any(s[part] for s in scopes.values()):
+                missing.append({"what": f"{name}: {part} not configured", "fix": module.FIX})
+        for scope, s in scopes.items():
+            if s.get("hooks_off"):
+                missing.append({"what": f"{name}: hooks are turned off in {s['settings']} "
+                                        f"({scope})",
+                                "fix": f"set hooksConfig.enabled to true in {s['settings']}"})
+    return agents, missing
 
 
 @click.command()
-@_PROJECT
+@PROJECT
 @pass_ctx
 def doctor(c: Ctx, project: str | None) -> None:
-    """What is installed, which database and model are in use, whether Claude Code and
-    Codex have the hooks and MCP server, and the command that fixes each gap."""
+    """What is installed, which database and model are in use, whether each agent
+    (Claude Code, Codex, Gemini CLI, Cursor, OpenCode) has the hooks and MCP server, and
+    the command that fixes each gap (for Claude Code, Codex and the agents found here)."""
 
     def body() -> None:
         from powercontext.runtime import sqlite_path
@@ -113,19 +96,10 @@ def doctor(c: Ctx, project: str | None) -> None:
         if path is not None and not path.exists():
             missing.append({"what": "the database does not exist yet",
                             "fix": "powercontext repo bootstrap ."})
-        agents: dict[str, Any] = {}
-        for scope in ("project", "user"):
-            settings, mcp_file = claude_paths(scope, project)
-            agents.setdefault("claude-code", {})[scope] = dict(
-                _claude_state(settings, mcp_file), settings=str(settings), mcp_file=str(mcp_file))
-            cfg = codex_path(scope, project)
-            agents.setdefault("codex", {})[scope] = dict(_codex_state(cfg), config=str(cfg))
-        for agent, scopes in agents.items():
-            for part in ("hooks", "mcp"):
-                if not any(s[part] for s in scopes.values()):
-                    missing.append({"what": f"{agent}: {part} not configured",
-                                    "fix": f"powercontext setup {agent}"
-                                           + (" --scope user" if agent == "codex" else "")})
+        from powercontext.adapters.cli.hosts.placing import project_root
+
+        agents, gaps = _agents(project_root(project))
+        missing += gaps
         data = {"extras": extras, "database": database, "agents": agents, "missing": missing}
 
         def human() -> None:
@@ -145,4 +119,4 @@ def doctor(c: Ctx, project: str | None) -> None:
 
         c.emit(data, human)
 
-    _guarded(c, body)
+    guarded(c, body)

@@ -60,6 +60,7 @@ from typing import Any
 
 import click
 
+from powercontext.adapters.cli.context import LazyGroup
 from powercontext.adapters.cli.hook_fence import MAX_CONTEXT_CHARS, defang, render_context
 from powercontext.adapters.cli.hook_outcome import (
     ENV_HOOK_CREATE,
@@ -116,7 +117,8 @@ def _log_failure(event: str, exc: BaseException) -> str | None:
     return log_failure(event, exc)
 
 
-def _guard(event: str, fn: Callable[[], None]) -> None:
+def _guard(event: str, fn: Callable[[], None],
+           fallback: str | Callable[[], str] = "") -> None:
     """Run ``fn``; on any error print one line on stderr, log it, and exit 0.
 
     The cyclic garbage collector is off while ``fn`` runs, and restored after: a hook
@@ -135,6 +137,9 @@ def _guard(event: str, fn: Callable[[], None]) -> None:
         where = _log_failure(event, exc)
         msg = clean_text(f"powercontext hook {event}: {type(exc).__name__}: {exc}")
         click.echo(msg + (f" (logged to {where})" if where else ""), err=True)
+        answer = fallback() if callable(fallback) else fallback
+        if answer:  # a host that parses stdout as JSON gets its neutral answer
+            click.echo(answer)
         sys.exit(0)
     finally:
         if enabled:
@@ -161,15 +166,24 @@ def _emit(data: Any) -> None:
 # --------------------------------------------------------------------------- commands
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy={
+    "gemini": "hosts.gemini:hook", "cursor": "hosts.cursor:hook",
+    "opencode": "hosts.opencode:hook"})
 def hook() -> None:
-    """Hooks for coding agents (Claude Code, Codex). They always exit 0.
+    """Hooks for coding agents (Claude Code, Codex, Gemini CLI, Cursor, OpenCode). They
+    always exit 0; `powercontext setup AGENT` writes each agent's configuration.
 
     \b
     Claude Code (.claude/settings.json): UserPromptSubmit and Stop run
         powercontext hook claude-code
     Codex (~/.codex/config.toml):
         notify = ["powercontext", "hook", "codex"]
+    Gemini CLI (.gemini/settings.json): BeforeAgent and AfterAgent run
+        powercontext hook gemini
+    Cursor (.cursor/hooks.json): beforeSubmitPrompt, afterAgentResponse, stop run
+        powercontext hook cursor
+    OpenCode (.opencode/plugins/powercontext.js): the plugin runs
+        powercontext hook opencode
     Faster prompts (optional, one per database, in its own terminal):
         powercontext hook daemon
     """

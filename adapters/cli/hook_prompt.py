@@ -77,11 +77,12 @@ def _word_priority(word: str, raw: str) -> int:
 
 
 def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
-    """The full-text queries the prompt hook searches for ``prompt`` (README, "Coding-agent
-    hooks"): the prompt's informative words in prompt order, each query of at most
-    :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer`` (default: the default
-    analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that admission's share of a
-    query's terms (a quarter, at least two) stays reachable for a long prompt.
+    """The full-text queries the prompt hook searches for ``prompt`` (docs/hooks.md, "Long
+    prompts still find their entries"): the prompt's informative words in prompt order, each
+    query of at most :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer``
+    (default: the default analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that
+    admission's share of a query's terms (a quarter, at least two) stays reachable for a
+    long prompt.
 
     Informative: a word with analyzer terms (no stopword), not a conversational filler
     word, not a single letter; a word whose terms all came earlier is dropped. When the
@@ -261,14 +262,17 @@ async def _key_memory(c: Any, key: str) -> str | None:
 
 
 async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str, *,
-                         topics: bool = True, receipts: bool = False
+                         topics: bool = True, receipts: bool = False,
+                         agent: str = "claude-code", event: str = "UserPromptSubmit"
                          ) -> dict[str, Any] | None:
     """The ``UserPromptSubmit`` answer: the repository Memory's :func:`prompt_hits`,
     then (``topics``) :func:`prompt_topics` of its Scope, rendered by
     :func:`~powercontext.adapters.cli.hook_fence.render_context`; None (no output)
     when nothing passes the bar. The receipts of what was injected are logged
     (:func:`~powercontext.adapters.cli.hook_log.log_receipts`) and, with ``receipts``
-    (``--json``), returned beside ``hookSpecificOutput`` as ``"receipts"``."""
+    (``--json``), returned beside ``hookSpecificOutput`` as ``"receipts"``. ``agent``
+    names the host in the log and ``event`` the answer's ``hookEventName`` (Gemini CLI
+    reads the same shape for ``BeforeAgent``)."""
     from powercontext.core import analyzer as analyzers
     from powercontext.core.recall import profile_prompt
 
@@ -302,9 +306,9 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
     ranked = [receipt(item, i) for i, item in enumerate([*hits, *found], 1)]
     from powercontext.adapters.cli.hook_log import log_receipts
 
-    log_receipts("claude-code", str(root), ranked)
+    log_receipts(agent, str(root), ranked)
     out: dict[str, Any] = {"hookSpecificOutput": {
-        "hookEventName": "UserPromptSubmit",
+        "hookEventName": event,
         "additionalContext": render_context([i.hit for i in hits], repo=str(root),
                                             topics=[i.hit for i in found]),
     }}

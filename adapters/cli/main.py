@@ -16,7 +16,8 @@ the commands are imported when used (:class:`~powercontext.adapters.cli.context.
 so a hook imports only the hook module) and live in modules by concern: ``memory``
 (``remember``, ``forget``, ``reactivate``, ``organize``), ``reads`` (``changes``,
 ``show``, ``expand``),
-``search``, ``cite`` (``cite``, ``validate-citation``), ``rebuild``, ``overview``
+``search``, ``cite`` (``cite``, ``validate-citation``), ``rebuild``, ``memory_file``
+(``export``, ``apply``: a Memory as a Markdown file a person edits), ``overview``
 (``memory list``, ``source show``, ``info``), ``sources`` (``source add``), ``setup``
 (``setup``, ``doctor``), ``repo``, ``hook``, ``mcp_cmd`` and ``topic`` (the ``topic``
 group: ``search``, ``get``, ``flush``, ``status``, ``process``).
@@ -70,7 +71,7 @@ __all__ = [
 @click.group(cls=LazyGroup, lazy={
     "topic": "topic:topic", "repo": "repo:repo", "hook": "hook:hook", "mcp": "mcp_cmd:mcp",
     "source": "overview:source", "info": "overview:info", "setup": "setup:setup",
-    "doctor": "doctor:doctor", "serve": "serve:serve",
+    "doctor": "doctor:doctor", "serve": "serve:serve", "import": "importer:import_group",
 }, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -114,6 +115,7 @@ def cli(
     "search": "search:search", "cite": "cite:cite",
     "validate-citation": "cite:validate_citation", "rebuild": "rebuild:rebuild",
     "list": "overview:memory_list", "retire": "memory:retire",
+    "export": "memory_file:export", "apply": "memory_file:apply",
 })
 def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""

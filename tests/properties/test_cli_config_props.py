@@ -16,8 +16,9 @@ import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
 
+from powercontext.adapters.cli.hosts.claude_code import settings_plan as claude_settings_plan
+from powercontext.adapters.cli.hosts.codex import plan as codex_plan
 from powercontext.adapters.cli.memory import entry_specs as _entry_specs
-from powercontext.adapters.cli.setup import claude_settings_plan, codex_plan
 from powercontext.core.errors import InvalidInputError
 
 json_values = st.recursive(
