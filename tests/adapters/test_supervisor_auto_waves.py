@@ -27,6 +27,8 @@ from support.supervisor_runs import isolated_env, supervisor, until, write_confi
 
 from powercontext import make_source, open_topic_service
 
+pytestmark = pytest.mark.subprocess  # the Supervisor's Workers
+
 AUTO = {"topic_memory_auto_interval_seconds": 3600}
 
 
