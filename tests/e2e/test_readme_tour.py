@@ -67,3 +67,8 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     assert "covered: repo:" in out and "ref: topic_art_" in out and "Storage format" in out
     # --dry-run wrote nothing into the checkout
     assert ((ROOT / ".claude").exists(), (ROOT / ".mcp.json").exists()) == claude_before
+    # the exported file's edit became a revise in a new Revision; the import of a home
+    # without sessions says so and adds nothing
+    applied = out.split("Applied to ", 1)[1]
+    assert "revise" in applied and "make check and make types before review" in applied
+    assert "Imported 0 new turns of claude-code" in out

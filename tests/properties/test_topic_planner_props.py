@@ -225,7 +225,9 @@ def test_deterministic_plan_and_item_answers_pass_the_planner_checks(ps, titles,
     assert sorted(id(p) for i in items for p in i.probes) == sorted(id(p) for p in ps)
     for item in items:
         for p in item.probes:
-            hit = shown[ps.index(p)]
+            # by identity: two equal Probes may have found different Topics (ps.index
+            # would give both the first one's hit)
+            hit = shown[next(i for i, q in enumerate(ps) if q is p)]
             if hit is not None:
                 assert item.target is handles[hit]
             elif any(" ".join(p.query.casefold().split()).rstrip(".") ==
@@ -237,3 +239,23 @@ def test_deterministic_plan_and_item_answers_pass_the_planner_checks(ps, titles,
         assert len(evo.creates) + len(evo.updates) + evo.noops == 1
         for u in evo.updates:
             assert u.base == item.target.ref
+
+
+def test_two_equal_probes_that_found_two_topics_go_to_their_own_topics():
+    """The input Hypothesis found (the property read both Probes' hits from the first):
+    two equal Probes of one Source whose searches found different Topics each go to the
+    UPDATE Item of the Topic it found."""
+    model = DeterministicTopicModel()
+    heads = [revision(f"topic_art_{i}", "untitled", "S.", f"Old {i}.") for i in range(2)]
+    candidates = [HistoryCandidate(h.ref, 80.0, TopicHit(h.ref, h.content.title, "S.", None,
+                                                         0.03, ("topic_fts",)), (0,))
+                  for h in heads]
+    probe = Probe("deploy deploy", ("s1",), W.refs(["s1"], "evidence_ids"))
+    ps = (probe, Probe(probe.query, probe.evidence_ids, probe.sources))
+    found = [heads[0].ref, heads[1].ref]
+    handles = stages.history_handles(heads)
+    request = planner.plan_request(W, ps, candidates, ProcessingSettings(), found)
+    shown = planner.found_handles(candidates, found, len(ps))
+    items = planner.parse_plan(model.answer(request), W, ps, handles, shown)
+    targets = {id(p): item.target for item in items for p in item.probes}
+    assert targets == {id(ps[0]): heads[0], id(ps[1]): heads[1]}
