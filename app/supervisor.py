@@ -17,8 +17,10 @@ One asyncio task in the serving process (role ``all`` or ``background``):
   :meth:`notify_flush` (latency only): unhandled explicit flushes
   (``pending_page(flushed_only=True)``), the automatic wave when due
   (:func:`~powercontext.core.topic.supervision.auto_wave_due`; one ``freeze_wave``,
-  then bounded pages of ``wave_targets``), catch-up of ordinary Pending outside the
-  frozen set. Every page is bounded; nothing materialises the whole Pending set.
+  then bounded pages of ``wave_targets``; targets backing off do not hold back the
+  later pages), catch-up of ordinary Pending outside the frozen set while a wave is
+  open. Every page is bounded and at most ``MAX_KNOWN_KEYS`` keys are held; nothing
+  materialises the whole Pending set.
 * **Queue and Workers.** A :class:`~powercontext.core.topic.supervision.FairQueue`
   keyed by (binding, Scope); at most ``artifact_processing_max_workers`` Workers, one
   per key. A Worker is a child process (multiprocessing ``forkserver``) running one
@@ -505,8 +507,13 @@ class ArtifactProcessingSupervisor:
         (one fenced transaction) once none is left and no Worker of it runs."""
         backend, term, wave = self._service.backend, self._term, self._wave
         assert term is not None and wave is not None
-        if sum(1 for w in self._work.values() if w.wave_id == wave) >= PAGE:
-            return  # enough of the wave in memory already
+        now = self._clock()
+        ready = sum(1 for k, w in self._work.items() if w.wave_id == wave
+                    and not (k in self._retry and self._retry[k].next_retry_at > now))
+        if ready >= PAGE or len(self._work) >= MAX_KNOWN_KEYS:
+            # enough of the wave ready in memory already; targets backing off do not
+            # count, so a page of failing targets never keeps later pages waiting
+            return
         targets = await backend.wave_targets(wave, self._wave_after, PAGE)
         if not targets:
             if self._wave_after is not None:

@@ -9,6 +9,8 @@ Workers run in other processes):
 - a Source text containing ``POISON`` makes every call over it raise (a provider
   fault: an ordinary failure, backed off per key);
 - while ``<dir>/hang`` exists every call blocks (the Worker timeout);
+- while ``<dir>/flaky`` exists a call over a Source text containing ``FLAKY`` raises
+  (a fault that ends when the test removes the file);
 - every call appends its stage to ``<dir>/calls`` (counts only, never text).
 """
 
@@ -23,6 +25,7 @@ from powercontext.plugins import hookimpl
 
 NAME = "sup-test"
 POISON = "POISON"
+FLAKY = "FLAKY"
 
 
 class SupervisorTestModel:
@@ -42,6 +45,9 @@ class SupervisorTestModel:
                 fh.write(request.stage + "\n")
             while (self.control / "hang").exists():
                 time.sleep(0.05)  # blocks the Worker: only the Supervisor's timeout ends it
+        if (FLAKY in request.input_json and self.control is not None
+                and (self.control / "flaky").exists()):
+            raise RuntimeError("the test provider is down for this Scope for now")
         if POISON in request.input_json:
             raise RuntimeError("the test provider is down for this Scope")
         return await self._inner.generate(request)
