@@ -109,6 +109,7 @@ class DatabaseMemoryBackend(MemorySearchMixin):
         self._analyzer_choice = _resolve_analyzer(analyzer)
         self._analyzer: Analyzer | None = None  # the database's, known once open
         self._analyzer_migration = False
+        self._analyzer_target: tuple[str | None, str] | None = None  # a rebuild migrates
         self._revisions = RevisionCache()  # parsed Revisions, shared by every read
         self._complete_cache: dict[tuple[str, int, str], bool] = {}
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
