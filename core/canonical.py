@@ -24,6 +24,7 @@ import attrs
 import cattrs
 import rfc8785
 
+from powercontext.core.characters import check_ascii_printable, check_identifier, check_one_line
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import (
     ArtifactRef,
@@ -183,12 +184,16 @@ def normalize_text(value: object, field: str = "text") -> str:
 
 
 def normalize_reason(value: object, field: str = "reason") -> str | None:
-    """NFC and trimmed, at most 512 code points; None and blank stay None."""
+    """NFC and trimmed, at most 512 code points, one line: a reason is a stable reason
+    code or short text (Memory RFC, "MemoryChange"), so a control character inside
+    (line break, tab, ESC, BEL), a line or paragraph separator or a bidirectional
+    control is refused. None and blank stay None."""
     if value is None:
         return None
     reason = unicodedata.normalize("NFC", _check_str(field, value)).strip()
     if not reason:
         return None
+    check_one_line(reason, field)
     if len(reason) > MAX_REASON_CODE_POINTS:
         raise InvalidInputError(
             field, f"is {len(reason)} code points; the limit is {MAX_REASON_CODE_POINTS}"
@@ -197,13 +202,15 @@ def normalize_reason(value: object, field: str = "reason") -> str | None:
 
 
 def normalize_kind(value: object, field: str = "kind") -> str:
-    """A non-empty kind string (unknown kinds are kept), NFC and trimmed, at most 64 chars."""
+    """A non-empty kind string (unknown kinds are kept), NFC and trimmed, at most 64
+    printable ASCII characters: a control character inside (newline, carriage return,
+    tab, ESC, BEL, DEL) is refused, since a kind is shown at the start of a line."""
     kind = unicodedata.normalize("NFC", _check_str(field, value)).strip()
     if not kind:
         raise InvalidInputError(field, "must be a non-empty string")
     if len(kind) > 64 or not kind.isascii():
         raise InvalidInputError(field, "must be at most 64 ASCII characters")
-    return kind
+    return check_ascii_printable(kind, field)
 
 
 def check_id(value: object, field: str) -> str:
@@ -301,8 +308,9 @@ def make_source(
     metadata: dict[str, str] | tuple[tuple[str, str], ...] = (),
 ) -> Source:
     """A Source with its content hash computed; metadata sorted by the UTF-16 code units of
-    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids or a
-    non-string (or lone-surrogate) metadata key or value."""
+    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids, a
+    kind :func:`normalize_kind` refuses, a metadata key :func:`check_identifier` refuses
+    (a control or format character) or a non-string (or lone-surrogate) metadata value."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
@@ -313,7 +321,7 @@ def make_source(
     except (TypeError, ValueError):
         raise InvalidInputError("source.metadata", "must be a mapping of strings") from None
     for k, v in items:
-        _check_str("source.metadata", k)
+        check_identifier(k, "source.metadata")  # a key is shown as part of a line
         _check_str(f"source.metadata[{k!r}]", v)
     pairs = tuple(sorted(items, key=lambda p: utf16_key(p[0])))
     return Source(

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx
+from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx, term_line, term_safe
 
 __all__ = ["info", "memory_list", "source"]
 
@@ -50,7 +50,7 @@ def memory_list(c: Ctx) -> None:
                 click.echo("No Memory yet: powercontext memory remember --key NAME --text ...")
             for r in rows:
                 ref = r["memory_ref"]
-                names = ", ".join(f"key:{k}" for k in r["keys"]) or "(no key)"
+                names = ", ".join(f"key:{term_line(k)}" for k in r["keys"]) or "(no key)"
                 click.echo(f"{names}  {ref['artifact_id']}  Revision {ref['revision']}  "
                            f"{r['active_entries']} active of {r['entries']} entries")
 
@@ -82,14 +82,14 @@ def source_show(c: Ctx, source_id: str) -> None:
         data = dict(to_json(src), untrusted=True)
 
         def human() -> None:
-            click.echo(f"Source {src.source_id} ({src.kind})")
+            click.echo(f"Source {src.source_id} ({term_line(src.kind)})")
             if src.uri:
-                click.echo(f"  uri:          {src.uri}")
+                click.echo(f"  uri:          {term_line(src.uri)}")
             click.echo(f"  content hash: {src.content_hash}")
             for k, v in src.metadata:
-                click.echo(f"  {k}: {v}")
+                click.echo(f"  {term_line(k)}: {term_line(v)}")
             click.echo("")
-            click.echo(src.content)
+            click.echo(term_safe(src.content))
 
         c.emit(data, human)
 
