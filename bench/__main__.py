@@ -13,6 +13,7 @@ import sys
 #: benchmark name -> module implementing ``main(argv) -> int``
 BENCHMARKS: dict[str, str] = {
     "hooks": "bench.hooks",
+    "hook-sizes": "bench.hook_sizes",
     "locomo": "bench.locomo",
     "peer": "bench.peer",
     "perf": "bench.perf",

@@ -30,8 +30,12 @@ Codex runs its ``notify`` program with one JSON argument; ``powercontext hook co
 handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-messages``,
 ``last-assistant-message``) like a Stop.
 
-Every payload is sanitised at the boundary (:func:`sanitize`: lone UTF-16 surrogates
-become U+FFFD, keys too; invalid UTF-8 on stdin too), so odd text never loses a turn.
+Every payload is bounded and sanitised at the boundary, before any work
+(``hook_payload.load_payload``): stdin is cut while it is read (a string keeps its first
+512 KiB and last 256 KiB, nesting deeper than 64 is refused cleanly), every text is then
+clipped to 32 KiB of characters around a marker (a 50 MB reply is one pass over its bytes,
+not a minute of secret scanning), and :func:`sanitize` makes lone UTF-16 surrogates
+U+FFFD, keys too (invalid UTF-8 on stdin too), so odd text never loses a turn.
 A hook never breaks the agent: any failure prints one line on stderr, is appended to
 ``<data dir>/logs/hooks.log`` and exits 0. Start-up stays small: nothing beyond click is
 imported until an event needs it (a database that does not exist is never created).
@@ -63,12 +67,13 @@ from powercontext.adapters.cli.hook_outcome import (
     trivial_outcome,
 )
 from powercontext.adapters.cli.hook_payload import (
+    HookInputError,
     clean_text,
+    clip_text,
     event_cwd,
     extract_transcript_turn,
     hook_output,
-    load_object,
-    read_stdin,
+    load_payload,
     repo_key,
     repo_root,
     sanitize,
@@ -106,7 +111,8 @@ __all__ = [
 
 
 def _log_failure(event: str, exc: BaseException) -> str | None:
-    """Append the failure with its traceback to ``<data dir>/logs/hooks.log``."""
+    """Append the failure with its traceback to ``<data dir>/logs/hooks.log`` (input
+    the boundary refused, :class:`HookInputError`, in one line without one)."""
     import time
     import traceback
 
@@ -118,8 +124,12 @@ def _log_failure(event: str, exc: BaseException) -> str | None:
         path = log_dir / "hooks.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(f"{stamp} hook {event} failed (exit 0 kept for the agent):\n")
-            fh.write("".join(traceback.format_exception(exc)))
+            if isinstance(exc, HookInputError):
+                fh.write(f"{stamp} hook {event} refused its input (exit 0 kept for the "
+                         f"agent): {clean_text(str(exc))}\n")
+            else:
+                fh.write(f"{stamp} hook {event} failed (exit 0 kept for the agent):\n")
+                fh.write("".join(traceback.format_exception(exc)))
         return str(path)
     except Exception:  # the log is best effort too
         return None
@@ -214,7 +224,7 @@ def claude_code(obj: Any, limit: int, mode: str, topics: bool, extract: bool,
 
     def body() -> None:
         c = _ctx(obj)
-        payload = sanitize(load_object(read_stdin(), "hook input"))
+        payload = load_payload(None, "hook input")  # bounded at the boundary
         event = payload.get("hook_event_name")
         if event == "UserPromptSubmit":
             _emit(_run(prompt_context(c, payload, limit, mode, topics=topics)))
@@ -285,14 +295,14 @@ def codex(obj: Any, payload: str | None, extract: bool, create_memory: bool) -> 
     def body() -> None:
         c = _ctx(obj)
         if payload is None:
-            raise ValueError("Codex passes the notification as one JSON argument")
-        data = sanitize(load_object(clean_text(payload), "notification"))
+            raise HookInputError("Codex passes the notification as one JSON argument")
+        data = load_payload(clean_text(payload), "notification")
         if data.get("type") != "agent-turn-complete":
             return
         answer = data.get("last-assistant-message")
         inputs = data.get("input-messages")
-        request = "\n".join(m for m in inputs if isinstance(m, str)) \
-            if isinstance(inputs, list) else ""
+        request = clip_text("\n".join(m for m in inputs if isinstance(m, str))
+                            if isinstance(inputs, list) else "")
         ids = {"event": "agent-turn-complete",
                "thread_id": str(data.get("thread-id") or ""),
                "turn_id": str(data.get("turn-id") or "")}
