@@ -5,7 +5,9 @@
 prepared-context route of :mod:`.context` when that module is installed, ``GET
 /v1/health`` and the OpenAPI document at ``/openapi.json`` (both without a token);
 errors are mapped once by :mod:`.errors`. Request bodies over :data:`MAX_BODY_BYTES`
-are refused (413 ``invalid_input``) before they are read whole.
+are refused (413 ``invalid_input``) before they are read whole; :mod:`.guards` checks
+the bearer token before any body is read, bounds the time the body may take (408) and
+adds ``Cache-Control: no-store`` and ``nosniff`` to every JSON response.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from fastapi.responses import JSONResponse
 
 from powercontext.adapters.http.deps import Services
 from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
+from powercontext.adapters.http.guards import RequestGuard
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
@@ -149,14 +152,19 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
         "unavailable", "supervisor": null | {"leader", "generation"}}``; no token."""
         return _health(request.app.state.services, request.app.state.role)
 
+    token_prefixes: list[str] = []
     if role != "background":
         from powercontext.adapters.http.topic import router as topic_router
 
         app.include_router(topic_router)
+        token_prefixes.append(topic_router.prefix + "/")
         context_router = _context_router()
         if context_router is not None:
             app.include_router(context_router)
+            token_prefixes.append(context_router.prefix + "/")
         _install_dashboard(app)
+    # the token before any body is read, a deadline for the body, JSON headers
+    app.add_middleware(RequestGuard, token_prefixes=tuple(token_prefixes))
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     return app
 
