@@ -309,13 +309,14 @@ def make_source(
 ) -> Source:
     """A Source with its content hash computed; metadata sorted by the UTF-16 code units of
     its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids, a
-    kind :func:`normalize_kind` refuses, a metadata key :func:`check_identifier` refuses
-    (a control or format character) or a non-string (or lone-surrogate) metadata value."""
+    kind :func:`normalize_kind` refuses, a uri or a metadata key :func:`check_identifier`
+    refuses (a control or format character, a line separator) or a non-string (or
+    lone-surrogate) metadata value."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
     if uri is not None:
-        _check_str("source.uri", uri)
+        check_identifier(uri, "source.uri")  # a uri names the Source in one piece of a line
     try:
         items = list((metadata if isinstance(metadata, dict) else dict(metadata)).items())
     except (TypeError, ValueError):

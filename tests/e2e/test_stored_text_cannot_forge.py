@@ -73,12 +73,16 @@ def test_a_kind_with_a_control_character_is_refused(ch: str) -> None:
 
 
 @pytest.mark.parametrize("ch", CONTROLS)
-def test_metadata_keys_and_business_keys_refuse_control_and_format_characters(ch: str) -> None:
+def test_uris_metadata_keys_and_business_keys_refuse_control_and_format_characters(
+        ch: str) -> None:
     from powercontext.core.keys import normalize_key
 
     with pytest.raises(InvalidInputError) as info:
         canonical.make_source("src_x", "file", "body", None, {f"turn{ch}id": "1"})
     assert info.value.field == "source.metadata"
+    with pytest.raises(InvalidInputError) as info:
+        canonical.make_source("src_x", "file", "body", f"file:///a{ch}b.md")
+    assert info.value.field == "source.uri"
     with pytest.raises(InvalidInputError):
         normalize_key(f"repo:/w/a{ch}b")
     if ch not in "\u200b\ufeff":  # a reason is text: zero-width characters may stay
