@@ -17,8 +17,8 @@ The rules (slug: what is found; the span is the value):
   <sha>``), so a hash named next to the word stays.
 - ``credential-near-token``: a high-entropy token (:func:`high_entropy`: 20 to 1024
   characters of letters, digits and ``+/=_-.``, upper and lower case and at least two
-  digits, so never a hex SHA, a UUID or a hex hash) within six words of a credential
-  word or ``aws`` on the same line.
+  digits, so never a hex SHA, a UUID or a hex hash) within six words (and 2 KiB) of a
+  credential word or ``aws`` on the same line.
 - ``command-line-password``: a password on a command line: the value of ``--password``
   (and ``--db-password``, ``--passwd``, ``--pass``, ``--passphrase``, ``--secret``,
   ``--token``, ``--api-key``, ``--access-key``, ``--secret-key``, ``--auth-token``;
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import binascii
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterator
 
@@ -51,20 +52,26 @@ __all__ = ["context_findings", "high_entropy", "password_like"]
 #: (rule, description, start, end) of one finding.
 Hit = tuple[str, str, int, int]
 
+#: Case-insensitive on ASCII letters only (``_cred_words`` finds the words in the
+#: lowercased text; no other letter folds into a credential word).
 _CRED_WORD = re.compile(
     r"(?i)(?<![A-Za-z0-9])(?:"
-    r"(?:aws[ _-]?)?(?:secret[ _-]?(?:access[ _-]?)?|access[ _-]?|private[ _-]?|api[ _-]?"
+    r"(?:secret[ _-]?(?:access[ _-]?)?|access[ _-]?|private[ _-]?|api[ _-]?"
     r"|auth[ _-]?|signing[ _-]?|encryption[ _-]?|master[ _-]?|client[ _-]?|license[ _-]?)key"
     r"|apikey|pass(?:word|wd|phrase|code)|pwd|secret"
     r"|(?:(?:api|access|auth|bearer|refresh|session)[ _-]?)?token|credentials?"
-    r")(?![A-Za-z0-9]|[_-][A-Za-z0-9])")
+    r")(?![A-Za-z0-9]|[_-][A-Za-z0-9])", re.ASCII)
 #: The last word of every credential phrase, in the lowercased text.
 _CRED_END = re.compile(r"key|pass|pwd|secret|token|credential")
-_KEY_PREFIX = re.compile(
-    r"(?:aws[ _-]?)?(?:secret[ _-]?(?:access[ _-]?)?|access[ _-]?|private[ _-]?|api[ _-]?"
-    r"|auth[ _-]?|signing[ _-]?|encryption[ _-]?|master[ _-]?|client[ _-]?|license[ _-]?)\Z")
-_TOKEN_PREFIX = re.compile(r"(?:api|access|auth|bearer|refresh|session)[ _-]?\Z")
-_NEAR_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])aws(?![A-Za-z0-9])")
+# The words a key's or a token's phrase may start with, written backwards and matched
+# on the 40 characters before the key or token reversed: the longest first (a phrase
+# may fail to start there, "xsecret access key", and start at the next word).
+_KEY_PREFIXES_REVERSED = (
+    re.compile(r"[ _-]?ssecca[ _-]?terces"),
+    re.compile(r"[ _-]?(?:terces|ssecca|etavirp|ipa|htua|gningis|noitpyrcne|retsam|tneilc"
+               r"|esnecil)"))
+_TOKEN_PREFIXES_REVERSED = (re.compile(r"[ _-]?(?:ipa|ssecca|htua|reraeb|hserfer|noisses)"),)
+_NEAR_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])aws(?![A-Za-z0-9])", re.ASCII)
 _TOKEN = re.compile(r"\S+")
 #: Words between a credential word and its value.
 _LINKS = frozenset({
@@ -92,6 +99,8 @@ _HASH_WORDS = frozenset({"sha", "sha1", "sha256", "sha512", "sha-1", "sha-256", 
                          "md5", "hash", "digest", "checksum", "commit", "fingerprint",
                          "integrity", "etag", "uuid", "id", "revision", "rev"})
 #: Hex digits, perhaps after words (``src_file_<hex>``, ``build-<hex>``): an id or a hash.
+_SPACE = re.compile(r"\s")
+_LETTER = re.compile(r"[^\W\d_]")
 _HEX = re.compile(r"(?:[A-Za-z]+[_-])*(?:[0-9a-f]+|[0-9A-F]+)")
 _HIGH_ENTROPY = re.compile(r"[A-Za-z0-9+/=_.\-]{20,1024}")
 #: A run high_entropy could take: 20+ characters of its alphabet holding a digit.
@@ -112,9 +121,7 @@ def password_like(value: str, is_placeholder: Callable[[str], bool]) -> bool:
     (words and numbers joined by ``-_./+`` with at most one switch from letters to
     digits each: ``base64``, ``x86_64``, ``v1.2.3``, ``SHA256-signed``, ``config.yaml``,
     ``hunter2``)."""
-    if not 6 <= len(value) <= 128 or any(c.isspace() for c in value):
-        return False
-    if not any(c.isalpha() for c in value):
+    if not 6 <= len(value) <= 128 or _SPACE.search(value) or not _LETTER.search(value):
         return False
     if value.isalnum() and not any(c.isdigit() for c in value):
         return False  # letters only
@@ -153,6 +160,7 @@ class _Lines:
         self._newlines: list[int] | None = None
         self._tokens: dict[int, tuple[list[int], list[int]]] = {}
         self._facts: dict[tuple[str, int], object] = {}
+        self._runs: tuple[list[int], list[int]] | None = None
 
     def bounds(self, pos: int) -> tuple[int, int]:
         if self._newlines is None:
@@ -170,6 +178,18 @@ class _Lines:
             self._tokens[start] = found
         return found
 
+    def long_run_near(self, pos: int) -> bool:
+        """Whether a run :func:`high_entropy` could take (20+ characters of its alphabet,
+        upper and lower case) lies within :data:`_NEAR_CHARS` characters of ``pos`` (the
+        runs found once)."""
+        if self._runs is None:
+            runs = [(m.start(), m.end()) for m in _LONG_MIXED.finditer(self.text)
+                    if (r := m.group()) != r.lower() and r != r.upper()]  # both cases
+            self._runs = ([a for a, _ in runs], [b for _, b in runs])
+        starts, ends = self._runs
+        i = bisect.bisect_left(ends, pos - _NEAR_CHARS)  # runs are disjoint: ends sorted
+        return i < len(starts) and starts[i] < pos + _NEAR_CHARS
+
     def fact(self, name: str, pos: int, compute: Callable[[int, int], object]) -> object:
         """``compute(start, end)`` of the line holding ``pos``, once per line."""
         start, end = self.bounds(pos)
@@ -179,6 +199,8 @@ class _Lines:
         return self._facts[key]
 
 
+#: How far from its cue a high-entropy token may stand (and at most six words).
+_NEAR_CHARS = 2048
 #: A token longer than this cannot hold a value the phrase rule takes.
 _MAX_WORD = 160
 
@@ -187,39 +209,38 @@ def _phrase_value(text: str, m: re.Match[str],
                   is_placeholder: Callable[[str], bool]) -> tuple[int, int] | None:
     """The span of the value a credential word introduces, or None. Looks at most seven
     words and 1,200 characters past the word (never the rest of a long line)."""
-    at = m.start()
-    if at > 0 and text[at - 1] in "$%{":
-        return None  # a variable's name ($PWD, %PASSWORD%, ${TOKEN})
-    before = text[max(0, at - 64):at]  # the word's token up to the word (64 at most)
-    if before and not before[-1].isspace() and \
-            before.split()[-1].lstrip("\"'`([{").startswith("-"):
-        return None  # an option's name (--password): the command-line rule's
-    rest = text[m.end():m.end() + _MAX_WORD + 2]  # the rest of the word's token
-    rest = rest.split(None, 1)[0] if rest and not rest[0].isspace() else ""
-    rest_end = m.end() + len(rest)
-    if rest and rest[0] not in ":=\"'`":
-        return None  # token's, tokenizer-like tails are no operator
-    candidates: list[tuple[int, int]] = []
-    stripped = rest.lstrip(":=\"'` ")
-    if stripped:
-        candidates.append((rest_end - len(stripped), rest_end))
-    line_end = text.find("\n", rest_end, rest_end + 7 * (_MAX_WORD + 8))
-    window_end = line_end if line_end >= 0 else min(len(text), rest_end + 7 * (_MAX_WORD + 8))
-    for i, t in enumerate(_TOKEN.finditer(text, rest_end, window_end)):
-        if i >= 6:
-            break
-        candidates.append(t.span())
+    at, pos = m.start(), m.end()
+    if at and not text[at - 1].isspace():
+        if text[at - 1] in "$%{":
+            return None  # a variable's name ($PWD, %PASSWORD%, ${TOKEN})
+        before = text[max(0, at - 64):at].split()  # the word's token (64 at most)
+        if before and before[-1].lstrip("\"'`([{").startswith("-"):
+            return None  # an option's name (--password): the command-line rule's
+    connected = False  # the value is stated: is, =, :, to ...
+    first: list[tuple[int, int]] = []
+    if pos < len(text) and not text[pos].isspace():  # the rest of the word's token
+        rest = text[pos:pos + _MAX_WORD + 2].split(None, 1)[0]
+        if rest[0] not in ":=\"'`":
+            return None  # token's, tokenizer-like tails are no operator
+        connected = rest[0] in ":="
+        pos += len(rest)
+        stripped = rest.lstrip(":=\"'`")
+        if stripped:
+            first.append((pos - len(stripped), pos))
+    window_end = min(len(text), pos + 7 * (_MAX_WORD + 8))
+    line_end = text.find("\n", pos, window_end)
+    tokens = (t.span() for t in _TOKEN.finditer(text, pos, window_end if line_end < 0
+                                                  else line_end))
     naming = 0  # words of a name after a preposition (for the admin, of the API)
-    connected = rest[:1] in (":", "=")  # the value is stated: is, =, :, to ...
     links = 0
-    for s, e in candidates:
+    for s, e in itertools.chain(first, itertools.islice(tokens, 6)):
         if e - s > _MAX_WORD:
             return None
         word = text[s:e]
         low = word.lower().rstrip(",")
-        if low in _LINKS or low.strip(":=") == "":
+        if low in _LINKS or not low.strip(":="):
             links += 1
-            if low in _CONNECTORS or low.strip(":=") == "":
+            if low in _CONNECTORS or not low.strip(":="):
                 connected, naming = True, 0
         elif low in _PREPOSITIONS:
             links += 1
@@ -230,8 +251,8 @@ def _phrase_value(text: str, m: re.Match[str],
             naming += 1
         else:
             value = _trim(word)
-            if not value or value[0] in "([{<-":
-                return None  # code structure, a markup role or an option, not a value
+            if not value or value[0] in "([{<-" or value.isalpha():
+                return None  # code structure, an option, a word: not a value
             if not connected and _HEX.fullmatch(value):
                 return None  # "token <hex>": a hash named next to the word, not given as it
             vs = s + word.index(value)
@@ -352,10 +373,13 @@ def _netrc_hits(text: str, lines: _Lines, strong: Callable[[str], bool]) -> list
     for m in _NETRC.finditer(text):
         if not _free_before(text, m.start()):
             continue
-        before = text[max(0, m.start() - 200):m.start()].split()[-2:]
-        after_pair = len(before) == 2 and before[0] in ("login", "machine", "account") \
-            and lines.fact("netrc-line", m.start(), lambda a, b: text[a:min(b, a + 4096)]
-                           .lstrip().startswith(("machine ", "default ", "login ")))
+        netrc_line = lines.fact("netrc-line", m.start(), lambda a, b: text[a:min(b, a + 64)]
+                                .lstrip().startswith(("machine ", "default ", "login ")))
+        if netrc_line:
+            before = text[max(0, m.start() - 200):m.start()].split()[-2:]
+            after_pair = len(before) == 2 and before[0] in ("login", "machine", "account")
+        else:
+            after_pair = False
         if (after_pair or lines.fact("netrc-alone", m.start(), alone)) \
                 and strong(m.group("v")):
             out.append(("netrc-password", "password of a .netrc line", m.start("v"),
@@ -395,20 +419,19 @@ def _cred_words(text: str, low: str | None) -> Iterator[re.Match[str]]:
         p, word = a.start(), a.group()
         if p < last:
             continue
-        start = p
+        starts = [p]
         if word in ("key", "token"):
-            prefix = (_KEY_PREFIX if word == "key" else _TOKEN_PREFIX).search(
-                low, max(0, p - 40), p)
-            if prefix is not None:
-                start = prefix.start()
-            elif word == "key":
-                continue  # a key alone is no credential word
-        m = _CRED_WORD.match(text, start)
-        if m is None and start != p:
-            m = _CRED_WORD.match(text, p)
-        if m is not None and m.end() > p:
-            last = m.end()
-            yield m
+            before = low[max(0, p - 40):p][::-1]
+            found = [p - f.end() for r in (_KEY_PREFIXES_REVERSED if word == "key"
+                                           else _TOKEN_PREFIXES_REVERSED)
+                     if (f := r.match(before)) is not None]
+            starts = found + ([] if word == "key" else [p])  # a key alone is no word
+        for start in starts:
+            m = _CRED_WORD.match(text, start)
+            if m is not None and m.end() > p:
+                last = m.end()
+                yield m
+                break
 
 
 def _aws_words(text: str, low: str | None) -> Iterator[re.Match[str]]:
@@ -440,9 +463,8 @@ def context_findings(text: str, is_placeholder: Callable[[str], bool]
     out: list[Hit] = []
     near_seen: dict[int, set[int]] = {}
     def near(m: re.Match[str]) -> list[Hit]:
-        if not lines.fact("long-token", m.start(), lambda a, b: _LONG_MIXED.search(
-                text, a, b) is not None):
-            return []  # the line holds no token high_entropy could take
+        if not lines.long_run_near(m.start()):
+            return []  # no token high_entropy could take is near the cue
         seen = near_seen.setdefault(lines.bounds(m.start())[0], set())
         return [("credential-near-token", "high-entropy token next to a credential word",
                  s, e) for s, e in _near_tokens(text, lines, m, seen)]
