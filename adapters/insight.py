@@ -76,7 +76,9 @@ class _Rows:
 
 
 class SourceCitationsMixin(_Rows):
-    """``source_scope`` and ``citing_entry_versions`` of a Memory backend."""
+    """``source_scope``, ``citing_entry_versions`` and ``entry_kinds`` of a Memory
+    backend (:class:`powercontext.ports.SourceCitations`,
+    :class:`powercontext.ports.EntryKinds`)."""
 
     _scope_rows_sync: Any
 
@@ -100,6 +102,14 @@ class SourceCitationsMixin(_Rows):
         sid = canonical.check_id(source_id, "source_id")
         n = _limit(limit)
         return tuple(await self._run(self._in_tx, False, self._citing_versions_sync, sid, n))
+
+    async def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of the Memory
+        ``artifact_id`` (any Revision), in one snapshot. InvalidInputError for a bad id."""
+        aid = canonical.check_id(artifact_id, "artifact_id")
+        rows = await self._run(self._in_tx, False, self._insight_rows, "insight_entry_kinds",
+                               [aid])
+        return {text(v): text(k) for v, k in rows}
 
     def _citing_versions_sync(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
         needle, after = like_needle(source_id), ""

@@ -126,6 +126,7 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
         if not self._opened:
             self._analyzer_migration = True
         await self._run(self._in_tx, True, self._pause_sync)
+        self.long_transactions = True  # whole-database transactions follow
         try:
             await self._run(self._in_tx, True, self._migrate_analyzer_sync, target)
             if new_profile is not None:
@@ -183,7 +184,7 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
             report.analyzer = self._db_analyzer.version
             return report
         finally:
-            self._analyzer_migration = False
+            self._analyzer_migration = self.long_transactions = False
             await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
 
     @staticmethod

@@ -83,7 +83,7 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
         reports the projection incomplete until ``rebuild`` with the model refills it.
         Idempotent: on a database already in the spec's format it returns
         ``RehashReport(already=True)``."""
-        self._allow_legacy = True
+        self._allow_legacy = self.long_transactions = True
         try:
             await self._run(self._in_tx, True, self._pause_sync)
             try:
@@ -91,7 +91,7 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
             finally:
                 await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
         finally:
-            self._allow_legacy = False
+            self._allow_legacy = self.long_transactions = False
         self._legacy_hashes = False
         self._revisions.clear()
         with self._cache_lock:

@@ -15,7 +15,13 @@ from typing import Any
 
 from powercontext.core import canonical, keys
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
-from powercontext.core.models import ArtifactRef, CurrentHead, MemoryEntryInput, Source
+from powercontext.core.models import (
+    ArtifactRef,
+    CurrentHead,
+    MemoryEntryInput,
+    MemoryEntryVersion,
+    Source,
+)
 from powercontext.service import MemoryService
 
 __all__ = [
@@ -125,6 +131,40 @@ def _revision_of(name: str, suffix: str) -> int:
     return int(suffix)
 
 
+async def _corrections(service: MemoryService, base: ArtifactRef | None,
+                       entries: list[dict[str, Any]],
+                       current: dict[str, MemoryEntryVersion]) -> list[dict[str, Any]]:
+    """``entries`` where a correction revises the rule it names: an entry without
+    ``revise``, other than a working_note, whose text says what it replaces ("use
+    `uv run pytest -x` instead of tox"; :func:`powercontext.core.corrections.replaced`)
+    revises the one active rule of ``base`` that states it, when the link is certain
+    (:func:`~powercontext.core.corrections.corrected_entry`); the reason, unless given,
+    names what it replaces. ``current`` gains the versions so revised."""
+    from powercontext.core.corrections import corrected_entry, replaced
+
+    wanted = [(i, replaced(e["text"])) for i, e in enumerate(entries)
+              if not e.get("revise") and (e.get("kind") or "fact") != "working_note"
+              and isinstance(e.get("text"), str)]
+    wanted = [(i, t) for i, t in wanted if t]
+    if base is None or not wanted:
+        return entries
+    manifest = (await service.revision(base)).content.manifest.entries
+    live = [m.entry_id for m in manifest if m.state == "active"]
+    active = list((await service.entries(base, live)).values())
+    out = list(entries)
+    taken = set(current) | {e["revise"] for e in entries if e.get("revise")}
+    for i, targets in wanted:
+        old = corrected_entry(targets, active)
+        if old is None or old.entry_id in taken:
+            continue
+        taken.add(old.entry_id)
+        current[old.entry_id] = old
+        what = ", ".join(f"`{t}`" for t in targets)
+        out[i] = {**entries[i], "revise": old.entry_id,
+                  "reason": entries[i].get("reason") or f"the user's correction replaces {what}"}
+    return out
+
+
 async def remember_entries(
     service: MemoryService,
     *,
@@ -143,8 +183,10 @@ async def remember_entries(
     same transaction (concurrent writers of one new key get one Memory, none loses its
     write); with neither a new Memory is created. ``entries``: dicts with ``text`` (str),
     ``kind`` (str, default ``fact``), ``reason`` (str or None) and ``revise`` (an
-    entry_id of the base, whose current version is revised). Every entry cites
-    ``sources``. InvalidInputError when an entry revises with no base Memory;
+    entry_id of the base, whose current version is revised); an entry without
+    ``revise`` that corrects a rule ("... instead of `make test`") revises the one
+    active rule stating what it replaces, when the link is certain (:func:`_corrections`).
+    Every entry cites ``sources``. InvalidInputError when an entry revises with no base Memory;
     ArtifactNotFoundError for an entry_id the base does not hold; the service's own
     errors (limits, secrets, conflicts) pass through. ``after`` is None when nothing
     was worth a new Memory; equal to ``base`` when nothing changed; ``base`` is the
@@ -167,6 +209,7 @@ async def remember_entries(
             assert base is not None
             raise ArtifactNotFoundError(
                 f"entry {entry_id!r} is not in {base.artifact_id}@{base.revision}")
+    entries = await _corrections(service, base, entries, current)
     inputs = tuple(
         MemoryEntryInput(
             kind=e.get("kind") or "fact",

@@ -235,9 +235,14 @@ async def _topic_scenario(processor: TopicProcessor, scope: str, repo: Path) -> 
          f"{window.reserved_requests} provider request(s) reserved")
     _check(report.stopped is None and report.status.covered,
            "the Cursor covers the Source head")
-    heads = {(await tsvc.get(scope, ref)).content.title: ref for ref in window.created}
-    for title, ref in sorted(heads.items()):
-        print(f"   {ref.artifact_id}@{ref.revision}  {title}")
+    made = [await tsvc.get(scope, ref) for ref in window.created]
+    heads = {t.content.title: t.ref for t in made}
+    for t in sorted(made, key=lambda t: t.content.title):
+        print(f"   {t.ref.artifact_id}@{t.ref.revision}  {t.content.title}\n"
+              f"      {t.content.summary}")
+    _check(all(len(t.content.title) <= 100 and not t.content.title.endswith(":")
+               and len(t.content.summary) <= 300 for t in made),
+           "each Topic has a one-line title and a summary of at most 300 characters")
     setup = heads.get("Developer set-up")
     _check(setup is not None, "a Topic 'Developer set-up' at Revision 1")
     assert setup is not None

@@ -29,6 +29,9 @@ The file::
     host = "127.0.0.1"
     port = 8765                                  # 0: any free port (printed at start)
     # api_token = "..."   # else $POWERCONTEXT_API_TOKEN; masked in logs; none: loopback only
+    # allowed_hosts = ["memory.example.com"]   # Host names answered besides loopback and
+                                               # the bound address ("*": any; env: a,b)
+    session_lifetime_seconds = 28800             # a dashboard login lasts 8 hours
 
     [inference]
     generation_provider = "openai"     # openai | anthropic | deterministic | a plugin's;
@@ -131,13 +134,17 @@ class RuntimeConfig:
 
 @attrs.frozen
 class ServerConfig:
-    """``[server]``: where ``powercontext serve`` listens and its bearer token (None:
+    """``[server]``: where ``powercontext serve`` listens, its bearer token (None:
     ``$POWERCONTEXT_API_TOKEN``, else no token and loopback only; never shown in a repr
-    or log)."""
+    or log), the extra ``Host`` names it answers (a reverse proxy's public name;
+    :mod:`powercontext.adapters.http.hosts`) and how long a dashboard login lasts
+    (seconds, 1..2,592,000)."""
 
     host: str = "127.0.0.1"
     port: int = 8765
     api_token: str | None = attrs.field(default=None, repr=False)
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    session_lifetime_seconds: float = 28_800
 
 
 @attrs.frozen
@@ -216,6 +223,8 @@ _SECTIONS: Mapping[str, Mapping[str, tuple[str, bool]]] = MappingProxyType({
         "host": ("str", False),
         "port": ("int", False),
         "api_token": ("str", True),
+        "allowed_hosts": ("strlist", False),
+        "session_lifetime_seconds": ("number", False),
     }),
     "inference": MappingProxyType({
         "generation_provider": ("str", True),
@@ -455,10 +464,11 @@ def _typed(name: str, value: Any, where: str) -> Any:
         and math.isfinite(v),
         "str": lambda v: isinstance(v, str),
         "table": lambda v: isinstance(v, dict),
+        "strlist": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
     }[kind]
     if not ok(value):
-        raise InvalidInputError(name, f"must be {'a' if kind != 'int' else 'an'} "
-                                f"{'integer' if kind == 'int' else kind} {where}, not "
+        what = {"int": "an integer", "strlist": "a list of strings"}.get(kind, f"a {kind}")
+        raise InvalidInputError(name, f"must be {what} {where}, not "
                                 f"{type(value).__name__}")
     return value
 
@@ -496,6 +506,8 @@ def _apply_env(env: Mapping[str, str], values: dict[str, dict[str, Any]],
 def _from_text(kind: str, raw: str, var: str) -> Any:
     if kind == "str":
         return raw
+    if kind == "strlist":  # comma-separated
+        return [part.strip() for part in raw.split(",") if part.strip()]
     try:
         if kind == "int":
             return int(raw)
@@ -546,6 +558,9 @@ def _check_server(s: ServerConfig) -> None:
         raise InvalidInputError("server.port", f"must be in 0..65535, not {s.port}")
     if not s.host or len(s.host) > 255:
         raise InvalidInputError("server.host", "must be a host name or address")
+    if not 1 <= s.session_lifetime_seconds <= 2_592_000:
+        raise InvalidInputError("server.session_lifetime_seconds", "must be in 1..2592000 "
+                                f"seconds (30 days), not {s.session_lifetime_seconds}")
 
 
 def _config_key(key: str) -> str:

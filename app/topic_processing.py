@@ -42,7 +42,8 @@ The layered flow, per Window (part 2's normal path with part 3's layers):
 8. Hybrid projections reserved one request per embedded text; one publication with
    the Cursor CAS and advance, the Pending update and the budget-row delete (NOOP:
    zero writes, the Cursor still advances). Nothing intermediate (Probes, temporaries,
-   reductions, plans) is ever stored.
+   reductions, plans) is ever stored. The published Window names the Sources no new
+   Revision holds whole (:mod:`powercontext.topic_report`: uncited or condensed).
 
 Every stage call is reserved first (:meth:`TopicProcessor._call`); allowance
 exhaustion anywhere, mid-reduction included, is the terminal frontier
@@ -118,6 +119,7 @@ from powercontext.core.topic.window import (
 )
 from powercontext.ports import EmbeddingModel
 from powercontext.ports.topic import TopicGenerationModel
+from powercontext.topic_report import LeftOut, left_out
 from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
@@ -167,7 +169,9 @@ _STAGE_CODES = {"window": CODE_JOURNAL, "probe": CODE_PROVIDER, "history": CODE_
 @attrs.frozen
 class WindowOutcome:
     """One published Window ``(after, through]``: the Topics it created and updated
-    (exact refs), how many outputs were NOOPs, and the provider requests it reserved."""
+    (exact refs), how many outputs were NOOPs, the provider requests it reserved, and
+    the Sources whose text no new Revision holds whole (:class:`LeftOut`, in journal
+    order)."""
 
     scope_id: str
     after: int
@@ -176,6 +180,7 @@ class WindowOutcome:
     updated: tuple[TopicRef, ...] = ()
     noops: int = 0
     reserved_requests: int = 0
+    left_out: tuple[LeftOut, ...] = ()
 
 
 @attrs.frozen
@@ -201,6 +206,8 @@ class _Attempt:
     stage: str = "window"
     window: Window | None = None
     reserved: int = 0
+    #: Evidence ids of Sources that went through temporary Topics (condensed).
+    condensed: set[str] = attrs.field(factory=set)
 
     @property
     def through(self) -> int:
@@ -407,11 +414,12 @@ class TopicProcessor:
         attempt.stage = "probe"
         probes = await self._probes(attempt, window)
         attempt.stage = "history"
-        candidates, history = await self._history(attempt, scope, probes)
+        candidates, history, found = await self._history(attempt, scope, probes)
         handles = stages.history_handles(history)
         evolution = await self._global(attempt, window, history, handles)
         if evolution is None:
-            evolution = await self._planned(attempt, window, probes, candidates, handles)
+            evolution = await self._planned(attempt, window, probes, candidates, handles,
+                                            found)
         if evolution.creates:
             evolution = await self._reconcile(attempt, scope, evolution)
         attempt.stage = "embed"
@@ -424,7 +432,8 @@ class TopicProcessor:
             guards=guards)
         n = len(evolution.creates)
         return self._outcome(attempt, tuple(r.ref for r in published[:n]),
-                             tuple(r.ref for r in published[n:]), evolution.noops)
+                             tuple(r.ref for r in published[n:]), evolution.noops,
+                             left_out(window, evolution, attempt.condensed))
 
     # ------------------------------------------------------------------ layered flow
 
@@ -454,20 +463,23 @@ class TopicProcessor:
     async def _planned(self, attempt: _Attempt, window: Window,
                        probes: Sequence[stages.Probe],
                        candidates: Sequence[topic_history.HistoryCandidate],
-                       handles: dict[str, TopicRevision]) -> stages.Evolution:
-        """The Work Planner path: the plan, then every Work Item in plan order (Item
-        Evolver, else temporary Topics). Zero Probes: no call, a NOOP Window."""
+                       handles: dict[str, TopicRevision],
+                       found: Sequence[TopicRef | None]) -> stages.Evolution:
+        """The Work Planner path: the plan (Probes that found the same historical Topic
+        in one Work Item), then every Work Item in plan order (Item Evolver, else
+        temporary Topics). Zero Probes: no call, a NOOP Window."""
         if not probes:
             return stages.Evolution((), (), 0)
         attempt.stage = "plan"
-        request = planner.plan_request(window, probes, candidates, self.settings)
+        request = planner.plan_request(window, probes, candidates, self.settings, found)
         if request is None:
             raise TopicProcessingError(
                 planner.CODE_PLANNER_OVER_BUDGET, f"{len(probes)} Probes and "
                 f"{len(candidates)} history Topics do not fit one Work Planner request of "
                 f"{self.settings.context_window_tokens} tokens", stage="plan")
         response = await self._call(attempt, request)
-        items = planner.parse_plan(response.output_text, window, probes, handles)
+        items = planner.parse_plan(response.output_text, window, probes, handles,
+                                   planner.found_handles(candidates, found, len(probes)))
         creates: list[stages.TopicCreate] = []
         updates: list[stages.TopicUpdate] = []
         noops = 0
@@ -497,6 +509,7 @@ class TopicProcessor:
         budget = accumulate.reduce_budget("temporary", settings, item.focus)
         max_chars = accumulate.max_result_chars(budget)
         attempt.stage = "temporary"
+        attempt.condensed.update(item.evidence_ids)
         batches = temporary.source_batches(window, item, settings, max_chars)
         acc = accumulate.Accumulator("temporary", budget)
         call = self._stage_call(attempt)
@@ -566,16 +579,18 @@ class TopicProcessor:
         return reconcile.apply_reconciliations(evolution, decisions)
 
     def _outcome(self, attempt: _Attempt, created: tuple[TopicRef, ...],
-                 updated: tuple[TopicRef, ...], noops: int) -> WindowOutcome:
+                 updated: tuple[TopicRef, ...], noops: int,
+                 left: tuple[LeftOut, ...] = ()) -> WindowOutcome:
         window = attempt.window
         assert window is not None
         _log.info("topic window published: scope %r (%d, %d], %d created, %d updated, "
-                  "%d noop, %d requests reserved", window.scope_id, window.after,
-                  window.through, len(created), len(updated), noops, attempt.reserved,
+                  "%d noop, %d requests reserved, %d Source(s) left out", window.scope_id,
+                  window.after, window.through, len(created), len(updated), noops,
+                  attempt.reserved, len(left),
                   extra=self._fields(window.scope_id, window.after, window.through,
                                      "publish", None, attempt.grant.attempt_count))
         return WindowOutcome(window.scope_id, window.after, window.through, created,
-                             updated, noops, attempt.reserved)
+                             updated, noops, attempt.reserved, left)
 
     # ------------------------------------------------------------------ stages
 
@@ -740,26 +755,33 @@ class TopicProcessor:
     async def _history(self, attempt: _Attempt, scope: str,
                        probes: Sequence[stages.Probe]
                        ) -> tuple[tuple[topic_history.HistoryCandidate, ...],
-                                  list[TopicRevision]]:
-        """The selected history candidates for the Probes and their complete heads (in
-        candidate order)."""
+                                  list[TopicRevision], tuple[TopicRef | None, ...]]:
+        """The selected history candidates for the Probes, their complete heads (in
+        candidate order) and, per Probe, the candidate its search found first
+        (:func:`~powercontext.core.topic.history.probe_hits`; None: none, or the Probe
+        was not searched)."""
         backend, settings = self.service.backend, self.settings
+        none: tuple[TopicRef | None, ...] = (None,) * len(probes)
         if not probes or not await backend.heads(scope):
-            return (), []
+            return (), [], none
         caps = await backend.topic_capabilities()
         analyzer = await backend.analyzer()
-        queries: list[str] = []
+        queries: list[str | None] = []
         for probe in probes:
             try:
-                queries.extend(topic_history.probe_queries([probe.query], analyzer))
+                queries.append(next(iter(topic_history.probe_queries([probe.query],
+                                                                     analyzer)), None))
             except InvalidInputError:
-                continue  # over the search bounds (64 terms): search refuses it; skipped
-        per_probe, channels = await self._search_all(
-            attempt, scope, topic_history.probe_queries(queries, analyzer), caps)
+                queries.append(None)  # over the search bounds (64 terms): not searched
+        searched = topic_history.probe_queries([q for q in queries if q], analyzer)
+        per_probe, channels = await self._search_all(attempt, scope, searched, caps)
         if not per_probe:
-            return (), []
+            return (), [], none
         candidates = topic_history.select_history(per_probe, channels, settings)
-        return candidates, [await backend.get(scope, c.ref) for c in candidates]
+        first = dict(zip(searched, topic_history.probe_hits(per_probe, channels, candidates,
+                                                            settings), strict=True))
+        found = tuple(first.get(q) if q else None for q in queries)
+        return candidates, [await backend.get(scope, c.ref) for c in candidates], found
 
     async def _reserve_embedding(self, attempt: _Attempt, evolution: stages.Evolution) -> None:
         if evolution.empty:

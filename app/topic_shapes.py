@@ -17,7 +17,9 @@ The processing values (:func:`processing_json`):
   "attempt_count", "reserved_requests", "reserved_tokens", "failure_code",
   "terminal"})}``; the budget row's opaque ``attempt_id`` is not shown.
 - ``WindowOutcome``: ``{"scope_id", "after", "through", "created", "updated" (TopicRefs),
-  "noops", "reserved_requests"}``
+  "noops", "reserved_requests", "left_out"}``, ``left_out`` the Sources whose text no
+  new Revision holds whole: ``[{"position", "source_id", "how"}]`` (``how``:
+  ``uncited`` or ``condensed``)
 - ``ProcessReport``: ``{"scope_id", "windows", "status", "stopped" (null when covered,
   else the failure code), "reason" (the failure's message, null when covered),
   "covered"}``
@@ -34,7 +36,7 @@ from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import TopicHit, TopicRef, TopicRevision, TopicSearchResult
 from powercontext.core.topic.processing import ScopeStatus
 
-__all__ = ["processing_json", "topic_json"]
+__all__ = ["left_out_json", "processing_json", "topic_json"]
 
 
 def _ref(r: TopicRef) -> dict[str, Any]:
@@ -88,6 +90,12 @@ def _status(st: ScopeStatus) -> dict[str, Any]:
     }
 
 
+def left_out_json(value: Any) -> dict[str, Any]:
+    """``{"position", "source_id", "how"}`` of a :class:`~powercontext.topic_processing.
+    LeftOut`."""
+    return {"position": value.position, "source_id": value.source_id, "how": value.how}
+
+
 def processing_json(value: Any) -> Any:
     """The JSON-ready shape of a processing value: a ScopeStatus, a WindowOutcome or a
     ProcessReport (:mod:`powercontext.topic_processing`; module docstring). TypeError
@@ -100,7 +108,8 @@ def processing_json(value: Any) -> Any:
         return {"scope_id": value.scope_id, "after": value.after, "through": value.through,
                 "created": [_ref(r) for r in value.created],
                 "updated": [_ref(r) for r in value.updated], "noops": value.noops,
-                "reserved_requests": value.reserved_requests}
+                "reserved_requests": value.reserved_requests,
+                "left_out": [left_out_json(x) for x in value.left_out]}
     if isinstance(value, ProcessReport):
         return {"scope_id": value.scope_id,
                 "windows": [processing_json(w) for w in value.windows],

@@ -12,6 +12,7 @@ import sys
 
 #: benchmark name -> module implementing ``main(argv) -> int``
 BENCHMARKS: dict[str, str] = {
+    "agent-eval": "bench.agent_eval",
     "hooks": "bench.hooks",
     "hook-sizes": "bench.hook_sizes",
     "locomo": "bench.locomo",

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt h
 __all__ = [
     "CandidatePipeline",
     "EmbeddingModel",
+    "EntryKinds",
     "MemoryBackend",
     "MemoryInventory",
     "MemoryRebuild",
@@ -441,6 +442,20 @@ class MemoryInventory(Protocol):
         (int, how many Sources are stored), ``analyzer_version`` (the Analyzer version
         the FTS projection was built with; None when unrecorded) and ``writes_paused``
         (bool). CapabilityNotSupportedError when the adapter cannot list its heads."""
+        ...
+
+
+@runtime_checkable
+class EntryKinds(Protocol):
+    """The kinds of a Memory's entry versions without reading them whole (the
+    dashboard lists rules before notes across its pages; Memory RFC, "Data model").
+    Callers ask ``isinstance``; a backend without it is shown in manifest order."""
+
+    async def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of the Memory
+        ``artifact_id`` (current or superseded; empty for an unknown id), read in one
+        snapshot (Memory RFC, "Data model": the entry kinds). Display only: a page still
+        reads and validates the versions it shows. InvalidInputError for a bad id."""
         ...
 
 

@@ -247,6 +247,16 @@ def source_insert_at() -> str:
             "uri, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)")
 
 
+def abandoned_sessions() -> str:
+    """The ids of this user's sessions on this database idle (``Sleep``) inside an open
+    transaction for at least ``%s`` seconds, this session left out (the adapter's
+    lost-connection recovery). Parameter: the idle seconds."""
+    return ("SELECT ID FROM oceanbase.V$OB_PROCESSLIST WHERE "
+            "USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) AND DB = DATABASE() "
+            "AND COMMAND = 'Sleep' AND TRANS_STATE = 'ACTIVE' AND TIME >= %s "
+            "AND ID <> CONNECTION_ID()")
+
+
 def tokenize() -> str:
     """``TOKENIZE(text, 'space', min_token_size=1)``: the tokens the SPACE parser keeps,
     as a JSON array. Parameter: the text."""

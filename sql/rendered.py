@@ -808,6 +808,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'DELETE FROM "pc_artifact_processing_auto_wave_targets" WHERE "wave_id" = ? AND '
         '"binding_name" = ?'
     ),
+    ('insight_entry_kinds', 'sqlite', None): (
+        'SELECT "entry_version_id", "kind" FROM "memory_entry_versions" WHERE "memory_artifact_id" '
+        '= ?'
+    ),
     ('insight_citing_versions', 'sqlite', None): (
         'SELECT "memory_artifact_id", "entry_id", "entry_version_id", "version", '
         '"previous_version_id", "kind", "text", "source_refs", "artifact_refs", '
@@ -1723,6 +1727,10 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('targets_delete', 'oceanbase', None): (
         'DELETE FROM `pc_artifact_processing_auto_wave_targets` WHERE `wave_id` = %s AND '
         '`binding_name` = %s'
+    ),
+    ('insight_entry_kinds', 'oceanbase', None): (
+        'SELECT `entry_version_id`, `kind` FROM `memory_entry_versions` WHERE `memory_artifact_id` '
+        '= %s'
     ),
     ('insight_citing_versions', 'oceanbase', None): (
         'SELECT `memory_artifact_id`, `entry_id`, `entry_version_id`, `version`, '

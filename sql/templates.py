@@ -677,6 +677,8 @@ _PUBLICATIONS = "pc_topic_memory_revision_publications"
 #: so ``insight_citing_versions`` is a keyset-paged ``LIKE`` pre-filter the adapter
 #: confirms exactly; Topic lineage is a table (``source_id`` has a foreign key).
 INSIGHT_QUERIES: dict[str, str] = {
+    "insight_entry_kinds": ("SELECT entry_version_id, kind FROM memory_entry_versions "
+                            "WHERE memory_artifact_id = ?"),
     "insight_citing_versions": (f"SELECT {_VERSION_COLS} FROM memory_entry_versions "
                                 "WHERE source_refs LIKE ? AND entry_version_id > ? "
                                 "ORDER BY entry_version_id LIMIT ?"),

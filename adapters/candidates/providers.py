@@ -7,7 +7,7 @@ hook:
 ``rules``       explicit rules of AGENTS.md, CLAUDE.md, CONTRIBUTING.md and user notes
 ``git``         rule revisions certain from a Git change patch
 ``structured``  decisions, constraints, ... given by the caller as ``memory.*`` Sources
-``task_outcome`` the mechanical working_note of a task outcome
+``task_outcome`` the session's mechanical working_note, revised turn by turn
 ``model``       the optional model extractor (a GenerationModel; OpenAI or Anthropic)
 =============== =====================================================================
 
@@ -76,7 +76,7 @@ class TaskOutcomeProvider:
     """The working_note fallback (:func:`~powercontext.core.extraction.task_outcome_candidates`)."""
 
     async def propose(self, request: ExtractionRequest) -> C.ExtractionResult:
-        return C.task_outcome_candidates(request.sources)
+        return C.task_outcome_candidates(request.sources, request.current, request.evidence)
 
 
 @final

@@ -6,15 +6,19 @@ stdin:
 
 - ``UserPromptSubmit`` (``session_id``, ``transcript_path``, ``cwd``, ``prompt``): the
   repository Memory the database's key ``repo:<git top level of cwd>`` names is
-  searched with bounded queries built from the prompt (:func:`prompt_queries`, fused by
-  RRF), the slots are filled rules first with at most :data:`MAX_NOTES` working_notes
-  (:func:`fill_slots`), and the hits are printed as
+  searched with bounded queries built from the prompt and the vocabulary of its
+  development-task intents (:func:`prompt_queries`, :func:`intent_queries`, fused by
+  RRF), only what passes the relevance bar is kept, rules first with at most
+  :data:`MAX_NOTES` working_notes (``hook_prompt``, :mod:`powercontext.core.recall`),
+  and the hits are printed as
   ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``,
   marked untrusted and below system and developer policy, inside a fence that stored
   text cannot close (:func:`render_context`); up to 3 Topics of the repository's Scope
   ``repo:<path>`` follow the entries (``hook_prompt.prompt_topics``, through
-  ``prepare_context``; ``--no-topics`` leaves them out). No hit: no output. By
-  default the prompt is embedded only when that is cheap (never with torch).
+  ``prepare_context``, held to the same bar; ``--no-topics`` leaves them out). No hit:
+  no output. With ``--json`` each injected item's receipt (channel, rank, matched
+  intents and terms) is printed beside the answer; it is always logged. By default the
+  prompt is embedded only when that is cheap (never with torch).
 - ``Stop`` (``session_id``, ``transcript_path``, ``cwd``, ``stop_hook_active``, and in
   newer versions ``last_assistant_message``): the turn's outcome (the last assistant
   message, from the payload or the transcript JSONL) is persisted as a ``task_outcome``
@@ -33,12 +37,14 @@ handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-me
 Every payload is bounded and sanitised at the boundary, before any work
 (``hook_payload.load_payload``): stdin is cut while it is read (a string keeps its first
 512 KiB and last 256 KiB, nesting deeper than 64 is refused cleanly), every text is then
-clipped to 32 KiB of characters around a marker (a 50 MB reply is one pass over its bytes,
+clipped to 32 Ki characters around a marker (a 50 MB reply is one pass over its bytes,
 not a minute of secret scanning), and :func:`sanitize` makes lone UTF-16 surrogates
 U+FFFD, keys too (invalid UTF-8 on stdin too), so odd text never loses a turn.
-A hook never breaks the agent: any failure prints one line on stderr, is appended to
-``<data dir>/logs/hooks.log`` and exits 0. Start-up stays small: nothing beyond click is
-imported until an event needs it (a database that does not exist is never created).
+A hook never breaks the agent: any failure prints one line on stderr, is logged to
+``<data dir>/logs/hooks.log`` (a bounded, rotated log: ``hook_log``; input the boundary
+refuses in one line, without a traceback) and exits 0. Start-up stays small: nothing
+beyond click is imported until an event needs it (a database that does not exist is
+never created).
 
 This module holds the click commands and the guard; the parts live beside it:
 ``hook_payload`` (the payload boundary, transcripts), ``hook_fence`` (the memory
@@ -84,8 +90,7 @@ from powercontext.adapters.cli.hook_prompt import (
     MAX_HOOK_QUERY_TERMS,
     MAX_NOTES,
     PROMPT_REMOTE_TIMEOUT_S,
-    fill_slots,
-    kind_tier,
+    intent_queries,
     prompt_context,
     prompt_queries,
 )
@@ -98,9 +103,8 @@ __all__ = [
     "MAX_OUTCOME_CHARS",
     "defang",
     "extract_transcript_turn",
-    "fill_slots",
     "hook",
-    "kind_tier",
+    "intent_queries",
     "prompt_queries",
     "render_context",
     "repo_key",
@@ -111,28 +115,14 @@ __all__ = [
 
 
 def _log_failure(event: str, exc: BaseException) -> str | None:
-    """Append the failure with its traceback to ``<data dir>/logs/hooks.log`` (input
-    the boundary refused, :class:`HookInputError`, in one line without one)."""
-    import time
-    import traceback
+    """Log the failure with its traceback to the hooks' bounded log
+    (:mod:`~powercontext.adapters.cli.hook_log`; input the boundary refused,
+    :class:`HookInputError`, in one line without one); its path, or None."""
+    from powercontext.adapters.cli.hook_log import log_failure, log_refused
 
-    try:
-        from powercontext.runtime import data_dir
-
-        log_dir = data_dir() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        path = log_dir / "hooks.log"
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            if isinstance(exc, HookInputError):
-                fh.write(f"{stamp} hook {event} refused its input (exit 0 kept for the "
-                         f"agent): {clean_text(str(exc))}\n")
-            else:
-                fh.write(f"{stamp} hook {event} failed (exit 0 kept for the agent):\n")
-                fh.write("".join(traceback.format_exception(exc)))
-        return str(path)
-    except Exception:  # the log is best effort too
-        return None
+    if isinstance(exc, HookInputError):
+        return log_refused(event, clean_text(str(exc)))
+    return log_failure(event, exc)
 
 
 def _guard(event: str, fn: Callable[[], None]) -> None:
@@ -227,7 +217,8 @@ def claude_code(obj: Any, limit: int, mode: str, topics: bool, extract: bool,
         payload = load_payload(None, "hook input")  # bounded at the boundary
         event = payload.get("hook_event_name")
         if event == "UserPromptSubmit":
-            _emit(_run(prompt_context(c, payload, limit, mode, topics=topics)))
+            _emit(_run(prompt_context(c, payload, limit, mode, topics=topics,
+                                      receipts=bool(getattr(c, "as_json", False)))))
         elif event == "Stop":
             answer = payload.get("last_assistant_message")
             request = turn_id = ""

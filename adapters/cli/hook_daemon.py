@@ -14,7 +14,12 @@ returns None and the command runs in-process exactly as without a daemon:
   claude-code`` with at most the prompt options ``--limit/-n``, ``--mode``,
   ``--topics/--no-topics`` (and the Stop-only ``--extract/--no-extract``,
   ``--create-memory``), each well formed (:func:`parse_argv`);
-- the database is a SQLite file path (not a URL) and its socket exists.
+- the database is a SQLite file path (not a URL) and its socket exists, is a socket
+  (not a symlink), is owned by this user and grants nothing to group or others
+  (:func:`socket_trusted`);
+- once connected, the process listening on it runs as this user (``SO_PEERCRED``,
+  where the system has it: :func:`peer_uid`), checked before a byte is sent: a socket
+  another user placed there never sees the prompt and never answers for it.
 
 The daemon answers only what it can answer exactly as the in-process hook would:
 a ``UserPromptSubmit`` event with an absolute ``cwd``, from a client of the same
@@ -52,8 +57,10 @@ __all__ = [
     "env_digest",
     "forward",
     "parse_argv",
+    "peer_uid",
     "real_db",
     "socket_path",
+    "socket_trusted",
 ]
 
 #: ``POWERCONTEXT_HOOK_DAEMON=0`` makes every hook run in-process.
@@ -144,6 +151,35 @@ def socket_path(db: str) -> str | None:
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
 
 
+def socket_trusted(path: str) -> bool:
+    """Whether ``path`` is a Unix socket this user's daemon could have made: a socket
+    (``lstat``: a symlink is not one) owned by this process's user, with no permission
+    for group or others (the daemon binds it 0600)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid() \
+        and st.st_mode & 0o077 == 0
+
+
+def peer_uid(sock: Any) -> int | None:
+    """The user id of the process at the other end of the connected Unix socket
+    ``sock`` (``SO_PEERCRED``), or None where the system does not tell it (then
+    :func:`socket_trusted` is the check)."""
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    size = struct.calcsize("3i")
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, size))
+    return int(uid)
+
+
 def real_db(db: str) -> str:
     """The real path of the database file ``db`` names (``~`` expanded, symlinks
     resolved): how the client and the daemon name one database alike."""
@@ -201,7 +237,7 @@ def forward(argv: list[str]) -> int | None:
             return None
         db = _database(opts)
         path = socket_path(db)
-        if path is None or not os.path.exists(path):
+        if path is None or not socket_trusted(path):
             return None
     except Exception:
         return None
@@ -258,6 +294,9 @@ def _ask(path: str, db: str, opts: dict[str, Any], data: bytes) -> int | None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(CLIENT_TIMEOUT_S)
         sock.connect(path)
+        uid = peer_uid(sock)
+        if uid is not None and uid != os.getuid():
+            return None  # another user listens there: it gets nothing
         sock.sendall(json.dumps(header).encode("utf-8") + b"\n" + data)
         sock.shutdown(socket.SHUT_WR)
         chunks = []

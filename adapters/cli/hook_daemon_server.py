@@ -71,10 +71,12 @@ def _read_request(reader: Any) -> tuple[dict[str, Any], bytes] | str:
 
 class HookDaemon:
     """The daemon of one database: :meth:`serve` until stopped (Ctrl-C, SIGTERM, a
-    changed installation); the socket is removed on the way out.
+    changed installation); the socket is removed on the way out. A client running as
+    another user (``SO_PEERCRED``) is answered ``fallback`` without being read.
 
     InvalidInputError (field ``db``) when the database is not a SQLite file path, its
-    socket path is too long, or another daemon already answers on it."""
+    socket path is too long, another daemon already answers on it, or something else
+    is at that path (another user's socket, a symlink, a file)."""
 
     def __init__(self, ctx_factory: Callable[[], Any], db: str, embedding: str | None,
                  analyzer: str | None, log: Callable[[str], None] | None = None) -> None:
@@ -94,6 +96,9 @@ class HookDaemon:
         self._server: socketserver.ThreadingUnixStreamServer | None = None
 
     def _claim(self) -> None:
+        if os.path.lexists(self.path) and not wire.socket_trusted(self.path):
+            raise InvalidInputError("db", f"{self.path} exists and is not a socket of this "
+                                          "user's (mode 0600): remove it, then start again")
         if os.path.exists(self.path):
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
                 try:
@@ -109,7 +114,9 @@ class HookDaemon:
         conn.settimeout(wire.CLIENT_TIMEOUT_S)
         stopping = False
         try:
-            request = _read_request(conn.makefile("rb"))
+            uid = wire.peer_uid(conn)
+            request = "a client of another user" if uid is not None and uid != os.getuid() \
+                else _read_request(conn.makefile("rb"))
             if isinstance(request, str):
                 reply = {"status": "fallback", "why": request}
             elif request[0].get("build") != self.expected["build"] \

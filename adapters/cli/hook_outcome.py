@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,34 +29,18 @@ MAX_REQUEST_CHARS = 2000
 #: Environment setting that lets a Stop create (and map) a Memory for a repository that
 #: has none; the ``--create-memory`` flag does the same.
 ENV_HOOK_CREATE = "POWERCONTEXT_HOOK_CREATE"
-
-_COSMETIC = re.compile(
-    r"\b(typos?|misspell\w*|spelling|whitespace|indentation|indent(ed|ing)?|formatting|"
-    r"re-?format(ted|s)?|format(ted)?|punctuation|capitali[sz]ation|wording|trailing|"
-    r"newlines?|lint(ing)? (nits?|warnings?))\b", re.IGNORECASE)
-_ACK = re.compile(r"^\W*(done|ok(ay)?|all set|finished|complete[d]?|sure|got it|"
-                  r"no changes?( needed)?|nothing to do|thanks?( you)?)\W*$", re.IGNORECASE)
 #: An outcome longer than this many words is never trivial.
 TRIVIAL_MAX_WORDS = 12
 
 
 def trivial_outcome(answer: str, metadata: Any = None) -> str | None:
-    """Why the turn's outcome ``answer`` is not worth a working_note, or None when it is.
-    Trivial means: no verification in ``metadata``, at most :data:`TRIVIAL_MAX_WORDS`
-    words, and either only an acknowledgement ("Done.", "All set!") or a cosmetic change
-    (a typo, spelling, whitespace, indentation, formatting, wording)."""
-    if metadata and dict(metadata).get("verification"):
-        return None
-    text = " ".join(answer.split())
-    if not text:
-        return None
-    if len(text.split()) > TRIVIAL_MAX_WORDS:
-        return None
-    if _ACK.match(text):
-        return "an acknowledgement only"
-    if _COSMETIC.search(text):
-        return "a cosmetic change only"
-    return None
+    """Why the turn's outcome ``answer`` is not worth a working_note, or None when it is
+    (:func:`powercontext.core.extraction.task_outcomes.trivial_outcome`: no verification,
+    at most :data:`TRIVIAL_MAX_WORDS` words, and only acknowledgements and pleasantries
+    or a cosmetic change)."""
+    from powercontext.core.extraction.task_outcomes import trivial_outcome as trivial
+
+    return trivial(answer, metadata)
 
 
 def _pipeline(svc: Any) -> Any:
@@ -118,12 +101,17 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     :func:`~powercontext.adapters.cli.hook_turn.record_turn`; ``turn``: ``{"session",
     "turn", "prompt"}``, the prompt defaulting to ``request``), then, when ``extract``
     and the answer is not :func:`trivial_outcome`, run ``remember(mode="extract")`` on
-    the repository Memory. A repository without a Memory gets one (mapped to
-    ``repo:<path>``) only when ``create`` (``--create-memory`` or
+    the repository Memory (the session's note, :mod:`powercontext.core.extraction.
+    task_outcomes`). When the user's words of the turn (``request``) ask for a durable
+    change, they are stored as a ``user_note`` Source too and extracted with it, even
+    after a trivial outcome (the rule provider derives the rule in the user's words, a
+    correction revising the rule it certainly replaces). A repository without a Memory
+    gets one (mapped to ``repo:<path>``) only when ``create`` (``--create-memory`` or
     ``$POWERCONTEXT_HOOK_CREATE=1``); otherwise only the Sources are stored. A turn that
     cannot be recorded is a note, never a failure. Returns what happened (printed with
     ``--json``: ``source_id``, ``turn_source_id`` (None when no turn was recorded),
-    ``repo_key``, ``memory_ref``, ``extracted``, ``trivial``, ``notes``)."""
+    ``user_note_source_id`` (when the user's words were stored), ``repo_key``,
+    ``memory_ref``, ``extracted``, ``trivial``, ``notes``)."""
     from powercontext.adapters.secret_scanner import redact_all, redact_fields
     from powercontext.core import canonical
     from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
@@ -139,6 +127,8 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     answer, request = redact_all(answer, scanner), redact_all(request, scanner)
     metadata = {"agent": agent, "cwd": str(Path(cwd).resolve()), "repo": str(root),
                 **{k: v for k, v in ids.items() if v}}
+    if (turn or {}).get("turn") and "turn_id" not in metadata:
+        metadata["turn_id"] = (turn or {})["turn"]
     if request:
         metadata["request"] = bounded_text(request, MAX_REQUEST_CHARS)
     head = _head_commit(root)
@@ -153,6 +143,7 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     digest = canonical.source_content_hash("task_outcome", content, uri,
                                            tuple(sorted(metadata.items())))
     source = canonical.make_source(f"src_{digest[:40]}", "task_outcome", content, uri, metadata)
+    note = _user_note(request, metadata)
     report: dict[str, Any] = {"source_id": source.source_id, "turn_source_id": None,
                               "repo_key": key, "memory_ref": None, "extracted": False,
                               "trivial": None}
@@ -160,18 +151,22 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
     if trivial is not None:
         report["trivial"] = trivial
         report["notes"] = [f"the outcome is {trivial}: stored as a Source, no working_note"]
+    if note is not None:
+        report["user_note_source_id"] = note.source_id
     import functools
 
     from powercontext.adapters.cli.writes import settled
 
     try:
-        await svc.backend.put_sources((source,))
+        await svc.backend.put_sources((source,) if note is None else (source, note))
         # the turn, in the repository's Scope (repo:<path>, the Memory key's form)
         turn_notes = await _record_turn(svc, key, agent, answer, request, turn or {},
                                         turn_meta, report)
         if turn_notes:
             report["notes"] = [*report.get("notes", []), *turn_notes]
-        pipeline = _pipeline(svc) if extract and answer and trivial is None else None
+        evidence = tuple(x for x in (source if answer and trivial is None else None, note)
+                         if x is not None)
+        pipeline = _pipeline(svc) if extract and evidence else None
         if pipeline is None:
             return report
         for _attempt in range(3):
@@ -184,7 +179,7 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
                 # none (the service rereads both when another hook wins the race); an
                 # unknown COMMIT is reread: landed -> its ref; not landed -> a conflict
                 after = await settled(svc, functools.partial(
-                    svc.remember, None, sources=(source,), mode="extract", key=key))
+                    svc.remember, None, sources=evidence, mode="extract", key=key))
             except RevisionConflictError:
                 continue  # another writer moved the head: reread and rerun
             except CapabilityNotSupportedError as exc:
@@ -194,9 +189,29 @@ async def record_outcome(c: Any, *, agent: str, cwd: str, answer: str, request: 
             report.update(extracted=True, memory_ref=to_json(after))
             if last is not None:
                 report["refused"] = to_json(last.refused)
-                report["notes"] = list(last.notes)
+                report["notes"] = [*report.get("notes", []), *last.notes]
             return report
         raise RevisionConflictError(f"Memory for {key} kept moving; the Source is stored")
     finally:
         await svc.close()
 
+
+def _user_note(request: str, metadata: dict[str, str]) -> Any | None:
+    """The user's own words of the turn as a ``user_note`` Source, when they ask for a
+    durable change (:func:`powercontext.core.corrections.user_rules`: "from now
+    on ...", "always ...", "... instead of `make test`"), else None. Content: the
+    request (already redacted, at most :data:`MAX_REQUEST_CHARS`); metadata: the agent,
+    repository, session and turn of the outcome; the id is the content hash, so the same
+    words of the same turn are one Source."""
+    from powercontext.core import canonical
+    from powercontext.core.corrections import user_rules
+
+    text = bounded_text(request.strip(), MAX_REQUEST_CHARS)
+    if not text or not user_rules(text):
+        return None
+    meta = {k: metadata[k] for k in ("agent", "repo", "session_id", "thread_id", "turn_id",
+                                     "event") if metadata.get(k)}
+    meta["trigger"] = "user-prompt"
+    items = tuple(sorted(meta.items()))
+    digest = canonical.source_content_hash("user_note", text, None, items)
+    return canonical.make_source(f"src_{digest[:40]}", "user_note", text, None, meta)

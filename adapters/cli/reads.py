@@ -55,15 +55,19 @@ def changes(c: Ctx, memory_name: str, since: int | None) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include inactive entries.")
 @pass_ctx
 def show(c: Ctx, memory_name: str, show_all: bool) -> None:
-    """The manifest of a Revision (default: the head) with entry texts."""
+    """The manifest of a Revision (default: the head) with entry texts: rules
+    (constraints, preferences, decisions) first, then facts, then working notes."""
 
     async def body(svc: Any) -> None:
+        from powercontext.core.recall import kind_rank
         from powercontext.core.shapes import to_json
 
         ref = await resolve(svc, memory_name)
         rev = await svc.revision(ref)
         items = [e for e in rev.content.manifest.entries if show_all or e.state == "active"]
         versions = await svc.entries(ref, [e.entry_id for e in items])
+        # rules (constraints, preferences, decisions), then facts, then working notes
+        items.sort(key=lambda e: kind_rank(versions[e.entry_id].kind))
 
         def human() -> None:
             total = len(rev.content.manifest.entries)

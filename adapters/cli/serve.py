@@ -9,9 +9,13 @@ Start-up, in order, each failure one line and its exit code before anything list
    masked);
 2. the role (``--role``, else ``runtime.artifact_processing_role``) against the
    engine: SQLite supports only ``all`` (exit 2 otherwise); OceanBase all three;
-3. the token rule: ``server.api_token`` or ``$POWERCONTEXT_API_TOKEN``; without one
+3. the token rule: ``server.api_token`` or ``$POWERCONTEXT_API_TOKEN``, at least 16
+   characters (exit 2 otherwise); without one
    the host must be loopback (``127.0.0.1``, ``::1``, ``localhost``; a warning says
    the API is unauthenticated), a non-loopback host refuses to start (exit 2);
+   every request's ``Host`` must be a loopback name, the bound address or a name of
+   ``server.allowed_hosts`` / ``--allow-host`` (else 421: DNS rebinding;
+   :mod:`powercontext.adapters.http.hosts`);
 4. the Topic generation configuration: refused -> search and get still serve, flush
    answers 503 ``topic_processing_unavailable`` and the log says why; but when
    automatic scheduling is configured that is a start-up error (exit 5);
@@ -50,9 +54,13 @@ import click
 from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 
-__all__ = ["ENV_API_TOKEN", "is_loopback", "serve"]
+__all__ = ["ENV_API_TOKEN", "MIN_TOKEN_LENGTH", "check_token", "host_policy", "is_loopback",
+           "serve"]
 
 ENV_API_TOKEN = "POWERCONTEXT_API_TOKEN"
+#: The shortest API token accepted (characters): a guessable token would open the API
+#: and the dashboard to anyone who can reach the port.
+MIN_TOKEN_LENGTH = 16
 _ROLES = ("all", "api", "background")
 
 log = logging.getLogger("powercontext.serve")
@@ -67,6 +75,39 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def check_token(token: str | None, host: str, logger: logging.Logger) -> None:
+    """The token rule of ``serve`` and ``mcp --transport http``: a token has at least
+    :data:`MIN_TOKEN_LENGTH` characters (InvalidInputError naming
+    ``server.api_token``); without a token the host must be loopback (a warning says
+    the server is unauthenticated), any other host is an InvalidInputError naming
+    ``server.host``."""
+    if token is not None:
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise InvalidInputError(
+                "server.api_token", f"the API token has {len(token)} characters; it needs "
+                f"at least {MIN_TOKEN_LENGTH} (e.g. python -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))')")
+        return
+    if not is_loopback(host):
+        raise InvalidInputError(
+            "server.host", f"{host!r} is not a loopback address and no API token is "
+            f"set: set server.api_token or ${ENV_API_TOKEN}, or bind 127.0.0.1")
+    logger.warning("the API is unauthenticated (no server.api_token, no $%s): bound "
+                   "to the loopback host %s only", ENV_API_TOKEN, host)
+
+
+def host_policy(host: str, extra: tuple[str, ...]) -> Any:
+    """The ``Host`` values a server bound to ``host`` answers
+    (:class:`~powercontext.adapters.http.hosts.HostPolicy`); InvalidInputError naming
+    ``server.allowed_hosts`` for an entry that is no host name."""
+    from powercontext.adapters.http.hosts import HostPolicy
+
+    try:
+        return HostPolicy.for_bind(host, extra)
+    except ValueError as exc:
+        raise InvalidInputError("server.allowed_hosts", str(exc)) from None
 
 
 def _is_sqlite(url: str) -> bool:
@@ -194,7 +235,7 @@ async def _start_supervisor(db_url: str, config: Any, registry: Any) -> Any:
 
 
 async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int,
-               token: str | None, verbose: bool) -> None:
+               token: str | None, verbose: bool, hosts: Any) -> None:
     from powercontext import topic_config
     from powercontext.adapters.http.app import create_app
     from powercontext.adapters.http.deps import Services
@@ -225,7 +266,8 @@ async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int
             supervisor = await _start_supervisor(db_url, config, registry)
             services.supervisor = supervisor
         sock = _listen(host, port)
-        app = create_app(services, api_token=token, role=role)
+        app = create_app(services, api_token=token, role=role, hosts=hosts,
+                         session_lifetime=config.server.session_lifetime_seconds)
         server = _Uvicorn.make(app, verbose=verbose)
         loop = asyncio.get_running_loop()
 
@@ -279,9 +321,16 @@ Endpoints (JSON; see /openapi.json):
 
 \b
 Token: every POST needs "Authorization: Bearer TOKEN" when server.api_token or
-$POWERCONTEXT_API_TOKEN is set. Without a token the server binds only a loopback
-host (127.0.0.1, ::1, localhost) and warns that the API is unauthenticated; any other
-host without a token refuses to start (exit 2).
+$POWERCONTEXT_API_TOKEN is set (at least 16 characters; a shorter one: exit 2).
+Without a token the server binds only a loopback host (127.0.0.1, ::1, localhost)
+and warns that the API is unauthenticated; any other host without a token refuses to
+start (exit 2). The dashboard trades the token for a session cookie that lasts
+server.session_lifetime_seconds (8 hours) and ends at logout.
+
+\b
+Host: a request whose Host header is not localhost, a loopback address, the bound
+address or a name given with --allow-host / server.allowed_hosts gets 421 (a page
+whose DNS name was rebound to this machine cannot drive it).
 
 \b
 Errors: {"error": {"code", "message", "field"}} with 401 unauthorized, 404 not_found,
@@ -308,11 +357,15 @@ chosen). SIGTERM / Ctrl-C: stop cleanly (Supervisor and Workers stopped), exit 0
               "127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65_535), metavar="PORT",
               help="Port (default: server.port, 8765; 0: any free port).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host is NAME (a reverse proxy's public "
+                   "name; repeatable; added to server.allowed_hosts; '*': any Host).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Log INFO for every powercontext.* logger (stages, Workers, requests).")
 @pass_ctx
 def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
-          host: str | None, port: int | None, verbose: bool) -> None:
+          host: str | None, port: int | None, allow_hosts: tuple[str, ...],
+          verbose: bool) -> None:
     from powercontext import topic_config
 
     _configure_logging(verbose)
@@ -331,14 +384,9 @@ def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
                 "role", "SQLite supports only --role all (one process serving the API and "
                 f"running the Supervisor), not {role!r}; roles api and background need "
                 "OceanBase")
-        if token is None:
-            if not is_loopback(host):
-                raise InvalidInputError(
-                    "server.host", f"{host!r} is not a loopback address and no API token is "
-                    f"set: set server.api_token or ${ENV_API_TOKEN}, or bind 127.0.0.1")
-            log.warning("the API is unauthenticated (no server.api_token, no $%s): bound "
-                        "to the loopback host %s only", ENV_API_TOKEN, host)
-        asyncio.run(_run(c, db_url, config, role, host, port, token, verbose))
+        check_token(token, host, log)
+        hosts = host_policy(host, (*config.server.allowed_hosts, *allow_hosts))
+        asyncio.run(_run(c, db_url, config, role, host, port, token, verbose, hosts))
     except (SystemExit, click.exceptions.Exit):
         raise
     except BaseException as exc:  # KeyboardInterrupt before the handlers: exit 130

@@ -231,21 +231,34 @@ def status(c: Ctx, scope_id: str | None) -> None:
     generations. ATTEMPTS, REQUESTS and TOKENS are the durable allowance of the Window
     after the Cursor (3 attempts, 512 requests, 64,000,000 tokens, never refunded);
     FAILURE its last failure code, "(terminal)" when no attempt is admitted any more.
+    With --scope it also names the Sources up to the Cursor that no Topic Revision
+    cites ("left out": processed, but their text is in no Topic).
     --json prints {scopes: [{scope_id, binding_name, source_head, cursor, covered,
-    pending, budget}]}."""
+    pending, budget}]}, with --scope also left_out: [{position, source_id, how}]."""
 
     async def body(svc: Any) -> None:
-        from powercontext.topic_shapes import processing_json
+        from powercontext.topic_report import uncited_sources
+        from powercontext.topic_shapes import left_out_json, processing_json
 
         rows = await svc.status(scope_id)
+        left = await uncited_sources(svc, scope_id) if scope_id is not None else None
 
         def human() -> None:
             if not rows:
                 click.echo("No Scope has Sources yet: powercontext source add --scope S FILE")
                 return
             _status_rows(rows)
+            if left:
+                click.echo(f"left out: {len(left)} Source(s) up to the Cursor are cited by "
+                           "no Topic: " + _positions(left))
+            elif left is not None and rows[0].cursor:
+                click.echo("left out: none (every Source up to the Cursor is cited)")
 
-        c.emit({"scopes": [processing_json(r) for r in rows]}, human)
+        shaped = [processing_json(r) for r in rows]
+        if left is not None:
+            for r in shaped:
+                r["left_out"] = [left_out_json(x) for x in left]
+        c.emit({"scopes": shaped}, human)
 
     _run(c, body)
 
@@ -363,11 +376,18 @@ def _waiting() -> None:
                "database; this one goes on when it is done", err=True)
 
 
+def _positions(left: Any, limit: int = 12) -> str:
+    """``#3 src_... (uncited), #7 src_... (condensed)``, at most ``limit`` of them."""
+    shown = ", ".join(f"#{x.position} {x.source_id} ({x.how})" for x in left[:limit])
+    return shown + (f" and {len(left) - limit} more" if len(left) > limit else "")
+
+
 def _progress(w: Any) -> None:
     """One stderr line per published Window, as soon as it is published."""
+    left = f"; left out: {_positions(w.left_out)}" if w.left_out else ""
     click.echo(f"window ({w.after}, {w.through}]: {len(w.created)} created, "
                f"{len(w.updated)} updated, {w.noops} unchanged, "
-               f"{w.reserved_requests} request(s) reserved", err=True)
+               f"{w.reserved_requests} request(s) reserved{left}", err=True)
 
 
 def _report(c: Ctx, report: Any) -> None:
@@ -375,7 +395,12 @@ def _report(c: Ctx, report: Any) -> None:
 
     st = report.status
 
+    left = [x for w in report.windows for x in w.left_out]
+
     def human() -> None:
+        if left:
+            click.echo(f"left out: {len(left)} Source(s) whose text no new Revision holds "
+                       f"whole: {_positions(left)}")
         if report.stopped is None:
             click.echo(f"covered: {report.scope_id} Cursor {st.cursor} of Source head "
                        f"{st.source_head} ({len(report.windows)} Window(s) published)")

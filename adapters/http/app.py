@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse
 from powercontext.adapters.http.deps import Services
 from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
 from powercontext.adapters.http.guards import RequestGuard
+from powercontext.adapters.http.hosts import HostGuard, HostPolicy
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
@@ -130,13 +131,18 @@ def _health(services: Services, role: str) -> dict[str, Any]:
             "supervisor": supervisor}
 
 
-def create_app(services: Services, *, api_token: str | None, role: str = "all") -> Any:
+def create_app(services: Services, *, api_token: str | None, role: str = "all",
+               hosts: HostPolicy | None = None, session_lifetime: float | None = None,
+               ) -> Any:
     """The FastAPI app over the open ``services`` (closing them stays the caller's
     job). ``api_token``: the bearer token every route but ``/v1/health`` and
     ``/openapi.json`` requires (None or empty: no check; the caller binds loopback
     only). ``role``: ``all`` or ``api`` serve every route; ``background`` serves only
-    ``/v1/health`` (that process runs the Supervisor, no API). Title ``powercontext``,
-    version the package's."""
+    ``/v1/health`` (that process runs the Supervisor, no API). ``hosts``: the ``Host``
+    values answered, any other gets 421 on every route (:mod:`.hosts`; None: no check,
+    for in-process test clients; ``serve`` always passes one). ``session_lifetime``:
+    seconds a dashboard login lasts (None: the dashboard's default, 8 hours). Title
+    ``powercontext``, version the package's."""
     app = FastAPI(title="powercontext", version=_version(), docs_url=None, redoc_url=None,
                   description="Topic Memory over HTTP: flush, search and get within one "
                   "Scope, and the prepared context of a task. Every POST route needs "
@@ -162,26 +168,28 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all") 
         if context_router is not None:
             app.include_router(context_router)
             token_prefixes.append(context_router.prefix + "/")
-        _install_dashboard(app)
+        _install_dashboard(app, session_lifetime)
     # the token before any body is read, a deadline for the body, JSON headers
     app.add_middleware(RequestGuard, token_prefixes=tuple(token_prefixes))
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
+    if hosts is not None:  # added last: the outermost check, before any other work
+        app.add_middleware(HostGuard, policy=hosts)
     return app
 
 
-def _install_dashboard(app: FastAPI) -> None:
+def _install_dashboard(app: FastAPI, session_lifetime: float | None) -> None:
     """The dashboard under ``/ui/`` (:mod:`powercontext.adapters.http.dashboard`; issue
     17), on for roles ``all`` and ``api``; skipped with a warning when Jinja2 (the
     ``server`` extra) is not installed."""
     try:
         from powercontext.adapters.http.dashboard import install
     except ModuleNotFoundError as exc:
-        if exc.name != "jinja2":
+        if exc.name not in ("jinja2", "itsdangerous"):
             raise
-        log.warning("the dashboard is off: Jinja2 is not installed "
-                    "(pip install 'powercontext[server]')")
+        log.warning("the dashboard is off: %s is not installed "
+                    "(pip install 'powercontext[server]')", exc.name)
         return
-    install(app)
+    install(app, session_lifetime)
 
 
 def _context_router() -> Any:

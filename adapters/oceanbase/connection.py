@@ -17,6 +17,12 @@ statement sends nothing; a read's COMMIT is sent without waiting and its answer 
 before the next statement. A write's COMMIT is always waited for. The connection sets
 ``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts *matched* rows.
 
+A lost connection (:mod:`powercontext.adapters.oceanbase.lost_sessions`): every session
+sets ``ob_trx_timeout`` (5 minutes; maintenance: 1 hour) and TCP keepalive; a session
+lost while a write transaction may be open there is killed by the next connection, and
+lock contention first kills this user's sessions idle for 10 s inside a transaction,
+so a transaction abandoned by a client that is gone stops blocking its Memory.
+
 A family's OceanBase backend subclasses :class:`OceanBaseStorage` together with its
 family base class, calls :meth:`OceanBaseStorage._init_connection` from ``__init__`` and
 implements :meth:`OceanBaseStorage._open_checked_sync` (its schema and probes).
@@ -32,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from powercontext.adapters.oceanbase import lost_sessions as lost
 from powercontext.adapters.oceanbase.source_rows import OceanBaseSourceRows
 from powercontext.adapters.storage import RetryableError, SourceStore
 from powercontext.adapters.storage.rows import text as _text
@@ -140,6 +147,10 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         self._tx_start: tuple[str, ...] = ()  # opening statements not sent yet
         self._tx_read = False
         self._commit_unread = False  # a read's COMMIT was sent, its answer not read
+        self._session_id: int | None = None  # CONNECTION_ID() of self._conn
+        self._write_open = False  # a write transaction may be open on the server
+        self._lost: list[int] = []  # our sessions lost with a write open: to kill
+        self._trx_timeout = lost.TRX_TIMEOUT_US  # the session's ob_trx_timeout
 
     @abc.abstractmethod
     def _open_checked_sync(self) -> C:
@@ -171,23 +182,35 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
                 cur.execute(f"USE `{u.database}`")
             # the session's isolation is the reads' (REPEATABLE READ): a read transaction
             # is then one START statement; a write sets READ COMMITTED for itself alone
-            cur.execute("SET SESSION ob_trx_lock_timeout = %s, "
-                        "SESSION transaction_isolation = 'REPEATABLE-READ'", (LOCK_TIMEOUT_US,))
+            cur.execute("SET SESSION ob_trx_lock_timeout = %s, SESSION ob_trx_timeout = %s, "
+                        "SESSION transaction_isolation = 'REPEATABLE-READ'",
+                        (LOCK_TIMEOUT_US, lost.TRX_TIMEOUT_US))
             cur.close()
         except MySQLdb.Error as exc:
             conn.close()
             raise BackendError(f"cannot use database {u!r}: {exc.args[-1]}") from exc
+        lost.keepalive(conn)
         return conn
 
     def _cursor(self) -> Any:
         self._read_commit_answer()
         if self._conn is None:
             self._conn = self._connect()
+            self._session_id, self._trx_timeout = self._conn.thread_id(), lost.TRX_TIMEOUT_US
+            if self._lost:  # before anything else: a lost write of ours may hold locks
+                ids, self._lost = self._lost, []
+                lost.kill(self._conn.cursor(), ids, errno)
         return self._conn.cursor()
 
-    def _drop_connection(self) -> None:
+    def _drop_connection(self, lost_session: bool = True) -> None:
+        """Forget the connection (closed if it still works). ``lost_session``: the
+        connection failed, and when a write transaction may be open in its session, the
+        next connection kills that session (:mod:`.lost_sessions`)."""
         # a transaction not yet opened on the server dies with the connection too
         self._commit_unread, self._tx_start = False, ()
+        if lost_session and self._write_open and self._session_id is not None:
+            self._lost.append(self._session_id)
+        self._write_open, self._session_id = False, None
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
@@ -219,6 +242,7 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         bundled = "; ".join((*start, sql))
         for attempt in (1, 2):
             cur = self._cursor()
+            self._write_open = self._write_open or not self._tx_read
             try:
                 cur.execute(bundled, params)
                 for _ in start:
@@ -341,7 +365,7 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         return dict(self._probe_facts)
 
     def _close_sync(self) -> None:
-        self._drop_connection()
+        self._drop_connection(lost_session=False)  # closing ends our session itself
 
     # ------------------------------------------------------------------ transactions
 
@@ -350,6 +374,10 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         # first statement (see _exec), so a failure to begin is that statement's.
         self._tx_read = not write
         self._tx_start = _WRITE_START if write else _READ_START
+        bound = lost.LONG_TRX_TIMEOUT_US if self.long_transactions else lost.TRX_TIMEOUT_US
+        if bound != self._trx_timeout:  # maintenance began or ended: ob_trx_timeout too
+            self._tx_start = (f"SET SESSION ob_trx_timeout = {int(bound)}", *self._tx_start)
+            self._trx_timeout = bound
 
     def _commit_sync(self) -> None:
         if self._tx_start:  # no statement ran: the server never opened a transaction
@@ -360,6 +388,7 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
             return
         try:
             self._exec("COMMIT")
+            self._write_open = False
         except Exception as exc:
             code = errno(exc)
             if code in CONNECTION_LOST or code in _COMMIT_UNKNOWN:
@@ -400,9 +429,13 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
             return
         self._read_commit_answer()
         if self._conn is None:
+            if self._lost:  # end our lost session now, if the server answers
+                with contextlib.suppress(Exception):
+                    self._cursor()
             return
         try:
             self._conn.cursor().execute("ROLLBACK")
+            self._write_open = False
         except Exception:
             self._drop_connection()  # the server rolls back a closed session
 
@@ -415,18 +448,39 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
             return RevisionConflictError(
                 f"a concurrent writer stored the same key first ({message}); reread the head")
         if code in _RETRYABLE:
-            return _RetryableError(f"lock contention ({code}: {message})")
+            return _RetryableError(
+                f"lock contention ({code}: {message}): another writer holds these rows; "
+                f"a transaction left by a lost connection is ended once idle "
+                f"{lost.ABANDONED_IDLE_S} s, after {lost.TRX_TIMEOUT_US // 60_000_000} "
+                "minutes at most")
         if code in _FK_VIOLATION:
             return IntegrityError(f"a foreign key rejected the write ({message})")
         if code in CONNECTION_LOST:
+            ended = ("the transaction was rolled back" if not self._lost else
+                     "the server rolls the transaction back (its session is ended at the "
+                     "next connection, or within "
+                     f"{lost.TRX_TIMEOUT_US // 60_000_000} minutes)")
             return BackendError(f"the connection to {self._url!r} was lost before COMMIT "
-                                f"({message}); the transaction was rolled back")
+                                f"({message}); {ended}")
         module = type(exc).__module__
         if module.startswith(("MySQLdb", "_mysql")):
             return BackendError(f"OceanBase error {code}: {message}")
         return None
 
     # ------------------------------------------------------------------ metadata
+
+    def _contention_sync(self) -> None:
+        """End this user's abandoned sessions on this database (idle inside a
+        transaction for :data:`~.lost_sessions.ABANDONED_IDLE_S` s) before a retry."""
+        try:
+            cur = self._cursor()
+            ids = lost.abandoned(cur)
+            if ids:
+                lost.log.warning("ending %d abandoned session(s) holding locks: %s",
+                                 len(ids), ids)
+                lost.kill(cur, ids, errno)
+        except Exception as exc:  # a retry goes on whatever happens here
+            lost.log.debug("abandoned sessions not ended: %s", exc)
 
     def _meta_get_sync(self, key: str) -> str | None:
         rows = self._all(templates.render("meta_get", DIALECT), (key,))

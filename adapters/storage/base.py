@@ -56,6 +56,10 @@ class StorageBackend(abc.ABC, Generic[C]):
     retry_attempts = 4
     #: The first backoff between attempts, seconds (doubled each time, jittered).
     retry_backoff = 0.05
+    #: Set by maintenance (``memory rebuild``, ``--rehash``) while it runs: its
+    #: transactions may be long. Engines that bound a transaction's life (OceanBase's
+    #: ``ob_trx_timeout``) give them the long bound.
+    long_transactions = False
 
     def __init__(self) -> None:
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
@@ -108,6 +112,12 @@ class StorageBackend(abc.ABC, Generic[C]):
         """Run once right after :meth:`_open_sync` on the worker thread: the family's
         checks of what the database records. Raising refuses the open (the connection
         is closed and the next call tries again). The default checks nothing."""
+
+    def _contention_sync(self) -> None:
+        """Run between two attempts of a unit of work that met lock contention (outside
+        any transaction): an engine may end what holds the locks for a client that is
+        gone (OceanBase: abandoned sessions). The default does nothing; it never
+        raises."""
 
     def _check_ready_sync(self) -> None:
         """Run before every call once the database is open: raise to refuse the call
@@ -178,6 +188,7 @@ class StorageBackend(abc.ABC, Generic[C]):
             except RetryableError as exc:
                 if attempt == self.retry_attempts:
                     raise BackendError(f"{exc} persisted after {attempt} attempts") from exc
+                self._contention_sync()
                 import secrets  # only on a retry
 
                 time.sleep(delay * (0.5 + secrets.randbelow(1000) / 1000))

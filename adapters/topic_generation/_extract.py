@@ -1,11 +1,9 @@
-"""Text helpers of the ``deterministic`` Topic provider (:mod:`.deterministic`): Source
-content out of evidence text and fragments, cuts at block boundaries, titles (Markdown
-heading, first line, or the subject words of a chat), summaries, Probe queries and
-TOPIC items sized to a limit. Pure: no I/O, no clock, no randomness."""
+"""Text helpers of the ``deterministic`` Topic provider (:mod:`.deterministic`): a
+fragment's Source content, cuts at block boundaries, sizes and TOPIC items sized to a
+limit (the temporary and reduce stages). Pure: no I/O, no clock, no randomness."""
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -14,32 +12,7 @@ from typing import Any, Final
 from powercontext.core import canonical
 from powercontext.core.topic.content import MAX_DETAIL_CHARS, MAX_SUMMARY_CHARS, MAX_TITLE_CHARS
 
-_PROBE_WORDS: Final = 8
-_MAX_PROBES: Final = 32
 _QUERY_CHARS: Final = 512
-_SUMMARY_SENTENCES: Final = 2
-_WORD = re.compile(r"\w+")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-#: A chat turn line: optional ``[when]``, a speaker (1-40 characters, no colon), ``": "``.
-_TURN = re.compile(r"^\s*(\[[^\]\n]{1,80}\]\s*)?([^\s:\[\]][^:\n]{0,39}):\s+(\S.*)$")
-_TITLE_WORDS: Final = 4
-_STOP_TEXT: Final = """
-about above after again against all also and any are aren because been before being
-below between both but can cannot could did didn does doesn doing don down during each
-even ever few for from further get got had has have having her here hers herself him
-himself his how i'm into its itself just let like lot made make many more most much must
-myself nor not now off once only other our ours ourselves out over own really same say
-she should since some still such than that the their theirs them themselves then there
-these they thing things think this those though through too under until very want was
-wasn way well were weren what when where which while who whom why will with won would
-yeah yes you your yours yourself yourselves going know good great thanks thank sure
-definitely totally awesome wow glad hey okay one two lots feel feeling see went come
-came time day new happy love cool nice amazing lol also back yep sounds something
-anything everything always never maybe pretty kind sort tell told said ask asked
-last others taking shared
-""".replace("i'm ", "")
-_STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n",
                    "r": "\r", "t": "\t"}
@@ -49,21 +22,6 @@ _EVIDENCE_TAIL: Final = '","kind":"'
 
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
-
-
-def _content(item: dict[str, Any]) -> str:
-    """The Source content inside one input item's evidence text (RFC 8785 JSON of kind,
-    content, uri, metadata); a fragment's raw text when it is not whole JSON. NUL
-    characters are left out: Topic text cannot hold them, and they carry nothing a
-    reader needs."""
-    text = item.get("text", "")
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return str(text).replace("\x00", "")
-    if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return str(value["content"]).replace("\x00", "")
-    return str(text).replace("\x00", "")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -79,108 +37,6 @@ def _cut(text: str, limit: int) -> str:
                 break
         text = _nfc(head).strip()
     return text
-
-
-def _pack(old: str, ids: list[str], texts: list[str]) -> tuple[str, list[str]]:
-    """``old`` then the texts (blank line between), as many whole texts as the Detail
-    limit holds (the first cut at a block boundary when it alone is over), and the ids
-    of the texts kept."""
-    detail, kept = old, list[str]()
-    for i, t in zip(ids, texts, strict=True):
-        joined = f"{detail}\n\n{t}" if detail else t
-        if len(_nfc(joined).strip()) > MAX_DETAIL_CHARS:
-            if not kept and not old:
-                return _cut(joined, MAX_DETAIL_CHARS), [i]
-            break
-        detail, kept = joined, [*kept, i]
-    return _cut(detail, MAX_DETAIL_CHARS), kept
-
-
-def _chat_turns(content: str) -> list[tuple[str, str]] | None:
-    """``(speaker, text)`` of each turn when ``content`` is chat-like, else None.
-    Chat-like: no Markdown heading and either two or more ``"[when] Name: text"`` turn
-    lines (the ``[when]`` optional) with every non-empty line but the first a turn (a
-    first line may be a session header), or one single dated turn. Anything else
-    (Markdown, code, logs, one ``"Key: value"`` line) keeps the first-line rules."""
-    lines = [line for line in content.splitlines() if line.strip()]
-    if not lines or any(_HEADING.match(line) for line in lines):
-        return None
-    matches = [_TURN.match(line) for line in lines]
-    turns = [(m.group(2).strip(), m.group(3).strip()) for m in matches if m]
-    if len(lines) == 1:
-        m = matches[0]
-        return turns if m and m.group(1) else None
-    if len(turns) >= 2 and all(matches[1:]):
-        return turns
-    return None
-
-
-def _keywords(turns: list[tuple[str, str]], limit: int) -> list[str]:
-    """The ``limit`` most frequent content words of the turns' texts (3+ characters,
-    not a number, not a stop word, not a speaker's name nor, capitalised, the start of
-    one: "Mel" of "Melanie" but not "car" of "Caroline"), ties by first appearance;
-    each in its first-seen spelling."""
-    names = {w.casefold() for speaker, _ in turns for w in _WORD.findall(speaker)}
-
-    def is_name(word: str, key: str) -> bool:  # a speaker's name or its short form "Mel"
-        return key in names or (word[:1].isupper() and any(n.startswith(key) for n in names))
-
-    count: dict[str, int] = {}
-    spelling: dict[str, str] = {}
-    for _, text in turns:
-        for w in _WORD.findall(text):
-            key = w.casefold()
-            if len(key) < 3 or key.isdigit() or key in _STOP_WORDS or is_name(w, key):
-                continue
-            count[key] = count.get(key, 0) + 1
-            spelling.setdefault(key, w)
-    order = {k: i for i, k in enumerate(count)}
-    best = sorted(count, key=lambda k: (-count[k], order[k]))[:limit]
-    return [spelling[k] for k in best]
-
-
-def _title(content: str) -> str:
-    turns = _chat_turns(content)
-    if turns is not None:
-        words = _keywords(turns, _TITLE_WORDS)
-        if words:
-            return _cut(", ".join(words), MAX_TITLE_CHARS)
-    first = ""
-    for line in content.splitlines():
-        if not line.strip():
-            continue
-        m = _HEADING.match(line)
-        if m and m.group(1).strip():
-            return _cut(m.group(1), MAX_TITLE_CHARS)
-        if not first:
-            first = line
-    return _cut(first or content, MAX_TITLE_CHARS)
-
-
-def _summary(content: str, title: str) -> str:
-    body = " ".join(line.strip() for line in content.splitlines()
-                    if line.strip() and not _HEADING.match(line))
-    sentences = _SENTENCE_END.split(body) if body else []
-    summary = " ".join(sentences[:_SUMMARY_SENTENCES])
-    return _cut(summary, MAX_SUMMARY_CHARS) or title
-
-
-def _probe_query(content: str) -> str:
-    turns = _chat_turns(content)
-    if turns is not None:
-        chat = _keywords(turns, _PROBE_WORDS)
-        if chat:
-            return _cut(" ".join(chat), _QUERY_CHARS)
-    words: list[str] = []
-    seen: set[str] = set()
-    for w in _WORD.findall(content):
-        key = w.casefold()
-        if key not in seen:
-            seen.add(key)
-            words.append(w)
-        if len(words) == _PROBE_WORDS:
-            break
-    return _cut(" ".join(words), _QUERY_CHARS)
 
 
 def _unescape(match: re.Match[str]) -> str:
@@ -204,14 +60,6 @@ def _fragment_content(text: str) -> str:
     if (len(text) - len(text.rstrip("\\"))) % 2:
         text = text[:-1]  # an escape cut at the fragment's end
     return _JSON_ESCAPE.sub(_unescape, text).replace("\x00", "")
-
-
-def _text_of(item: dict[str, Any]) -> str:
-    """A stage input's Source item as content: whole Sources through :func:`_content`,
-    fragments (``start``/``end`` given) through :func:`_fragment_content`."""
-    if "start" in item:
-        return _fragment_content(str(item.get("text", "")))
-    return _content(item)
 
 
 def _size(value: Any) -> int:
@@ -283,11 +131,3 @@ def _union(items: Sequence[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(i for item in items for i in item.get("evidence_ids", ())))
 
 
-def _fold(old: str, ids: Sequence[str], texts: Sequence[str]
-          ) -> tuple[str, list[str], list[str]]:
-    """``old`` then the texts not already in it (:func:`_pack`): the detail, the ids of
-    the texts it added, and the ids of the texts it already held (folded, no text)."""
-    fresh = [(i, t) for i, t in zip(ids, texts, strict=True) if t not in old]
-    held = [i for i, t in zip(ids, texts, strict=True) if t in old]
-    detail, kept = _pack(old, [i for i, _ in fresh], [t for _, t in fresh])
-    return detail, kept, held

@@ -15,7 +15,9 @@ providers and the optional model extractor.
 - providers: :mod:`.contract` (:func:`contract_candidates`), :mod:`.rules`
   (:func:`rule_candidates`), :mod:`.git_changes` (:func:`git_change_candidates`),
   :mod:`.structured` (:func:`structured_candidates`), :mod:`.task_outcomes`
-  (:func:`task_outcome_candidates`);
+  (:func:`task_outcome_candidates`: one note per session, revised turn by turn);
+- :mod:`.user_notes`: rules from a user's notes and prompts, a correction revising the
+  rule it certainly replaces (:mod:`powercontext.core.corrections`);
 - :mod:`.prompt`: the model extractor's prompt and answer parser;
 - :mod:`.results`, :mod:`.sources`: the result shapes and the files read.
 
@@ -46,7 +48,11 @@ from powercontext.core.extraction.sources import (
     source_path,
 )
 from powercontext.core.extraction.structured import structured_candidates
-from powercontext.core.extraction.task_outcomes import MAX_NOTE_SUMMARY, task_outcome_candidates
+from powercontext.core.extraction.task_outcomes import (
+    MAX_NOTE_SUMMARY,
+    task_outcome_candidates,
+    trivial_outcome,
+)
 
 __all__ = [
     "BOOTSTRAP_FILES",
@@ -75,4 +81,5 @@ __all__ = [
     "structured_candidates",
     "task_outcome_candidates",
     "topic_label",
+    "trivial_outcome",
 ]

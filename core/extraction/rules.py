@@ -9,8 +9,9 @@ import re
 from collections.abc import Sequence
 
 from powercontext.core import repo_docs
-from powercontext.core.extraction.results import ExtractionResult, Refusal, cut_text
+from powercontext.core.extraction.results import ExtractionResult, Refusal
 from powercontext.core.extraction.sources import RULE_FILES, root_files
+from powercontext.core.extraction.user_notes import user_note_candidates
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
 __all__ = ["MAX_RULES_PER_SOURCE", "classify_rule", "clean_rule", "rule_candidates"]
@@ -85,9 +86,10 @@ def rule_candidates(sources: Sequence[Source],
                     current: Sequence[MemoryEntryVersion] = ()) -> ExtractionResult:
     """Explicit rules: each qualifying line of a root-level AGENTS.md, CLAUDE.md or
     CONTRIBUTING.md file Source becomes a constraint or preference citing that Source
-    (at most :data:`MAX_RULES_PER_SOURCE` per file); a ``user_note`` Source without
-    ``memory.*`` metadata whose whole text (<= 1000 characters) is a rule becomes one
-    entry in the user's words. Rules equal to an active entry's text are skipped."""
+    (at most :data:`MAX_RULES_PER_SOURCE` per file); rules equal to an active entry's text
+    are skipped. ``user_note`` Sources give rules in the user's words, a correction
+    revising the rule it certainly replaces
+    (:func:`~powercontext.core.extraction.user_notes.user_note_candidates`)."""
     texts = {e.text for e in current}
     out: list[MemoryEntryInput] = []
     refused: list[Refusal] = []
@@ -105,17 +107,8 @@ def rule_candidates(sources: Sequence[Source],
                 break
             count += 1
             out.append(MemoryEntryInput(kind, line, sources=(s,)))
-    for s in sources:
-        if s.kind != "user_note" or any(k.startswith("memory.") for k, _ in s.metadata):
-            continue
-        text = " ".join(s.content.split())
-        kind = classify_rule(text)
-        if not text or kind is None or text in texts:
-            continue
-        if len(text) > 1000:
-            refused.append(Refusal(kind, cut_text(text, 200), "user note longer than 1000 "
-                                   "characters: not one rule; give a structured entry"))
-            continue
-        out.append(MemoryEntryInput(kind, text, sources=(s,)))
+    notes_of_user = user_note_candidates(sources, current, classify_rule)
+    out.extend(notes_of_user.candidates)
+    refused.extend(notes_of_user.refused)
     return ExtractionResult(tuple(out), tuple(refused), tuple(notes))
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import attrs
 
 from powercontext.core import canonical
+from powercontext.core.corrections import normalized
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.extraction.admission import check_memory_admission
 from powercontext.core.extraction.results import ExtractionResult, Refusal, cut_text
@@ -29,16 +30,19 @@ def screen_memory_candidates(
     outside the operation Sources (or, for a revision, its predecessor's), no evidence
     at all, a revision of an entry that is
     not a current active version, a second revision of one entry. Dropped silently:
-    a revision identical to its entry, a new entry equal to an active entry's text or
-    to an earlier candidate. Revisions are ordered before new entries."""
+    a revision identical to its entry, a candidate whose text, normalised (case, and
+    punctuation and spaces as one space:
+    :func:`~powercontext.core.corrections.normalized`), equals another
+    active entry's or an earlier candidate's, whatever its kind (so no two active
+    entries say the same thing). Revisions are ordered before new entries."""
     op = {s.ref for s in sources}
     active = {e.entry_version_id: e for e in current}
-    active_texts = {(e.kind, e.text) for e in current}
+    said = {normalized(e.text): e.entry_id for e in current}
     revisions: list[MemoryEntryInput] = []
     new: list[MemoryEntryInput] = []
     refused: list[Refusal] = []
     revised: set[str] = set()
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     ordered = sorted(candidates, key=lambda pc: pc[1].entry is None)
     for provider, c in ordered:
         try:
@@ -67,16 +71,19 @@ def screen_memory_candidates(
             refused.append(Refusal(kind, cut_text(text, 200), why, provider))
             continue
         c = attrs.evolve(c, kind=kind, text=unicodedata.normalize("NFC", text), reason=reason)
+        key = normalized(c.text)
         if c.entry is not None:
             revised.add(c.entry.entry_id)
             if (kind, text) == (c.entry.kind, c.entry.text) and {s.ref for s in c.sources} <= set(
                     c.entry.sources):
                 continue
+            if key in seen or said.get(key, c.entry.entry_id) != c.entry.entry_id:
+                continue  # another active entry (or candidate) already says it
             revisions.append(c)
-            seen.add((kind, text))
+            seen.add(key)
             continue
-        if (kind, text) in active_texts or (kind, text) in seen:
+        if key in said or key in seen:
             continue
-        seen.add((kind, text))
+        seen.add(key)
         new.append(c)
     return ExtractionResult(tuple(revisions + new), tuple(refused))

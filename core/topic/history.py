@@ -13,8 +13,13 @@ Each Probe's query is searched in the Window's Scope through the enabled Topic c
    those at or above ``history_rrf_threshold`` (70) are selected, best first, up to
    ``history_max_candidates`` (20); when fewer than ``history_min_candidates`` (5)
    qualify, the next Topics in fused-rank order fill the set up to that minimum; when
-   fewer exist, all are used. Fused-rank order: best normalised score first, then
-   UTF-8 ``artifact_id``, then revision (the Topic search tie-break).
+   fewer exist, all are used. Fused-rank order: best normalised score first, then the
+   hit's content (UTF-8 title, then summary), and only then UTF-8 ``artifact_id`` and
+   revision: Topic ids are random, so a tie broken by an id would make two runs over
+   the same Sources choose different history;
+4. :func:`probe_hits`: the one historical Topic each Probe's search found first
+   among the selected (at or above the threshold), which the Work Planner must keep in
+   one Work Item with every other Probe that found it.
 
 The pipeline hands the selected refs to the Global Topic Evolver as history handles
 ``h1``, ``h2``, ... in the order returned.
@@ -38,6 +43,7 @@ __all__ = [
     "HistoryCandidate",
     "best_possible_score",
     "normalized_score",
+    "probe_hits",
     "probe_queries",
     "select_history",
 ]
@@ -107,14 +113,20 @@ class HistoryCandidate:
     probes: tuple[int, ...]
 
 
-def _rank_key(c: HistoryCandidate) -> tuple[float, bytes, int]:
-    return -c.score, c.ref.artifact_id.encode("utf-8"), c.ref.revision
+def _content_key(hit: TopicHit) -> tuple[bytes, bytes, bytes, int]:
+    return (hit.title.encode("utf-8"), hit.summary.encode("utf-8"),
+            hit.ref.artifact_id.encode("utf-8"), hit.ref.revision)
+
+
+def _rank_key(c: HistoryCandidate) -> tuple[float, tuple[bytes, bytes, bytes, int]]:
+    return -c.score, _content_key(c.hit)
 
 
 def select_history(per_probe: Sequence[Sequence[TopicHit]], channels: int,
                    settings: ProcessingSettings) -> tuple[HistoryCandidate, ...]:
     """The historical Topics of a Window, in fused-rank order (best normalised score,
-    then UTF-8 artifact_id, then revision), from ``per_probe``: one hit list per
+    then the hit's UTF-8 title and summary, then artifact_id and revision), from
+    ``per_probe``: one hit list per
     searched Probe (a backend search result's ``hits``, any order), all searched through
     the same ``channels`` enabled channels (2 or 4; the search result's
     ``len(channels)``).
@@ -155,3 +167,33 @@ def select_history(per_probe: Sequence[Sequence[TopicHit]], channels: int,
     n = max(min(qualified, settings.history_max_candidates),
             min(settings.history_min_candidates, len(ranked)))
     return tuple(ranked[:n])
+
+
+def probe_hits(per_probe: Sequence[Sequence[TopicHit]], channels: int,
+               selected: Sequence[HistoryCandidate], settings: ProcessingSettings
+               ) -> tuple[TopicRef | None, ...]:
+    """For each searched Probe (``per_probe`` as for :func:`select_history`), the
+    historical Topic its search found first among ``selected``: the one with the
+    Probe's highest normalised score, when that is at least
+    ``settings.history_rrf_threshold`` (ties by the hit's content, as in fused-rank
+    order); None when it found none of them that well. Topic Memory RFC, "Work Planner
+    and direct Work Items": Probes that hit the same historical ArtifactRef enter the
+    same Work Item. A Probe hits one Topic at most, so the rule never asks one Item to
+    hold two targets. InvalidInputError for bad ``channels`` or scores."""
+    _check_channels(channels)
+    chosen = {c.ref.artifact_id: c.ref for c in selected}
+    out: list[TopicRef | None] = []
+    for hits in per_probe:
+        best: tuple[float, tuple[bytes, bytes, bytes, int], TopicRef] | None = None
+        for hit in hits:
+            ref = chosen.get(hit.ref.artifact_id)
+            if ref is None:
+                continue
+            score = normalized_score(hit.score, channels)
+            if score < settings.history_rrf_threshold:
+                continue
+            key = (-score, _content_key(hit), ref)
+            if best is None or key[:2] < best[:2]:
+                best = key
+        out.append(None if best is None else best[2])
+    return tuple(out)

@@ -6,14 +6,18 @@ Probes (``p1``, ``p2``, ...), the SourceRefs they cite (evidence id, kind, uri) 
 title, summary and snippet of the selected historical Topics (handles ``h1``, ... in
 selection order, as for the Global Topic Evolver).
 
-Stage ``plan``: input ``{"probes": [{"id": "p1", "query", "evidence_ids"}], "sources":
-[{"id": "s1", "kind", "uri"}], "history": [{"handle": "h1", "title", "summary",
-"snippet"}]}``; output ``{"items": [{"operation": "create"|"update", "target": "h2" |
-null, "probes": ["p1", ...]}, ...]}``. Refused (``work_plan_invalid``, stage ``plan``):
-a Probe in no Item or in two, an unknown Probe id, an Item with no Probe, an UPDATE
-Item with no target or a target that is not a given handle, a CREATE Item with a
-target, two Items with one target (a historical reference split across Items: one
-Item owns a historical Head per wave). Malformed JSON / extra or missing fields:
+Stage ``plan``: input ``{"probes": [{"id": "p1", "query", "evidence_ids", "found":
+"h1" | null}], "sources": [{"id": "s1", "kind", "uri"}], "history": [{"handle": "h1",
+"title", "summary", "snippet"}]}``; output ``{"items": [{"operation":
+"create"|"update", "target": "h2" | null, "probes": ["p1", ...]}, ...]}``. A Probe's
+``found`` is the historical Topic its search found first
+(:func:`powercontext.core.topic.history.probe_hits`): Probes that hit the same
+historical ArtifactRef must enter the same Work Item (Topic Memory RFC). Refused
+(``work_plan_invalid``, stage ``plan``): a Probe in no Item or in two, an unknown Probe
+id, an Item with no Probe, an UPDATE Item with no target or a target that is not a
+given handle, a CREATE Item with a target, two Items with one target (a historical
+reference split across Items: one Item owns a historical Head per wave), Probes that
+found the same Topic in two Items. Malformed JSON / extra or missing fields:
 ``model_output_invalid``.
 
 Each Item then loads its Sources (every Window Source its Probes cite, whole) and at
@@ -36,7 +40,7 @@ from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.generation import StageRequest
 from powercontext.core.topic.history import HistoryCandidate
-from powercontext.core.topic.models import TopicRevision
+from powercontext.core.topic.models import TopicRef, TopicRevision
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.stages import (
     _TOPIC_SCHEMA,
@@ -59,6 +63,7 @@ __all__ = [
     "ITEM_INSTRUCTIONS",
     "PLAN_INSTRUCTIONS",
     "WorkItem",
+    "found_handles",
     "item_request",
     "item_schema",
     "item_sources",
@@ -76,8 +81,10 @@ PLAN_INSTRUCTIONS = (
     "Stage: plan. The input lists Probes (ids p1, p2, ...: a search query and the "
     "evidence ids of the Sources it came from), the kind and uri of those Sources (not "
     "their text), and existing Topics the Probes may concern (handles h1, h2, ...: "
-    "title, summary and a snippet of the detail). Divide the Probes into Work Items, "
-    "one per subject. When Probes concern an existing Topic, make ONE \"update\" Item "
+    "title, summary and a snippet of the detail). A Probe's \"found\" names the "
+    "existing Topic its search found first, or is null. Divide the Probes into Work "
+    "Items, one per subject. Every Probe with the same \"found\" handle MUST be in the "
+    "same Item. When Probes concern an existing Topic, make ONE \"update\" Item "
     "whose target is that Topic's handle and put every Probe about it into that Item; "
     "never give one handle to two Items. For a subject no listed Topic covers, make a "
     "\"create\" Item with target null. Every Probe belongs to exactly one Item, and "
@@ -177,27 +184,53 @@ def _window_order(window: Window, ids: set[str]) -> tuple[str, ...]:
     return tuple(s.evidence_id for s in window.sources if s.evidence_id in ids)
 
 
+def found_handles(candidates: Sequence[HistoryCandidate],
+                  found: Sequence[TopicRef | None] | None, count: int
+                  ) -> tuple[str | None, ...]:
+    """Each Probe's ``found`` handle: ``h<i>`` of the candidate whose ref it found
+    first (``found[k]``, from :func:`powercontext.core.topic.history.probe_hits`
+    mapped to the Probes), None when it found none; all None when ``found`` is None.
+    InvalidInputError (field ``found``) for a list of another length or a ref that is
+    not a candidate's."""
+    if found is None:
+        return (None,) * count
+    if len(found) != count:
+        raise InvalidInputError("found", f"holds {len(found)} entries for {count} Probes")
+    by_ref = {c.ref: f"h{i}" for i, c in enumerate(candidates, start=1)}
+    out: list[str | None] = []
+    for ref in found:
+        if ref is not None and ref not in by_ref:
+            raise InvalidInputError("found", f"names {ref}, which is not a candidate")
+        out.append(None if ref is None else by_ref[ref])
+    return tuple(out)
+
+
 def plan_request(window: Window, probes: Sequence[Probe],
                  candidates: Sequence[HistoryCandidate],
-                 settings: ProcessingSettings) -> StageRequest | None:
+                 settings: ProcessingSettings,
+                 found: Sequence[TopicRef | None] | None = None) -> StageRequest | None:
     """The Work Planner request (stage ``plan``, schema ``topic_plan``; Topic Memory
     RFC, "Work Planner and direct Work Items"): input ``{"probes": [{"id": "p1",
-    "query", "evidence_ids"}], "sources": [{"id": "s1", "kind", "uri"}], "history":
-    [{"handle": "h1", "title", "summary", "snippet"}]}``. Only the Probes, the kind and
-    uri of the Window Sources they cite (Window order; never their text) and each
-    candidate's search hit (title, summary, snippet; never the complete detail), the
-    handles ``h1``, ... in candidate order (as :func:`.stages.history_handles` over the
-    candidates' heads). None when the request does not fit
-    ``settings.context_window_tokens`` (the pipeline then fails the Window with
-    ``planner_input_over_budget``). InvalidInputError (field ``probes``) for no Probe
-    (the Planner is never called then: the Window is a NOOP)."""
+    "query", "evidence_ids", "found"}], "sources": [{"id": "s1", "kind", "uri"}],
+    "history": [{"handle": "h1", "title", "summary", "snippet"}]}``. Only the Probes
+    (with ``found``: the handle of the historical Topic each one's search found first,
+    :func:`found_handles` of ``found``), the kind and uri of the Window Sources they
+    cite (Window order; never their text) and each candidate's search hit (title,
+    summary, snippet; never the complete detail), the handles ``h1``, ... in candidate
+    order (as :func:`.stages.history_handles` over the candidates' heads). None when the
+    request does not fit ``settings.context_window_tokens`` (the pipeline then fails
+    the Window with ``planner_input_over_budget``). InvalidInputError (field
+    ``probes``) for no Probe (the Planner is never called then: the Window is a NOOP),
+    (field ``found``) as :func:`found_handles`."""
     if not probes:
         raise InvalidInputError("probes", "the Work Planner needs at least one Probe")
     ids = probe_handles(probes)
+    hits = found_handles(candidates, found, len(probes))
     cited = {e for p in probes for e in p.evidence_ids}
     payload = {
-        "probes": [{"id": pid, "query": p.query, "evidence_ids": list(p.evidence_ids)}
-                   for pid, p in ids.items()],
+        "probes": [{"id": pid, "query": p.query, "evidence_ids": list(p.evidence_ids),
+                    "found": hit}
+                   for (pid, p), hit in zip(ids.items(), hits, strict=True)],
         "sources": [{"id": s.evidence_id, "kind": s.entry.source.kind,
                      "uri": s.entry.source.uri}
                     for s in window.sources if s.evidence_id in cited],
@@ -219,10 +252,12 @@ def _short(value: object) -> str:
 
 
 def parse_plan(text: object, window: Window, probes: Sequence[Probe],
-               handles: Mapping[str, TopicRevision]) -> tuple[WorkItem, ...]:
+               handles: Mapping[str, TopicRevision],
+               found: Sequence[str | None] | None = None) -> tuple[WorkItem, ...]:
     """The checked Work Items (plan order) of a plan output (JSON text); ``handles``
     from :func:`powercontext.core.topic.stages.history_handles` over the candidates'
-    heads, in the order :func:`plan_request` gave them.
+    heads, in the order :func:`plan_request` gave them; ``found`` each Probe's found
+    handle as the request showed it (:func:`found_handles`; None: no rule to check).
 
     An UPDATE Item binds the exact head ``handles[target]`` (never anything the model
     names); a CREATE Item binds none. Each Item's ``evidence_ids`` are the union of its
@@ -235,7 +270,7 @@ def parse_plan(text: object, window: Window, probes: Sequence[Probe],
       id, a Probe in no Item or in two (or twice in one), an Item with no Probe, an
       UPDATE Item with no target or a target that is not a given handle, a CREATE Item
       with a target, two Items with one target (a historical reference split across
-      Items)."""
+      Items), two Probes with the same ``found`` handle in two Items."""
     data = _exact("plan", _loads("plan", text), ("items",), "the output")
     raw_items = data["items"]
     if not isinstance(raw_items, list):
@@ -286,6 +321,17 @@ def parse_plan(text: object, window: Window, probes: Sequence[Probe],
     if missing:
         raise _plan_refused(f"Probes in no Work Item: {', '.join(missing[:8])}"
                             + (" ..." if len(missing) > 8 else ""))
+    if found is not None:
+        first_of: dict[str, tuple[str, int]] = {}
+        for pid, hit in zip(by_id, found, strict=True):
+            if hit is None:
+                continue
+            first = first_of.setdefault(hit, (pid, owner[pid]))
+            if first[1] != owner[pid]:
+                raise _plan_refused(
+                    f"Probes {first[0]} and {pid} both found {hit} but are in items"
+                    f"[{first[1]}] and items[{owner[pid]}]: Probes that hit the same "
+                    "historical Topic enter the same Work Item")
     return tuple(out)
 
 

@@ -3,8 +3,9 @@ and related-group reconciliation"; TOPIC-MEMORY.md).
 
 Before publication every CREATE of the Window (any path) searches history again with
 its complete content (:func:`second_queries`: title, summary and detail as bounded
-search queries). From those results the server forms bounded related groups
-(:func:`related_groups`, deterministic):
+search queries, all of it: the end of a long detail is searched too). From those
+results the server forms bounded related groups (:func:`related_groups`,
+deterministic):
 
 - a group around ONE historical Topic D: the CREATEs whose best strong hit (normalised
   score >= ``history_rrf_threshold``) is D, at most :data:`MAX_GROUP_CREATES`, plus this
@@ -55,7 +56,6 @@ from powercontext.core.topic.stages import (
 __all__ = [
     "CODE_HEAD_CONFLICT",
     "MAX_GROUP_CREATES",
-    "MAX_SECOND_QUERIES",
     "RECONCILE_INSTRUCTIONS",
     "Reconciliation",
     "RelatedGroup",
@@ -68,9 +68,6 @@ __all__ = [
     "second_queries",
 ]
 
-#: At most this many second-retrieval queries per CREATE (each one search request,
-#: plus one reserved embedding request in a hybrid deployment).
-MAX_SECOND_QUERIES = 8
 #: At most this many CREATEs in one related group (the rest stay ungrouped).
 MAX_GROUP_CREATES = 8
 #: The Window's UPDATE of a Topic was bound to an older head than the one fetched for
@@ -128,35 +125,42 @@ def second_queries(content: TopicMemoryContent, analyzer: Analyzer | None = None
     terms each (:data:`~powercontext.core.query.MAX_QUERY_CHARS`,
     :data:`~powercontext.core.query.MAX_QUERY_TERMS`; default analyzer when None), the
     pieces of one query joined by single spaces. A piece that alone exceeds a bound
-    (a long run without white space) is halved until each part fits. A query without
-    terms (only stopwords or punctuation) is left out; exact duplicate queries coalesce; at most
-    :data:`MAX_SECOND_QUERIES` queries (the rest of the content is not searched).
-    A content with no terms gives ``()``. Every query passes
-    :func:`powercontext.core.query.search_terms` with the same analyzer."""
+    (a long run without white space) is halved until each part fits. After the first
+    query, a piece none of whose terms is new (every one was in an earlier query) is
+    left out, so each query searches terms not searched yet. A query without terms
+    (only stopwords or punctuation) is left out; exact duplicate queries coalesce.
+    Every term of the content is in some query: the whole Topic is searched (Topic
+    Memory RFC: "using the complete title + summary + detail"; a 32,768-character
+    English detail gives a few dozen queries, each one search and, in a hybrid
+    deployment, one reserved embedding request). A content with no terms gives
+    ``()``. Every query passes :func:`powercontext.core.query.search_terms` with the
+    same analyzer."""
     terms_of = (analyzer or analyzers.get(analyzers.DEFAULT_VERSION)).query_terms
     queries: dict[str, None] = {}
     current: list[str] = []
     length = 0
     terms: set[str] = set()
+    searched: set[str] = set()
 
     def flush() -> None:
         if terms:
             queries.setdefault(" ".join(current))
+            searched.update(terms)
 
     for field in (content.title, content.summary, content.detail):
         for piece, piece_terms in _pieces(field, terms_of):
+            if queries and not set(piece_terms) - searched:
+                continue  # nothing this piece would search is new
             new = terms.union(piece_terms)
             grown = length + len(piece) + (1 if current else 0)
             if current and (grown > MAX_QUERY_CHARS or len(new) > MAX_QUERY_TERMS):
                 flush()
-                if len(queries) >= MAX_SECOND_QUERIES:
-                    return tuple(queries)
                 current, length, terms = [piece], len(piece), set(piece_terms)
                 continue
             current.append(piece)
             length, terms = grown, new
     flush()
-    return tuple(queries)[:MAX_SECOND_QUERIES]
+    return tuple(queries)
 
 
 # ---------------------------------------------------------------- related groups
@@ -186,6 +190,11 @@ def _update_index(evolution: Evolution, field: str) -> dict[str, int]:
     return out
 
 
+def _strength(c: HistoryCandidate) -> tuple[float, int, bytes, bytes, bytes]:
+    return (-c.score, -len(c.probes), c.hit.title.encode("utf-8"),
+            c.hit.summary.encode("utf-8"), c.ref.artifact_id.encode("utf-8"))
+
+
 def related_groups(evolution: Evolution, second: Sequence[Sequence[HistoryCandidate]],
                    heads: Mapping[str, TopicRevision],
                    settings: ProcessingSettings) -> tuple[RelatedGroup, ...]:
@@ -196,7 +205,9 @@ def related_groups(evolution: Evolution, second: Sequence[Sequence[HistoryCandid
     heads by artifact_id, at least for every strong candidate.
 
     - CREATE i's best STRONG candidate (score >= ``settings.history_rrf_threshold``;
-      ties by UTF-8 artifact_id) is its one historical Topic D; the CREATEs whose D is
+      ties: found by more of its queries, then by the hit's content, UTF-8 title and
+      summary, and only then by artifact_id, so that random ids never decide) is its
+      one historical Topic D; the CREATEs whose D is
       the same form D's group (``target`` = ``heads[D]``), the first
       :data:`MAX_GROUP_CREATES` in index order (the rest stay ungrouped); ``update`` =
       the index of the Window's UPDATE whose ``base.artifact_id`` is D, if any. A
@@ -224,7 +235,7 @@ def related_groups(evolution: Evolution, second: Sequence[Sequence[HistoryCandid
         if not strong:
             loose.append(i)
             continue
-        best = min(strong, key=lambda c: (-c.score, c.ref.artifact_id.encode("utf-8")))
+        best = min(strong, key=_strength)
         by_target.setdefault(best.ref.artifact_id, []).append(i)
     groups: list[RelatedGroup] = []
     for aid, members in by_target.items():

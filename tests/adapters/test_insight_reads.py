@@ -18,7 +18,7 @@ from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import MemoryEntryInput, SourceRef
 from powercontext.core.topic.insight import DayCount, ScopeSummary, SourceScope
 from powercontext.core.topic.processing import BINDING
-from powercontext.ports import SourceCitations
+from powercontext.ports import EntryKinds, SourceCitations
 from powercontext.ports.topic import TopicInsight
 
 ENGINES = ["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)]
@@ -90,6 +90,35 @@ def test_citing_entry_versions_finds_every_version_and_only_exact_ids(backends):
         run(memory.citing_entry_versions("bad id"))
     with pytest.raises(InvalidInputError):
         run(memory.citing_entry_versions("src_a", limit=0))
+
+
+def test_entry_kinds_names_the_kind_of_every_version_of_one_memory(backends):
+    memory, _ = backends
+    assert isinstance(memory, EntryKinds)
+
+    async def go():
+        from powercontext import MemoryService
+
+        svc = MemoryService(memory)
+        ref = await svc.remember(None, mode="append", entries=[
+            MemoryEntryInput("constraint", "Never edit build/."),
+            MemoryEntryInput("working_note", "Step 1 done.")])
+        (note,) = [v for v in (await svc.entries(ref)).values() if v.kind == "working_note"]
+        ref2 = await svc.remember(ref, mode="append", entries=[
+            MemoryEntryInput("working_note", "Step 2 done.", entry=note)])
+        other = await svc.remember(None, mode="append", entries=[
+            MemoryEntryInput("fact", "another Memory")])
+        return ref2, other, await svc.entries(ref2)
+
+    ref, other, heads = run(go())
+    kinds = run(memory.entry_kinds(ref.artifact_id))
+    assert len(kinds) == 3  # both versions of the note, and the rule
+    assert {kinds[v.entry_version_id] for v in heads.values()} == {"constraint",
+                                                                    "working_note"}
+    assert set(run(memory.entry_kinds(other.artifact_id)).values()) == {"fact"}
+    assert run(memory.entry_kinds("mem_art_unknown")) == {}
+    with pytest.raises(InvalidInputError):
+        run(memory.entry_kinds("bad id"))
 
 
 def test_like_needle_widens_never_narrows():

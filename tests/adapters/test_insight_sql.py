@@ -9,6 +9,10 @@ import pytest
 from powercontext.sql import templates
 
 GOLDEN_SQLITE = {
+    'insight_entry_kinds': (
+        'SELECT "entry_version_id", "kind" FROM "memory_entry_versions" WHERE '
+        '"memory_artifact_id" = ?'
+    ),
     'insight_citing_versions': (
         'SELECT "memory_artifact_id", "entry_id", "entry_version_id", "version", '
         '"previous_version_id", "kind", "text", "source_refs", "artifact_refs", '
@@ -61,6 +65,10 @@ GOLDEN_SQLITE = {
 }
 
 GOLDEN_OCEANBASE = {
+    'insight_entry_kinds': (
+        'SELECT `entry_version_id`, `kind` FROM `memory_entry_versions` WHERE '
+        '`memory_artifact_id` = %s'
+    ),
     'insight_citing_versions': (
         'SELECT `memory_artifact_id`, `entry_id`, `entry_version_id`, `version`, '
         '`previous_version_id`, `kind`, `text`, `source_refs`, `artifact_refs`, '

@@ -105,3 +105,7 @@ def test_probe_statements_and_vector_literal():
     assert obsql.vector_literal((1.0, -0.5, 1e-20)) == "[1.0,-0.5,1e-20]"
     assert obsql.tokenize() == (
         "SELECT TOKENIZE(%s, 'space', '[{\"additional_args\":[{\"min_token_size\": 1}]}]')")
+    assert obsql.abandoned_sessions() == (
+        "SELECT ID FROM oceanbase.V$OB_PROCESSLIST WHERE USER = SUBSTRING_INDEX("
+        "CURRENT_USER(), '@', 1) AND DB = DATABASE() AND COMMAND = 'Sleep' AND "
+        "TRANS_STATE = 'ACTIVE' AND TIME >= %s AND ID <> CONNECTION_ID()")

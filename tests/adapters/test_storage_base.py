@@ -69,6 +69,43 @@ def test_contention_past_every_attempt_is_a_backend_error_never_a_conflict(tmp_p
         b.close_sync()
 
 
+def test_the_engine_may_end_what_holds_the_locks_between_attempts_only(tmp_path):
+    b = _contended(tmp_path)
+    events: list[str] = []
+    b._contention_sync = lambda: events.append("contention")  # type: ignore[method-assign]
+
+    def always() -> None:
+        events.append("attempt")
+        raise _Contention()
+
+    try:
+        with pytest.raises(BackendError):
+            run(b._run(b._in_tx, True, always))
+        assert events == ["attempt", "contention"] * 3 + ["attempt"]
+    finally:
+        b.close_sync()
+
+
+def test_maintenance_marks_its_transactions_long_while_it_runs(tmp_path):
+    b = SQLiteMemoryBackend(str(tmp_path / "m.db"))
+    seen: list[bool] = []
+    for name in ("_migrate_analyzer_sync", "_rehash_sync"):
+        real = getattr(b, name)
+
+        def spy(*args, _real=real):
+            seen.append(b.long_transactions)
+            return _real(*args)
+
+        setattr(b, name, spy)
+    try:
+        assert b.long_transactions is False
+        run(b.rebuild())
+        run(b.rehash())
+        assert seen == [True, True] and b.long_transactions is False
+    finally:
+        b.close_sync()
+
+
 def test_the_sql_backends_build_on_the_storage_base_and_keep_their_capability_ports(tmp_path):
     for cls in (SQLiteMemoryBackend, OceanBaseMemoryBackend):
         assert issubclass(cls, DatabaseMemoryBackend)

@@ -50,7 +50,8 @@ def plan(w: Window, heads: list[TopicRevision]) -> tuple[planner.WorkItem, ...]:
 
 
 def test_plan_and_items_update_the_matching_history_topic_and_create_the_rest() -> None:
-    w = window_of("# Deploy\n\nDeploy pipeline runs nightly.", "# Notes\n\nUnrelated notes.")
+    w = window_of("# Deploy pipeline\n\nThe pipeline runs nightly.",
+                  "# Notes\n\nUnrelated notes.")
     heads = [revision("topic_art_ddd", "Deploy pipeline", "How.", "Old detail.")]
     items = plan(w, heads)
     assert [(i.operation, i.target, i.evidence_ids) for i in items] == [
@@ -58,7 +59,7 @@ def test_plan_and_items_update_the_matching_history_topic_and_create_the_rest() 
     upd = planner.parse_item(run(planner.item_request(w, items[0], SETTINGS)), w, items[0])
     (u,) = upd.updates
     assert u.base == heads[0].ref and u.sources == (w.sources[0].ref,)
-    assert u.content.detail == "Old detail.\n\n# Deploy\n\nDeploy pipeline runs nightly."
+    assert u.content.detail == "Old detail.\n\nThe pipeline runs nightly."
     new = planner.parse_item(run(planner.item_request(w, items[1], SETTINGS)), w, items[1])
     (c,) = new.creates
     assert c.content.title == "Notes" and c.sources == (w.sources[1].ref,)
@@ -170,7 +171,7 @@ def test_a_target_group_folds_every_create_into_one_update(with_update: bool) ->
         updates = (TopicUpdate(D.ref, make_content("Deploy pipeline", "How.",
                                                    "Deploys run nightly.\n\nNew step."),
                                (w.sources[2].ref,)),)
-    evo = Evolution((create("Deploy", "Deploys use canary.", w, 0),
+    evo = Evolution((create("Deploy pipeline", "Deploys use canary.", w, 0),
                      create("Deploy again", "Deploys run nightly.", w, 1)), updates, 0)
     group = reconcile.RelatedGroup(D, 0 if with_update else None, (0, 1))
     decision = reconcile.parse_reconcile(run(reconcile.reconcile_request(group, evo,

@@ -73,12 +73,16 @@ def plan_input(probes: list[tuple[str, list[str]]], titles: list[str]) -> dict[s
                         for i, t in enumerate(titles, start=1)]}
 
 
-def test_plan_puts_a_probe_on_the_first_history_title_whose_words_it_holds() -> None:
-    out = answer("plan", plan_input(
-        [("deploy the Alpha service", ["s1"]), ("beta notes", ["s2"]),
-         ("alpha service again", ["s3"]), ("beta notes more", ["s2"])],
-        ["Alpha Service", "alpha", "!!!"]), "topic_plan")
+def test_plan_puts_a_probe_in_the_item_of_the_topic_it_found_or_of_its_title() -> None:
+    data = plan_input(
+        [("Alpha service", ["s1"]), ("beta notes", ["s2"]),
+         ("alpha invoices nightly", ["s1"]), ("beta more words", ["s2"]),
+         ("gamma", ["s3"])],
+        ["Alpha Service", "alpha", "!!!"])
+    data["probes"][4]["found"] = "h3"   # the server's rule: the Topic its search found
+    out = answer("plan", data, "topic_plan")
     assert out == {"items": [
+        {"operation": "update", "target": "h3", "probes": ["p5"]},
         {"operation": "update", "target": "h1", "probes": ["p1", "p3"]},
         {"operation": "create", "target": None, "probes": ["p2", "p4"]}]}
 
@@ -118,21 +122,37 @@ def item_input(contents: list[str], target: dict[str, str] | None) -> dict[str, 
 def test_item_creates_one_topic_titled_by_the_first_source() -> None:
     out = answer("evolve", item_input(["# Alpha\n\nAlpha is first.", "# Other\n\nMore."],
                                       None), "topic_item")
-    assert out == {"topic": {"title": "Alpha", "summary": "Alpha is first.",
-                             "detail": "# Alpha\n\nAlpha is first.\n\n# Other\n\nMore.",
+    assert out == {"topic": {"title": "Alpha", "summary": "Alpha is first. Latest: Other.",
+                             "detail": "## Alpha\n\nAlpha is first.\n\n## Other\n\nMore.",
                              "evidence_ids": ["s1", "s2"]}}
 
 
 def test_item_updates_its_target_with_the_new_texts_only_and_noops_when_nothing_is_new(
         ) -> None:
-    target = {"title": "Alpha", "summary": "Old.", "detail": "Old.\n\n# A\n\nKnown."}
+    target = {"title": "Alpha", "summary": "Old.", "detail": "Old.\n\n## A\n\nKnown."}
     out = answer("evolve", item_input(["# A\n\nKnown.", "# A\n\nNew."], target),
                  "topic_item")
-    assert out == {"topic": {"title": "Alpha", "summary": "Old.",
-                             "detail": "Old.\n\n# A\n\nKnown.\n\n# A\n\nNew.",
+    assert out == {"topic": {"title": "Alpha", "summary": "Old. Latest: A.",
+                             "detail": "Old.\n\n## A\n\nKnown.\n\n## A\n\nNew.",
                              "evidence_ids": ["s2"]}}
     assert answer("evolve", item_input(["# A\n\nKnown."], target), "topic_item") == {
         "topic": None}
+
+
+def test_item_keeps_new_material_whole_when_its_target_is_full() -> None:
+    """One output per Item: a full target keeps the new Source whole in its next
+    Revision and leaves out its oldest blocks, with a line saying they are in older
+    Revisions (nothing of the new Source is dropped)."""
+    old = "\n\n".join(f"Old block {i}. " + "x" * 300 for i in range(110))[:32_700]
+    target = {"title": "Alpha", "summary": "Old.", "detail": old}
+    out = answer("evolve", item_input(["# Alpha\n\n" + "New fact. " * 40], target),
+                 "topic_item")["topic"]
+    topic(out)
+    assert out["evidence_ids"] == ["s1"]
+    assert out["detail"].startswith("_(Earlier material of this Topic is in its older "
+                                    "Revisions.)_\n\nOld block")
+    assert out["detail"].endswith(("New fact. " * 40).strip())
+    assert "Old block 0." not in out["detail"]
 
 
 def test_item_keeps_a_detail_within_the_content_limit() -> None:
@@ -140,6 +160,15 @@ def test_item_keeps_a_detail_within_the_content_limit() -> None:
     topic(out["topic"])
     assert out["topic"]["evidence_ids"] == ["s1"]
     assert len(out["topic"]["detail"]) <= MAX_DETAIL_CHARS
+
+
+def test_item_writes_the_part_its_focus_names() -> None:
+    big = "# Big\n\n" + "\n\n".join(f"Paragraph {i} " + "w" * 200 for i in range(200))
+    data = item_input([big], None)
+    data["focus"] = ["Big (part 2)"]
+    out = answer("evolve", data, "topic_item")["topic"]
+    assert out["title"] == "Big (part 2)" and out["evidence_ids"] == ["s1"]
+    assert out["detail"].startswith("_(Continued from “Big”.)_")
 
 
 # ---------------------------------------------------------------------- temporary
@@ -166,7 +195,7 @@ def test_temporary_reads_a_fragment_as_its_content_and_is_null_for_no_text() -> 
     cut = text.index("line \\\"two") - 1  # inside the escape of the line end
     frag = {"id": "s1", "start": 0, "end": cut, "text": text[:cut]}
     out = answer("temporary", temporary_input([frag], 10_000), "topic_temporary")["topic"]
-    assert out["detail"] == "# Log\n\nline one"
+    assert out["detail"] == "## Log\n\nline one"
     assert out["title"] == "Log" and out["evidence_ids"] == ["s1"]
     tail = {"id": "s1", "start": cut + 1, "end": len(text), "text": text[cut + 1:]}
     assert answer("temporary", temporary_input([tail], 10_000), "topic_temporary")[
@@ -257,16 +286,16 @@ def final_input(temps: list[dict[str, Any]], target: dict[str, str] | None) -> d
 def test_final_creates_from_the_temporaries_citing_those_kept() -> None:
     out = answer("evolve", final_input([temp("A", "one", ["s1"]), temp("B", "two", ["s2"])],
                                        None), "topic_item_final")
-    assert out == {"topic": {"title": "A", "summary": "A summary.", "detail": "one\n\ntwo",
-                             "evidence_ids": ["t1", "t2"]}}
+    assert out == {"topic": {"title": "A", "summary": "A summary. Latest: B summary.",
+                             "detail": "one\n\ntwo", "evidence_ids": ["t1", "t2"]}}
 
 
 def test_final_updates_its_target_or_noops() -> None:
     target = {"title": "T", "summary": "S.", "detail": "old\n\none"}
     out = answer("evolve", final_input([temp("A", "one", ["s1"]), temp("B", "two", ["s2"])],
                                        target), "topic_item_final")
-    assert out == {"topic": {"title": "T", "summary": "S.", "detail": "old\n\none\n\ntwo",
-                             "evidence_ids": ["t2"]}}
+    assert out == {"topic": {"title": "T", "summary": "S. Latest: B summary.",
+                             "detail": "old\n\none\n\ntwo", "evidence_ids": ["t2"]}}
     assert answer("evolve", final_input([temp("A", "one", ["s1"])], target),
                   "topic_item_final") == {"topic": None}
 
@@ -281,21 +310,25 @@ def reconcile_input(target: dict[str, str] | None, cands: list[dict[str, Any]]
                            for i, c in enumerate(cands, start=1)]}
 
 
-def test_reconcile_folds_every_candidate_into_the_target() -> None:
-    target = {"title": "D", "summary": "D.", "detail": "d\n\nshared"}
-    out = answer("reconcile", reconcile_input(target, [temp("A", "new note", []),
-                                                       temp("B", "shared", [])]),
-                 "topic_reconcile")
-    assert out == {"merged": {"title": "D", "summary": "D.",
-                              "detail": "d\n\nshared\n\nnew note",
-                              "evidence_ids": ["c1", "c2"]}}
+def test_reconcile_folds_the_candidates_of_the_targets_subject_only() -> None:
+    target = {"title": "Deploys", "summary": "D.", "detail": "Deploys run nightly at two."}
+    out = answer("reconcile", reconcile_input(target, [
+        temp("Deploys", "new note", []),                          # the same title
+        temp("B", "Deploys run nightly at two.", []),             # already in the target
+        temp("Nightly", "Deploys run nightly with a canary.", []),  # its subject terms
+        temp("Cache", "The cache is purged on deploy.", [])]),    # another subject
+        "topic_reconcile")
+    assert out == {"merged": {
+        "title": "Deploys", "summary": "D. Latest: Nightly summary.",
+        "detail": "Deploys run nightly at two.\n\nnew note\n\nDeploys run nightly with "
+                  "a canary.", "evidence_ids": ["c1", "c2", "c3"]}}
 
 
 def test_reconcile_joins_a_create_only_group_and_needs_two() -> None:
-    out = answer("reconcile", reconcile_input(None, [temp("A", "a", []), temp("B", "b", []),
-                                                     temp("C", "a", [])]), "topic_reconcile")
-    assert out == {"merged": {"title": "A", "summary": "A summary.", "detail": "a\n\nb",
-                              "evidence_ids": ["c1", "c2", "c3"]}}
+    out = answer("reconcile", reconcile_input(None, [temp("A", "a", []), temp("A", "b", []),
+                                                     temp("a", "a", [])]), "topic_reconcile")
+    assert out == {"merged": {"title": "A", "summary": "A summary. Latest: A summary.",
+                              "detail": "a\n\nb", "evidence_ids": ["c1", "c2", "c3"]}}
     assert answer("reconcile", reconcile_input(None, [temp("A", "a", [])]),
                   "topic_reconcile") == {"merged": None}
 
@@ -320,24 +353,28 @@ SESSION = ("Caroline and Melanie, session 1, 1:56 pm on 8 May, 2023\n"
            "Caroline: The transgender stories were so inspiring! Thankful for the support.")
 
 
-def test_a_chat_session_is_titled_and_probed_by_its_subject_words_not_its_first_line(
-        ) -> None:
+def test_a_chat_session_is_titled_by_its_central_sentence_and_read_as_turns() -> None:
     out = answer("evolve", item_input([SESSION], None), "topic_item")["topic"]
-    assert out["title"] == "support, inspiring, stories, swamped"  # no "Mel" of Melanie
-    assert out["detail"] == SESSION
+    # never a greeting or a keyword list: the sentence holding most of its recurring words
+    assert out["title"] == "I went to a LGBTQ support group yesterday and it was so powerful"
+    assert out["detail"].startswith("**Caroline and Melanie, session 1, 1:56 pm on 8 May, "
+                                    "2023**\n\n- **Caroline:** Hey Mel!")
     probes = answer("probe", {"sources": [{"id": "s1", "text": evidence(SESSION)}]},
                     "topic_probes")
-    assert probes == {"probes": [{"query": "support inspiring stories swamped kids work "
-                                           "LGBTQ group", "evidence_ids": ["s1"]}]}
+    assert probes["probes"][0]["query"] == out["title"]
 
 
 def test_a_single_dated_turn_is_chat_but_a_key_value_line_or_markdown_is_not() -> None:
     turn = "[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday."
-    assert answer("evolve", item_input([turn], None), "topic_item")["topic"]["title"] == \
-        "LGBTQ, support, group, yesterday"
+    out = answer("evolve", item_input([turn], None), "topic_item")["topic"]
+    assert out["title"] == "I went to a LGBTQ support group yesterday"
+    assert out["detail"] == ("- **Caroline:** [1:56 pm on 8 May, 2023] I went to a LGBTQ "
+                             "support group yesterday.")
     for text, title in (("Decision: use vec0 for vectors", "Decision: use vec0 for vectors"),
+                        ("Storage: use vec0 for vectors", "Storage"),
                         ("# Notes\n\nAlice: hi there\nBob: hello there", "Notes"),
-                        ("Alice: hi there\nplain line\nBob: hello", "Alice: hi there")):
+                        ("Alice: hi there\nplain line\nBob: hello",
+                         "hi there plain line Bob: hello")):
         assert answer("evolve", item_input([text], None), "topic_item")["topic"][
             "title"] == title
 
@@ -350,11 +387,4 @@ def test_a_fragment_probe_reads_its_content_not_the_json_framing() -> None:
     out = answer("probe", {"sources": [head]}, "topic_probes")
     assert out["probes"][0]["query"] == "Build log"
     out = answer("probe", {"sources": [tail]}, "topic_probes")
-    assert out["probes"][0]["query"] == "line one two"
-
-
-def test_chat_keywords_leave_out_names_and_their_capitalised_short_forms_only() -> None:
-    chat = ("Caroline: my car is red and my car is fast, Mel said\n"
-            "Melanie: the car, Car, Caroline")
-    out = answer("evolve", item_input([chat], None), "topic_item")["topic"]
-    assert out["title"] == "car, red, fast"
+    assert out["probes"][0]["query"] == 'line "one"\\two'

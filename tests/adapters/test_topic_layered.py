@@ -41,6 +41,7 @@ from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
+from powercontext.topic_report import LeftOut
 from powercontext.topic_service import TopicMemoryService
 
 SCOPE = "project:x"
@@ -172,6 +173,8 @@ def test_a_1mb_source_publishes_topics_whose_lineage_is_exactly_that_source(
         assert "topic_plan" in model.schemas()  # the Work Planner path
         assert window.reserved_requests == len(model.calls)
         assert all(c.estimated_tokens <= 125_000 for c in model.calls)
+        # temporary Topics and reductions condensed it: the report says so
+        assert window.left_out == (LeftOut(1, big.source_id, "condensed"),)
         st = await status(svc)
         assert st.cursor == 1 and st.budget is None
     run(go())
@@ -209,12 +212,12 @@ SMALL = ProcessingSettings(context_window_tokens=8_192, max_output_tokens=512)
 
 
 def _many_probes(k: int) -> Rewrite:
-    """A probe rewrite: ``k`` distinct Probes per fragment (a reduction every fragment
-    once 20 are live)."""
+    """A probe rewrite: ``k`` distinct Probes per fragment (made of the deterministic
+    provider's first; a reduction every fragment once 20 are live)."""
     def fn(req: StageRequest, data: dict[str, Any], out: dict[str, Any]) -> object:
         return {"probes": [{"query": f"{p['query']} part {j}",
                             "evidence_ids": p["evidence_ids"]}
-                           for p in out["probes"] for j in range(k)]}
+                           for p in out["probes"][:1] for j in range(k)]}
     return fn
 
 
@@ -492,6 +495,57 @@ def test_the_planner_runs_when_the_window_and_its_history_do_not_fit(new_service
         assert "receipts" in got.content.detail
         made = await svc.get(SCOPE, window.created[0])
         assert made.content.title == "Receipts archive" and made.sources == (shelves.ref,)
+    run(go())
+
+
+async def _planner_window(svc: TopicMemoryService, model: FaultModel) -> Any:
+    """A history Topic too large for a global request with the Window, then two Sources
+    about it and one about something else: the Work Planner runs."""
+    settings = ProcessingSettings(context_window_tokens=8_192, max_output_tokens=512)
+    alpha = md("alpha.md", _lines("Alpha service", "The alpha service invoice run {i} "
+                                  "finished without errors.", 150))
+    await svc.backend.put_scoped_sources(SCOPE, [alpha])
+    first = await TopicProcessor(svc, FaultModel(context_window_tokens=8_192),
+                                 settings).process(SCOPE)
+    assert first.stopped is None, first.reason
+    await svc.backend.put_scoped_sources(SCOPE, [
+        md("alpha-2.md", "# Alpha service\n\nSince December it also stores receipts."),
+        md("alpha-3.md", "# Alpha service\n\nThe invoice run moved to two o'clock."),
+        md("shelves.md", _lines("Receipts archive", "Paper box {i} is kept on shelf {i} "
+                                "downstairs near the boiler.", 230))])
+    return await TopicProcessor(svc, model, settings).process(SCOPE)
+
+
+def test_probes_that_found_the_same_topic_share_one_work_item(new_service: Factory) -> None:
+    """Topic Memory RFC, "Work Planner and direct Work Items": Probes that hit the same
+    historical ArtifactRef enter the same Work Item. The plan input shows each Probe's
+    found Topic, and a plan splitting them is refused; the deterministic plan keeps
+    them together (one UPDATE of the Topic citing both Sources)."""
+    async def go() -> None:
+        svc = new_service()
+        model = FaultModel(context_window_tokens=8_192)
+        report = await _planner_window(svc, model)
+        assert report.stopped is None, report.reason
+        (plan,) = [c for c in model.calls if c.stage == "plan"]
+        probes = json.loads(plan.input_json)["probes"]
+        found = [p for p in probes if p["found"] == "h1"]
+        assert {tuple(p["evidence_ids"]) for p in found} >= {("s1",), ("s2",)}
+        (window,) = report.windows
+        (updated,) = window.updated
+        got = await svc.get(SCOPE, updated)
+        assert "stores receipts" in got.content.detail and "two o'clock" in got.content.detail
+
+        def split(req: StageRequest, data: dict[str, Any], out: dict[str, Any]) -> object:
+            ids = [p["id"] for p in data["probes"]]
+            hit = [p["id"] for p in data["probes"] if p["found"] == "h1"]
+            rest = [i for i in ids if i not in hit[1:]]
+            return {"items": [{"operation": "update", "target": "h1", "probes": rest},
+                              {"operation": "create", "target": None, "probes": hit[1:]}]}
+
+        again = await _planner_window(new_service(), FaultModel(
+            context_window_tokens=8_192, rewrite={"plan": split}))
+        assert again.stopped == "work_plan_invalid" and "enter the same Work Item" in (
+            again.reason or "")
     run(go())
 
 

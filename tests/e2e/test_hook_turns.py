@@ -221,9 +221,12 @@ RELEASE = TopicMemoryContent(
 
 
 def seed_topics(db: Path, scope: str) -> str:
+    """A published Topic of ``scope``, grown (as Topics are) from a Source journaled in
+    that Scope."""
     async def body():
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_release", "file", "make release\n")
+            await svc.add_sources(scope, [src])
             (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])])
             return f"{rev.ref.artifact_id}@{rev.ref.revision}"
 
@@ -303,3 +306,46 @@ def test_prompt_hook_with_topics_imports_nothing_heavy(tmp_path, repo):
                           timeout=120)
     assert proc.returncode == 0 and "[topic] Release process" in proc.stdout, proc.stderr
     assert json.loads(probe.read_text()) == []
+
+
+TOX_DUMP = TopicMemoryContent(
+    "tox",
+    "[tox] envlist = linting, py310, py311, py312, docs [testenv] commands = pytest {posargs} "
+    "deps = -r requirements.txt [testenv:linting] skip_install = True commands = pre-commit "
+    "run --all-files --show-diff-on-failure [testenv:docs] commands = sphinx-build -W -b "
+    "html doc/en doc/en/_build/html",
+    "[tox]\nenvlist = linting, py310\n")
+BILLING = TopicMemoryContent(
+    "Billing exports", "Invoices are exported nightly to the finance bucket as CSV.",
+    "# Billing\n\nInvoices go out nightly.")
+
+
+def test_topics_pass_the_same_bar_as_entries_and_never_as_raw_dumps(tmp_path, repo):
+    """The issue's examples: the prompt hook added up to three Topics to every prompt,
+    one of them a raw tox.ini dump."""
+    db = tmp_path / "memory.db"
+    scope = f"repo:{repo}"
+
+    async def body():
+        async with open_topic_service(db, embedding="none") as svc:
+            src = canonical.make_source("src_topics", "file", "tox\n")
+            await svc.add_sources(scope, [src])
+            await svc._publish(scope, creates=[(RELEASE, [src]), (TOX_DUMP, [src]),
+                                               (BILLING, [src])])
+
+    asyncio.run(body())
+
+    def topics(prompt: str) -> list[str]:
+        payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+                   "prompt": prompt}
+        out = invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout
+        if not out:
+            return []
+        ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        return [ln for ln in ctx.splitlines() if ln.startswith("- [topic]")]
+
+    assert [t.split(":")[0] for t in topics("How do we cut a release?")] == [
+        "- [topic] Release process"]
+    # the tox dump names the tests and the docs, but it is a file, not a summary
+    assert topics("Run the tests with tox and build the docs") == []
+    assert topics("What is the difference between a list and a tuple?") == []

@@ -394,7 +394,10 @@ def test_prompt_query_keeps_the_informative_terms_in_order_within_the_bounds():
         "How do I run the test suite before review?"]
 
 
-def _seed_rule_and_notes(db: Path, repo: Path, notes: int) -> dict[str, str]:
+def _seed_rule_and_notes(db: Path, repo: Path, notes: int, *,
+                         sessions: bool = True) -> dict[str, str]:
+    """A rule about migrations, then ``notes`` Stops about the migration: each of its own
+    session (``sessions``) or all of one session."""
     async def body():
         svc = open_service(db)
         try:
@@ -406,8 +409,9 @@ def _seed_rule_and_notes(db: Path, repo: Path, notes: int) -> dict[str, str]:
 
     memory = asyncio.run(body())
     RuntimeManifest.for_db(str(db)).set(f"repo:{repo}", memory)
-    for turn in range(notes):  # five Stop turns, each a working_note about the migration
-        payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop",
+    for turn in range(notes):  # Stop turns, each a report about the migration
+        payload = {"session_id": f"s{turn}" if sessions else "s", "cwd": str(repo),
+                   "hook_event_name": "Stop",
                    "last_assistant_message":
                        f"Changed the schema migration for the orders table, step {turn}: "
                        "migration of orders columns done, schema migration tests updated."}
@@ -423,7 +427,7 @@ def test_rules_outrank_session_notes_and_notes_are_capped(tmp_path, repo):
     db = tmp_path / "memory.db"
     memory = _seed_rule_and_notes(db, repo, 5)["memory"]
     _, entries = memory_entries(db, memory)
-    assert sum(v.kind == "working_note" for v in entries.values()) == 5
+    assert sum(v.kind == "working_note" for v in entries.values()) == 5  # five sessions
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "Change the schema migration for the orders table"}
     out = invoke_hooks(tmp_path, db, "hook", "claude-code", stdin=json.dumps(payload)).stdout

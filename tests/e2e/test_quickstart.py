@@ -5,6 +5,7 @@ older Revision, another Scope, an idle flush)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,4 +25,8 @@ def test_the_quickstart_runs_both_families_to_the_end(tmp_path: Path) -> None:
     assert "ok: another Scope does not see the Topic" in out
     assert "ok: the new note UPDATEs the same Topic to Revision 2" in out
     assert "ok: the next flush is idle: everything processed" in out
+    # the offline provider's Topics read well: the Makefile by its name and first
+    # comment sentence (before: its first comment line cut mid-sentence)
+    assert "ok: each Topic has a one-line title and a summary of at most 300" in out
+    assert re.search(r"topic_art_\w+@1  Makefile: [^\n]*[a-z]\n", out), out
     assert "quickstart finished" in out

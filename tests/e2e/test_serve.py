@@ -177,6 +177,25 @@ def test_a_non_loopback_host_without_a_token_refuses_to_start(tmp_path: Path,
     assert "no API token is set" in out.stderr and "serving" not in out.stdout
 
 
+@pytest.mark.parametrize("where", ["env", "config"])
+def test_a_token_shorter_than_16_characters_refuses_to_start(tmp_path: Path,
+                                                             where: str) -> None:
+    short = "s3cret-token-15c"[:15]
+    config = tmp_path / "config.toml"
+    config.write_text(f'[server]\napi_token = "{short}"\n' if where == "config" else "",
+                      encoding="utf-8")
+    env = clean_env(tmp_path / "home", **({"POWERCONTEXT_API_TOKEN": short}
+                                          if where == "env" else {}))
+    out = _refused(tmp_path / "x.db", env, "--port", "0", "--config", str(config))
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "server.api_token" in out.stderr and "at least 16" in out.stderr
+    assert short not in out.stderr and "serving" not in out.stdout
+    mcp = subprocess.run([*cli_argv(), "--db", str(tmp_path / "x.db"), "mcp", "--transport",
+                          "http", "--port", "0", "--config", str(config)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert mcp.returncode == 2 and "at least 16" in mcp.stderr, (mcp.stdout, mcp.stderr)
+
+
 def test_a_port_in_use_is_a_clear_start_up_error(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]

@@ -294,3 +294,29 @@ def test_a_1mb_file_is_processed_through_the_cli(make_db, tmp_path):
         assert [s["source_id"] for s in got["sources"]] == [row["source_id"]]
     (after,) = js(pc(db, tmp_path, "topic", "status", "--scope", SCOPE))["scopes"]
     assert after["cursor"] == after["source_head"] == 1 and after["budget"] is None
+
+
+def test_process_and_status_name_the_sources_no_topic_cites(tmp_path):
+    """The processing report (stderr, --json) and ``topic status --scope`` name every
+    Source whose text no new Revision holds: here a note added again under another uri
+    adds nothing to its Topic, so no Revision cites it (before, nothing said so)."""
+    db = tmp_path / "left.db"
+    _, _, config = write_inputs(tmp_path)
+    note = tmp_path / "note.md"
+    note.write_text("# Caching\n\nThe CDN caches static assets for one year.\n", "utf-8")
+    pc(db, tmp_path, "source", "add", "--scope", SCOPE, "--uri", "file:///a.md", str(note))
+    pc(db, tmp_path, "topic", "process", "--scope", SCOPE, "--once", "--config", str(config))
+    again = js(pc(db, tmp_path, "source", "add", "--scope", SCOPE, "--uri", "file:///b.md",
+                  str(note)))["sources"][0]
+    out = pc(db, tmp_path, "topic", "process", "--scope", SCOPE, "--once", "--config",
+             str(config))
+    (window,) = js(out)["windows"]
+    left = [{"position": 2, "source_id": again["source_id"], "how": "uncited"}]
+    assert window["left_out"] == left
+    assert f"left out: #2 {again['source_id']} (uncited)" in out.stderr
+    (row,) = js(pc(db, tmp_path, "topic", "status", "--scope", SCOPE))["scopes"]
+    assert row["left_out"] == left
+    human = subprocess.run([*cli_argv(), "--db", str(db), "topic", "status", "--scope", SCOPE],
+                           capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert f"left out: 1 Source(s) up to the Cursor are cited by no Topic: #2 " \
+           f"{again['source_id']} (uncited)" in human.stdout

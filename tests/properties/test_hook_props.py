@@ -1,5 +1,6 @@
 """Properties of the coding-agent hooks (issue 11 item 3): payload sanitising, the fence
-around injected memory, the prompt's bounded queries and the slot filling."""
+around injected memory and the prompt's bounded queries (the slots:
+test_recall_props.py)."""
 
 from __future__ import annotations
 
@@ -126,28 +127,3 @@ def test_prompt_queries_are_bounded_and_drawn_from_the_prompt_in_order(words):
         assert all(w in words for w in qw)
         assert positions == sorted(set(positions))
     assert len(queries) <= hook_mod.MAX_HOOK_QUERIES
-
-
-# --------------------------------------------------------------------------- slots
-
-_kinds = st.sampled_from(["constraint", "preference", "decision", "fact", "working_note",
-                          "custom"])
-
-
-@given(st.lists(_kinds, max_size=30), st.integers(1, 10))
-def test_slots_put_rules_first_and_cap_notes(kinds, limit):
-    hits = [_hit(i, f"t{i}", k) for i, k in enumerate(kinds)]
-    chosen = hook_mod.fill_slots(hits, limit)
-    assert len(chosen) == min(limit, len([h for h in hits if h.kind != "working_note"])
-                              + min(hook_mod.MAX_NOTES,
-                                    len([h for h in hits if h.kind == "working_note"])))
-    assert sum(h.kind == "working_note" for h in chosen) <= hook_mod.MAX_NOTES
-    tiers = [hook_mod.kind_tier(h.kind) for h in chosen]
-    assert tiers == sorted(tiers)
-    for tier in set(tiers):  # rank order kept within a tier
-        ranks = [hits.index(h) for h in chosen if hook_mod.kind_tier(h.kind) == tier]
-        assert ranks == sorted(ranks)
-    # a rule is never dropped while a note or a lower tier holds a slot
-    rules = [h for h in hits if hook_mod.kind_tier(h.kind) == 0]
-    if len(chosen) == limit and any(hook_mod.kind_tier(h.kind) > 0 for h in chosen):
-        assert all(r in chosen for r in rules)

@@ -23,13 +23,16 @@ def probe_results(draw: st.DrawFn) -> tuple[list[list[TopicHit]], int]:
     """Per Probe: each enabled channel ranks some Topics of the pool; the hits are
     :func:`fuse_channels` of them (at most 20), as the backend returns them."""
     channels = draw(st.sampled_from([CHANNELS_FTS, CHANNELS_HYBRID]))
+    # titles in an order of their own, with ties: equal scores break by content first
+    order = draw(st.lists(st.integers(0, 9), min_size=len(POOL), max_size=len(POOL)))
+    title = {ref: f"t{k}" for ref, k in zip(POOL, order, strict=True)}
     per_probe = []
     for _ in range(draw(st.integers(0, 4))):
         rows = {ch: [ChannelRow(ref, None, "") for ref in draw(
                     st.lists(st.sampled_from(POOL), unique=True, max_size=25))]
                 for ch in channels}
         fused = fuse_channels(rows, 20)
-        per_probe.append([TopicHit(f.ref, "t", "s", None, f.score, f.matched_by)
+        per_probe.append([TopicHit(f.ref, title[f.ref], "s", None, f.score, f.matched_by)
                           for f in fused])
     return per_probe, len(channels)
 
@@ -48,12 +51,15 @@ def test_selection_is_the_rule_prefix_of_the_best_scores(results, settings, rnd)
     per_probe, channels = results
     selected = h.select_history(per_probe, channels, settings)
     best: dict[str, float] = {}
+    titles: dict[str, str] = {}
     for hits in per_probe:
         for x in hits:
             score = h.normalized_score(x.score, channels)
             assert 0 <= score <= 100
             best[x.ref.artifact_id] = max(best.get(x.ref.artifact_id, -1.0), score)
-    ranked = sorted(best, key=lambda a: (-best[a], a.encode("utf-8")))
+            titles[x.ref.artifact_id] = x.title
+    # ties by content (title, summary), never first by the random id
+    ranked = sorted(best, key=lambda a: (-best[a], titles[a].encode(), a.encode("utf-8")))
     qualified = [a for a in ranked if best[a] >= settings.history_rrf_threshold]
     want = qualified[:settings.history_max_candidates]
     if len(want) < settings.history_min_candidates:

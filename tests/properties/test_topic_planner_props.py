@@ -10,7 +10,6 @@ target."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
@@ -204,29 +203,34 @@ def wild_probes(draw: st.DrawFn) -> tuple[Probe, ...]:
     return tuple(out)
 
 
-@given(wild_probes(), st.lists(_words.map(" ".join), max_size=5))
-def test_deterministic_plan_and_item_answers_pass_the_planner_checks(ps, titles):
-    """The deterministic provider's plan (a Probe to the UPDATE Item of the first
-    handle whose title words all occur in its query, else to the CREATE Item of its
-    evidence-id set) always passes parse_plan, and its Item answers parse_item."""
+@given(wild_probes(), st.lists(_words.map(" ".join), max_size=5), st.data())
+def test_deterministic_plan_and_item_answers_pass_the_planner_checks(ps, titles, data):
+    """The deterministic provider's plan (a Probe to the UPDATE Item of the Topic its
+    search found first, else of the history Topic with its title, else to the Item of
+    its Source's other Probes or a CREATE Item of its own) always passes parse_plan,
+    with the rule that Probes that found the same Topic share one Item, and its Item
+    answers parse_item."""
     model = DeterministicTopicModel()
     heads = [revision(f"topic_art_{i}", t or "untitled", "S.", f"Old {i}.")
              for i, t in enumerate(titles)]
     candidates = [HistoryCandidate(h.ref, 80.0, TopicHit(h.ref, h.content.title, "S.", None,
                                                          0.03, ("topic_fts",)), (0,))
                   for h in heads]
+    found = [data.draw(st.sampled_from([None, *(c.ref for c in candidates)])) for _ in ps]
     handles = stages.history_handles(heads)
-    request = planner.plan_request(W, ps, candidates, ProcessingSettings())
+    request = planner.plan_request(W, ps, candidates, ProcessingSettings(), found)
     assert request is not None
-    items = planner.parse_plan(model.answer(request), W, ps, handles)
+    shown = planner.found_handles(candidates, found, len(ps))
+    items = planner.parse_plan(model.answer(request), W, ps, handles, shown)
     assert sorted(id(p) for i in items for p in i.probes) == sorted(id(p) for p in ps)
     for item in items:
         for p in item.probes:
-            words = {w.casefold() for w in re.findall(r"\w+", p.query)}
-            first = next((h for h in heads if {w.casefold() for w in re.findall(
-                r"\w+", h.content.title)} <= words), None)
-            assert item.target is (None if first is None else handles[
-                next(k for k, v in handles.items() if v is first)])
+            hit = shown[ps.index(p)]
+            if hit is not None:
+                assert item.target is handles[hit]
+            elif any(" ".join(p.query.casefold().split()).rstrip(".") ==
+                     " ".join(h.content.title.casefold().split()).rstrip(".") for h in heads):
+                assert item.target is not None
         req = planner.item_request(W, item, ProcessingSettings())
         assert req is not None
         evo = planner.parse_item(model.answer(req), W, item)

@@ -77,7 +77,7 @@ def test_the_memory_page_groups_one_page_of_entries_by_kind(
                               "entries": info["entries"]}
     assert data["page"]["pages"] == 2 and data["page"]["per_page"] == md.PER_PAGE
     kinds = [g["kind"] for g in data["groups"]]
-    assert kinds == ["fact", "preference", "decision", "working_note", "custom_kind"]
+    assert kinds == ["preference", "decision", "fact", "custom_kind", "working_note"]
     shown = [e for g in data["groups"] for e in g["entries"]]
     assert len(shown) == md.PER_PAGE and all(e["state"] == "active" for e in shown)
     assert all(e["kind"] == g["kind"] for g in data["groups"] for e in g["entries"])
@@ -321,3 +321,39 @@ def test_id_times_and_pagination_helpers() -> None:
                                        "pages": 3, "start": 100, "stop": 101}
     with pytest.raises(ValueError):
         md.paginate(10, 2, 50)
+
+
+def test_the_first_page_lists_rules_before_notes_however_many_notes_are_newer(
+        tmp_path: Path) -> None:
+    """The issue's example: the dashboard's first page listed 49 notes before any rule."""
+    from powercontext.core.models import MemoryEntryInput
+    from powercontext.runtime import open_service
+
+    db = tmp_path / "memory.db"
+
+    async def body() -> str:
+        async with open_service(db) as svc:
+            ref = await svc.remember(None, mode="append", entries=(
+                MemoryEntryInput("constraint", "Never edit files under build/."),
+                MemoryEntryInput("preference", "Run `make test` before review."),
+                MemoryEntryInput("fact", "The CLI lives in src/app/cli.py.")))
+            for i in range(60):  # session notes written after the rules
+                ref = await svc.remember(ref, mode="append", entries=(
+                    MemoryEntryInput("working_note", f"Task outcome: step {i} done."),))
+            return ref.artifact_id
+
+    artifact_id = asyncio.run(body())
+    c, svc = client(db)
+    c.headers.update(AUTH)
+    try:
+        first = _json(c, f"/ui/memories/{artifact_id}")
+        last = _json(c, f"/ui/memories/{artifact_id}?page=2")
+    finally:
+        asyncio.run(svc.close())
+    assert [g["kind"] for g in first["groups"]] == ["constraint", "preference", "fact",
+                                                    "working_note"]
+    shown = [e["kind"] for g in first["groups"] for e in g["entries"]]
+    assert shown.count("working_note") == md.PER_PAGE - 3
+    assert [g["kind"] for g in last["groups"]] == ["working_note"]
+    newest = [e["text"] for e in first["groups"][-1]["entries"]][:2]
+    assert newest == ["Task outcome: step 59 done.", "Task outcome: step 58 done."]

@@ -20,6 +20,7 @@ from support.dashboard import ORIGIN, TOKEN, client, seed
 
 from powercontext.adapters.http.dashboard import web
 from powercontext.adapters.http.dashboard.auth import safe_next
+from powercontext.adapters.http.dashboard.sessions import MAX_FAILURES, SessionStore
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +67,18 @@ def test_login_sets_a_signed_session_cookie_that_opens_the_pages(ui: TestClient)
         assert attribute.lower() in cookie.lower()
     assert "secure" not in cookie.lower()  # plain http here; https gets Secure
     value = cookie.split(";")[0].split("=", 1)[1]
-    assert TOKEN not in value and web.session_valid(TOKEN, value)
+    assert TOKEN not in value and SessionStore(TOKEN).valid(value)
+    assert f"Max-Age={8 * 3600}".lower() in cookie.lower()  # the browser drops it too
     page = ui.get("/ui/memories")  # the client keeps the cookie
     assert page.status_code == 200 and "<h1>Memories</h1>" in page.text
     assert 'action="/ui/logout"' in page.text
 
 
 def test_a_forged_or_foreign_cookie_is_not_a_session(ui: TestClient) -> None:
-    forged = web.make_session("another-token")
-    assert not web.session_valid(TOKEN, forged)
-    for value in (forged, "abc.def", "", "x" * 97, f"{'0' * 32}.{'0' * 64}"):
+    forged = SessionStore("another-token").issue()
+    assert not SessionStore(TOKEN).valid(forged)
+    for value in (forged, "abc.def", "", "x" * 97, f"{'0' * 32}.{'0' * 64}",
+                  "eyJzaWQiOiJ4In0.aaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbb"):
         ui.cookies.set(web.COOKIE_NAME, value, path="/ui")
         assert ui.get("/ui/memories", follow_redirects=False).status_code == 303, value
         ui.cookies.clear()
@@ -107,6 +110,49 @@ def test_logout_clears_the_cookie(ui: TestClient) -> None:
     assert f'{web.COOKIE_NAME}=""' in r.headers["set-cookie"]
     ui.cookies.clear()
     assert ui.get("/ui/memories", follow_redirects=False).status_code == 303
+
+
+def test_logout_revokes_the_session_a_copied_cookie_included(ui: TestClient) -> None:
+    copied = _login(ui).cookies[web.COOKIE_NAME]
+    other = _login(ui).cookies[web.COOKIE_NAME]  # a second login: its own session
+    assert copied != other
+    ui.cookies.clear()
+    ui.cookies.set(web.COOKIE_NAME, copied, path="/ui")
+    assert ui.get("/ui/memories", follow_redirects=False).status_code == 200
+    ui.post("/ui/logout", headers={"Origin": ORIGIN}, follow_redirects=False)
+    for value, status in ((copied, 303), (other, 200)):
+        ui.cookies.clear()
+        ui.cookies.set(web.COOKIE_NAME, value, path="/ui")
+        assert ui.get("/ui/memories", follow_redirects=False).status_code == status
+        assert ui.get("/ui/memories?format=json").status_code == (
+            401 if status == 303 else 200)
+
+
+def test_a_session_expires_on_the_server_after_its_lifetime(ui: TestClient) -> None:
+    now = [1_800_000_000.0]
+    ui.app.state.sessions = SessionStore(TOKEN, 3600, clock=lambda: now[0])  # type: ignore[attr-defined]
+    value = _login(ui).cookies[web.COOKIE_NAME]
+    now[0] += 3600
+    assert ui.get("/ui/memories", follow_redirects=False).status_code == 200
+    now[0] += 1
+    ui.cookies.clear()
+    ui.cookies.set(web.COOKIE_NAME, value, path="/ui")  # kept past Max-Age, as a copy is
+    r = ui.get("/ui/memories?page=2", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/ui/login")
+
+
+def test_failed_logins_are_throttled_even_the_right_token_then(ui: TestClient) -> None:
+    for _ in range(MAX_FAILURES):
+        assert _login(ui, token="wrong-token").status_code == 401
+    refused = _login(ui)
+    assert refused.status_code == 429 and "set-cookie" not in refused.headers
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert "Too many failed logins" in refused.text and 'name="token"' in refused.text
+    j = ui.post("/ui/login?format=json", data={"token": TOKEN}, headers={"Origin": ORIGIN})
+    assert j.status_code == 429 and j.json()["error"]["code"] == "too_many_requests"
+    # the bearer token on the API and the pages is no login: it still answers
+    ok = ui.get("/ui/memories?format=json", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 200
 
 
 @pytest.mark.parametrize("headers", [

@@ -70,7 +70,8 @@ def cited_sections(doc: str) -> set[str]:
 
 def test_every_protocol_is_covered():
     names = {p.__name__ for p in _protocols()}
-    assert names == {"CandidatePipeline", "EmbeddingModel", "MemoryBackend", "MemoryInventory",
+    assert names == {"CandidatePipeline", "EmbeddingModel", "EntryKinds", "MemoryBackend",
+                     "MemoryInventory",
                      "MemoryRebuild", "MemoryUnitOfWork", "SecretScanner", "SourceCitations",
                      "SourceStore"}
     assert len(_methods()) >= 25

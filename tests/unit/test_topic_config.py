@@ -123,11 +123,24 @@ def test_config_path_and_powercontext_config_name_a_file_that_must_exist(tmp_pat
     ("[runtime]\ntopic_memory_auto_interval_seconds = 0\n",
      "runtime.topic_memory_auto_interval_seconds"),
     ("[runtime\n", "config"),
+    ("[server]\nallowed_hosts = 'a.example'\n", "server.allowed_hosts"),
+    ("[server]\nallowed_hosts = ['a.example', 3]\n", "server.allowed_hosts"),
 ])
 def test_unknown_keys_and_bad_values_are_refused_by_name(tmp_path, text, field):
     with pytest.raises(InvalidInputError) as info:
         load_config(write(tmp_path, text), env=home(tmp_path))
     assert info.value.field == field
+
+
+def test_allowed_hosts_is_a_list_in_the_file_and_comma_separated_in_the_environment(
+        tmp_path):
+    path = write(tmp_path, "[server]\nallowed_hosts = ['a.example', 'b.example']\n")
+    assert load_config(path, env=home(tmp_path)).server.allowed_hosts == (
+        "a.example", "b.example")
+    config = load_config(path, env=home(
+        tmp_path, POWERCONTEXT_SERVER_ALLOWED_HOSTS=" c.example ,, d.example"))
+    assert config.server.allowed_hosts == ("c.example", "d.example")
+    assert load_config(env=home(tmp_path)).server.allowed_hosts == ()
 
 
 def test_unknown_environment_overrides_are_refused_by_name(tmp_path):
@@ -302,7 +315,7 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
     assert any("llm.example:8443" in line for line in lines)
     assert any("deterministic provider" in line for line in lines)
     configs = [r for r in caplog.records if r.getMessage().startswith("config ")]
-    assert len(configs) == 10 + 8 + 2 + 3
+    assert len(configs) == 10 + 8 + 2 + 5
 
 
 def test_the_deterministic_factory_passes_only_the_options_its_class_names():

@@ -34,20 +34,24 @@ def test_it_is_a_topic_generation_model_named_deterministic() -> None:
         "deterministic", "deterministic", 125_000, 1)
 
 
-def test_probe_is_the_first_distinct_words_of_each_source() -> None:
-    probes = stages.parse_probes(run(stages.probe_request(W.sources, ProcessingSettings())), W)
+def test_probes_are_each_sources_title_then_its_subject_words() -> None:
+    w = window_of("# Alpha\n\nAlpha stores invoices nightly.", "# Beta\n\nBeta is second.")
+    probes = stages.parse_probes(run(stages.probe_request(w.sources, ProcessingSettings())), w)
     assert [(p.query, p.evidence_ids) for p in probes] == [
-        ("Alpha is first", ("s1",)), ("Beta is second", ("s2",))]
+        ("Alpha", ("s1",)), ("stores invoices nightly", ("s1",)), ("Beta", ("s2",))]
 
 
-def test_evolve_creates_one_topic_per_title_group() -> None:
+def test_evolve_creates_one_topic_per_subject() -> None:
     w = window_of("# Alpha\n\nAlpha is first. It leads.", "# beta\n\nBeta one.",
                   "# BETA\n\nBeta two.")
     evo = stages.parse_evolution(run(stages.evolve_request(w, [], ProcessingSettings())), w, {})
     assert [c.content.title for c in evo.creates] == ["Alpha", "beta"]
     alpha, beta = evo.creates
     assert alpha.content.summary == "Alpha is first. It leads."
-    assert beta.content.detail == "# beta\n\nBeta one.\n\n# BETA\n\nBeta two."
+    # the first section keeps its heading (the detail names its subject), the next drops
+    # the one equal to the title
+    assert beta.content.detail == "## beta\n\nBeta one.\n\nBeta two."
+    assert beta.content.summary == "Beta one. Latest: Beta two."
     assert beta.sources == tuple(sorted((w.sources[1].ref, w.sources[2].ref)))
 
 
@@ -60,40 +64,44 @@ def test_evolve_updates_the_history_topic_with_the_same_title_and_noops_the_rest
                                  w, handles)
     (upd,) = evo.updates
     assert upd.base == history[0].ref
-    assert upd.content.detail == "Old detail.\n\n# Alpha\n\nAlpha grew."
-    assert upd.content.title == "ALPHA"
+    assert upd.content.detail == "Old detail.\n\nAlpha grew."
+    assert (upd.content.title, upd.content.summary) == ("ALPHA", "Old. Latest: Alpha grew.")
     assert not evo.creates and evo.noops == 1
 
 
 def test_evolve_is_a_noop_when_the_text_is_already_in_the_topic() -> None:
     w = window_of("# Alpha\n\nAlpha grew.")
-    history = [revision("topic_art_aaa", "Alpha", "Old.", "Before.\n\n# Alpha\n\nAlpha grew.")]
+    history = [revision("topic_art_aaa", "Alpha", "Old.", "Before.\n\nAlpha grew.")]
     evo = stages.parse_evolution(run(stages.evolve_request(w, history, ProcessingSettings())),
                                  w, stages.history_handles(history))
     assert evo.empty and evo.noops == 1
 
 
-def test_an_oversized_detail_keeps_whole_sources_and_cites_only_those() -> None:
+def test_material_over_one_detail_continues_in_parts_citing_what_each_holds() -> None:
     block = "word " * 1_000
     w = window_of(*(f"# Big\n\n{block}{i}" for i in range(8)))
     evo = stages.parse_evolution(run(stages.evolve_request(w, [], ProcessingSettings())), w, {})
-    (create,) = evo.creates
-    detail = create.content.detail
-    assert len(detail) <= MAX_DETAIL_CHARS
-    kept = len(create.sources)
-    assert 1 <= kept < 8
-    assert detail == "\n\n".join(s.entry.source.content for s in w.sources[:kept])
-    assert create.sources == tuple(s.ref for s in w.sources[:kept])
+    assert [c.content.title for c in evo.creates] == ["Big", "Big (part 2)"]
+    first, second = evo.creates
+    assert all(len(c.content.detail) <= MAX_DETAIL_CHARS for c in evo.creates)
+    kept = len(first.sources)
+    assert first.sources == tuple(s.ref for s in w.sources[:kept])
+    assert second.sources == tuple(s.ref for s in w.sources[kept:])
+    both = first.content.detail + second.content.detail
+    assert all(f"{block.strip()} {i}" in both for i in range(8))
 
 
-def test_a_single_source_over_the_detail_limit_is_cut_at_a_block_boundary() -> None:
-    w = window_of("# Huge\n\n" + "\n\n".join(f"para {i} " * 300 for i in range(40)))
+def test_a_single_source_over_the_detail_limit_is_split_at_blocks_and_kept_whole() -> None:
+    paras = [f"para {i} " * 300 for i in range(40)]
+    w = window_of("# Huge\n\n" + "\n\n".join(paras))
     evo = stages.parse_evolution(run(stages.evolve_request(w, [], ProcessingSettings())), w, {})
-    (create,) = evo.creates
-    assert len(create.content.detail) <= MAX_DETAIL_CHARS
-    content, detail = w.sources[0].entry.source.content, create.content.detail
-    assert content.startswith(detail)
-    assert content[len(detail):].lstrip(" ").startswith("\n\n")
+    n = len(evo.creates)
+    assert n >= 3 and [c.content.title for c in evo.creates] == [
+        "Huge", *(f"Huge (part {k})" for k in range(2, n + 1))]
+    assert all(len(c.content.detail) <= MAX_DETAIL_CHARS for c in evo.creates)
+    assert all(c.sources == (w.sources[0].ref,) for c in evo.creates)
+    both = "\n\n".join(c.content.detail for c in evo.creates)
+    assert all(p.strip() in both for p in paras)
 
 
 def test_the_same_request_gives_the_same_bytes() -> None:

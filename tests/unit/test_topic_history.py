@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import attrs
 import pytest
 
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
@@ -97,11 +98,38 @@ def test_a_topic_keeps_its_best_score_over_the_probes():
     assert ids(h.select_history([probe2, probe1], 2, DEFAULT)) == ids(selected)
 
 
-def test_equal_scores_tie_by_utf8_artifact_id():
+def test_equal_scores_and_content_tie_by_utf8_artifact_id():
     # code point (= UTF-8) order puts U+E000 before U+10000; UTF-16 order would not
     hits = [hit("\U00010000", rrf(5)), hit("\ue000", rrf(5)), hit("B", rrf(5)),
             hit("a", rrf(5))]
+    hits = [attrs.evolve(x, title="same") for x in hits]
     assert ids(h.select_history([hits], 2, DEFAULT)) == ["B", "a", "\ue000", "\U00010000"]
+
+
+def test_equal_scores_tie_by_content_before_the_random_id():
+    """Topic ids are random: a tie broken by the id made two runs over the same Sources
+    choose different history (and end with different Topics). Content decides first."""
+    hits = [attrs.evolve(hit("a", rrf(5)), title="Zebra"),
+            attrs.evolve(hit("b", rrf(5)), title="Apple"),
+            attrs.evolve(hit("c", rrf(5)), title="Apple", summary="a summary")]
+    assert ids(h.select_history([hits], 2, DEFAULT)) == ["c", "b", "a"]
+
+
+def test_each_probe_hits_the_selected_topic_it_found_first_and_well_enough():
+    selected = h.select_history(
+        [[hit("a", rrf(1, 1)), hit("b", rrf(2, 3))], [hit("b", rrf(1, 2))],
+         [hit("c", rrf(9))], [hit("a", rrf(1, 1)), attrs.evolve(hit("d", rrf(1, 1)),
+                                                              title="A first")]],
+        2, DEFAULT)
+    found = h.probe_hits([[hit("a", rrf(1, 1)), hit("b", rrf(2, 3))],
+                          [hit("b", rrf(1, 2))],
+                          [hit("c", rrf(9))],                 # 50 at best: under 70
+                          [hit("a", rrf(1, 1)), attrs.evolve(hit("d", rrf(1, 1)),
+                                                             title="A first")],
+                          [hit("zz", rrf(1, 1))]],            # not selected
+                         2, selected, DEFAULT)
+    assert [None if r is None else r.artifact_id.removeprefix("topic_art_")
+            for r in found] == ["a", "b", None, "d", None]
 
 
 def test_two_revisions_of_one_topic_over_the_probes_is_a_head_conflict():

@@ -104,8 +104,8 @@ def test_plan_request_shows_probes_cited_source_refs_and_history_hits() -> None:
     assert req.system == stages.SYSTEM_PROMPT and req.instructions == planner.PLAN_INSTRUCTIONS
     payload = json.loads(req.input_json)
     assert payload["probes"] == [
-        {"id": "p1", "query": "alpha first", "evidence_ids": ["s3"]},
-        {"id": "p2", "query": "beta", "evidence_ids": ["s2", "s3"]}]
+        {"id": "p1", "query": "alpha first", "evidence_ids": ["s3"], "found": None},
+        {"id": "p2", "query": "beta", "evidence_ids": ["s2", "s3"], "found": None}]
     assert payload["sources"] == [
         {"id": "s2", "kind": "file", "uri": "file:///d/2.md"},
         {"id": "s3", "kind": "file", "uri": "file:///d/3.md"}]
@@ -115,6 +115,38 @@ def test_plan_request_shows_probes_cited_source_refs_and_history_hits() -> None:
     assert json.loads(req.schema_json) == planner.plan_schema(("p1", "p2"), ("h1", "h2"))
     assert req.estimated_tokens == stages.request_tokens(
         req.system, req.instructions, req.input_json, req.schema_json, req.max_output_tokens)
+
+
+def test_plan_request_shows_the_topic_each_probe_found_first() -> None:
+    probes = (probe("alpha first", "s3"), probe("beta", "s2"), probe("gamma", "s1"))
+    found = (CANDIDATES[1].ref, CANDIDATES[1].ref, None)
+    req = planner.plan_request(W, probes, CANDIDATES, ProcessingSettings(), found)
+    assert req is not None
+    assert [p["found"] for p in json.loads(req.input_json)["probes"]] == ["h2", "h2", None]
+    assert '"found"' in req.instructions
+    with pytest.raises(InvalidInputError, match="found"):
+        planner.plan_request(W, probes, CANDIDATES, ProcessingSettings(), found[:2])
+
+
+def test_probes_that_found_the_same_topic_are_never_split_across_items() -> None:
+    """Topic Memory RFC, "Work Planner and direct Work Items": Probes that hit the same
+    historical ArtifactRef must enter the same Work Item. A plan that splits them is
+    refused (before this rule was checked such a plan was accepted)."""
+    probes = (probe("alpha first", "s3"), probe("beta", "s2"), probe("gamma", "s1"))
+    found = ("h2", "h2", None)
+    handles = stages.history_handles(HEADS)
+    split = json.dumps({"items": [
+        {"operation": "update", "target": "h2", "probes": ["p1"]},
+        {"operation": "create", "target": None, "probes": ["p2", "p3"]}]})
+    with pytest.raises(TopicProcessingError) as err:
+        planner.parse_plan(split, W, probes, handles, found)
+    assert err.value.code == planner.CODE_PLAN_INVALID and "p1 and p2" in str(err.value)
+    assert len(planner.parse_plan(split, W, probes, handles)) == 2  # no rule without found
+    together = json.dumps({"items": [
+        {"operation": "update", "target": "h2", "probes": ["p1", "p2"]},
+        {"operation": "create", "target": None, "probes": ["p3"]}]})
+    items = planner.parse_plan(together, W, probes, handles, found)
+    assert [i.target for i in items] == [HEADS[1], None]
 
 
 def test_plan_request_never_holds_source_text_or_history_detail() -> None:

@@ -11,6 +11,7 @@ import pytest
 from support.topic_windows import revision, schema_objects
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
+from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.models import SourceRef
@@ -80,12 +81,37 @@ def test_second_queries_of_a_32768_char_detail_stay_within_the_search_bounds(
     content = make_content("Title words here", "A summary.", detail)
     assert len(content.detail) <= MAX_DETAIL_CHARS
     queries = rc.second_queries(content)
-    assert 1 <= len(queries) <= rc.MAX_SECOND_QUERIES
+    assert len(queries) >= 1
     assert len(set(queries)) == len(queries)
+    searched = {t for q in queries for t in search_terms(q)}
+    whole = analyzers.get().query_terms(f"{content.title} {content.summary} {content.detail}")
+    # the whole Topic: every term but those of a run too long for one query (halved)
+    assert {t for t in whole if not t.startswith(("h_", "j_", "jx_"))} <= searched
     for q in queries:
         assert len(q) <= 8192
         assert 1 <= len(search_terms(q)) <= 64
     assert queries[0].startswith("Title words here A summary.")
+
+
+def test_the_end_of_a_long_detail_is_searched_too() -> None:
+    """Second retrieval reads the whole new Topic (Topic Memory RFC: "using the complete
+    title + summary + detail"): a word only at the end of a 32,768-character detail is
+    in a query (the first eight queries stopped near character 7,000)."""
+    words = [f"w{i:05d}" for i in range(5_000)]
+    detail = (" ".join(words) + " zebracrossing")[-MAX_DETAIL_CHARS:]
+    queries = rc.second_queries(make_content("Title", "Summary.", detail))
+    assert len(queries) > 8
+    assert "zebracrossing" in queries[-1]
+
+
+def test_each_later_query_searches_terms_not_searched_yet() -> None:
+    """A piece whose terms an earlier query already searched is left out, so a long
+    detail that repeats its words needs fewer queries (each one a search and, in a
+    hybrid deployment, a reserved embedding request)."""
+    words = [f"w{i:03d}" for i in range(100)]
+    detail = " ".join([*words[:70], *words[:10], *words[70:]])
+    queries = rc.second_queries(make_content("T", "S", detail))
+    assert [q.split() for q in queries] == [["T", "S", *words[:64]], words[64:]]
 
 
 def test_second_queries_cover_the_content_until_the_query_bound() -> None:
@@ -343,8 +369,8 @@ def test_a_target_the_window_updates_outside_its_group_is_refused() -> None:
 # ---------------------------------------------------------------- with the deterministic provider
 
 def test_deterministic_reconcile_folds_two_creates_into_one_update_of_d() -> None:
-    evo = Evolution((create("Deploys", 1, detail="Deploys moved to 02:00."),
-                     create("Nightly deploy", 2, detail="Rollbacks are manual."),
+    evo = Evolution((create(D.content.title, 1, detail="Deploys moved to 02:00."),
+                     create(D.content.title, 2, detail="Rollbacks are manual."),
                      create("Other", 3)), (), 0)
     second = [[cand(D, 90.0)], [cand(D, 80.0)], []]
     (group,) = rc.related_groups(evo, second, HEADS, SETTINGS)
@@ -358,6 +384,19 @@ def test_deterministic_reconcile_folds_two_creates_into_one_update_of_d() -> Non
     assert update.content.title == D.content.title
     assert update.content.detail.startswith(D.content.detail)
     assert "Rollbacks are manual." in update.content.detail
+
+
+def test_deterministic_reconcile_keeps_a_create_on_another_subject_apart() -> None:
+    """A strong search hit is not a subject: the offline provider folds a CREATE into
+    the hit Topic only when it belongs to it (same title, or half its subject terms),
+    so a small Scope (where any shared word ranks first) does not fold everything into
+    its first Topic."""
+    evo = Evolution((create("Billing", 1, detail="Invoices are emailed nightly."),), (), 0)
+    (group,) = rc.related_groups(evo, [[cand(D, 100.0)]], HEADS, SETTINGS)
+    request = rc.reconcile_request(group, evo, SETTINGS)
+    assert request is not None
+    decision = rc.parse_reconcile(DeterministicTopicModel().answer(request), group, evo)
+    assert rc.apply_reconciliations(evo, [decision]) == evo
 
 
 def test_deterministic_reconcile_of_nothing_new_is_a_noop_absorbing_the_create() -> None:

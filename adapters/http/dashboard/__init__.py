@@ -18,6 +18,11 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from powercontext.adapters.http.dashboard import auth, evidence, memories, processing, topics
+from powercontext.adapters.http.dashboard.sessions import (
+    DEFAULT_LIFETIME,
+    LoginThrottle,
+    SessionStore,
+)
 from powercontext.adapters.http.dashboard.web import (
     STATIC,
     LoginRequired,
@@ -35,7 +40,8 @@ for _module in (auth, memories, evidence, topics, processing):
 _Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 _TITLES = {401: "Not logged in", 403: "Refused", 404: "Not found", 405: "Not allowed",
-           409: "Conflict", 413: "Too large", 422: "Invalid request", 503: "Unavailable"}
+           409: "Conflict", 413: "Too large", 422: "Invalid request",
+           429: "Too many attempts", 503: "Unavailable"}
 
 
 def _html_errors(handler: _Handler) -> _Handler:
@@ -66,10 +72,17 @@ async def _on_login_required(request: Request, exc: Exception) -> Response:
     return login_redirect(exc)
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, session_lifetime: float | None = None) -> None:
     """Add the dashboard to ``app`` (after its API error handlers are installed): the
-    routes of :data:`router`, ``/ui/static/`` and HTML error pages for dashboard
-    requests (JSON requests keep the API's error bodies)."""
+    routes of :data:`router`, ``/ui/static/``, HTML error pages for dashboard requests
+    (JSON requests keep the API's error bodies), and, when ``app.state.api_token`` is
+    set, the login sessions (``app.state.sessions``, lasting ``session_lifetime``
+    seconds; None: :data:`~.sessions.DEFAULT_LIFETIME`) and the failed-login throttle
+    (``app.state.login_throttle``)."""
+    token = getattr(app.state, "api_token", None)
+    app.state.sessions = SessionStore(token, session_lifetime or DEFAULT_LIFETIME) \
+        if token else None
+    app.state.login_throttle = LoginThrottle()
     app.include_router(router)
     app.mount("/ui/static", StaticFiles(directory=str(STATIC)), name="ui-static")
     handlers: dict[Any, Any] = app.exception_handlers

@@ -5,9 +5,13 @@ server's bearer token for a session cookie once.
   server (loopback only) there is nothing to log in to: 303 to ``next``.
 - ``POST /ui/login`` (same-origin; form fields ``token``, ``next``): the right token sets
   ``pc_session`` (HttpOnly, SameSite=Strict, Path=/ui, Secure when the request is
-  https; signed, never the token itself) and answers 303 to ``next``; a wrong one
-  answers the form again with an error, 401 (JSON twin: the API's 401 body).
-- ``POST /ui/logout`` (same-origin): clears the cookie, 303 to the login form.
+  https, Max-Age the session lifetime; signed, never the token itself;
+  :mod:`.sessions`) and answers 303 to ``next``; a wrong one answers the form again
+  with an error, 401 (JSON twin: the API's 401 body). After 5 failures within a minute
+  a client's attempts are refused, right token or not, with 429 and ``Retry-After``
+  until the oldest of them is a minute old.
+- ``POST /ui/logout`` (same-origin): revokes the session on the server (the cookie, or
+  a copy of it, no longer opens a page) and clears the cookie; 303 to the login form.
 
 ``next`` is only ever a dashboard path (``/ui...``); anything else becomes
 ``/ui/memories``.
@@ -16,17 +20,19 @@ server's bearer token for a session cookie once.
 from __future__ import annotations
 
 import hmac
+import math
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
+from powercontext.adapters.http.dashboard.sessions import LoginThrottle
 from powercontext.adapters.http.dashboard.web import (
     COOKIE_NAME,
     LOGIN_PATH,
-    make_session,
     page,
     same_origin,
+    sessions,
     wants_json,
 )
 from powercontext.adapters.http.errors import ApiError, error_body
@@ -71,32 +77,57 @@ async def _form(request: Request) -> dict[str, str]:
     return {k: v[0] for k, v in fields.items() if v}
 
 
+def _throttle(request: Request) -> LoginThrottle:
+    throttle = getattr(request.app.state, "login_throttle", None)
+    if not isinstance(throttle, LoginThrottle):
+        throttle = request.app.state.login_throttle = LoginThrottle()
+    return throttle
+
+
 @router.post(LOGIN_PATH, dependencies=[Depends(same_origin)])
 async def login(request: Request) -> Response:
     """Check the posted token (constant time); set the session cookie and 303 to
-    ``next``, or the form again with 401."""
+    ``next``, or the form again with 401; 429 while the client is throttled."""
     form = await _form(request)
     target = safe_next(form.get("next"))
     token = getattr(request.app.state, "api_token", None)
-    if not token:
+    store = sessions(request)
+    if not token or store is None:
         return RedirectResponse(target, status_code=303)
+    client = request.client.host if request.client is not None else "unknown"
+    throttle = _throttle(request)
+    wait = throttle.wait(client)
+    if wait > 0:
+        seconds = max(1, math.ceil(wait))
+        message = f"Too many failed logins from this address: try again in {seconds} s."
+        response = page(request, "login.html", error_body("too_many_requests", message)
+                        if wants_json(request) else {"next": target, "error": message},
+                        title="Log in", status=429)
+        response.headers["Retry-After"] = str(seconds)
+        return response
     given = form.get("token", "").strip()
     if not given or not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
+        throttle.failed(client)
         if wants_json(request):
             return page(request, "login.html", error_body(
                 "unauthorized", "the token is not accepted"), title="Log in", status=401)
         return page(request, "login.html", {"next": target,
                                             "error": "That token is not accepted."},
                     title="Log in", status=401)
+    throttle.succeeded(client)
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(COOKIE_NAME, make_session(token), path="/ui", httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https")
+    response.set_cookie(COOKIE_NAME, store.issue(), max_age=store.lifetime, path="/ui",
+                        httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
     return response
 
 
 @router.post("/ui/logout", dependencies=[Depends(same_origin)])
 async def logout(request: Request) -> Response:
-    """Clear the session cookie; 303 to the login form."""
+    """Revoke the session on the server and clear its cookie; 303 to the login form."""
+    store = sessions(request)
+    if store is not None:
+        store.revoke(request.cookies.get(COOKIE_NAME))
     response = RedirectResponse(LOGIN_PATH, status_code=303)
     response.delete_cookie(COOKIE_NAME, path="/ui", httponly=True, samesite="strict",
                            secure=request.url.scheme == "https")

@@ -40,7 +40,9 @@ from powercontext.core.errors import (
     InvalidInputError,
 )
 from powercontext.core.models import ArtifactRef, CurrentHead, MemoryRevisionChanges
+from powercontext.core.recall import kind_rank
 from powercontext.core.shapes import citation_from_json, to_json
+from powercontext.ports import EntryKinds
 
 __all__ = ["router"]
 
@@ -138,8 +140,11 @@ async def memory_page(
     "inactive", "entries"}, "state", "page", "groups": [{"kind", "entries": [entry
     version shape + "state", "created_at"]}], "search": null | (see _search),
     "capabilities": {"fts", "vector", "hybrid", "reasons"}, "plots": {"window",
-    "size", "revisions_per_day"}, "last_change"}``. Entries are newest first (entry ids
-    are time-ordered); only the shown page's versions are read."""
+    "size", "revisions_per_day"}, "last_change"}``. Entries are listed rules first
+    (constraints, preferences, decisions), then facts, then working notes
+    (:func:`powercontext.core.recall.kind_rank`, from the backend's
+    :class:`~powercontext.ports.EntryKinds` when it has it), newest first within each
+    (entry ids are time-ordered); only the shown page's versions are read."""
     svc = _memory(request)
     artifact_id = _id(artifact_id, "artifact_id")
     head = await svc.head(artifact_id)
@@ -147,6 +152,9 @@ async def memory_page(
     items = rev.content.manifest.entries
     active = sum(1 for e in items if e.state == "active")
     chosen = [e for e in reversed(items) if state == "all" or e.state == state]
+    if isinstance(svc.backend, EntryKinds):  # rules before facts before notes, on every page
+        kinds = await svc.backend.entry_kinds(artifact_id)
+        chosen.sort(key=lambda e: kind_rank(kinds.get(e.entry_version_id)))
     pg = md.paginate(len(chosen), page_no, md.PER_PAGE)
     shown = chosen[pg["start"]:pg["stop"]]
     versions = await svc.entries(head, [e.entry_id for e in shown]) if shown else {}

@@ -21,13 +21,13 @@ from typing import Any
 
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import (
-    ENTRY_KINDS,
     ArtifactRef,
     MemoryChange,
     MemoryEntryVersion,
     MemoryManifestEntry,
     MemoryRevisionChanges,
 )
+from powercontext.core.recall import kind_rank
 from powercontext.core.shapes import to_json
 
 __all__ = [
@@ -92,13 +92,18 @@ def paginate(total: int, page: int, per_page: int) -> dict[str, int]:
             "start": start, "stop": min(total, start + per_page)}
 
 
-def _kind_order(kind: str) -> tuple[int, str]:
-    return (ENTRY_KINDS.index(kind) if kind in ENTRY_KINDS else len(ENTRY_KINDS), kind)
+_RULES_FIRST = ("constraint", "preference", "decision", "fact")
+
+
+def _kind_order(kind: str) -> tuple[int, int, str]:
+    known = _RULES_FIRST.index(kind) if kind in _RULES_FIRST else len(_RULES_FIRST)
+    return (kind_rank(kind), known, kind)
 
 
 def group_by_kind(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``[{"kind", "entries": rows of that kind}]``, the known kinds first (in
-    ``ENTRY_KINDS`` order), then the others by name; rows keep their order."""
+    """``[{"kind", "entries": rows of that kind}]``: the rules (constraint, preference,
+    decision), then facts, then the other kinds by name, then working notes
+    (:func:`powercontext.core.recall.kind_rank`); rows keep their order."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(row["kind"], []).append(row)

@@ -18,9 +18,7 @@ page's status; errors get the API's error body ``{"error": {"code", "message",
 
 from __future__ import annotations
 
-import hmac
 import math
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from powercontext.adapters.http.dashboard.sessions import SessionStore
 from powercontext.adapters.http.deps import require_token
 from powercontext.adapters.http.errors import ApiError
 
@@ -42,16 +41,17 @@ __all__ = [
     "auth_required",
     "chart_layout",
     "environment",
-    "make_session",
     "page",
     "render",
     "same_origin",
     "session_valid",
+    "sessions",
     "viewer",
     "wants_json",
 ]
 
-#: The session cookie a successful login sets (HttpOnly, SameSite=Strict, Path=/ui).
+#: The session cookie a successful login sets (HttpOnly, SameSite=Strict, Path=/ui;
+#: :mod:`.sessions`).
 COOKIE_NAME = "pc_session"
 #: Where a browser without a session is sent (``?next=`` the page it asked for).
 LOGIN_PATH = "/ui/login"
@@ -135,11 +135,9 @@ def render(request: Request, template: str, data: Mapping[str, Any], *, title: s
     ``request``, ``title``, ``data``, ``auth_required``, ``logged_in`` (a valid session
     cookie: the logout button shows), ``url_with`` and ``json_url`` are reserved)."""
     context: dict[str, Any] = dict(data)
-    token = getattr(request.app.state, "api_token", None)
     context.update(
         request=request, title=title, data=data, auth_required=auth_required(request),
-        logged_in=isinstance(token, str) and bool(token)
-        and session_valid(token, request.cookies.get(COOKIE_NAME)),
+        logged_in=auth_required(request) and session_valid(request),
         url_with=lambda **changes: _query(request, **changes),
         json_url=_query(request, format="json"),
     )
@@ -167,30 +165,16 @@ def page(request: Request, template: str, data: Mapping[str, Any], *, title: str
 # ------------------------------------------------------------------ sessions
 
 
-def _session_key(token: str) -> bytes:
-    # derived from the token: a cookie cannot be forged without it and never holds it;
-    # a new token ends every session
-    return hmac.new(token.encode("utf-8"), b"powercontext dashboard session v1",
-                    "sha256").digest()
+def sessions(request: Request) -> SessionStore | None:
+    """The app's :class:`SessionStore` (None when the server has no token)."""
+    store = getattr(request.app.state, "sessions", None)
+    return store if isinstance(store, SessionStore) else None
 
 
-def make_session(token: str) -> str:
-    """A new session cookie value ``<nonce>.<mac>`` (hex): HMAC-SHA256 under a key
-    derived from ``token``, so it cannot be forged and does not contain the token."""
-    nonce = secrets.token_hex(16)
-    mac = hmac.new(_session_key(token), nonce.encode("ascii"), "sha256").hexdigest()
-    return f"{nonce}.{mac}"
-
-
-def session_valid(token: str, value: str | None) -> bool:
-    """True when ``value`` is a session cookie :func:`make_session` made for ``token``."""
-    if not value or value.count(".") != 1:
-        return False
-    nonce, mac = value.split(".")
-    if len(nonce) != 32 or len(mac) != 64:
-        return False
-    want = hmac.new(_session_key(token), nonce.encode("ascii", "replace"), "sha256")
-    return hmac.compare_digest(want.hexdigest().encode(), mac.encode("ascii", "replace"))
+def session_valid(request: Request) -> bool:
+    """True when the request carries a valid, unexpired, unrevoked session cookie."""
+    store = sessions(request)
+    return store is not None and store.valid(request.cookies.get(COOKIE_NAME))
 
 
 class LoginRequired(Exception):
@@ -219,7 +203,7 @@ async def viewer(request: Request) -> str:
     if request.headers.get("authorization") is not None:
         await require_token(request)
         return "bearer"
-    if session_valid(token, request.cookies.get(COOKIE_NAME)):
+    if session_valid(request):
         return "session"
     if wants_json(request):
         raise ApiError(401, "unauthorized", "log in at /ui/login or send "
