@@ -258,6 +258,11 @@ class DatabaseMemoryBackend(MemorySearchMixin):
         """Every stored (key, artifact_id), sorted by key."""
 
     @abc.abstractmethod
+    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
+        """Delete the row of ``key`` inside the open write transaction when it names
+        ``artifact_id``; True when a row was deleted."""
+
+    @abc.abstractmethod
     def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
         """Insert one key row inside the open write transaction; the Memory's head row
         exists. A key stored already raises the driver's unique-key error (mapped by

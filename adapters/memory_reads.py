@@ -57,6 +57,7 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         def _memory_key_sync(self, key: str) -> str | None: ...
         def _memory_keys_sync(self) -> list[tuple[str, str]]: ...
         def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None: ...
+        def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool: ...
 
     def _memory_head_sync(self, artifact_id: str) -> int | None:
         """The head revision of ``artifact_id`` when it is a Memory (an Artifact of
@@ -233,6 +234,20 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         if not pairs:
             return {}
         return await self._run(self._in_tx, True, self._import_memory_keys_sync, pairs)
+
+    async def remove_memory_key(self, key: str, artifact_id: str) -> bool:
+        """Delete the business ``key`` when it names ``artifact_id`` (one transaction);
+        True when it did, False when the key names no Memory or another one. The Memory
+        and its history are untouched. InvalidInputError for a malformed key or id;
+        WritesPausedError while an offline rebuild runs."""
+        key = keys.normalize_key(key)
+        canonical.check_id(artifact_id, "artifact_id")
+        return await self._run(self._in_tx, True, self._remove_memory_key_sync, key, artifact_id)
+
+    def _remove_memory_key_sync(self, key: str, artifact_id: str) -> bool:
+        if self._meta_get_sync("writes_paused"):
+            raise WritesPausedError("writes are paused by an offline rebuild; retry later")
+        return self._delete_memory_key_sync(key, artifact_id)
 
     def _import_memory_keys_sync(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
         if self._meta_get_sync("writes_paused"):

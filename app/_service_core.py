@@ -120,6 +120,13 @@ class ServiceCore:
         await self._keys_ready()
         return await self.backend.memory_keys()
 
+    async def remove_memory_key(self, key: str, artifact_id: str) -> bool:
+        """Delete the business ``key`` when it names ``artifact_id`` (see
+        :meth:`powercontext.ports.MemoryBackend.remove_memory_key`); True when it did."""
+        key = keys.normalize_key(key)
+        await self._keys_ready()
+        return await self.backend.remove_memory_key(key, artifact_id)
+
     async def keys_by_memory(self) -> dict[str, list[str]]:
         """The inverse of :meth:`memory_keys`: Memory Artifact id -> its business keys,
         each list sorted by key (a Memory without a key is absent)."""

@@ -1,7 +1,21 @@
-"""Names of Memories: the one form of business keys (``repo:<git top level>``,
+"""Names of Memories: the one form of business keys (``repo:<repository>``,
 :func:`memory_key`), the Memory names the CLI, MCP and hooks accept (``ID``, ``ID@REV``,
-``key:NAME``, ``key:NAME@REV``: :func:`memory_selector`, :func:`resolve_memory`) and the
-one path explicit entries take into ``remember()`` (:func:`remember_entries`).
+``key:NAME``, ``key:NAME@REV``: :func:`memory_selector`, :func:`resolve_memory`), the
+one path explicit entries take into ``remember()`` (:func:`remember_entries`) and the
+retirement of a Memory created by mistake (:func:`retire_memory`).
+
+One repository, one Memory, one name:
+
+- a path names the repository whose files it is in: the Git top level around it
+  (:func:`repo_root`, the checkout), and for a linked ``git worktree`` the repository
+  that worktree belongs to (Git's common directory: :func:`identity_root`), so every
+  worktree of a repository shares its Memory. A submodule is a repository of its own
+  (its own contract files): a path inside it names the submodule, never the
+  superproject; a linked worktree of a submodule names the submodule's checkout.
+- a Memory name prints a key as ``key:NAME``; a key itself never starts with ``key:``.
+  Passing a printed name where a key is asked for (``--key key:repo:/x``, MCP
+  ``remember_memory(key="key:repo:/x")``) is refused with the spelling that works,
+  instead of creating a second Memory under ``key:repo:/x``.
 
 Re-exported by :mod:`powercontext.runtime`; nothing here runs at import time.
 """
@@ -9,9 +23,12 @@ Re-exported by :mod:`powercontext.runtime`; nothing here runs at import time.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from powercontext.core import canonical, keys
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
@@ -25,19 +42,23 @@ from powercontext.core.models import (
 from powercontext.service import MemoryService
 
 __all__ = [
+    "RetiredMemory",
+    "identity_root",
     "memory_key",
     "memory_selector",
     "remember_entries",
     "repo_key",
     "repo_root",
     "resolve_memory",
+    "retire_memory",
 ]
 
 
 def repo_root(path: str | os.PathLike[str]) -> Path:
-    """The Git top level around ``path``: the nearest ancestor of its real path (symlinks
-    resolved) holding a ``.git`` directory or file (so worktrees and submodules count),
-    else that real path itself. No subprocess is started."""
+    """The Git top level around ``path`` (the checkout whose files a bootstrap reads):
+    the nearest ancestor of its real path (symlinks resolved) holding a ``.git``
+    directory or file (a linked worktree and a submodule count), else that real path
+    itself. No subprocess is started."""
     start = Path(path).expanduser().resolve()
     for p in (start, *start.parents):
         if (p / ".git").exists():
@@ -45,28 +66,91 @@ def repo_root(path: str | os.PathLike[str]) -> Path:
     return start
 
 
+def _gitdir_of(top: Path) -> Path | None:
+    """The git directory a ``.git`` file points to (``gitdir: PATH``, relative to
+    ``top``), or None when ``top/.git`` is a directory or unreadable."""
+    dotgit = top / ".git"
+    if not dotgit.is_file():
+        return None
+    try:
+        text = dotgit.read_text("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    return (top / text[len("gitdir:"):].strip()).resolve()
+
+
+def _core_worktree(gitdir: Path) -> Path | None:
+    """``core.worktree`` of a git directory's config (relative to it), or None."""
+    try:
+        config = (gitdir / "config").read_text("utf-8", "replace")
+    except OSError:
+        return None
+    section = ""
+    for line in config.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+        elif section == "core" and re.match(r"^worktree\s*=", stripped, re.IGNORECASE):
+            value = stripped.split("=", 1)[1].strip().strip('"')
+            return (gitdir / value).resolve() if value else None
+    return None
+
+
+def identity_root(path: str | os.PathLike[str]) -> Path:
+    """The repository ``path`` belongs to, as a path: :func:`repo_root`, except in a
+    linked ``git worktree`` (a ``.git`` file naming a git directory with a
+    ``commondir``), which names the repository's main checkout (the parent of Git's
+    common ``.git`` directory, or the ``core.worktree`` of a submodule's git directory,
+    or the bare repository itself). A submodule (its git directory has no
+    ``commondir``) is its own repository. No subprocess is started."""
+    top = repo_root(path)
+    gitdir = _gitdir_of(top)
+    if gitdir is None:
+        return top
+    try:
+        common_ref = (gitdir / "commondir").read_text("utf-8", "replace").strip()
+    except OSError:
+        return top  # a submodule or a separate git directory: its own repository
+    common = (gitdir / common_ref).resolve()
+    if common.name == ".git":
+        return common.parent
+    return _core_worktree(common) or common
+
+
 def repo_key(path: str | os.PathLike[str]) -> str:
-    """The business key of the repository around ``path``: ``repo:`` + :func:`repo_root`
-    (a sub-directory or a symlinked checkout gives its top level's key)."""
-    return memory_key(f"repo:{repo_root(path)}")
+    """The business key of the repository around ``path``: ``repo:`` +
+    :func:`identity_root` (a sub-directory, a symlinked checkout or a linked worktree
+    gives the repository's key)."""
+    return memory_key(f"repo:{identity_root(path)}")
 
 
-def memory_key(key: object, field: str = "key") -> str:
+def memory_key(key: object, field: str = "key", *, stored: bool = False) -> str:
     """A business key in the one form every caller (CLI ``--key`` and ``key:NAME``, hooks,
     ``repo`` commands, MCP) stores and looks up: NFC, bounded, no control characters
     (:func:`powercontext.core.keys.normalize_key`), and a ``repo:PATH`` key whose PATH is
-    absolute (or starts with ``~``) names the real path of the Git top level around PATH
-    (:func:`repo_root`: a sub-directory or a symlinked checkout gives the same key). Any
-    other key, a relative ``repo:`` one included, is a plain name, the same from every
-    directory. InvalidInputError naming ``field`` otherwise."""
-    key = keys.normalize_key(key, field)
-    if key.startswith("repo:"):
-        path = key[len("repo:"):]
+    absolute (or starts with ``~``) names the repository around PATH
+    (:func:`identity_root`: a sub-directory, a symlinked checkout or a linked worktree
+    gives the same key). Any other key, a relative ``repo:`` one included, is a plain
+    name, the same from every directory. A key starting with ``key:`` is a Memory name
+    pasted where a key belongs: refused with the key it names, unless ``stored`` (the
+    lookup of a ``key:NAME`` name, so a key stored that way by an earlier release can
+    still be named and retired). InvalidInputError naming ``field`` otherwise."""
+    norm = keys.normalize_key(key, field)
+    if norm.startswith("key:") and not stored:
+        named = norm[len("key:"):]
+        raise InvalidInputError(
+            field, f"{norm!r} is a Memory name (key:NAME), not a key: the key it names is "
+                   f"{named!r}. Give {named!r} as the key (--key {named}), or name the "
+                   f"Memory as {norm!r} (--memory {norm})")
+    if norm.startswith("repo:"):
+        path = norm[len("repo:"):]
         if not path:
             raise InvalidInputError(field, "repo: needs a path, e.g. repo:/abs/path")
         if path.startswith(("/", "~")):
-            key = keys.normalize_key(f"repo:{repo_root(path)}", field)
-    return key
+            norm = keys.normalize_key(f"repo:{identity_root(path)}", field)
+    return norm
 
 
 async def _parse_memory_name(service: MemoryService, name: object) -> tuple[str, int | None]:
@@ -78,15 +162,16 @@ async def _parse_memory_name(service: MemoryService, name: object) -> tuple[str,
         key = name[4:]
         if not key:
             raise InvalidInputError("memory", "key: needs a name, e.g. key:repo:/abs/path")
-        artifact_id = await service.memory_key(memory_key(key, "memory"))
+        artifact_id = await service.memory_key(memory_key(key, "memory", stored=True))
         if artifact_id is None and "@" in key:
             base_key, _, suffix = key.rpartition("@")
             if base_key and suffix.isdigit():
                 rev = _revision_of(name, suffix)
                 key = base_key
-                artifact_id = await service.memory_key(memory_key(key, "memory"))
+                artifact_id = await service.memory_key(memory_key(key, "memory", stored=True))
         if artifact_id is None:
-            raise ArtifactNotFoundError(f"no Memory is mapped to key {memory_key(key, 'memory')!r}")
+            raise ArtifactNotFoundError(
+                f"no Memory is mapped to key {memory_key(key, 'memory', stored=True)!r}")
     else:
         artifact_id = name
         if "@" in name:
@@ -233,3 +318,52 @@ async def remember_entries(
             or after.revision != base.revision + 1):
         base = ArtifactRef(after.artifact_id, after.revision - 1)  # a concurrent write landed
     return base, after
+
+
+@attrs.frozen
+class RetiredMemory:
+    """What :func:`retire_memory` did: the Memory, its head before and after (a new
+    Revision when entries were active), the entries it marked inactive and the keys it
+    removed."""
+
+    artifact_id: str
+    before: ArtifactRef
+    after: ArtifactRef
+    forgotten: tuple[str, ...]
+    keys: tuple[str, ...]
+
+
+async def retire_memory(
+    service: MemoryService,
+    name: object,
+    *,
+    reason: str | None = None,
+    settle: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = None,
+) -> RetiredMemory:
+    """Retire a Memory created by mistake (e.g. under ``key:key:repo:/x`` by an earlier
+    release): every active entry is marked inactive in one new Revision (Memory RFC,
+    "forget()": history and old citations stay valid, ``ID@REV`` still reads every
+    earlier Revision), then every business key naming the Memory is removed, so the key
+    names nothing and can name another Memory. Nothing is rewritten or deleted besides
+    the key rows. ``name`` is any Memory name (:func:`resolve_memory`) and must name
+    the head; running it again after an interruption finishes the job (forgetting
+    inactive entries is a no-op). InvalidInputError for an older Revision;
+    ArtifactNotFoundError for an unknown Memory."""
+    ref = await resolve_memory(service, name)
+    head = await service.head(ref.artifact_id)
+    if ref != head:
+        raise InvalidInputError("memory", f"{name!r} names Revision {ref.revision}; retire the "
+                                          f"Memory at its head ({head.artifact_id})")
+    revision = await service.revision(head)
+    active = [e.entry_id for e in revision.content.manifest.entries if e.state == "active"]
+    after = head
+    if active:
+        def write() -> Awaitable[Any]:
+            return service.forget(head, active, reason=reason or "retired")
+
+        after = await (settle(write) if settle is not None else write())
+    removed = []
+    for key in (await service.keys_by_memory()).get(head.artifact_id, []):
+        if await service.remove_memory_key(key, head.artifact_id):
+            removed.append(key)
+    return RetiredMemory(head.artifact_id, head, after, tuple(active), tuple(removed))

@@ -31,12 +31,14 @@ from powercontext.core.errors import (
     WritesPausedError,
 )
 from powercontext.memory_names import (
+    identity_root,
     memory_key,
     memory_selector,
     remember_entries,
     repo_key,
     repo_root,
     resolve_memory,
+    retire_memory,
 )
 from powercontext.paths import ENV_DB, ENV_HOME, data_dir, default_db_url
 from powercontext.plugins.registry import Registry, url_scheme
@@ -55,6 +57,7 @@ __all__ = [
     "check_sqlite_path",
     "data_dir",
     "default_db_url",
+    "identity_root",
     "import_manifest_keys",
     "memory_key",
     "memory_selector",
@@ -68,6 +71,7 @@ __all__ = [
     "repo_root",
     "resolve_embedding",
     "resolve_memory",
+    "retire_memory",
     "sqlite_path",
     "topic_processing_lock",
 ]

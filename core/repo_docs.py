@@ -1,8 +1,9 @@
-"""Pure readers of a repository's contract documents beyond the four contract files
-(Memory RFC, "Source changes and incremental evidence": bootstrap reads the bounded
-Sources of the operating contract): Markdown blocks joined into sentences, imperative
-rules, tox settings inside ``pyproject.toml``, ``.pre-commit-config.yaml`` hooks, and
-the ``scripts/`` entry points the documents name.
+"""Pure readers of a repository's contract documents (Memory RFC, "Source changes and
+incremental evidence": bootstrap reads the bounded Sources of the operating contract):
+sentences, plain imperative rules (for user notes), tox settings inside
+``pyproject.toml``, ``.pre-commit-config.yaml`` hooks, and the ``scripts/`` entry points
+the documents name. Markdown and reStructuredText are read into blocks by
+:mod:`powercontext.core.doc_blocks`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ __all__ = [
     "HOOK_ROLES",
     "SCRIPT_NAMES",
     "hook_summary",
-    "is_dependent_sentence",
     "is_imperative_rule",
     "is_script_path",
-    "markdown_blocks",
     "parse_precommit",
     "pyproject_tox",
     "script_lines",
@@ -30,55 +29,6 @@ __all__ = [
 SCRIPT_NAMES = ("test", "tests", "check", "lint", "format", "typecheck", "coverage", "ci",
                 "install", "bootstrap", "setup", "build", "docs")
 """The ``scripts/<name>`` entry points bootstrap reads when a document names them."""
-
-_FENCE = ("```", "~~~")
-_ITEM = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?")
-_RULE_LINE = re.compile(r"^(?:[=\-*_]\s*){3,}$")
-
-
-def markdown_blocks(text: str) -> list[tuple[str, bool]]:
-    """The paragraphs and list items of Markdown ``text``, each hard-wrapped block
-    joined into one line: ``(text, is_list_item)`` in document order. Fenced and
-    indented code, headings, tables, HTML and horizontal rules are dropped; a list
-    item's continuation lines join the item (an unindented line after an item that ends
-    a sentence starts a new paragraph)."""
-    blocks: list[tuple[str, bool]] = []
-    current: list[str] = []
-    item = False
-    fence = False
-
-    def flush() -> None:
-        nonlocal current, item
-        if current:
-            blocks.append((" ".join(current), item))
-        current, item = [], False
-
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if stripped.startswith(_FENCE):
-            flush()
-            fence = not fence
-            continue
-        if fence:
-            continue
-        if not stripped:
-            flush()
-            continue
-        if stripped.startswith(("#", "|", "<!--", "<")) or _RULE_LINE.match(stripped):
-            flush()
-            continue
-        if not current and not item and (raw.startswith("    ") or raw.startswith("\t")):
-            continue  # indented code
-        if _ITEM.match(raw):
-            flush()
-            current, item = [_ITEM.sub("", raw, count=1).strip()], True
-            continue
-        if item and not raw[:1].isspace() and current[-1].endswith((".", "!", "?", ":")):
-            flush()  # an unindented line after a finished item starts a paragraph
-        current.append(re.sub(r"^(?:>\s*)+", "", stripped))
-    flush()
-    return blocks
-
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "Mr.", "Dr.", "No.")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*_])")
@@ -114,17 +64,6 @@ def is_imperative_rule(sentence: str) -> bool:
     if s.endswith(":") or len(s.split()) < 4:
         return False
     return _IMPERATIVE.match(s) is not None
-
-
-_DEPENDENT = re.compile(r"^(?:this|that|these|those|it|they|instead|otherwise|then|so|also)\b",
-                        re.IGNORECASE)
-
-
-def is_dependent_sentence(sentence: str) -> bool:
-    """True when ``sentence`` only makes sense after the one before it: it starts with a
-    back reference (This, It, Instead, Otherwise, ...) or ends with "instead."."""
-    s = sentence.strip()
-    return bool(_DEPENDENT.match(s)) or s.lower().endswith(" instead.")
 
 
 def pyproject_tox(data: dict[str, Any]) -> str | dict[str, Any] | None:

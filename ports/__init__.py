@@ -315,6 +315,14 @@ class MemoryBackend(SourceStore, Protocol):
         ``{}`` when none. Never raises beyond the errors of opening."""
         ...
 
+    async def remove_memory_key(self, key: str, artifact_id: str) -> bool:
+        """Delete, in one transaction, the business ``key`` when it names
+        ``artifact_id``: True when it did, False when the key names no Memory or another
+        one (Memory RFC, "Memory identity": the key -> Artifact mapping is the
+        runtime's; the Memory, its Revisions and Sources are untouched).
+        InvalidInputError (field ``key`` or ``artifact_id``) for a malformed argument."""
+        ...
+
     async def import_memory_keys(self, mapping: Mapping[str, str]) -> dict[str, str]:
         """Store, in one transaction, the keys of ``mapping`` (key -> Artifact id) that
         are not stored yet and name an existing Memory (a stored key keeps its Memory;

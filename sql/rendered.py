@@ -316,6 +316,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('memory_key_insert', 'sqlite', None): (
         'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)'
     ),
+    ('memory_key_delete', 'sqlite', None): (
+        'DELETE FROM "memory_keys" WHERE "key" = ? AND "artifact_id" = ?'
+    ),
     ('memory_keys_all', 'sqlite', None): (
         'SELECT "key", "artifact_id" FROM "memory_keys" ORDER BY "key"'
     ),
@@ -1196,6 +1199,9 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('memory_key_insert', 'oceanbase', None): (
         'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)'
+    ),
+    ('memory_key_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_keys` WHERE `key` = %s AND `artifact_id` = %s'
     ),
     ('memory_keys_all', 'oceanbase', None): (
         'SELECT `key`, `artifact_id` FROM `memory_keys` ORDER BY `key`'

@@ -223,6 +223,7 @@ QUERIES: dict[str, str] = {
     "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
     "memory_key_get": "SELECT artifact_id FROM memory_keys WHERE key = ?",
     "memory_key_insert": "INSERT INTO memory_keys (key, artifact_id) VALUES (?, ?)",
+    "memory_key_delete": "DELETE FROM memory_keys WHERE key = ? AND artifact_id = ?",
     "memory_keys_all": "SELECT key, artifact_id FROM memory_keys ORDER BY key",
     "source_insert": f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
     "sources_by_id": (f"SELECT journal_position, {_SOURCE_COLS} FROM sources "

@@ -17,7 +17,7 @@ from powercontext.core.errors import PowerContextError
 from powercontext.core.models import Source
 
 __all__ = ["MAX_PATCH_BYTES", "GitError", "file_at", "git_change_source", "head_commit",
-           "resolve_commit"]
+           "is_link_at", "resolve_commit"]
 
 MAX_PATCH_BYTES = 256 * 1024
 
@@ -60,8 +60,19 @@ def file_at(repo: Path, commit: str, path: str) -> bytes | None:
         return None
 
 
+def is_link_at(repo: Path, commit: str, path: str) -> bool:
+    """True when ``path`` at ``commit`` is a symbolic link (tree mode 120000): its blob is
+    the link's target, not a file's content."""
+    try:
+        out = _git(repo, "ls-tree", commit, "--", path)
+    except GitError:
+        return False
+    return out.startswith(b"120000 ")
+
+
 def git_change_source(repo: Path, base: str, head: str = "HEAD", *,
-                      max_patch_bytes: int = MAX_PATCH_BYTES) -> Source | None:
+                      max_patch_bytes: int = MAX_PATCH_BYTES,
+                      uri_root: Path | None = None) -> Source | None:
     """The ``git_change`` Source of ``base..head`` in ``repo``, or None when both name
     the same commit.
 
@@ -70,9 +81,12 @@ def git_change_source(repo: Path, base: str, head: str = "HEAD", *,
     the patch was cut at ``max_patch_bytes`` on a line boundary). Content: the unified
     patch (``git diff --no-color --no-ext-diff -M``; binary files as "Binary files
     differ"), every secret in it redacted (``[REDACTED:<rule>]``). ``uri`` is the
-    repository's ``file:`` uri. GitError for an unknown commit.
+    repository's ``file:`` uri; ``uri_root`` (default ``repo``) is the repository named
+    there (a linked worktree names its repository's main checkout). GitError for an
+    unknown commit.
     """
     repo = repo.resolve()
+    named = (uri_root or repo).resolve()
     base_id, head_id = resolve_commit(repo, base), resolve_commit(repo, head)
     if base_id == head_id:
         return None
@@ -83,9 +97,9 @@ def git_change_source(repo: Path, base: str, head: str = "HEAD", *,
     if truncated:
         raw = raw[:max_patch_bytes].rsplit(b"\n", 1)[0] + b"\n"
     patch = raw.decode("utf-8", "replace")
-    meta = {"repo": str(repo), "base": base_id, "head": head_id, "paths": "\n".join(paths),
+    meta = {"repo": str(named), "base": base_id, "head": head_id, "paths": "\n".join(paths),
             "truncated": "true" if truncated else "false"}
-    uri = repo.as_uri()
+    uri = named.as_uri()
     patch, _, meta = redact_fields(patch, None, meta)  # Sources are append-only
     digest = canonical.source_content_hash("git_change", patch, uri, tuple(sorted(meta.items())))
     return canonical.make_source(f"src_git_{digest[:40]}", "git_change", patch, uri, meta)

@@ -117,10 +117,11 @@ class ProviderPipeline:
             proposed.extend((name, c) for c in out.candidates)
             result += ExtractionResult((), tuple(attrs.evolve(r, provider=r.provider or name)
                                                  for r in out.refused),
-                                       tuple(f"{name}: {n}" for n in out.notes))
+                                       tuple(f"{name}: {n}" for n in out.notes), out.dropped)
         screened = screen_memory_candidates(proposed, request.sources, current)
         self.last_result = ExtractionResult(screened.candidates,
-                                            result.refused + screened.refused, result.notes)
+                                            result.refused + screened.refused, result.notes,
+                                            result.dropped)
         return self.last_result
 
     async def _evidence(self, sources: Sequence[Source],

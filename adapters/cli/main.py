@@ -70,7 +70,7 @@ __all__ = [
 @click.group(cls=LazyGroup, lazy={
     "topic": "topic:topic", "repo": "repo:repo", "hook": "hook:hook", "mcp": "mcp_cmd:mcp",
     "source": "overview:source", "info": "overview:info", "setup": "setup:setup",
-    "doctor": "setup:doctor", "serve": "serve:serve",
+    "doctor": "doctor:doctor", "serve": "serve:serve",
 }, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -113,7 +113,7 @@ def cli(
     "changes": "reads:changes", "show": "reads:show", "expand": "reads:expand",
     "search": "search:search", "cite": "cite:cite",
     "validate-citation": "cite:validate_citation", "rebuild": "rebuild:rebuild",
-    "list": "overview:memory_list",
+    "list": "overview:memory_list", "retire": "memory:retire",
 })
 def memory() -> None:
     """Remember, forget, search and cite entries of a Memory."""

@@ -18,7 +18,7 @@ import click
 from powercontext.adapters.cli.context import Ctx, pass_ctx, resolve
 from powercontext.adapters.cli.writes import changes_of, report_write, settled
 
-__all__ = ["entry_specs", "forget", "organize", "reactivate", "remember"]
+__all__ = ["entry_specs", "forget", "organize", "reactivate", "remember", "retire"]
 
 
 def _source_from_file(path: str) -> Any:
@@ -205,3 +205,46 @@ def organize(c: Ctx, memory_name: str, steps: tuple[str, ...]) -> None:
 
     c.run(body)
 
+
+
+@click.command()
+@click.argument("memory_name", metavar="MEMORY")
+@click.option("--reason", help="Why (at most 512 code points; default: retired).")
+@pass_ctx
+def retire(c: Ctx, memory_name: str, reason: str | None) -> None:
+    """Retire a Memory created by mistake: mark every active entry inactive in one new
+    Revision (history and citations stay valid) and remove the keys that name it, so
+    `key:NAME` names nothing and the key can name another Memory.
+
+    \b
+    powercontext memory list
+    powercontext memory retire key:key:repo:/home/me/project
+    """
+
+    async def body(svc: Any) -> None:
+        from powercontext.core.shapes import to_json
+        from powercontext.runtime import retire_memory
+
+        done = await retire_memory(svc, memory_name, reason=reason,
+                                   settle=lambda write: settled(svc, write))
+        data = {"artifact_id": done.artifact_id, "before": to_json(done.before),
+                "memory_ref": to_json(done.after), "forgotten": list(done.forgotten),
+                "keys_removed": list(done.keys)}
+
+        def human() -> None:
+            if done.forgotten:
+                click.echo(f"Retired {done.artifact_id}: {len(done.forgotten)} entr"
+                           f"{'y' if len(done.forgotten) == 1 else 'ies'} marked inactive in "
+                           f"Revision {done.after.revision} (history kept: "
+                           f"{done.artifact_id}@{done.before.revision} still reads them).")
+            else:
+                click.echo(f"Retired {done.artifact_id}: no active entries; Revision "
+                           f"{done.after.revision} unchanged.")
+            for key in done.keys:
+                click.echo(f"  key removed: {key} (key:{key} names no Memory now)")
+            if not done.keys:
+                click.echo("  no key named it")
+
+        c.emit(data, human)
+
+    c.run(body)

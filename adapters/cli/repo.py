@@ -2,14 +2,17 @@
 increments (Memory RFC, "Source changes and incremental evidence", "Coding Agent
 scenario"; issue 5 item 4).
 
-``repo bootstrap PATH`` persists only the bounded contract Sources (pyproject.toml,
-Makefile, tox.ini, package.json, .pre-commit-config.yaml, AGENTS.md, CLAUDE.md,
-CONTRIBUTING.md, .github/CONTRIBUTING.md, docs/contributing.md, README.md when present,
-and the ``scripts/<name>`` entry points they name; a file holding a secret is skipped,
-naming the line), runs the candidate pipeline and creates or
-updates the repository's Memory, stored with the business key ``repo:<git top level>``
-in the same transaction (a sub-directory or symlinked checkout names the same key); the
-runtime manifest keeps ``last_processed_commit`` under that key.
+``repo bootstrap PATH`` persists only the bounded contract Sources
+(:data:`powercontext.core.extraction.BOOTSTRAP_FILES` when present: build and tool
+configuration, agent files, contributing guides in Markdown or reStructuredText,
+READMEs, and the ``scripts/<name>`` entry points they name; a file holding a secret is
+skipped naming the line, a link out of the repository is skipped and named, a file
+reached twice through a link is read once), runs the candidate pipeline and creates or
+updates the repository's Memory, stored with the business key ``repo:<repository>`` in
+the same transaction (a sub-directory, a symlinked checkout or a linked ``git
+worktree`` names the same key: :func:`powercontext.runtime.identity_root`); the
+runtime manifest keeps ``last_processed_commit`` under that key. The report lists the
+sentences of the contract documents that were not kept, with their reasons.
 
 ``repo sync PATH`` persists the Git change ``last_processed_commit..HEAD`` as one
 Source (plus the contract files at HEAD when the change touches one) and runs the
@@ -108,7 +111,13 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
         "changes": rows,
         "refused": to_json(result.refused if result else ()),
         "notes": [*(result.notes if result else ()), *(scope_notes or ())],
+        "dropped": [{"path": d.path, "line": d.line, "reason": d.reason, "text": d.text}
+                    for d in (result.dropped if result else ())],
     }
+    counts: dict[str, int] = {}
+    for d in data["dropped"]:
+        counts[d["reason"]] = counts.get(d["reason"], 0) + 1
+    data["dropped_counts"] = counts
 
     def human() -> None:
         click.echo(f"{action} {root}: {len(sources)} Source(s) persisted"
@@ -126,6 +135,11 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
                 click.echo(f"  {r['op']:<7} {r['entry_id']} {r['kind']:<11} {r['text']}")
         for r in data["refused"]:
             click.echo(f"  refused ({r['provider']}): {r['reason']}: {r['text']}")
+        if counts:
+            why = ", ".join(f"{n} {reason}" for reason, n in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            click.echo(f"  not kept: {sum(counts.values())} sentence(s) of the contract "
+                       f"documents ({why}); --json lists them")
         for n in data["notes"]:
             click.echo(f"  note: {n}")
         if commit:
@@ -139,8 +153,11 @@ async def _report(c: Any, svc: Any, *, root: Path, key: str, before: Any, after:
 @click.option("--provider", "providers", multiple=True, metavar="NAME", help=_PROVIDER_HELP)
 @click.pass_obj
 def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
-    """Remember a repository's operating contract (build, dependencies, Python/Node
-    requirement, test and verification commands, explicit agent rules).
+    """Remember a repository's operating contract: build, dependencies, toolchain
+    (Python, Node, Rust, Go), test and verification commands (and the quick test loop a
+    guide names), and the rules of AGENTS.md, CLAUDE.md and the contributing guides.
+    Contributor process, navigation and fragments are left out; the report counts them
+    by reason (--json lists them).
 
     \b
     powercontext repo bootstrap .
@@ -152,11 +169,11 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
         from powercontext.adapters.candidates.repository import contract_sources
         from powercontext.core.errors import InvalidInputError
         from powercontext.core.extraction import BOOTSTRAP_FILES
-        from powercontext.runtime import repo_key, repo_root
+        from powercontext.runtime import identity_root, repo_key, repo_root
 
         root = repo_root(path)  # a sub-directory or a symlinked checkout: its top level
-        key = repo_key(root)
-        sources, skipped = contract_sources(root)
+        key = repo_key(root)  # a linked worktree: its repository's key
+        sources, skipped = contract_sources(root, uri_root=identity_root(root))
         if not sources:
             raise InvalidInputError(
                 "path", f"no operating-contract file ({', '.join(BOOTSTRAP_FILES)}) in {root}")
@@ -197,10 +214,11 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
         from powercontext.core.extraction import BOOTSTRAP_FILES
         from powercontext.core.repo_docs import script_mentions
-        from powercontext.runtime import repo_key, repo_root
+        from powercontext.runtime import identity_root, repo_key, repo_root
 
         root = repo_root(path)
         key = repo_key(root)
+        named = identity_root(root)
         manifest = c.manifest()
         if await svc.memory_key(key) is None:
             raise ArtifactNotFoundError(
@@ -214,7 +232,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
             raise InvalidInputError("last_processed_commit",
                                     f"unknown for {key!r}: run `powercontext repo bootstrap` first")
         before = await _mapped_head(svc, key)
-        change = git_change_source(root, last, commit)
+        change = git_change_source(root, last, commit, uri_root=named)
         if change is None:
             await _report(c, svc, root=root, key=key, before=before, after=before, sources=(),
                           skipped=(), pipeline=None, commit=commit, action="Synced")
@@ -223,7 +241,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         snapshots: tuple[Any, ...] = ()
         skipped: tuple[Any, ...] = ()
         if any(p in BOOTSTRAP_FILES or script_mentions(p) == (p,) for p in paths):
-            snapshots, skipped = contract_sources(root, commit=commit)
+            snapshots, skipped = contract_sources(root, commit=commit, uri_root=named)
         sources = (change, *snapshots)
         pipeline = _pipeline(svc)
         scope_notes = await _journal(svc, key, sources)

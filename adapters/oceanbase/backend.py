@@ -293,3 +293,9 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
 
     def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
         self._exec(templates.render("memory_key_insert", _DIALECT), (key, artifact_id))
+
+    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
+        if self._memory_key_sync(key) != artifact_id:
+            return False
+        self._exec(templates.render("memory_key_delete", _DIALECT), (key, artifact_id))
+        return True

@@ -333,3 +333,9 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
 
     def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
         self._execute(self._t("memory_key_insert"), [key, artifact_id])
+
+    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
+        if self._memory_key_sync(key) != artifact_id:
+            return False
+        self._execute(self._t("memory_key_delete"), [key, artifact_id])
+        return True

@@ -38,12 +38,13 @@ from powercontext.core.extraction.parsers import (
     parse_tox,
 )
 from powercontext.core.extraction.prompt import GenerationModel, model_prompt, parse_model_answer
-from powercontext.core.extraction.results import ExtractionResult, Refusal
-from powercontext.core.extraction.rules import MAX_RULES_PER_SOURCE, classify_rule, rule_candidates
+from powercontext.core.extraction.results import Dropped, ExtractionResult, Refusal
+from powercontext.core.extraction.rules import MAX_RULES_PER_FILE, classify_rule, rule_candidates
 from powercontext.core.extraction.screening import screen_memory_candidates
 from powercontext.core.extraction.sources import (
     BOOTSTRAP_FILES,
     CONTRACT_FILES,
+    README_FILES,
     RULE_FILES,
     source_path,
 )
@@ -58,9 +59,11 @@ __all__ = [
     "BOOTSTRAP_FILES",
     "CONTRACT_FILES",
     "MAX_NOTE_SUMMARY",
-    "MAX_RULES_PER_SOURCE",
+    "MAX_RULES_PER_FILE",
+    "README_FILES",
     "RULE_FILES",
     "TOPIC_LABELS",
+    "Dropped",
     "ExtractionResult",
     "GenerationModel",
     "MakeTarget",

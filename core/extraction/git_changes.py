@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from powercontext.core.extraction.results import ExtractionResult
-from powercontext.core.extraction.rules import classify_rule, clean_rule
+from powercontext.core.extraction.rules import clean_rule
 from powercontext.core.extraction.sources import RULE_FILES, evidence_uris, file_uri, root_files
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
@@ -41,12 +41,17 @@ def git_change_candidates(
     evidence: Mapping[str, Source] | None = None,
 ) -> ExtractionResult:
     """Revisions from ``git_change`` Sources (metadata ``repo``, ``base``, ``head``,
-    ``paths``; content the patch). In a hunk of AGENTS.md/CLAUDE.md/CONTRIBUTING.md
-    that removes exactly one rule line and adds exactly one, the active entry whose
+    ``paths``; content the patch). In a hunk of a rule file (AGENTS.md, CLAUDE.md, a
+    contributing guide) that removes exactly one rule line and adds exactly one (a
+    line :func:`~powercontext.core.extraction.rule_kinds.judge` keeps), the active entry whose
     text is the removed rule and whose evidence is that file (same ``file:`` uri) is
     revised to the added rule, citing the change (and the file's new snapshot when it
     is among ``sources``). Anything less certain proposes nothing here: the rule
     provider proposes the added rules as new entries."""
+    if not any(s.kind == "git_change" for s in sources):
+        return ExtractionResult()
+    from powercontext.core.extraction.rule_kinds import judge
+
     evidence = evidence or {}
     files = root_files(sources)
     out: list[MemoryEntryInput] = []
@@ -59,8 +64,8 @@ def git_change_candidates(
         for path, removed, added in _patch_hunks(g.content):
             if path not in RULE_FILES:
                 continue
-            old = [r for r in (clean_rule(x) for x in removed) if classify_rule(r)]
-            new = [r for r in (clean_rule(x) for x in added) if classify_rule(r)]
+            old = [r for r in (clean_rule(x) for x in removed) if judge(r).kind]
+            new = [r for r in (clean_rule(x) for x in added) if judge(r).kind]
             if len(old) != 1 or len(new) != 1 or old[0] == new[0]:
                 continue
             uri = PurePosixPath(repo, path).as_uri()
@@ -70,7 +75,7 @@ def git_change_candidates(
                 continue
             snap = files.get(path)
             cite = (g, snap) if snap is not None and file_uri(snap) == uri else (g,)
-            out.append(MemoryEntryInput(classify_rule(new[0]) or matches[0].kind, new[0],
+            out.append(MemoryEntryInput(judge(new[0]).kind or matches[0].kind, new[0],
                                         entry=matches[0], sources=cite))
     return ExtractionResult(tuple(out))
 

@@ -7,7 +7,7 @@ import attrs
 
 from powercontext.core.models import MemoryEntryInput
 
-__all__ = ["ExtractionResult", "Refusal", "cut_text"]
+__all__ = ["Dropped", "ExtractionResult", "Refusal", "cut_text"]
 
 
 @attrs.frozen
@@ -22,18 +22,33 @@ class Refusal:
 
 
 @attrs.frozen
+class Dropped:
+    """A sentence of a contract document that did not become a candidate: its file
+    path, 1-based line, text, and the reason key
+    (:data:`powercontext.core.extraction.rule_kinds.DROP_REASONS`)."""
+
+    path: str
+    line: int
+    text: str
+    reason: str
+
+
+@attrs.frozen
 class ExtractionResult:
     """What candidate generation produced: the memory candidates (untrusted, still
     validated by the planner), the refused ones with reasons, and notes (e.g. a
-    malformed model answer, a skipped file)."""
+    malformed model answer, a skipped file), and the sentences of contract documents
+    that were ``dropped`` as not worth an entry (with their reasons)."""
 
     candidates: tuple[MemoryEntryInput, ...] = ()
     refused: tuple[Refusal, ...] = ()
     notes: tuple[str, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
 
     def __add__(self, other: ExtractionResult) -> ExtractionResult:
         return ExtractionResult(self.candidates + other.candidates,
-                                self.refused + other.refused, self.notes + other.notes)
+                                self.refused + other.refused, self.notes + other.notes,
+                                self.dropped + other.dropped)
 
 
 def cut_text(text: str, limit: int) -> str:

@@ -1,7 +1,9 @@
-"""Rule memory candidates: explicit rules of ``AGENTS.md``, ``CLAUDE.md``,
-``CONTRIBUTING.md`` (lines with must/never/always/do not/... -> constraint;
-prefer/should/avoid/... -> preference), and durable statements in user notes (Memory
-RFC, "Candidate generation and model-free fallback")."""
+"""Rule memory candidates: the rules of a repository's prose contract documents
+(``AGENTS.md``, ``CLAUDE.md``, the contributing guides in Markdown or reStructuredText,
+the development sections of a README; read by
+:func:`powercontext.core.extraction.file_rules.document_rules`), and durable
+statements in user notes (Memory RFC, "Candidate generation and model-free
+fallback")."""
 
 from __future__ import annotations
 
@@ -9,14 +11,18 @@ import re
 from collections.abc import Sequence
 
 from powercontext.core import repo_docs
-from powercontext.core.extraction.results import ExtractionResult, Refusal
-from powercontext.core.extraction.sources import RULE_FILES, root_files
+from powercontext.core.extraction.results import Dropped, ExtractionResult, Refusal
+from powercontext.core.extraction.sources import (
+    MAX_RULES_PER_FILE,
+    README_FILES,
+    RULE_FILES,
+    root_files,
+)
 from powercontext.core.extraction.user_notes import user_note_candidates
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
-__all__ = ["MAX_RULES_PER_SOURCE", "classify_rule", "clean_rule", "rule_candidates"]
-
-MAX_RULES_PER_SOURCE = 24
+__all__ = ["MAX_RULES_PER_FILE", "classify_rule", "clean_rule", "file_rule_candidates",
+           "rule_candidates"]
 
 _NOT_NEEDED = re.compile(
     r"\b(?:do not|don't|does not|doesn't|need not|needn't|not) (?:need|required|necessary)\b"
@@ -58,57 +64,48 @@ def clean_rule(line: str) -> str:
     return " ".join(text.split())
 
 
-def _rule_lines(content: str) -> list[str]:
-    """Rule candidates of a Markdown document: hard-wrapped paragraphs and list items
-    are joined first (:func:`~powercontext.core.repo_docs.markdown_blocks`); a list item
-    up to 400 characters is one rule, a paragraph (or a longer item) gives its
-    sentences; a sentence that depends on the one before ("... instead.", "This ...")
-    stays with it; questions, lead-ins ending in ``:`` and cut code spans are dropped."""
-    out: list[str] = []
-    for block, is_item in repo_docs.markdown_blocks(content):
-        text = " ".join(_BOLD.sub(lambda m: m.group(1) or m.group(2), block).split())
-        pieces = [text] if is_item and len(text) <= 400 else repo_docs.sentences(text)
-        kept: list[str] = []
-        for piece in pieces:
-            if not 12 <= len(piece) <= 400 or piece.endswith((":", "?")) \
-                    or piece.count("`") % 2:
-                kept.append("")  # a lead-in, a question or a cut code span: not a rule
-            elif kept and kept[-1] and repo_docs.is_dependent_sentence(piece) \
-                    and len(kept[-1]) + len(piece) < 400:
-                kept[-1] = f"{kept[-1]} {piece}"  # "... Use an explicit block instead."
-            else:
-                kept.append(piece)
-        out.extend(k for k in kept if k)
-    return out
+def file_rule_candidates(sources: Sequence[Source],
+                         current: Sequence[MemoryEntryVersion] = ()) -> ExtractionResult:
+    """The rules of the contract documents among ``sources`` (root-level file Sources
+    named in :data:`RULE_FILES`, and the development sections of
+    :data:`README_FILES`), each a constraint, preference or fact citing its file, in
+    rank order per file; the sentences left out are in ``dropped`` with their reasons.
+    Rules equal to an active entry's text are skipped."""
+    files = root_files(sources)
+    if not any(n in RULE_FILES or n in README_FILES for n in files):
+        return ExtractionResult()
+    # imported here: the sentence classifier compiles its patterns once, when a contract
+    # document is read (a Stop hook's outcome never needs them)
+    from powercontext.core.extraction.file_rules import document_rules
+    from powercontext.core.extraction.parsers import project_names
+
+    texts = {e.text for e in current}
+    out: list[MemoryEntryInput] = []
+    dropped: list[Dropped] = []
+    project = project_names({n: s.content for n, s in files.items()})
+    for name, s in files.items():
+        if name not in RULE_FILES and name not in README_FILES:
+            continue
+        rules, left = document_rules(name, s.content, project=project,
+                                     contract_sections_only=name in README_FILES)
+        dropped.extend(left)
+        out.extend(MemoryEntryInput(r.kind, r.text, sources=(s,)) for r in rules
+                   if r.text not in texts)
+    return ExtractionResult(tuple(out), dropped=tuple(dropped))
 
 
 def rule_candidates(sources: Sequence[Source],
                     current: Sequence[MemoryEntryVersion] = ()) -> ExtractionResult:
-    """Explicit rules: each qualifying line of a root-level AGENTS.md, CLAUDE.md or
-    CONTRIBUTING.md file Source becomes a constraint or preference citing that Source
-    (at most :data:`MAX_RULES_PER_SOURCE` per file); rules equal to an active entry's text
-    are skipped. ``user_note`` Sources give rules in the user's words, a correction
-    revising the rule it certainly replaces
+    """Explicit rules: the rules of the contract documents
+    (:func:`file_rule_candidates`); rules equal to an active entry's text are skipped.
+    ``user_note`` Sources give rules in the user's words, a correction revising the rule
+    it certainly replaces
     (:func:`~powercontext.core.extraction.user_notes.user_note_candidates`)."""
-    texts = {e.text for e in current}
-    out: list[MemoryEntryInput] = []
+    result = file_rule_candidates(sources, current)
+    out: list[MemoryEntryInput] = list(result.candidates)
     refused: list[Refusal] = []
-    notes: list[str] = []
-    for name, s in root_files(sources).items():
-        if name not in RULE_FILES:
-            continue
-        count = 0
-        for line in _rule_lines(s.content):
-            kind = classify_rule(line)
-            if kind is None or line in texts:
-                continue
-            if count == MAX_RULES_PER_SOURCE:
-                notes.append(f"{name}: more than {MAX_RULES_PER_SOURCE} rules, the rest skipped")
-                break
-            count += 1
-            out.append(MemoryEntryInput(kind, line, sources=(s,)))
     notes_of_user = user_note_candidates(sources, current, classify_rule)
     out.extend(notes_of_user.candidates)
     refused.extend(notes_of_user.refused)
-    return ExtractionResult(tuple(out), tuple(refused), tuple(notes))
+    return ExtractionResult(tuple(out), tuple(refused), (), result.dropped)
 

@@ -13,6 +13,8 @@ from powercontext.core.models import MemoryEntryVersion, Source
 __all__ = [
     "BOOTSTRAP_FILES",
     "CONTRACT_FILES",
+    "MAX_RULES_PER_FILE",
+    "README_FILES",
     "RULE_FILES",
     "changed_uris",
     "evidence_uris",
@@ -22,11 +24,21 @@ __all__ = [
     "unique_sources",
 ]
 
-CONTRACT_FILES = ("pyproject.toml", "Makefile", "tox.ini", "package.json",
-                  ".pre-commit-config.yaml")
-RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".github/CONTRIBUTING.md",
-              "docs/contributing.md", "docs/CONTRIBUTING.md")
-BOOTSTRAP_FILES = (*CONTRACT_FILES, *RULE_FILES, "README.md")
+CONTRACT_FILES = ("pyproject.toml", "setup.cfg", "Makefile", "justfile", "Justfile",
+                  ".justfile", "tox.ini", "noxfile.py", "package.json",
+                  ".pre-commit-config.yaml", "Cargo.toml", "go.mod")
+"""Build and tool configuration: read by the contract topics (parsed, never run)."""
+RULE_FILES = ("AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", "CONTRIBUTING.rst",
+              ".github/CONTRIBUTING.md", ".github/CONTRIBUTING.rst", "docs/contributing.md",
+              "docs/CONTRIBUTING.md", "docs/contributing.rst", "docs/CONTRIBUTING.rst")
+"""Prose contract documents: every section is read for rules."""
+README_FILES = ("README.md", "README.rst")
+"""READMEs: only their development sections are read for rules (contributing,
+development, building, testing, code style, ...)."""
+MAX_RULES_PER_FILE = 64
+"""Beyond this many kept rules in one contract document the lowest-ranked are dropped
+(reason ``budget``): a flood guard, far above what a contract file holds."""
+BOOTSTRAP_FILES = (*CONTRACT_FILES, *RULE_FILES, *README_FILES)
 """The bounded operating-contract files a repository bootstrap reads (paths relative to
 the root), plus the ``scripts/<name>`` entry points these files name
 (:func:`powercontext.core.repo_docs.script_mentions`)."""

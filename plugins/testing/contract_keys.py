@@ -78,3 +78,25 @@ class KeysContract(ContractBase):
 
         run(body())
 
+
+    def test_a_key_is_removed_only_from_the_memory_it_names(self, memory_backend_factory):
+        async def body():
+            async with self._service(memory_backend_factory) as svc:
+                a = await svc.remember(None, mode="append", key="k:a",
+                                       entries=(MemoryEntryInput("fact", "first"),))
+                b = await svc.remember(None, mode="append", key="k:b",
+                                       entries=(MemoryEntryInput("fact", "second"),))
+                assert a is not None and b is not None
+                assert await svc.backend.remove_memory_key("k:a", b.artifact_id) is False
+                assert await svc.backend.remove_memory_key("k:none", a.artifact_id) is False
+                assert await svc.backend.remove_memory_key("k:a", a.artifact_id) is True
+                assert await svc.backend.memory_keys() == {"k:b": b.artifact_id}
+                assert await svc.head(a.artifact_id) == a  # the Memory is untouched
+                # the key can name another Memory now
+                c = await svc.remember(None, mode="append", key="k:a",
+                                       entries=(MemoryEntryInput("fact", "third"),))
+                assert c is not None and c.artifact_id not in (a.artifact_id, b.artifact_id)
+                with pytest.raises(InvalidInputError):
+                    await svc.backend.remove_memory_key("a\nb", a.artifact_id)
+
+        run(body())

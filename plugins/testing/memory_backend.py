@@ -294,6 +294,12 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
             raise RuntimeError(f"foreign key: no head {artifact_id!r}")
         self._state["keys"][key] = artifact_id
 
+    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
+        if self._state["keys"].get(key) != artifact_id:
+            return False
+        del self._state["keys"][key]
+        return True
+
     def _all_heads_sync(self) -> list[tuple[str, int]]:
         return sorted(self._state["heads"].items())
 

@@ -326,3 +326,28 @@ def test_write_tools_refuse_what_the_cli_refuses(seeded):
             await svc.close()
 
     assert asyncio.run(head()).revision == 2  # nothing was written
+
+
+def test_remember_memory_refuses_a_memory_name_as_a_key(seeded):
+    """list_memories prints names as key:repo:...; passing one back as key would have
+    made a second Memory under key:key:repo:... It is refused with the spelling."""
+    db, s = seeded
+
+    async def steps(client):
+        listed = await client.call_tool("list_memories", {})
+        name = listed.structured_content["memories"][0]["name"]
+        refused = await client.call_tool("remember_memory", {
+            "key": name, "entries": [{"text": "Use uv for the virtualenv"}]})
+        by_name = await client.call_tool("remember_memory", {
+            "memory": name, "entries": [{"text": "Use uv for the virtualenv"}]})
+        after = await client.call_tool("list_memories", {})
+        return name, refused, by_name, after
+
+    name, refused, by_name, after = call_writable(db, steps)
+    assert name == "key:repo:demo"
+    text = error_text(refused)
+    assert "InvalidInputError: key" in text and "the key it names is 'repo:demo'" in text
+    assert by_name.is_error is False
+    assert by_name.structured_content["memory_ref"] == {"artifact_id": s["memory"],
+                                                         "revision": 3}
+    assert [m["name"] for m in after.structured_content["memories"]] == ["key:repo:demo"]

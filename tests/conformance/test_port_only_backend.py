@@ -123,6 +123,9 @@ class PortOnlyBackend:
     async def import_memory_keys(self, mapping: Mapping[str, str]) -> dict[str, str]:
         return await self.__inner.import_memory_keys(mapping)
 
+    async def remove_memory_key(self, key: str, artifact_id: str) -> bool:
+        return await self.__inner.remove_memory_key(key, artifact_id)
+
     async def expand(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
         return await self.__inner.expand(hits)
 

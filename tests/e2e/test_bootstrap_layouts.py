@@ -348,11 +348,14 @@ def test_hatch_project_whose_tests_run_through_scripts_test(pc, tmp_path):
     assert rules == {
         "Install the development requirements with `scripts/install`; it creates a virtual "
         "environment in `venv/` and installs everything from requirements.txt.",
+        "To run the tests, use: `scripts/test`",  # the lead-in carries its code block
         lint_rule,
     }
     assert_no_fragment(out)
     mem = out["memory_ref"]["artifact_id"]
-    assert search_ids(pc, mem, "how do I run the tests")[0] == test["entry_id"]
+    how = search_ids(pc, mem, "how do I run the tests")[:2]
+    assert set(how) == {test["entry_id"], entries(out)["To run the tests, use: `scripts/test`"][
+        "entry_id"]}
     assert search_ids(pc, mem, "code style rules")[0] == entries(out)[lint_rule]["entry_id"]
     assert verify["entry_id"] in search_ids(pc, mem, "how do I lint")[:2]
 

@@ -311,3 +311,140 @@ def test_a_database_of_an_earlier_release_gets_the_keys_table_at_open(tmp_path):
     conn.close()
     RuntimeManifest.for_db(db).set("repo:/w/old", made)
     assert _state(db)[0] == {"repo:/w/old": made}
+
+
+# --------------------------------------------------------------------------- one repository
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org",
+               GIT_CONFIG_NOSYSTEM="1", HOME=str(cwd.parent))
+    return subprocess.run(["git", "-C", str(cwd), "-c", "protocol.file.allow=always", *args],
+                          check=True, env=env, capture_output=True, text=True).stdout.strip()
+
+
+def _repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    for name, text in files.items():
+        (path / name).write_text(text)
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-qm", "init")
+    return path.resolve()
+
+
+def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
+    """`git worktree add` makes another top level; it is the same repository (Git's
+    common directory), so bootstrap, hooks and --key repo:$PWD name one Memory."""
+    from powercontext.adapters.cli import hook
+    from powercontext.adapters.cli.repo import repo
+    from powercontext.runtime import identity_root, repo_root
+
+    cli.add_command(repo)
+    main = _repo(tmp_path / "proj", {
+        "Makefile": "test:\n\tpytest -q\n",
+        "AGENTS.md": "# Agents\n\n- Always run `make test` before a commit.\n"})
+    wt = tmp_path / "proj-feature"
+    _git(main, "worktree", "add", "-q", "-b", "feature", str(wt))
+    (wt / "src").mkdir()
+    assert repo_root(wt / "src") == wt.resolve()  # the checkout a bootstrap reads
+    assert identity_root(wt / "src") == main
+    assert repo_key(wt / "src") == repo_key(main) == f"repo:{main}"
+    assert memory_key(f"repo:{wt}") == f"repo:{main}"
+    assert hook.repo_key(wt) == f"repo:{main}"
+    db = str(tmp_path / "m.db")
+    boot = _cli(tmp_path, db, "repo", "bootstrap", ".", cwd=wt / "src")
+    assert boot["key"] == f"repo:{main}" and boot["created"]
+    again = _cli(tmp_path, db, "repo", "bootstrap", str(main))  # the main checkout: same files
+    assert again["memory_ref"] == boot["memory_ref"] and again["changed"] is False
+    wrote = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{wt}", "--text",
+                 "Feature branches are rebased, never merged", cwd=wt)
+    assert wrote["memory_ref"]["artifact_id"] == boot["memory_ref"]["artifact_id"]
+    keys, heads, _ = _state(db)
+    assert keys == {f"repo:{main}": boot["memory_ref"]["artifact_id"]} and len(heads) == 1
+
+
+def test_a_submodule_is_its_own_repository(tmp_path):
+    """A path inside a submodule names the submodule (its own contract files), never the
+    superproject; a linked worktree of the submodule names the submodule's checkout."""
+    from powercontext.runtime import identity_root
+
+    lib = _repo(tmp_path / "lib", {"AGENTS.md": "- Run `make lint` first.\n"})
+    app = _repo(tmp_path / "app", {"README.md": "# app\n"})
+    _git(app, "submodule", "add", "-q", str(lib), "vendor/lib")
+    _git(app, "commit", "-qm", "vendor lib")
+    sub = app / "vendor" / "lib"
+    (sub / "src").mkdir()
+    assert (sub / ".git").is_file()  # gitdir: ../../.git/modules/vendor/lib
+    assert identity_root(sub / "src") == sub
+    assert repo_key(sub / "src") == f"repo:{sub}" != repo_key(app) == f"repo:{app}"
+    wt = tmp_path / "lib-wt"
+    _git(sub, "worktree", "add", "-q", "-b", "topic", str(wt))
+    assert identity_root(wt) == sub and repo_key(wt) == f"repo:{sub}"
+
+
+def _remember_under(db: str, key: str, text: str) -> str:
+    """What an earlier release did with `--key key:repo:...`: a Memory under that key."""
+
+    async def body():
+        svc = open_service(db)
+        try:
+            ref = await svc.remember(None, mode="append", key=key,
+                                     entries=(MemoryEntryInput("fact", text),))
+            return ref.artifact_id
+        finally:
+            await svc.close()
+
+    return asyncio.run(body())
+
+
+def test_a_printed_memory_name_passed_as_a_key_is_refused_with_the_spelling(tmp_path):
+    db = str(tmp_path / "m.db")
+    made = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{tmp_path}", "--text",
+                "Run make test before review")
+    name = _cli(tmp_path, db, "memory", "list")["memories"][0]
+    printed = f"key:repo:{tmp_path.resolve()}"
+    env = {"POWERCONTEXT_HOME": str(tmp_path / "home"), "POWERCONTEXT_DB": None}
+    result = CliRunner(env=env).invoke(cli, ["--db", db, "memory", "remember", "--key",
+                                             printed, "--text", "Use uv"])
+    assert result.exit_code == 2, result.output
+    out = result.output + (result.stderr if result.stderr_bytes else "")
+    assert f"the key it names is 'repo:{tmp_path.resolve()}'" in out
+    assert f"--key repo:{tmp_path.resolve()}" in out and f"--memory {printed}" in out
+    keys, heads, texts = _state(db)
+    assert keys == {f"repo:{tmp_path.resolve()}": made["memory_ref"]["artifact_id"]}
+    assert len(heads) == 1 and texts[heads[0].artifact_id] == ["Run make test before review"]
+    assert name["keys"] == [f"repo:{tmp_path.resolve()}"]
+    # the printed name is the Memory name: --memory takes it
+    again = _cli(tmp_path, db, "memory", "remember", "--memory", printed, "--text", "Use uv")
+    assert again["memory_ref"]["revision"] == 2
+    with pytest.raises(InvalidInputError, match="is a Memory name"):
+        memory_key(printed)
+
+
+def test_a_memory_created_by_mistake_is_retired_keeping_its_history(tmp_path):
+    db = str(tmp_path / "m.db")
+    real = _cli(tmp_path, db, "memory", "remember", "--key", "repo:/w/app", "--text",
+                "Run make test before review")["memory_ref"]["artifact_id"]
+    wrong = _remember_under(db, "key:repo:/w/app", "Use uv")  # an earlier release did this
+    listed = {m["artifact_id"]: m for m in _cli(tmp_path, db, "memory", "list")["memories"]}
+    assert listed[wrong]["keys"] == ["key:repo:/w/app"]
+    out = _cli(tmp_path, db, "memory", "retire", "key:key:repo:/w/app", "--reason",
+               "made by pasting a Memory name as a key")
+    assert out["artifact_id"] == wrong and out["keys_removed"] == ["key:repo:/w/app"]
+    assert out["before"] == {"artifact_id": wrong, "revision": 1}
+    assert out["memory_ref"] == {"artifact_id": wrong, "revision": 2}
+    assert len(out["forgotten"]) == 1
+    keys, heads, _ = _state(db)
+    assert keys == {"repo:/w/app": real} and len(heads) == 2  # nothing deleted
+    old = _cli(tmp_path, db, "memory", "show", f"{wrong}@1")  # history is readable
+    assert [e["text"] for e in old["entries"]] == ["Use uv"]
+    now = _cli(tmp_path, db, "memory", "show", wrong)
+    assert [e["state"] for e in now["entries"]] in ([], ["inactive"])
+    again = _cli(tmp_path, db, "memory", "retire", wrong)  # idempotent
+    assert again["forgotten"] == [] and again["keys_removed"] == []
+    assert again["memory_ref"] == out["memory_ref"]
+    # the real Memory is untouched and still named by its key
+    shown = _cli(tmp_path, db, "memory", "show", "key:repo:/w/app")
+    assert shown["memory_ref"] == {"artifact_id": real, "revision": 1}

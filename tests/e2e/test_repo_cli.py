@@ -180,6 +180,7 @@ def test_node_project_bootstrap_git_change_user_correction_and_task_outcome(pc, 
         ("constraint", "Always run `pnpm test` before every commit."),
         ("constraint", "`site/` is generated output and must not be modified as source material."),
         ("preference", "Prefer small pull requests with one topic each."),
+        ("fact", "The code lives in src/ and the docs in docs/."),  # where files go
     ])
     test_row = next(r for r in out["changes"] if r["text"].startswith("Test command"))
     assert source_paths(out, test_row) == {"package.json", "AGENTS.md"}
@@ -259,7 +260,7 @@ def test_node_project_bootstrap_git_change_user_correction_and_task_outcome(pc, 
     assert "prefer `pnpm run docs:test` for documentation-only changes" in test3.text
     assert {"src_user_note_1", change["source_id"]} <= {s.source_id for s in test3.sources}
     notes = [v for v in entries.values() if v.kind == "working_note"]
-    assert len(notes) == 1 and len(entries) == 9
+    assert len(notes) == 1 and len(entries) == 10
     assert notes[0].text == (
         "Task outcome (completed): Added coverage to the test script and marked the VitePress "
         f"output as generated. Changed: AGENTS.md, package.json, src/ledger.ts. Head: "

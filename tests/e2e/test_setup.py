@@ -7,15 +7,26 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 from support.cli import cli_argv
 
+BIN = Path(sys.executable).parent  # this installation's `powercontext` is here
+
+
+def _path_without_us() -> str:
+    """PATH without any directory holding a `powercontext`."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not (Path(d) / "powercontext").exists())
+
 
 @pytest.fixture
 def env(tmp_path):
+    """run(*args): the CLI as a process with HOME and the project under ``tmp_path`` and
+    this installation's `powercontext` on PATH (``on_path=False``: not on PATH)."""
     home = tmp_path / "home"
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
@@ -25,9 +36,13 @@ def env(tmp_path):
     for name in ("POWERCONTEXT_DB", "POWERCONTEXT_EMBEDDING", "CODEX_HOME"):
         e.pop(name, None)
 
-    def run(*args: str, expect: int = 0, cwd: Path | None = None):
-        proc = subprocess.run([*cli_argv(), *args], capture_output=True, text=True, env=e,
-                              cwd=cwd or project / "src", timeout=60)
+    def run(*args: str, expect: int = 0, cwd: Path | None = None, on_path: bool = True,
+            extra_env: dict[str, str] | None = None):
+        path = _path_without_us()
+        env_ = dict(e, PATH=f"{BIN}{os.pathsep}{path}" if on_path else path,
+                    **(extra_env or {}))
+        proc = subprocess.run([*cli_argv(), *args], capture_output=True, text=True,
+                              env=env_, cwd=cwd or project / "src", timeout=60)
         assert proc.returncode == expect, (args, proc.stdout, proc.stderr)
         return proc
 
@@ -56,9 +71,9 @@ def test_setup_claude_code_project_scope_is_idempotent_with_a_backup(env, tmp_pa
     original = json.dumps(SETTINGS)
     settings.write_text(original)
     (project / ".mcp.json").write_text(json.dumps(MCP))
-    db = tmp_path / "data" / "memory.db"
 
-    out = json.loads(run("--json", "--db", str(db), "setup", "claude-code").stdout)
+    out = json.loads(run("--json", "setup", "claude-code").stdout)
+    assert (out["scope"], out["command"]) == ("project", "powercontext")
     assert [f["changed"] for f in out["files"]] == [True, True]
     assert Path(out["files"][0]["backup"]).read_text() == original
 
@@ -68,18 +83,21 @@ def test_setup_claude_code_project_scope_is_idempotent_with_a_backup(env, tmp_pa
     assert data["hooks"]["Stop"][0] == SETTINGS["hooks"]["Stop"][0]  # theirs stays first
     (stop,) = _ours(data["hooks"]["Stop"])
     (prompt,) = _ours(data["hooks"]["UserPromptSubmit"])
-    assert stop["command"].endswith(f"--db {db} hook claude-code")
+    assert stop["command"] == prompt["command"] == "powercontext hook claude-code"
     assert (prompt["timeout"], stop["timeout"]) == (10, 60)
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers["github"] == MCP["mcpServers"]["github"]
-    assert servers["powercontext"]["args"] == ["--db", str(db), "mcp"]
+    assert servers["powercontext"] == {"type": "stdio", "command": "powercontext",
+                                       "args": ["mcp"]}
 
     written = settings.read_text(), (project / ".mcp.json").read_text()
-    again = json.loads(run("--json", "--db", str(db), "setup", "claude-code").stdout)
+    assert str(tmp_path) not in written[0] + written[1]  # nothing of this machine
+    again = json.loads(run("--json", "setup", "claude-code").stdout)
     assert [f["changed"] for f in again["files"]] == [False, False]
     assert (settings.read_text(), (project / ".mcp.json").read_text()) == written
     assert Path(out["files"][0]["backup"]).read_text() == original  # backup untouched
-    assert "already set up" in run("--db", str(db), "setup", "claude-code").stdout
+    human = run("setup", "claude-code").stdout
+    assert "already set up" in human and "bare `powercontext` (on PATH)" in human
 
 
 def test_setup_claude_code_names_the_hook_daemon_for_a_sqlite_file(env, tmp_path):
@@ -88,7 +106,7 @@ def test_setup_claude_code_names_the_hook_daemon_for_a_sqlite_file(env, tmp_path
     and Codex (no prompt hook) neither."""
     run, _home, _project = env
     db = tmp_path / "data" / "my memory.db"
-    out = run("--db", str(db), "setup", "claude-code").stdout
+    out = run("--db", str(db), "setup", "claude-code", "--scope", "user").stdout
     assert f"`powercontext --db '{db}' hook daemon` runs" in out
     assert "hook daemon" in run("setup", "claude-code").stdout  # the default database
     url = f"sqlite:///{tmp_path / 'other.db'}"
@@ -103,6 +121,7 @@ def test_setup_claude_code_names_the_hook_daemon_for_a_sqlite_file(env, tmp_path
 def test_setup_dry_run_prints_the_diff_and_writes_nothing(env):
     run, home, project = env
     out = run("setup", "claude-code", "--dry-run").stdout
+    assert not (home / ".claude").exists() and not (home / ".claude.json").exists()
     assert "+++ " in out and "hook claude-code" in out and '"powercontext"' in out
     assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
     out = run("setup", "codex", "--dry-run").stdout
@@ -214,3 +233,52 @@ def test_doctor_names_what_is_missing_and_how_to_fix_it(env):
     assert not any("setup" in m["fix"] for m in after["missing"])
     human = run("doctor").stdout
     assert "claude-code (project): hooks yes, mcp yes" in human
+
+
+def test_project_files_get_no_path_of_this_machine(env, tmp_path):
+    """.claude/settings.json and .mcp.json are committed by a team: without the bare
+    `powercontext` on PATH, or with a --db, setup writes the user scope instead (this
+    installation's absolute path is fine there) and says so."""
+    run, home, project = env
+    out = run("setup", "claude-code", on_path=False)
+    assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
+    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    mine = str(BIN / "powercontext")
+    assert _ours(hooks["Stop"])[0]["command"] == f"{mine} hook claude-code"
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"]["powercontext"][
+        "command"] == mine
+    assert "wrote the user scope, not the project's files a team commits" in out.stdout
+    assert "`powercontext` is not on PATH" in out.stdout and f"put {BIN} on PATH" in out.stdout
+
+    db = tmp_path / "data" / "memory.db"
+    data = json.loads(run("--json", "--db", str(db), "setup", "claude-code").stdout)
+    assert data["scope"] == "user" and f"--db {db} is a database on this machine" in data[
+        "placement"]
+    assert not (project / ".claude").exists()
+    stop = _ours(json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["Stop"])
+    assert stop[0]["command"].endswith(f"--db {db} hook claude-code")
+    # Codex's project file follows the same rule
+    codex = json.loads(run("--json", "setup", "codex", "--scope", "project",
+                           on_path=False).stdout)
+    assert codex["scope"] == "user" and not (project / ".codex").exists()
+    assert (home / ".codex" / "config.toml").exists()
+    # on PATH and no --db: the project's files, with the bare command
+    assert json.loads(run("--json", "setup", "claude-code").stdout)["scope"] == "project"
+    assert _ours(json.loads((project / ".claude" / "settings.json").read_text())["hooks"][
+        "Stop"])[0]["command"] == "powercontext hook claude-code"
+
+
+def test_setup_says_when_the_mcp_extra_is_missing(env, tmp_path):
+    """A stand-in `mcp` package without the server modules: the MCP server would fail
+    to start, so setup says which extra to install (and still writes the config)."""
+    run, _home, project = env
+    fake = tmp_path / "no-mcp"
+    (fake / "mcp").mkdir(parents=True)
+    (fake / "mcp" / "__init__.py").write_text("")
+    out = run("--json", "setup", "claude-code", extra_env={"PYTHONPATH": str(fake)})
+    (warning,) = json.loads(out.stdout)["warnings"]
+    assert "needs the `mcp` extra, which is not installed" in warning and "[mcp]" in warning
+    assert (project / ".mcp.json").exists()
+    assert json.loads(run("--json", "setup", "claude-code").stdout)["warnings"] == []
+    assert json.loads(run("--json", "setup", "claude-code", "--no-mcp",
+                          extra_env={"PYTHONPATH": str(fake)}).stdout)["warnings"] == []
