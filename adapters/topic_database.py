@@ -19,6 +19,8 @@ The I/O is composed from one mixin per concept, a linear chain of bases:
   retrieval shape) and the shape the first publication fixes;
 - :mod:`powercontext.adapters.topic_publication`: the publication unit of work;
 - :mod:`powercontext.adapters.topic_reads`: search, get, heads;
+- :mod:`powercontext.adapters.topic_rebuild`: the analyzer migration of the full-text
+  fields (``memory rebuild --analyzer``);
 - :mod:`powercontext.adapters.topic_budget`: the durable allowance (begin_attempt,
   reserve, record_failure; engine primitives in
   :mod:`powercontext.adapters.topic_budget_spi`, also used by the publication guards);
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from powercontext.adapters.topic_budget import TopicBudgetMixin
 from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
+from powercontext.adapters.topic_rebuild import TopicRebuildMixin
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
 from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
 from powercontext.core import analyzer as analyzers
@@ -43,7 +46,8 @@ from powercontext.core.models import EmbeddingProfile
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
 
 
-class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, TopicBudgetMixin):
+class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, TopicRebuildMixin,
+                           TopicBudgetMixin):
     """Base class of SQL Topic backends; implements the TopicMemoryBackend port.
 
     ``profile``: the deployment's embedding profile (None: FTS-only). With it and a
@@ -62,6 +66,7 @@ class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, Top
                                  else analyzers.get(analyzer))
         self._topic_analyzer = None
         self._vectors_ready = False
+        self._analyzer_migration = False
 
     @property
     def profile(self) -> EmbeddingProfile | None:

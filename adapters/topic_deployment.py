@@ -41,6 +41,7 @@ class TopicDeploymentMixin(TopicPrimitives):
     _analyzer_choice: Analyzer | None
     _topic_analyzer: Analyzer | None
     _vectors_ready: bool
+    _analyzer_migration: bool
 
     def _infrastructure_caps(self, fts_ok: bool, vectors_ok: bool,
                              reasons: list[str]) -> TopicCapabilities:
@@ -70,7 +71,8 @@ class TopicDeploymentMixin(TopicPrimitives):
         (RetrievalShapeError: Topic Heads without a shape; a shape of another analyzer or
         chunk policy; an FTS-only shape with Heads opened with an embedding profile; a
         hybrid one opened without its profile, with another one, without usable vector
-        infrastructure, or whose active rows lack vectors)."""
+        infrastructure, or whose active rows lack vectors). Opened for an analyzer
+        migration (``allow_analyzer_migration``) the shape is only read."""
         self._topic_analyzer = self._in_tx(False, self._stored_analyzer_sync)
         if self._topic_analyzer is None:
             self._topic_analyzer = self._in_tx(True, self._record_analyzer_sync)
@@ -102,8 +104,10 @@ class TopicDeploymentMixin(TopicPrimitives):
     def _check_shape_sync(self) -> tuple[RetrievalShape | None, int]:
         shape = self._shape_sync()
         heads = self._topic_head_count_sync()
-        if not heads:
-            return shape, heads  # no Heads: the first publication may replace the shape
+        if not heads or self._analyzer_migration:
+            # no Heads: the first publication may replace the shape; a migration
+            # rewrites the full-text fields whatever the rest of the shape says
+            return shape, heads
         if shape is None:
             raise RetrievalShapeError(
                 f"this database has {heads} Topic Heads but no retrieval shape "
@@ -113,7 +117,8 @@ class TopicDeploymentMixin(TopicPrimitives):
         if shape.analyzer_version != self._topic_analyzer.version:
             raise RetrievalShapeError(
                 f"the Topic projections were built by analyzer {shape.analyzer_version!r}, "
-                f"the database records {self._topic_analyzer.version!r}")
+                f"the database records {self._topic_analyzer.version!r}: `powercontext "
+                f"memory rebuild --analyzer {self._topic_analyzer.version}` migrates them")
         if shape.chunk_policy != CHUNK_POLICY_VERSION:
             raise RetrievalShapeError(
                 f"the Topic projections were built by chunk policy {shape.chunk_policy!r}, "

@@ -214,3 +214,17 @@ class TopicPrimitives(SourceStore[TopicCapabilities]):
     @abc.abstractmethod
     def _topic_heads_sync(self, scope_id: str) -> list[TopicRef]:
         """The head of every Topic of the Scope, ordered by artifact_id (binary)."""
+
+    # ------------------------------------------------------------------ analyzer migration
+
+    @abc.abstractmethod
+    def _active_refs_sync(self) -> list[tuple[TopicRef, str]]:
+        """``(ref, scope_id)`` of every active Topic row of every Scope, by artifact_id."""
+
+    @abc.abstractmethod
+    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
+                            chunk_texts: Sequence[tuple[int, str]]) -> None:
+        """Replace the full-text field of exactly ``ref``'s active topic row and of its
+        chunk rows (``(ordinal, fts_text)`` for every chunk), with their full-text index
+        entries; the vectors stay. IntegrityError when ``ref`` is not the active Revision
+        or its chunk rows are not exactly those ordinals."""

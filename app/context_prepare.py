@@ -158,9 +158,11 @@ def _memory_item(rank: int, hit: MemoryHit) -> ContextItem:
                        neutral_text(hit.text), None, ref)
 
 
-def _topic_item(rank: int, hit: TopicHit, scope_id: str) -> ContextItem:
+def _topic_item(rank: int, hit: TopicHit) -> ContextItem:
+    # the exact ArtifactRef and nothing else, so ``/v1/topic-memory/get`` and MCP
+    # ``get_topic_memory`` take it as returned (the Scope is the response's ``scope_id``)
     ref = {"family": hit.ref.family, "artifact_id": hit.ref.artifact_id,
-           "revision": hit.ref.revision, "scope_id": scope_id}
+           "revision": hit.ref.revision}
     snippet = None if hit.snippet is None else neutral_text(hit.snippet)
     return ContextItem("topic-memory", rank, neutral_text(hit.title),
                        neutral_text(hit.summary), snippet, ref)
@@ -257,7 +259,7 @@ async def prepare_context(memory: Any, topics: Any, scope_id: str, query: str, *
     memory_hits = await _memory_hits(memory, scope, text, memory_mode)
     topic_hits = await _topic_hits(topics, scope, text)
     items = _interleave([_memory_item(r, h) for r, h in enumerate(memory_hits, start=1)],
-                       [_topic_item(r, h, scope) for r, h in enumerate(topic_hits, start=1)])
+                       [_topic_item(r, h) for r, h in enumerate(topic_hits, start=1)])
     for kept in range(len(items), -1, -1):
         chosen = tuple(items[:kept])
         size = _sized(scope, text, chosen, len(items) - kept)

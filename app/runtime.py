@@ -105,10 +105,10 @@ def open_service(
     a path that cannot hold a database raises InvalidInputError (field ``db``, see
     :func:`check_sqlite_path`).
 
-    ``analyzer`` names the search analyzer version (``v1``, ``v1-porter``; default
-    ``$POWERCONTEXT_ANALYZER``, else no choice) a new database records; an existing
+    ``analyzer`` names the search analyzer version (``v1``, ``v1-porter``, ``v2``; default
+    ``$POWERCONTEXT_ANALYZER``, else no choice: ``v2``) a new database records; an existing
     database keeps its own, and a different explicit choice raises AnalyzerMismatchError
-    on the first call (README, "Analyzer versions"). InvalidInputError for an unknown name.
+    on the first call (docs/analyzers.md). InvalidInputError for an unknown name.
     """
     registry = registry or Registry()
     url = str(db) if db is not None else default_db_url()

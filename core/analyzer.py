@@ -16,10 +16,15 @@ exactly the same tokens.
 
 Rules shared by every version, in order:
 
-1. NFC, then full Unicode case folding (``str.casefold``: ``ß``/``ẞ`` -> ``ss``, final
-   ``ς`` -> ``σ``, Cherokee to its capitals, Deseret and other astral scripts to their
-   lowercase, ``İ`` -> ``i`` + U+0307 as CaseFolding.txt's full mappings say), then NFC
-   again.
+1. ``v1``, ``v1-porter``: NFC, then full Unicode case folding (``str.casefold``:
+   ``ß``/``ẞ`` -> ``ss``, final ``ς`` -> ``σ``, Cherokee to its capitals, Deseret and
+   other astral scripts to their lowercase, ``İ`` -> ``i`` + U+0307 as CaseFolding.txt's
+   full mappings say), then NFC again
+   (:func:`~powercontext.core.analyzer_fold.normalize`). ``v2`` also folds what people
+   type otherwise (:func:`~powercontext.core.analyzer_fold.fold`: compatibility forms
+   such as full-width and half-width ones, diacritics, invisible characters, letters
+   such as ``ı``, ``ø`` and ``æ``), so ``cafe`` finds ``café`` and ``API`` finds
+   ``ＡＰＩ``.
 2. A run of CJK characters (Han, Hiragana, Katakana, Hangul; :func:`is_cjk`) gives
    unigrams ``u_<code point hex>``, then bigrams ``b_<hex>_<hex>`` of adjacent
    characters (``中文`` -> ``u_4e2d u_6587 b_4e2d_6587``).
@@ -35,6 +40,14 @@ Rules shared by every version, in order:
    tokens of its words comes one joined token, ``j_`` + the words joined by ``_``
    (``j_adr_0005``), or ``jx_<utf-8 hex of the same>`` when a word is not ASCII. The
    joined token is built from the folded words before stopwords and stemming.
+
+   5b (``v2``). A dotted number inside an identifier (two or more words of ASCII digits
+   joined by ``.``, the first of which may be ``v`` + digits) also gives the joined
+   token of its numbers after the identifier's (``release-1.2.3`` -> ...
+   ``j_release_1_2_3 j_1_2_3``), unless that is the identifier's own joined token
+   (``1.2.3``); a ``v`` + digits word there also gives its number after its own token
+   (``v1.2.3`` -> ``v1 1 2 3 j_v1_2_3 j_1_2_3``). So ``1.2.3`` finds every spelling of
+   that version, and ``v1.2.3`` finds ``1.2.3``.
 6. Stopwords (the version's list) are dropped from content and queries alike (words
    only; joined and prefixed tokens are never stopwords).
 7. A token longer than :data:`MAX_TOKEN_CHARS` becomes ``h_`` + the first 32 hex digits
@@ -56,8 +69,10 @@ The versions:
   made only of letters of at most :data:`MAX_TOKEN_CHARS` characters (:func:`stem`, the
   stems of SQLite FTS5's ``porter``; a stem that is a stopword, ``one`` -> ``on``, is not
   used) and the longer :data:`EXTENDED_STOPWORDS` (auxiliary verbs, pronouns, the pieces
-  a split contraction leaves). The default (:data:`DEFAULT_VERSION`): it measures best
-  on the LoCoMo dev benchmark (README, "Analyzer versions").
+  a split contraction leaves): it measures best on the LoCoMo dev benchmark
+  (docs/analyzers.md).
+* ``v2`` (:data:`V2`): ``v1-porter`` with v2's rule 1 (folding) and rule 5b (dotted
+  numbers). The default (:data:`DEFAULT_VERSION`): search matches what people type.
 
 The label ``analyzer-v1`` that databases of earlier releases carry is not a version: its
 rules changed under it, so such a database must be rebuilt.
@@ -76,7 +91,15 @@ from typing import Final, final
 
 import attrs
 
+from powercontext.core.analyzer_fold import fold, normalize
 from powercontext.core.analyzer_porter import stem
+from powercontext.core.analyzer_scripts import (
+    is_cjk,
+    is_latin_word_char,
+    is_unspaced,
+    is_word_char,
+)
+from powercontext.core.analyzer_stopwords import ENGINE_STOPWORDS, EXTENDED_STOPWORDS
 from powercontext.core.errors import InvalidInputError
 
 __all__ = [
@@ -89,6 +112,7 @@ __all__ = [
     "MAX_WORD_CHARS",
     "V1",
     "V1_PORTER",
+    "V2",
     "Analyzer",
     "analyze",
     "get",
@@ -108,167 +132,8 @@ MAX_WORD_BYTES: Final = 40
 _HASH_HEX = 32
 _JOINERS = frozenset("-./_")
 
-#: The words seekdb's SPACE parser drops whatever it is told: the InnoDB default
-#: stopword list (seekdb 1.4.0, ``SELECT TOKENIZE(..., 'space', ...)`` and the index).
-ENGINE_STOPWORDS: Final = frozenset((
-    "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en", "for", "from",
-    "how", "i", "in", "is", "it", "la", "of", "on", "or", "that", "the", "this", "to",
-    "und", "was", "what", "when", "where", "who", "will", "with", "www",
-))  # fmt: skip
-
-#: The stopwords of ``v1-porter``: :data:`ENGINE_STOPWORDS` plus auxiliary verbs, object
-#: pronouns and the pieces a split contraction leaves (``s``, ``t``, ``ll``, ``re``, ``ve``).
-EXTENDED_STOPWORDS: Final = ENGINE_STOPWORDS | frozenset(
-    [
-        "a",
-        "about",
-        "am",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "being",
-        "but",
-        "by",
-        "com",
-        "d",
-        "de",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "en",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "him",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "la",
-        "ll",
-        "m",
-        "me",
-        "my",
-        "myself",
-        "of",
-        "on",
-        "or",
-        "our",
-        "re",
-        "s",
-        "she",
-        "so",
-        "t",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "und",
-        "us",
-        "ve",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "www",
-        "you",
-        "your",
-    ]
-)
 
 
-#: Symbols and punctuation inside the kana blocks (categories Sk, Pd, Po): a fixed list,
-#: not a category test, so tokens do not depend on Python's Unicode version.
-_KANA_PUNCTUATION = frozenset((0x309B, 0x309C, 0x30A0, 0x30FB))
-
-
-def is_cjk(ch: str) -> bool:
-    """Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul; not the kana
-    punctuation inside those blocks (゛ ゜ ゠ ・), which separates like other punctuation.
-
-    Whole blocks and planes, assigned or not, so the answer does not depend on the
-    Unicode version of the running Python (3.12 adds Han Extension H at U+31350).
-    """
-    cp = ord(ch)
-    if cp < 0x1100 or cp in _KANA_PUNCTUATION:  # nothing below Hangul Jamo is CJK
-        return False
-    return (
-        0x3400 <= cp <= 0x4DBF  # Han Extension A
-        or 0x4E00 <= cp <= 0x9FFF  # Han
-        or 0xF900 <= cp <= 0xFAFF  # Han compatibility
-        or 0x20000 <= cp <= 0x3FFFF  # Han Extensions B.. and supplements (planes 2, 3)
-        or 0x3040 <= cp <= 0x309F  # Hiragana
-        or 0x30A0 <= cp <= 0x30FF  # Katakana
-        or 0x31F0 <= cp <= 0x31FF  # Katakana phonetic extensions
-        or 0xFF66 <= cp <= 0xFF9F  # halfwidth Katakana
-        or 0x1AFF0 <= cp <= 0x1B16F  # Kana extensions and supplement
-        or 0x1100 <= cp <= 0x11FF  # Hangul Jamo
-        or 0x3130 <= cp <= 0x318F  # Hangul compatibility Jamo
-        or 0xA960 <= cp <= 0xA97F  # Hangul Jamo Extended-A
-        or 0xAC00 <= cp <= 0xD7FF  # Hangul syllables, Jamo Extended-B
-        or 0xFFA0 <= cp <= 0xFFDC  # halfwidth Hangul
-    )
-
-
-#: Blocks of scripts written without spaces between words: Thai, Lao, Myanmar (and its
-#: extensions A and B), Khmer (and Khmer symbols), Tai Le, New Tai Lue, Tai Tham, Tai Viet.
-_UNSPACED_BLOCKS = (
-    (0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0xAA60, 0xAA7F),
-    (0xA9E0, 0xA9FF), (0x1780, 0x17FF), (0x19E0, 0x19FF), (0x1950, 0x197F),
-    (0x1980, 0x19DF), (0x1A20, 0x1AAF), (0xAA80, 0xAADF),
-)  # fmt: skip
-
-
-def is_unspaced(ch: str) -> bool:
-    """A letter, mark or digit of a script written without spaces (Thai, Lao, Myanmar,
-    Khmer, Tai Le, New Tai Lue, Tai Tham, Tai Viet, by block); the punctuation of those
-    blocks (``๏``, ``។``, ``၊``) separates like other punctuation."""
-    cp = ord(ch)
-    if cp < 0x0E00:  # below Thai: no unspaced script
-        return False
-    return any(lo <= cp <= hi for lo, hi in _UNSPACED_BLOCKS) and unicodedata.category(
-        ch
-    )[0] in "LMN"
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or unicodedata.category(ch).startswith("M")
-
-
-def _is_latin_word_char(ch: str) -> bool:
-    """A character of a rule-4 word (not CJK, not an unspaced script)."""
-    if ch < "\x80":  # ASCII: no marks, no CJK, no unspaced script
-        return ch.isalnum()
-    return _is_word_char(ch) and not is_cjk(ch) and not is_unspaced(ch)
 
 
 # The scanner's fast path (the same tokens as a character-by-character scan; tests hold
@@ -297,7 +162,7 @@ def _latin_end(text: str, k: int, n: int) -> int:
             k = m.end()
             continue
         ch = text[k]
-        if ch < "\x80" or not _is_latin_word_char(ch):
+        if ch < "\x80" or not is_latin_word_char(ch):
             return k
         k += 1
     return k
@@ -333,19 +198,52 @@ def _joined_token(words: list[str]) -> str:
     return _fit("jx_" + joined.encode("utf-8").hex())
 
 
+def _number(word: str) -> bool:
+    return word.isdigit() and word.isascii()
+
+
+def _dotted_numbers(words: list[str], joiners: list[str]) -> tuple[frozenset[int], list[str]]:
+    """Rule 5b of an identifier's ``words`` and the ``joiners`` between them: (the
+    indexes of the ``v``-words that start a dotted number, the dotted numbers' joined
+    tokens, except one that is the identifier's own joined token). Linear."""
+    versions: list[int] = []
+    numbers: list[str] = []
+    i, n = 0, len(words)
+    while i < n - 1:
+        word = words[i]
+        version = len(word) > 1 and word[0] == "v" and _number(word[1:])
+        if joiners[i] != "." or not (version or _number(word)) or not _number(words[i + 1]):
+            i += 1
+            continue
+        j = i + 1
+        while j + 1 < n and joiners[j] == "." and _number(words[j + 1]):
+            j += 1
+        if version:
+            versions.append(i)
+        if version or i > 0 or j < n - 1:  # else it is the identifier's own joined token
+            numbers.append(_fit("j_" + "_".join([word[1:] if version else word,
+                                                 *words[i + 1 : j + 1]])))
+        i = j + 1
+    return frozenset(versions), numbers
+
+
 @final
 @attrs.frozen
 class Analyzer:
     """One version of the search analyzer (rules in the module docstring).
 
-    ``version`` is the name a database records (``v1``, ``v1-porter``); ``stopwords``
-    the ASCII words dropped from content and queries; ``porter`` whether ASCII letter
-    words are Porter-stemmed. Pure: no I/O, the same tokens on every platform.
+    ``version`` is the name a database records (``v1``, ``v1-porter``, ``v2``);
+    ``stopwords`` the ASCII words dropped from content and queries; ``porter`` whether
+    ASCII letter words are Porter-stemmed; ``fold`` whether rule 1 is v2's folding;
+    ``dotted_numbers`` whether rule 5b applies. Pure: no I/O, the same tokens on every
+    platform.
     """
 
     version: str
     stopwords: frozenset[str]
     porter: bool = False
+    fold: bool = False
+    dotted_numbers: bool = False
 
     def analyze(self, text: str) -> list[str]:
         """All tokens of ``text`` in order, duplicates kept: each matches
@@ -361,7 +259,7 @@ class Analyzer:
         return self._tokens(text)
 
     def _tokens(self, text: str) -> list[str]:
-        text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+        text = fold(text) if self.fold else normalize(text)
         if len(text.encode("utf-8", "surrogatepass")) - len(text) > len(text) // _SCAN_ALL_AT:
             tokens: list[str] = []  # mostly non-ASCII: one rule scan beats many pieces
             self._scan_into(text, tokens, {}, {})
@@ -429,17 +327,18 @@ class Analyzer:
                     clusters.append(text[j:k])
                     j = k
                 tokens.extend(_cluster_tokens(clusters))
-            elif _is_word_char(ch):
-                words, j = [], i
+            elif is_word_char(ch):
+                words, joiners, j = [], [], i
                 while True:
                     k = _latin_end(text, j + 1, n)
                     words.append(text[j:k])
-                    if k + 1 < n and text[k] in _JOINERS and _is_latin_word_char(text[k + 1]):
+                    if k + 1 < n and text[k] in _JOINERS and is_latin_word_char(text[k + 1]):
+                        joiners.append(text[k])
                         j = k + 1
                         continue
                     j = k
                     break
-                self._append_words(words, tokens, words_seen)
+                self._append_words(words, tokens, words_seen, joiners)
             else:
                 j = i + 1
             i = j
@@ -453,21 +352,39 @@ class Analyzer:
         found = idents.get(ident)
         if found is None:
             found = idents[ident] = []
-            words = _ASCII_JOINER.split(ident) if len(ident) > 1 else [ident]
-            self._append_words(words, found, words_seen)
+            if len(ident) == 1:
+                self._append_words([ident], found, words_seen)
+            elif self.dotted_numbers and "." in ident:
+                joiners = _ASCII_JOINER.findall(ident)
+                self._append_words(_ASCII_JOINER.split(ident), found, words_seen, joiners)
+            else:
+                self._append_words(_ASCII_JOINER.split(ident), found, words_seen)
         tokens.extend(found)
 
     def _append_words(self, words: list[str], tokens: list[str],
-                      words_seen: dict[str, list[str]]) -> None:
+                      words_seen: dict[str, list[str]], joiners: list[str] | None = None,
+                      ) -> None:
         """Append each word's tokens (memoised in ``words_seen``) and, for more than one
-        word, the joined token."""
-        for word in words:
+        word, the joined token; then, with :attr:`dotted_numbers` and the ``joiners``
+        between the words, rule 5b's tokens."""
+        numbers: list[str] = []
+        versions: frozenset[int] = frozenset()
+        if joiners is not None and self.dotted_numbers and "." in joiners:
+            versions, numbers = _dotted_numbers(words, joiners)
+        for i, word in enumerate(words):
             found = words_seen.get(word)
             if found is None:
                 found = words_seen[word] = self._word_tokens(word)
             tokens.extend(found)
+            if i in versions:  # "v1" of "v1.2.3": its number too
+                number = word[1:]
+                found = words_seen.get(number)
+                if found is None:
+                    found = words_seen[number] = self._word_tokens(number)
+                tokens.extend(found)
         if len(words) > 1:
             tokens.append(_joined_token(words))
+            tokens.extend(numbers)
 
     def _word_tokens(self, word: str) -> list[str]:
         if word.isascii():
@@ -513,13 +430,15 @@ def _memo_tokens(analyzer: Analyzer, text: str) -> tuple[str, ...]:
 V1: Final = Analyzer("v1", ENGINE_STOPWORDS)
 #: Analyzer v1 with Porter stemming and the extended stopword list.
 V1_PORTER: Final = Analyzer("v1-porter", EXTENDED_STOPWORDS, porter=True)
+#: ``v1-porter`` that also folds compatibility forms, diacritics, invisible characters and
+#: special letters (rule 1 of v2) and finds a dotted number inside an identifier (5b).
+V2: Final = Analyzer("v2", EXTENDED_STOPWORDS, porter=True, fold=True, dotted_numbers=True)
 #: Every registered analyzer by version.
 ANALYZERS: Final[Mapping[str, Analyzer]] = MappingProxyType(
-    {a.version: a for a in (V1, V1_PORTER)}
+    {a.version: a for a in (V1, V1_PORTER, V2)}
 )
-#: The analyzer of a database created without a choice: the one that measures best on
-#: the LoCoMo dev benchmark (``python -m bench locomo``; README, "Analyzer versions").
-DEFAULT_VERSION: Final = "v1-porter"
+#: The analyzer of a database created without a choice (docs/analyzers.md, "v2").
+DEFAULT_VERSION: Final = "v2"
 
 
 def get(version: str | None = None) -> Analyzer:

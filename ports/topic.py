@@ -5,7 +5,7 @@ InvalidInputError naming the field."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from powercontext.ports import SourceStore
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt h
     from powercontext.core.topic.models import (
         TopicCapabilities,
         TopicPublication,
+        TopicRebuildReport,
         TopicRef,
         TopicRevision,
         TopicSearchRequest,
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt h
     )
     from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 
-__all__ = ["TopicGenerationModel", "TopicInsight", "TopicMemoryBackend"]
+__all__ = ["TopicGenerationModel", "TopicInsight", "TopicMemoryBackend", "TopicRebuild"]
 
 
 @runtime_checkable
@@ -317,4 +318,28 @@ class TopicInsight(Protocol):
         """The stored lease of group ``global`` (holder, generation, expiry), the
         binding's last completed automatic wave and the frozen wave targets (Topic
         Memory RFC, "Leader, term, and fencing", "Automatic scheduling")."""
+        ...
+
+
+@runtime_checkable
+class TopicRebuild(Protocol):
+    """The analyzer migration of a Topic backend's full-text projections, an optional
+    capability ``memory rebuild`` asks with ``isinstance`` (Memory RFC, "Normalization,
+    hashing, and the search analyzer": a rule change needs "a migration that completely
+    rebuilds searchable_text and the full-text index")."""
+
+    def allow_analyzer_migration(self) -> None:
+        """Let the next open accept Topic projections built by another analyzer version
+        than the database records (RetrievalShapeError otherwise). Call it before the
+        first use of the backend; it opens nothing and never raises."""
+        ...
+
+    async def rebuild_fts(self, progress: Any = None) -> TopicRebuildReport:
+        """Rebuild every active Topic's full-text fields (title + summary, each Detail
+        chunk) from its stored Revision under the database's recorded analyzer, one
+        transaction per Topic, then record that analyzer in the retrieval shape; vectors
+        are not touched. Returns a TopicRebuildReport (``topics``, ``chunks``,
+        ``corrupt``: the Topics whose Revision failed its checks, left as they were,
+        ``analyzer``). AnalyzerMismatchError while the Memory family's migration to the
+        recorded analyzer is unfinished."""
         ...

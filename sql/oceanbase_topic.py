@@ -48,16 +48,21 @@ __all__ = [
     "MAX_APPROXIMATE_K",
     "TOPIC_TABLES",
     "active_chunks_ddl",
+    "active_refs",
+    "active_revision",
     "active_row_count",
     "active_topics_ddl",
     "chunk_fts_search",
+    "chunk_fts_update",
     "chunk_insert",
+    "chunk_ordinals",
     "chunk_texts",
     "chunk_vector_search",
     "chunks_delete",
     "missing_vectors",
     "scope_vector_count",
     "topic_fts_search",
+    "topic_fts_update",
     "topic_insert",
     "topic_rows",
     "topic_vector_search",
@@ -273,6 +278,39 @@ def chunk_texts() -> str:
     ``(snippet_text,)`` (none when the Revision is no longer active)."""
     return (f"SELECT snippet_text FROM {ACTIVE_CHUNKS_TABLE} WHERE artifact_id = %s "
             "AND revision = %s AND ordinal = %s")
+
+
+def active_refs() -> str:
+    """Every active Topic, for the analyzer migration. Rows ``(artifact_id, revision,
+    scope_id)`` by artifact_id."""
+    return (f"SELECT artifact_id, revision, scope_id FROM {ACTIVE_TOPICS_TABLE} "
+            "ORDER BY artifact_id")
+
+
+def active_revision() -> str:
+    """The active Revision of one Topic. Parameters: artifact_id. Rows ``(revision,)``."""
+    return f"SELECT revision FROM {ACTIVE_TOPICS_TABLE} WHERE artifact_id = %s"
+
+
+def topic_fts_update() -> str:
+    """Replace the full-text field of one active Topic row (its FULLTEXT entry follows).
+    Parameters: fts_text, artifact_id, revision."""
+    return (f"UPDATE {ACTIVE_TOPICS_TABLE} SET fts_text = %s "
+            "WHERE artifact_id = %s AND revision = %s")
+
+
+def chunk_ordinals() -> str:
+    """The ordinals of one active Revision's chunk rows. Parameters: artifact_id,
+    revision. Rows ``(ordinal,)`` ascending."""
+    return (f"SELECT ordinal FROM {ACTIVE_CHUNKS_TABLE} WHERE artifact_id = %s "
+            "AND revision = %s ORDER BY ordinal")
+
+
+def chunk_fts_update() -> str:
+    """Replace the full-text field of one active chunk row. Parameters: fts_text,
+    artifact_id, revision, ordinal."""
+    return (f"UPDATE {ACTIVE_CHUNKS_TABLE} SET fts_text = %s "
+            "WHERE artifact_id = %s AND revision = %s AND ordinal = %s")
 
 
 def utc_now() -> str:

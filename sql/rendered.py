@@ -555,6 +555,24 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'SELECT "snippet_text" FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" = ? AND '
         '"revision" = ? AND "ordinal" = ?'
     ),
+    ('topic_active_refs', 'sqlite', None): (
+        'SELECT "artifact_id", "revision", "scope_id" FROM "pc_topic_memory_active_topics" ORDER '
+        'BY "artifact_id"'
+    ),
+    ('topic_active_fts_row', 'sqlite', None): (
+        'SELECT "topic_rowid", "scope_id" FROM "pc_topic_memory_active_topics" WHERE "artifact_id" '
+        '= ? AND "revision" = ?'
+    ),
+    ('topic_active_fts_update', 'sqlite', None): (
+        'UPDATE "pc_topic_memory_active_topics" SET "fts_text" = ? WHERE "topic_rowid" = ?'
+    ),
+    ('topic_chunk_fts_rows', 'sqlite', None): (
+        'SELECT "chunk_rowid", "ordinal" FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" '
+        '= ? AND "revision" = ? ORDER BY "ordinal"'
+    ),
+    ('topic_chunk_fts_update', 'sqlite', None): (
+        'UPDATE "pc_topic_memory_active_chunks" SET "fts_text" = ? WHERE "chunk_rowid" = ?'
+    ),
     ('topic_active_count', 'sqlite', None): 'SELECT COUNT(*) FROM "pc_topic_memory_active_topics"',
     ('topic_chunk_count', 'sqlite', None): 'SELECT COUNT(*) FROM "pc_topic_memory_active_chunks"',
     ('topic_stale_fingerprints', 'sqlite', None): (
@@ -1462,6 +1480,24 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ('topic_chunk_text', 'oceanbase', None): (
         'SELECT `snippet_text` FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` = %s AND '
         '`revision` = %s AND `ordinal` = %s'
+    ),
+    ('topic_active_refs', 'oceanbase', None): (
+        'SELECT `artifact_id`, `revision`, `scope_id` FROM `pc_topic_memory_active_topics` ORDER '
+        'BY `artifact_id`'
+    ),
+    ('topic_active_fts_row', 'oceanbase', None): (
+        'SELECT `topic_rowid`, `scope_id` FROM `pc_topic_memory_active_topics` WHERE `artifact_id` '
+        '= %s AND `revision` = %s'
+    ),
+    ('topic_active_fts_update', 'oceanbase', None): (
+        'UPDATE `pc_topic_memory_active_topics` SET `fts_text` = %s WHERE `topic_rowid` = %s'
+    ),
+    ('topic_chunk_fts_rows', 'oceanbase', None): (
+        'SELECT `chunk_rowid`, `ordinal` FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` '
+        '= %s AND `revision` = %s ORDER BY `ordinal`'
+    ),
+    ('topic_chunk_fts_update', 'oceanbase', None): (
+        'UPDATE `pc_topic_memory_active_chunks` SET `fts_text` = %s WHERE `chunk_rowid` = %s'
     ),
     ('topic_active_count', 'oceanbase', None): (
         'SELECT COUNT(*) FROM `pc_topic_memory_active_topics`'

@@ -630,6 +630,17 @@ TOPIC_QUERIES: dict[str, str] = {
                     "WHERE scope_id = ? AND artifact_id IN (:ids)"),
     "topic_chunk_text": ("SELECT snippet_text FROM pc_topic_memory_active_chunks "
                          "WHERE artifact_id = ? AND revision = ? AND ordinal = ?"),
+    # the analyzer migration: every active Topic, and its full-text fields rewritten
+    "topic_active_refs": ("SELECT artifact_id, revision, scope_id "
+                          "FROM pc_topic_memory_active_topics ORDER BY artifact_id"),
+    "topic_active_fts_row": ("SELECT topic_rowid, scope_id FROM pc_topic_memory_active_topics "
+                             "WHERE artifact_id = ? AND revision = ?"),
+    "topic_active_fts_update": ("UPDATE pc_topic_memory_active_topics SET fts_text = ? "
+                                "WHERE topic_rowid = ?"),
+    "topic_chunk_fts_rows": ("SELECT chunk_rowid, ordinal FROM pc_topic_memory_active_chunks "
+                             "WHERE artifact_id = ? AND revision = ? ORDER BY ordinal"),
+    "topic_chunk_fts_update": ("UPDATE pc_topic_memory_active_chunks SET fts_text = ? "
+                               "WHERE chunk_rowid = ?"),
     "topic_active_count": "SELECT COUNT(*) FROM pc_topic_memory_active_topics",
     "topic_chunk_count": "SELECT COUNT(*) FROM pc_topic_memory_active_chunks",
     # a hybrid deployment: active rows whose vector was made under another profile

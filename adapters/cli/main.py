@@ -90,7 +90,7 @@ __all__ = [
     "--analyzer",
     envvar="POWERCONTEXT_ANALYZER",
     metavar="NAME",
-    help="Search analyzer of a new database: v1 or v1-porter (default). An existing "
+    help="Search analyzer of a new database: v1, v1-porter or v2 (default). An existing "
     "database keeps its own; `memory rebuild --analyzer NAME` switches.",
 )
 @click.version_option(package_name="powercontext")

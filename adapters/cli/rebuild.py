@@ -41,8 +41,9 @@ __all__ = ["rebuild"]
     "--analyzer",
     "target_analyzer",
     metavar="NAME",
-    help="Migrate the full-text projection to this search analyzer (v1, v1-porter): "
-    "every head row is re-analyzed and the FTS index rebuilt.",
+    help="Migrate the full-text projections to this search analyzer (v1, v1-porter, v2): "
+    "every Memory head row and every active Topic is re-analyzed and the FTS indexes "
+    "rebuilt.",
 )
 @pass_ctx
 def rebuild(
@@ -81,6 +82,7 @@ def rebuild(
 
     async def body(_: Any) -> None:
         rehashed = None
+        topics = None
         nonlocal backend
         # the analyzer the rebuild builds (else the one a new database records): the
         # open names it when the database needs an upgrade first (typed errors here)
@@ -124,6 +126,7 @@ def rebuild(
                 report = await backend.rebuild(
                     model, new_profile=new_profile, analyzer=target_analyzer, progress=tick
                 )
+                topics = await _rebuild_topics(c.db_url, registry, tick)
             if migrate and name is not None:
                 remember_embedding(c.db_url, name, options)
         finally:
@@ -138,6 +141,8 @@ def rebuild(
                 f"entries, {report.vectors} vectors"
                 + (f" ({report.kept} kept as stored)" if report.kept else "")
                 + f", analyzer {report.analyzer}"
+                + (f"; re-analyzed {topics.topics} Topics ({topics.chunks} chunks)"
+                   if topics is not None and topics.topics + len(topics.corrupt) else "")
                 + (
                     f"; still incomplete: {', '.join(report.incomplete)}"
                     if report.incomplete
@@ -150,12 +155,17 @@ def rebuild(
         from powercontext.core.shapes import to_json
 
         c.emit(dict(to_json(report), embedding=name,
-                    **({} if rehashed is None else {"rehash": to_json(rehashed)})), human)
+                    **({} if rehashed is None else {"rehash": to_json(rehashed)}),
+                    **({} if topics is None else {"topics": to_json(topics)})), human)
         if rehashed is not None and rehashed.corrupt:
             for artifact_id, revision, error in rehashed.corrupt:
                 click.echo(f"powercontext: integrity error in {artifact_id}@{revision}: {error} "
                            "(its stored hash was left as it was)", err=True)
-        if report.corrupt or (rehashed is not None and rehashed.corrupt):
+        topics_corrupt = topics.corrupt if topics is not None else []
+        for artifact_id, revision, error in topics_corrupt:
+            click.echo(f"powercontext: integrity error in Topic {artifact_id}@{revision}: "
+                       f"{error} (its projection was left as it was)", err=True)
+        if report.corrupt or (rehashed is not None and rehashed.corrupt) or topics_corrupt:
             for artifact_id, error in report.corrupt:
                 click.echo(f"powercontext: integrity error in {artifact_id}: {error} "
                            "(its projection was left as it was)", err=True)
@@ -168,3 +178,24 @@ def rebuild(
     c._service = _NoService()
     c.run(body)
 
+
+
+async def _rebuild_topics(db_url: str, registry: Any, tick: Any) -> Any:
+    """Bring the Topic projections to the analyzer the Memory rebuild recorded (a
+    TopicRebuildReport; nothing to do when they are built by it already), or None when
+    this database's scheme has no Topic backend that can. Opens the Topic backend
+    (which may create Topic Memory's empty tables)."""
+    from powercontext.plugins.registry import UnknownPluginError
+    from powercontext.ports.topic import TopicRebuild
+
+    try:
+        topic_backend = registry.topic_backend_for_url(db_url)
+    except (UnknownPluginError, ImportError, AttributeError):
+        return None
+    try:
+        if not isinstance(topic_backend, TopicRebuild):
+            return None
+        topic_backend.allow_analyzer_migration()
+        return await topic_backend.rebuild_fts(progress=tick)
+    finally:
+        await topic_backend.close()

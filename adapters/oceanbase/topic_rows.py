@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.topic_spi import TopicCard, utc_text
-from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
+from powercontext.core.errors import (
+    CapabilityNotSupportedError,
+    IntegrityError,
+    InvalidInputError,
+)
 from powercontext.core.models import EmbeddingVector
 from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
 from powercontext.core.topic.search import ChannelRow
@@ -192,6 +196,30 @@ class OceanBaseTopicRows:
                                   _text(r[3] if detail else r[2]), float(r[-1])))
         out.sort(key=lambda c: (c.distance, c.ref.artifact_id.encode(), c.ordinal or 0))
         return out
+
+    # ------------------------------------------------------------------ analyzer migration
+
+    def _active_refs_sync(self) -> list[tuple[TopicRef, str]]:
+        """``(ref, scope_id)`` of every active Topic, by artifact_id."""
+        return [(TopicRef(_text(a), int(r)), _text(s))
+                for a, r, s in self._all(tsql.active_refs())]
+
+    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
+                            chunk_texts: Sequence[tuple[int, str]]) -> None:
+        """Replace the full-text fields of ``ref``'s active rows (the FULLTEXT indexes
+        follow the rows); IntegrityError when ``ref`` is not active or its chunk rows
+        differ from ``chunk_texts``' ordinals."""
+        where = f"Topic {ref.artifact_id!r}@{ref.revision}"
+        ordinals = [int(o) for (o,) in self._all(tsql.chunk_ordinals(),
+                                                 (ref.artifact_id, ref.revision))]
+        if ordinals != [o for o, _ in chunk_texts]:
+            raise IntegrityError(f"{where}: its chunk rows are not the chunks of its Revision")
+        active = self._all(tsql.active_revision(), (ref.artifact_id,))
+        if not active or int(active[0][0]) != ref.revision:
+            raise IntegrityError(f"{where} is not active")
+        self._exec(tsql.topic_fts_update(), (topic_text, ref.artifact_id, ref.revision))
+        for ordinal, text in chunk_texts:
+            self._exec(tsql.chunk_fts_update(), (text, ref.artifact_id, ref.revision, ordinal))
 
     # ------------------------------------------------------------------ reads
 

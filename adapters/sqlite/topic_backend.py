@@ -40,7 +40,7 @@ from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend
 from powercontext.adapters.topic_spi import TopicCard
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
-from powercontext.core.errors import BackendError
+from powercontext.core.errors import BackendError, IntegrityError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, SourceRef
 from powercontext.core.topic.models import (
     TOPIC_FAMILY,
@@ -366,6 +366,29 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
         return [TopicRef(str(a), int(r))
                 for a, r in self._execute(self._t("topic_heads_by_scope"), [scope_id])]
 
+
+    # ------------------------------------------------------------------ analyzer migration
+
+    def _active_refs_sync(self) -> list[tuple[TopicRef, str]]:
+        return [(TopicRef(str(a), int(r)), str(s))
+                for a, r, s in self._execute(self._t("topic_active_refs"))]
+
+    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
+                            chunk_texts: Sequence[tuple[int, str]]) -> None:
+        rows = self._execute(self._t("topic_active_fts_row"), [ref.artifact_id, ref.revision])
+        if not rows:
+            raise IntegrityError(f"Topic {ref.artifact_id!r}@{ref.revision} is not active")
+        chunks = self._execute(self._t("topic_chunk_fts_rows"), [ref.artifact_id, ref.revision])
+        if [int(o) for _, o in chunks] != [o for o, _ in chunk_texts]:
+            raise IntegrityError(f"Topic {ref.artifact_id!r}@{ref.revision}: its chunk rows "
+                                 "are not the chunks of its Revision")
+        scope = frag.topic_scope_token(str(rows[0][1]))
+        rowid = int(rows[0][0])
+        self._execute(self._t("topic_active_fts_update"), [topic_text, rowid])
+        self._index_sync("topic", rowid, scope, topic_text, None)
+        for (cid, _), (_, text) in zip(chunks, chunk_texts, strict=True):
+            self._execute(self._t("topic_chunk_fts_update"), [text, int(cid)])
+            self._index_sync("chunk", int(cid), scope, text, None)
 
     # ------------------------------------------------------------------ integrity
 

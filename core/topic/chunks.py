@@ -29,7 +29,7 @@ structural result is used only when it has at most MAX_CHUNKS = 48. So no valid 
 has more than 48 chunks. 48 x 80 (the per-channel candidate budget at limit 20) = 3840
 neighbours stays within sqlite-vec's k <= 4096.
 
-The full-text column bound. Analyzer v1 (either version) writes at most
+The full-text column bound. Every analyzer version (v1, v1-porter, v2) writes at most
 :data:`FTS_CHARS_PER_CODE_POINT` = 26 ASCII characters per code point of NFC input
 (a Detail is NFC, and no slice of it holds a character NFC would expand): the worst
 is a run of single-character clusters of a script written without spaces (Thai): per
@@ -39,6 +39,10 @@ code points has at most ``6 + 8(c - 1)`` hex digits, which appear in one unigram
 two bigrams, so it costs ``3h + 8 <= 26c``. A CJK character gives at most ``u_<5>`` +
 ``b_<5>_<5>`` + 2 = 22; words, joined identifiers and hashed long tokens give less,
 case-folding expansions included (measured over every code point in several patterns).
+v2's compatibility folding stays within it because it keeps the characters whose
+compatibility form is several CJK, Thai or Lao characters, a phrase or a letter with two
+marks (``core/analyzer_fold.KEPT``); its other foldings, measured the same way, give at
+most 22.
 Input that is not NFC can exceed it (``"\u0e01\u0f73"`` repeated: about 31, since NFC
 splits U+0F73 into two marks), which is why the bound is stated for NFC text. So a
 chunk's fts text is at most :data:`MAX_CHUNK_FTS_CHARS` = 26 x 2048 = 53,248

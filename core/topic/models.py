@@ -33,6 +33,7 @@ __all__ = [
     "TopicOperation",
     "TopicProjection",
     "TopicPublication",
+    "TopicRebuildReport",
     "TopicRef",
     "TopicRevision",
     "TopicSearchRequest",
@@ -172,10 +173,11 @@ class TopicPublication:
 
 @attrs.frozen
 class RetrievalShape:
-    """The immutable deployment-wide retrieval shape, fixed at the first publication:
-    ``fts`` (2 channels) or ``hybrid`` (4 channels, with the embedding profile and its
+    """The deployment-wide retrieval shape, fixed at the first publication: ``fts`` (2
+    channels) or ``hybrid`` (4 channels, with the embedding profile and its
     fingerprint), the chunk policy version and the analyzer version the projections
-    were built with."""
+    were built with. Only an analyzer migration (``memory rebuild --analyzer``) changes
+    it, and only its ``analyzer_version``, together with every full-text field."""
 
     kind: ShapeKind
     chunk_policy: str
@@ -231,3 +233,16 @@ class TopicSearchResult:
 
     hits: tuple[TopicHit, ...]
     channels: tuple[TopicChannel, ...]
+
+
+@attrs.define
+class TopicRebuildReport:
+    """What an analyzer migration of the Topic projections did: active Topics and chunks
+    whose full-text fields were rebuilt, the Topics whose stored Revision failed its
+    checks (``(artifact_id, revision, reason)``, left as they were) and the analyzer
+    version the projections are now built by."""
+
+    topics: int = 0
+    chunks: int = 0
+    corrupt: list[tuple[str, int, str]] = attrs.field(factory=list)
+    analyzer: str = ""

@@ -11,6 +11,10 @@ script written without spaces with their marks (rule 3), or other word character
 the single ``-./_`` joiners between them (rules 4-5); every other character separates.
 The tokens of the spans, in order, are exactly the tokens of the whole text (a property
 test holds it), so a term is found in a span exactly when the Analyzer finds it there.
+An analyzer that folds the text first (``v2``: an invisible character joins the words
+around it, ``㈱`` becomes ``(株)``, ``．`` a joiner) may see other runs than the raw
+characters show: where the spans of a whitespace-separated piece do not give that
+piece's tokens, the piece is one span (ASCII spaces and controls end every rule).
 Inside a CJK or unspaced run, a term is placed on its character or cluster (pair);
 inside a long word run, on its word between joiners.
 
@@ -22,6 +26,7 @@ surrounding whitespace. Deterministic: the same text and terms give the same sni
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -38,6 +43,8 @@ _WORD_SLACK = 32
 _LONG_RUN = 64
 _JOINERS = frozenset("-./_")  # Analyzer rule 5
 _LOW, _HIGH = range(0xDC00, 0xE000), range(0xD800, 0xDC00)
+#: The pieces a folding analyzer's spans are checked in (between ASCII spaces/controls).
+_PIECE = re.compile(r"[^\x00-\x20\x7f]+")
 
 
 def _mark(ch: str) -> bool:
@@ -63,12 +70,35 @@ def _class(text: str, i: int) -> str:
     return "S"
 
 
-def token_spans(text: str, analyzer: Analyzer) -> Iterator[tuple[int, int, str, list[str]]]:
+Span = tuple[int, int, str, list[str]]
+
+
+def token_spans(text: str, analyzer: Analyzer) -> list[Span]:
     """``(start, end, kind, tokens)`` of each span of ``text`` that has tokens, in order
     (module docstring); kind is ``C``, ``U`` or ``W``. Concatenated, the tokens are
     ``analyzer.analyze(text)``."""
-    i, n = 0, len(text)
     seen: dict[str, list[str]] = {}  # a span's tokens depend on its text alone
+    spans = list(_spans(text, 0, len(text), analyzer, seen))
+    if not analyzer.fold or _tokens(spans) == analyzer.analyze(text):
+        return spans
+    out: list[Span] = []
+    for m in _PIECE.finditer(text):
+        piece = list(_spans(text, m.start(), m.end(), analyzer, seen))
+        whole = analyzer.analyze(m.group())
+        if _tokens(piece) == whole:
+            out.extend(piece)
+        elif whole:
+            out.append((m.start(), m.end(), "W", whole))
+    return out
+
+
+def _tokens(spans: list[Span]) -> list[str]:
+    return [t for *_, tokens in spans for t in tokens]
+
+
+def _spans(text: str, i: int, n: int, analyzer: Analyzer,
+           seen: dict[str, list[str]]) -> Iterator[Span]:
+    """The spans of ``text[i:n]`` by the raw characters' classes."""
     while i < n:
         kind = _class(text, i)
         j = i + 1

@@ -1,13 +1,16 @@
 """Shared helpers of the SQLite adapter tests: deterministic ids and embeddings, plans
 built by the real planners (``powercontext.core.planning``), and backend fixtures on
-real APSW + sqlite-vec files under ``tmp_path``."""
+real APSW + sqlite-vec files under ``tmp_path``; and ``engine``, both engines behind one
+fixture for the analyzer tests."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import math
+import secrets
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -130,3 +133,38 @@ def fts_backend(db_path: Path) -> Iterator[SQLiteMemoryBackend]:
     b = SQLiteMemoryBackend(str(db_path))
     yield b
     b.close_sync()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """(name, open(db_name, topic=False, **kw) -> a new Memory backend, or Topic backend
+    with ``topic=True``, on that database): a SQLite file under ``tmp_path``, or a fresh
+    database on the session's seekdb. The same ``db_name`` is the same database, so a
+    Memory and a Topic backend share it as in a deployment."""
+    from powercontext.adapters.sqlite import SQLiteTopicBackend
+
+    if request.param == "sqlite":
+        def lite(name: str, topic: bool = False, **kw: Any) -> Any:
+            cls = SQLiteTopicBackend if topic else SQLiteMemoryBackend
+            return cls(str(tmp_path / f"{name}.db"), **kw)
+
+        yield "sqlite", lite
+        return
+    from oceanbase_server import fresh_database, seekdb_available
+
+    if not seekdb_available():
+        pytest.skip("needs pylibseekdb or POWERCONTEXT_TEST_OCEANBASE_URL")
+    from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
+
+    server = request.getfixturevalue("seekdb_url")
+    with contextlib.ExitStack() as stack:
+        urls: dict[str, str] = {}
+
+        def ob(name: str, topic: bool = False, **kw: Any) -> Any:
+            if name not in urls:
+                urls[name] = stack.enter_context(
+                    fresh_database(server, f"pc_an_{secrets.token_hex(3)}"))
+            cls = OceanBaseTopicBackend if topic else OceanBaseMemoryBackend
+            return cls(urls[name], **kw)
+
+        yield "oceanbase", ob

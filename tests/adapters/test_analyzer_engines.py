@@ -6,15 +6,12 @@ creation, checked at open, and migrated by a rebuild."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core import analyzer
 from powercontext.core.errors import AnalyzerMismatchError, ProfileMismatchError
 from powercontext.core.models import MemoryEntryInput
@@ -22,31 +19,6 @@ from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
 
 Opener = Callable[..., Any]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
-def engine(request, tmp_path) -> Iterator[tuple[str, Opener]]:
-    """(name, open(db_name, analyzer=None) -> a new backend on that database)."""
-    if request.param == "sqlite":
-        yield "sqlite", lambda name, **kw: SQLiteMemoryBackend(str(tmp_path / f"{name}.db"), **kw)
-        return
-    from oceanbase_server import fresh_database, seekdb_available
-
-    if not seekdb_available():
-        pytest.skip("needs pylibseekdb or POWERCONTEXT_TEST_OCEANBASE_URL")
-    from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
-
-    server = request.getfixturevalue("seekdb_url")
-    with contextlib.ExitStack() as stack:
-        urls: dict[str, str] = {}
-
-        def opener(name: str, **kw: Any) -> Any:
-            if name not in urls:
-                urls[name] = stack.enter_context(
-                    fresh_database(server, f"pc_an_{secrets.token_hex(3)}"))
-            return OceanBaseMemoryBackend(urls[name], **kw)
-
-        yield "oceanbase", opener
 
 
 _CLOCK = itertools.count(1_700_000_000_000)  # ids stay unique across services

@@ -153,6 +153,21 @@ def test_write_and_read_statements_golden():
     assert ts.utc_now() == "SELECT UTC_TIMESTAMP(6)"
     with pytest.raises(ValueError):
         ts.topics_delete(0)
+    # the analyzer migration
+    assert ts.active_refs() == (
+        "SELECT artifact_id, revision, scope_id FROM pc_topic_memory_active_topics "
+        "ORDER BY artifact_id")
+    assert ts.active_revision() == (
+        "SELECT revision FROM pc_topic_memory_active_topics WHERE artifact_id = %s")
+    assert ts.topic_fts_update() == (
+        "UPDATE pc_topic_memory_active_topics SET fts_text = %s "
+        "WHERE artifact_id = %s AND revision = %s")
+    assert ts.chunk_ordinals() == (
+        "SELECT ordinal FROM pc_topic_memory_active_chunks WHERE artifact_id = %s "
+        "AND revision = %s ORDER BY ordinal")
+    assert ts.chunk_fts_update() == (
+        "UPDATE pc_topic_memory_active_chunks SET fts_text = %s "
+        "WHERE artifact_id = %s AND revision = %s AND ordinal = %s")
 
 
 # ---------------------------------------------------------------- on seekdb
@@ -233,6 +248,17 @@ def test_every_statement_runs_on_seekdb_within_one_scope(conn):
     assert got == [("topic_art_00", 1, "T0", "S")]  # the other Scope's id is not seen
     assert _q(conn, ts.chunk_texts(), ("topic_art_03", 1, 2)) == [("chunk 2 of 3",)]
     assert _q(conn, ts.chunk_texts(), ("topic_art_03", 2, 2)) == []
+    # the analyzer migration rewrites the full-text fields in place; the FULLTEXT follows
+    assert _q(conn, ts.active_refs())[:2] == [("topic_art_00", 1, "repo:/a"),
+                                             ("topic_art_01", 1, "repo:/b")]
+    assert _q(conn, ts.active_revision(), ("topic_art_05",)) == [(1,)]
+    assert _q(conn, ts.chunk_ordinals(), ("topic_art_05", 1)) == [(0,), (1,), (2,)]
+    _q(conn, ts.topic_fts_update(), ("beta t5 go", "topic_art_05", 1))
+    _q(conn, ts.chunk_fts_update(), ("beta c2 db", "topic_art_05", 1, 2))
+    assert [r[0] for r in _q(conn, ts.topic_fts_search(), ("beta", "repo:/b", "beta", 9, 0))
+            ] == ["topic_art_05"]
+    assert [(r[0], r[2]) for r in _q(conn, ts.chunk_fts_search(),
+                                     ("beta", "repo:/b", "beta", 9, 0))] == [("topic_art_05", 2)]
     (now,), = _q(conn, ts.utc_now())
     utc = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     assert isinstance(now, datetime.datetime) and abs((utc - now).total_seconds()) < 3600

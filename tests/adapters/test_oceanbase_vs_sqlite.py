@@ -110,7 +110,8 @@ def test_sqlite_and_oceanbase_return_the_same_hit_sets(oceanbase_url, tmp_path):
     assert ob[("fts", "中文")] == {"中文记录偏好", "中文和English混合 go"}
     assert ob[("fts", "문장")] == {"한국어 문장을 검색합니다"}
     assert ob[("fts", "of")] == ob[("fts", "the")] == ob[("fts", "com")] == set()
-    assert ob[("fts", "RESUME")] == set() and ob[("fts", "résumé")] == {"café résumé naïve"}
+    # the default analyzer folds accents: RESUME finds résumé (Analyzer v1 did not)
+    assert ob[("fts", "RESUME")] == ob[("fts", "résumé")] == {"café résumé naïve"}
     assert len(ob[("fts", "Достопримечательностьиисследованиепроекта")]) == 1
     assert ob[("fts", "ฐานข้อมูล")] == {"ทีมของเราใช้ฐานข้อมูลโพสต์เกรส"}
     assert ob[("fts", "ADR-0005")] == ob[("fts", "src/app/main.py")] == {

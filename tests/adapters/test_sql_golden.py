@@ -185,6 +185,7 @@ GOLDEN_SQLITE = {
     ),
     'memory_key_get': 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
     'memory_key_insert': 'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)',
+    'memory_key_delete': 'DELETE FROM "memory_keys" WHERE "key" = ? AND "artifact_id" = ?',
     'memory_keys_all': 'SELECT "key", "artifact_id" FROM "memory_keys" ORDER BY "key"',
 }
 
@@ -364,6 +365,7 @@ GOLDEN_OCEANBASE = {
     ),
     'memory_key_get': 'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s',
     'memory_key_insert': 'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)',
+    'memory_key_delete': 'DELETE FROM `memory_keys` WHERE `key` = %s AND `artifact_id` = %s',
     'memory_keys_all': 'SELECT `key`, `artifact_id` FROM `memory_keys` ORDER BY `key`',
 }
 
@@ -688,6 +690,11 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     with pytest.raises(apsw.ConstraintError):  # only a Memory that exists
         t("memory_key_insert", ("repo:/w/other", "no-such-memory"))
     assert t("memory_keys_all") == [("repo:/w/demo", "art")]
+    t("memory_key_delete", ("repo:/w/demo", "other-memory"))  # only the key's own Memory
+    assert t("memory_keys_all") == [("repo:/w/demo", "art")]
+    t("memory_key_delete", ("repo:/w/demo", "art"))
+    assert t("memory_keys_all") == []
+    t("memory_key_insert", ("repo:/w/demo", "art"))
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid2 = conn.last_insert_rowid()
     assert t("memory_projection_ids", ("art",)) == [(pid2,)]

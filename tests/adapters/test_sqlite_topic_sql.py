@@ -167,6 +167,24 @@ GOLDEN_TOPIC_SQLITE = {
         'SELECT "snippet_text" FROM "pc_topic_memory_active_chunks" WHERE "artifact_id" = ? AND '
         '"revision" = ? AND "ordinal" = ?'
     ),
+    'topic_active_refs': (
+        'SELECT "artifact_id", "revision", "scope_id" FROM "pc_topic_memory_active_topics" ORDER '
+        'BY "artifact_id"'
+    ),
+    'topic_active_fts_row': (
+        'SELECT "topic_rowid", "scope_id" FROM "pc_topic_memory_active_topics" WHERE '
+        '"artifact_id" = ? AND "revision" = ?'
+    ),
+    'topic_active_fts_update': (
+        'UPDATE "pc_topic_memory_active_topics" SET "fts_text" = ? WHERE "topic_rowid" = ?'
+    ),
+    'topic_chunk_fts_rows': (
+        'SELECT "chunk_rowid", "ordinal" FROM "pc_topic_memory_active_chunks" WHERE '
+        '"artifact_id" = ? AND "revision" = ? ORDER BY "ordinal"'
+    ),
+    'topic_chunk_fts_update': (
+        'UPDATE "pc_topic_memory_active_chunks" SET "fts_text" = ? WHERE "chunk_rowid" = ?'
+    ),
     'topic_active_count': (
         'SELECT COUNT(*) FROM "pc_topic_memory_active_topics"'
     ),
@@ -378,6 +396,24 @@ GOLDEN_TOPIC_OCEANBASE = {
     'topic_chunk_text': (
         'SELECT `snippet_text` FROM `pc_topic_memory_active_chunks` WHERE `artifact_id` = %s AND '
         '`revision` = %s AND `ordinal` = %s'
+    ),
+    'topic_active_refs': (
+        'SELECT `artifact_id`, `revision`, `scope_id` FROM `pc_topic_memory_active_topics` ORDER '
+        'BY `artifact_id`'
+    ),
+    'topic_active_fts_row': (
+        'SELECT `topic_rowid`, `scope_id` FROM `pc_topic_memory_active_topics` WHERE '
+        '`artifact_id` = %s AND `revision` = %s'
+    ),
+    'topic_active_fts_update': (
+        'UPDATE `pc_topic_memory_active_topics` SET `fts_text` = %s WHERE `topic_rowid` = %s'
+    ),
+    'topic_chunk_fts_rows': (
+        'SELECT `chunk_rowid`, `ordinal` FROM `pc_topic_memory_active_chunks` WHERE '
+        '`artifact_id` = %s AND `revision` = %s ORDER BY `ordinal`'
+    ),
+    'topic_chunk_fts_update': (
+        'UPDATE `pc_topic_memory_active_chunks` SET `fts_text` = %s WHERE `chunk_rowid` = %s'
     ),
     'topic_active_count': (
         'SELECT COUNT(*) FROM `pc_topic_memory_active_topics`'
@@ -672,6 +708,13 @@ def test_every_topic_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path) 
         ("topic_art_a", 2, "Title", "Sum")]
     assert t("topic_cards", ("repo:/x", "topic_art_a", None, None, None), 4) == []
     assert t("topic_chunk_text", ("topic_art_a", 2, 0)) == [("Body",)]
+    # the analyzer migration rewrites the full-text fields in place
+    assert t("topic_active_refs") == [("topic_art_a", 2, "repo:/w")]
+    assert t("topic_active_fts_row", ("topic_art_a", 2)) == [(rid, "repo:/w")]
+    assert t("topic_active_fts_row", ("topic_art_a", 1)) == []
+    assert t("topic_chunk_fts_rows", ("topic_art_a", 2)) == [(cid, 0)]
+    t("topic_active_fts_update", ("titl sum", rid))
+    t("topic_chunk_fts_update", ("bodi", cid))
     assert t("topic_active_count") == [(1,)] and t("topic_chunk_count") == [(1,)]
     assert f("topic_topic_vector_count") == [(1,)] and f("topic_chunk_vector_count") == [(1,)]
     for kind in ("topic", "chunk"):

@@ -36,7 +36,9 @@ async def _write_sequence(path: Path) -> None:
     clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 7))
     model = DeterministicEmbedding(16)
     svc = MemoryService(
-        SQLiteMemoryBackend(str(path), profile=model.profile), embedding_model=model,
+        # the analyzer the digest was taken with (head rows hold its tokens)
+        SQLiteMemoryBackend(str(path), profile=model.profile, analyzer="v1-porter"),
+        embedding_model=model,
         clock=lambda: next(clock), entropy=lambda n: rng.randbytes(n),
     )
     try:

@@ -201,8 +201,8 @@ def test_memory_list_info_source_show_and_key_at_revision(pc, tmp_path: Path):
         2, 2, 3, 1)
     # the version the FTS projection was built with (OceanBase records it after a rebuild)
     # a new database records the default analyzer on both engines
-    assert info["analyzer_version"] == info["analyzer_default"] == "v1-porter"
-    assert info["analyzer_versions"] == ["v1", "v1-porter"]
+    assert info["analyzer_version"] == info["analyzer_default"] == "v2"
+    assert info["analyzer_versions"] == ["v1", "v1-porter", "v2"]
     assert info["embedding_profile"] is None and info["remembered_model"] is None
     assert info["backend"] in ("SQLiteMemoryBackend", "OceanBaseMemoryBackend")
     assert "memories:         2 (2 active of 3 entries)" in pc("info").stdout

@@ -37,6 +37,7 @@ def pc(request, tmp_path):
         assert proc.returncode == expect, (args, proc.returncode, proc.stdout, proc.stderr)
         return proc
 
+    run.db = db  # type: ignore[attr-defined]
     return run
 
 
@@ -80,3 +81,57 @@ def test_rebuild_fixes_a_mismatch_with_the_global_choice_and_unknown_names_are_b
     assert "v1, v1-porter" in bad.stderr
     bad = pc("memory", "rebuild", "--analyzer", "porter", expect=2)
     assert "unknown analyzer 'porter'" in bad.stderr
+
+
+SCOPE = "repo:/work/demo"
+
+
+def _seed_topic(db: str, analyzer: str) -> None:
+    """One Topic about the café, published in-process under ``analyzer``."""
+    import asyncio
+
+    from powercontext.core import canonical
+    from powercontext.core.topic.models import TopicMemoryContent
+    from powercontext.runtime import open_topic_service
+
+    async def body() -> None:
+        async with open_topic_service(db, embedding="none", analyzer=analyzer) as svc:
+            src = canonical.make_source("src_cafe_notes", "user_note", "coffee orders")
+            await svc._publish(SCOPE, creates=[(TopicMemoryContent(
+                "Café ordering", "Where the team orders coffee.",
+                "The café on the corner takes orders; menu v1.2.3."), [src])])
+
+    asyncio.run(body())
+
+
+def _topic_titles(proc) -> list[str]:
+    return [h["title"] for h in json.loads(proc.stdout)["hits"]]
+
+
+def test_memory_rebuild_moves_an_older_database_and_its_topics_to_the_default(pc) -> None:
+    # a database of the earlier default: it keeps v1-porter until rebuilt
+    pc("--analyzer", "v1-porter", "memory", "remember", "--key", "repo:demo", "--text",
+       "café au lait")
+    _seed_topic(pc.db, "v1-porter")
+    info = json.loads(pc("--json", "info").stdout)
+    assert (info["analyzer_version"], info["analyzer_default"]) == ("v1-porter", "v2")
+    assert _hits(pc("--json", "memory", "search", "-m", "key:repo:demo", "cafe")) == []
+    assert _topic_titles(pc("--json", "topic", "search", "cafe", "--scope", SCOPE)) == []
+
+    report = json.loads(pc("--json", "memory", "rebuild", "--analyzer", "v2").stdout)
+    assert (report["analyzer"], report["memories"], report["entries"]) == ("v2", 1, 1)
+    assert report["topics"] == {"topics": 1, "chunks": 1, "corrupt": [], "analyzer": "v2"}
+    assert _hits(pc("--json", "memory", "search", "-m", "key:repo:demo", "cafe")) == [
+        "café au lait"]
+    for query in ("cafe", "1.2.3"):
+        assert _topic_titles(pc("--json", "topic", "search", query, "--scope", SCOPE)) == [
+            "Café ordering"]
+    assert json.loads(pc("--json", "info").stdout)["analyzer_version"] == "v2"
+
+
+def test_a_new_database_gets_v2_and_finds_what_people_type(pc) -> None:
+    pc("memory", "remember", "--key", "repo:demo", "--text", "the ＡＰＩ gateway in Zürich")
+    assert json.loads(pc("--json", "info").stdout)["analyzer_version"] == "v2"
+    for query in ("API", "zurich", "ｚｕｒｉｃｈ"):
+        assert _hits(pc("--json", "memory", "search", "-m", "key:repo:demo", query)) == [
+            "the ＡＰＩ gateway in Zürich"], query

@@ -143,7 +143,10 @@ def test_rebuild_json_is_the_report_shapes_plus_the_model(seeded):
     assert out == {"memories": 1, "entries": 1, "vectors": 0, "kept": 0, "incomplete": [],
                    "missing": [], "corrupt": [], "analyzer": out["analyzer"],
                    "embedding": None,
-                   "rehash": {"rewritten": 0, "already_current": True, "corrupt": []}}
+                   "rehash": {"rewritten": 0, "already_current": True, "corrupt": []},
+                   # the Topic projections, brought to the same analyzer (none here)
+                   "topics": {"topics": 0, "chunks": 0, "corrupt": [],
+                              "analyzer": out["analyzer"]}}
     assert out["analyzer"]
 
 

@@ -90,6 +90,7 @@ def test_window_fallback_count_is_within_its_bound(length: int) -> None:
 @example("\u0e01" * 300)
 @example(unicodedata.normalize("NFC", "\u0e01\u0f73" * 100))
 @example("\u0e01\U00011127" * 150)
+@example("\ufdfa\u0f77\u0e01\uff9e\u3316\u0e33" * 50)  # v2 keeps or folds each within it
 def test_analyzer_text_of_nfc_text_is_at_most_26_characters_per_code_point(text: str) -> None:
     for a in analyzer.ANALYZERS.values():
         assert len(a.searchable_text(text)) <= ch.max_fts_chars(len(text))

@@ -2,10 +2,14 @@
 path (issue 14: the analyzer ran at ~100 ms per 8 KB text), kept verbatim as the
 reference the fast scanner must equal token for token
 (tests/properties/test_analyzer_fast_props.py). Word tokens (stopwords, Porter stems,
-hashing of long tokens) come from the analyzer itself: only the scan is compared."""
+hashing of long tokens) and v2's folding come from the analyzer itself (the folding has
+its own reference, :func:`reference_fold`): only the scan is compared. v2's dotted
+numbers (rule 5b) are found here by a regex over the identifier's text, not by the
+analyzer's word walk."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from powercontext.core.analyzer import (
@@ -13,8 +17,10 @@ from powercontext.core.analyzer import (
     Analyzer,
     _cjk_tokens,
     _cluster_tokens,
+    _fit,
     _joined_token,
 )
+from powercontext.core.analyzer_fold import DROPPED, KEPT, LETTER_FOLDS, fold
 
 _KANA_PUNCTUATION = frozenset((0x309B, 0x309C, 0x30A0, 0x30FB))
 _UNSPACED_BLOCKS = (
@@ -61,9 +67,49 @@ def _is_latin_word_char(ch: str) -> bool:
     return _is_word_char(ch) and not is_cjk(ch) and not is_unspaced(ch)
 
 
+# a dotted number: number words joined by ".", the first maybe "v" + digits, starting at
+# the identifier's start or after a joiner and ending at its end or before a joiner
+_DOTTED = re.compile(r"(?:^|(?<=[-./_]))(v?)([0-9]+(?:\.[0-9]+)+)(?![^-./_])")
+
+
+def _dotted(ident: str) -> tuple[list[int], list[str]]:
+    """(word indexes of the v-words, joined tokens) of rule 5b in an identifier's text."""
+    versions, numbers = [], []
+    for m in _DOTTED.finditer(ident):
+        if m.group(1):
+            versions.append(sum(ident[: m.start()].count(j) for j in _JOINERS))
+        if m.group(1) or m.start() > 0 or m.end() < len(ident):
+            numbers.append(_fit("j_" + m.group(2).replace(".", "_")))
+    return versions, numbers
+
+
+def reference_fold(text: str) -> str:
+    """v2's rule 1 straight from its description: each KEPT character swapped for a
+    private-use placeholder (a starter that composes with nothing, as they are) around
+    NFKC, half-width Hangul then mapped by its own decomposition; case folding; NFD; the
+    DROPPED characters removed; LETTER_FOLDS; NFC."""
+    kept = re.compile(f"[{KEPT}]")
+    found = kept.findall(text)
+    assert not any(0xF0000 <= ord(c) < 0xF0000 + len(found) for c in text)
+    counter = iter(range(len(found)))
+    marked = kept.sub(lambda _: chr(0xF0000 + next(counter)), text)
+    out = unicodedata.normalize("NFKC", marked)
+    for k, ch in enumerate(found):
+        if 0xFFA0 <= ord(ch) <= 0xFFDC and unicodedata.decomposition(ch):
+            ch = chr(int(unicodedata.decomposition(ch).split()[1], 16))
+        out = out.replace(chr(0xF0000 + k), ch)
+    out = unicodedata.normalize("NFD", out.casefold())
+    out = re.sub(f"[{DROPPED}]", "", out)
+    out = "".join(LETTER_FOLDS.get(c, c) for c in out)
+    return unicodedata.normalize("NFC", out)
+
+
 def reference_analyze(analyzer: Analyzer, text: str) -> list[str]:
     """``analyzer.analyze(text)`` as the old scanner computed it."""
-    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    if analyzer.fold:
+        text = fold(text)
+    else:
+        text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
     tokens: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -94,10 +140,15 @@ def reference_analyze(analyzer: Analyzer, text: str) -> list[str]:
                     continue
                 j = k
                 break
-            for word in words:
+            versions, numbers = (_dotted(text[i:j]) if analyzer.dotted_numbers
+                                 else ([], []))
+            for w, word in enumerate(words):
                 tokens.extend(analyzer._word_tokens(word))
+                if w in versions:
+                    tokens.extend(analyzer._word_tokens(word[1:]))
             if len(words) > 1:
                 tokens.append(_joined_token(words))
+                tokens.extend(numbers)
         else:
             j = i + 1
         i = j

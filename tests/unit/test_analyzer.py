@@ -1,6 +1,6 @@
-"""The search analyzers ``v1`` (the default) and ``v1-porter`` (Memory RFC,
-"Normalization, hashing, and the search analyzer"). The module-level functions are the
-default analyzer's."""
+"""The search analyzers ``v1`` (the spec's Analyzer v1) and ``v1-porter`` (Memory RFC,
+"Normalization, hashing, and the search analyzer"), and how versions are registered.
+The module-level functions are the default analyzer's (``v2``: tests/unit/test_analyzer_v2.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from powercontext.core.analyzer import (
     MEMO_MAX_CHARS,
     V1,
     V1_PORTER,
+    V2,
     get,
     is_cjk,
     is_unspaced,
@@ -320,15 +321,17 @@ def test_searchable_text_is_tokens_joined_by_single_space() -> None:
 # -- versions -------------------------------------------------------------------------
 
 
-def test_versions_are_registered_by_name_and_the_default_is_measured_best() -> None:
-    assert set(ANALYZERS) == {"v1", "v1-porter"}
-    assert get("v1") is V1 and get("v1-porter") is V1_PORTER
-    # bench/locomo.py on locomo-dev.json: v1-porter recalls more (README, "Analyzer versions")
-    assert DEFAULT_VERSION == "v1-porter" and get() is V1_PORTER
-    assert not V1.porter and V1_PORTER.porter
+def test_versions_are_registered_by_name_and_the_default_folds() -> None:
+    assert set(ANALYZERS) == {"v1", "v1-porter", "v2"}
+    assert get("v1") is V1 and get("v1-porter") is V1_PORTER and get("v2") is V2
+    # v2 = v1-porter (best on LoCoMo, docs/analyzers.md) + folding + dotted numbers
+    assert DEFAULT_VERSION == "v2" and get() is V2
+    assert not V1.porter and V1_PORTER.porter and V2.porter
+    assert not (V1.fold or V1_PORTER.fold or V1.dotted_numbers or V1_PORTER.dotted_numbers)
+    assert V2.fold and V2.dotted_numbers and V2.stopwords == V1_PORTER.stopwords
 
 
-@pytest.mark.parametrize("name", ["analyzer-v1", "V1", "v2", "", None])
+@pytest.mark.parametrize("name", ["analyzer-v1", "V1", "v3", "V2", "", None])
 def test_unknown_or_ambiguous_version_is_a_typed_error_naming_the_known_ones(name) -> None:
     from powercontext.core import analyzer as module
     from powercontext.core.errors import InvalidInputError
@@ -336,7 +339,7 @@ def test_unknown_or_ambiguous_version_is_a_typed_error_naming_the_known_ones(nam
     if name is None:  # None means the default, not an error
         assert module.get(None) is module.get(DEFAULT_VERSION)
         return
-    with pytest.raises(InvalidInputError, match="v1, v1-porter") as info:
+    with pytest.raises(InvalidInputError, match="v1, v1-porter, v2") as info:
         get(name)
     assert info.value.field == "analyzer"
 

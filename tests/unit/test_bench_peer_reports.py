@@ -49,12 +49,12 @@ def test_locomo_writes_json_markdown_and_the_recall_plot(
     data.write_text(json.dumps(SAMPLE), "utf-8")
     out = tmp_path / "out"
     args = ["--data", str(data), "--out", str(out), "--model", "deterministic",
-            "--modes", "fts", "--analyzer", "v1-porter"]
+            "--modes", "fts", "--analyzer", "v2"]
     assert locomo.main(args) == 0
     (md,) = out.glob("locomo-*.md")
     text = md.read_text("utf-8")
     assert text.startswith(f"Command: `python -m bench locomo {' '.join(args)}`")
-    assert "| powercontext fts, analyzer v1-porter (default) | 100.0 |" in text
+    assert "| powercontext fts, analyzer v2 (default) | 100.0 |" in text
     (png,) = out.glob("locomo-*.png")
     assert png.read_bytes()[:8] == PNG
     printed = capsys.readouterr().out

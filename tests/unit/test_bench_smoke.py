@@ -126,8 +126,8 @@ def test_locomo_benchmark_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     results = report["results"]
     # every analyzer version is measured by default: systems are <mode>:<analyzer>
     assert set(results) == {f"{m}:{v}" for m in ("fts", "vector", "hybrid")
-                            for v in ("v1", "v1-porter")} | {"plain-fts5"}
-    assert report["settings"]["default_analyzer"] == "v1-porter"
+                            for v in ("v1", "v1-porter", "v2")} | {"plain-fts5"}
+    assert report["settings"]["default_analyzer"] == "v2"
     assert report["settings"]["analyzers"]["v1"] == {"stemming": False, "stopwords": 35}
     for system in results.values():
         assert system["overall"]["n"] == 4
@@ -136,16 +136,18 @@ def test_locomo_benchmark_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     # stemming (paintings/painting) and the image caption ("a painting of a lake") let
     # full text find both evidence turns of the multi-hop question; v1 does not stem
     assert results["fts:v1-porter"]["by_category"]["1 multi-hop"]["r@5"] == 100.0
+    assert results["fts:v2"]["by_category"]["1 multi-hop"]["r@5"] == 100.0
     assert results["fts:v1"]["by_category"]["1 multi-hop"]["r@5"] == 0.0
     assert results["plain-fts5"]["overall"]["r@5"] == 100.0
     # the hashing model misses the caption turn: half of the multi-hop evidence
-    for v in ("v1", "v1-porter"):
+    for v in ("v1", "v1-porter", "v2"):
         assert results[f"vector:{v}"]["by_category"]["1 multi-hop"]["r@25"] == 50.0
     assert results["hybrid:v1-porter"]["overall"]["r@5"] == 100.0
     printed = capsys.readouterr().out
     assert "| powercontext hybrid:v1-porter (deterministic) |" in printed
     # the README's table rows come out ready to paste, the default named
-    assert "| powercontext fts, analyzer v1-porter (default) | 100.0 | 100.0 | 100.0 |" in printed
+    assert "| powercontext fts, analyzer v2 (default) | 100.0 | 100.0 | 100.0 |" in printed
+    assert "| powercontext fts, analyzer v1-porter | 100.0 | 100.0 | 100.0 |" in printed
     assert "| powercontext fts, analyzer v1 | 50.0 |" in printed
     assert "DRAGON (LoCoMo paper) | 56.7 | 66.2 | 76.7 |" in printed
 

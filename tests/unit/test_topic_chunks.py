@@ -142,6 +142,13 @@ def test_fts_column_bound_holds_for_the_worst_scripts() -> None:
         "non_ascii_joined": "\u00e9." * (n // 2),
         "ligatures": "\ufb03 " * (n // 2),
         "hangul": "\uac00" * n,
+        # v2's compatibility folding: what it keeps and what comes nearest the bound
+        "squared_words": "\u3316" * n,  # ㌖ would be 6 katakana
+        "arabic_phrase": "\ufdfa" * n,  # ﷺ would be 4 words
+        "tibetan_vocalic": ("\u0f77\u0e01" * n)[:n],  # a letter and 2 marks
+        "sara_am": "\u0e33" * n,
+        "halfwidth_voiced": ("\uff9e\u0e01" * n)[:n],
+        "parenthesized": "\u3220" * n,  # ㈠ is (一)
     }
     for name, text in worst.items():
         assert len(text) <= n
