@@ -69,12 +69,13 @@ class ServiceCore:
         return self._secret_scanner
 
     def check_secrets(self, sources: Sequence[Source] = (),
-                      entries: Sequence[MemoryEntryInput] = (), key: str | None = None
-                      ) -> None:
+                      entries: Sequence[MemoryEntryInput] = (), key: str | None = None,
+                      reason: object = None) -> None:
         """Raise SecretDetectedError (an InvalidInputError naming the field, the kind of
         secret and the line, never the secret) when a Source's content, uri or metadata,
-        an entry's text or reason, or the business ``key`` a write stores holds a
-        secret. Nothing has been stored at that point."""
+        an entry's text or reason, the business ``key`` a write stores or the
+        operation's ``reason`` (forget, reactivate: field ``reason``) holds a secret.
+        Nothing has been stored at that point."""
         from powercontext.core import secrets  # writes only: reads never compile its rules
 
         scan = self.secret_scanner.scan
@@ -86,6 +87,8 @@ class ServiceCore:
                 secrets.check_text(f"entries[{i}].text", e.text, scan)
                 if isinstance(e.reason, str):
                     secrets.check_text(f"entries[{i}].reason", e.reason, scan)
+        if isinstance(reason, str):
+            secrets.check_text("reason", reason, scan)
 
     def new_id(self, prefix: str) -> str:
         """A fresh time-ordered ASCII id with ``prefix`` (e.g. ``mem_ent_``)."""

@@ -242,7 +242,9 @@ class WriteOps(ServiceCore):
     ) -> ArtifactRef:
         """Memory RFC, "forget()": a new Revision marking the entries inactive; already
         inactive entries are a no-op (all inactive returns ``memory``). Entries are
-        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``)."""
+        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``). A
+        ``reason`` holding a secret is refused (field ``reason``), nothing written."""
+        self.check_secrets(reason=reason)
         base, versions = await self._state_base(memory, entries)
         result = await self._commit(
             planning.plan_forget(base, versions, reason, analyzer=await self.backend.analyzer()),
@@ -258,7 +260,9 @@ class WriteOps(ServiceCore):
         reason: str | None = None,
     ) -> ArtifactRef:
         """Memory RFC, "reactivate()": a new Revision marking the same versions active
-        again and restoring their projections; active entries are a no-op."""
+        again and restoring their projections; active entries are a no-op. A ``reason``
+        holding a secret is refused (field ``reason``), nothing written."""
+        self.check_secrets(reason=reason)
         base, versions = await self._state_base(memory, entries)
         result = await self._commit(
             planning.plan_reactivate(

@@ -363,21 +363,30 @@ def acquire_supervisor_lock(db: str | os.PathLike[str] | None) -> SupervisorLock
 
 
 def check_sqlite_path(url: str) -> None:
-    """Make sure a SQLite ``url`` (bare path or ``sqlite:///``) can hold a database:
-    creates the parent directory; InvalidInputError (field ``db``) when the path is a
-    directory, its directory cannot be created or written, or an existing file is not a
-    SQLite database. Other URLs are left to their backend."""
+    """Make sure a SQLite ``url`` (bare path or ``sqlite:///``) can hold a database.
+    The per-user data directory (:func:`data_dir`) is created when the database is in
+    it; any other missing directory is refused, never created (a mistyped ``--db`` would
+    otherwise leave directories anywhere, even at ``/``). InvalidInputError (field
+    ``db``) when the path is a directory, its directory is missing (outside the data
+    directory), cannot be created or written, or an existing file is not a SQLite
+    database or not writable. Other URLs are left to their backend."""
     path = sqlite_path(url)
     if path is None:
         return
     if path.is_dir():
         raise InvalidInputError("db", f"{path} is a directory; name a database file in it, "
                                       f"e.g. {path / 'memory.db'}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInputError(
-            "db", f"cannot create the directory {path.parent}: {exc.strerror or exc}") from exc
+    parent = path.parent
+    if not parent.is_dir():
+        if parent.expanduser().absolute() != data_dir().expanduser().absolute():
+            raise InvalidInputError(
+                "db", f"the directory {parent} does not exist: create it first "
+                f"(mkdir -p {parent}) or name a database in an existing directory")
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(
+                "db", f"cannot create the directory {parent}: {exc.strerror or exc}") from exc
     if path.exists():
         try:
             with open(path, "rb") as fh:
@@ -388,8 +397,15 @@ def check_sqlite_path(url: str) -> None:
             raise InvalidInputError("db", f"{path} is not a SQLite database")
         if not os.access(path, os.W_OK):
             raise InvalidInputError("db", f"{path} is not writable")
+        if not os.access(path.parent, os.W_OK | os.X_OK):  # WAL writes files beside it
+            raise InvalidInputError("db", f"{path.parent} is not writable: SQLite keeps "
+                                          f"{path.name}-wal and {path.name}-shm there")
     elif not os.access(path.parent, os.W_OK | os.X_OK):
         raise InvalidInputError("db", f"cannot create {path}: {path.parent} is not writable")
+    else:  # a new database: inside a Git checkout it stays out of `git status`
+        from powercontext.git_exclude import exclude_from_git
+
+        exclude_from_git(path)
 
 
 def resolve_embedding(

@@ -3,8 +3,11 @@ embedding model), output helpers and the one mapping from errors to exit codes.
 
 Exit codes: 0 success, 1 unexpected error, 2 bad input (also a click usage error, and an
 embedding profile or analyzer mismatch: ``memory rebuild`` migrates), 3
-revision conflict, 4 not found, 5 capability not supported, 6 invalid citation, 7
-integrity error, 130 interrupted (Ctrl-C). Every failure prints one line on stderr, or
+revision conflict, 4 not found, 5 capability not supported (also an optional package
+that is not installed: the line names the extra to install), 6 invalid citation, 7
+integrity error, 9 the address ``serve`` should listen on is in use, 130 interrupted
+(Ctrl-C). Output cut short by its reader (``| head``) ends quietly with 0 (docs/cli.md).
+Every failure prints one line on stderr, or
 with ``--json`` one JSON object ``{"error", "message", "exit_code"}`` on stdout; a
 traceback only with ``POWERCONTEXT_DEBUG=1``.
 """
@@ -24,6 +27,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 __all__ = [
+    "EXIT_ADDRESS_IN_USE",
     "EXIT_BAD_INPUT",
     "EXIT_CAPABILITY",
     "EXIT_CONFLICT",
@@ -37,6 +41,7 @@ __all__ = [
     "classify",
     "fail",
     "pass_ctx",
+    "quiet_broken_pipe",
     "resolve",
     "term_line",
     "term_safe",
@@ -52,6 +57,8 @@ EXIT_NOT_FOUND = 4
 EXIT_CAPABILITY = 5
 EXIT_INVALID_CITATION = 6
 EXIT_INTEGRITY = 7
+#: ``serve``: the address to listen on is already in use (another server holds it).
+EXIT_ADDRESS_IN_USE = 9
 EXIT_INTERRUPTED = 130
 
 
@@ -113,6 +120,13 @@ def classify(exc: BaseException) -> tuple[int, str, str, str]:
         return EXIT_BAD_INPUT, "error", "UsageError", exc.format_message()
     if isinstance(exc, KeyboardInterrupt | click.Abort):
         return EXIT_INTERRUPTED, "interrupted", "Interrupted", "interrupted by the user"
+    from powercontext.adapters.cli.failures import AddressInUseError, missing_extra
+
+    if isinstance(exc, AddressInUseError):
+        return EXIT_ADDRESS_IN_USE, "address in use", "AddressInUseError", str(exc)
+    extra = missing_extra(exc)
+    if extra is not None:
+        return EXIT_CAPABILITY, "not installed", "MissingExtraError", extra
     table: tuple[tuple[type[BaseException], int, str], ...] = (
         (errors.RevisionConflictError, EXIT_CONFLICT, "conflict"),
         (errors.InvalidCitationError, EXIT_INVALID_CITATION, "invalid citation"),
@@ -158,9 +172,24 @@ def fail(code: int, label: str, message: str, kind: str, as_json: bool) -> NoRet
     sys.exit(code)
 
 
+def quiet_broken_pipe() -> NoReturn:
+    """The reader of our output stopped reading (``| head``): nothing more to say and
+    nothing went wrong here, so exit 0 without a word; stdout now points at the null
+    device, so the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
+        pass
+    sys.exit(0)
+
+
 def fail_with(exc: BaseException, as_json: bool) -> NoReturn:
     """Report ``exc`` as :func:`classify` maps it; the traceback only with
-    ``POWERCONTEXT_DEBUG=1``."""
+    ``POWERCONTEXT_DEBUG=1``. A broken pipe on stdout (the reader left) exits 0
+    quietly (:func:`quiet_broken_pipe`)."""
+    if isinstance(exc, BrokenPipeError):
+        quiet_broken_pipe()
     code, label, kind, message = classify(exc)
     if os.environ.get("POWERCONTEXT_DEBUG") == "1":
         traceback.print_exception(exc, file=sys.stderr)

@@ -154,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     configure_output(_command_word(args) == "hook" or _wants_json(args))
     try:
         rv = cli.main(args=args, prog_name="powercontext", standalone_mode=False)
+        sys.stdout.flush()  # a reader that left (| head) is told here, not at exit
     except SystemExit:
         raise
     except click.exceptions.Exit as exc:

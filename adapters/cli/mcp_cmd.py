@@ -66,6 +66,10 @@ def mcp(obj: Any, transport: str, host: str, port: int, log_level: Any,
     try:
         from powercontext.adapters.mcp.server import build_server
     except ImportError as exc:
+        from powercontext.adapters.cli.failures import missing_extra
+
+        if missing_extra(exc) is not None:
+            raise  # not installed: the one line naming the extra, exit 5
         raise click.ClickException(
             f"the MCP server needs the mcp SDK 2.x ({exc}): in the checkout, "
             "pip install -c constraints.txt -e '.[mcp]'"

@@ -22,7 +22,8 @@ Start-up, in order, each failure one line and its exit code before anything list
 5. the services (the database opens; exit 2 for a retrieval shape it refuses), then
    the Supervisor for roles ``all`` and ``background`` (a second Supervisor on one
    SQLite database: exit 5);
-6. the listening socket (exit 2 when the address cannot be used), then uvicorn; once
+6. the listening socket (exit 9 when another process listens there, exit 2 when the
+   address cannot be used otherwise), then uvicorn; once
    it accepts connections one line on stdout: ``serving http://HOST:PORT (role
    ROLE)`` (``--port 0``: the port the system chose).
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -148,7 +150,8 @@ def _configure_logging(verbose: bool) -> None:
 
 def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (IPv4 or IPv6 as the host resolves);
-    InvalidInputError naming ``server.host`` / ``server.port`` when it cannot be had."""
+    AddressInUseError (exit 9) when another process listens there; InvalidInputError
+    naming ``server.host`` / ``server.port`` when it cannot be had otherwise."""
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
@@ -157,6 +160,13 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock = socket.create_server(address, family=family, reuse_port=False)
     except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            from powercontext.adapters.cli.failures import AddressInUseError
+
+            raise AddressInUseError(
+                f"cannot listen on {host}:{port}: the address is in use (another process, "
+                "perhaps an earlier powercontext serve, listens there): stop it, or "
+                "choose another port with --port (0: any free port)") from None
         raise InvalidInputError("server.port", f"cannot listen on {host}:{port}: "
                                 f"{exc.strerror or exc}") from None
     sock.setblocking(False)
@@ -317,11 +327,17 @@ Endpoints (JSON; see /openapi.json):
   POST /v1/topic-memory/search  {"scope_id", "query", "limit"?} -> {"hits", "channels"}
   POST /v1/topic-memory/get     {"scope_id", "artifact": {...}} -> the exact Revision
   POST /v1/context/prepare      {"scope_id", "query", "max_bytes"?} -> compact items
-  GET  /v1/health, GET /openapi.json (no token)
+  /v1/memory/...                every memory command: list, show, changes, search,
+                                expand, cite, validate-citation, remember, revise,
+                                forget, reactivate, organize, retire
+                                (If-Match: "ID@REV")
+  /v1/sources/add, /show        source add, source show
+  GET  /v1/health, GET /openapi.json, GET /docs (the interactive page; no token)
 
 \b
-Token: every POST needs "Authorization: Bearer TOKEN" when server.api_token or
-$POWERCONTEXT_API_TOKEN is set (at least 16 characters; a shorter one: exit 2).
+Token: every route but health, openapi.json and docs needs "Authorization: Bearer
+TOKEN" when server.api_token or $POWERCONTEXT_API_TOKEN is set (at least 16
+characters; a shorter one: exit 2).
 Without a token the server binds only a loopback host (127.0.0.1, ::1, localhost)
 and warns that the API is unauthenticated; any other host without a token refuses to
 start (exit 2). The dashboard trades the token for a session cookie that lasts
@@ -333,10 +349,11 @@ address or a name given with --allow-host / server.allowed_hosts gets 421 (a pag
 whose DNS name was rebound to this machine cannot drive it).
 
 \b
-Errors: {"error": {"code", "message", "field"}} with 401 unauthorized, 404 not_found,
-422 invalid_input, 503 topic_processing_unavailable / backend_unavailable, 500
-internal. A refused Topic generation configuration still serves search and get;
-flush answers 503 (unless automatic scheduling is configured: then it cannot start).
+Errors: {"error": {"code", "message", "field"}} with 400 (a bad If-Match), 401
+unauthorized, 404 not_found, 409 conflict (a stale If-Match), 422 invalid_input, 503
+topic_processing_unavailable / backend_unavailable, 500 internal (docs/serving.md).
+A refused Topic generation configuration still serves search and get; flush answers
+503 (unless automatic scheduling is configured: then it cannot start).
 
 \b
 Prints "serving http://HOST:PORT (role ROLE)" once listening (--port 0: the port

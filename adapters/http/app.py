@@ -1,9 +1,10 @@
 """The FastAPI app of ``powercontext serve`` (Topic Memory RFC, "HTTP API",
 "Prepared Context"; TOPIC-MEMORY.md, "Auth").
 
-:func:`create_app` wires the routes of :mod:`.topic` (flush, search, get), the
-prepared-context route of :mod:`.context` when that module is installed, ``GET
-/v1/health`` and the OpenAPI document at ``/openapi.json`` (both without a token);
+:func:`create_app` wires the routers of :func:`api_routers` (Topic flush, search, get;
+the Memory reads and writes; Sources; the prepared context when installed), ``GET
+/v1/health``, the OpenAPI document at ``/openapi.json`` and its interactive page
+``/docs`` (:mod:`.docs`; these three without a token);
 errors are mapped once by :mod:`.errors`. Request bodies over :data:`MAX_BODY_BYTES`
 are refused (413 ``invalid_input``) before they are read whole; :mod:`.guards` checks
 the bearer token before any body is read, bounds the time the body may take (408) and
@@ -25,7 +26,7 @@ from powercontext.adapters.http.errors import error_body, install_error_handlers
 from powercontext.adapters.http.guards import RequestGuard
 from powercontext.adapters.http.hosts import HostGuard, HostPolicy
 
-__all__ = ["MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "api_routers", "create_app"]
 
 log = logging.getLogger("powercontext.http")
 
@@ -144,9 +145,15 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all",
     seconds a dashboard login lasts (None: the dashboard's default, 8 hours). Title
     ``powercontext``, version the package's."""
     app = FastAPI(title="powercontext", version=_version(), docs_url=None, redoc_url=None,
-                  description="Topic Memory over HTTP: flush, search and get within one "
-                  "Scope, and the prepared context of a task. Every POST route needs "
-                  "`Authorization: Bearer <token>` when the server has a token.")
+                  description="Memory and Topic Memory over HTTP: every Memory operation "
+                  "of the CLI (list, show, changes, search, expand, cite, validate a "
+                  "citation, remember, revise, forget, reactivate, organize, retire), "
+                  "Sources, "
+                  "Topic flush/search/get and the prepared context of a task. Every route "
+                  "but `/v1/health`, `/openapi.json` and `/docs` needs "
+                  "`Authorization: Bearer <token>` when the server has a token. A write "
+                  "takes `If-Match: \"ID@REV\"` (the `ETag` of show or of a write) and "
+                  "answers 409 when the Memory moved on.")
     app.state.services = services
     app.state.api_token = api_token or None
     app.state.role = role
@@ -160,21 +167,44 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all",
 
     token_prefixes: list[str] = []
     if role != "background":
-        from powercontext.adapters.http.topic import router as topic_router
-
-        app.include_router(topic_router)
-        token_prefixes.append(topic_router.prefix + "/")
-        context_router = _context_router()
-        if context_router is not None:
-            app.include_router(context_router)
-            token_prefixes.append(context_router.prefix + "/")
+        for router in api_routers():
+            app.include_router(router)
+            if router.prefix + "/" not in token_prefixes:  # memory reads and writes share one
+                token_prefixes.append(router.prefix + "/")
         _install_dashboard(app, session_lifetime)
+        _install_docs(app)
     # the token before any body is read, a deadline for the body, JSON headers
     app.add_middleware(RequestGuard, token_prefixes=tuple(token_prefixes))
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     if hosts is not None:  # added last: the outermost check, before any other work
         app.add_middleware(HostGuard, policy=hosts)
     return app
+
+
+def api_routers() -> list[Any]:
+    """The API's routers, each under its own prefix and each depending on
+    :func:`~powercontext.adapters.http.deps.require_token` (so every route they hold
+    needs the token and answers errors through :mod:`.errors`): Topic Memory
+    (:mod:`.topic`), the Memory reads and writes (:mod:`.memory`,
+    :mod:`.memory_writes`), Sources (:mod:`.sources`) and the prepared context
+    (:mod:`.context`) when installed."""
+    from powercontext.adapters.http.memory import router as memory_router
+    from powercontext.adapters.http.memory_writes import router as writes_router
+    from powercontext.adapters.http.sources import router as sources_router
+    from powercontext.adapters.http.topic import router as topic_router
+
+    routers = [topic_router, memory_router, writes_router, sources_router]
+    context_router = _context_router()
+    if context_router is not None:
+        routers.append(context_router)
+    return routers
+
+
+def _install_docs(app: FastAPI) -> None:
+    """The interactive page ``/docs`` (:mod:`powercontext.adapters.http.docs`)."""
+    from powercontext.adapters.http.docs import install
+
+    install(app)
 
 
 def _install_dashboard(app: FastAPI, session_lifetime: float | None) -> None:

@@ -48,6 +48,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from powercontext.core import errors
@@ -55,6 +56,7 @@ from powercontext.core import errors
 __all__ = [
     "ERROR_RESPONSES",
     "ApiError",
+    "ErrorBody",
     "error_body",
     "install_error_handlers",
     "status_for",
@@ -199,30 +201,31 @@ def install_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(cls, _on_error)
 
 
-_ERROR_SCHEMA = {
-    "type": "object",
-    "required": ["error"],
-    "additionalProperties": False,
-    "properties": {"error": {
-        "type": "object",
-        "required": ["code", "message", "field"],
-        "additionalProperties": False,
-        "properties": {
-            "code": {"type": "string"},
-            "message": {"type": "string"},
-            "field": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-        },
-    }},
-}
+class ErrorDetail(BaseModel):
+    """What went wrong: a snake ``code``, a readable ``message`` and the offending
+    ``field`` (or null)."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str
+    message: str
+    field: str | None
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response (the module docstring's table)."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: ErrorDetail
+
 
 #: The documented error responses of every authenticated POST route (OpenAPI).
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"description": text,
-             "content": {"application/json": {"schema": _ERROR_SCHEMA}}}
+    status: {"description": text, "model": ErrorBody}
     for status, text in (
         (401, "Missing or wrong bearer token (`unauthorized`)"),
         (404, "Unknown or foreign reference (`not_found`)"),
         (409, "A concurrent change won; retry (`conflict`)"),
+        (413, "The request body is over 256 KiB (`invalid_input`)"),
         (422, "Bad input (`invalid_input`; `field` names the offender)"),
         (500, "Internal error (`internal`, `integrity_error`)"),
         (503, "Topic processing, the database or a capability is unavailable"),

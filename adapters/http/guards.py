@@ -2,7 +2,8 @@
 :class:`RequestGuard`; TOPIC-MEMORY.md, "Auth"):
 
 - the bearer token, first: a request to a token-protected route (under the prefix of
-  a router that depends on ``require_token``: ``/v1/topic-memory/``, ``/v1/context/``)
+  a router that depends on ``require_token``: ``/v1/topic-memory/``, ``/v1/memory/``,
+  ``/v1/sources/``, ``/v1/context/``)
   without a valid token is refused with 401 before its body is read or parsed
   (FastAPI parses a route's body before its dependencies run, so bad JSON used to get
   422 from a client that was never authenticated);

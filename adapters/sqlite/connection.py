@@ -181,6 +181,12 @@ class SQLiteStorage(SourceStore[C]):
             self._close_sync()
             raise InvalidInputError(
                 "db", f"{self._filename!r} is not a SQLite database") from exc
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError) as exc:
+            # the file or its directory (WAL needs <db>-wal and <db>-shm beside it)
+            self._close_sync()
+            raise InvalidInputError(
+                "db", f"cannot open {self._filename!r} for writing: the file or its "
+                f"directory is not writable ({exc})") from exc
         except BaseException:
             self._close_sync()
             raise

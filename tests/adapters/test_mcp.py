@@ -86,7 +86,7 @@ def test_tools_are_listed_read_only(seeded):
     for t in tools:
         assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False
     search = next(t for t in tools if t.name == "search_memory")
-    assert search.input_schema["required"] == ["query", "memories"]
+    assert search.input_schema["required"] == ["query", "memory"]
     assert "untrusted" in search.description
 
 
@@ -97,10 +97,10 @@ def test_search_expand_changes_and_citation_answer_a_real_client(seeded):
     async def steps(client):
         out = {}
         out["search"] = await client.call_tool(
-            "search_memory", {"query": "make test review", "memories": ["key:repo:demo"],
+            "search_memory", {"query": "make test review", "memory": ["key:repo:demo"],
                               "limit": 5, "mode": "fts"})
         out["auto"] = await client.call_tool(
-            "search_memory", {"query": "make test review", "memories": ["key:repo:demo"]})
+            "search_memory", {"query": "make test review", "memory": ["key:repo:demo"]})
         hit = out["search"].structured_content["hits"][0]
         anchor = {k: hit[k] for k in ("memory_ref", "entry_id", "entry_version_id")}
         out["expand"] = await client.call_tool("expand_memory", {"anchors": [anchor]})
@@ -169,11 +169,11 @@ def test_typed_errors_are_tool_errors(seeded):
 
     async def steps(client):
         return [
-            await client.call_tool("search_memory", {"query": "x", "memories": ["key:nope"]}),
-            await client.call_tool("search_memory", {"query": "x", "memories": [f"{mem}@1"]}),
+            await client.call_tool("search_memory", {"query": "x", "memory": ["key:nope"]}),
+            await client.call_tool("search_memory", {"query": "x", "memory": [f"{mem}@1"]}),
             await client.call_tool("search_memory",
-                                   {"query": "x", "memories": [mem], "mode": "vector"}),
-            await client.call_tool("search_memory", {"query": "x", "memories": [mem],
+                                   {"query": "x", "memory": [mem], "mode": "vector"}),
+            await client.call_tool("search_memory", {"query": "x", "memory": [mem],
                                                      "limit": 0}),
             await client.call_tool("expand_memory", {"anchors": [
                 {"memory_ref": {"artifact_id": mem, "revision": 2},
@@ -245,7 +245,7 @@ def test_an_agent_remembers_forgets_and_reactivates_through_mcp(seeded):
         out["forget_again"] = await client.call_tool("forget_memory", {
             "memory": mem, "entry_ids": [s["con"].entry_id]})
         out["search"] = await client.call_tool("search_memory", {
-            "query": "generated files build", "memories": [mem], "mode": "fts"})
+            "query": "generated files build", "memory": [mem], "mode": "fts"})
         out["reactivate"] = await client.call_tool("reactivate_memory", {
             "memory": "key:repo:demo", "entry_ids": [s["con"].entry_id]})
         out["list"] = await client.call_tool("list_memories", {})
@@ -303,7 +303,7 @@ def test_write_tools_refuse_what_the_cli_refuses(seeded):
                                                                     "revise": "mem_ent_x"}]}),
             await client.call_tool("forget_memory", {"memory": "key:nope", "entry_ids": ["a"]}),
             await client.call_tool("forget_memory", {"memory": mem, "entry_ids": []}),
-            await client.call_tool("search_memory", {"query": " ", "memories": [mem]}),
+            await client.call_tool("search_memory", {"query": " ", "memory": [mem]}),
         ]
 
     texts = [error_text(r) for r in call_writable(db, steps)]

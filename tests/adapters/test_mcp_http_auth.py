@@ -106,7 +106,7 @@ def _search(url: str, headers: dict[str, str] | None,
                 Client(streamable_http_client(url, http_client=http),
                        read_timeout_seconds=30) as client:
             return await client.call_tool("search_memory", {
-                "query": "uv dependencies", "memories": ["key:repo:demo"]})
+                "query": "uv dependencies", "memory": ["key:repo:demo"]})
 
     return asyncio.run(body())
 

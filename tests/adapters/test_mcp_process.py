@@ -47,7 +47,7 @@ def seeded(tmp_path):
 
 async def _exercise(client: Client, memory: str):
     hits = await client.call_tool("search_memory", {"query": "uv dependencies",
-                                                    "memories": ["key:repo:demo"]})
+                                                    "memory": ["key:repo:demo"]})
     missing = await client.call_tool("memory_changes", {"memory": "mem_art_nothing"})
     changes = await client.call_tool("memory_changes", {"memory": memory})
     return hits, missing, changes

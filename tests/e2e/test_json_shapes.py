@@ -84,7 +84,7 @@ def test_cli_and_mcp_print_the_same_hit_version_changes_and_citation(seeded):
     citation = run(db, "memory", "cite", name, entry)
     cli_valid = run(db, "memory", "validate-citation", json.dumps(citation))
     mcp_hits, mcp_expand, mcp_changes, mcp_valid = mcp_call(db, [
-        ("search_memory", {"query": "lint review", "memories": [name], "mode": "fts"}),
+        ("search_memory", {"query": "lint review", "memory": [name], "mode": "fts"}),
         ("expand_memory", {"memory": name, "entry_ids": [entry]}),
         ("memory_changes", {"memory": name, "since_revision": 0}),
         ("validate_citation", {"citation": citation}),

@@ -132,7 +132,7 @@ def test_mcp_search_refuses_a_query_over_the_bounds(env, tmp_path):
         server = build_server(lambda: open_service(db))
         async with Client(server) as client:
             return [await client.call_tool("search_memory", {
-                "query": q, "memories": ["key:repo:demo"], "mode": "fts"})
+                "query": q, "memory": ["key:repo:demo"], "mode": "fts"})
                 for q in (LONG_QUERY, TOO_MANY_TERMS)]
 
     for result in asyncio.run(body()):
@@ -192,7 +192,7 @@ def test_mcp_search_of_the_current_head_never_races_a_write(env, tmp_path):
         server = build_server(lambda: racing(db))
         async with Client(server) as client:
             return [await client.call_tool("search_memory", {
-                "query": "kiwi", "memories": [name], "mode": "fts"})
+                "query": "kiwi", "memory": [name], "mode": "fts"})
                 for name in (mem, "key:repo:demo")]
 
     for result in asyncio.run(body()):
