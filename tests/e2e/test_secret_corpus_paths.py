@@ -7,8 +7,9 @@ refused by the backend: a Topic generated from Sources each clean can reassemble
 secret). Before, 9 of the 32 shapes were stored verbatim on every one of these paths
 and 30 of them in ``memory_keys``. Ordinary texts of the corpus pass every path.
 
-HTTP writes no content: its one write, a flush, starts Topic processing, whose
-results go through the publication checked here.
+HTTP's writes (``/v1/memory/remember``, ``revise``, ``forget``, ``/v1/sources/add``)
+refuse the corpus as the CLI does (422 naming the field); its flush starts Topic
+processing, whose results go through the publication checked here.
 """
 
 from __future__ import annotations
@@ -134,6 +135,75 @@ def test_the_mcp_tools_refuse_entries_and_sources_holding_any_shape(tmp_path):
 
 def run_sync(fn):
     return asyncio.run(fn())
+
+
+# --------------------------------------------------------------------------- HTTP
+
+TOKEN = "corpus-token-0123456789"
+
+
+def test_the_http_writes_refuse_entries_reasons_keys_and_sources_holding_any_shape(
+        tmp_path):
+    """Every HTTP write that stores text, in process over a real SQLite file: the text
+    and reason of an entry, a revise, a forget's reason, the key, and the content and
+    metadata of a Source (evidence of a remember, or a Scope's journal)."""
+    pytest.importorskip("fastapi", reason="serve needs the extra powercontext[server]")
+    from starlette.testclient import TestClient
+
+    from powercontext.adapters.http.app import create_app
+    from powercontext.adapters.http.deps import Services
+    from powercontext.runtime import open_topic_service
+
+    db = tmp_path / "memory.db"
+    artifact_id = _seed(db)
+    memory = open_service(db)
+    topic = open_topic_service(db)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    fine = {"text": "Deploys run on Fridays."}
+    answers: list[tuple[str, int, str | None]] = []
+    try:
+        app = create_app(Services(memory=memory, topic=topic), api_token=TOKEN)
+        with TestClient(app, raise_server_exceptions=False) as c:
+            shown = c.get("/v1/memory/show", params={"memory": artifact_id},
+                          headers=auth).json()
+            entry_id = shown["entries"][0]["entry_id"]
+
+            def post(path, body, label):
+                r = c.post(path, json=body, headers=auth)
+                body = r.json()
+                assert all(secret not in r.text for secret in SECRETS), (path, label)
+                answers.append((path, r.status_code,
+                                body.get("error", {}).get("field")))
+
+            for label, text, _ in FOUND:
+                post("/v1/memory/remember", {"key": "repo:demo", "entries": [
+                    {"text": text}]}, label)
+                post("/v1/memory/remember", {"key": "repo:demo", "entries": [fine],
+                                             "sources": [{"content": text}]}, label)
+                post("/v1/memory/remember", {"key": "repo:demo", "entries": [fine],
+                                             "sources": [{"content": "a note",
+                                                          "metadata": {"request": text}}]},
+                     label)
+                post("/v1/memory/revise", {"memory": artifact_id, "entry_id": entry_id,
+                                           "text": text}, label)
+                post("/v1/sources/add", {"scope_id": "repo:demo",
+                                         "sources": [{"content": text}]}, label)
+            for label, text, _ in ONE_LINE:  # one-line fields: a reason, a key
+                post("/v1/memory/remember", {"key": "repo:demo", "entries": [
+                    {**fine, "reason": text}]}, label)
+                post("/v1/memory/forget", {"memory": artifact_id,
+                                           "entry_ids": [entry_id], "reason": text}, label)
+                post("/v1/memory/remember", {"key": f"note:{text}", "entries": [fine]},
+                     label)
+    finally:
+        asyncio.run(topic.close())
+        asyncio.run(memory.close())
+
+    refused = [(path, status, field) for path, status, field in answers if status != 422]
+    assert refused == [], refused
+    fields = {field.split("[")[0] if field else field for _, _, field in answers}
+    assert fields <= {"entries", "sources", "text", "reason", "key"}, fields
+    assert_nowhere(db, *SECRETS)
 
 
 # --------------------------------------------------------------------------- Sources

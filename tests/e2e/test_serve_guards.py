@@ -21,6 +21,8 @@ from powercontext.adapters.http.guards import BODY_TIMEOUT_S
 TOKEN = "guards-test-token-0123456789"
 SEARCH = "/v1/topic-memory/search"
 PREPARE = "/v1/context/prepare"
+REMEMBER = "/v1/memory/remember"
+SOURCES = "/v1/sources/add"
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def _post(path: str, body: bytes, headers: str = "") -> bytes:
             ).encode() + body
 
 
-@pytest.mark.parametrize("path", [SEARCH, PREPARE])
+@pytest.mark.parametrize("path", [SEARCH, PREPARE, REMEMBER, SOURCES])
 @pytest.mark.parametrize("auth", ["", "Authorization: Bearer wrong-token\r\n",
                                   "Authorization: Basic Zm9vOmJhcg==\r\n"],
                          ids=["none", "wrong", "basic"])
