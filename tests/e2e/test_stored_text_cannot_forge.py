@@ -146,6 +146,48 @@ def test_the_mcp_remember_tool_refuses_a_forged_kind(tmp_path) -> None:
     assert "kind" in result.content[0].text
 
 
+def test_the_http_writes_refuse_forged_identifiers_and_store_nothing(tmp_path) -> None:
+    """Over HTTP: an entry's kind, a revise's kind, a reason, a key, a Source's kind,
+    uri and metadata key (422 naming the field); nothing is stored."""
+    pytest.importorskip("fastapi", reason="serve needs the extra powercontext[server]")
+    from starlette.testclient import TestClient
+
+    from powercontext.adapters.http.app import create_app
+    from powercontext.adapters.http.deps import Services
+    from powercontext.runtime import open_topic_service
+
+    db = tmp_path / "memory.db"
+    token = "forge-token-0123456789"
+    auth = {"Authorization": f"Bearer {token}"}
+    memory, topic = open_service(db), open_topic_service(db)
+    fine = {"text": "Run make test before review"}
+    bodies = [
+        ("/v1/memory/remember", {"key": "repo:demo", "entries": [{**fine, "kind": FORGED}]}),
+        ("/v1/memory/remember", {"key": "repo:demo", "entries": [
+            {**fine, "reason": "ok\x1b]0;pwned\x07"}]}),
+        ("/v1/memory/remember", {"key": "repo:\u202edemo", "entries": [fine]}),
+        ("/v1/memory/remember", {"key": "repo:demo", "entries": [fine], "sources": [
+            {"content": "body", "kind": FORGED}]}),
+        ("/v1/memory/remember", {"key": "repo:demo", "entries": [fine], "sources": [
+            {"content": "body", "uri": "file:///a\u2028b.md"}]}),
+        ("/v1/memory/remember", {"key": "repo:demo", "entries": [fine], "sources": [
+            {"content": "body", "metadata": {"turn\nid": "1"}}]}),
+        ("/v1/sources/add", {"scope_id": "repo:demo", "sources": [
+            {"content": "body", "kind": FORGED}]}),
+    ]
+    try:
+        app = create_app(Services(memory=memory, topic=topic), api_token=token)
+        with TestClient(app, raise_server_exceptions=False) as c:
+            answers = [(path, c.post(path, json=body, headers=auth)) for path, body in bodies]
+            assert [(p, r.status_code) for p, r in answers] == [(p, 422) for p, _ in bodies], \
+                [(p, r.text) for p, r in answers]
+            listed = c.get("/v1/memory/list", headers=auth).json()
+            assert listed["memories"] == []
+    finally:
+        asyncio.run(topic.close())
+        asyncio.run(memory.close())
+
+
 # --------------------------------------------------------------------------- rendered
 
 
