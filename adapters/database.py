@@ -38,17 +38,21 @@ This class adds the constructor, the Revision cache
 from __future__ import annotations
 
 import abc
+import functools
 import threading
 from collections.abc import Sequence
 
+from powercontext.adapters import manifest_log
+from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_commit import DatabaseUnitOfWork
 from powercontext.adapters.memory_rebuild import resolve_analyzer as _resolve_analyzer
 from powercontext.adapters.memory_rehash import HASH_FORMAT_KEY
 from powercontext.adapters.memory_rows import MEMORY_FAMILY, VectorRow
 from powercontext.adapters.memory_search import MemorySearchMixin
+from powercontext.adapters.revision_cache import LogDecoder, RevisionCache
 from powercontext.adapters.revision_cache import ParsedRevision as _ParsedRevision
-from powercontext.adapters.revision_cache import RevisionCache
 from powercontext.adapters.storage.rows import RevisionRow
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import CapabilityNotSupportedError
 from powercontext.core.models import (
@@ -111,6 +115,12 @@ class DatabaseMemoryBackend(MemorySearchMixin):
         self._analyzer_migration = False
         self._analyzer_target: tuple[str | None, str] | None = None  # a rebuild migrates
         self._revisions = RevisionCache()  # parsed Revisions, shared by every read
+        #: the manifest log (an adapter that has its tables sets it; None: Revision rows
+        #: hold their manifests, as deltas and checkpoints)
+        self._manifest_log: ManifestLog | None = None
+        #: the per-Memory count of head rows without a valid vector (an adapter that has
+        #: its table sets it; None: completeness is counted over every head row)
+        self._vector_gaps: VectorGaps | None = None
         self._complete_cache: dict[tuple[str, int, str], bool] = {}
         self._pending_cache: tuple[ArtifactRef, _ParsedRevision] | None = None
         self._cache_lock = threading.Lock()
@@ -208,6 +218,11 @@ class DatabaseMemoryBackend(MemorySearchMixin):
         or None when the vector or its metadata is missing)."""
         raise CapabilityNotSupportedError("this backend has no vector search")
 
+    def _vector_projection_of_sync(self, artifact_id: str, entry_ids: Sequence[str]
+                                   ) -> list[tuple[str, str | None]]:
+        """:meth:`_vector_projection_sync` for the head rows of these entries only."""
+        raise CapabilityNotSupportedError("this backend has no vector search")
+
     def _set_revision_hash_sync(
         self, artifact_id: str, revision: int, old_hash: str, new_hash: str
     ) -> bool:
@@ -282,9 +297,17 @@ class DatabaseMemoryBackend(MemorySearchMixin):
     def _cached(self, key: tuple[str, int]) -> _ParsedRevision | None:
         return self._revisions.get(key)
 
+    def _log_decoder(self) -> LogDecoder | None:
+        """How the Revision cache reads a Revision from the manifest log (None: no log)."""
+        log = self._manifest_log
+        return None if log is None else functools.partial(
+            manifest_log.read, log, self._revision_rows_sync)
+
     def _parsed_sync(self, artifact_id: str, revision: int) -> _ParsedRevision:
-        """The validated Revision from the Revision cache (read and decoded on a miss)."""
-        return self._revisions.parsed(artifact_id, revision, self._revision_rows_sync)
+        """The validated Revision from the Revision cache (read and decoded on a miss:
+        from the manifest log when it holds the Revision)."""
+        return self._revisions.parsed(artifact_id, revision, self._revision_rows_sync,
+                                      self._log_decoder())
 
     def _cache_put(self, key: tuple[str, int], parsed: _ParsedRevision) -> None:
         self._revisions.put(key, parsed)

@@ -19,11 +19,13 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
-from powercontext.adapters import revision_codec
+from powercontext.adapters import revision_codec, vector_gaps
+from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_reads import MemoryReadsMixin
 from powercontext.adapters.memory_rows import MEMORY_FAMILY, VectorRow
 from powercontext.adapters.revision_cache import ParsedRevision
 from powercontext.adapters.storage.rows import RevisionRow
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core import canonical, keys, verify
 from powercontext.core.errors import (
     CapabilityNotSupportedError,
@@ -33,7 +35,12 @@ from powercontext.core.errors import (
     WritesPausedError,
 )
 from powercontext.core.manifest import ManifestView
-from powercontext.core.models import ArtifactRef, EmbeddingVector, MemoryEntryVersion
+from powercontext.core.models import (
+    ArtifactRef,
+    EmbeddingProfile,
+    EmbeddingVector,
+    MemoryEntryVersion,
+)
 from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.vectors import check_vector
 
@@ -49,6 +56,8 @@ class MemoryCommitMixin(MemoryReadsMixin):
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
         supports_revision_encodings: bool
         _pending_cache: tuple[ArtifactRef, ParsedRevision] | None
+        _manifest_log: ManifestLog | None
+        _vector_gaps: VectorGaps | None
 
         def _cache_put(self, key: tuple[str, int], parsed: ParsedRevision) -> None: ...
         def _insert_revision_sync(self, row: RevisionRow) -> None: ...
@@ -62,6 +71,8 @@ class MemoryCommitMixin(MemoryReadsMixin):
         def _entry_ids_elsewhere_sync(
             self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]: ...
         def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]: ...
+        def _vector_projection_of_sync(
+            self, artifact_id: str, entry_ids: Sequence[str]) -> list[tuple[str, str | None]]: ...
 
     @contextlib.asynccontextmanager
     async def begin(self) -> AsyncIterator[DatabaseUnitOfWork]:
@@ -72,11 +83,15 @@ class MemoryCommitMixin(MemoryReadsMixin):
         finally:
             await uow.rollback()
 
+    #: the completeness a commit computed, kept once it has committed
+    _pending_complete: tuple[tuple[str, int, str], bool] | None = None
+
     def _commit_plan_sync(
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None,
         key: str | None = None,
     ) -> ArtifactRef:
         self._pending_cache = None
+        self._pending_complete = None
         try:
             self._begin_sync(True)
             if self._meta_get_sync("writes_paused"):
@@ -102,6 +117,10 @@ class MemoryCommitMixin(MemoryReadsMixin):
         pending, self._pending_cache = self._pending_cache, None
         if pending is not None and pending[0] == ref:
             self._cache_put((ref.artifact_id, ref.revision), pending[1])
+        complete, self._pending_complete = self._pending_complete, None
+        if complete is not None and complete[0][:2] == (ref.artifact_id, ref.revision):
+            with self._cache_lock:
+                self._complete_cache[complete[0]] = complete[1]
         return ref
 
     def _claim_key_sync(self, plan: MemoryPlan, key: str) -> None:
@@ -130,12 +149,17 @@ class MemoryCommitMixin(MemoryReadsMixin):
             base_view = self._parsed_sync(plan.artifact_id, plan.base.revision).view
         # 2. the stored facts (bulk reads), then the whole plan checked in core
         verified = verify.verify(plan, base_view, self._plan_facts_sync(plan))
-        # 3. Revision, head CAS, versions
-        encoding, stored = revision_codec.FULL, plan.content_bytes
-        if self.supports_revision_encodings:
+        # 3. Revision, head CAS, versions, the manifest log
+        log = self._manifest_log
+        if log is not None:  # the changes; the items go to the log (below)
+            encoding, stored = revision_codec.LOG, revision_codec.encode_changes(
+                plan.content.changes)
+        elif self.supports_revision_encodings:
             encoding, stored = revision_codec.encode(
-                plan.revision, plan.content, plan.content_bytes, dict(verified.items)
+                plan.revision, plan.content, lambda: plan.content_bytes, dict(verified.items)
             )
+        else:
+            encoding, stored = revision_codec.FULL, plan.content_bytes
         self._insert_revision_sync(
             RevisionRow(
                 plan.artifact_id,
@@ -155,19 +179,58 @@ class MemoryCommitMixin(MemoryReadsMixin):
             )
         if plan.new_versions:
             self._insert_entry_versions_sync(plan.new_versions)
-        # 4. projections: only what changed
+        if log is not None:
+            if plan.base is None:
+                log.insert_baseline(plan.artifact_id, plan.revision, verified.view.entries)
+            else:
+                if not log.covers(plan.artifact_id, plan.base.revision):
+                    # a Memory an earlier release wrote: its base, whole, once
+                    assert base_view is not None
+                    log.insert_baseline(plan.artifact_id, plan.base.revision,
+                                        base_view.entries)
+                log.insert(plan.artifact_id, plan.revision, verified.items.values())
+        # 4. projections: only what changed, and the count of rows without a vector
+        profile = self._gaps_profile()
+        lost = 0
+        if profile is not None:
+            replaced = vector_gaps.changed_entries([(c.op, c.entry_id)
+                                                    for c in plan.content.changes])
+            if replaced:
+                lost = vector_gaps.missing(
+                    self._vector_projection_of_sync(plan.artifact_id, replaced), profile)
         touched = list(plan.deletes) + [r.entry_id for r in plan.upserts]
         if touched:
             self._delete_projections_sync(plan.artifact_id, touched)
+        rows = [self._vector_row(r, vectors) for r in plan.upserts]
         if plan.upserts:
-            self._insert_projections_sync(
-                plan.artifact_id,
-                plan.revision,
-                plan.upserts,
-                [self._vector_row(r, vectors) for r in plan.upserts],
-            )
+            self._insert_projections_sync(plan.artifact_id, plan.revision, plan.upserts, rows)
+        if profile is not None:
+            self._count_gaps_sync(plan, lost, sum(1 for r in rows if r is None), profile)
         self._pending_cache = (plan.ref, ParsedRevision(verified.revision, verified.view))
         return plan.ref
+
+    def _gaps_profile(self) -> EmbeddingProfile | None:
+        """The profile vectors are checked against when this database keeps the count of
+        head rows without a valid vector (:mod:`powercontext.adapters.vector_gaps`)."""
+        caps = self._db_caps
+        if self._vector_gaps is None or caps is None or not caps.vector:
+            return None
+        return self._profile or caps.embedding_profile
+
+    def _count_gaps_sync(self, plan: MemoryPlan, lost: int, added: int,
+                         profile: EmbeddingProfile) -> None:
+        """Store the Memory's count of head rows without a valid vector as of the plan's
+        Revision: its base's minus the ones the plan replaced (``lost``) plus the ones it
+        wrote without a vector (``added``); counted whole when the base's is not stored
+        (a Memory an earlier release wrote, or a rebuild since)."""
+        assert self._vector_gaps is not None
+        generation = self._projection_generation_sync()
+        base = (0 if plan.base is None else
+                self._vector_gaps.read(plan.artifact_id, plan.base.revision, generation))
+        count = (vector_gaps.missing(self._vector_projection_sync(plan.artifact_id), profile)
+                 if base is None else base - lost + added)
+        self._vector_gaps.write(plan.artifact_id, plan.revision, generation, count)
+        self._pending_complete = ((plan.artifact_id, plan.revision, generation), count == 0)
 
     def _plan_facts_sync(self, plan: MemoryPlan) -> verify.PlanFacts:
         """What :func:`powercontext.core.verify.verify` needs from the store, read inside
@@ -222,11 +285,10 @@ class MemoryCommitMixin(MemoryReadsMixin):
             if key in self._complete_cache:
                 return self._complete_cache[key]
         assert self._profile is not None
-        profile = self._profile
-        ok = all(
-            emb is not None and emb == canonical.embedding_content_hash(profile, h)
-            for h, emb in self._vector_projection_sync(artifact_id)
-        )
+        stored = (None if self._vector_gaps is None
+                  else self._vector_gaps.read(artifact_id, revision, generation))
+        ok = (vector_gaps.missing(self._vector_projection_sync(artifact_id), self._profile) == 0
+              if stored is None else stored == 0)
         with self._cache_lock:
             self._complete_cache[key] = ok
         return ok

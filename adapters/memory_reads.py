@@ -16,8 +16,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from powercontext.adapters import revision_walk
+from powercontext.adapters.manifest_log import LazyManifest, ManifestLog
 from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
-from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision, RevisionCache
+from powercontext.adapters.revision_cache import (
+    MEMORY_FAMILY,
+    LogDecoder,
+    ParsedRevision,
+    RevisionCache,
+)
 from powercontext.adapters.storage import RevisionRow
 from powercontext.core import canonical, keys, verify
 from powercontext.core.errors import (
@@ -35,6 +41,7 @@ from powercontext.core.models import (
     MemoryRevision,
     MemoryRevisionChanges,
 )
+from powercontext.core.ranking import ManifestItems
 
 __all__ = ["MemoryReadsMixin"]
 
@@ -47,6 +54,10 @@ class MemoryReadsMixin(MemoryRebuildMixin):
 
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
         _revisions: RevisionCache
+        _manifest_log: ManifestLog | None
+
+        def _cached(self, key: tuple[str, int]) -> ParsedRevision | None: ...
+        def _log_decoder(self) -> LogDecoder | None: ...
 
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _head_sync(self, artifact_id: str) -> int | None: ...
@@ -96,7 +107,7 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         return await self._run(self._in_tx, False, self._load_revision_sync, ref)
 
     def _versions_checked_sync(
-        self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]
+        self, manifest: Mapping[str, MemoryManifestEntry], entry_ids: Sequence[str]
     ) -> dict[str, MemoryEntryVersion]:
         wanted = {}
         for entry_id in entry_ids:
@@ -156,7 +167,7 @@ class MemoryReadsMixin(MemoryRebuildMixin):
                                                 self._revision_rows_sync, cache.get)
             if walked is None:
                 walked = cache.changes(memory.artifact_id, after, memory.revision,
-                                       self._revision_rows_sync)
+                                       self._revision_rows_sync, self._log_decoder())
             cache.remember_changes(walked)
         return tuple(MemoryRevisionChanges(ref, changes) for ref, changes in walked)
 
@@ -169,15 +180,36 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         negative or too-large ``since_revision``."""
         return await self._run(self._in_tx, False, self._changes_sync, memory, since_revision)
 
+    def _cited_items_sync(self, ref: ArtifactRef) -> ManifestItems:
+        """The manifest items of the cited Revision ``ref``: the cached Revision's, else
+        the manifest log's when it holds the Revision (read per entry), else the
+        Revision decoded whole. InvalidCitationError when ``ref`` names no Revision."""
+        try:
+            head = self._require_head_sync(ref)
+            if not 1 <= ref.revision <= head:
+                raise ArtifactNotFoundError(
+                    f"Memory {ref.artifact_id!r} has Revisions 1..{head}; {ref.revision} is "
+                    "not one")
+            cached = self._cached((ref.artifact_id, ref.revision))
+            if cached is not None:
+                return cached.by_entry
+            log = self._manifest_log
+            if log is not None and log.covers(ref.artifact_id, ref.revision):
+                return LazyManifest(log, ref.artifact_id, ref.revision)
+            return self._parsed_sync(ref.artifact_id, ref.revision).by_entry
+        except ArtifactNotFoundError as exc:
+            raise InvalidCitationError(f"citation names no stored Revision: {exc}") from exc
+
     def _expand_sync(self, hits: Sequence[MemoryHit]) -> tuple[MemoryEntryVersion, ...]:
         out = []
+        manifests: dict[ArtifactRef, ManifestItems] = {}
         for hit in hits:
-            try:
-                self._load_revision_sync(hit.memory_ref)
-            except ArtifactNotFoundError as exc:
-                raise InvalidCitationError(f"citation names no stored Revision: {exc}") from exc
-            manifest = self._parsed_sync(hit.memory_ref.artifact_id, hit.memory_ref.revision)
-            item = manifest.by_entry.get(hit.entry_id)
+            if hit.memory_ref not in manifests:
+                manifests[hit.memory_ref] = self._cited_items_sync(hit.memory_ref)
+            manifest = manifests[hit.memory_ref]
+            if isinstance(manifest, LazyManifest):
+                manifest.prefetch(h.entry_id for h in hits if h.memory_ref == hit.memory_ref)
+            item = manifest.get(hit.entry_id)
             if item is None or item.entry_version_id != hit.entry_version_id:
                 raise InvalidCitationError(
                     f"Revision {hit.memory_ref.revision} of {hit.memory_ref.artifact_id!r} "

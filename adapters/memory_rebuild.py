@@ -12,7 +12,7 @@ rewrites only projections (head rows, FTS, vectors) and deployment metadata.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -63,7 +63,7 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
         # memory_commit bases: _versions_checked_sync, _complete_sync, _invalidate)
         def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
         def _versions_checked_sync(
-            self, manifest: dict[str, MemoryManifestEntry], entry_ids: Sequence[str]
+            self, manifest: Mapping[str, MemoryManifestEntry], entry_ids: Sequence[str]
         ) -> dict[str, MemoryEntryVersion]: ...
         def _complete_sync(self, artifact_id: str, revision: int,
                            generation: str | None = None) -> bool: ...

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from powercontext.adapters import revision_codec
+from powercontext.adapters import manifest_log, revision_codec
 from powercontext.adapters.revision_cache import RevisionCache
 from powercontext.adapters.storage import RevisionRow, SourceStore
 from powercontext.core import canonical
@@ -25,6 +25,7 @@ from powercontext.core.errors import (
     WritesPausedError,
 )
 from powercontext.core.manifest import ManifestView, splice
+from powercontext.core.manifest import content_bytes as manifest_content_bytes
 from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import MemoryCapabilities, MemoryContent, RehashReport
 
@@ -47,6 +48,7 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
         _revisions: RevisionCache
         _complete_cache: dict[tuple[str, int, str], bool]
         _cache_lock: threading.Lock
+        _manifest_log: manifest_log.ManifestLog | None
 
         def _revision_rows_sync(
             self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]: ...
@@ -132,11 +134,13 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
         self._bump_generation_sync()
         return report
 
-    @staticmethod
     def _canonical_body(
-        row: RevisionRow, base: ManifestView | None
+        self, row: RevisionRow, base: ManifestView | None
     ) -> tuple[bytes, ManifestView]:
-        """The canonical MemoryContent bytes a stored row holds, and its manifest view."""
+        """The canonical MemoryContent bytes a stored row holds, and its manifest view
+        (a manifest-log row: its changes, and its manifest from the log)."""
+        if row.encoding == revision_codec.LOG:
+            return self._log_body(row, base)
         if revision_codec.is_full(row.encoding):
             body = revision_codec.decode_full(row.encoding, row.content)
             content = canonical.parse_content(body)
@@ -148,6 +152,24 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
         items, changes = revision_codec.decode_delta(row.content)
         view = splice(base, items)
         return canonical.content_bytes(MemoryContent(view.manifest, changes), view.joined), view
+
+    def _log_body(self, row: RevisionRow, base: ManifestView | None
+                  ) -> tuple[bytes, ManifestView]:
+        """:meth:`_canonical_body` of a manifest-log row: the base's manifest with the
+        items set at this Revision, or, without a base, the log from its baseline."""
+        log = self._manifest_log
+        if log is None:
+            raise IntegrityError("a manifest-log Revision on a backend without the log")
+        changes = revision_codec.decode_changes(row.content)
+        aid, r = row.artifact_id, row.revision
+        if base is not None:
+            view = splice(base, manifest_log.latest(log.changed(aid, r - 1, r)), memoize=False)
+        else:
+            low = log.baseline_upto(aid, r)
+            if low is None:
+                raise IntegrityError("a manifest-log Revision without its baseline")
+            view = manifest_log.decode_view(log.range(aid, low, r))
+        return manifest_content_bytes(MemoryContent(view.manifest, changes), view), view
 
     def _pause_sync(self) -> None:
         if self._meta_get_sync("writes_paused"):

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from powercontext.adapters.manifest_log import LazyManifest
 from powercontext.adapters.memory_commit import MemoryCommitMixin
+from powercontext.adapters.revision_cache import ParsedRevision
 from powercontext.core import query as query_bounds
 from powercontext.core import ranking
 from powercontext.core.errors import ArtifactNotFoundError, CapabilityNotSupportedError
@@ -35,6 +37,18 @@ from powercontext.core.vectors import check_vector
 __all__ = ["MemorySearchMixin"]
 
 
+def _prefetch(heads: dict[str, SearchHead], rows: Sequence[SearchCandidate]) -> None:
+    """Read the manifest items of ``rows`` of every lazily read head in one statement
+    per Memory (a cached head has them all)."""
+    wanted: dict[str, list[str]] = {}
+    for c in rows:
+        wanted.setdefault(c.artifact_id, []).append(c.entry_id)
+    for artifact_id, entry_ids in wanted.items():
+        head = heads.get(artifact_id)
+        if head is not None and isinstance(head.manifest, LazyManifest):
+            head.manifest.prefetch(entry_ids)
+
+
 class MemorySearchMixin(MemoryCommitMixin):
     """``search`` and ``candidate_budget`` of a Memory backend. The host class
     (DatabaseMemoryBackend) provides the attribute and the dialect primitives listed
@@ -42,6 +56,8 @@ class MemorySearchMixin(MemoryCommitMixin):
 
     if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
         vector_k_cap: int | None
+
+        def _cached(self, key: tuple[str, int]) -> ParsedRevision | None: ...
 
         def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]: ...
         def _fts_candidates_sync(
@@ -76,9 +92,19 @@ class MemorySearchMixin(MemoryCommitMixin):
         """The head of every Memory the search names, read in its transaction (one
         :meth:`_heads_many_sync` read for all of them).
         A :class:`CurrentHead` takes whatever the head is now; an ArtifactRef must be it
-        (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory."""
+        (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory.
+
+        Each head's manifest is the cached Revision's when the Revision cache holds it;
+        else, when the manifest log holds the Revision, a
+        :class:`~powercontext.adapters.manifest_log.LazyManifest` that reads only the
+        items of the candidates (nothing proportional to the Memory in a new process or
+        after another process's write); else the Revision, decoded whole."""
         manifests: dict[str, SearchHead] = {}
         found = self._heads_many_sync([m.artifact_id for m in memories])
+        log = self._manifest_log
+        cold = [m.artifact_id for m in memories if m.artifact_id in found
+                and self._cached((m.artifact_id, found[m.artifact_id])) is None]
+        first = log.first_baselines(cold) if log is not None and cold else {}
         for m in memories:
             head = found.get(m.artifact_id)
             if head is None:
@@ -88,8 +114,15 @@ class MemorySearchMixin(MemoryCommitMixin):
                     f"search needs current heads: Memory {m.artifact_id!r} is at Revision "
                     f"{head}, not {m.revision}"
                 )
-            parsed = self._parsed_sync(m.artifact_id, head)
-            manifests[m.artifact_id] = SearchHead(parsed.revision.ref, parsed.by_entry)
+            cached = self._cached((m.artifact_id, head))
+            if cached is not None:
+                manifests[m.artifact_id] = SearchHead(cached.revision.ref, cached.by_entry)
+            elif log is not None and first.get(m.artifact_id, head + 1) <= head:
+                manifests[m.artifact_id] = SearchHead(
+                    ArtifactRef(m.artifact_id, head), LazyManifest(log, m.artifact_id, head))
+            else:
+                parsed = self._parsed_sync(m.artifact_id, head)
+                manifests[m.artifact_id] = SearchHead(parsed.revision.ref, parsed.by_entry)
         return manifests
 
     def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
@@ -150,37 +183,37 @@ class MemorySearchMixin(MemoryCommitMixin):
         manifest trusts, that the channel's admission accepts (over ``terms`` for fts)
         and whose stored version core confirms (:mod:`powercontext.core.ranking`), with
         the versions read into ``versions``. Fewer only when the stream runs out (or, on
-        a channel whose admission is monotone, at the first refusal)."""
+        a channel whose admission is monotone, at the first refusal).
+
+        Rows are taken in batches of as many as are still wanted (fts: admitted ones),
+        whose manifest items (a lazily read head) and versions are each read in one
+        statement; a batch whose rows fail takes another. Every row is judged in the
+        stream's order, so the answer is the first ``budget`` rows that pass."""
         out: list[SearchCandidate] = []
-        pending: list[SearchCandidate] = []
         exhausted = False
         stops = ranking.refusal_ends_channel(channel)
         try:
             while len(out) < budget and not exhausted:
-                # pull just enough candidates to fill the budget, then verify them in
-                # one read; pull more only when some fail (damaged rows)
-                while len(out) + len(pending) < budget:
+                batch: list[SearchCandidate] = []
+                while len(batch) < budget - len(out):
                     c = next(stream, None)
                     if c is None:
                         exhausted = True
                         break
-                    if stops:
-                        # vector: trust first, and only a trusted row's refusal ends the
-                        # channel (an ANN stream at a larger k can place a nearer row
-                        # after a stale one: ending at the stale row lost it)
-                        if not ranking.trusted(c, heads):
-                            continue
-                        if not ranking.admit(channel, c, terms):
-                            exhausted = True
-                            break
-                    else:
-                        # fts: admission first: it refuses most rows (3 of 4 on LoCoMo
-                        # questions), so trust is checked on the admitted ones only;
-                        # both are pure filters, the order changes nothing else
-                        if not ranking.admit(channel, c, terms):
-                            continue
-                        if not ranking.trusted(c, heads):
-                            continue
+                    # fts: admission first: it refuses most rows (3 of 4 on LoCoMo
+                    # questions), so trust is read and checked on the admitted ones only
+                    if stops or ranking.admit(channel, c, terms):
+                        batch.append(c)
+                _prefetch(heads, batch)
+                pending: list[SearchCandidate] = []
+                for c in batch:
+                    if not ranking.trusted(c, heads):
+                        continue
+                    # vector: only a trusted row's refusal ends the channel (an ANN
+                    # stream at a larger k can place a nearer row after a stale one)
+                    if stops and not ranking.admit(channel, c, terms):
+                        exhausted = True
+                        break
                     pending.append(c)
                 wanted = [c.entry_version_id for c in pending
                           if c.entry_version_id not in versions]
@@ -189,7 +222,6 @@ class MemorySearchMixin(MemoryCommitMixin):
                         (v.entry_version_id, v) for v in self._entry_versions_sync(wanted))
                 out.extend(c for c in pending
                            if ranking.confirmed(c, versions.get(c.entry_version_id), heads))
-                pending = []
         finally:
             close = getattr(stream, "close", None)
             if close is not None:

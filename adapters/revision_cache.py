@@ -5,36 +5,42 @@ parsed manifest never goes stale).
 
 A backend owns one :class:`RevisionCache`. It holds at most :data:`MAX_REVISIONS`
 Revisions, :data:`MAX_ITEMS` manifest items and :data:`MAX_BYTES` bytes in all (least
-recently used first out; the last one put always stays). The bytes of a Revision
-(:func:`revision_bytes`) are what it holds of its own: its canonical bytes and the
-containers of its view (tuples, index, counts); the item objects are shared with the
-Revisions of the same Memory it was spliced from or into, and counted by none (at 100k
-entries a Revision holds ~31 MB of its own, the shared items ~75 MB).
+recently used first out; the last one put always stays). The Revisions of one Memory
+spliced from one another share the chunks of their manifests
+(:mod:`powercontext.core.manifest_chunks`), so a Memory counts once, by its largest
+cached Revision: its items and their canonical bytes (:func:`revision_bytes`; the item
+objects cost about as much again).
 
-A stored delta is decoded from the nearest cached Revision or full checkpoint below it,
-every step's content hash checked; only the Revision asked for is cached (caching a
-whole delta chain evicted the heads of other Memories searched together).
+A Revision in the manifest log (:mod:`powercontext.adapters.manifest_log`) is read from
+the log, from the nearest cached Revision below it when there is one. A stored delta is
+decoded from the nearest cached Revision or full checkpoint below it, every step's
+content hash checked; only the Revision asked for is cached (caching a whole delta
+chain evicted the heads of other Memories searched together).
 """
-
 from __future__ import annotations
 
-import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
 from powercontext.adapters import revision_codec
 from powercontext.adapters.storage.rows import RevisionRow
-from powercontext.core import canonical
+from powercontext.core import canonical, manifest_chunks
 from powercontext.core.errors import ArtifactNotFoundError, IntegrityError
-from powercontext.core.manifest import ManifestView, splice
+from powercontext.core.manifest import (
+    ManifestView,
+    content_bytes_equal,
+    content_digest,
+    splice,
+)
 from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     ArtifactRef,
     MemoryChange,
     MemoryContent,
+    MemoryManifest,
     MemoryManifestEntry,
     MemoryRevision,
 )
@@ -67,6 +73,10 @@ MAX_CHANGES = 50_000
 #: ``(artifact_id, after, upto)`` -> the Revision rows with ``after < revision <= upto``,
 #: ascending (the backend's ``_revision_rows_sync``).
 RowReader = Callable[[str, int, int], list[RevisionRow]]
+#: ``(artifact_id, revision, base)`` -> the validated Revision read from the manifest log
+#: (:mod:`powercontext.adapters.manifest_log`; from ``base``, an earlier validated
+#: Revision of the Memory, when given), or None when that Revision is not in the log.
+LogDecoder = Callable[[str, int, "ParsedRevision | None"], "ParsedRevision | None"]
 
 
 class ParsedRevision:
@@ -79,20 +89,23 @@ class ParsedRevision:
         self.view = view
 
     @property
-    def by_entry(self) -> dict[str, MemoryManifestEntry]:
+    def by_entry(self) -> Mapping[str, MemoryManifestEntry]:
         return self.view.as_dict
 
 
 def revision_bytes(parsed: ParsedRevision) -> int:
-    """The bytes ``parsed`` holds of its own (an estimate from ``sys.getsizeof``, O(1) per
-    container): the joined canonical bytes of its manifest items and the containers of
-    its view, whichever are computed now. The item objects are not counted (shared)."""
-    held = parsed.view.__dict__
-    total = sys.getsizeof(parsed.revision.content.manifest.entries)
-    for value in held.values():
-        if isinstance(value, bytes | tuple | dict | list):
-            total += sys.getsizeof(value)
-    return total
+    """The canonical bytes of ``parsed``'s manifest items (its chunks' joined bytes)."""
+    return parsed.view.entries.byte_length()
+
+
+def _held(cached: Iterable[tuple[tuple[str, int], ParsedRevision]]) -> tuple[int, int]:
+    """(items, bytes) held by these cached Revisions: per Memory, its largest one."""
+    per: dict[str, tuple[int, int]] = {}
+    for (artifact_id, _), p in cached:
+        mine = (len(p.view), revision_bytes(p))
+        old = per.get(artifact_id)
+        per[artifact_id] = mine if old is None else (max(old[0], mine[0]), max(old[1], mine[1]))
+    return sum(i for i, _ in per.values()), sum(b for _, b in per.values())
 
 
 class RevisionCache:
@@ -121,14 +134,14 @@ class RevisionCache:
             return list(self._cache)
 
     def items(self) -> int:
-        """The manifest items of every cached Revision, summed."""
+        """The manifest items the cached Revisions hold (a Memory by its largest)."""
         with self._lock:
-            return sum(len(p.revision.content.manifest.entries) for p in self._cache.values())
+            return _held(self._cache.items())[0]
 
     def nbytes(self) -> int:
-        """:func:`revision_bytes` of every cached Revision, summed."""
+        """:func:`revision_bytes` the cached Revisions hold (a Memory by its largest)."""
         with self._lock:
-            return sum(revision_bytes(p) for p in self._cache.values())
+            return _held(self._cache.items())[1]
 
     def get(self, key: tuple[str, int]) -> ParsedRevision | None:
         """The cached Revision ``(artifact_id, revision)`` (now the most recent), or None."""
@@ -145,13 +158,12 @@ class RevisionCache:
             cache = self._cache
             cache[key] = parsed
             cache.move_to_end(key)
-            items = sum(len(p.revision.content.manifest.entries) for p in cache.values())
-            held = sum(revision_bytes(p) for p in cache.values())
-            while len(cache) > 1 and (len(cache) > self.max_revisions
-                                      or items > self.max_items or held > self.max_bytes):
-                _, dropped = cache.popitem(last=False)
-                items -= len(dropped.revision.content.manifest.entries)
-                held -= revision_bytes(dropped)
+            while len(cache) > 1:
+                items, held = _held(cache.items())
+                if (len(cache) <= self.max_revisions and items <= self.max_items
+                        and held <= self.max_bytes):
+                    break
+                cache.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
@@ -159,22 +171,36 @@ class RevisionCache:
             self._changes.clear()
             self._changes_held = 0
 
-    def parsed(self, artifact_id: str, revision: int, read_rows: RowReader) -> ParsedRevision:
-        """The validated Revision, decoding a delta chain from the nearest full row or
-        cached Revision (each step's content hash checked); rows come from
-        ``read_rows``. ArtifactNotFoundError when the Revision is not stored;
-        IntegrityError when a stored row fails its checks."""
+    def below(self, artifact_id: str, revision: int) -> ParsedRevision | None:
+        """The cached Revision of the Memory nearest below ``revision``, or None."""
+        with self._lock:
+            found = [r for a, r in self._cache if a == artifact_id and r < revision]
+            return self._cache[(artifact_id, max(found))] if found else None
+
+    def parsed(self, artifact_id: str, revision: int, read_rows: RowReader,
+               decode_log: LogDecoder | None = None) -> ParsedRevision:
+        """The validated Revision: read from the manifest log through ``decode_log``
+        (from the nearest cached Revision below it, when there is one) when the
+        Revision is in the log, else decoded from its stored row's delta chain from the
+        nearest full row or cached Revision (each step's content hash checked); rows
+        come from ``read_rows``. ArtifactNotFoundError when the Revision is not
+        stored; IntegrityError when a stored row fails its checks."""
         hit = self.get((artifact_id, revision))
         if hit is not None:
             return hit
-        parsed = self._decode(artifact_id, revision, read_rows, memo=True)
+        parsed = None
+        if decode_log is not None:
+            parsed = decode_log(artifact_id, revision, self.below(artifact_id, revision))
+        if parsed is None:
+            parsed = self._decode(artifact_id, revision, read_rows, memo=True)
         # only the Revision asked for: caching a whole delta chain evicted the heads of
         # other Memories (many Memories searched together thrashed the cache)
         self.put((artifact_id, revision), parsed)
         return parsed
 
-    def changes(self, artifact_id: str, after: int, upto: int,
-                read_rows: RowReader) -> list[tuple[ArtifactRef, tuple[MemoryChange, ...]]]:
+    def changes(self, artifact_id: str, after: int, upto: int, read_rows: RowReader,
+                decode_log: LogDecoder | None = None
+                ) -> list[tuple[ArtifactRef, tuple[MemoryChange, ...]]]:
         """``(ref, changes)`` of every Revision ``after < r <= upto``, ascending, each
         from a validated Revision (Memory RFC, "changes()"): cached ones as they are, the
         others decoded forward, one delta at a time, from the nearest cached Revision or
@@ -197,7 +223,11 @@ class RevisionCache:
                     out.append((ArtifactRef(artifact_id, r), known))
                     prev = None
                     continue
-                if prev is not None and prev.revision.ref.revision == r - 1:
+                logged = None if decode_log is None else decode_log(
+                    artifact_id, r, prev if prev is not None else self.below(artifact_id, r))
+                if logged is not None:
+                    hit = logged
+                elif prev is not None and prev.revision.ref.revision == r - 1:
                     if rows is None:
                         rows = {row.revision: row for row in read_rows(artifact_id, r - 1, upto)}
                     row = rows.get(r)
@@ -294,8 +324,7 @@ class RevisionCache:
         items, changes = revision_codec.decode_delta(row.content)
         view = splice(base.view, items, memoize=memo)
         content = MemoryContent(view.manifest, changes)
-        body = canonical.content_bytes(content, view.joined)
-        if canonical.artifact_content_hash(body) != row.content_hash:
+        if content_digest(content, view) != row.content_hash:
             raise IntegrityError(
                 f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
                 "match its content hash"
@@ -319,8 +348,12 @@ class RevisionCache:
                 f"Revision {row.revision} of {row.artifact_id!r}: stored content does not "
                 "match its content hash"
             )
-        content = canonical.parse_content(row.content)
-        if canonical.content_bytes(content) != row.content:
+        parsed = canonical.parse_content(row.content)
+        content = MemoryContent(
+            MemoryManifest(manifest_chunks.build(parsed.manifest.entries),
+                           parsed.manifest.format), parsed.changes, parsed.schema)
+        view = manifest_view(content.manifest)
+        if not content_bytes_equal(content, view, row.content):
             raise IntegrityError(
                 f"Revision {row.revision} of {row.artifact_id!r}: content is not canonical"
             )
@@ -330,4 +363,4 @@ class RevisionCache:
             row.content_hash,
             canonical.parse_lineage(row.lineage),
         )
-        return ParsedRevision(revision, manifest_view(content.manifest))
+        return ParsedRevision(revision, view)

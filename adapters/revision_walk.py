@@ -118,6 +118,8 @@ def walk_changes(artifact_id: str, after: int, upto: int, read_rows: RowReader,
             low = r + 1
             break
     rows = read_rows(artifact_id, low - 1, upto)
+    if any(row.encoding == revision_codec.LOG for row in rows):
+        return None  # the manifest log's Revisions: the caller reads them from the log
     if not rows or rows[-1].revision != upto or rows[0].revision != low:
         if rows and rows[0].revision != low:
             return None
@@ -126,7 +128,8 @@ def walk_changes(artifact_id: str, after: int, upto: int, read_rows: RowReader,
     keys: list[bytes] = []
     fmt = schema = ""
     if base is not None:
-        items, keys = list(base.view.item_bytes), list(base.view.keys)
+        items = list(base.view.item_bytes)
+        keys = [e.entry_id.encode("utf-8") for e in base.view.entries]
         fmt, schema = base.view.manifest.format, base.revision.content.schema
     elif not revision_codec.is_full(rows[0].encoding):
         return None  # no checkpoint where one belongs: the full decoder walks from 1

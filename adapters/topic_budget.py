@@ -163,25 +163,34 @@ class TopicBudgetFront:
             self._budget_update_sync(decision.row)
         return decision
 
-    async def record_failure(self, grant: AttemptGrant, code: str) -> None:
+    async def record_failure(self, grant: AttemptGrant, code: str, *,
+                             through: int | None = None) -> None:
         """Store the bounded failure ``code`` (``[a-z_]{1,64}``, else InvalidInputError
         naming ``code``) on ``grant``'s budget row in its own committed transaction,
         unless the row is terminal already or another attempt holds it (then nothing
         is written). A code of TERMINAL_CODES makes the row a terminal frontier.
+        ``through`` (> ``grant.source_after``; InvalidInputError naming ``through``
+        otherwise) raises ``furthest_through`` to it: a rejected Source's position, so
+        the row names the Source a ``source_complexity_limit`` frontier stops at.
         TopicProcessingError ``supervisor_term_lost`` (nothing written) when
         ``grant.supervisor`` is no longer the term."""
         check_grant(grant)
         check_failure_code(code)
-        await self._run(self._in_tx, True, self._record_failure_sync, grant, code)
+        if through is not None:
+            check_position(through, "through", grant.source_after + 1)
+        await self._run(self._in_tx, True, self._record_failure_sync, grant, code, through)
 
-    def _record_failure_sync(self, grant: AttemptGrant, code: str) -> None:
+    def _record_failure_sync(self, grant: AttemptGrant, code: str,
+                             through: int | None = None) -> None:
         self._fenced_attempt_sync(grant.supervisor)  # type: ignore[arg-type]
         row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
                                     lock=True)
         if row is None or row.attempt_id != grant.attempt_id or row.terminal:
             return
-        if row.failure_code != code:
-            self._budget_update_sync(attrs.evolve(row, failure_code=code))
+        furthest = max(row.furthest_through, through or 0)
+        if row.failure_code != code or row.furthest_through != furthest:
+            self._budget_update_sync(attrs.evolve(row, failure_code=code,
+                                                  furthest_through=furthest))
 
 
 class TopicBudgetMixin(TopicBudgetFront, TopicReadsMixin):

@@ -35,7 +35,7 @@ snippets); here is only the order of the I/O around them.
 from __future__ import annotations
 
 from powercontext.adapters.topic_budget import TopicBudgetMixin
-from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
+from powercontext.adapters.topic_operator_store import TopicOperatorFront
 from powercontext.adapters.topic_rebuild import TopicRebuildMixin
 from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
 from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
@@ -46,7 +46,7 @@ from powercontext.core.models import EmbeddingProfile
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
 
 
-class DatabaseTopicBackend(TopicProcessingStoreMixin, TopicSupervisionFront, TopicRebuildMixin,
+class DatabaseTopicBackend(TopicOperatorFront, TopicSupervisionFront, TopicRebuildMixin,
                            TopicBudgetMixin):
     """Base class of SQL Topic backends; implements the TopicMemoryBackend port.
 

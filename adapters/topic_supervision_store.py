@@ -3,9 +3,10 @@ fencing", "Supervisor failover and recovery", "Automatic scheduling"; TOPIC-MEMO
 "SQLite and other processes"): :class:`TopicSupervisionFront` gives the port's
 ``acquire_lease``, ``renew_lease``, ``release_lease``, ``pending_page``,
 ``scheduling_state``, ``clear_wave_targets``, ``freeze_wave``, ``wave_targets``,
-``complete_target`` and ``complete_wave``, and the term fence (:meth:`_fence_sync`)
-that the allowance (:mod:`powercontext.adapters.topic_budget`) and the publication
-(:mod:`powercontext.adapters.topic_publication`) run first in their transactions.
+``complete_target``, ``complete_wave`` and ``handle_flush``, and the term fence
+(:meth:`_fence_sync`) that the allowance (:mod:`powercontext.adapters.topic_budget`) and
+the publication (:mod:`powercontext.adapters.topic_publication`) run first in their
+transactions.
 
 Engine-neutral: the order of the I/O over synchronous primitives the engine's Topic
 backend implements (SQLite ``adapters/sqlite/topic_supervision.py``, OceanBase
@@ -25,7 +26,10 @@ inside the transaction opened here:
   ``_target_get_sync(wave_id, binding, scope)``, ``_target_complete_sync(...)``,
   ``_targets_count_sync(wave_id, binding)`` -> (targets, uncovered),
   ``_wave_cleanup_sync(wave_id, binding)`` (qualifying Pending and the targets
-  deleted).
+  deleted);
+* ``_pending_row_sync(binding, scope, lock=)``, ``_pending_handled_sync(binding, scope,
+  handled)``, ``_pending_delete_sync(binding, scope)`` (the allowance's primitives,
+  shared with the publication guards).
 
 Class attribute ``lease_expires``: True for an engine whose leases expire by database
 time (OceanBase: ``lease_seconds`` > 0 required), False for one whose term lasts until
@@ -42,8 +46,14 @@ from typing import Any
 from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import InvalidInputError, RevisionConflictError
 from powercontext.core.topic.content import check_scope_id
-from powercontext.core.topic.guards import check_holder_id, check_term, fence_term
-from powercontext.core.topic.processing import BINDING, PendingRow
+from powercontext.core.topic.guards import (
+    check_holder_id,
+    check_position,
+    check_term,
+    fence_term,
+    pending_after,
+)
+from powercontext.core.topic.processing import BINDING, PendingRow, PendingUpdate
 from powercontext.core.topic.supervision import (
     SchedulingState,
     SupervisorTerm,
@@ -108,6 +118,9 @@ class TopicSupervisionFront:
     _targets_count_sync: Any
     _wave_cleanup_sync: Any
     _cursor_sync: Any
+    _pending_row_sync: Any
+    _pending_handled_sync: Any
+    _pending_delete_sync: Any
 
     # ------------------------------------------------------------------ the fence
 
@@ -261,6 +274,52 @@ class TopicSupervisionFront:
             return False
         self._binding_state_touch_sync(BINDING)
         self._wave_cleanup_sync(wave_id, BINDING)
+        return True
+
+    # ------------------------------------------------------------------ flushes
+
+    async def handle_flush(self, scope_id: str, target: int, claimed_flush_generation: int,
+                           *, supervisor: SupervisorTerm | None = None) -> bool:
+        """Handle an explicit flush whose wave target is covered without a Window to
+        publish (Topic Memory RFC, "Pending dirty set": a flush during a wave gives at
+        most one successor wave, and Pending is deleted once its target is covered and
+        handled, whether or not a Window publishes). One short transaction, fenced by
+        ``supervisor`` when given: when the Scope's Cursor is at least ``target`` (the
+        wave target frozen with the claim), ``handled_flush_generation =
+        max(current, claimed)`` and the row is deleted when ``cursor >=
+        source_through`` and the handled generation equals ``flush_generation`` (a row
+        raised by newer Sources stays). Returns False (nothing written) when the
+        Cursor is below ``target``, True otherwise (also when no Pending row is left).
+
+        Errors: InvalidInputError naming ``scope_id``, ``target`` (an integer >= 1),
+        ``claimed_flush_generation`` (>= 1, and at most the row's
+        ``flush_generation``) or ``supervisor``; SupervisorTermError for a lost term
+        (nothing written)."""
+        scope = check_scope_id(scope_id)
+        check_position(target, "target", 1)
+        check_position(claimed_flush_generation, "claimed_flush_generation", 1)
+        if supervisor is None:
+            done: bool = await self._run(self._in_tx, True, self._handle_flush_sync, scope,
+                                         target, claimed_flush_generation)
+            return done
+        check_term(supervisor, "supervisor")
+        done = await self._run(self._in_tx, True, self._fenced_sync, supervisor,
+                               self._handle_flush_sync, scope, target,
+                               claimed_flush_generation)
+        return done
+
+    def _handle_flush_sync(self, scope_id: str, target: int, claimed: int) -> bool:
+        row = self._pending_row_sync(BINDING, scope_id, lock=True)
+        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        if cursor < target:
+            return False
+        if row is None:
+            return True
+        after = pending_after(row, cursor, PendingUpdate(claimed))
+        if after is None:
+            self._pending_delete_sync(BINDING, scope_id)
+        elif after != row:
+            self._pending_handled_sync(BINDING, scope_id, after.handled_flush_generation)
         return True
 
     def _fenced_sync(self, term: SupervisorTerm, fn: Any, *args: Any) -> Any:

@@ -64,7 +64,7 @@ class WriteOps(ServiceCore):
         rev = await self.backend.load_revision(memory)
         view = manifest_view(rev.content.manifest)  # memoized per Revision
         ids = (None if entry_ids is None
-               else [i for i in dict.fromkeys(entry_ids) if i in view.index])
+               else [i for i in dict.fromkeys(entry_ids) if view.get(i) is not None])
         versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
         return planning.MemoryBase(memory, rev.content, versions)
 

@@ -33,10 +33,12 @@ One asyncio task in the serving process (role ``all`` or ``background``):
 * **Waves.** An explicit flush freezes (``source_through``, ``flush_generation``) in
   memory for its Scope; the Window that reaches the target handles the claimed
   generation; a flush during the wave makes the next discovery start exactly one
-  successor. An automatic wave completes with ``complete_wave`` once every target is
-  covered.
-* **Logs** (logger ``powercontext.supervisor``, one record per event, fields as record
-  attributes and in the message): binding, scope_id, window_after, window_through,
+  successor, which publishes its Windows or, when its target is covered already,
+  handles the generation with ``handle_flush`` (no Worker). An automatic wave
+  completes with ``complete_wave`` once every target is covered.
+* **Logs** (logger ``powercontext.supervisor``, one record per event: the message is
+  the event, the fields are record attributes that the StructuredFormatter appends
+  once as ``key=value``): binding, scope_id, window_after, window_through,
   stage, error_code, exception_type, failure_count, retry_delay, supervisor_generation,
   worker_id, traceback; never Source content, prompts, model output or secrets.
   Tracebacks are logged as ``file:line:function`` frames only (an exception's text
@@ -44,14 +46,14 @@ One asyncio task in the serving process (role ``all`` or ``background``):
 
 The runner ``python -m powercontext.supervisor --db URL [--config F] [--plugin
 M:A]... [-v]`` runs one Supervisor in the foreground until SIGTERM/SIGINT (role
-``background`` semantics) and prints ``supervisor ready holder=<id>
+``background`` semantics, so an OceanBase database only: on SQLite it refuses, as
+``serve --role background`` does) and prints ``supervisor ready holder=<id>
 generation=<n>`` to stderr whenever it holds a new term.
 
-Known limit: a flush that arrives while an automatic or catch-up Window of its Scope
-is in flight can be covered by that Window (which leaves Pending alone); the flush
-generation then stays unhandled until a later Source gives an explicit Window to
-publish (the port has no Pending-only handle call). The key is re-checked each poll
-with one status read and no Worker.
+A flush whose target is already covered when its wave is dispatched (a flush during
+a wave with no new Source, or one covered by an automatic or catch-up Window) is
+handled without a Worker: ``handle_flush`` raises the handled generation and deletes
+Pending under the spec's condition, so every flush ends handled.
 """
 
 from __future__ import annotations
@@ -165,11 +167,6 @@ def _frames(exc: BaseException) -> str:
     quote content, its frames never do."""
     return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno}:{f.name}"
                       for f in reversed(traceback.extract_tb(exc.__traceback__)))
-
-
-def _kv(fields: Mapping[str, Any]) -> str:
-    return " ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
-                    for k, v in fields.items() if v is not None)
 
 
 class ArtifactProcessingSupervisor:
@@ -577,6 +574,16 @@ class ArtifactProcessingSupervisor:
                          pending.flush_generation)
             self._work[key] = work
         if status.cursor >= work.target:
+            if (work.mode == "explicit" and work.claimed is not None and pending is not None
+                    and pending.handled_flush_generation < work.claimed):
+                # the target is covered (by an earlier Window, another mode's Window or
+                # a Window published while this flush arrived): the flush is handled
+                # now, with no Window to publish (Topic Memory RFC, "Pending dirty set")
+                await self._service.backend.handle_flush(scope, work.target, work.claimed,
+                                                         supervisor=term)
+                self._emit(logging.INFO, "flush handled: its target was covered", key,
+                           stage="wave", window_after=status.cursor, target=work.target,
+                           claimed=work.claimed)
             await self._finished(key, work)
             return
         self._seq += 1
@@ -736,14 +743,19 @@ class ArtifactProcessingSupervisor:
     # ------------------------------------------------------------------ logs
 
     def _emit(self, level: int, event: str, key: Key | None, **fields: Any) -> None:
-        """One structured record: the fields as record attributes and ``key=value`` in
-        the message. Never Source content, prompts, model output or secrets."""
+        """One structured record: the message is the event alone, the fields are record
+        attributes (those beyond the Worker's ``FIELDS`` named in ``extra_fields``), so
+        :class:`~powercontext.topic_worker.StructuredFormatter` shows each once. Never
+        Source content, prompts, model output or secrets."""
+        from powercontext.topic_worker import FIELDS
+
         base: dict[str, Any] = {"binding": key[0] if key else BINDING,
                                 "scope_id": key[1] if key else None}
         term = self._term
         base["supervisor_generation"] = term.generation if term else None
         base.update(fields)
-        _log.log(level, "%s %s", event, _kv(base), extra=base)
+        base["extra_fields"] = tuple(k for k in base if k not in FIELDS)
+        _log.log(level, "%s", event, extra=base)
 
 
 # ---------------------------------------------------------------------- the runner
@@ -753,8 +765,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m powercontext.supervisor --db URL [--config F] [--plugin M:A]... [-v]``:
     one Supervisor in the foreground (role ``background`` semantics) until SIGTERM or
     SIGINT; prints ``supervisor ready holder=<id> generation=<n>`` to stderr each time
-    it holds a new term. Exit 2 for a refused start (another SQLite Supervisor, bad
-    configuration, Topic processing unavailable with automatic scheduling)."""
+    it holds a new term. Exit 2 for a refused start: a SQLite database (as ``serve
+    --role background``: SQLite runs the Supervisor only inside ``serve --role all``),
+    bad configuration, Topic processing unavailable with automatic scheduling."""
     from powercontext import topic_config
     from powercontext.topic_worker import StructuredFormatter
 
@@ -765,6 +778,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="module:attribute of an extra plugin (Workers too)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    from powercontext.plugins.registry import url_scheme
+
+    if url_scheme(args.db) in (None, "sqlite"):
+        # the same refusal as `serve --role background` (Topic Memory RFC, "Process
+        # roles": the first SQLite release runs only the single-process role all)
+        print("error: role: SQLite supports only `powercontext serve --role all` (one "
+              "process serving the API and running the Supervisor); this runner is the "
+              "background role, which needs OceanBase", file=sys.stderr)
+        return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(StructuredFormatter())
     root = logging.getLogger("powercontext")

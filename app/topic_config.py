@@ -81,6 +81,7 @@ from powercontext.core.topic.provider_policy import (
     check_generation_policy,
     require_policy,
 )
+from powercontext.core.topic.result_room import result_room_problems
 
 if TYPE_CHECKING:
     from powercontext.plugins.registry import Registry
@@ -322,7 +323,7 @@ def generation_problems(config: PowerContextConfig, registry: Registry | None = 
         key, _, why = problem.partition(": ")
         problems.append(f"{_config_key(key)}: {why}")
     try:
-        config.processing_settings()
+        problems.extend(result_room_problems(config.processing_settings()))
     except InvalidInputError as exc:
         problems.append(str(exc))
     provider = inf.generation_provider

@@ -84,7 +84,7 @@ from powercontext.core.errors import (
     describe_error,
     is_own_component,
 )
-from powercontext.core.topic import accumulate, planner, reconcile, stages, temporary
+from powercontext.core.topic import accumulate, planner, reconcile, result_room, stages, temporary
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic import history as topic_history
 from powercontext.core.topic import projection as topic_projection
@@ -206,12 +206,17 @@ class _Attempt:
     stage: str = "window"
     window: Window | None = None
     reserved: int = 0
+    #: The position of a Source the Window selection rejected (over a complexity
+    #: ceiling): the end of the Window the logs name.
+    rejected: int | None = None
     #: Evidence ids of Sources that went through temporary Topics (condensed).
     condensed: set[str] = attrs.field(factory=set)
 
     @property
     def through(self) -> int:
-        return self.window.through if self.window is not None else self.grant.source_after
+        if self.window is not None:
+            return self.window.through
+        return self.rejected if self.rejected is not None else self.grant.source_after
 
 
 @attrs.frozen
@@ -274,6 +279,7 @@ class TopicProcessor:
         status = await self._status(scope)
         target, claimed = self._wave(status)
         if status.cursor >= target:
+            await self._handle_covered(scope, status, target, claimed)
             return None
         return await self._window(scope, status.cursor, target, claimed)
 
@@ -309,6 +315,8 @@ class TopicProcessor:
             cursor = outcome.through
             if on_window is not None:
                 on_window(outcome)
+        if stopped is None:
+            await self._handle_covered(scope, await self._status(scope), target, claimed)
         return ProcessReport(scope, tuple(windows), await self._status(scope), stopped,
                              reason)
 
@@ -346,6 +354,17 @@ class TopicProcessor:
     async def _status(self, scope: str) -> ScopeStatus:
         (status,) = await self.service.backend.processing_status(scope)
         return status
+
+    async def _handle_covered(self, scope: str, status: ScopeStatus, target: int,
+                              claimed: int | None) -> None:
+        """A flush whose target the Cursor covers is handled even when no Window is
+        left to publish (a flush during a wave with no new Source; Topic Memory RFC,
+        "Pending dirty set"): the handled generation rises and Pending goes under the
+        spec's condition."""
+        pending = status.pending
+        if (claimed and pending is not None and status.cursor >= target
+                and pending.handled_flush_generation < claimed):
+            await self.service.backend.handle_flush(scope, target, claimed)
 
     @staticmethod
     def _wave(status: ScopeStatus) -> tuple[int, int | None]:
@@ -395,7 +414,10 @@ class TopicProcessor:
             raise TopicProcessingError(
                 CODE_JOURNAL, f"no journal row after position {after}", stage="window")
         if isinstance(selected, WindowRejection):
-            await backend.record_failure(attempt.grant, selected.code)
+            attempt.rejected = selected.position
+            # the budget row's furthest end names the rejected Source (topic status)
+            await backend.record_failure(attempt.grant, selected.code,
+                                         through=selected.position)
             raise TopicProcessingError(
                 selected.code, f"the Source at position {selected.position} is over a "
                 f"complexity ceiling ({selected.reason})", stage="window", terminal=True)
@@ -507,8 +529,10 @@ class TopicProcessor:
             response = await self._call(attempt, request)
             return planner.parse_item(response.output_text, window, item)
         budget = accumulate.reduce_budget("temporary", settings, item.focus)
-        max_chars = accumulate.max_result_chars(budget)
         attempt.stage = "temporary"
+        # no temporary Topic fits its result budget: fail closed before any call
+        result_room.check_result_room("temporary", budget, "temporary")
+        max_chars = accumulate.max_result_chars(budget)
         attempt.condensed.update(item.evidence_ids)
         batches = temporary.source_batches(window, item, settings, max_chars)
         acc = accumulate.Accumulator("temporary", budget)
@@ -583,9 +607,8 @@ class TopicProcessor:
                  left: tuple[LeftOut, ...] = ()) -> WindowOutcome:
         window = attempt.window
         assert window is not None
-        _log.info("topic window published: scope %r (%d, %d], %d created, %d updated, "
-                  "%d noop, %d requests reserved, %d Source(s) left out", window.scope_id,
-                  window.after, window.through, len(created), len(updated), noops,
+        _log.info("topic window published: %d created, %d updated, %d noop, %d requests "
+                  "reserved, %d Source(s) left out", len(created), len(updated), noops,
                   attempt.reserved, len(left),
                   extra=self._fields(window.scope_id, window.after, window.through,
                                      "publish", None, attempt.grant.attempt_count))
@@ -619,8 +642,8 @@ class TopicProcessor:
         if window is not None:
             # one line per stage call (shown by `topic process -v`): the stage, the
             # request's size and the total reserved; never any text
-            _log.info("topic stage %s (%s): ~%d tokens, %d request(s) reserved so far",
-                      request.stage, request.schema_name, request.estimated_tokens,
+            _log.info("topic stage call (%s): ~%d tokens, %d request(s) reserved so far",
+                      request.schema_name, request.estimated_tokens,
                       attempt.reserved,
                       extra=self._fields(window.scope_id, window.after, window.through,
                                          request.stage, None, attempt.grant.attempt_count))
@@ -714,7 +737,13 @@ class TopicProcessor:
                 probes.extend(live.item for live in acc.live)  # type: ignore[misc]
             acc, owner = None, None
 
-        for pr in self._probe_requests(window):
+        requests = self._probe_requests(window)
+        if any(pr.fragment is not None for pr in requests):
+            # fragment Probes are reduced: fail closed before any call when no reduced
+            # Probe fits the reduce result budget
+            result_room.check_result_room(
+                "probe", accumulate.reduce_budget("probe", self.settings), "probe")
+        for pr in requests:
             attempt.stage = "probe"
             response = await self._call(attempt, pr.request)
             found = stages.parse_probes(response.output_text, window, pr.ids)
@@ -807,7 +836,7 @@ class TopicProcessor:
             try:
                 await self.service.backend.record_failure(attempt.grant, err.code)
             except Exception as exc:  # best effort: the Window failed anyway
-                _log.warning("topic failure code not stored: %s", type(exc).__name__,
+                _log.warning("topic failure code not stored",
                              extra=self._fields(attempt.grant.scope_id,
                                                 attempt.grant.source_after, attempt.through,
                                                 err.stage, err.code,
@@ -817,9 +846,8 @@ class TopicProcessor:
 
     def _log_failure(self, scope: str, after: int, through: int, err: TopicProcessingError,
                      attempts: int | None, cause: BaseException | None = None) -> None:
-        _log.warning("topic window failed: scope %r (%d, %d] stage %s error_code %s%s",
-                     scope, after, through, err.stage, err.code,
-                     " (terminal)" if err.terminal else "",
+        # the Scope, Window, stage and code are fields (shown once by the formatter)
+        _log.warning("topic window failed%s", " (terminal)" if err.terminal else "",
                      extra=self._fields(scope, after, through, err.stage, err.code,
                                         attempts, cause or err))
 

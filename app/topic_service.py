@@ -49,6 +49,7 @@ from powercontext.core.topic.models import (
     TopicSearchResult,
     TopicWrite,
 )
+from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import FlushStatus, ProcessingSettings, ScopeStatus
 from powercontext.core.vectors import prepare_vector
 from powercontext.ports import EmbeddingModel
@@ -240,6 +241,34 @@ class TopicMemoryService:
         absent. InvalidInputError naming ``scope_id`` for a bad id."""
         scope = None if scope_id is None else topic_content.check_scope_id(scope_id)
         return await self.backend.processing_status(scope)
+
+    async def blocked(self, scope_id: str | None = None) -> tuple[BlockedFrontier, ...]:
+        """Read only (Topic Memory RFC, "Retry and observability"): why each Scope (one,
+        or with None every known Scope) stopped at a terminal frontier is stopped: the
+        Source processing stops at, the failure code, a short reason (no Source text)
+        and the commands that unblock it. Scopes not stopped are left out."""
+        scope = None if scope_id is None else topic_content.check_scope_id(scope_id)
+        return await self.backend.blocked_frontiers(scope)
+
+    async def unblock(self, scope_id: str, action: str, *, frontier: int,
+                      position: int | None = None, decided_by: str,
+                      reason: str) -> OperatorDecision:
+        """An operator decision at the terminal frontier ``frontier`` (the Cursor the
+        Scope is stopped at; :mod:`powercontext.core.topic.operator`): ``skip`` the
+        Source at ``position`` or ``grant`` one fresh allowance, recorded with who and
+        why as an audit row in the same transaction as its effect; the Scope is flushed
+        so processing resumes. The only path that changes a terminal frontier. Errors:
+        InvalidInputError (not stopped there, a refused action, bad who or why),
+        RevisionConflictError (the Scope moved), SecretDetectedError."""
+        return await self.backend.unblock(
+            topic_content.check_scope_id(scope_id), action, frontier=frontier,
+            position=position, decided_by=decided_by, reason=reason)
+
+    async def operator_decisions(self, scope_id: str, limit: int = 20
+                                 ) -> tuple[OperatorDecision, ...]:
+        """Read only: the Scope's operator decisions (audit rows), newest first."""
+        return await self.backend.operator_decisions(
+            topic_content.check_scope_id(scope_id), limit)
 
     async def process(self, scope_id: str, *, model: TopicGenerationModel | None,
                       settings: ProcessingSettings | None = None) -> ProcessReport:

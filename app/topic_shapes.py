@@ -23,6 +23,13 @@ The processing values (:func:`processing_json`):
 - ``ProcessReport``: ``{"scope_id", "windows", "status", "stopped" (null when covered,
   else the failure code), "reason" (the failure's message, null when covered),
   "covered"}``
+- ``BlockedFrontier``: ``{"scope_id", "source_after", "through", "failure_code",
+  "position", "source_id", "kind", "uri" (null when not found), "reason",
+  "commands"}``
+- ``OperatorDecision``: ``{"decision_id", "scope_id", "binding_name", "source_after",
+  "action", "position", "source_id" (null for a grant), "failure_code",
+  "attempt_count", "reserved_requests", "reserved_tokens", "decided_by", "reason",
+  "decided_at"}``
 
 A surface may add context keys around a shaped value (``untrusted``, ``notice``) but
 never renames or drops one.
@@ -34,6 +41,7 @@ from typing import Any
 
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import TopicHit, TopicRef, TopicRevision, TopicSearchResult
+from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import ScopeStatus
 
 __all__ = ["left_out_json", "processing_json", "topic_json"]
@@ -97,9 +105,9 @@ def left_out_json(value: Any) -> dict[str, Any]:
 
 
 def processing_json(value: Any) -> Any:
-    """The JSON-ready shape of a processing value: a ScopeStatus, a WindowOutcome or a
-    ProcessReport (:mod:`powercontext.topic_processing`; module docstring). TypeError
-    for anything else."""
+    """The JSON-ready shape of a processing value: a ScopeStatus, a WindowOutcome, a
+    ProcessReport (:mod:`powercontext.topic_processing`), a BlockedFrontier or an
+    OperatorDecision (module docstring). TypeError for anything else."""
     from powercontext.topic_processing import ProcessReport, WindowOutcome
 
     if isinstance(value, ScopeStatus):
@@ -110,6 +118,13 @@ def processing_json(value: Any) -> Any:
                 "updated": [_ref(r) for r in value.updated], "noops": value.noops,
                 "reserved_requests": value.reserved_requests,
                 "left_out": [left_out_json(x) for x in value.left_out]}
+    if isinstance(value, BlockedFrontier | OperatorDecision):
+        import attrs
+
+        shaped = attrs.asdict(value)
+        if isinstance(value, BlockedFrontier):
+            shaped["commands"] = list(value.commands)
+        return shaped
     if isinstance(value, ProcessReport):
         return {"scope_id": value.scope_id,
                 "windows": [processing_json(w) for w in value.windows],

@@ -59,16 +59,21 @@ FIELDS = ("binding", "scope_id", "window_after", "window_through", "stage", "err
 
 class StructuredFormatter(logging.Formatter):
     """``<time> <level> <logger>: <message> key=value ...`` with every structured field
-    (:data:`FIELDS`) the record carries (None values left out). Text values are
-    ``repr``-quoted so a Scope id cannot forge a field or a line."""
+    the record carries, each once: :data:`FIELDS` in that order, then the names the
+    record lists in its ``extra_fields`` attribute (a tuple of further attribute names,
+    e.g. ``mode``, ``target``); None values are left out. The message itself never
+    repeats a field. Text values are ``repr``-quoted so a Scope id cannot forge a field
+    or a line. ``fmt`` replaces the line's prefix format (``topic process -v`` shows
+    ``powercontext.topic: %(message)s``)."""
 
-    def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    def __init__(self, fmt: str = "%(asctime)s %(levelname)s %(name)s: %(message)s") -> None:
+        super().__init__(fmt)
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
         parts = []
-        for name in FIELDS:
+        names = dict.fromkeys((*FIELDS, *getattr(record, "extra_fields", ())))
+        for name in names:
             value = getattr(record, name, None)
             if value is None:
                 continue

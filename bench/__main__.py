@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "scanner": "bench.secret_scan",
     "dashboard": "bench.dashboard",
     "evidence": "bench.evidence",
+    "source-add": "bench.source_add",
 }
 
 

@@ -14,6 +14,7 @@ it (a plan carries its canonical bytes and hash, a manifest view its items' byte
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import unicodedata
@@ -42,6 +43,7 @@ from powercontext.core.models import (
 __all__ = [
     "ENTRY_CONTENT_PREFIX",
     "HASH_FORMAT",
+    "JSON_ESCAPED",
     "LEGACY_HASH_FORMAT",
     "MAX_ID_LENGTH",
     "MAX_JSON_INT",
@@ -55,6 +57,7 @@ __all__ = [
     "check_json_int",
     "content_bytes",
     "content_bytes_equal",
+    "content_frame",
     "embedding_content_hash",
     "entry_content_bytes",
     "entry_content_hash",
@@ -269,18 +272,12 @@ def artifact_refs_bytes(refs: tuple[ArtifactRef, ...]) -> bytes:
                 "artifact_refs")
 
 
-def _loads(text: str | bytes) -> Any:
-    import json
-
-    return json.loads(text)
-
-
 def parse_source_refs(text: str | bytes) -> tuple[SourceRef, ...]:
-    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in _loads(text))
+    return tuple(SourceRef(d["source_id"], d["content_hash"]) for d in json.loads(text))
 
 
 def parse_artifact_refs(text: str | bytes) -> tuple[ArtifactRef, ...]:
-    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in _loads(text))
+    return tuple(ArtifactRef(d["artifact_id"], int(d["revision"])) for d in json.loads(text))
 
 
 # --- hashes -----------------------------------------------------------------------
@@ -293,11 +290,26 @@ def source_content_hash(
     ``[key, value]`` pairs in the order given; ``make_source`` sorts them by the UTF-16
     code units of the key, the order RFC 8785 gives object members). A value RFC 8785
     cannot carry raises InvalidInputError naming ``source``."""
-    body = _jcs(
-        {"content": content, "kind": kind, "metadata": [list(p) for p in metadata], "uri": uri},
-        "source",
-    )
+    value = {"content": content, "kind": kind, "metadata": [list(p) for p in metadata],
+             "uri": uri}
+    body = _strings_json(value) or _jcs(value, "source")
     return sha256_hex(SOURCE_CONTENT_PREFIX + body)
+
+
+def _strings_json(value: dict[str, Any]) -> bytes | None:
+    r"""RFC 8785 bytes of a Source body by the C JSON encoder, or None (then rfc8785).
+    Exact for ASCII member names given sorted and values that are str, None or lists of
+    [str, str]: JSON escapes a string as RFC 8785 does (\b \t \n \f \r, other controls
+    as lower-case \u00xx, quote, backslash); a lone surrogate returns None."""
+    for v in value.values():
+        if not (v is None or type(v) is str or (type(v) is list and all(
+                type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
+                for p in v))):
+            return None
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def make_source(
@@ -364,7 +376,7 @@ def version_hash_ok(v: MemoryEntryVersion) -> bool:
 
 #: Characters RFC 8785 writes escaped inside a string (section 3.2.2.2); every other
 #: character is written as itself, in UTF-8.
-_JSON_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+JSON_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
 
 
 def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
@@ -375,7 +387,7 @@ def manifest_entry_bytes(e: MemoryManifestEntry) -> bytes:
     InvalidInputError (field ``manifest.entries``) for a value RFC 8785 cannot carry."""
     h, i, v, st = e.entry_content_hash, e.entry_id, e.entry_version_id, e.state
     if (type(h) is str and type(i) is str and type(v) is str and type(st) is str
-            and _JSON_ESCAPED.search(h + i + v + st) is None):
+            and JSON_ESCAPED.search(h + i + v + st) is None):
         try:
             return (f'{{"entry_content_hash":"{h}","entry_id":"{i}",'
                     f'"entry_version_id":"{v}","state":"{st}"}}').encode()
@@ -418,8 +430,11 @@ def content_bytes(content: MemoryContent, joined_items: bytes | None = None) -> 
     them); otherwise they are computed (:func:`manifest_items_bytes`). InvalidInputError
     for a value RFC 8785 cannot carry."""
     if joined_items is None:
-        joined_items = manifest_items_bytes(content.manifest)
-    head, tail = _content_frame(content)
+        # a chunked manifest (powercontext.core.manifest_chunks) keeps its items' bytes
+        pieces = getattr(content.manifest.entries, "pieces", None)
+        joined_items = (b",".join(pieces()) if pieces is not None
+                        else manifest_items_bytes(content.manifest))
+    head, tail = content_frame(content)
     return b"".join((head, joined_items, tail))
 
 
@@ -428,7 +443,7 @@ def content_bytes_equal(content: MemoryContent, joined_items: bytes, candidate: 
     compared in place (no copy of the megabytes of a large manifest)."""
     if not isinstance(candidate, bytes):
         candidate = bytes(candidate)
-    head, tail = _content_frame(content)
+    head, tail = content_frame(content)
     return (
         len(candidate) == len(head) + len(joined_items) + len(tail)
         and candidate.startswith(head)
@@ -437,7 +452,7 @@ def content_bytes_equal(content: MemoryContent, joined_items: bytes, candidate: 
     )
 
 
-def _content_frame(content: MemoryContent) -> tuple[bytes, bytes]:
+def content_frame(content: MemoryContent) -> tuple[bytes, bytes]:
     """The canonical bytes of ``content`` before and after its manifest items."""
     head = b"".join(
         (
@@ -490,7 +505,7 @@ def lineage_bytes(lineage: RevisionLineage) -> bytes:
 
 
 def parse_lineage(text: str | bytes) -> RevisionLineage:
-    data = _loads(text)
+    data = json.loads(text)
     return RevisionLineage(
         sources=tuple(SourceRef(d["source_id"], d["content_hash"]) for d in data["sources"]),
         artifacts=tuple(
@@ -501,7 +516,7 @@ def parse_lineage(text: str | bytes) -> RevisionLineage:
 
 def parse_content(text: str | bytes) -> MemoryContent:
     """MemoryContent from its canonical JSON (no validation beyond shape)."""
-    data = _loads(text)
+    data = json.loads(text)
     manifest = data["manifest"]
     return MemoryContent(
         manifest=MemoryManifest(

@@ -315,14 +315,16 @@ _SPECS: tuple[tuple[Any, ...], ...] = (
      "python node go rust ruby version requirement requires minimum msrv engines "
      "toolchain envlist", "", "dependencies"),
     ("changelog",
-     ("changelog|changelogs|changes.md|changes.rst|changes.txt", "change log|logs",
+     ("changelog|changelogs|changes.md|changes.rst|changes.txt|changelog.md|changelog.rst"
+      "|changelog.txt|history.md|history.rst|news.md|news.rst", "change log|logs",
       "release notes", "news entry|fragment|file|entries|fragments|files",
       "what's new"),
-     ("changelog|changelogs|changes.md|changes.rst|changes.txt", "change log|logs",
+     ("changelog|changelogs|changes.md|changes.rst|changes.txt|changelog.md|changelog.rst"
+      "|changelog.txt|history.md|history.rst|news.md|news.rst", "change log|logs",
       "release notes", "news entry|fragment|file|entries|fragments|files"),
      ("towncrier|changeling|git-cliff|changeset|changesets|scriv|reno",
       "changelog/"),
-     "changelog changelogs news towncrier changeling changeset"),
+     "changelog changelogs changeset news towncrier changeling"),
     ("ci",
      ("ci|pipeline|pipelines|workflow|workflows", "continuous integration",
       "github action|actions", "check|checks fail|failed|failing|pass|passed|passing"),

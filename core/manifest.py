@@ -1,94 +1,218 @@
-"""Fast manifest operations: an index and the canonical bytes of every item, memoized per
-manifest object, and splicing a few changed items into a large manifest.
+"""Fast manifest operations: a view of a manifest (its items in shared chunks with their
+canonical bytes, lookups by entry_id, the active content hashes), splicing a few changed
+items into a large manifest, and the Artifact content hash computed over the chunks.
 
 A flat-v1 manifest is rewritten on every Revision (Memory RFC, "Drawbacks"), so a write
-to a Memory of 10k entries must not re-serialize or re-sort 10k items. Revisions are
-immutable, so a view computed once per manifest object never goes stale. The manifest
-value holds a weak reference to its view (:attr:`MemoryManifest.memo`): the view lives as
-long as whoever uses it (the backend's Revision cache, a plan), with no process-global
-table. The bytes are
-exactly those of :func:`powercontext.core.canonical.manifest_entry_bytes`; the result
-of :func:`splice` is exactly the sorted manifest a full rebuild would give (a property
-test holds both).
+to a Memory of N entries must not re-serialize, re-sort or copy N items. The items live
+in :class:`~powercontext.core.manifest_chunks.ManifestEntries` (chunks shared between a
+manifest and the ones spliced from it), and everything derived from them here is
+derived in time proportional to the change: the new view's chunks, its active content
+hashes (:class:`ActiveHashes`, buckets shared likewise), and the content hash, one
+SHA-256 pass over the chunks' bytes (:func:`content_digest`) without joining them. The
+bytes are exactly those of :func:`powercontext.core.canonical.manifest_entry_bytes`; the
+result of :func:`splice` is exactly the sorted manifest a full rebuild would give (a
+property test holds both).
+
+Revisions are immutable, so a view computed once per manifest object never goes stale.
+The manifest value holds a weak reference to its view (:attr:`MemoryManifest.memo`):
+the view lives as long as whoever uses it (the backend's Revision cache, a plan), with
+no process-global table.
 
 A commit splices the same changes into the same base twice: the planner builds the new
 manifest, then the unit of work re-derives it from the stored base to verify the plan.
 :func:`splice` therefore keeps, on the base view, the one view it last made with the
-items it was made of; a second call with equal items takes it (once) instead of copying
-the manifest again. The answer is the same value, computed once.
+items it was made of; a second call with equal items takes it (once) instead of
+splicing again. The answer is the same value, computed once.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
+import hashlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
-from powercontext.core.canonical import manifest_entry_bytes as _item_bytes
-from powercontext.core.models import MemoryManifest, MemoryManifestEntry
+from powercontext.core import manifest_chunks
+from powercontext.core.canonical import content_frame
+from powercontext.core.manifest_chunks import ManifestEntries
+from powercontext.core.models import MemoryContent, MemoryManifest, MemoryManifestEntry
 
-__all__ = ["ManifestView", "splice", "view"]
+__all__ = [
+    "ActiveHashes",
+    "ManifestView",
+    "content_bytes",
+    "content_bytes_equal",
+    "content_digest",
+    "splice",
+    "view",
+]
+
+#: Buckets of :class:`ActiveHashes` (a power of two).
+_BUCKETS = 1024
+
+
+class ActiveHashes(Mapping[str, int]):
+    """Content hash -> number of active entries holding it, in buckets by the hash's
+    ``hash()`` so that a splice copies only the buckets it changes. Immutable."""
+
+    __slots__ = ("_buckets", "_total")
+
+    def __init__(self, buckets: tuple[dict[str, int] | None, ...], total: int) -> None:
+        self._buckets = buckets
+        self._total = total
+
+    @classmethod
+    def of(cls, entries: ManifestEntries) -> ActiveHashes:
+        buckets: list[dict[str, int] | None] = [None] * _BUCKETS
+        total = 0
+        for h, state in entries.hash_states():
+            if state == "active":
+                b = hash(h) & (_BUCKETS - 1)
+                d = buckets[b]
+                if d is None:
+                    d = buckets[b] = {}
+                d[h] = d.get(h, 0) + 1
+                total += 1
+        return cls(tuple(buckets), total)
+
+    def __getitem__(self, h: str) -> int:
+        d = self._buckets[hash(h) & (_BUCKETS - 1)]
+        if d is None:
+            raise KeyError(h)
+        return d[h]
+
+    def __contains__(self, h: object) -> bool:
+        d = self._buckets[hash(h) & (_BUCKETS - 1)]
+        return d is not None and h in d
+
+    def __iter__(self) -> Iterator[str]:
+        for d in self._buckets:
+            if d:
+                yield from d
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self._buckets if d)
+
+    @property
+    def total(self) -> int:
+        """The number of active entries."""
+        return self._total
+
+    def changed(self, base: ManifestView, items: Mapping[str, MemoryManifestEntry]
+                ) -> ActiveHashes:
+        """These counts after ``items`` replace their entries of ``base`` (whose counts
+        these are), copying only the buckets that change."""
+        buckets = list(self._buckets)
+        copied: set[int] = set()
+        total = self._total
+
+        def add(h: str, n: int) -> None:
+            b = hash(h) & (_BUCKETS - 1)
+            if b not in copied:
+                buckets[b] = dict(buckets[b] or {})
+                copied.add(b)
+            d = buckets[b]
+            assert d is not None
+            left = d.get(h, 0) + n
+            if left:
+                d[h] = left
+            else:
+                d.pop(h, None)
+
+        for item in items.values():
+            old = base.get(item.entry_id)
+            if old is not None and old.state == "active":
+                add(old.entry_content_hash, -1)
+                total -= 1
+            if item.state == "active":
+                add(item.entry_content_hash, 1)
+                total += 1
+        return ActiveHashes(tuple(b or None for b in buckets), total)
+
+
+class _ByEntry(Mapping[str, MemoryManifestEntry]):
+    """entry_id -> item of a view, answered by binary search (no dict of N items)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: ManifestEntries) -> None:
+        self._entries = entries
+
+    def __getitem__(self, entry_id: str) -> MemoryManifestEntry:
+        found = self._entries.find(entry_id) if isinstance(entry_id, str) else None
+        if found is None:
+            raise KeyError(entry_id)
+        return found
+
+    def get(self, entry_id: str, default: object = None) -> object:  # type: ignore[override]
+        found = self._entries.find(entry_id) if isinstance(entry_id, str) else None
+        return default if found is None else found
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self._entries.find(entry_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (e.entry_id for e in self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class ManifestView:
-    """``manifest``'s items with their canonical bytes, UTF-8 sort keys and positions.
-    Treat as immutable."""
+    """``manifest``'s items in chunks with their canonical bytes, lookups by entry_id
+    and the active content hashes. Treat as immutable."""
 
-    def __init__(
-        self,
-        manifest: MemoryManifest,
-        item_bytes: tuple[bytes, ...],
-        keys: tuple[bytes, ...],
-        index: Mapping[str, int],
-    ) -> None:
+    def __init__(self, manifest: MemoryManifest, entries: ManifestEntries) -> None:
         self.manifest = manifest
-        self.item_bytes = item_bytes
-        self.keys = keys
-        self.index = index
+        self.entries = entries
+
+    def get(self, entry_id: str) -> MemoryManifestEntry | None:
+        """The item of ``entry_id``, or None."""
+        return self.entries.find(entry_id)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @functools.cached_property
+    def as_dict(self) -> Mapping[str, MemoryManifestEntry]:
+        """entry_id -> item, a read-only mapping answered by lookup (nothing copied)."""
+        return _ByEntry(self.entries)
+
+    def pieces(self) -> list[bytes]:
+        """The items' canonical bytes in chunks; joined by commas they are the inside of
+        the manifest's JSON ``entries`` array."""
+        return self.entries.pieces()
 
     @functools.cached_property
     def joined(self) -> bytes:
-        """The items' canonical bytes joined by commas: the inside of the JSON array."""
-        return b",".join(self.item_bytes)
+        """The items' canonical bytes joined by commas, as one value (copies them all:
+        hot paths use :meth:`pieces`)."""
+        return b",".join(self.entries.pieces())
+
+    @property
+    def item_bytes(self) -> tuple[bytes, ...]:
+        """Each item's canonical bytes (copies them all)."""
+        return tuple(c.item_bytes(i) for c in self.entries.chunks for i in range(len(c.ids)))
 
     @functools.cached_property
-    def offsets(self) -> list[int]:
-        """Start offset of each item inside :attr:`joined`."""
-        out = [0] * len(self.item_bytes)
-        pos = 0
-        for i, b in enumerate(self.item_bytes):
-            out[i] = pos
-            pos += len(b) + 1
-        return out
+    def active(self) -> ActiveHashes:
+        """The active entries' content hashes with their counts."""
+        return ActiveHashes.of(self.entries)
 
-    @functools.cached_property
-    def active_counts(self) -> dict[str, int]:
-        """Content hash -> number of active entries holding it (do not mutate)."""
-        counts: dict[str, int] = {}
-        for e in self.manifest.entries:
-            if e.state == "active":
-                counts[e.entry_content_hash] = counts.get(e.entry_content_hash, 0) + 1
-        return counts
-
-    @functools.cached_property
-    def active_total(self) -> int:
-        """Number of active entries."""
-        return sum(1 for e in self.manifest.entries if e.state == "active")
+    @property
+    def active_counts(self) -> Mapping[str, int]:
+        """Content hash -> number of active entries holding it."""
+        return self.active
 
     @property
     def active_hashes(self) -> Mapping[str, int]:
         """Content hashes of the active entries (a mapping; use ``in``)."""
-        return self.active_counts
+        return self.active
 
-    @functools.cached_property
-    def as_dict(self) -> dict[str, MemoryManifestEntry]:
-        """entry_id -> item (do not mutate)."""
-        return {e.entry_id: e for e in self.manifest.entries}
-
-    def get(self, entry_id: str) -> MemoryManifestEntry | None:
-        i = self.index.get(entry_id)
-        return None if i is None else self.manifest.entries[i]
+    @property
+    def active_total(self) -> int:
+        """Number of active entries."""
+        return self.active.total
 
 
 _VIEW = "powercontext.core.manifest.view"
@@ -103,21 +227,14 @@ def _remember(v: ManifestView) -> ManifestView:
 
 def view(manifest: MemoryManifest) -> ManifestView:
     """The view of ``manifest``: computed once per manifest object while some holder
-    keeps it alive (the items' canonical bytes, UTF-8 keys and index). InvalidInputError
-    for an item RFC 8785 cannot carry."""
+    keeps it alive (from the chunks when the manifest holds
+    :class:`~powercontext.core.manifest_chunks.ManifestEntries`, else by serializing
+    its items). InvalidInputError for an item RFC 8785 cannot carry."""
     ref = manifest.memo.get(_VIEW)
     found = ref() if ref is not None else None
     if found is not None:
         return found
-    entries = manifest.entries
-    return _remember(
-        ManifestView(
-            manifest,
-            tuple(_item_bytes(e) for e in entries),
-            tuple(e.entry_id.encode("utf-8") for e in entries),
-            {e.entry_id: i for i, e in enumerate(entries)},
-        )
-    )
+    return _remember(ManifestView(manifest, manifest_chunks.build(manifest.entries)))
 
 
 _SUCCESSOR = "_powercontext_successor"
@@ -143,8 +260,8 @@ def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry], 
 
     The view last spliced from ``base`` with equal items is returned again, once (the
     module docstring): the planner's and the verifier's splice of one commit cost one.
-    ``memoize=False`` neither takes nor keeps that view: a walk over old Revisions (a reader
-    of ``changes()``) must not pin its views on a base someone caches."""
+    ``memoize=False`` neither takes nor keeps that view: a walk over old Revisions (a
+    reader of ``changes()``) must not pin its views on a base someone caches."""
     if base is None:
         return _splice(view(MemoryManifest(entries=())), items)
     if not memoize:
@@ -161,92 +278,56 @@ def splice(base: ManifestView | None, items: Mapping[str, MemoryManifestEntry], 
 
 
 def _splice(base: ManifestView, items: Mapping[str, MemoryManifestEntry]) -> ManifestView:
-    entries = list(base.manifest.entries)
-    item_bytes = list(base.item_bytes)
-    keys = list(base.keys)
-    inserts: list[tuple[bytes, MemoryManifestEntry]] = []
-    replaced: list[int] = []
-    middle = False
-    for entry_id, item in items.items():
-        i = base.index.get(entry_id)
-        if i is None:
-            inserts.append((entry_id.encode("utf-8"), item))
-        else:
-            entries[i] = item
-            item_bytes[i] = _item_bytes(item)
-            replaced.append(i)
-    index = base.index
-    if inserts:
-        inserts.sort(key=lambda t: t[0])
-        if not keys or inserts[0][0] > keys[-1]:
-            entries.extend(item for _, item in inserts)
-            item_bytes.extend(_item_bytes(item) for _, item in inserts)
-            keys.extend(k for k, _ in inserts)
-            index = dict(base.index)
-            start = len(base.keys)
-            index.update((item.entry_id, start + n) for n, (_, item) in enumerate(inserts))
-        else:
-            middle = True
-            for k, item in inserts:
-                pos = bisect.bisect_left(keys, k)
-                keys.insert(pos, k)
-                entries.insert(pos, item)
-                item_bytes.insert(pos, _item_bytes(item))
-            index = {e.entry_id: i for i, e in enumerate(entries)}
-    manifest = MemoryManifest(entries=tuple(entries), format=base.manifest.format)
-    out = ManifestView(manifest, tuple(item_bytes), tuple(keys), index)
-    _carry_over(
-        base,
-        out,
-        items,
-        replaced,
-        middle,
-    )
+    entries, _ = manifest_chunks.spliced(base.entries, items)
+    out = ManifestView(MemoryManifest(entries=entries, format=base.manifest.format), entries)
+    if "active" in base.__dict__:  # carried over in time proportional to the change
+        out.__dict__["active"] = base.active.changed(base, items)
     return _remember(out)
 
 
-def _carry_over(
-    base: ManifestView,
-    out: ManifestView,
-    items: Mapping[str, MemoryManifestEntry],
-    replaced: list[int],
-    middle_insert: bool,
-) -> None:
-    """Derive ``out``'s joined bytes and active counts from ``base``'s when those are
-    already computed, in time proportional to the change (plus one memcpy)."""
-    cached = base.__dict__
-    n_appended = len(out.item_bytes) - len(base.item_bytes)
-    if "joined" in cached and not middle_insert:
-        offsets = base.offsets if replaced else []
-        pieces: list[bytes] = []
-        prev = 0
-        joined = base.joined
-        for i in sorted(replaced):
-            start = offsets[i]
-            pieces.append(joined[prev:start])
-            pieces.append(out.item_bytes[i])
-            prev = start + len(base.item_bytes[i])
-        pieces.append(joined[prev:])
-        if n_appended:
-            tail = out.item_bytes[len(base.item_bytes) :]
-            pieces.append((b"," if base.item_bytes else b"") + b",".join(tail))
-        out.__dict__["joined"] = b"".join(pieces)
-    if "active_total" in cached:
-        total = base.active_total
-        for entry_id, item in items.items():
-            old = base.get(entry_id)
-            total += (item.state == "active") - (old is not None and old.state == "active")
-        out.__dict__["active_total"] = total
-    if "active_counts" in cached:
-        counts = dict(base.active_counts)
-        for entry_id, item in items.items():
-            old = base.get(entry_id)
-            if old is not None and old.state == "active":
-                left = counts[old.entry_content_hash] - 1
-                if left:
-                    counts[old.entry_content_hash] = left
-                else:
-                    del counts[old.entry_content_hash]
-            if item.state == "active":
-                counts[item.entry_content_hash] = counts.get(item.entry_content_hash, 0) + 1
-        out.__dict__["active_counts"] = counts
+def content_digest(content: MemoryContent, manifest: ManifestView | None = None) -> str:
+    """The Artifact content hash of ``content`` (Memory RFC: SHA-256 of the complete
+    canonical MemoryContent, no prefix; :func:`powercontext.core.canonical.
+    artifact_content_hash` of :func:`content_bytes`), in one pass over the frame and
+    the chunks' bytes, never joined. ``manifest``: the view of ``content.manifest``
+    (default: :func:`view` of it)."""
+    pieces = (manifest or view(content.manifest)).pieces()
+    head, tail = content_frame(content)
+    digest = hashlib.sha256(head)
+    for i, piece in enumerate(pieces):
+        if i:
+            digest.update(b",")
+        digest.update(piece)
+    digest.update(tail)
+    return digest.hexdigest()
+
+
+def content_bytes(content: MemoryContent, manifest: ManifestView | None = None) -> bytes:
+    """The canonical MemoryContent bytes (:func:`powercontext.core.canonical.
+    content_bytes`), joined from the chunks of ``manifest`` (default: the view of
+    ``content.manifest``)."""
+    head, tail = content_frame(content)
+    return b"".join((head, b",".join((manifest or view(content.manifest)).pieces()), tail))
+
+
+def content_bytes_equal(content: MemoryContent, manifest: ManifestView,
+                        candidate: bytes) -> bool:
+    """Whether ``candidate`` is exactly :func:`content_bytes` ``(content, manifest)``,
+    compared in place (no copy of the megabytes of a large manifest)."""
+    if not isinstance(candidate, bytes):
+        candidate = bytes(candidate)
+    head, tail = content_frame(content)
+    pieces = manifest.pieces()
+    size = len(head) + sum(len(p) for p in pieces) + max(0, len(pieces) - 1) + len(tail)
+    if len(candidate) != size or not candidate.startswith(head) or not candidate.endswith(tail):
+        return False
+    pos = len(head)
+    for i, piece in enumerate(pieces):
+        if i:
+            if candidate[pos:pos + 1] != b",":
+                return False
+            pos += 1
+        if not candidate.startswith(piece, pos):
+            return False
+        pos += len(piece)
+    return True

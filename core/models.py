@@ -7,6 +7,7 @@ Every model is an ``attrs`` frozen class; the canonical JSON of each is produced
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -125,9 +126,11 @@ class MemoryManifestEntry:
 
 @attrs.frozen
 class MemoryManifest:
-    """The authoritative directory of a Revision; entries sorted by UTF-8 entry_id, unique."""
+    """The authoritative directory of a Revision; entries sorted by UTF-8 entry_id, unique
+    (a tuple, or the chunked sequence :mod:`powercontext.core.manifest_chunks` keeps, which
+    compares and hashes equal to the tuple of its items)."""
 
-    entries: tuple[MemoryManifestEntry, ...]
+    entries: Sequence[MemoryManifestEntry]
     format: str = MANIFEST_FORMAT
 
     @functools.cached_property

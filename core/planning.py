@@ -74,8 +74,8 @@ class MemoryBase:
         return manifest_view(self.content.manifest)
 
     @property
-    def manifest(self) -> dict[str, MemoryManifestEntry]:
-        """entry_id -> manifest item (memoized per manifest; do not mutate)."""
+    def manifest(self) -> Mapping[str, MemoryManifestEntry]:
+        """entry_id -> manifest item (a read-only mapping, memoized per manifest)."""
         return self.view.as_dict
 
 
@@ -164,7 +164,6 @@ def _build(
         base=base.ref if base is not None else None,
         revision=base.ref.revision + 1 if base is not None else 1,
         content=content,
-        content_bytes=canonical.content_bytes(content, new_view.joined),
         lineage=lineage,
         new_versions=tuple(sorted(new_versions, key=lambda v: _utf8_key(v.entry_id))),
         upserts=tuple(sorted(upserts, key=lambda r: _utf8_key(r.entry_id))),

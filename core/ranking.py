@@ -13,7 +13,7 @@ first :func:`candidate_budget` accepted rows of each channel and hands the lists
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Protocol, cast
 
 import attrs
 
@@ -30,6 +30,7 @@ from powercontext.core.rrf import RankKey
 from powercontext.core.verify import check_version_matches
 
 __all__ = [
+    "ManifestItems",
     "RankKey",
     "SearchCandidate",
     "SearchHead",
@@ -60,13 +61,20 @@ class SearchCandidate:
         return RankKey(self.artifact_id, self.entry_id, self.entry_version_id)
 
 
+class ManifestItems(Protocol):
+    """The items of one manifest by entry_id, as a search reads them: a mapping, or a
+    reader of the stored items that answers the entries asked for."""
+
+    def get(self, entry_id: str, /) -> MemoryManifestEntry | None: ...
+
+
 @attrs.frozen(eq=False)
 class SearchHead:
     """The head a search reads one Memory at: its exact ref and manifest (entry_id ->
     item), read in the search's transaction."""
 
     ref: ArtifactRef
-    manifest: Mapping[str, MemoryManifestEntry]
+    manifest: ManifestItems
 
 
 def candidate_budget(limit: int) -> int:

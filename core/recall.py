@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from powercontext.core import intents as intent_vocabulary
 
@@ -29,7 +29,9 @@ __all__ = [
     "COMMON_WORDS",
     "FILLER_WORDS",
     "MAX_NOTES",
+    "MAX_SLOTS",
     "RELATED",
+    "SPARE_SLOTS",
     "PromptProfile",
     "Verdict",
     "identifier_shaped",
@@ -40,6 +42,7 @@ __all__ = [
     "profile_prompt",
     "raw_dump",
     "receipt_terms",
+    "slot_limit",
 ]
 
 #: Conversational words that say nothing about the repository (compared lower-case).
@@ -75,6 +78,10 @@ COMMON_WORDS = frozenset(_COMMON.split())
 
 #: At most this many ``working_note`` entries are injected into one prompt.
 MAX_NOTES = 2
+#: A prompt never gets more than this many items, however many intents it asks for.
+MAX_SLOTS = 8
+#: Slots left for other items after the answers to the intents a prompt asks for.
+SPARE_SLOTS = 2
 #: The strength of an intent answered through one of its ``related`` intents (a tool or
 #: command is 2, a word 1).
 RELATED = 0
@@ -167,12 +174,17 @@ class Verdict(NamedTuple):
     answers (name -> 2 for a tool or command, 1 for a word, :data:`RELATED` through a
     related intent the prompt does not ask for itself), the prompt's specific
     ``terms`` it contains, and how many of them (the first ``idents``) are identifier
-    terms. An immutable ``NamedTuple``."""
+    terms; ``facets``: the related intents through which it answers (``changelog`` for
+    a pull request); ``collapsed``: the ids of the lower-ranked candidates that gave
+    the same answer and were left out for it (:func:`order_slots`). An immutable
+    ``NamedTuple``."""
 
     score: float
     intents: tuple[tuple[str, int], ...] = ()
     terms: tuple[str, ...] = ()
     idents: int = 0
+    facets: tuple[str, ...] = ()
+    collapsed: tuple[str, ...] = ()
 
 
 def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
@@ -189,12 +201,16 @@ def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
         return None
     realised = intent_vocabulary.entry_intents(text, own_names) if profile.intents else {}
     answered: tuple[tuple[str, int], ...] = ()
+    facets: dict[str, None] = {}
     for name in profile.intents:
         if name in realised:
             answered += ((name, realised[name]),)
-        elif any(r in realised and r not in profile.intents
-                 for r in intent_vocabulary.intent(name).related):
+            continue
+        via = [r for r in intent_vocabulary.intent(name).related
+               if r in realised and r not in profile.intents]
+        if via:
             answered += ((name, RELATED),)
+            facets.update(dict.fromkeys(via))
     matched: tuple[str, ...] = ()
     named: set[str] = set()
     if profile.terms:
@@ -209,7 +225,7 @@ def judge(profile: PromptProfile, text: str, analyzer: _Analyzer,
         return None
     score = sum(_INTENT_SCORE[s] for _, s in answered) + 2.0 * idents + (
         len(matched) - idents)
-    return Verdict(score, answered, matched, idents)
+    return Verdict(score, answered, matched, idents, tuple(facets))
 
 
 _JOINERS = frozenset("_./:\\-")
@@ -270,23 +286,43 @@ class _Slot(Protocol):
 S = TypeVar("S", bound=_Slot)
 
 
+def slot_limit(limit: int, asked: int) -> int:
+    """How many items a prompt may get: ``limit``, raised so that the best answers of
+    the ``asked`` intents leave :data:`SPARE_SLOTS` slots for the rest, to at most
+    :data:`MAX_SLOTS` (a prompt that asks for tests, lint, a commit and a changelog
+    gets each answered); a ``limit`` under 3 is kept as given."""
+    if limit < 3:
+        return max(limit, 0)
+    return max(limit, min(MAX_SLOTS, asked + SPARE_SLOTS))
+
+
 def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
                 corrects: Callable[[str, str], bool] | None = None,
-                intents: Sequence[str] = ()) -> list[tuple[S, Verdict]]:
-    """The at most ``limit`` (item, verdict) pairs injected, from ``candidates`` in
-    their retrieval order (ties keep it):
+                intents: Sequence[str] = (),
+                ident: Callable[[S], str] | None = None) -> list[tuple[S, Verdict]]:
+    """The (item, verdict) pairs injected, from ``candidates`` in their retrieval order
+    (ties keep it), at most :func:`slot_limit` of ``limit``:
 
-    1. a candidate that passes the bar only through intents that other candidates
-       answer more strongly (a command beats a word) is dropped, unless its specific
-       terms pass the bar by themselves (an intent answered through a related one is
-       another facet of it and is kept);
-    2. entries other than ``working_note`` come first: the best of each of the prompt's
-       ``intents`` (in that order) is kept first, so every intent asked for is
-       answered, then the others by score; shown by score;
-    3. then at most :data:`MAX_NOTES` notes, newest first (ids are time-ordered: the
+    1. every candidate that passes the bar competes (a rule that answers an intent in
+       words is kept beside the commands that answer it: "look for an existing test
+       file" beside "run `tox`");
+    2. one slot per answer: an entry that gives the same answer as a better-ranked one
+       (:func:`powercontext.core.answers.same_answer`: the same commands or files,
+       asked for the same way, or nearly the same words) and answers no other intent
+       and no other identifier term is left out; the kept one's verdict lists it in
+       ``collapsed`` (``ident`` of each item, default its ``entry_version_id``);
+    3. entries other than ``working_note`` come first: the best of each of the
+       prompt's ``intents`` (in that order) is kept first, so every intent asked for is
+       answered, then the best of each related facet (the changelog of a pull request),
+       then, slot by slot, the one that adds most to those picked (:func:`_gain`: its
+       score without the intents a picked item answers as strongly, so a rule naming
+       the prompt's own terms beats a third command that runs the same tests; ties by
+       score, then retrieval order); shown by score;
+    4. then at most :data:`MAX_NOTES` notes, newest first (ids are time-ordered: the
        larger ``entry_version_id`` was written later), a note left out altogether when
        a newer relevant note names one of its files or commands (:func:`note_refs`);
-    4. an entry other than a note that corrects another one present
+       notes are the first to go when the slots are full;
+    5. an entry other than a note that corrects another one present
        (``corrects(new_text, old_text)``) is moved just above it, so a correction is
        never shown below what it replaces.
     """
@@ -297,21 +333,29 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
         for name, strength in v.intents:
             best[name] = max(best.get(name, 0), strength)
 
-    def useful(v: Verdict) -> bool:
-        return v.idents > 0 or len(v.terms) >= 2 or any(
-            strength == RELATED or strength >= best[name] for name, strength in v.intents)
-
-    kept = [(i, c) for i, c in enumerate(candidates) if useful(c[1])]
-    rules = sorted((ic for ic in kept if ic[1][0].kind != "working_note"),
-                   key=lambda ic: (-ic[1][1].score, ic[0]))
+    kept = list(enumerate(candidates))
+    rules = _one_per_answer(sorted((ic for ic in kept if ic[1][0].kind != "working_note"),
+                                   key=lambda ic: (-ic[1][1].score, ic[0])), ident)
     picked: list[tuple[int, tuple[S, Verdict]]] = []
     for name in intents:
         for ic in rules:
             if ic not in picked and (name, best.get(name, 0)) in ic[1][1].intents:
                 picked.append(ic)
                 break
-    picked = picked[:limit]
-    picked += [ic for ic in rules if ic not in picked][:limit - len(picked)]
+    slots = slot_limit(limit, len(picked))
+    facets = dict.fromkeys(f for _, (_, v) in rules for f in v.facets)
+    for facet in facets:
+        for ic in rules:
+            if ic not in picked and facet in ic[1][1].facets:
+                picked.append(ic)
+                break
+    picked = picked[:slots]
+    rest = [ic for ic in rules if ic not in picked]
+    while rest and len(picked) < slots:
+        answered = [ic[1][1] for ic in picked]
+        nxt = min(rest, key=lambda ic: (-_gain(ic[1][1], answered), -ic[1][1].score, ic[0]))
+        picked.append(nxt)
+        rest.remove(nxt)
     picked.sort(key=lambda ic: (-ic[1][1].score, ic[0]))
     notes = sorted((c for c in kept if c[1][0].kind == "working_note"),
                    key=lambda ic: ic[1][0].entry_version_id, reverse=True)
@@ -326,7 +370,52 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
     chosen = [c for _, c in picked] + fresh[:MAX_NOTES]
     if corrects is not None:
         chosen = _corrections_first(chosen, corrects)
-    return chosen[:limit]
+    return chosen[:slots]
+
+
+def _gain(v: Verdict, picked: Sequence[Verdict]) -> float:
+    """What ``v`` adds to the ``picked`` verdicts (:func:`order_slots`, step 3): its
+    score without the intents a picked item already answers as strongly (a second
+    "run the tests" command adds nothing; the rule on where a new test goes adds its
+    own terms)."""
+    covered: dict[str, int] = {}
+    for p in picked:
+        for name, strength in p.intents:
+            covered[name] = max(covered.get(name, -1), strength)
+    fresh = sum(_INTENT_SCORE[s] for name, s in v.intents if covered.get(name, -1) < s)
+    return fresh + 2.0 * v.idents + (len(v.terms) - v.idents)
+
+
+def _one_per_answer(rules: list[tuple[int, tuple[S, Verdict]]],
+                    ident: Callable[[S], str] | None
+                    ) -> list[tuple[int, tuple[S, Verdict]]]:
+    """``rules`` (best first) without those that give the same answer as a better one
+    (:func:`order_slots`, step 2); each kept verdict names what it stands for."""
+    from powercontext.core.answers import answer_of, same_answer
+
+    out: list[tuple[int, tuple[S, Verdict]]] = []
+    kept: list[tuple[str, frozenset[str], frozenset[str]]] = []
+    memo: dict[str, Any] = {}  # text -> its Answer, read only when compared
+
+    def answer(text: str) -> Any:
+        if text not in memo:
+            memo[text] = answer_of(text)
+        return memo[text]
+
+    for i, (item, v) in rules:
+        names = frozenset(n for n, _ in v.intents)
+        idents = frozenset(v.terms[:v.idents])
+        for k, (their_text, their_names, their_terms) in enumerate(kept):
+            if (names <= their_names and idents <= their_terms
+                    and same_answer(answer(item.text), answer(their_text))):
+                j, (kept_item, kept_v) = out[k]
+                key = ident(item) if ident is not None else item.entry_version_id
+                out[k] = (j, (kept_item, kept_v._replace(collapsed=(*kept_v.collapsed, key))))
+                break
+        else:
+            out.append((i, (item, v)))
+            kept.append((item.text, names, frozenset(v.terms)))
+    return out
 
 
 def _corrections_first(items: list[tuple[S, Verdict]],

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from powercontext.core import canonical
+from powercontext.core import canonical, manifest
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -233,10 +233,7 @@ def verify(plan: MemoryPlan, base: ManifestView | None, facts: PlanFacts) -> Ver
             "entry_version.entry_id", f"{sorted(taken)[0]!r} belongs to another Memory"
         )
     expected = splice(base, items)  # the planner's splice, when it made this plan
-    if not canonical.content_bytes_equal(
-        MemoryContent(expected.manifest, content.changes), expected.joined,
-        plan.content_bytes,
-    ):
+    if not _content_is(plan, expected):
         raise InvalidInputError(
             "plan.content", "is not the base manifest with exactly these changes applied"
         )
@@ -245,6 +242,20 @@ def verify(plan: MemoryPlan, base: ManifestView | None, facts: PlanFacts) -> Ver
     _check_projection(plan, items, new, facts)
     _check_evidence(plan, facts)
     return VerifiedPlan(plan, expected, items)
+
+
+def _content_is(plan: MemoryPlan, expected: ManifestView) -> bool:
+    """Whether the plan's canonical bytes are those of ``expected`` (the base spliced
+    with the changes) and ``plan.content.changes``. A plan the planner built holds
+    ``expected``'s own manifest (the splice memo), made here from the checked items:
+    nothing to compare. Any other plan's bytes (given, or derived from its content)
+    are compared in place, byte for byte (an item that claims equality with a false
+    ``__eq__`` changes its bytes, not this answer)."""
+    content = plan.content
+    if plan.given_bytes is None and content.manifest is expected.manifest:
+        return True
+    return manifest.content_bytes_equal(
+        MemoryContent(expected.manifest, content.changes), expected, plan.content_bytes)
 
 
 def _check_projection(

@@ -176,8 +176,8 @@ class SourceStore(Protocol):
         ``after >= 0``, ``limit >= 1``."""
         ...
 
-    async def put_scoped_sources(self, scope_id: str,
-                                 sources: Sequence[Source]) -> tuple[int, ...]:
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
         """Persist Sources into one Scope (Topic Memory RFC, "Source, Window, Cursor, and
         Pending"; TOPIC-MEMORY.md, "Scopes are new"): in ONE transaction each Source
         (as :meth:`put_sources`), its row in the Scope's journal (positions 1, 2, ...
@@ -189,7 +189,17 @@ class SourceStore(Protocol):
         InvalidInputError naming ``scope_id`` for a bad Scope id
         (:func:`powercontext.core.topic.content.check_scope_id`) or a Source already
         journaled in another Scope (one Scope per Source). The journal row's
-        ``lineage_only`` flag is server-owned and always False here."""
+        ``lineage_only`` flag is server-owned and always False here. Every Source add
+        is a new Source: a producer makes a new id for each add (the same id again is
+        the same Source). ``once_per_uri``: a Source whose ``uri`` this Scope has
+        journaled already (or earlier in the call) is not added; its position is the
+        earlier one (a redelivered event, checked in the same transaction)."""
+        ...
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """Read only (Topic Memory RFC, "Source, Window, Cursor, and Pending"): the lowest
+        position of the Scope's journal rows whose Source has exactly this ``uri``, or
+        None (an indexed lookup). InvalidInputError naming ``scope_id`` or ``uri``."""
         ...
 
     async def scope_journal(self, scope_id: str, after: int = 0,

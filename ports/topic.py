@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # annotations only: importing ports stays cheap (the prompt h
         TopicSearchRequest,
         TopicSearchResult,
     )
+    from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
     from powercontext.core.topic.processing import (
         AttemptGrant,
         FlushStatus,
@@ -136,11 +137,14 @@ class TopicMemoryBackend(SourceStore, Protocol):
         (terminal) raised."""
         ...
 
-    async def record_failure(self, grant: AttemptGrant, code: str) -> None:
+    async def record_failure(self, grant: AttemptGrant, code: str, *,
+                             through: int | None = None) -> None:
         """Store a bounded failure code (``[a-z_]{1,64}``) on the attempt's budget row in
         a short fenced transaction, unless the row is already terminal or another
         attempt holds it (then nothing). A code in TERMINAL_CODES (e.g.
-        ``source_complexity_limit``) makes the row a terminal frontier."""
+        ``source_complexity_limit``) makes the row a terminal frontier. ``through``
+        (> the grant's ``source_after``) raises ``furthest_through`` to it: the
+        position of the Source a complexity rejection stops at."""
         ...
 
     # ------------------------------------------------------------ Supervisor substrate
@@ -225,6 +229,44 @@ class TopicMemoryBackend(SourceStore, Protocol):
         source_through`` and ``handled_flush_generation = flush_generation`` (a row
         raised by a newer Source stays), and delete the wave's targets. True when
         committed."""
+        ...
+
+    async def handle_flush(self, scope_id: str, target: int, claimed_flush_generation: int,
+                           *, supervisor: SupervisorTerm | None = None) -> bool:
+        """An explicit flush whose wave target is covered with no Window left to
+        publish, handled in one short transaction (fenced by ``supervisor`` when given):
+        when the Cursor is at least ``target``, ``handled_flush_generation =
+        max(current, claimed)`` and the Pending row is deleted when ``cursor >=
+        source_through`` and the handled generation equals ``flush_generation``.
+        False (nothing written) when the Cursor is below ``target``. InvalidInputError
+        for bad arguments or a claim beyond the row's flush generation;
+        SupervisorTermError for a lost term."""
+        ...
+
+    async def unblock(self, scope_id: str, action: str, *, frontier: int,
+                      position: int | None = None, decided_by: str,
+                      reason: str) -> OperatorDecision:
+        """An operator decision at a terminal frontier, one short transaction (Topic
+        Memory RFC, "Retry and observability": deliberate operator remediation; the
+        rules are :func:`powercontext.core.topic.operator.plan_decision`): ``skip``
+        the Source at ``position`` (the Cursor moves to it, no Topic for it) or
+        ``grant`` a fresh allowance for ``frontier`` (refused for
+        ``source_complexity_limit``); the frontier's budget row is deleted, the Scope
+        flushed when Sources remain, and the audit row (who, why, when, the allowance
+        consumed) inserted. The only way a terminal frontier changes."""
+        ...
+
+    async def operator_decisions(self, scope_id: str, limit: int = 20
+                                 ) -> tuple[OperatorDecision, ...]:
+        """Read only: the Scope's audit rows of operator decisions, newest first, at
+        most ``limit`` (1..200)."""
+        ...
+
+    async def blocked_frontiers(self, scope_id: str | None = None
+                                ) -> tuple[BlockedFrontier, ...]:
+        """Read only: for each Scope stopped at a terminal frontier (one Scope, or
+        every known one), the Source it stops at, why, and the commands that unblock
+        it."""
         ...
 
     async def close(self) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "vector_literal",
     "vector_probe_statements",
     "vector_projection",
+    "vector_projection_entry",
     "vector_reset_statements",
     "vector_search",
 ]
@@ -197,6 +198,12 @@ def vector_projection() -> str:
     vector is present (Memory RFC, "Vector integrity and offline rebuilds")."""
     return (f"SELECT entry_content_hash, CASE WHEN embedding IS NULL THEN NULL "
             f"ELSE embedding_content_hash END FROM {HEADS_TABLE} WHERE memory_artifact_id = %s")
+
+
+def vector_projection_entry() -> str:
+    """:func:`vector_projection` for one entry's head row. Parameters: the Memory id, the
+    entry id."""
+    return vector_projection() + " AND entry_id = %s"
 
 
 @functools.cache

@@ -60,6 +60,28 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'KEY ("memory_artifact_id", "entry_id", "entry_version_id") REFERENCES '
         '"memory_entry_versions" ("memory_artifact_id", "entry_id", "entry_version_id"))'
     ),
+    ('create_memory_manifest_items', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_items" ("memory_artifact_id" TEXT NOT NULL, '
+        '"entry_id" TEXT NOT NULL, "revision" INTEGER NOT NULL, "entry_version_id" TEXT NOT NULL, '
+        '"entry_content_hash" TEXT NOT NULL, "state" TEXT NOT NULL, PRIMARY KEY '
+        '("memory_artifact_id", "entry_id", "revision"), FOREIGN KEY ("memory_artifact_id", '
+        '"revision") REFERENCES "artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    ('create_memory_manifest_items_revision_index', 'sqlite', None): (
+        'CREATE INDEX IF NOT EXISTS "idx_memory_manifest_items_revision" ON '
+        '"memory_manifest_items"("memory_artifact_id", "revision")'
+    ),
+    ('create_memory_manifest_baselines', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_baselines" ("memory_artifact_id" TEXT NOT '
+        'NULL, "revision" INTEGER NOT NULL, PRIMARY KEY ("memory_artifact_id", "revision"), '
+        'FOREIGN KEY ("memory_artifact_id", "revision") REFERENCES "artifact_revisions" '
+        '("artifact_id", "revision"))'
+    ),
+    ('create_memory_vector_gaps', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_vector_gaps" ("memory_artifact_id" TEXT NOT NULL '
+        'PRIMARY KEY, "head_revision" INTEGER NOT NULL, "projection_generation" TEXT NOT NULL, '
+        '"missing" INTEGER NOT NULL)'
+    ),
     ('create_memory_keys', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "memory_keys" ("key" TEXT NOT NULL PRIMARY KEY, "artifact_id" '
         'TEXT NOT NULL, FOREIGN KEY ("artifact_id") REFERENCES "artifact_heads" ("artifact_id"))'
@@ -311,6 +333,105 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('drop_memory_entry_vector_metadata', 'sqlite', None): (
         'DROP TABLE IF EXISTS "memory_entry_vector_metadata"'
+    ),
+    ('manifest_item_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_items" ("memory_artifact_id", "entry_id", "revision", '
+        '"entry_version_id", "entry_content_hash", "state") VALUES (?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_range', 'sqlite', None): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" >= ? AND "revision" '
+        '<= ? ORDER BY "entry_id", "revision"'
+    ),
+    ('manifest_items_changed', 'sqlite', None): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" > ? AND "revision" '
+        '<= ? ORDER BY "revision", "entry_id"'
+    ),
+    ('manifest_items_of', 'sqlite', 1): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?)'
+    ),
+    ('manifest_items_of', 'sqlite', 4): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 16): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 64): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_items_of', 'sqlite', 256): (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" FROM '
+        '"memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND "entry_id" '
+        'IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('manifest_baseline_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_baselines" ("memory_artifact_id", "revision") VALUES (?, ?)'
+    ),
+    ('manifest_baselines_upto', 'sqlite', None): (
+        'SELECT MAX("revision") FROM "memory_manifest_baselines" WHERE "memory_artifact_id" = ? '
+        'AND "revision" <= ?'
+    ),
+    ('manifest_baselines_first', 'sqlite', 1): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 4): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 16): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY '
+        '"memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 64): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY "memory_artifact_id"'
+    ),
+    ('manifest_baselines_first', 'sqlite', 256): (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+        '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY '
+        '"memory_artifact_id"'
+    ),
+    ('vector_gaps_get', 'sqlite', None): (
+        'SELECT "head_revision", "projection_generation", "missing" FROM "memory_vector_gaps" '
+        'WHERE "memory_artifact_id" = ?'
+    ),
+    ('vector_gaps_delete', 'sqlite', None): (
+        'DELETE FROM "memory_vector_gaps" WHERE "memory_artifact_id" = ?'
+    ),
+    ('vector_gaps_insert', 'sqlite', None): (
+        'INSERT INTO "memory_vector_gaps" ("memory_artifact_id", "head_revision", '
+        '"projection_generation", "missing") VALUES (?, ?, ?, ?)'
     ),
     ('memory_key_get', 'sqlite', None): 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
     ('memory_key_insert', 'sqlite', None): (
@@ -670,6 +791,19 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"position" INTEGER NOT NULL, "recorded_at" TEXT NOT NULL, PRIMARY KEY ("scope_id", '
         '"position"))'
     ),
+    ('create_source_scope_uris', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_uris" ("scope_id" BLOB NOT NULL, "uri_hash" '
+        'TEXT NOT NULL, "position" INTEGER NOT NULL, PRIMARY KEY ("scope_id", "uri_hash", '
+        '"position"))'
+    ),
+    ('create_operator_decisions', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_operator_decisions" ("decision_id" TEXT NOT '
+        'NULL PRIMARY KEY, "scope_id" BLOB NOT NULL, "binding_name" TEXT NOT NULL, "source_after" '
+        'INTEGER NOT NULL, "action" TEXT NOT NULL, "position" INTEGER, "source_id" TEXT, '
+        '"failure_code" TEXT NOT NULL, "attempt_count" INTEGER NOT NULL, "reserved_requests" '
+        'INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "decided_by" TEXT NOT NULL, '
+        '"reason" TEXT NOT NULL, "decided_at" TEXT NOT NULL)'
+    ),
     ('scope_journal_head', 'sqlite', None): (
         'SELECT COALESCE(MAX("position"), 0) FROM "pc_source_scope_journal" WHERE "scope_id" = ?'
     ),
@@ -751,6 +885,30 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '"pc_artifact_processing_pending" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_source_cursors" WHERE "binding_name" = ? UNION SELECT "scope_id" FROM '
         '"pc_topic_memory_work_budgets" WHERE "binding_name" = ?'
+    ),
+    ('scope_uri_position', 'sqlite', None): (
+        'SELECT "position" FROM "pc_source_scope_uris" WHERE "scope_id" = ? AND "uri_hash" = ? '
+        'ORDER BY "position" LIMIT 1'
+    ),
+    ('scope_uri_insert', 'sqlite', None): (
+        'INSERT INTO "pc_source_scope_uris" ("scope_id", "uri_hash", "position") VALUES (?, ?, ?)'
+    ),
+    ('scope_uris_all', 'sqlite', None): 'SELECT "scope_id", "position" FROM "pc_source_scope_uris"',
+    ('scope_journal_uris', 'sqlite', None): (
+        'SELECT "j"."scope_id", "j"."position", "s"."uri" FROM "pc_source_scope_journal" AS "j" '
+        'JOIN "sources" AS "s" ON "s"."source_id" = "j"."source_id" WHERE NOT "s"."uri" IS NULL'
+    ),
+    ('operator_decision_insert', 'sqlite', None): (
+        'INSERT INTO "pc_topic_memory_operator_decisions" ("decision_id", "scope_id", '
+        '"binding_name", "source_after", "action", "position", "source_id", "failure_code", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "decided_by", "reason", '
+        '"decided_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    ('operator_decisions_get', 'sqlite', None): (
+        'SELECT "decision_id", "scope_id", "binding_name", "source_after", "action", "position", '
+        '"source_id", "failure_code", "attempt_count", "reserved_requests", "reserved_tokens", '
+        '"decided_by", "reason", "decided_at" FROM "pc_topic_memory_operator_decisions" WHERE '
+        '"scope_id" = ? ORDER BY "decided_at" DESC, "decision_id" DESC LIMIT ?'
     ),
     ('lease_get', 'sqlite', None): (
         'SELECT "holder_id", "supervisor_generation" FROM "pc_artifact_processing_leases" WHERE '
@@ -929,6 +1087,30 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '(`projection_id`), UNIQUE (`memory_artifact_id`, `entry_id`), FOREIGN KEY '
         '(`memory_artifact_id`, `entry_id`, `entry_version_id`) REFERENCES `memory_entry_versions` '
         '(`memory_artifact_id`, `entry_id`, `entry_version_id`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_manifest_items', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_items` (`memory_artifact_id` VARCHAR(128) NOT '
+        'NULL, `entry_id` VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, `entry_version_id` '
+        'VARCHAR(128) NOT NULL, `entry_content_hash` CHAR(64) NOT NULL, `state` VARCHAR(16) NOT '
+        'NULL, PRIMARY KEY (`memory_artifact_id`, `entry_id`, `revision`), FOREIGN KEY '
+        '(`memory_artifact_id`, `revision`) REFERENCES `artifact_revisions` (`artifact_id`, '
+        '`revision`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_manifest_items_revision_index', 'oceanbase', None): (
+        'CREATE INDEX IF NOT EXISTS `idx_memory_manifest_items_revision` ON '
+        '`memory_manifest_items`(`memory_artifact_id`, `revision`)'
+    ),
+    ('create_memory_manifest_baselines', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_baselines` (`memory_artifact_id` VARCHAR(128) '
+        'NOT NULL, `revision` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`, `revision`), '
+        'FOREIGN KEY (`memory_artifact_id`, `revision`) REFERENCES `artifact_revisions` '
+        '(`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_vector_gaps', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_vector_gaps` (`memory_artifact_id` VARCHAR(128) NOT '
+        'NULL, `head_revision` BIGINT NOT NULL, `projection_generation` VARCHAR(64) NOT NULL, '
+        '`missing` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`)) DEFAULT CHARSET=utf8mb4 '
         'COLLATE=utf8mb4_bin'
     ),
     ('create_memory_keys', 'oceanbase', None): (
@@ -1211,6 +1393,113 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
     ),
     ('drop_memory_entry_vector_metadata', 'oceanbase', None): (
         'DROP TABLE IF EXISTS `memory_entry_vector_metadata`'
+    ),
+    ('manifest_item_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_items` (`memory_artifact_id`, `entry_id`, `revision`, '
+        '`entry_version_id`, `entry_content_hash`, `state`) VALUES (%s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_items_range', 'oceanbase', None): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` >= %s AND '
+        '`revision` <= %s ORDER BY `entry_id`, `revision`'
+    ),
+    ('manifest_items_changed', 'oceanbase', None): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` > %s AND '
+        '`revision` <= %s ORDER BY `revision`, `entry_id`'
+    ),
+    ('manifest_items_of', 'oceanbase', 1): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 4): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 16): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 64): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s)'
+    ),
+    ('manifest_items_of', 'oceanbase', 256): (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` FROM '
+        '`memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s AND '
+        '`entry_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('manifest_baseline_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_baselines` (`memory_artifact_id`, `revision`) VALUES (%s, %s)'
+    ),
+    ('manifest_baselines_upto', 'oceanbase', None): (
+        'SELECT MAX(`revision`) FROM `memory_manifest_baselines` WHERE `memory_artifact_id` = %s '
+        'AND `revision` <= %s'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 1): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 4): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 16): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) '
+        'GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 64): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    ('manifest_baselines_first', 'oceanbase', 256): (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+        '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) GROUP BY '
+        '`memory_artifact_id`'
+    ),
+    ('vector_gaps_get', 'oceanbase', None): (
+        'SELECT `head_revision`, `projection_generation`, `missing` FROM `memory_vector_gaps` '
+        'WHERE `memory_artifact_id` = %s'
+    ),
+    ('vector_gaps_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_vector_gaps` WHERE `memory_artifact_id` = %s'
+    ),
+    ('vector_gaps_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_vector_gaps` (`memory_artifact_id`, `head_revision`, '
+        '`projection_generation`, `missing`) VALUES (%s, %s, %s, %s)'
     ),
     ('memory_key_get', 'oceanbase', None): (
         'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s'
@@ -1606,6 +1895,20 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'NULL, `position` BIGINT NOT NULL, `recorded_at` VARCHAR(32) NOT NULL, PRIMARY KEY '
         '(`scope_id`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
+    ('create_source_scope_uris', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_uris` (`scope_id` VARBINARY(1024) NOT NULL, '
+        '`uri_hash` CHAR(64) NOT NULL, `position` BIGINT NOT NULL, PRIMARY KEY (`scope_id`, '
+        '`uri_hash`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_operator_decisions', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_operator_decisions` (`decision_id` '
+        'VARCHAR(36) NOT NULL, `scope_id` VARBINARY(1024) NOT NULL, `binding_name` VARCHAR(128) '
+        'NOT NULL, `source_after` BIGINT NOT NULL, `action` VARCHAR(16) NOT NULL, `position` '
+        'BIGINT, `source_id` VARCHAR(128), `failure_code` VARCHAR(64) NOT NULL, `attempt_count` '
+        'BIGINT NOT NULL, `reserved_requests` BIGINT NOT NULL, `reserved_tokens` BIGINT NOT NULL, '
+        '`decided_by` VARCHAR(512) NOT NULL, `reason` LONGTEXT NOT NULL, `decided_at` VARCHAR(32) '
+        'NOT NULL, PRIMARY KEY (`decision_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     ('scope_journal_head', 'oceanbase', None): (
         'SELECT COALESCE(MAX(`position`), 0) FROM `pc_source_scope_journal` WHERE `scope_id` = %s'
     ),
@@ -1692,6 +1995,33 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '`pc_artifact_processing_pending` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_source_cursors` WHERE `binding_name` = %s UNION SELECT `scope_id` FROM '
         '`pc_topic_memory_work_budgets` WHERE `binding_name` = %s'
+    ),
+    ('scope_uri_position', 'oceanbase', None): (
+        'SELECT `position` FROM `pc_source_scope_uris` WHERE `scope_id` = %s AND `uri_hash` = %s '
+        'ORDER BY `position` LIMIT 1'
+    ),
+    ('scope_uri_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_source_scope_uris` (`scope_id`, `uri_hash`, `position`) VALUES (%s, %s, '
+        '%s)'
+    ),
+    ('scope_uris_all', 'oceanbase', None): (
+        'SELECT `scope_id`, `position` FROM `pc_source_scope_uris`'
+    ),
+    ('scope_journal_uris', 'oceanbase', None): (
+        'SELECT `j`.`scope_id`, `j`.`position`, `s`.`uri` FROM `pc_source_scope_journal` AS `j` '
+        'JOIN `sources` AS `s` ON `s`.`source_id` = `j`.`source_id` WHERE NOT `s`.`uri` IS NULL'
+    ),
+    ('operator_decision_insert', 'oceanbase', None): (
+        'INSERT INTO `pc_topic_memory_operator_decisions` (`decision_id`, `scope_id`, '
+        '`binding_name`, `source_after`, `action`, `position`, `source_id`, `failure_code`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `decided_by`, `reason`, '
+        '`decided_at`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    ('operator_decisions_get', 'oceanbase', None): (
+        'SELECT `decision_id`, `scope_id`, `binding_name`, `source_after`, `action`, `position`, '
+        '`source_id`, `failure_code`, `attempt_count`, `reserved_requests`, `reserved_tokens`, '
+        '`decided_by`, `reason`, `decided_at` FROM `pc_topic_memory_operator_decisions` WHERE '
+        '`scope_id` = %s ORDER BY `decided_at` DESC, `decision_id` DESC LIMIT %s'
     ),
     ('lease_get', 'oceanbase', None): (
         'SELECT `holder_id`, `supervisor_generation` FROM `pc_artifact_processing_leases` WHERE '
@@ -1915,6 +2245,14 @@ SQLITE_FRAGMENTS: dict[str, str] = {
         'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
         'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
         'h."projection_id" WHERE h."memory_artifact_id" = ?'
+    ),
+    'vector_projection_entry': (
+        'SELECT h."entry_content_hash", CASE WHEN v.rowid IS NULL THEN NULL ELSE '
+        'm."embedding_content_hash" END FROM "memory_entry_heads" AS h LEFT JOIN '
+        '"memory_entry_vector_metadata" AS m ON m."projection_id" = h."projection_id" AND '
+        'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
+        'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
+        'h."projection_id" WHERE h."memory_artifact_id" = ? AND h."entry_id" = ?'
     ),
     'vector_count': 'SELECT count(*) FROM "memory_entry_search_vector"',
     'head_vectors': (

@@ -299,6 +299,17 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
                               f"AND m.{_q('entry_content_hash')} = h.{_q('entry_content_hash')} "
                               f"LEFT JOIN {vec} AS v ON v.rowid = h.{_q('projection_id')} "
                               f"WHERE h.{_q('memory_artifact_id')} = ?"),
+        # the same for one entry's head row (a commit counts the rows it replaces)
+        "vector_projection_entry": (
+            f"SELECT h.{_q('entry_content_hash')}, "
+            f"CASE WHEN v.rowid IS NULL THEN NULL "
+            f"ELSE m.{_q('embedding_content_hash')} END "
+            f"FROM {heads} AS h LEFT JOIN {meta} AS m "
+            f"ON m.{_q('projection_id')} = h.{_q('projection_id')} "
+            f"AND m.{_q('entry_version_id')} = h.{_q('entry_version_id')} "
+            f"AND m.{_q('entry_content_hash')} = h.{_q('entry_content_hash')} "
+            f"LEFT JOIN {vec} AS v ON v.rowid = h.{_q('projection_id')} "
+            f"WHERE h.{_q('memory_artifact_id')} = ? AND h.{_q('entry_id')} = ?"),
         "vector_count": f"SELECT count(*) FROM {vec}",
         # The stored vector of each head row whose metadata names its exact version and
         # hash (a rebuild keeps these when it cannot make new ones).
@@ -440,8 +451,8 @@ STATEMENTS = (
     "fts_integrity_check", "vector_insert", "vector_delete", "vector_delete_scope",
     "drop_vector", "create_vector_bits", "bits_insert", "bits_delete", "bits_delete_scope",
     "bits_fill", "drop_bits", "vector_ann_search",
-    "vector_search", "vector_projection", "vector_count", "head_vectors",
-    "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
+    "vector_search", "vector_projection", "vector_projection_entry", "vector_count",
+    "head_vectors", "table_exists", "probe_fts_create", "probe_fts_insert", "probe_fts_search",
     "probe_fts_delete", "probe_fts_drop", "probe_vec_create", "probe_vec_insert",
     "probe_vec_search", "probe_vec_delete", "probe_vec_drop",
     *TOPIC_STATEMENTS,

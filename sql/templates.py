@@ -41,6 +41,7 @@ from typing import Any
 __all__ = [
     "INSIGHT_QUERIES",
     "IN_BUCKETS",
+    "MEMORY_LOG_TABLES",
     "PROCESSING_QUERIES",
     "PROCESSING_SCHEMA",
     "PROCESSING_TABLES",
@@ -145,6 +146,44 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
                 REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
         )""",
+    # The manifest log (docs/storage.md, "How a Revision is stored"): every manifest
+    # item a Revision sets, at that Revision (insert-only, authoritative: the manifest of
+    # Revision r is, per entry, its row with the greatest revision <= r, from the
+    # Memory's first baseline on; a baseline holds every item of its Revision).
+    "create_memory_manifest_items": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_items (
+            memory_artifact_id {_ID} NOT NULL,
+            entry_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            entry_version_id {_ID} NOT NULL,
+            entry_content_hash {_HASH} NOT NULL,
+            state VARCHAR(16) NOT NULL,
+            PRIMARY KEY (memory_artifact_id, entry_id, revision),
+            FOREIGN KEY (memory_artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    "create_memory_manifest_items_revision_index": """
+        CREATE INDEX IF NOT EXISTS idx_memory_manifest_items_revision
+            ON memory_manifest_items (memory_artifact_id, revision)""",
+    "create_memory_manifest_baselines": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_baselines (
+            memory_artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            PRIMARY KEY (memory_artifact_id, revision),
+            FOREIGN KEY (memory_artifact_id, revision)
+                REFERENCES artifact_revisions (artifact_id, revision)
+        )""",
+    # Per Memory, how many head rows have no valid vector, as of a head Revision and a
+    # projection generation (written by every commit; a row of another head or
+    # generation is not read).
+    "create_memory_vector_gaps": f"""
+        CREATE TABLE IF NOT EXISTS memory_vector_gaps (
+            memory_artifact_id {_ID} NOT NULL,
+            head_revision BIGINT NOT NULL,
+            projection_generation VARCHAR(64) NOT NULL,
+            missing BIGINT NOT NULL,
+            PRIMARY KEY (memory_artifact_id)
+        )""",
     "create_memory_keys": f"""
         CREATE TABLE IF NOT EXISTS memory_keys (
             key {_KEY} NOT NULL,
@@ -153,6 +192,11 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (artifact_id) REFERENCES artifact_heads (artifact_id)
         )""",
 }
+
+#: The tables of :data:`SCHEMA` an earlier release did not create: a backend opening its
+#: database creates them (every statement of :data:`SCHEMA` is IF NOT EXISTS).
+MEMORY_LOG_TABLES = ("memory_manifest_items", "memory_manifest_baselines",
+                     "memory_vector_gaps")
 
 #: DDL created only when the deployment has an embedding profile.
 VECTOR_SCHEMA: dict[str, str] = {
@@ -173,6 +217,9 @@ _REVISION_COLS = "artifact_id, revision, family, content_encoding, content, cont
 _VERSION_COLS = ("memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, "
                  "kind, text, source_refs, artifact_refs, entry_content_hash, created_in_revision")
 _SOURCE_COLS = "source_id, kind, content, content_hash, uri, metadata"
+_ITEM_COLS = ("memory_artifact_id, entry_id, revision, entry_version_id, entry_content_hash, "
+              "state")
+_ITEM_READ = "entry_id, revision, entry_version_id, entry_content_hash, state"
 _HEAD_COLS = ("memory_artifact_id, head_revision, entry_id, entry_version_id, "
               "entry_content_hash, searchable_text")
 
@@ -221,6 +268,33 @@ QUERIES: dict[str, str] = {
     "memory_head_count": ("SELECT COUNT(*) FROM memory_entry_heads "
                           "WHERE memory_artifact_id = ?"),
     "drop_memory_entry_vector_metadata": "DROP TABLE IF EXISTS memory_entry_vector_metadata",
+    # the manifest log
+    "manifest_item_insert": f"INSERT INTO memory_manifest_items ({_ITEM_COLS}) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+    "manifest_items_range": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                             "WHERE memory_artifact_id = ? AND revision >= ? AND revision <= ? "
+                             "ORDER BY entry_id, revision"),
+    "manifest_items_changed": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                               "WHERE memory_artifact_id = ? AND revision > ? "
+                               "AND revision <= ? ORDER BY revision, entry_id"),
+    "manifest_items_of": (f"SELECT {_ITEM_READ} FROM memory_manifest_items "
+                          "WHERE memory_artifact_id = ? AND revision <= ? "
+                          "AND entry_id IN (:ids)"),
+    "manifest_baseline_insert": ("INSERT INTO memory_manifest_baselines "
+                                 "(memory_artifact_id, revision) VALUES (?, ?)"),
+    "manifest_baselines_upto": ("SELECT MAX(revision) FROM memory_manifest_baselines "
+                                "WHERE memory_artifact_id = ? AND revision <= ?"),
+    "manifest_baselines_first": ("SELECT memory_artifact_id, MIN(revision) "
+                                 "FROM memory_manifest_baselines "
+                                 "WHERE memory_artifact_id IN (:ids) "
+                                 "GROUP BY memory_artifact_id"),
+    # the vector projection's gaps
+    "vector_gaps_get": ("SELECT head_revision, projection_generation, missing "
+                        "FROM memory_vector_gaps WHERE memory_artifact_id = ?"),
+    "vector_gaps_delete": "DELETE FROM memory_vector_gaps WHERE memory_artifact_id = ?",
+    "vector_gaps_insert": ("INSERT INTO memory_vector_gaps (memory_artifact_id, "
+                           "head_revision, projection_generation, missing) "
+                           "VALUES (?, ?, ?, ?)"),
     "memory_key_get": "SELECT artifact_id FROM memory_keys WHERE key = ?",
     "memory_key_insert": "INSERT INTO memory_keys (key, artifact_id) VALUES (?, ?)",
     "memory_key_delete": "DELETE FROM memory_keys WHERE key = ? AND artifact_id = ?",
@@ -255,7 +329,13 @@ _SCOPE_KEY = "VARBINARY(1024)"
 #: * ``pc_topic_memory_work_budgets`` -- the durable allowance of one
 #:   (scope, binding, source_after) key (attempts, reservations, bounded failure code);
 #: * ``pc_source_scope_recorded`` -- the database-UTC time each journal row was written
-#:   (the dashboard's Sources per day).
+#:   (the dashboard's Sources per day);
+#: * ``pc_source_scope_uris`` -- per Scope, the SHA-256 of each journaled Source's uri
+#:   and its position (a producer with a natural event uri, such as a hook's turn, asks
+#:   whether that event is journaled already before adding it);
+#: * ``pc_topic_memory_operator_decisions`` -- the audit rows of operator decisions at a
+#:   terminal frontier (skip a Source, grant a fresh allowance): who, why, when, and
+#:   the allowance the frontier had consumed.
 #:
 #: ``scope_id`` is :data:`_SCOPE_KEY` in all four (exact comparison, trailing spaces
 #: significant, on both engines).
@@ -344,6 +424,31 @@ PROCESSING_SCHEMA: dict[str, str] = {
             recorded_at VARCHAR(32) NOT NULL,
             PRIMARY KEY (scope_id, position)
         )""",
+    "create_source_scope_uris": f"""
+        CREATE TABLE IF NOT EXISTS pc_source_scope_uris (
+            scope_id {_SCOPE_KEY} NOT NULL,
+            uri_hash {_HASH} NOT NULL,
+            position BIGINT NOT NULL,
+            PRIMARY KEY (scope_id, uri_hash, position)
+        )""",
+    "create_operator_decisions": f"""
+        CREATE TABLE IF NOT EXISTS pc_topic_memory_operator_decisions (
+            decision_id VARCHAR(36) NOT NULL,
+            scope_id {_SCOPE_KEY} NOT NULL,
+            binding_name {_ID} NOT NULL,
+            source_after BIGINT NOT NULL,
+            action VARCHAR(16) NOT NULL,
+            position BIGINT,
+            source_id {_ID},
+            failure_code VARCHAR(64) NOT NULL,
+            attempt_count BIGINT NOT NULL,
+            reserved_requests BIGINT NOT NULL,
+            reserved_tokens BIGINT NOT NULL,
+            decided_by VARCHAR(512) NOT NULL,
+            reason LONGTEXT NOT NULL,
+            decided_at VARCHAR(32) NOT NULL,
+            PRIMARY KEY (decision_id)
+        )""",
 }
 
 #: The tables :data:`PROCESSING_SCHEMA` creates (a backend creates them when one is
@@ -351,11 +456,15 @@ PROCESSING_SCHEMA: dict[str, str] = {
 PROCESSING_TABLES = ("pc_source_scope_journal", "pc_artifact_processing_pending",
                      "pc_source_cursors", "pc_topic_memory_work_budgets",
                      "pc_artifact_processing_leases", "pc_artifact_processing_binding_states",
-                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded")
+                     "pc_artifact_processing_auto_wave_targets", "pc_source_scope_recorded",
+                     "pc_source_scope_uris", "pc_topic_memory_operator_decisions")
 
 _BUDGET_COLS = ("scope_id, binding_name, source_after, furthest_through, attempt_id, "
                 "attempt_count, reserved_requests, reserved_tokens, failure_code")
 _PENDING_COLS = "binding_name, scope_id, source_through, flush_generation, handled_flush_generation"
+_DECISION_COLS = ("decision_id, scope_id, binding_name, source_after, action, position, "
+                  "source_id, failure_code, attempt_count, reserved_requests, "
+                  "reserved_tokens, decided_by, reason, decided_at")
 
 #: The statements of the scoped Source store, Pending raise, flush and status (shared
 #: by both dialects; the budget and guard statements are in :data:`TOPIC_QUERIES`).
@@ -398,6 +507,22 @@ PROCESSING_QUERIES: dict[str, str] = {
                           "UNION SELECT scope_id FROM pc_source_cursors WHERE binding_name = ? "
                           "UNION SELECT scope_id FROM pc_topic_memory_work_budgets "
                           "WHERE binding_name = ?"),
+    # the uris of journaled Sources (by SHA-256): the lookup, the insert, the backfill
+    "scope_uri_position": ("SELECT position FROM pc_source_scope_uris WHERE scope_id = ? "
+                           "AND uri_hash = ? ORDER BY position LIMIT 1"),
+    "scope_uri_insert": ("INSERT INTO pc_source_scope_uris (scope_id, uri_hash, position) "
+                         "VALUES (?, ?, ?)"),
+    "scope_uris_all": "SELECT scope_id, position FROM pc_source_scope_uris",
+    "scope_journal_uris": ("SELECT j.scope_id, j.position, s.uri FROM "
+                           "pc_source_scope_journal AS j JOIN sources AS s ON "
+                           "s.source_id = j.source_id WHERE s.uri IS NOT NULL"),
+    # operator decisions at a terminal frontier (the audit rows)
+    "operator_decision_insert": (f"INSERT INTO pc_topic_memory_operator_decisions "
+                                 f"({_DECISION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                 "?, ?, ?, ?)"),
+    "operator_decisions_get": (f"SELECT {_DECISION_COLS} FROM "
+                               "pc_topic_memory_operator_decisions WHERE scope_id = ? "
+                               "ORDER BY decided_at DESC, decision_id DESC LIMIT ?"),
 }
 
 #: Every processing statement (tests/adapters/test_processing_sql.py pins them).

@@ -140,15 +140,17 @@ def intent_queries(intents: tuple[str, ...], analyzer: Any = None,
     (:func:`powercontext.core.intents.search_words`, each intent's words under its own
     channel ``intent:<name>``), each query at most two distinct terms under
     ``analyzer`` (a full-text query of two terms admits an entry matching one), no term
-    searched twice; the intents take turns (each one's first query, then each one's
-    second, ...), at most ``limit`` queries."""
+    searched twice. The intents take turns: each one's first query, then the first
+    query of each intent they are related to and the prompt does not ask for itself
+    (a pull request's ``changelog``, an API change's ``docs``), then each asked
+    intent's second, third, ... query; at most ``limit`` queries."""
     from powercontext.core import analyzer as analyzers
-    from powercontext.core.intents import search_words
+    from powercontext.core.intents import intent, search_words
 
     an = analyzer or analyzers.get(analyzers.DEFAULT_VERSION)
     seen: set[str] = set()
-    per_intent: list[list[tuple[str, str]]] = []
-    for name in intents:
+
+    def queries_of(name: str, most: int = limit) -> list[tuple[str, str]]:
         queries: list[tuple[str, str]] = []
         words: list[str] = []
         held: set[str] = set()
@@ -159,14 +161,22 @@ def intent_queries(intents: tuple[str, ...], analyzer: Any = None,
             if words and len(held | terms) > 2:
                 queries.append((f"intent:{name}", " ".join(words)))
                 words, held = [], set()
+                if len(queries) >= most:
+                    return queries
             words.append(word)
             held |= terms
-            seen |= terms
+            seen.update(terms)
         if words:
             queries.append((f"intent:{name}", " ".join(words)))
-        per_intent.append(queries)
-    out: list[tuple[str, str]] = []
-    for turn in range(max((len(q) for q in per_intent), default=0)):
+        return queries
+
+    per_intent = [queries_of(name) for name in intents]
+    related = dict.fromkeys(r for name in intents for r in intent(name).related
+                            if r not in intents)
+    out = [q[0] for q in per_intent if q]
+    for name in related:
+        out.extend(queries_of(name, 1))
+    for turn in range(1, max((len(q) for q in per_intent), default=0)):
         out.extend(q[turn] for q in per_intent if turn < len(q))
     return out[:limit]
 
@@ -201,7 +211,9 @@ def receipt(item: Injected, rank: int) -> dict[str, Any]:
     ``"entry_id"`` (or ``"topic"``: ``ID@REV``), ``"channel"`` (``prompt``, ``intent:<name>``,
     ``vector`` or ``topic``), ``"channel_rank"``, ``"intents"`` (those of the prompt it
     answers), ``"matched"`` (the intent's tools or words and the prompt's terms found in
-    it), ``"score"}``."""
+    it), ``"score"``, and when they apply ``"via"`` (the related intents through which it
+    answers: ``["changelog"]`` for a pull request) and ``"collapsed"`` (the entry ids
+    left out because they gave the same answer: the same command or rule)``}``."""
     from powercontext.core.recall import receipt_terms
 
     hit = item.hit
@@ -215,6 +227,10 @@ def receipt(item: Injected, rank: int) -> dict[str, Any]:
                intents=[name for name, _ in item.verdict.intents],
                matched=receipt_terms(item.verdict, _item_text(hit)),
                score=item.verdict.score)
+    if item.verdict.facets:
+        out["via"] = list(item.verdict.facets)
+    if item.verdict.collapsed:
+        out["collapsed"] = list(item.verdict.collapsed)
     return out
 
 
@@ -355,7 +371,8 @@ async def prompt_topics(c: Any, scope_id: str, prompt: str, limit: int, mode: st
             verdict = judge(profile, text, analyzer)
             if verdict is not None and not raw_dump(item.summary):
                 passing.append((Injected(item, verdict, "topic", rank), verdict))
-        chosen = order_slots(passing, min(limit, TOPIC_LIMIT), intents=profile.intents)
+        cap = min(limit, TOPIC_LIMIT)
+        chosen = order_slots(passing, cap, intents=profile.intents)[:cap]
         return [item for item, _ in chosen]
     except Exception as exc:  # Topics are extra: the Memory hits still go in
         from powercontext.adapters.cli.hook_log import log_failure
@@ -447,8 +464,14 @@ async def prompt_hits(svc: Any, memory_id: str, prompt: str, limit: int, mode: s
         if verdict is not None:
             rank, label = best[key]
             passing.append((Injected(hit, verdict, label, rank), verdict))
-    chosen = order_slots(passing, limit, corrects=_corrects, intents=profile.intents)
-    return [item for item, _ in chosen]
+    chosen = order_slots(passing, limit, corrects=_corrects, intents=profile.intents,
+                         ident=_entry_id)
+    return [Injected(item.hit, verdict, item.channel, item.channel_rank)
+            for item, verdict in chosen]
+
+
+def _entry_id(item: Injected) -> str:
+    return str(getattr(item.hit, "entry_id", "") or item.entry_version_id)
 
 
 #: Words every correction :func:`powercontext.core.corrections.replaced` reads contains

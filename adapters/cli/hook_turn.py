@@ -4,7 +4,8 @@ path>``): a Stop (Claude Code) or ``agent-turn-complete`` (Codex) adds the user 
 and the assistant's final reply, bounded and with secrets redacted, to the
 repository's Scope as one ``conversation`` Source whose uri names the session and the
 turn (:func:`conversation_source`, :func:`record_turn`). One turn is one Source: its
-id is derived from the Scope and that uri, so a repeated event of the same turn stores
+id is derived from the Scope and that uri, and the add checks the (Scope, uri) pair in
+its own transaction (``once_per_uri``), so a redelivered event of the same turn stores
 nothing new (the first delivery wins; Sources are append-only).
 """
 
@@ -82,11 +83,13 @@ def conversation_source(*, scope_id: str, agent: str, session: str, turn: str, p
 
 async def record_turn(svc: Any, scope_id: str, source: Any) -> list[str]:
     """Journal ``source`` (a :func:`conversation_source`) in the Scope ``scope_id``
-    through the backend's ``put_scoped_sources`` (the Source, its journal row and the
-    Pending raise in one transaction). Never raises for what the Scope cannot take: a
-    turn already recorded (the same id with other content: a later event of the same
-    turn), a Scope id this release cannot journal into, a Source in another Scope, or a
-    backend without Scopes each return a note and store nothing. Returns the notes."""
+    through the backend's ``put_scoped_sources`` with ``once_per_uri`` (the (Scope, uri)
+    check, the Source, its journal row and the Pending raise in one transaction: a
+    redelivered turn keeps its first position and stores nothing). Never raises for
+    what the Scope cannot take: a turn already recorded (the same id with other
+    content: a later event of the same turn), a Scope id this release cannot journal
+    into, a Source in another Scope, or a backend without Scopes each return a note and
+    store nothing. Returns the notes."""
     from powercontext.core.errors import InvalidInputError
     from powercontext.core.topic.content import check_scope_id
 
@@ -94,7 +97,8 @@ async def record_turn(svc: Any, scope_id: str, source: Any) -> list[str]:
         return [f"the turn is not journaled: {type(svc.backend).__name__} has no Scope "
                 "journal"]
     try:
-        await svc.backend.put_scoped_sources(check_scope_id(scope_id), (source,))
+        await svc.backend.put_scoped_sources(check_scope_id(scope_id), (source,),
+                                             once_per_uri=True)
     except InvalidInputError as exc:
         if exc.field == "source_id":
             return [f"the turn {source.uri} is already recorded as {source.source_id}"]

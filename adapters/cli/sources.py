@@ -8,12 +8,15 @@ instead (from the FILEs or stdin), one Source per line: ``{"kind", "content", "u
 ``put_scoped_sources`` in one transaction with its Scope-journal row and the Pending
 raise, so Topic processing of the Scope sees it.
 
-Ids are derived from the content hash (``src_<first 40 hex of the Source content
-hash>``), so adding the same thing again is idempotent: the same id and Scope position,
-nothing new stored. A secret anywhere (content, uri, metadata) refuses the whole call
-before anything is stored (exit 2), as every write does. A Source already journaled in
-another Scope is refused (one Scope per Source). ``--json`` prints ``{"scope_id",
-"sources": [{"source_id", "position", "kind", "uri", "name"}]}``.
+Every add is a new Source ("Every Source add creates a new Source with a stable
+SourceRef"): each gets a fresh id (``src_<32 hex of a random UUID>``) and its own
+journal position, so three lines ``user: ok, ship it`` / ``assistant: deploying now`` /
+``user: ok, ship it`` are positions 1, 2 and 3, in the order said, and the same file
+can be added to a second Scope (it is a new Source there). The content hash stays a
+field of each Source (citations carry it). A secret anywhere (content, uri, metadata)
+refuses the whole call before anything is stored (exit 2), as every write does.
+``--json`` prints ``{"scope_id", "sources": [{"source_id", "position", "kind", "uri",
+"name"}]}``.
 
 Registered under the ``source`` group by :mod:`powercontext.adapters.cli.main`.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 import sys
 import unicodedata
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,8 @@ import click
 
 from powercontext.adapters.cli.context import Ctx, pass_ctx
 
-__all__ = ["MAX_INPUT_BYTES", "build_source", "journal_sources", "read_jsonl", "source_add"]
+__all__ = ["MAX_INPUT_BYTES", "build_source", "journal_sources", "new_source_id", "read_jsonl",
+           "scope_copy", "source_add"]
 
 #: One FILE (or stdin) may hold at most this many bytes (the Source complexity ceiling
 #: is 4,194,304 characters; a little headroom for multi-byte text).
@@ -39,36 +44,58 @@ MAX_INPUT_BYTES = 16 * 1024 * 1024
 _JSONL_KEYS = frozenset({"kind", "content", "uri", "metadata"})
 
 
+def new_source_id() -> str:
+    """A fresh Source id, ``src_<32 lowercase hex of a random UUIDv4>``: every add of a
+    Source to a Scope is a new Source with its own stable SourceRef."""
+    return f"src_{uuid.uuid4().hex}"
+
+
 def build_source(kind: str, content: str, uri: str | None = None,
-                 metadata: dict[str, str] | None = None, *, field: str = "source") -> Any:
-    """The Source of ``(kind, content, uri, metadata)`` with its content-derived id
-    ``src_<40 hex>`` (NFC first, so the same text gives the same id however it was
-    typed). InvalidInputError naming ``field`` for a bad kind, content, uri or
-    metadata."""
+                 metadata: dict[str, str] | None = None, *, field: str = "source",
+                 source_id: str | None = None) -> Any:
+    """A new Source of ``(kind, content, uri, metadata)`` (content NFC), with
+    ``source_id`` or a fresh id (:func:`new_source_id`). InvalidInputError naming
+    ``field`` for a bad kind, content, uri or metadata."""
     from powercontext.core import canonical
     from powercontext.core.errors import InvalidInputError
 
     try:
         content = unicodedata.normalize("NFC", canonical._check_str("content", content))
-        probe = canonical.make_source("src_pending", kind, content, uri, metadata or {})
-        return canonical.make_source(f"src_{probe.content_hash[:40]}", probe.kind,
-                                     probe.content, probe.uri, probe.metadata)
+        return canonical.make_source(source_id or new_source_id(), kind, content, uri,
+                                     metadata or {})
     except InvalidInputError as exc:
         sub = exc.field.removeprefix("source.").removeprefix("source")
         raise InvalidInputError(f"{field}.{sub}" if sub else field,
                                 str(exc).partition(": ")[2] or str(exc)) from exc
 
 
+def scope_copy(source: Any, scope_id: str) -> Any:
+    """``source`` as a new Source of the Scope ``scope_id``: the same kind, content, uri
+    and metadata (so the same content hash) under the id ``src_<40 hex of SHA-256(
+    scope_id, source_id)>``, the same for every add of that Source to that Scope (a
+    redelivered event adds nothing)."""
+    import hashlib
+
+    from powercontext.core import canonical
+
+    digest = hashlib.sha256(f"powercontext:scope-copy:v1\0{scope_id}\0{source.source_id}"
+                            .encode("utf-8", "surrogatepass")).hexdigest()
+    return canonical.make_source(f"src_{digest[:40]}", source.kind, source.content,
+                                 source.uri, source.metadata)
+
+
 async def journal_sources(svc: Any, scope_id: str, sources: Sequence[Any]) -> list[str]:
     """Store ``sources`` (already checked for secrets) in the Scope ``scope_id`` through
     the backend's ``put_scoped_sources`` (one transaction with the journal rows and the
     Pending raise): what the hooks and ``repo`` commands do with ``repo:<path>``
-    (TOPIC-MEMORY.md, "Scopes are new"). Their Memory behaviour must not change, so a
-    Scope this release cannot journal into never fails the Memory write: a Scope id over
-    256 characters, or a Source already journaled in another Scope, stores the Source
-    unscoped (as before) and returns a note saying so; so does a backend without
-    ``put_scoped_sources`` (one written against the Memory family alone). Returns the
-    notes (none on the normal path)."""
+    (TOPIC-MEMORY.md, "Scopes are new"). The same Source given again keeps its
+    position. A Source already journaled in another Scope is stored as it is (the
+    Memory cites it) and journaled here as a new Source of this Scope
+    (:func:`scope_copy`: same content, its own id). Their Memory behaviour must not
+    change, so a Scope this release cannot journal into never fails the Memory write: a
+    Scope id over 256 characters stores the Sources unscoped (as before) and returns a
+    note saying so; so does a backend without ``put_scoped_sources`` (one written
+    against the Memory family alone). Returns the notes (none on the normal path)."""
     from powercontext.core.errors import InvalidInputError
     from powercontext.core.topic.content import check_scope_id
 
@@ -89,16 +116,15 @@ async def journal_sources(svc: Any, scope_id: str, sources: Sequence[Any]) -> li
     except InvalidInputError as exc:
         if exc.field != "scope_id":
             raise
-    notes = []
-    for s in sources:  # one at a time: keep every Source its Scope can take
+    for s in sources:  # one at a time: a Source of another Scope gets a copy here
         try:
             await svc.backend.put_scoped_sources(scope, (s,))
         except InvalidInputError as exc:
             if exc.field != "scope_id":
                 raise
-            await svc.backend.put_sources((s,))
-            notes.append(f"Source {s.source_id} not journaled in {scope}: {exc}")
-    return notes
+            await svc.backend.put_sources((s,))  # what the Memory cites, as before
+            await svc.backend.put_scoped_sources(scope, (scope_copy(s, scope),))
+    return []
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -120,11 +146,14 @@ def read_jsonl(text: str, name: str) -> list[Any]:
     from powercontext.core.errors import InvalidInputError
 
     def no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        dup = next((k for k in keys if keys.count(k) > 1), None)
-        if dup is not None:
-            raise ValueError(f"duplicate key {dup!r}")
-        return dict(pairs)
+        out = dict(pairs)
+        if len(out) != len(pairs):  # one pass: the first key seen twice is named
+            seen: set[str] = set()
+            for k, _ in pairs:
+                if k in seen:
+                    raise ValueError(f"duplicate key {k!r}")
+                seen.add(k)
+        return out
 
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
@@ -217,11 +246,12 @@ def _over_ceiling(source: Any) -> str | None:
 @pass_ctx
 def source_add(c: Ctx, files: tuple[str, ...], scope_id: str, kind: str | None,
                uri: str | None, jsonl: bool) -> None:
-    """Add Sources to a Scope's journal for Topic processing (idempotent).
+    """Add Sources to a Scope's journal for Topic processing.
 
-    Each FILE (UTF-8 text) becomes one Source; `-` or no FILE reads stdin. With --jsonl
-    every line is one Source. Ids come from the content hash, so adding the same thing
-    again changes nothing. A secret anywhere refuses the whole call (nothing stored).
+    Each FILE (UTF-8 text) becomes one new Source; `-` or no FILE reads stdin. With
+    --jsonl every line is one new Source, in order (a line said twice is two Sources).
+    Every add is a new Source with its own position: adding a file again adds it again.
+    A secret anywhere refuses the whole call (nothing stored).
 
     \b
     powercontext source add --scope project:x docs/*.md

@@ -56,6 +56,7 @@ def topic() -> None:
     Flush:   powercontext topic flush --scope project:x
     Process: powercontext topic process --scope project:x --once --config config.toml
     Status:  powercontext topic status --scope project:x
+    Unblock: powercontext topic unblock --scope project:x --skip 12 --by me --reason "..."
     Find:    powercontext topic search "how do releases work" --scope project:x
     Expand:  powercontext topic get topic_art_...@3 --scope project:x
     Expand exactly the ref a search printed (ID@REVISION), never "the latest" by id.
@@ -232,15 +233,21 @@ def status(c: Ctx, scope_id: str | None) -> None:
     after the Cursor (3 attempts, 512 requests, 64,000,000 tokens, never refunded);
     FAILURE its last failure code, "(terminal)" when no attempt is admitted any more.
     With --scope it also names the Sources up to the Cursor that no Topic Revision
-    cites ("left out": processed, but their text is in no Topic).
+    cites ("left out": processed, but their text is in no Topic). A Scope stopped at
+    such a terminal frontier is named with the Source it stops at, why, and the `topic
+    unblock` commands that let it go on (nothing else does).
     --json prints {scopes: [{scope_id, binding_name, source_head, cursor, covered,
-    pending, budget}]}, with --scope also left_out: [{position, source_id, how}]."""
+    pending, budget}], blocked: [{scope_id, source_after, through, failure_code,
+    position, source_id, kind, uri, reason, commands}]}, with --scope also left_out:
+    [{position, source_id, how}] in each Scope."""
 
     async def body(svc: Any) -> None:
+        from powercontext.adapters.cli.topic_operator import blocked_lines
         from powercontext.topic_report import uncited_sources
         from powercontext.topic_shapes import left_out_json, processing_json
 
         rows = await svc.status(scope_id)
+        blocked = await svc.blocked(scope_id)
         left = await uncited_sources(svc, scope_id) if scope_id is not None else None
 
         def human() -> None:
@@ -253,12 +260,14 @@ def status(c: Ctx, scope_id: str | None) -> None:
                            "no Topic: " + _positions(left))
             elif left is not None and rows[0].cursor:
                 click.echo("left out: none (every Source up to the Cursor is cited)")
+            for line in blocked_lines(blocked):
+                click.echo(line)
 
         shaped = [processing_json(r) for r in rows]
         if left is not None:
             for r in shaped:
                 r["left_out"] = [left_out_json(x) for x in left]
-        c.emit({"scopes": shaped}, human)
+        c.emit({"scopes": shaped, "blocked": [processing_json(b) for b in blocked]}, human)
 
     _run(c, body)
 
@@ -281,8 +290,11 @@ def _progress_handler(verbose: bool) -> Any:
     import logging
     import sys
 
+    from powercontext.topic_worker import StructuredFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("powercontext.topic: %(message)s"))
+    # the fields (Scope, Window, stage, code) once each, after the message
+    handler.setFormatter(StructuredFormatter("powercontext.topic: %(message)s"))
     handler.setLevel(logging.INFO if verbose else logging.WARNING)
     return handler
 
@@ -415,3 +427,13 @@ def _report(c: Ctx, report: Any) -> None:
             click.echo(f"powercontext: processing stopped: {report.reason or report.stopped}",
                        err=True)
         raise SystemExit(EXIT_PROCESSING_STOPPED)
+
+
+def _register() -> None:
+    from powercontext.adapters.cli.topic_operator import decisions, unblock
+
+    topic.add_command(unblock)
+    topic.add_command(decisions)
+
+
+_register()

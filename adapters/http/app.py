@@ -185,15 +185,17 @@ def api_routers() -> list[Any]:
     """The API's routers, each under its own prefix and each depending on
     :func:`~powercontext.adapters.http.deps.require_token` (so every route they hold
     needs the token and answers errors through :mod:`.errors`): Topic Memory
-    (:mod:`.topic`), the Memory reads and writes (:mod:`.memory`,
-    :mod:`.memory_writes`), Sources (:mod:`.sources`) and the prepared context
-    (:mod:`.context`) when installed."""
+    (:mod:`.topic`; its processing status and operator decisions, :mod:`.processing`),
+    the Memory reads and writes (:mod:`.memory`, :mod:`.memory_writes`), Sources
+    (:mod:`.sources`) and the prepared context (:mod:`.context`) when installed."""
     from powercontext.adapters.http.memory import router as memory_router
     from powercontext.adapters.http.memory_writes import router as writes_router
+    from powercontext.adapters.http.processing import router as processing_router
     from powercontext.adapters.http.sources import router as sources_router
     from powercontext.adapters.http.topic import router as topic_router
 
-    routers = [topic_router, memory_router, writes_router, sources_router]
+    routers = [topic_router, processing_router, memory_router, writes_router,
+               sources_router]
     context_router = _context_router()
     if context_router is not None:
         routers.append(context_router)

@@ -25,6 +25,7 @@ from typing import Any
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
 from powercontext.adapters.insight import SourceCitationsMixin
+from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
     LOCK_TIMEOUT_US,
@@ -36,6 +37,7 @@ from powercontext.adapters.oceanbase.connection import (
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION, OceanBaseMemorySchema
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
@@ -75,9 +77,23 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
         self._init_connection(url)
         self._vector_column = None  # dimension of memory_entry_heads.embedding
         self._short_tokens = True
+        self._manifest_log = ManifestLog(self)
+        self._vector_gaps = VectorGaps(self)
 
     def __repr__(self) -> str:
         return f"OceanBaseMemoryBackend({self._url!r})"
+
+    # the shared templates, one method each (powercontext.adapters.manifest_log.LogEngine)
+
+    def _template_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._all(templates.render(name, _DIALECT), params)
+
+    def _template_rows_in(self, name: str, values: Sequence[Any],
+                          before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._in_chunks(name, list(dict.fromkeys(values)), before)
+
+    def _template_many(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._exec_many(templates.render(name, _DIALECT), rows)
 
     def _commit_plan_sync(self, plan: Any, vectors: Any, key: str | None = None) -> Any:
         # the whole commit is rerun on lock contention (see StorageBackend._retrying)
@@ -260,6 +276,14 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
             raise CapabilityNotSupportedError("this database has no vector column")
         return [memory_rows.vector_hashes(r)
                 for r in self._all(obsql.vector_projection(), (artifact_id,))]
+
+    def _vector_projection_of_sync(self, artifact_id: str, entry_ids: Sequence[str]
+                                   ) -> list[tuple[str, str | None]]:
+        if self._vector_column is None:
+            return super()._vector_projection_of_sync(artifact_id, entry_ids)
+        sql = obsql.vector_projection_entry()
+        return [memory_rows.vector_hashes(r) for e in dict.fromkeys(entry_ids)
+                for r in self._all(sql, (artifact_id, e))]
 
     def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
         if self._vector_column is None:

@@ -31,7 +31,8 @@ SCHEMA_VERSION = "1"
 _VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
 #: Tables the shared templates create (their DDL is skipped when all exist).
 _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact_heads",
-                            "sources", "memory_entry_versions", "memory_keys"})
+                            "sources", "memory_entry_versions", "memory_keys",
+                            *templates.MEMORY_LOG_TABLES})
 
 
 class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemoryBackend):
@@ -83,6 +84,7 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemory
         version = legacy if legacy is not None else self._new_database_analyzer().version
         self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
                               ("analyzer_version", version)))
+        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
 
     def _stored_profile_sync(self) -> EmbeddingProfile | None:
         raw = self._meta_get_sync("embedding_profile")

@@ -36,6 +36,25 @@ class OceanBaseSourceRows:
                  ) -> list[tuple[Any, ...]]: ...
         def _in_chunks(self, name: str, values: list[Any],
                        prefix: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+        def _begin_sync(self, write: bool) -> None: ...
+        def _commit_sync(self) -> None: ...
+        def _rollback_sync(self) -> None: ...
+        def _scope_uris_ready_sync(self) -> bool: ...
+        def _migrate_scope_uris_sync(self) -> None: ...
+
+    def _migrate_scope_uris_in_tx_sync(self) -> None:
+        """At open: the once-per-database backfill of ``pc_source_scope_uris`` (a
+        journal written before the table existed) in its own write transaction under the
+        journal lock; nothing when done already (a meta read)."""
+        if self._scope_uris_ready_sync():
+            return
+        self._begin_sync(True)
+        try:
+            self._migrate_scope_uris_sync()
+            self._commit_sync()
+        except BaseException:
+            self._rollback_sync()
+            raise
 
     # ------------------------------------------------------------------ sources
 
@@ -88,6 +107,20 @@ class OceanBaseSourceRows:
                            lineage_only: bool) -> None:
         self._exec(templates.render("scope_journal_insert", DIALECT),
                    (scope_id, position, source_id, lineage_only))
+
+    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
+        self._exec(templates.render("scope_uri_insert", DIALECT), (scope_id, uri_hash, position))
+
+    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
+        rows = self._all(templates.render("scope_uri_position", DIALECT), (scope_id, uri_hash))
+        return int(rows[0][0]) if rows else None
+
+    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
+        have = {(_text(sc), int(p)) for sc, p in
+                self._all(templates.render("scope_uris_all", DIALECT))}
+        return [(_text(sc), int(p), _text(uri)) for sc, p, uri in
+                self._all(templates.render("scope_journal_uris", DIALECT))
+                if (_text(sc), int(p)) not in have]
 
     def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
         now = utc_text(self._all(tsql.utc_now())[0][0])

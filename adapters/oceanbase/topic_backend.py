@@ -31,6 +31,7 @@ from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
 from powercontext.adapters.oceanbase.topic_supervision import OceanBaseTopicSupervision
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.storage.processing_rows import decision_params, decision_row
 from powercontext.adapters.storage.rows import opt_text
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.topic_budget_spi import (
@@ -49,6 +50,7 @@ from powercontext.core.topic.models import (
     TopicCapabilities,
     TopicRef,
 )
+from powercontext.core.topic.operator import OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import oceanbase_topic as tsql
@@ -117,6 +119,7 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanB
                 if name not in _OWN_DDL:
                     self._exec_ddl(_q(name))
         self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
+        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
         wanted = self._wanted_dimension(reasons)
         self._create_active_tables_sync(existing, wanted)
         if self._topic_vector_column != wanted and not self._topic_head_count_sync():
@@ -281,6 +284,15 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanB
 
     def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
         self._exec(_q("guard_pending_delete"), (binding_name, scope_id))
+
+    # ------------------------------------------------------------------ operator decisions
+
+    def _decision_insert_sync(self, decision: OperatorDecision) -> None:
+        self._exec(_q("operator_decision_insert"), tuple(decision_params(decision)))
+
+    def _decisions_sync(self, scope_id: str, limit: int) -> list[OperatorDecision]:
+        return [decision_row(r) for r in self._all(_q("operator_decisions_get"),
+                                                   (scope_id, limit))]
 
     # ------------------------------------------------------------------ reads
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
 from powercontext.adapters.insight import SourceCitationsMixin
+from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     MIN_SQLITE_VERSION,
@@ -28,6 +29,7 @@ from powercontext.adapters.sqlite.connection import (
 )
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, SQLiteMemorySchema, pack, unpack
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import BackendError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
@@ -77,6 +79,24 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
         self._init_connection(path_or_url, busy_timeout_ms)
         self._vec_tables = False
         self._vec_usable = False  # sqlite-vec loaded and its probe passed
+        self._manifest_log = ManifestLog(self)
+        self._vector_gaps = VectorGaps(self)
+
+    # the shared templates, one method each (powercontext.adapters.manifest_log.LogEngine)
+
+    def _template_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._execute(self._t(name), params)
+
+    def _template_rows_in(self, name: str, values: Sequence[Any],
+                          before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._select_in(name, values, before)
+
+    def _template_many(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run the statement ``name`` once per row of parameters (one prepared
+        statement)."""
+        assert self._conn is not None, "the connection is not open"
+        if rows:
+            self._conn.executemany(self._t(name), [tuple(r) for r in rows])
 
     # ------------------------------------------------------------------ revisions
 
@@ -285,6 +305,14 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
             return super()._vector_projection_sync(artifact_id)
         return [memory_rows.vector_hashes(r) for r in
                 self._execute(frag.statement("vector_projection"), [artifact_id])]
+
+    def _vector_projection_of_sync(self, artifact_id: str, entry_ids: Sequence[str]
+                                   ) -> list[tuple[str, str | None]]:
+        if not self._vec_tables:
+            return super()._vector_projection_of_sync(artifact_id, entry_ids)
+        sql = frag.statement("vector_projection_entry")
+        return [memory_rows.vector_hashes(r) for e in dict.fromkeys(entry_ids)
+                for r in self._execute(sql, [artifact_id, e])]
 
     def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
         if not self._vec_tables:

@@ -326,6 +326,18 @@ class SQLiteStorage(SourceStore[C]):
         self._execute(self._t("scope_journal_insert"),
                       [scope_id, position, source_id, int(lineage_only)])
 
+    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
+        self._execute(self._t("scope_uri_insert"), [scope_id, uri_hash, position])
+
+    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
+        rows = self._execute(self._t("scope_uri_position"), [scope_id, uri_hash])
+        return int(rows[0][0]) if rows else None
+
+    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
+        have = {(str(sc), int(p)) for sc, p in self._execute(self._t("scope_uris_all"))}
+        return [(str(sc), int(p), str(uri)) for sc, p, uri in
+                self._execute(self._t("scope_journal_uris")) if (str(sc), int(p)) not in have]
+
     def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
         now = utc_text(self._execute(frag.statement("topic_now"))[0][0])
         for position in positions:

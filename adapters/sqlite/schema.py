@@ -84,8 +84,12 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBacken
         # nothing, and dropping it would need the write lock at every open.
         elif not (self._exists_sync("powercontext_meta") and self._exists_sync(frag.FTS_TABLE)
                   and self._exists_sync("memory_keys")
-                  and all(self._exists_sync(t) for t in templates.PROCESSING_TABLES)):
+                  and all(self._exists_sync(t) for t in templates.MEMORY_LOG_TABLES)
+                  and all(self._exists_sync(t) for t in templates.PROCESSING_TABLES)
+                  and self._scope_uris_ready_sync()):
             return None  # a database of an earlier release
+        if create:
+            self._migrate_scope_uris_sync()  # a journal of an earlier release: its uris
         schema = self._meta_get_sync("schema_version")
         if schema is None:
             if not create:

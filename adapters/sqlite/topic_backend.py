@@ -30,6 +30,7 @@ from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
 from powercontext.adapters.storage import RevisionRow
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.storage.processing_rows import decision_params, decision_row
 from powercontext.adapters.topic_budget_spi import (
     budget_params,
     budget_row,
@@ -50,6 +51,7 @@ from powercontext.core.topic.models import (
     TopicRef,
     TopicWrite,
 )
+from powercontext.core.topic.operator import OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow
 from powercontext.core.topic.search import ChannelRow
 from powercontext.sql import sqlite as frag
@@ -128,8 +130,11 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
             if self._meta_get_sync("analyzer_version") is None:
                 self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
         elif not (self._exists_sync("powercontext_meta")
-                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)):
+                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)
+                  and self._scope_uris_ready_sync()):
             return False
+        if create:
+            self._migrate_scope_uris_sync()  # a journal of an earlier release: its uris
         schema = self._meta_get_sync("schema_version")
         if schema is None:
             return create  # an unfinished creation: create (again)
@@ -315,6 +320,15 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
 
     def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
         self._execute(self._t("guard_pending_delete"), [binding_name, scope_id])
+
+    # ------------------------------------------------------------------ operator decisions
+
+    def _decision_insert_sync(self, decision: OperatorDecision) -> None:
+        self._execute(self._t("operator_decision_insert"), decision_params(decision))
+
+    def _decisions_sync(self, scope_id: str, limit: int) -> list[OperatorDecision]:
+        return [decision_row(r) for r in
+                self._execute(self._t("operator_decisions_get"), [scope_id, limit])]
 
     # ------------------------------------------------------------------ reads
 

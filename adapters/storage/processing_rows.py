@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters.storage.rows import opt_text, source_row, text
+from powercontext.core.topic.operator import OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 
-__all__ = ["budget_row", "journal_entry", "pending_row"]
+__all__ = ["budget_row", "decision_params", "decision_row", "journal_entry", "pending_row"]
 
 
 def journal_entry(scope_id: str, row: Sequence[Any]) -> JournalEntry:
@@ -37,3 +38,21 @@ def budget_row(row: Sequence[Any]) -> BudgetRow:
     scope, binding, after, furthest, attempt, count, requests, tokens, code = row
     return BudgetRow(text(scope), text(binding), int(after), int(furthest), text(attempt),
                      int(count), int(requests), int(tokens), opt_text(code))
+
+
+def decision_params(d: OperatorDecision) -> list[Any]:
+    """The parameters of ``operator_decision_insert`` (``decided_at`` set)."""
+    return [d.decision_id, d.scope_id, d.binding_name, d.source_after, d.action, d.position,
+            d.source_id, d.failure_code, d.attempt_count, d.reserved_requests,
+            d.reserved_tokens, d.decided_by, d.reason, d.decided_at]
+
+
+def decision_row(row: Sequence[Any]) -> OperatorDecision:
+    """A row of ``operator_decisions_get`` (the column order of
+    :func:`decision_params`)."""
+    (decision, scope, binding, after, action, position, source, code, attempts, requests,
+     tokens, who, why, at) = row
+    return OperatorDecision(
+        text(decision), text(scope), text(binding), int(after), text(action),  # type: ignore[arg-type]
+        None if position is None else int(position), opt_text(source), text(code),
+        int(attempts), int(requests), int(tokens), text(who), text(why), opt_text(at))

@@ -15,8 +15,11 @@ Pending raise of :data:`~powercontext.core.topic.processing.BINDING`
 from __future__ import annotations
 
 import abc
+import hashlib
 from collections.abc import Sequence
 from typing import TypeVar
+
+import attrs
 
 from powercontext.adapters.storage.base import StorageBackend
 from powercontext.core import canonical
@@ -25,9 +28,15 @@ from powercontext.core.models import Source
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.processing import BINDING, JournalEntry
 
-__all__ = ["SourceStore"]
+__all__ = ["SourceStore", "uri_hash"]
 
 C = TypeVar("C")
+
+
+def uri_hash(uri: str) -> str:
+    """The key of a Source's uri in ``pc_source_scope_uris``: lowercase hex SHA-256 of
+    its UTF-8 bytes (a uri has no length limit; its hash fits an index)."""
+    return hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class SourceStore(StorageBackend[C]):
@@ -71,6 +80,20 @@ class SourceStore(StorageBackend[C]):
                            lineage_only: bool) -> None:
         """Insert one Scope-journal row."""
 
+    @abc.abstractmethod
+    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
+        """Insert the ``pc_source_scope_uris`` row of a new journal row with a uri."""
+
+    @abc.abstractmethod
+    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
+        """The lowest position of the Scope's journal rows whose uri hashes to
+        ``uri_hash``, or None."""
+
+    @abc.abstractmethod
+    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
+        """``(scope_id, position, uri)`` of every journal row with a uri and no
+        ``pc_source_scope_uris`` row yet (the backfill of an earlier database)."""
+
     def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
         """Record the database's UTC time for these new journal rows of the Scope
         (``pc_source_scope_recorded``, read by the dashboard's Sources per day). The
@@ -95,18 +118,17 @@ class SourceStore(StorageBackend[C]):
             if not isinstance(s, Source):
                 raise InvalidInputError("sources", "must be Source values")
             canonical.check_id(s.source_id, "source_id")
-            if canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata) != s:
+            made = canonical.make_source(s.source_id, s.kind, s.content, s.uri, s.metadata)
+            if made == s:  # normalized, and its hash recomputed once
+                continue
+            if attrs.evolve(made, content_hash=s.content_hash) != s:
                 raise InvalidInputError(
                     "sources",
                     f"Source {s.source_id!r} is not normalized (build it with make_source)",
                 )
-            if (
-                canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata)
-                != s.content_hash
-            ):
-                raise InvalidInputError(
-                    "source.content_hash", f"does not match the content of {s.source_id!r}"
-                )
+            raise InvalidInputError(
+                "source.content_hash", f"does not match the content of {s.source_id!r}"
+            )
         from powercontext.adapters.secret_scanner import default_scanner  # writes only
         from powercontext.core.secrets import check_sources
 
@@ -152,23 +174,46 @@ class SourceStore(StorageBackend[C]):
         ascending, at most ``limit``."""
         return tuple(await self._run(self._in_tx, False, self._journal_sync, after, limit))
 
-    async def put_scoped_sources(self, scope_id: str,
-                                 sources: Sequence[Source]) -> tuple[int, ...]:
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
         """Persist Sources into one Scope (Topic Memory RFC, "Source, Window, Cursor,
         and Pending"): in ONE transaction each Source (as :meth:`put_sources`), its
         Scope-journal row (positions 1, 2, ... per Scope, in input order, never reused)
         and the Pending raise of :data:`~powercontext.core.topic.processing.BINDING`
         (``source_through = max(existing, highest new position)``; nothing raised when
         every Source was already in this Scope). Returns each Source's Scope position
-        in input order; a Source already in this Scope keeps its position.
+        in input order. Every add of a new Source (a new id) is a new journal row; the
+        same Source (its id) given again is the same Source: it keeps its position
+        (a retry after an unknown outcome stores nothing twice).
+
+        ``once_per_uri``: a Source whose ``uri`` is journaled in this Scope already (by
+        any Source, or earlier in this call) is not added: its position is the earlier
+        row's, nothing is stored for it. For producers whose uri names one event (a
+        hook's turn): a redelivered event is checked and skipped in the same
+        transaction as the add (:meth:`scope_position_of_uri` is the read).
 
         Errors (nothing stored): those of :meth:`put_sources`; InvalidInputError naming
         ``scope_id`` for a bad Scope id or a Source already journaled in another Scope
         (one Scope per Source). The ``lineage_only`` flag is always False here."""
-        return await self._put_scoped_sources(scope_id, sources, lineage_only=False)
+        if not isinstance(once_per_uri, bool):
+            raise InvalidInputError("once_per_uri", "must be a bool")
+        return await self._put_scoped_sources(scope_id, sources, lineage_only=False,
+                                              once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """Read only: the lowest journal position of the Scope whose Source has exactly
+        this ``uri``, or None (an indexed lookup by the uri's SHA-256, not a scan).
+        InvalidInputError naming ``scope_id`` or ``uri``."""
+        scope = check_scope_id(scope_id)
+        if not isinstance(uri, str) or not uri:
+            raise InvalidInputError("uri", "must be a non-empty string")
+        found: int | None = await self._run(self._in_tx, False, self._scope_uri_position_sync,
+                                            scope, uri_hash(uri))
+        return found
 
     async def _put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
-                                  lineage_only: bool) -> tuple[int, ...]:
+                                  lineage_only: bool,
+                                  once_per_uri: bool = False) -> tuple[int, ...]:
         """:meth:`put_scoped_sources` with the server-owned ``lineage_only`` flag of the
         NEW journal rows (server-only: tests and the processing pipeline; no public
         capture path sets it). A Source already in the Scope keeps its flag."""
@@ -186,11 +231,18 @@ class SourceStore(StorageBackend[C]):
         if not sources:
             return ()
         return tuple(await self._run(self._in_tx, True, self._put_scoped_checked, scope,
-                                     list(sources), lineage_only))
+                                     list(sources), lineage_only, once_per_uri))
 
     def _put_scoped_checked(self, scope_id: str, sources: list[Source],
-                            lineage_only: bool) -> list[int]:
+                            lineage_only: bool, once_per_uri: bool = False) -> list[int]:
         self._scope_lock_sync(scope_id)
+        by_uri: dict[str, int] = {}  # uri -> position: journaled already, or in this call
+        if once_per_uri:
+            for s in sources:
+                if s.uri is not None and s.uri not in by_uri:
+                    found = self._scope_uri_position_sync(scope_id, uri_hash(s.uri))
+                    if found is not None:
+                        by_uri[s.uri] = int(found)
         unique = list(dict.fromkeys(s.source_id for s in sources))
         positions: dict[str, int] = {}
         for source_id, other, position, _ in self._scope_rows_sync(unique):
@@ -199,19 +251,66 @@ class SourceStore(StorageBackend[C]):
                     "scope_id", f"Source {source_id!r} is already journaled in Scope "
                     f"{other!r}; a Source belongs to one Scope")
             positions[source_id] = int(position)
-        self._put_sources_checked(sources)
+        if once_per_uri:
+            skipped = {s.source_id for s in sources
+                       if s.source_id not in positions and s.uri in by_uri}
+            for s in sources:
+                if s.source_id in skipped:
+                    positions[s.source_id] = by_uri[s.uri]  # type: ignore[index]
+            stored = [s for s in sources if s.source_id not in skipped]
+        else:
+            stored = sources
+        self._put_sources_checked(stored)
+        uris = {s.source_id: s.uri for s in stored}
         head = self._scope_head_sync(scope_id)
         first, raised = head + 1, 0
         for source_id in unique:
             if source_id in positions:
                 continue
+            uri = uris[source_id]
+            if once_per_uri and uri is not None and uri in by_uri:
+                positions[source_id] = by_uri[uri]  # the same uri earlier in this call
+                continue
             head += 1
             self._scope_insert_sync(scope_id, head, source_id, lineage_only)
+            if uri is not None:
+                self._scope_uri_insert_sync(scope_id, uri_hash(uri), head)
+                by_uri.setdefault(uri, head)
             positions[source_id] = raised = head
         if raised:
             self._scope_recorded_sync(scope_id, range(first, raised + 1))
             self._pending_raise_sync(BINDING, scope_id, raised)
         return [positions[s.source_id] for s in sources]
+
+    #: The meta key set once ``pc_source_scope_uris`` holds every journal row's uri.
+    SCOPE_URIS_KEY = "scope_uris"
+
+    def _scope_uris_ready_sync(self) -> bool:
+        """Whether this database's uri rows are complete (read at open)."""
+        return self._meta_get_sync(self.SCOPE_URIS_KEY) == "1"
+
+    def _migrate_scope_uris_sync(self) -> None:
+        """Inside the caller's write transaction, once per database: under the journal
+        lock (no Source write in between), :meth:`_backfill_scope_uris_sync`, then the
+        meta key. A database of an earlier release opens and keeps working: its old
+        journal rows answer :meth:`scope_position_of_uri` like new ones."""
+        if self._scope_uris_ready_sync():
+            return
+        self._scope_lock_sync("")
+        if not self._scope_uris_ready_sync():
+            self._backfill_scope_uris_sync()
+            self._meta_set_sync(self.SCOPE_URIS_KEY, "1")
+
+    def _backfill_scope_uris_sync(self) -> int:
+        """Inside the caller's write transaction: the ``pc_source_scope_uris`` rows of
+        every journal row with a uri that has none (a database written before the table
+        existed; rows a concurrent writer added already are kept). Returns the rows
+        added. Run once per database at open (the meta key ``scope_uris``)."""
+        added = 0
+        for scope_id, position, uri in self._scope_uris_backfill_rows_sync():
+            self._scope_uri_insert_sync(scope_id, uri_hash(uri), int(position))
+            added += 1
+        return added
 
     async def scope_journal(self, scope_id: str, after: int = 0,
                             limit: int = 100) -> tuple[JournalEntry, ...]:

@@ -34,6 +34,7 @@ from bench.perf.common import (
     pick_queries,
 )
 from bench.perf.engines import Engine, SeekdbEngine, SQLiteEngine
+from bench.perf.first_calls import bench_first_calls
 from bench.perf.measure import (
     Dataset,
     bench_local_model,
@@ -76,6 +77,9 @@ async def run_engine(
                     result["notes"].extend(r["cut"] for r in rows if r["cut"])
                     result["phases"].append(
                         {"phase": f"search {ds.label}", "maxrss_mb": _maxrss_mb()})
+                if mems == 1 and prof.search:  # before the writes: a head searched warm
+                    result["first_calls"].extend(await bench_first_calls(
+                        engine, ds, turns, queries, len(datasets)))
                 if mems == 1:  # the write cells (and the 50k / 100k write targets)
                     done = await bench_writes(engine, ds, turns, prof, len(datasets))
                     result["writes"].extend(r for r in done if r["op"] != "floor")
@@ -188,6 +192,7 @@ async def run(
         "search": [],
         "writes": [],
         "write_floor": [],
+        "first_calls": [],
         "memory": [],
         "phases": [],
         "profiles": {},

@@ -38,6 +38,11 @@ class Engine:
     def open_raw(self, svc: MemoryService) -> None:
         raise NotImplementedError
 
+    def reopen(self, svc: MemoryService) -> MemoryService:
+        """A new service on ``svc``'s database, with nothing cached: what a new process
+        opens (the first-call figures)."""
+        raise NotImplementedError
+
     def close_raw(self) -> None:
         raise NotImplementedError
 
@@ -97,6 +102,16 @@ class SQLiteEngine(Engine):
                 os.remove(f"{path}{suffix}")
         return MemoryService(
             SQLiteMemoryBackend(str(path), profile=self.model.profile,
+                                vector_index=self.vector_index),  # type: ignore[arg-type]
+            embedding_model=self.model,
+        )
+
+    def reopen(self, svc: MemoryService) -> MemoryService:
+        from powercontext.adapters.sqlite import SQLiteMemoryBackend
+
+        path = svc.backend.filename  # type: ignore[attr-defined]
+        return MemoryService(
+            SQLiteMemoryBackend(path, profile=self.model.profile,
                                 vector_index=self.vector_index),  # type: ignore[arg-type]
             embedding_model=self.model,
         )
@@ -375,6 +390,14 @@ class SeekdbEngine(Engine):
         )
         self._urls[id(svc)] = url
         return svc
+
+    def reopen(self, svc: MemoryService) -> MemoryService:
+        from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
+
+        return MemoryService(
+            OceanBaseMemoryBackend(self._urls[id(svc)], profile=self.model.profile),
+            embedding_model=self.model,
+        )
 
     def open_raw(self, svc: MemoryService) -> None:
         import MySQLdb

@@ -258,6 +258,22 @@ def markdown(result: dict[str, Any]) -> str:
             f"{fl['copy_ms']:.2f} ms, checkpoint zlib {fl['checkpoint_zlib_ms']:.0f} ms "
             f"(load {fl.get('load', '-')})"
         )
+    if result.get("first_calls"):
+        lines += [
+            "",
+            "## First calls (CPU ms of this process, wall ms in brackets)",
+            "",
+            "A new process is a new service on the same database (nothing cached); the "
+            "writes are one short entry, by the same service or by another one.",
+            "",
+            "| engine | entries | mode | new process | warm | after own write | "
+            "after another's write |",
+            "|---|---:|---|---:|---:|---:|---:|",
+        ]
+        for fc in result["first_calls"]:
+            cells = " | ".join(f"{fc[k][0]:.1f} ({fc[k][1]:.0f})" for k in
+                               ("new_process", "warm", "after_own_write", "after_other_write"))
+            lines.append(f"| {fc['engine']} | {fc['entries']} | {fc['mode']} | {cells} |")
     lines += [
         "",
         "## Datasets (load through remember; size on disk)",

@@ -105,6 +105,10 @@ _VERIFY_SCRIPTS = ("lint", "typecheck", "type-check", "types", "check", "format"
                    "format:check", "fmt:check", "verify", "ci", "e2e", "test:e2e", "coverage")
 _VERIFY_SCRIPT_FILES = ("check", "lint", "format", "typecheck", "coverage", "ci")
 _TEST_SESSIONS = ("tests", "test")
+#: Tools that run a test suite: a recipe other than ``test`` that runs one is another
+#: suite (``acceptance: go test -tags acceptance ./acceptance``), kept with the checks.
+_TEST_RUNS = frozenset(("go test", "cargo test", "cargo nextest", "pytest", "tox", "nox",
+                        "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"))
 
 
 def _tools(lines: Iterable[str]) -> tuple[str, ...]:
@@ -420,9 +424,10 @@ def _verify_topic(p: _Parsed, files: Mapping[str, Source], docs: Sequence[Source
             continue
         before = len(verify)
         for target in recipes.values():
-            if target.name not in _VERIFY_TARGETS:
-                continue
             tools = _tools(target.recipe)
+            if target.name not in _VERIFY_TARGETS and not (
+                    target.name not in _TEST_SESSIONS and set(tools) & _TEST_RUNS):
+                continue  # kept: a check by name, or another suite the tests run under
             if runner == "make":
                 deps = [d for d in target.prerequisites
                         if d in _VERIFY_TARGETS or d in ("test", "tests")]

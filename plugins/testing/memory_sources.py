@@ -27,7 +27,7 @@ from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingR
 
 __all__ = ["InMemorySources", "processing_state"]
 
-_PROCESSING_KEYS = ("scope_journal", "scope_of", "pending", "cursors", "budgets")
+_PROCESSING_KEYS = ("scope_journal", "scope_of", "pending", "cursors", "budgets", "scope_uris")
 
 
 def processing_state(state: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +85,17 @@ class InMemorySources:
             raise RuntimeError(f"journal row of an unstored Source {source_id!r}")
         rows.append((source_id, lineage_only))
         st["scope_of"][source_id] = (scope_id, position)
+
+    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
+        uris = processing_state(self._state)["scope_uris"]
+        uris.setdefault((scope_id, uri_hash), []).append(position)
+
+    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
+        found = processing_state(self._state)["scope_uris"].get((scope_id, uri_hash))
+        return min(found) if found else None
+
+    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
+        return []  # every journal row of this backend got its uri row when it was added
 
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
         pending = processing_state(self._state)["pending"]

@@ -33,7 +33,7 @@ import threading
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
-from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
+from powercontext.adapters.topic_operator_store import TopicOperatorFront
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -106,6 +106,7 @@ def _empty_state() -> dict[str, Any]:
         "leases": {},  # supervisor_group -> (holder_id, supervisor_generation)
         "binding_states": {},  # binding_name -> last_auto_wave_completed_at (aware UTC)
         "wave_targets": {},  # (wave_id, binding_name, scope_id) -> WaveTarget
+        "operator_decisions": [],  # OperatorDecision, oldest first
     }
 
 
@@ -119,7 +120,7 @@ class TopicDatabase:
 
 
 class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
-                           InMemoryTopicSupervision, TopicProcessingStoreMixin,
+                           InMemoryTopicSupervision, TopicOperatorFront,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
@@ -345,6 +346,9 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         if pub is not None and pub[0] != w.scope_id:
             raise InvalidInputError(
                 "base", f"Topic {w.base.artifact_id!r} belongs to another Scope")
+
+    def _database_utc_now_sync(self) -> str:
+        return self._clock()
 
     def _clock(self) -> str:
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -71,6 +71,55 @@ class InMemoryTopicBudget(TopicBudgetFront):
         del lock
         return self._table("cursors").get((binding_name, scope_id))  # type: ignore[no-any-return]
 
+    # -- the primitives of operator decisions (TopicOperatorFront) --------------------------
+
+    def _budget_delete_sync(self, scope_id: str, binding_name: str, source_after: int,
+                            attempt_id: str) -> bool:
+        key = (scope_id, binding_name, source_after)
+        row = self._table("budgets").get(key)
+        if row is None or row.attempt_id != attempt_id:
+            return False
+        del self._table("budgets")[key]
+        return True
+
+    def _cursor_insert_sync(self, binding_name: str, scope_id: str, position: int) -> None:
+        key = (binding_name, scope_id)
+        if key in self._table("cursors"):
+            raise RevisionConflictError(f"a Cursor of {key!r} exists already")
+        self._table("cursors")[key] = position
+
+    def _cursor_cas_sync(self, binding_name: str, scope_id: str, expected: int,
+                         position: int) -> bool:
+        key = (binding_name, scope_id)
+        if self._table("cursors").get(key) != expected:
+            return False
+        self._table("cursors")[key] = position
+        return True
+
+    def _decision_insert_sync(self, decision: Any) -> None:
+        self._state.setdefault("operator_decisions", []).append(decision)
+
+    def _decisions_sync(self, scope_id: str, limit: int) -> list[Any]:
+        rows = [d for d in self._state.get("operator_decisions", []) if d.scope_id == scope_id]
+        rows.sort(key=lambda d: (d.decided_at, d.decision_id), reverse=True)
+        return rows[:limit]
+
+    # -- the Pending primitives of ``handle_flush`` (TopicSupervisionFront) ---------------
+
+    def _pending_row_sync(self, binding_name: str, scope_id: str, *,
+                          lock: bool) -> PendingRow | None:
+        del lock
+        return self._table("pending").get((binding_name, scope_id))  # type: ignore[no-any-return]
+
+    def _pending_handled_sync(self, binding_name: str, scope_id: str, handled: int) -> None:
+        key = (binding_name, scope_id)
+        row = self._table("pending")[key]
+        self._table("pending")[key] = PendingRow(
+            row.binding_name, row.scope_id, row.source_through, row.flush_generation, handled)
+
+    def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
+        del self._table("pending")[(binding_name, scope_id)]
+
     # -- the publication guards (inside publish's transaction) ----------------------------
 
     def _check_guards(self, guards: PublicationGuards) -> None:

@@ -7,11 +7,13 @@ from powercontext.plugins.testing.topic_contract_faults import TopicFaultsContra
 from powercontext.plugins.testing.topic_contract_forged import TopicForgedContract
 from powercontext.plugins.testing.topic_contract_get import TopicGetContract
 from powercontext.plugins.testing.topic_contract_guards import TopicGuardsContract
+from powercontext.plugins.testing.topic_contract_operator import TopicOperatorContract
 from powercontext.plugins.testing.topic_contract_publish import TopicPublishContract
 from powercontext.plugins.testing.topic_contract_search import TopicSearchContract
 from powercontext.plugins.testing.topic_contract_shape import TopicShapeContract
 from powercontext.plugins.testing.topic_contract_sources import TopicSourcesContract
 from powercontext.plugins.testing.topic_contract_supervision import TopicSupervisionContract
+from powercontext.plugins.testing.topic_contract_uris import TopicUrisContract
 
 __all__ = ["TopicBackendContract"]
 
@@ -27,6 +29,8 @@ class TopicBackendContract(
     TopicBudgetContract,
     TopicGuardsContract,
     TopicSupervisionContract,
+    TopicOperatorContract,
+    TopicUrisContract,
 ):
     """Subclass and override ``topic_backend_factory`` (``factory(profile) ->
     TopicMemoryBackend``, a fresh empty database per call) and ``topic_backend_reopen``

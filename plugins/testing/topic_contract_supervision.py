@@ -26,7 +26,12 @@ from powercontext.core.errors import (
     SupervisorTermError,
 )
 from powercontext.core.topic.models import PublicationGuards, TopicPublication
-from powercontext.core.topic.processing import BINDING, BudgetRelease, CursorAdvance
+from powercontext.core.topic.processing import (
+    BINDING,
+    BudgetRelease,
+    CursorAdvance,
+    PendingUpdate,
+)
 from powercontext.core.topic.supervision import CODE_TERM_LOST, SupervisorTerm
 from powercontext.plugins.testing.topic_base import TopicKit
 from powercontext.plugins.testing.topic_contract_budget import (
@@ -294,4 +299,45 @@ class TopicSupervisionContract(ProcessingContractBase):
                     budget=BudgetRelease(grant.attempt_id, 5))))
             await window(kit, scope, 1, term)
             assert (await status(kit, scope)).budget is None
+        self._srun(topic_backend_factory, topic_embedding_model, body)
+
+    def test_handle_flush_handles_a_covered_flush_with_no_window_left(
+            self, topic_backend_factory, topic_embedding_model):
+        """A flush during a wave with no new Source: the wave's last Window handles the
+        claimed generation 1, the second flush (generation 2) finds its target covered;
+        ``handle_flush`` handles it and deletes Pending without a Window. Below its
+        target it writes nothing; a stale term is refused; a claim beyond the flushed
+        generation is invalid input."""
+        async def body(kit: TopicKit) -> None:
+            b: Any = kit.backend
+            scope = "project:handle"
+            await scoped(kit, "h1", "h2", scope=scope)
+            assert await b.flush(scope) == "accepted"
+            term = await b.acquire_lease(str(uuid.uuid4()), lease_seconds(b))
+            grant = await b.begin_attempt(scope, 0, supervisor=term)
+            await b.publish(TopicPublication((), PublicationGuards(
+                supervisor=term, cursor=CursorAdvance(BINDING, scope, 0, 1),
+                budget=BudgetRelease(grant.attempt_id, 0))))
+            assert await b.flush(scope) == "accepted"  # during the wave: generation 2
+            assert not await b.handle_flush(scope, 2, 2, supervisor=term)  # Cursor at 1
+            before = (await status(kit, scope)).pending
+            assert before is not None and before.handled_flush_generation == 0
+            grant = await b.begin_attempt(scope, 1, supervisor=term)
+            await b.publish(TopicPublication((), PublicationGuards(
+                supervisor=term, cursor=CursorAdvance(BINDING, scope, 1, 2),
+                pending=PendingUpdate(1), budget=BudgetRelease(grant.attempt_id, 1))))
+            pending = (await status(kit, scope)).pending
+            assert pending is not None and (pending.handled_flush_generation,
+                                             pending.flush_generation) == (1, 2)
+            with pytest.raises(InvalidInputError, match="claimed_flush_generation"):
+                await b.handle_flush(scope, 2, 3, supervisor=term)
+            new = await supersede(b, term)
+            with pytest.raises(SupervisorTermError):
+                await b.handle_flush(scope, 2, 2, supervisor=term)
+            assert (await status(kit, scope)).pending == pending
+            assert await b.handle_flush(scope, 2, 2, supervisor=new)
+            after = await status(kit, scope)
+            assert after.pending is None and after.cursor == 2
+            assert await b.flush(scope) == "idle"
+            assert await b.handle_flush(scope, 2, 2)  # nothing left: True, no change
         self._srun(topic_backend_factory, topic_embedding_model, body)

@@ -126,7 +126,11 @@ def test_remember_show_list_changes_and_the_etag(client: TestClient) -> None:
                                                          "since": 0}))
     assert changes["memory_ref"] == ref
     assert [rc["memory_ref"]["revision"] for rc in changes["revisions"]] == [1]
-    assert changes["revisions"][0]["changes"][0]["reason"] == "the team asked"
+    # changes are sorted by entry_id (Memory RFC, canonical form), not by input order
+    reasons = {ch["to_entry_version_id"]: ch["reason"]
+               for ch in changes["revisions"][0]["changes"]}
+    assert reasons == {e["entry_version_id"]: ("the team asked" if e["kind"] == "preference"
+                                               else None) for e in view["entries"]}
 
 
 def test_every_memory_name_form_names_the_same_revision(client: TestClient) -> None:

@@ -136,6 +136,48 @@ GOLDEN_PROCESSING_SQLITE = {
         '"scope_id" FROM "pc_source_cursors" WHERE "binding_name" = ? UNION SELECT '
         '"scope_id" FROM "pc_topic_memory_work_budgets" WHERE "binding_name" = ?'
     ),
+    'create_operator_decisions': (
+        'CREATE TABLE IF NOT EXISTS "pc_topic_memory_operator_decisions" ("decision_id" T'
+        'EXT NOT NULL PRIMARY KEY, "scope_id" BLOB NOT NULL, "binding_name" TEXT NOT NULL'
+        ', "source_after" INTEGER NOT NULL, "action" TEXT NOT NULL, "position" INTEGER, "'
+        'source_id" TEXT, "failure_code" TEXT NOT NULL, "attempt_count" INTEGER NOT NULL,'
+        ' "reserved_requests" INTEGER NOT NULL, "reserved_tokens" INTEGER NOT NULL, "deci'
+        'ded_by" TEXT NOT NULL, "reason" TEXT NOT NULL, "decided_at" TEXT NOT NULL)'
+    ),
+    'operator_decision_insert': (
+        'INSERT INTO "pc_topic_memory_operator_decisions" ("decision_id", "scope_id", "bi'
+        'nding_name", "source_after", "action", "position", "source_id", "failure_code", '
+        '"attempt_count", "reserved_requests", "reserved_tokens", "decided_by", "reason",'
+        ' "decided_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+    ),
+    'operator_decisions_get': (
+        'SELECT "decision_id", "scope_id", "binding_name", "source_after", "action", "pos'
+        'ition", "source_id", "failure_code", "attempt_count", "reserved_requests", "rese'
+        'rved_tokens", "decided_by", "reason", "decided_at" FROM "pc_topic_memory_operato'
+        'r_decisions" WHERE "scope_id" = ? ORDER BY "decided_at" DESC, "decision_id" DESC'
+        ' LIMIT ?'
+    ),
+    'create_source_scope_uris': (
+        'CREATE TABLE IF NOT EXISTS "pc_source_scope_uris" ("scope_id" BLOB NOT NULL, "ur'
+        'i_hash" TEXT NOT NULL, "position" INTEGER NOT NULL, PRIMARY KEY ("scope_id", "ur'
+        'i_hash", "position"))'
+    ),
+    'scope_uri_position': (
+        'SELECT "position" FROM "pc_source_scope_uris" WHERE "scope_id" = ? AND "uri_hash'
+        '" = ? ORDER BY "position" LIMIT 1'
+    ),
+    'scope_uri_insert': (
+        'INSERT INTO "pc_source_scope_uris" ("scope_id", "uri_hash", "position") VALUES ('
+        '?, ?, ?)'
+    ),
+    'scope_uris_all': (
+        'SELECT "scope_id", "position" FROM "pc_source_scope_uris"'
+    ),
+    'scope_journal_uris': (
+        'SELECT "j"."scope_id", "j"."position", "s"."uri" FROM "pc_source_scope_journal" '
+        'AS "j" JOIN "sources" AS "s" ON "s"."source_id" = "j"."source_id" WHERE NOT "s".'
+        '"uri" IS NULL'
+    ),
 }
 
 
@@ -254,6 +296,50 @@ GOLDEN_PROCESSING_OCEANBASE = {
         '`scope_id` FROM `pc_source_cursors` WHERE `binding_name` = %s UNION SELECT '
         '`scope_id` FROM `pc_topic_memory_work_budgets` WHERE `binding_name` = %s'
     ),
+    'create_operator_decisions': (
+        'CREATE TABLE IF NOT EXISTS `pc_topic_memory_operator_decisions` (`decision_id` V'
+        'ARCHAR(36) NOT NULL, `scope_id` VARBINARY(1024) NOT NULL, `binding_name` VARCHAR'
+        '(128) NOT NULL, `source_after` BIGINT NOT NULL, `action` VARCHAR(16) NOT NULL, `'
+        'position` BIGINT, `source_id` VARCHAR(128), `failure_code` VARCHAR(64) NOT NULL,'
+        ' `attempt_count` BIGINT NOT NULL, `reserved_requests` BIGINT NOT NULL, `reserved'
+        '_tokens` BIGINT NOT NULL, `decided_by` VARCHAR(512) NOT NULL, `reason` LONGTEXT '
+        'NOT NULL, `decided_at` VARCHAR(32) NOT NULL, PRIMARY KEY (`decision_id`)) DEFAUL'
+        'T CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'operator_decision_insert': (
+        'INSERT INTO `pc_topic_memory_operator_decisions` (`decision_id`, `scope_id`, `bi'
+        'nding_name`, `source_after`, `action`, `position`, `source_id`, `failure_code`, '
+        '`attempt_count`, `reserved_requests`, `reserved_tokens`, `decided_by`, `reason`,'
+        ' `decided_at`) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)'
+    ),
+    'operator_decisions_get': (
+        'SELECT `decision_id`, `scope_id`, `binding_name`, `source_after`, `action`, `pos'
+        'ition`, `source_id`, `failure_code`, `attempt_count`, `reserved_requests`, `rese'
+        'rved_tokens`, `decided_by`, `reason`, `decided_at` FROM `pc_topic_memory_operato'
+        'r_decisions` WHERE `scope_id` = %s ORDER BY `decided_at` DESC, `decision_id` DES'
+        'C LIMIT %s'
+    ),
+    'create_source_scope_uris': (
+        'CREATE TABLE IF NOT EXISTS `pc_source_scope_uris` (`scope_id` VARBINARY(1024) NO'
+        'T NULL, `uri_hash` CHAR(64) NOT NULL, `position` BIGINT NOT NULL, PRIMARY KEY (`'
+        'scope_id`, `uri_hash`, `position`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'scope_uri_position': (
+        'SELECT `position` FROM `pc_source_scope_uris` WHERE `scope_id` = %s AND `uri_has'
+        'h` = %s ORDER BY `position` LIMIT 1'
+    ),
+    'scope_uri_insert': (
+        'INSERT INTO `pc_source_scope_uris` (`scope_id`, `uri_hash`, `position`) VALUES ('
+        '%s, %s, %s)'
+    ),
+    'scope_uris_all': (
+        'SELECT `scope_id`, `position` FROM `pc_source_scope_uris`'
+    ),
+    'scope_journal_uris': (
+        'SELECT `j`.`scope_id`, `j`.`position`, `s`.`uri` FROM `pc_source_scope_journal` '
+        'AS `j` JOIN `sources` AS `s` ON `s`.`source_id` = `j`.`source_id` WHERE NOT `s`.'
+        '`uri` IS NULL'
+    ),
 }
 
 def _n(name: str) -> int | None:
@@ -332,6 +418,26 @@ def _run_every_statement(q, integrity_error: type[BaseException]) -> set[str]:
     assert t("status_budget_get", ("repo:/u", B, 1)) == []
     scopes = sorted(_plain(r[0]) for r in t("processing_scopes", (B, B, B)))
     assert scopes == ["repo:/u", "repo:/v", "repo:/w"]
+    h1, h2 = "1" * 64, "2" * 64
+    t("scope_uri_insert", ("repo:/w", h1, 1))
+    t("scope_uri_insert", ("repo:/w", h1, 2))
+    with pytest.raises(integrity_error):  # one row per (Scope, hash, position)
+        q(templates.render("scope_uri_insert", DIALECT[0]), ("repo:/w", h1, 1))
+    assert [int(r[0]) for r in t("scope_uri_position", ("repo:/w", h1))] == [1]
+    assert t("scope_uri_position", ("repo:/w", h2)) == []
+    assert t("scope_uri_position", ("repo:/x", h1)) == []
+    assert sorted((_plain(a), int(b)) for a, b in t("scope_uris_all")) == [
+        ("repo:/w", 1), ("repo:/w", 2)]
+    assert t("scope_journal_uris") == []  # s1 and s2 have no uri
+    at = "2026-12-07T10:00:00.000000Z"
+    t("operator_decision_insert", ("1" * 36, "repo:/w", B, 0, "skip", 1, "s1",
+                                   "source_complexity_limit", 1, 0, 0, "ops", "too big", at))
+    t("operator_decision_insert", ("2" * 36, "repo:/w", B, 1, "grant", None, None,
+                                   "window_attempt_limit", 3, 9, 900, "ops", "retry", at))
+    rows = t("operator_decisions_get", ("repo:/w", 10))
+    assert [(_plain(r[0]), _plain(r[4]), r[5], _plain(r[6])) for r in rows] == [
+        ("2" * 36, "grant", None, None), ("1" * 36, "skip", 1, "s1")]
+    assert t("operator_decisions_get", ("repo:/x", 10)) == []
     return ran
 
 

@@ -1,5 +1,6 @@
 """The Revision cache keeps the heads of many Memories searched together (a regression:
-caching whole delta chains evicted them and every search decoded every chain again)."""
+caching whole delta chains evicted them and every search decoded every chain again), and
+a Memory in the manifest log is searched without decoding any whole Revision."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ from powercontext.core.models import MemoryEntryInput
 from powercontext.service import MemoryService
 
 
+def _earlier_release(backend: SQLiteMemoryBackend) -> SQLiteMemoryBackend:
+    """A writer as an earlier release wrote: Revision rows hold their manifests (deltas
+    and checkpoints), no manifest log."""
+    backend._manifest_log = None
+    return backend
+
+
 def test_searching_many_memories_decodes_each_head_once(tmp_path, monkeypatch):
+    """Memories an earlier release wrote (delta chains): a cold search decodes each
+    head's chain once, later searches none."""
     async def body():
-        svc = MemoryService(SQLiteMemoryBackend(str(tmp_path / "m.db")))
+        svc = MemoryService(_earlier_release(SQLiteMemoryBackend(str(tmp_path / "m.db"))))
         try:
             heads = []
             for m in range(10):
@@ -42,6 +52,43 @@ def test_searching_many_memories_decodes_each_head_once(tmp_path, monkeypatch):
             for _ in range(3):
                 await svc2.search("alpha note", heads, limit=50, mode="fts")
             assert decoded == []  # every head stays cached
+            await svc2.close()
+        finally:
+            await svc.close()
+
+    asyncio.run(body())
+
+
+def test_a_cold_search_of_logged_memories_decodes_no_revision(tmp_path, monkeypatch):
+    """Memories in the manifest log: a search in a new process reads the candidates'
+    manifest items from the log (the same hits as a process holding every head), and
+    decodes and caches no whole Revision."""
+    from powercontext.adapters import manifest_log
+
+    async def body():
+        svc = MemoryService(SQLiteMemoryBackend(str(tmp_path / "m.db")))
+        try:
+            heads = []
+            for m in range(10):
+                ref = None
+                for r in range(20):
+                    ref = await svc.remember(ref, entries=(
+                        MemoryEntryInput("fact", f"memory {m} note {r} alpha"),))
+                heads.append(ref)
+            rev = await svc.revision(heads[3])
+            heads[3] = await svc.forget(heads[3], [rev.content.manifest.entries[4].entry_id])
+            warm = await svc.search("alpha note", heads, limit=50, mode="fts")
+            cold = SQLiteMemoryBackend(str(tmp_path / "m.db"))
+            svc2 = MemoryService(cold)
+            decoded = []
+            monkeypatch.setattr(manifest_log, "decode",
+                                lambda *a: decoded.append(a) or (_ for _ in ()).throw(
+                                    AssertionError("a whole Revision was decoded")))
+            monkeypatch.setattr(cold._revisions, "decode_row",
+                                lambda *a, **k: decoded.append(a))
+            got = await svc2.search("alpha note", heads, limit=50, mode="fts")
+            assert got.hits == warm.hits and len(got.hits) == 50
+            assert decoded == [] and len(cold._revisions) == 0
             await svc2.close()
         finally:
             await svc.close()
@@ -125,7 +172,7 @@ def test_changes_walk_validates_without_caching_revisions_or_pinning_views(tmp_p
     from powercontext.core.manifest import _SUCCESSOR
 
     async def body():
-        svc = MemoryService(SQLiteMemoryBackend(str(tmp_path / "c.db")))
+        svc = MemoryService(_earlier_release(SQLiteMemoryBackend(str(tmp_path / "c.db"))))
         ref = None
         for r in range(40):  # a checkpoint at 32, deltas on both sides of it
             ref = await svc.remember(ref, entries=(MemoryEntryInput("fact", f"note {r} beta"),))
@@ -231,5 +278,34 @@ def test_the_head_of_a_cached_memory_reads_no_revision_row(tmp_path):
             assert await backend.head("topic_art_01m8y251287ctwjegxh3dbyftd") is None
         finally:
             await svc.close()
+
+    asyncio.run(body())
+
+
+def test_the_changes_walk_starts_from_a_cached_revision_of_an_earlier_release(tmp_path):
+    """Delta rows an earlier release wrote, walked from a Revision the cache holds (its
+    chunked manifest view): the walk starts there and returns every later Revision's
+    changes, the same as the full decode."""
+    from powercontext.adapters import revision_walk
+
+    async def body():
+        path = str(tmp_path / "w.db")
+        svc = MemoryService(_earlier_release(SQLiteMemoryBackend(path)))
+        ref = None
+        for r in range(40):
+            ref = await svc.remember(ref, entries=(MemoryEntryInput("fact", f"note {r}"),))
+        await svc.close()
+        cold = SQLiteMemoryBackend(path)
+        svc2 = MemoryService(cold)
+        try:
+            await svc2.revision(type(ref)(ref.artifact_id, 30))  # cached: the walk's base
+            got = revision_walk.walk_changes(ref.artifact_id, 30, 40, cold._revision_rows_sync,
+                                             cold._revisions.get)
+            assert got is not None
+            want = [(r, (await svc2.revision(type(ref)(ref.artifact_id, r))).content.changes)
+                    for r in range(31, 41)]
+            assert [(a.revision, c) for a, c in got] == want
+        finally:
+            await svc2.close()
 
     asyncio.run(body())

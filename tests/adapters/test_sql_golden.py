@@ -178,10 +178,74 @@ GOLDEN_SQLITE = {
         '"uri", "metadata" FROM "sources" WHERE "journal_position" > ? ORDER BY '
         '"journal_position" LIMIT ?'
     ),
+    'create_memory_manifest_items': (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_items" ("memory_artifact_id" TEXT NOT '
+        'NULL, "entry_id" TEXT NOT NULL, "revision" INTEGER NOT NULL, "entry_version_id" TEXT '
+        'NOT NULL, "entry_content_hash" TEXT NOT NULL, "state" TEXT NOT NULL, PRIMARY KEY '
+        '("memory_artifact_id", "entry_id", "revision"), FOREIGN KEY ("memory_artifact_id", '
+        '"revision") REFERENCES "artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    'create_memory_manifest_items_revision_index': (
+        'CREATE INDEX IF NOT EXISTS "idx_memory_manifest_items_revision" ON '
+        '"memory_manifest_items"("memory_artifact_id", "revision")'
+    ),
+    'create_memory_manifest_baselines': (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_baselines" ("memory_artifact_id" TEXT '
+        'NOT NULL, "revision" INTEGER NOT NULL, PRIMARY KEY ("memory_artifact_id", '
+        '"revision"), FOREIGN KEY ("memory_artifact_id", "revision") REFERENCES '
+        '"artifact_revisions" ("artifact_id", "revision"))'
+    ),
+    'create_memory_vector_gaps': (
+        'CREATE TABLE IF NOT EXISTS "memory_vector_gaps" ("memory_artifact_id" TEXT NOT NULL '
+        'PRIMARY KEY, "head_revision" INTEGER NOT NULL, "projection_generation" TEXT NOT '
+        'NULL, "missing" INTEGER NOT NULL)'
+    ),
     'create_memory_keys': (
         'CREATE TABLE IF NOT EXISTS "memory_keys" ("key" TEXT NOT NULL PRIMARY KEY, '
         '"artifact_id" TEXT NOT NULL, FOREIGN KEY ("artifact_id") REFERENCES '
         '"artifact_heads" ("artifact_id"))'
+    ),
+    'manifest_item_insert': (
+        'INSERT INTO "memory_manifest_items" ("memory_artifact_id", "entry_id", "revision", '
+        '"entry_version_id", "entry_content_hash", "state") VALUES (?, ?, ?, ?, ?, ?)'
+    ),
+    'manifest_items_range': (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" '
+        'FROM "memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" >= ? AND '
+        '"revision" <= ? ORDER BY "entry_id", "revision"'
+    ),
+    'manifest_items_changed': (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" '
+        'FROM "memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" > ? AND '
+        '"revision" <= ? ORDER BY "revision", "entry_id"'
+    ),
+    'manifest_items_of': (
+        'SELECT "entry_id", "revision", "entry_version_id", "entry_content_hash", "state" '
+        'FROM "memory_manifest_items" WHERE "memory_artifact_id" = ? AND "revision" <= ? AND '
+        '"entry_id" IN (?, ?, ?, ?)'
+    ),
+    'manifest_baseline_insert': (
+        'INSERT INTO "memory_manifest_baselines" ("memory_artifact_id", "revision") VALUES '
+        '(?, ?)'
+    ),
+    'manifest_baselines_upto': (
+        'SELECT MAX("revision") FROM "memory_manifest_baselines" WHERE "memory_artifact_id" = '
+        '? AND "revision" <= ?'
+    ),
+    'manifest_baselines_first': (
+        'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
+        '"memory_artifact_id" IN (?, ?, ?, ?) GROUP BY "memory_artifact_id"'
+    ),
+    'vector_gaps_get': (
+        'SELECT "head_revision", "projection_generation", "missing" FROM "memory_vector_gaps" '
+        'WHERE "memory_artifact_id" = ?'
+    ),
+    'vector_gaps_delete': (
+        'DELETE FROM "memory_vector_gaps" WHERE "memory_artifact_id" = ?'
+    ),
+    'vector_gaps_insert': (
+        'INSERT INTO "memory_vector_gaps" ("memory_artifact_id", "head_revision", '
+        '"projection_generation", "missing") VALUES (?, ?, ?, ?)'
     ),
     'memory_key_get': 'SELECT "artifact_id" FROM "memory_keys" WHERE "key" = ?',
     'memory_key_insert': 'INSERT INTO "memory_keys" ("key", "artifact_id") VALUES (?, ?)',
@@ -357,11 +421,79 @@ GOLDEN_OCEANBASE = {
         '`uri`, `metadata` FROM `sources` WHERE `journal_position` > %s ORDER BY '
         '`journal_position` LIMIT %s'
     ),
+    'create_memory_manifest_items': (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_items` (`memory_artifact_id` '
+        'VARCHAR(128) NOT NULL, `entry_id` VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, '
+        '`entry_version_id` VARCHAR(128) NOT NULL, `entry_content_hash` CHAR(64) NOT NULL, '
+        '`state` VARCHAR(16) NOT NULL, PRIMARY KEY (`memory_artifact_id`, `entry_id`, '
+        '`revision`), FOREIGN KEY (`memory_artifact_id`, `revision`) REFERENCES '
+        '`artifact_revisions` (`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    'create_memory_manifest_items_revision_index': (
+        'CREATE INDEX IF NOT EXISTS `idx_memory_manifest_items_revision` ON '
+        '`memory_manifest_items`(`memory_artifact_id`, `revision`)'
+    ),
+    'create_memory_manifest_baselines': (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_baselines` (`memory_artifact_id` '
+        'VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, PRIMARY KEY '
+        '(`memory_artifact_id`, `revision`), FOREIGN KEY (`memory_artifact_id`, `revision`) '
+        'REFERENCES `artifact_revisions` (`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 '
+        'COLLATE=utf8mb4_bin'
+    ),
+    'create_memory_vector_gaps': (
+        'CREATE TABLE IF NOT EXISTS `memory_vector_gaps` (`memory_artifact_id` VARCHAR(128) '
+        'NOT NULL, `head_revision` BIGINT NOT NULL, `projection_generation` VARCHAR(64) NOT '
+        'NULL, `missing` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`)) DEFAULT '
+        'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     'create_memory_keys': (
         'CREATE TABLE IF NOT EXISTS `memory_keys` (`key` VARCHAR(1024) NOT NULL, '
         '`artifact_id` VARCHAR(128) NOT NULL, PRIMARY KEY (`key`), FOREIGN KEY '
         '(`artifact_id`) REFERENCES `artifact_heads` (`artifact_id`)) DEFAULT '
         'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'manifest_item_insert': (
+        'INSERT INTO `memory_manifest_items` (`memory_artifact_id`, `entry_id`, `revision`, '
+        '`entry_version_id`, `entry_content_hash`, `state`) VALUES (%s, %s, %s, %s, %s, %s)'
+    ),
+    'manifest_items_range': (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` '
+        'FROM `memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` >= %s '
+        'AND `revision` <= %s ORDER BY `entry_id`, `revision`'
+    ),
+    'manifest_items_changed': (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` '
+        'FROM `memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` > %s AND '
+        '`revision` <= %s ORDER BY `revision`, `entry_id`'
+    ),
+    'manifest_items_of': (
+        'SELECT `entry_id`, `revision`, `entry_version_id`, `entry_content_hash`, `state` '
+        'FROM `memory_manifest_items` WHERE `memory_artifact_id` = %s AND `revision` <= %s '
+        'AND `entry_id` IN (%s, %s, %s, %s)'
+    ),
+    'manifest_baseline_insert': (
+        'INSERT INTO `memory_manifest_baselines` (`memory_artifact_id`, `revision`) VALUES '
+        '(%s, %s)'
+    ),
+    'manifest_baselines_upto': (
+        'SELECT MAX(`revision`) FROM `memory_manifest_baselines` WHERE `memory_artifact_id` = '
+        '%s AND `revision` <= %s'
+    ),
+    'manifest_baselines_first': (
+        'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
+        '`memory_artifact_id` IN (%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    'vector_gaps_get': (
+        'SELECT `head_revision`, `projection_generation`, `missing` FROM `memory_vector_gaps` '
+        'WHERE `memory_artifact_id` = %s'
+    ),
+    'vector_gaps_delete': (
+        'DELETE FROM `memory_vector_gaps` WHERE `memory_artifact_id` = %s'
+    ),
+    'vector_gaps_insert': (
+        'INSERT INTO `memory_vector_gaps` (`memory_artifact_id`, `head_revision`, '
+        '`projection_generation`, `missing`) VALUES (%s, %s, %s, %s)'
     ),
     'memory_key_get': 'SELECT `artifact_id` FROM `memory_keys` WHERE `key` = %s',
     'memory_key_insert': 'INSERT INTO `memory_keys` (`key`, `artifact_id`) VALUES (%s, %s)',
@@ -479,6 +611,14 @@ GOLDEN_SQLITE_FRAGMENTS = {
         'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
         'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
         'h."projection_id" WHERE h."memory_artifact_id" = ?'
+    ),
+    'vector_projection_entry': (
+        'SELECT h."entry_content_hash", CASE WHEN v.rowid IS NULL THEN NULL ELSE '
+        'm."embedding_content_hash" END FROM "memory_entry_heads" AS h LEFT JOIN '
+        '"memory_entry_vector_metadata" AS m ON m."projection_id" = h."projection_id" AND '
+        'm."entry_version_id" = h."entry_version_id" AND m."entry_content_hash" = '
+        'h."entry_content_hash" LEFT JOIN "memory_entry_search_vector" AS v ON v.rowid = '
+        'h."projection_id" WHERE h."memory_artifact_id" = ? AND h."entry_id" = ?'
     ),
     'vector_count': (
         'SELECT count(*) FROM "memory_entry_search_vector"'
@@ -643,6 +783,20 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     assert t("revision_range", ("art", 1, 2))[0][5] == H2
     t("version_insert", ("art", "e1", "v1", 1, None, "fact", "uv", "[]", "[]", H, 1))
     assert [r[2] for r in t("versions_by_id", ("v1", None, None, None), 4)] == ["v1"]
+    t("manifest_item_insert", ("art", "e1", 1, "v1", H, "active"))
+    t("manifest_item_insert", ("art", "e1", 2, "v1", H, "inactive"))
+    t("manifest_baseline_insert", ("art", 1))
+    assert t("manifest_items_range", ("art", 1, 2)) == [
+        ("e1", 1, "v1", H, "active"), ("e1", 2, "v1", H, "inactive")]
+    assert t("manifest_items_changed", ("art", 1, 2)) == [("e1", 2, "v1", H, "inactive")]
+    assert sorted(t("manifest_items_of", ("art", 1, "e1", None, None, None), 4)) == [
+        ("e1", 1, "v1", H, "active")]
+    assert t("manifest_baselines_upto", ("art", 2)) == [(1,)]
+    assert t("manifest_baselines_first", ("art", None, None, None), 4) == [("art", 1)]
+    t("vector_gaps_insert", ("art", 2, "g", 0))
+    assert t("vector_gaps_get", ("art",)) == [(2, "g", 0)]
+    t("vector_gaps_delete", ("art",))
+    assert t("vector_gaps_get", ("art",)) == []
     t("head_row_insert", ("art", 2, "e1", "v1", H, "uv"))
     pid = conn.last_insert_rowid()
     assert t("head_projection_ids", ("art", "e1", None, None, None), 4) == [(pid,)]
@@ -661,6 +815,8 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
     near = f("vector_ann_search", (_vec(1, 0, 0, 0, 0, 0, 0, 0), 40, scope, 5))
     assert [(h[2], h[6]) for h in near] == [("e1", 0.0)]
     assert f("vector_projection", ("art",)) == [(H, H2)]
+    assert f("vector_projection_entry", ("art", "e1")) == [(H, H2)]
+    assert f("vector_projection_entry", ("art", "e2")) == []
     assert f("vector_count") == [(1,)]
     assert f("head_vectors", ("art",)) == [("v1", H2, _vec(1, 0, 0, 0, 0, 0, 0, 0))]
     assert f("table_exists", (frag.VECTOR_TABLE,)) == [(1,)]

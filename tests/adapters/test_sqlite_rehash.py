@@ -6,11 +6,13 @@ stored content hash, in one transaction with writers paused."""
 from __future__ import annotations
 
 import hashlib
+import json
 import zlib
 from pathlib import Path
 
 import apsw
 import pytest
+import rfc8785
 import sqlite_vec
 
 from powercontext.adapters.database import HASH_FORMAT_KEY
@@ -54,11 +56,15 @@ def _authoritative(path: Path) -> dict[str, list[tuple]]:
         conn.close()
 
 
-def _write_old_database(path: Path) -> list[ArtifactRef]:
+def _write_old_database(path: Path, log: bool = False) -> list[ArtifactRef]:
     """A database as the code before the fix wrote it: every stored Artifact content
     hash and embedding hash carries the old prefix, and there is no hash-format marker.
-    Memory A has 40 Revisions (deltas and a checkpoint), Memory B two."""
+    Memory A has 40 Revisions (deltas and a checkpoint), Memory B two. That release had
+    no manifest log: Revision rows hold their manifests (``log``: written with the log,
+    as a database whose hashes were tampered with to the old formula would be)."""
     b = SQLiteMemoryBackend(str(path), profile=MODEL.profile)
+    if not log:
+        b._manifest_log = None
     nid = id_factory("old")
     ra = None
     for i in range(40):
@@ -131,6 +137,21 @@ def test_rehash_verifies_and_rewrites_only_the_stored_hash(db_path: Path) -> Non
     # idempotent
     b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
     assert run(b.rehash()).already
+    b.close_sync()
+
+
+def test_rehash_reads_revisions_stored_in_the_manifest_log(db_path: Path) -> None:
+    """Rehash rebuilds the canonical bytes of manifest-log Revisions (their changes in the
+    row, their manifest in the log) as it does for full and delta rows."""
+    refs = _write_old_database(db_path, log=True)
+    b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
+    report = run(b.rehash())
+    assert (report.rewritten, report.corrupt) == (42, [])
+    for ref in refs:
+        for r in range(1, ref.revision + 1):
+            rev = run(b.load_revision(ArtifactRef(ref.artifact_id, r)))
+            assert rev.content_hash == hashlib.sha256(
+                canonical.content_bytes(rev.content)).hexdigest()
     b.close_sync()
 
 
@@ -253,16 +274,35 @@ def test_stored_hashes_are_recomputable_from_the_stored_bytes_by_the_spec(
     b = SQLiteMemoryBackend(str(db_path), profile=MODEL.profile)
     ref = run(add(b, None, ["spec hashes are stored"], id_factory("spec"), with_vectors=False))
     run(b.rebuild(MODEL))
+    ref = run(add(b, ref, ["and recomputed from the rows"], id_factory("spec2"),
+                  with_vectors=False))
     b.close_sync()
     conn = _raw(db_path)
     try:
-        ((encoding, content, stored),) = conn.execute(
-            "SELECT content_encoding, content, content_hash FROM artifact_revisions "
-            "WHERE artifact_id = ? AND revision = 1", (ref.artifact_id,)).fetchall()
-        assert encoding in ("identity", "zlib")  # Revision 1 is a full row
-        body = bytes(content) if encoding == "identity" else zlib.decompress(bytes(content))
-        assert body.startswith(b'{"changes":[{"entry_id":')
-        assert stored == hashlib.sha256(body).hexdigest()
+        # each Revision row holds its changes; its manifest is, per entry, the newest
+        # row of the manifest log at or before it: both rebuilt here with rfc8785 alone
+        for r in (1, 2):
+            ((encoding, content, stored),) = conn.execute(
+                "SELECT content_encoding, content, content_hash FROM artifact_revisions "
+                "WHERE artifact_id = ? AND revision = ?", (ref.artifact_id, r)).fetchall()
+            assert encoding == "manifest-log"
+            changes = json.loads(zlib.decompress(bytes(content)))["changes"]
+            items = {}
+            for entry_id, version, content_hash, state in conn.execute(
+                    "SELECT entry_id, entry_version_id, entry_content_hash, state "
+                    "FROM memory_manifest_items WHERE memory_artifact_id = ? "
+                    "AND revision <= ? ORDER BY revision", (ref.artifact_id, r)):
+                items[entry_id] = {"entry_content_hash": content_hash, "entry_id": entry_id,
+                                   "entry_version_id": version, "state": state}
+            body = rfc8785.dumps({
+                "changes": [dict(zip(("op", "entry_id", "from_entry_version_id",
+                                      "to_entry_version_id", "reason"), c, strict=True))
+                            for c in changes],
+                "manifest": {"entries": [items[k] for k in sorted(items)],
+                             "format": "flat-v1"},
+                "schema": "powercontext.memory.v1"})
+            assert body.startswith(b'{"changes":[{"entry_id":')
+            assert stored == hashlib.sha256(body).hexdigest()
         ((profile_json,),) = conn.execute(
             "SELECT value FROM powercontext_meta WHERE key = 'embedding_profile'").fetchall()
         ((entry_hash, embedding_hash),) = conn.execute(

@@ -1,7 +1,7 @@
 """A Supervisor that cannot start says why and holds nothing (Topic Memory RFC, "Process
 roles"; TOPIC-MEMORY.md, "SQLite and other processes"): another Supervisor's lock on
-the SQLite file (in this process or from the ``python -m powercontext.supervisor``
-runner: exit 2 naming the pid), and automatic scheduling configured without a usable
+the SQLite file (in this process or from ``powercontext serve``: it exits naming the
+pid), and automatic scheduling configured without a usable
 generation provider."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,17 +38,19 @@ def test_a_supervisor_refuses_to_start_while_the_file_is_locked(tmp_path, env):
         held.release()
 
 
-def test_the_runner_exits_2_naming_the_other_supervisor(tmp_path, env):
+def test_serve_exits_naming_the_other_supervisor(tmp_path, env):
+    from support.cli import cli_argv
+
     db = str(tmp_path / "m.db")
     write_config(tmp_path, tmp_path / "control")
     held = acquire_supervisor_lock(db)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "powercontext.supervisor", "--db", db, "--config",
-             str(tmp_path / "config.toml")], capture_output=True, text=True, timeout=120)
+            [*cli_argv(), "serve", "--db", db, "--config", str(tmp_path / "config.toml"),
+             "--role", "all", "--port", "0"], capture_output=True, text=True, timeout=120)
     finally:
         held.release()
-    assert done.returncode == 2
+    assert done.returncode != 0
     assert "another Supervisor" in done.stderr and f"pid {os.getpid()}" in done.stderr
 
 

@@ -78,3 +78,52 @@ def test_a_leader_that_vanishes_is_replaced_after_its_lease(db, tmp_path, env):
                 assert term.generation == generation + 1
 
     asyncio.run(body())
+
+
+def test_the_runner_announces_its_term_and_stops_on_sigterm(db, tmp_path, env):
+    """``python -m powercontext.supervisor`` (the background role) on OceanBase: it
+    prints ``supervisor ready holder=<id> generation=<n>``, processes a flush, logs each
+    structured field once and never Source text, and exits 0 on SIGTERM."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    write_config(tmp_path, tmp_path / "control")
+
+    async def add() -> None:
+        async with open_topic_service(db, embedding="none") as svc:
+            await svc.add_sources("s:run", sources("s:run"))
+            assert await svc.flush("s:run") == "accepted"
+
+    asyncio.run(add())
+    tests = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "powercontext.supervisor", "--db", db, "--config",
+         str(tmp_path / "config.toml"), "--plugin", "support.supervisor_models:plugin",
+         "-v"],
+        stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(tests), os.environ.get("PYTHONPATH", "")])})
+    try:
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("supervisor ready "):
+                break
+        assert lines and lines[-1].startswith("supervisor ready holder=")
+        assert lines[-1].rstrip().endswith("generation=1")
+        asyncio.run(until(lambda: _done(db, "s:run"), "the runner processed the flush"))
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert "window published" in err and "user:" not in err  # no Source text logged
+    for line in err.splitlines():
+        if "powercontext.supervisor:" in line:
+            names = [w.partition("=")[0] for w in line.split() if "=" in w]
+            assert len(names) == len(set(names)), line  # each field once

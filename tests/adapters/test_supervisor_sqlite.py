@@ -170,11 +170,16 @@ def test_a_restart_takes_the_next_generation_and_recovers_from_pending(tmp_path,
                 await until(lambda: _done(db, "s:r"), "recovered from Pending")
                 # the Worker commits, then sends its result: the log line follows
                 await until(lambda: second.stats.published >= 1, "the result collected")
-        lines = [r.getMessage() for r in caplog.records]
+        from powercontext.topic_worker import StructuredFormatter
+
+        lines = [StructuredFormatter().format(r) for r in caplog.records]
         assert any("supervisor term acquired" in m and f"supervisor_generation="
                    f"{generation + 1}" in m for m in lines)
         assert any("window published" in m and "scope_id='s:r'" in m for m in lines)
         assert not any("deploys go out" in m for m in lines)  # never Source text
+        for m in lines:  # each field once: the message is the event alone
+            fields = [w.partition("=")[0] for w in m.split() if "=" in w]
+            assert len(fields) == len(set(fields)), m
 
     asyncio.run(body())
 
@@ -204,38 +209,19 @@ def test_an_automatic_wave_processes_unflushed_pending_and_completes(tmp_path, e
     asyncio.run(body())
 
 
-def test_the_runner_announces_its_term_and_stops_on_sigterm(tmp_path, env, control):
-    import os
-    import signal
+def test_the_runner_refuses_a_sqlite_database_as_serve_role_background_does(tmp_path, env,
+                                                                            control):
+    """The first SQLite release runs the Supervisor only inside ``serve --role all``:
+    the background runner is refused on a SQLite file before anything is opened (it
+    started and processed before)."""
     import subprocess
     import sys
 
-    db = str(tmp_path / "m.db")
+    db = tmp_path / "m.db"
     write_config(tmp_path, control)
-    asyncio.run(_add(db, "s:run"))
-    tests = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "powercontext.supervisor", "--db", db, "--config",
-         str(tmp_path / "config.toml"), "--plugin", "support.supervisor_models:plugin",
-         "-v"],
-        stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(tests), os.environ.get("PYTHONPATH", "")])})
-    try:
-        assert proc.stderr is not None
-        lines = []
-        for line in proc.stderr:
-            lines.append(line)
-            if line.startswith("supervisor ready "):
-                break
-        assert lines and lines[-1].startswith("supervisor ready holder=")
-        assert lines[-1].rstrip().endswith("generation=1")
-        asyncio.run(until(lambda: _done(db, "s:run"), "the runner processed the flush"))
-        proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0
-    assert "window published" in err and "user:" not in err  # no Source text logged
+    done = subprocess.run(
+        [sys.executable, "-m", "powercontext.supervisor", "--db", str(db), "--config",
+         str(tmp_path / "config.toml")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "serve --role all" in done.stderr and "OceanBase" in done.stderr
+    assert not db.exists()  # refused before the database was opened

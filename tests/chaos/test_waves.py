@@ -1,7 +1,8 @@
 """Waves (Topic Memory RFC, "Pending dirty set", "Automatic scheduling"):
 
 * flushes during a wave give exactly ONE successor wave (from the new snapshot), never
-  one per flush;
+  one per flush; with or without a new Source every flush ends handled (Pending
+  deleted), also after a restart;
 * 1,000 concurrent flushes (8 processes x 125, at once) are one Pending row whose flush
   generation counts every one, and then one wave;
 * a Supervisor stopped between the last Window of an automatic wave and the wave's
@@ -15,6 +16,7 @@ ends with the quiescence checker."""
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 from support.chaos import (
@@ -71,6 +73,43 @@ def test_flushes_during_a_wave_give_exactly_one_successor_wave(chaos, db_url, pr
     assert dispatches(sup, scope) == [("explicit", 4), ("explicit", 7)]
     recorder.check()
     assert check_quiescent(db_url)["publications"] == {scope: 2}
+
+
+@pytest.mark.parametrize("new_source", [False, True], ids=["no-new-source", "new-source"])
+def test_two_flushes_a_second_apart_during_one_source_windows_end_handled(
+        chaos, db_url, procs, new_source):
+    """One-Source Windows on 20 Sources and a second flush one second into the wave,
+    with and without a new Source: every flush ends handled (Pending deleted), also
+    across a restart, and a further flush is ``idle``. Without a new Source the
+    successor wave has no Window to publish: it handles the flush without a Worker."""
+    scope = "chaos:twoflush"
+    seed_sources(db_url, {scope: [f"# Note {i % 3}\n\none-source window note {i}"
+                                  for i in range(20)]})
+    assert flush(db_url, scope) == ["accepted"]
+    config = write_config(chaos.root / "config.toml", control=chaos.control, window_limit=1)
+    chaos.block(stage="evolve")
+    recorder = CursorRecorder(db_url).start()
+    sup = SupervisorProcess.supervisor(chaos, db_url, config)
+    procs.append(sup)
+    wait_for(lambda: blocked_worker(chaos, sup), 120, "the first Window's Worker")
+    time.sleep(1.0)
+    if new_source:
+        seed_sources(db_url, {scope: ["# Note 9\n\na note written during the wave"]})
+    assert flush(db_url, scope) == ["accepted"]
+    chaos.unblock(stage="evolve")
+    head = 21 if new_source else 20
+    wait_for(lambda: covered(db_url, scope, head), 180, "every flush handled")
+    sup.stop()
+    first_wave = [("explicit", 20)] * 20
+    assert dispatches(sup, scope) == first_wave + ([("explicit", 21)] if new_source else [])
+    again = SupervisorProcess.supervisor(chaos, db_url, config, name="again")
+    procs.append(again)
+    time.sleep(2.0)  # several polls of a restarted Supervisor: nothing to do
+    again.stop()
+    assert covered(db_url, scope, head) and dispatches(again, scope) == []
+    assert flush(db_url, scope) == ["idle"]
+    recorder.check()
+    assert check_quiescent(db_url)["publications"] == {scope: head}
 
 
 def test_a_thousand_concurrent_flushes_are_one_wave(chaos, db_url, procs):

@@ -73,9 +73,13 @@ class PortOnlyBackend:
     async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
         return await self.__inner.journal(after, limit)
 
-    async def put_scoped_sources(self, scope_id: str,
-                                 sources: Sequence[Source]) -> tuple[int, ...]:
-        return await self.__inner.put_scoped_sources(scope_id, sources)
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
+        return await self.__inner.put_scoped_sources(scope_id, sources,
+                                                     once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        return await self.__inner.scope_position_of_uri(scope_id, uri)
 
     async def scope_journal(self, scope_id: str, after: int = 0,
                             limit: int = 100) -> tuple[JournalEntry, ...]:

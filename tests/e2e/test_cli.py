@@ -221,3 +221,27 @@ def test_search_shows_rank_and_channels_json_keeps_score(pc):
     hits = js(pc("--json", "memory", "search", "make test", "-m", mem["artifact_id"],
                  "--mode", "fts"))["hits"]
     assert hits[0]["score"] > hits[1]["score"] > 0
+
+
+def test_a_memory_source_given_twice_is_one_source_cited_once(pc, tmp_path: Path):
+    """``memory remember --source FILE`` cites the file's exact bytes: the same file
+    given twice (in one command, or in a later one while unchanged) is one Source and
+    one reference, so the entry's hash and the Memory's bytes do not change; a changed
+    file is a new Source (docs/topic-memory.md, "Source identity")."""
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("Deploys go out on Tuesdays.\n")
+    first = js(pc("--json", "memory", "remember", "--key", "demo", "--kind", "fact",
+                  "--text", "Deploys go out on Tuesdays.", "--source", str(notes),
+                  "--source", str(notes)))
+    (change,) = first["changes"]
+    assert change["op"] == "add"
+    shown = js(pc("--json", "memory", "show", "key:demo"))
+    (cited,) = [e["source_refs"] for e in shown["entries"]]
+    assert len(cited) == 1 and cited[0]["source_id"].startswith("src_")
+    again = js(pc("--json", "memory", "remember", "--key", "demo", "--kind", "fact",
+                  "--text", "Deploys go out on Tuesdays.", "--source", str(notes)))
+    assert again["changed"] is False and again["memory_ref"] == first["memory_ref"]
+    notes.write_text("Deploys go out on Wednesdays now.\n")
+    later = js(pc("--json", "memory", "remember", "--key", "demo", "--kind", "fact",
+                  "--text", "Deploys go out on Tuesdays.", "--source", str(notes)))
+    assert later["changed"] is True  # another Source: the entry's evidence grew

@@ -91,19 +91,46 @@ def test_files_and_chat_turns_land_in_the_scope_journal_with_pending_raised(pc, 
     assert st["sources"][ids[3]].uri == "chat://s1/2"
 
 
-def test_adding_the_same_content_again_is_idempotent(pc, tmp_path):
+def test_every_add_is_a_new_source_with_its_own_position(pc, tmp_path):
+    """The same file added again is a new Source (a fresh id, the next position), with
+    the same content hash; NFC is still applied to what is stored."""
     a = tmp_path / "a.md"
     a.write_text("Café au lait.\n")
-    first = pc("source", "add", "--scope", SCOPE, str(a))
-    again = pc("source", "add", "--scope", SCOPE, str(a))
-    assert again == first
-    # the same text typed in NFD is the same Source (NFC before the id)
+    first = pc("source", "add", "--scope", SCOPE, str(a))["sources"][0]
+    again = pc("source", "add", "--scope", SCOPE, str(a))["sources"][0]
+    assert (first["position"], again["position"]) == (1, 2)
+    assert first["source_id"] != again["source_id"]
     nfd = unicodedata.normalize("NFD", "Café au lait.\n")
     via_stdin = pc("source", "add", "--scope", SCOPE, "--kind", "file", "--uri",
-                   a.resolve().as_uri(), "-", input=nfd.encode())
-    assert via_stdin["sources"][0]["source_id"] == first["sources"][0]["source_id"]
-    assert via_stdin["sources"][0]["position"] == 1
-    assert scoped(pc.db, SCOPE)["head"] == 1
+                   a.resolve().as_uri(), "-", input=nfd.encode())["sources"][0]
+    assert via_stdin["position"] == 3
+    st = scoped(pc.db, SCOPE)
+    stored = [st["sources"][sid] for _, sid, _ in st["journal"]]
+    assert len({s.content_hash for s in stored}) == 1  # one content, three Sources
+    assert stored[2].content == unicodedata.normalize("NFC", nfd)
+
+
+def test_three_chat_lines_are_three_sources_in_the_order_said(pc, tmp_path):
+    """``user: ok, ship it`` / ``assistant: deploying now`` / ``user: ok, ship it``:
+    positions 1, 2, 3 (they were 1, 2, 1: the journal lost the order of what was said,
+    and the command reported 3 Sources when 2 were stored)."""
+    lines = [{"kind": "chat_turn", "content": "user: ok, ship it"},
+             {"kind": "chat_turn", "content": "assistant: deploying now"},
+             {"kind": "chat_turn", "content": "user: ok, ship it"}]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    out = pc("source", "add", "--scope", SCOPE, "--jsonl", input=text)
+    assert [r["position"] for r in out["sources"]] == [1, 2, 3]
+    assert len({r["source_id"] for r in out["sources"]}) == 3
+    st = scoped(pc.db, SCOPE)
+    assert [st["sources"][sid].content for _, sid, _ in st["journal"]] == [
+        line["content"] for line in lines]
+    assert st["head"] == 3 and st["pending"].source_through == 3
+    human = CliRunner().invoke(cli, ["--db", str(pc.db), "source", "add", "--scope",
+                                     "project:human", "--jsonl"], input=text,
+                               catch_exceptions=False)
+    assert human.exit_code == 0, human.output
+    assert "3 Source(s) in project:human" in human.stderr
+    assert scoped(pc.db, "project:human")["head"] == 3  # as many as the command says
 
 
 def test_stdin_without_a_file_is_one_text_source(pc):
@@ -112,13 +139,15 @@ def test_stdin_without_a_file_is_one_text_source(pc):
     assert (row["kind"], row["uri"], row["name"], row["position"]) == ("text", None, "stdin", 1)
 
 
-def test_one_scope_per_source_is_refused_naming_scope_id(pc, tmp_path):
+def test_the_same_file_can_be_added_to_a_second_scope(pc, tmp_path):
+    """A new Source in each Scope (it was refused: one Scope per Source, and the id came
+    from the content)."""
     a = tmp_path / "a.md"
     a.write_text("shared text\n")
-    pc("source", "add", "--scope", SCOPE, str(a))
-    err = pc("source", "add", "--scope", "project:y", str(a), expect=2)
-    assert err["error"] == "InvalidInputError" and "scope_id" in err["message"]
-    assert scoped(pc.db, "project:y")["head"] == 0
+    x = pc("source", "add", "--scope", SCOPE, str(a))["sources"][0]
+    y = pc("source", "add", "--scope", "project:y", str(a))["sources"][0]
+    assert (x["position"], y["position"]) == (1, 1) and x["source_id"] != y["source_id"]
+    assert scoped(pc.db, "project:y")["head"] == 1
 
 
 @pytest.mark.parametrize(("args", "stdin", "field"), [
@@ -244,9 +273,11 @@ def test_repo_bootstrap_journals_its_contract_sources_in_the_repository_scope(pc
 
 
 def test_a_scope_the_repository_cannot_use_never_fails_its_memory_write(tmp_path):
-    """journal_sources (hooks, repo): a Scope id over 256 characters or a Source already
-    in another Scope stores the Source unscoped, as before, with a note."""
-    from powercontext.adapters.cli.sources import build_source, journal_sources
+    """journal_sources (hooks, repo): a Scope id over 256 characters stores the Source
+    unscoped, as before, with a note; a Source already in another Scope stays where it
+    is (the Memory cites it) and is journaled here as its own copy, the same copy for
+    every add (a redelivered event adds nothing)."""
+    from powercontext.adapters.cli.sources import build_source, journal_sources, scope_copy
     from powercontext.runtime import open_service
 
     db = tmp_path / "m.db"
@@ -258,10 +289,12 @@ def test_a_scope_the_repository_cannot_use_never_fails_its_memory_write(tmp_path
             assert len(notes) == 1 and "scope_id" in notes[0]
             assert (await svc.backend.get_sources([a.source_id]))[0] == a
             assert await journal_sources(svc, "repo:/one", (b,)) == []
-            notes = await journal_sources(svc, "repo:/two", (a, b))
-            assert len(notes) == 1 and b.source_id in notes[0]  # b stays in repo:/one
+            for _ in range(2):
+                assert await journal_sources(svc, "repo:/two", (a, b)) == []
             rows = await svc.backend.scope_journal("repo:/two", 0, 10)
-            assert [r.source.source_id for r in rows] == [a.source_id]
+            copy = scope_copy(b, "repo:/two")
+            assert [r.source.source_id for r in rows] == [a.source_id, copy.source_id]
+            assert rows[1].source.content_hash == b.content_hash
             assert [r.source.source_id for r in await svc.backend.scope_journal(
                 "repo:/one", 0, 10)] == [b.source_id]
 

@@ -372,3 +372,30 @@ def test_manifest_entry_bytes_are_rfc8785_for_any_strings(entry: MemoryManifestE
             manifest_entry_bytes(entry)
     else:
         assert manifest_entry_bytes(entry) == want
+
+
+_ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=["Cs"]), max_size=40)
+
+
+@given(kind=_ANY_TEXT, content=_ANY_TEXT, uri=st.none() | _ANY_TEXT,
+       metadata=st.lists(st.tuples(_ANY_TEXT, _ANY_TEXT), max_size=6))
+def test_source_content_hash_is_the_hash_of_the_rfc8785_bytes(kind, content, uri,
+                                                             metadata) -> None:
+    """The Source hash's fast writer (the C JSON encoder) gives RFC 8785's bytes for
+    every text: controls, quotes, backslashes, U+007F, U+2028, astral characters."""
+    import hashlib
+
+    from powercontext.core.canonical import SOURCE_CONTENT_PREFIX, source_content_hash
+
+    pairs = tuple(metadata)
+    body = rfc8785.dumps({"content": content, "kind": kind,
+                          "metadata": [list(p) for p in pairs], "uri": uri})
+    expected = hashlib.sha256(SOURCE_CONTENT_PREFIX + body).hexdigest()
+    assert source_content_hash(kind, content, uri, pairs) == expected
+
+
+def test_source_content_hash_refuses_a_lone_surrogate_as_before() -> None:
+    from powercontext.core.canonical import source_content_hash
+
+    with pytest.raises(InvalidInputError, match="source"):
+        source_content_hash("note", "a\ud800b", None, ())

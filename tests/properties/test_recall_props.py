@@ -76,7 +76,7 @@ def test_slots_are_bounded_rules_first_and_corrections_above_what_they_correct(
     cands = [(Item(k, t, f"mem_ver_{i:03d}"), v) for i, (k, t, v) in enumerate(raw)]
     chosen = recall.order_slots(cands, limit, corrections.corrects, tuple(asked))
     kinds = [item.kind for item, _ in chosen]
-    assert len(chosen) <= limit
+    assert len(chosen) <= recall.slot_limit(limit, len(asked))
     assert len(set(map(id, chosen))) == len(chosen)
     assert kinds.count("working_note") <= recall.MAX_NOTES
     if "working_note" in kinds:  # rules before notes

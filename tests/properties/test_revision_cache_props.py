@@ -1,7 +1,9 @@
 """The Revision cache's bounds hold after any sequence of puts and gets: at most
 ``max_revisions`` Revisions, at most ``max_items`` manifest items unless one Revision
-alone is larger, at most ``max_bytes`` of their own (issue 14), the Revision put last
-always kept, the least recently used evicted first (a model LRU run beside it agrees)."""
+alone is larger, at most ``max_bytes`` of canonical bytes (issue 14), a Memory counted
+once, by its largest cached Revision (its Revisions share their manifest chunks), the
+Revision put last always kept, the least recently used evicted first (a model LRU run
+beside it agrees)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,15 @@ from powercontext.core.models import (
     MemoryManifestEntry,
     RevisionLineage,
 )
+
+
+def _per_memory(model: OrderedDict[tuple[str, int], int]) -> int:
+    """What the model's cached Revisions hold: per Memory, its largest."""
+    per: dict[str, int] = {}
+    for (artifact_id, _), n in model.items():
+        per[artifact_id] = max(per.get(artifact_id, 0), n)
+    return sum(per.values())
+
 
 _PARSED: dict[tuple[str, int, int], ParsedRevision] = {}
 
@@ -63,7 +74,7 @@ def test_the_cache_stays_within_its_bounds_and_evicts_the_least_recent(sequence,
         cache.put(key, parsed(*key, items))
         model[key] = items
         model.move_to_end(key)
-        while len(model) > 1 and (len(model) > max_revisions or sum(model.values()) > max_items):
+        while len(model) > 1 and (len(model) > max_revisions or _per_memory(model) > max_items):
             model.popitem(last=False)
         assert cache.keys() == list(model)  # same Revisions, same LRU order
         assert cache.keys()[-1] == key  # the last put stays
@@ -85,15 +96,13 @@ def test_the_cache_stays_within_its_byte_bound(sequence, max_revisions, max_byte
         cache.put(key, p)
         model[key] = revision_bytes(p)
         model.move_to_end(key)
-        while len(model) > 1 and (len(model) > max_revisions or sum(model.values()) > max_bytes):
+        while len(model) > 1 and (len(model) > max_revisions or _per_memory(model) > max_bytes):
             model.popitem(last=False)
         assert cache.keys() == list(model)
         assert cache.nbytes() <= max_bytes or len(cache) == 1
 
 
-def test_revision_bytes_counts_the_canonical_bytes_and_the_containers():
+def test_revision_bytes_counts_the_canonical_bytes_of_the_items():
     p = parsed("big", 1, 2_000)
-    before = revision_bytes(p)
-    assert before >= len(p.view.item_bytes) * 8 * 3  # the three tuples at least
-    joined = p.view.joined  # computed now: counted from now on
-    assert revision_bytes(p) >= before + len(joined)
+    assert revision_bytes(p) == len(p.view.joined) == len(
+        canonical.manifest_items_bytes(p.revision.content.manifest))

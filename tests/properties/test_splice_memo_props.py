@@ -41,7 +41,7 @@ def test_a_second_splice_equals_a_fresh_one(base_items, first, second):
     assert again is made  # the memo: computed once
     fresh = _splice(base, upd)
     assert again.manifest == fresh.manifest and again.item_bytes == fresh.item_bytes
-    assert again.joined == fresh.joined and dict(again.index) == dict(fresh.index)
+    assert again.joined == fresh.joined and dict(again.as_dict) == dict(fresh.as_dict)
     assert splice(base, upd) is not made  # taken once: a third call computes afresh
     other = {e.entry_id: e for e in second}
     splice(base, upd)

@@ -102,6 +102,12 @@ def test_quick_profile_runs_on_a_tiny_size(
         assert r["check"] == {"queries": 3, "mismatches": 0, "examples": []}
     # the puppy question finds Biscuit's turn on every channel
     assert all(r["mean_hits"] > 0 for r in result["search"])
+    # the first calls of a new process and after writes are figures of their own
+    assert [(f["entries"], f["mode"]) for f in result["first_calls"]] == [
+        (50, "fts"), (50, "hybrid")]
+    for f in result["first_calls"]:
+        for k in ("new_process", "warm", "after_own_write", "after_other_write"):
+            assert f[k][0] >= 0 and f[k][1] > 0
     ops = [r["op"] for r in result["writes"]]
     assert ops[:7] == [
         "remember_1",

@@ -325,3 +325,17 @@ def test_screening_refuses_what_the_planner_or_admission_would_reject():
     assert reasons[4] == "contains a secret (GitHub token)"
     assert reasons[5].startswith("text:") and reasons[6].startswith("text:")
     assert len(reasons) == 7
+
+
+@pytest.mark.parametrize(("name", "recipe", "tool"), [
+    ("acceptance", "go test -tags acceptance ./acceptance", "go test"),
+    ("smoke", "pytest tests/smoke -x", "pytest"),
+    ("functional", "cargo nextest run --features functional", "cargo nextest"),
+])
+def test_a_make_target_that_runs_another_suite_is_a_verification_command(name, recipe, tool):
+    mk = file_src("Makefile", f"test:\n\tgo test ./...\n\n{name}:\n\t{recipe}\n\n"
+                              "site:\n\tgit clone https://example.invalid/site site\n")
+    got = {C.topic_label(c.text): c.text for c in C.contract_candidates((mk,)).candidates}
+    assert f"`make {name}` ({tool})" in got["Verification commands"]
+    assert "make site" not in got["Verification commands"]
+    assert "make test`" not in got["Verification commands"]

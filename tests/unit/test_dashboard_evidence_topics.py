@@ -175,6 +175,24 @@ def test_processing_page_highlights_terminal_frontiers(client) -> None:
     assert "terminal frontier" in row.group(1) and TERMINAL in row.group(1)
 
 
+def test_processing_page_shows_blocked_scopes_and_the_command_that_unblocks_them(
+        client) -> None:
+    """A terminal frontier is named with the Source it stops at and the `topic unblock`
+    command (it said the frontier lasts "until new Sources arrive or an operator acts",
+    and no command existed)."""
+    data = _json(client, "/ui/processing")
+    (blocked,) = [b for b in data["blocked"] if b["scope_id"] == TERMINAL]
+    assert blocked["failure_code"] == "source_complexity_limit"
+    assert blocked["position"] == blocked["source_after"] + 1
+    (command,) = blocked["commands"]
+    assert command.startswith(f"powercontext topic unblock --scope {TERMINAL} --skip "
+                              f"{blocked['position']} ")
+    html = _html(client, "/ui/processing")
+    assert "Blocked Scopes" in html and "until new Sources arrive" not in html
+    section = html.split("Blocked Scopes", 1)[1].split("<h2>", 1)[0]
+    assert f"--skip {blocked['position']}" in section and TERMINAL in section
+
+
 def test_flush_needs_the_same_origin_and_shows_the_status(client) -> None:
     url = f"/ui/processing/flush?scope={QSCOPE}"
     before = {s["scope_id"]: s for s in _json(client, "/ui/processing")["scopes"]}[SCOPE]

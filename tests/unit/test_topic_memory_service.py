@@ -369,10 +369,12 @@ def test_publish_refuses_bad_content_and_lineage_before_any_io():
 
 def test_the_service_offers_users_no_create_update_or_delete():
     public = {n for n in dir(TopicMemoryService) if not n.startswith("_")}
-    # part 2 adds the processing surface (Sources in, flush, status, process); still no
-    # create, update, delete or retire of a Topic
-    assert public == {"add_sources", "capabilities", "close", "flush", "get", "process",
-                      "search", "status"}
+    # part 2 adds the processing surface (Sources in, flush, status, process), and the
+    # operator's decisions at a terminal frontier (blocked, unblock, operator_decisions:
+    # they move a Cursor or an allowance, never a Topic); still no create, update,
+    # delete or retire of a Topic
+    assert public == {"add_sources", "blocked", "capabilities", "close", "flush", "get",
+                      "operator_decisions", "process", "search", "status", "unblock"}
 
 
 @given(time_ms=st.integers(min_value=0, max_value=2**48 - 1),

@@ -4,9 +4,11 @@ observability", "Leader, term, and fencing", "Automatic scheduling").
 
 * ``/ui/processing`` -- per Scope the Source head, Cursor, Pending and flush
   generations and the budget row with its failure code (a terminal frontier is
-  highlighted: it needs new Sources or an operator), the Supervisor's lease (holder,
-  generation, expiry) and the last automatic wave; JSON twin ``{"scopes": [the
-  ``topic status`` shape], "supervision", "flushed"}``.
+  highlighted), the blocked Scopes (the Source each stops at, why, and the ``topic
+  unblock`` command that lets it go on: only an operator decision does), the
+  Supervisor's lease (holder, generation, expiry) and the last automatic wave; JSON
+  twin ``{"scopes": [the ``topic status`` shape], "blocked": [BlockedFrontier],
+  "supervision", "flushed"}``.
 * ``POST /ui/processing/flush?scope=S`` (same origin, a viewer) -- the explicit flush of
   the HTTP API (``idle`` or ``accepted``), then 303 back to ``/ui/processing`` showing
   the status; the JSON twin answers ``{"scope_id", "status"}``.
@@ -45,6 +47,7 @@ async def processing_page(request: Request, svc: ServicesDep,
 
     topic = topic_service(svc)
     scopes = [processing_json(s) for s in await topic.status()]
+    blocked = [processing_json(b) for b in await topic.blocked()]
     reads = insight(svc)
     supervision: dict[str, Any] | None = None
     if reads is not None:
@@ -55,7 +58,7 @@ async def processing_page(request: Request, svc: ServicesDep,
             "last_auto_wave_completed_at": view.last_auto_wave_completed_at,
             "waves": [{"wave_id": w.wave_id, "targets": w.targets, "completed": w.completed}
                       for w in view.waves]}
-    data = {"scopes": scopes, "supervision": supervision,
+    data = {"scopes": scopes, "blocked": blocked, "supervision": supervision,
             "processing_available": svc.processing_available,
             "unavailable_reason": svc.unavailable_reason,
             "supervisor_in_process": svc.supervisor is not None,

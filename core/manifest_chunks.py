@@ -1,0 +1,286 @@
+"""Manifest items kept in shared chunks: the persistent sequence a Revision's manifest is
+spliced in, so that a write to a Memory of N entries copies O(changes + N / 256) values
+instead of O(N) (ARCHITECTURE.md, "Performance by design").
+
+A flat-v1 manifest lists every entry of the Memory at every Revision (Memory RFC,
+"MemoryContent"). :class:`ManifestEntries` holds the items sorted by entry_id (code point
+order, which is the UTF-8 byte order the spec sorts by) in :class:`ManifestChunk` values
+of at most ``2 * CHUNK_ITEMS`` items, each with the items' canonical bytes joined by
+commas (:func:`powercontext.core.canonical.manifest_entry_bytes`). :func:`spliced`
+rebuilds only the chunks a change touches; every other chunk is the same object in both
+manifests. A chunk read from storage keeps its items as plain strings and makes their
+:class:`~powercontext.core.models.MemoryManifestEntry` values when first asked (a write
+to a Memory read whole needs a few of them, not N). The chunk boundaries are an
+in-memory layout: the items, their order and their bytes are exactly those of the
+sorted tuple (a property test holds it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from powercontext.core.canonical import JSON_ESCAPED, manifest_entry_bytes
+from powercontext.core.models import MemoryManifestEntry
+
+__all__ = ["CHUNK_ITEMS", "ItemStrings", "ManifestChunk", "ManifestEntries", "build",
+           "from_strings", "manifest_items_text", "spliced"]
+
+#: Items per chunk when a manifest is built whole; a chunk that grows past twice this
+#: is split. 256 items of ~210 bytes: a change re-joins ~54 kB, and a manifest of 1M
+#: entries has ~4k chunks (the per-write copy of the chunk list).
+CHUNK_ITEMS = 256
+
+#: A manifest item as strings: (entry_id, entry_version_id, entry_content_hash, state).
+ItemStrings = tuple[str, str, str, str]
+
+
+def manifest_items_text(items: Sequence[tuple[str, str, str, str]]) -> str | None:
+    """The canonical bytes of manifest items ``(entry_id, entry_version_id,
+    entry_content_hash, state)`` joined by commas, as ASCII text, when every member is
+    a string of printable ASCII that needs no escaping (the ids and hashes this library
+    writes); None otherwise (take :func:`manifest_entry_bytes` of each item)."""
+    try:
+        members = "".join([x for item in items for x in item])  # TypeError: not strings
+    except TypeError:
+        return None
+    if not members.isascii() or JSON_ESCAPED.search(members) is not None:
+        return None
+    return ",".join([f'{{"entry_content_hash":"{h}","entry_id":"{i}",'
+                     f'"entry_version_id":"{v}","state":"{st}"}}' for i, v, h, st in items])
+
+
+#: The characters of an item's canonical text besides its four strings, and its comma.
+_FRAME = len(manifest_items_text([("", "", "", "")]) or "") + 1
+
+
+def _starts(sizes: Iterable[int]) -> array[int]:
+    """The offset of each item inside the comma-joined bytes, from the items' sizes."""
+    sizes = list(sizes)
+    return array("q", itertools.accumulate((n + 1 for n in sizes[:-1]), initial=0))
+
+
+class ManifestChunk:
+    """Consecutive manifest items (sorted, at least one): their entry ids, their
+    canonical bytes joined by commas, and the items themselves (made on first use
+    from their strings when the chunk was read from storage). Immutable."""
+
+    __slots__ = ("_entries", "_strings", "ids", "joined", "starts")
+
+    def __init__(self, ids: tuple[str, ...], joined: bytes, starts: array[int], *,
+                 entries: tuple[MemoryManifestEntry, ...] | None = None,
+                 strings: Sequence[ItemStrings] | None = None) -> None:
+        self.ids = ids
+        self.joined = joined
+        #: the offset of each item's bytes inside ``joined``
+        self.starts = starts
+        self._entries = entries
+        self._strings = strings
+
+    @classmethod
+    def of(cls, entries: tuple[MemoryManifestEntry, ...],
+           item_bytes: Sequence[bytes]) -> ManifestChunk:
+        """The chunk of these items with their canonical bytes."""
+        return cls(tuple(e.entry_id for e in entries), b",".join(item_bytes),
+                   _starts(len(b) for b in item_bytes), entries=entries)
+
+    @classmethod
+    def of_strings(cls, items: Sequence[ItemStrings]) -> ManifestChunk:
+        """The chunk of items given as strings (InvalidInputError for an item RFC 8785
+        cannot carry)."""
+        text = manifest_items_text(items)
+        if text is not None:  # ASCII: one character per byte
+            starts = array("q", itertools.accumulate(
+                [len(i) + len(v) + len(h) + len(st) + _FRAME for i, v, h, st in items[:-1]],
+                initial=0))
+            return cls(tuple([i[0] for i in items]), text.encode("ascii"), starts,
+                       strings=items)
+        entries = tuple(MemoryManifestEntry(*i) for i in items)  # type: ignore[arg-type]
+        return cls.of(entries, [manifest_entry_bytes(e) for e in entries])
+
+    @property
+    def entries(self) -> tuple[MemoryManifestEntry, ...]:
+        """The items (made from their strings on first use)."""
+        if self._entries is None:
+            assert self._strings is not None
+            self._entries = tuple(MemoryManifestEntry(*s)  # type: ignore[arg-type]
+                                  for s in self._strings)
+            self._strings = None
+        return self._entries
+
+    def hash_states(self) -> Iterator[tuple[str, str]]:
+        """(entry_content_hash, state) of each item (no item made for it)."""
+        strings = self._strings
+        if strings is not None:
+            return ((s[2], s[3]) for s in strings)
+        return ((e.entry_content_hash, e.state) for e in self.entries)
+
+    def item_bytes(self, i: int) -> bytes:
+        """The canonical bytes of item ``i``."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.joined)
+        return self.joined[self.starts[i]:end]
+
+
+class ManifestEntries(Sequence[MemoryManifestEntry]):
+    """An immutable sequence of manifest items sorted by entry_id, stored in chunks.
+
+    Equal to a tuple of the same items (``==`` either way, same ``hash``), so a
+    :class:`~powercontext.core.models.MemoryManifest` holding it is the same value as
+    one holding the tuple."""
+
+    __slots__ = ("_firsts", "_len", "_nbytes", "_starts", "chunks")
+
+    def __init__(self, chunks: Iterable[ManifestChunk] = ()) -> None:
+        self.chunks: tuple[ManifestChunk, ...] = tuple(c for c in chunks if c.ids)
+        self._firsts = [c.ids[0] for c in self.chunks]
+        self._starts = list(itertools.accumulate((len(c.ids) for c in self.chunks),
+                                                 initial=0))
+        self._len = self._starts[-1]
+        self._nbytes = sum(len(c.joined) for c in self.chunks) + max(0, len(self.chunks) - 1)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> MemoryManifestEntry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[MemoryManifestEntry, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        n = self._len
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("manifest index out of range")
+        c = bisect.bisect_right(self._starts, i) - 1
+        return self.chunks[c].entries[i - self._starts[c]]
+
+    def __iter__(self) -> Iterator[MemoryManifestEntry]:
+        for c in self.chunks:
+            yield from c.entries
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, ManifestEntries):
+            if self._len != other._len:
+                return False
+            if len(self.chunks) == len(other.chunks) and all(
+                    a is b for a, b in zip(self.chunks, other.chunks, strict=True)):
+                return True
+            return all(a == b for a, b in zip(self, other, strict=True))
+        if isinstance(other, tuple | list):
+            return self._len == len(other) and all(
+                a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def find(self, entry_id: str) -> MemoryManifestEntry | None:
+        """The item of ``entry_id``, or None (two binary searches)."""
+        c = bisect.bisect_right(self._firsts, entry_id) - 1
+        if c < 0:
+            return None
+        chunk = self.chunks[c]
+        i = bisect.bisect_left(chunk.ids, entry_id)
+        return chunk.entries[i] if i < len(chunk.ids) and chunk.ids[i] == entry_id else None
+
+    def hash_states(self) -> Iterator[tuple[str, str]]:
+        """(entry_content_hash, state) of every item, in order."""
+        for c in self.chunks:
+            yield from c.hash_states()
+
+    def pieces(self) -> list[bytes]:
+        """The chunks' joined bytes; joined by commas they are the manifest's items."""
+        return [c.joined for c in self.chunks]
+
+    def byte_length(self) -> int:
+        """The length of the items' bytes joined by commas."""
+        return self._nbytes
+
+
+def _chunks(entries: Sequence[MemoryManifestEntry],
+            item_bytes: Sequence[bytes]) -> list[ManifestChunk]:
+    return [ManifestChunk.of(tuple(entries[i:i + CHUNK_ITEMS]), item_bytes[i:i + CHUNK_ITEMS])
+            for i in range(0, len(entries), CHUNK_ITEMS)]
+
+
+def build(entries: Sequence[MemoryManifestEntry],
+          item_bytes: Sequence[bytes] | None = None) -> ManifestEntries:
+    """The chunked sequence of ``entries`` (already sorted by entry_id, unique), with
+    their canonical bytes (computed when not given). InvalidInputError for an item
+    RFC 8785 cannot carry."""
+    if isinstance(entries, ManifestEntries):
+        return entries
+    if item_bytes is None:
+        item_bytes = [manifest_entry_bytes(e) for e in entries]
+    return ManifestEntries(_chunks(entries, item_bytes))
+
+
+def from_strings(items: Sequence[ItemStrings]) -> ManifestEntries:
+    """The chunked sequence of items given as strings (sorted by entry_id, unique)."""
+    return ManifestEntries(ManifestChunk.of_strings(items[i:i + CHUNK_ITEMS])
+                           for i in range(0, len(items), CHUNK_ITEMS))
+
+
+def spliced(base: ManifestEntries,
+            items: Mapping[str, MemoryManifestEntry]) -> tuple[ManifestEntries, set[int]]:
+    """``base`` with ``items`` replacing or inserting entries (by their entry_id), and
+    the positions in the result's chunk list of the chunks that were rebuilt. Only
+    the chunks that hold a changed entry are rebuilt (split when they grow past
+    ``2 * CHUNK_ITEMS``); the others are shared with ``base``."""
+    if not items:
+        return base, set()
+    chunks = base.chunks
+    if not chunks:
+        ordered = sorted(items.values(), key=lambda e: e.entry_id)
+        out = ManifestEntries(_chunks(ordered, [manifest_entry_bytes(e) for e in ordered]))
+        return out, set(range(len(out.chunks)))
+    groups: dict[int, list[MemoryManifestEntry]] = {}
+    firsts = base._firsts
+    for item in items.values():
+        c = max(0, bisect.bisect_right(firsts, item.entry_id) - 1)
+        groups.setdefault(c, []).append(item)
+    result: list[ManifestChunk] = []
+    rebuilt: set[int] = set()
+    prev = 0
+    for c in sorted(groups):
+        result.extend(chunks[prev:c])
+        made = _merge(chunks[c], groups[c])
+        rebuilt.update(range(len(result), len(result) + len(made)))
+        result.extend(made)
+        prev = c + 1
+    result.extend(chunks[prev:])
+    return ManifestEntries(result), rebuilt
+
+
+def _merge(chunk: ManifestChunk, updates: list[MemoryManifestEntry]) -> list[ManifestChunk]:
+    """``chunk`` with ``updates`` replacing or inserting items, as one or more chunks."""
+    old = chunk.entries
+    ids = chunk.ids
+    entries: list[MemoryManifestEntry] = []
+    item_bytes: list[bytes] = []
+    i = 0
+    latest = {u.entry_id: u for u in updates}  # the last update of an id wins
+    for u in sorted(latest.values(), key=lambda e: e.entry_id):
+        j = bisect.bisect_left(ids, u.entry_id, lo=i)
+        entries.extend(old[i:j])
+        item_bytes.extend(chunk.item_bytes(k) for k in range(i, j))
+        entries.append(u)
+        item_bytes.append(manifest_entry_bytes(u))
+        i = j + 1 if j < len(ids) and ids[j] == u.entry_id else j
+    entries.extend(old[i:])
+    item_bytes.extend(chunk.item_bytes(k) for k in range(i, len(old)))
+    if len(entries) <= 2 * CHUNK_ITEMS:
+        return [ManifestChunk.of(tuple(entries), item_bytes)]
+    return _chunks(entries, item_bytes)
