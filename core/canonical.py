@@ -152,9 +152,8 @@ def check_json_int(value: object, field: str, minimum: int = -MAX_JSON_INT) -> i
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(field, f"must be an integer, got {type(value).__name__}")
     if not minimum <= value <= MAX_JSON_INT:
-        raise InvalidInputError(
-            field, f"{value} is outside {minimum}..{MAX_JSON_INT} (the I-JSON integer range)"
-        )
+        raise InvalidInputError(field, f"{value} is outside {minimum}..{MAX_JSON_INT} "
+                                "(the I-JSON integer range)")
     return value
 
 
@@ -187,10 +186,8 @@ def normalize_text(value: object, field: str = "text") -> str:
 
 
 def normalize_reason(value: object, field: str = "reason") -> str | None:
-    """NFC and trimmed, at most 512 code points, one line: a reason is a stable reason
-    code or short text (Memory RFC, "MemoryChange"), so a control character inside
-    (line break, tab, ESC, BEL), a line or paragraph separator or a bidirectional
-    control is refused. None and blank stay None."""
+    """NFC and trimmed, at most 512 code points, one line (Memory RFC, "MemoryChange":
+    controls, line separators and bidirectional controls refused); None, blank: None."""
     if value is None:
         return None
     reason = unicodedata.normalize("NFC", _check_str(field, value)).strip()
@@ -198,16 +195,14 @@ def normalize_reason(value: object, field: str = "reason") -> str | None:
         return None
     check_one_line(reason, field)
     if len(reason) > MAX_REASON_CODE_POINTS:
-        raise InvalidInputError(
-            field, f"is {len(reason)} code points; the limit is {MAX_REASON_CODE_POINTS}"
-        )
+        raise InvalidInputError(field, f"is {len(reason)} code points; the limit is "
+                                f"{MAX_REASON_CODE_POINTS}")
     return reason
 
 
 def normalize_kind(value: object, field: str = "kind") -> str:
-    """A non-empty kind string (unknown kinds are kept), NFC and trimmed, at most 64
-    printable ASCII characters: a control character inside (newline, carriage return,
-    tab, ESC, BEL, DEL) is refused, since a kind is shown at the start of a line."""
+    """A non-empty kind (unknown kinds are kept), NFC and trimmed, at most 64 printable
+    ASCII characters (a kind starts a line: newline, tab, ESC, BEL, DEL are refused)."""
     kind = unicodedata.normalize("NFC", _check_str(field, value)).strip()
     if not kind:
         raise InvalidInputError(field, "must be a non-empty string")
@@ -320,10 +315,8 @@ def make_source(
     metadata: dict[str, str] | tuple[tuple[str, str], ...] = (),
 ) -> Source:
     """A Source with its content hash computed; metadata sorted by the UTF-16 code units of
-    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids, a
-    kind :func:`normalize_kind` refuses, a uri or a metadata key :func:`check_identifier`
-    refuses (a control or format character, a line separator) or a non-string (or
-    lone-surrogate) metadata value."""
+    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids or
+    kind, a uri or metadata key :func:`check_identifier` refuses, a bad metadata value."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
