@@ -9,6 +9,7 @@
 #   make quickstart   the coding-agent scenario on real files of this repository
 #   make dashboard    the quickstart's database (DASHBOARD_DB) served at http://127.0.0.1:8765/ui/
 #   make test         the whole test suite (Hypothesis profile `ci` when CI=true)
+#   make test-fast    the tests that need no server, no subprocess and no browser (~2 min)
 #   make lint         ruff          make types   mypy          make check   all three
 #   make bench        perf (quick, SQLite), LoCoMo retrieval quality, then the peer (quick, when
 #                     .venv-peer exists); BENCH_PERF_ARGS, BENCH_LOCOMO_ARGS, BENCH_PEER_QUICK_ARGS
@@ -17,7 +18,7 @@
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
 # extras `make install`/test/lint/types/bench install, default dev,local: local is the
 # real embedding model that a test uses), PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci
-# when CI=true, else dev), DASHBOARD_DB, DASHBOARD_PORT.
+# when CI=true, else dev), FAST_MARKERS, DASHBOARD_DB, DASHBOARD_PORT.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -52,10 +53,10 @@ SOURCES := core ports adapters plugins sql app
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
 
-.PHONY: help install install-base deb-packages browser-packages quickstart dashboard test lint types typetree check bench bench-peer clean
+.PHONY: help install install-base deb-packages browser-packages quickstart dashboard test test-fast lint types typetree check bench bench-peer clean
 
 help:
-	@sed -n '1,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,21p' Makefile | sed 's/^# \{0,1\}//'
 
 install: $(STAMP)
 
@@ -151,6 +152,13 @@ test: install browser-packages
 	@rc=0; HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ -n "$${PYTEST_EXIT_FILE:-}" ]; then echo "$$rc" > "$$PYTEST_EXIT_FILE"; fi; \
 	exit $$rc
+
+# The fast lane: every test that starts no process, listens on no socket and is not slow
+# (the markers are enforced: tests/support/process_markers.py; docs/testing.md). It
+# installs like `make test` but needs no Debian browser and starts no seekdb.
+FAST_MARKERS ?= not (oceanbase or browser or subprocess or server or slow)
+test-fast: install
+	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(BIN)/pytest -m "$(FAST_MARKERS)" -q $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check $(SOURCES) tests bench

@@ -445,8 +445,8 @@ def resolve_embedding(
         model = registry.embedding_model(name, **(embedding_options or {})) if name else None
     except TypeError as exc:  # a model that needs options nobody gave
         raise InvalidInputError(
-            "embedding", f"{name!r} needs options ({exc}); see the README, 'Vector and hybrid "
-            "search'"
+            "embedding", f"{name!r} needs options ({exc}); see docs/configuration.md, "
+            "'Embedding model'"
         ) from exc
     if remember and name is not None and manifest.get_state("embedding") is None:
         # only the first model used is remembered: a later mismatch (refused by the

@@ -11,7 +11,8 @@ warm-up and prints the p50/p95 of the server time (the app's own time per reques
 measured around the ASGI call) against the 300 ms target:
 
 - the Memory page (``/ui/memories/{id}``) on its first, a middle and its last page,
-- the same with a search (``?q=...``, hybrid),
+- the same with a search (``?q=...``, hybrid), filtered by kind (``?kind=decision``),
+  and with an entry selected beside the list (``?entry=...``, its version chain),
 - an entry page (``/ui/memories/{id}/entries/{entry}``) of an entry with a version chain,
 - the Revision timeline (``/ui/memories/{id}/revisions``), first and last page,
 - the diff of the first and the head Revision (``/diff?from=1&to=head``), first page.
@@ -144,6 +145,8 @@ def measure(db: Path, info: dict[str, Any], runs: int, *, model: Any = None,
         ("memory page last", f"{base}?page={last}"),
         ("memory search (hybrid)" if model is not None else "memory search (fts)",
          f"{base}?q=release+rollback&mode={'hybrid' if model is not None else 'fts'}"),
+        ("memory page, kind filter", f"{base}?kind=decision"),
+        ("memory page, entry selected", f"{base}?entry={info['entry_id']}"),
         ("entry page", f"{base}/entries/{info['entry_id']}"),
         ("revisions page 1", f"{base}/revisions"),
         ("revisions page last", f"{base}/revisions?page={max(1, -(-head // 20))}"),

@@ -27,8 +27,8 @@ cached on disk under ``--workdir`` (default ``<out>/.cache``).
 
 Outputs: ``<out>/locomo-<date>.json``, ``<out>/locomo-<date>.md`` (the tables, with the
 command), ``<out>/locomo-<date>.png`` (recall against k, recall@10 per category) and the
-markdown tables on stdout with our rows beside the anchors, the first of them the README's
-retrieval table.
+markdown tables on stdout with our rows beside the anchors, the first of them the
+retrieval table docs/benchmarks.md shows.
 """
 
 from __future__ import annotations
@@ -413,8 +413,8 @@ def _order(res: dict[str, Any]) -> list[str]:
 
 
 def readme_table(report: dict[str, Any]) -> str:
-    """The README's retrieval table (README.md, "Retrieval quality"): overall evidence
-    recall of every system, the plain FTS5 baseline and the DRAGON anchor."""
+    """The retrieval table of docs/benchmarks.md ("Retrieval quality (LoCoMo)"): overall
+    evidence recall of every system, the plain FTS5 baseline and the DRAGON anchor."""
     res = report["results"]
     lines = ["| system | R@5 | R@10 | R@25 |", "|---|---:|---:|---:|"]
     for name in _order(res):
@@ -427,13 +427,13 @@ def readme_table(report: dict[str, Any]) -> str:
 
 
 def table(report: dict[str, Any]) -> str:
-    """Markdown: the README table, then our rows (all questions with evidence) beside
-    the anchors, the same without category 5 (adversarial), then per category."""
+    """Markdown: the docs/benchmarks.md table, then our rows (all questions with evidence)
+    beside the anchors, the same without category 5 (adversarial), then per category."""
     res = report["results"]
     order = _order(res)
     head = ["| system | R@5 | R@10 | R@25 | n |", "|---|---:|---:|---:|---:|"]
-    lines = ["README table (README.md, \"Retrieval quality\"):", "", readme_table(report), "",
-             *head]
+    lines = ["docs/benchmarks.md table (\"Retrieval quality (LoCoMo)\"):", "",
+             readme_table(report), "", *head]
     for name in order:
         o = res[name]["overall"]
         lines.append(

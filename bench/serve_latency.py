@@ -1,4 +1,4 @@
-"""Serving latency (issue 16): ``powercontext serve --role all`` as the README sets it
+"""Serving latency (issue 16): ``powercontext serve --role all`` as docs/serving.md sets it
 up, measured from outside, the way users and agents reach it.
 
 ``python -m bench serve-latency [--sources 300] [--runs 50] [--hook-runs 10]

@@ -27,9 +27,10 @@ __all__ = [
 # matched terms and at least a quarter of the query's distinct terms (a third would gain
 # hybrid recall but drop long natural-language queries that match two words); a cosine
 # below 0.35 is at best loosely related for all-MiniLM-L6-v2 and only adds noise to RRF.
-# Issue 14's leave-one-conversation-out cross-validation of the floor (0.25..0.65,
+# A leave-one-conversation-out cross-validation of the floor (0.25..0.65,
 # `python -m bench locomo --cv-only`) chose 0.40 or 0.65 by fold, neither stably, and no
-# floor lifts hybrid above fts at R@5: the floor stays 0.35 (README, "Cross-validated settings").
+# floor lifts hybrid above fts at R@5: the floor stays 0.35 (docs/benchmarks.md,
+# "Cross-validated settings").
 FTS_MIN_MATCHED = 2
 FTS_MIN_COVERAGE = 0.25
 VECTOR_MIN_COSINE = 0.35

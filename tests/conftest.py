@@ -11,6 +11,11 @@ Server markers: a test that uses the seekdb server (fixture ``seekdb_url``) must
 ``@pytest.mark.oceanbase`` (enforced by :mod:`support.server_markers`), and every test so
 marked is skipped when no server can be had (no ``pylibseekdb`` and no
 ``$POWERCONTEXT_TEST_OCEANBASE_URL``), except under ``CI=true``, where they run and fail.
+
+Lane markers: a test that starts a process carries ``@pytest.mark.subprocess``, one that
+listens on a socket ``@pytest.mark.server`` (enforced by :mod:`support.process_markers`;
+``oceanbase`` and ``browser`` imply both), one that takes more than about 5 s ``slow``:
+``make test-fast`` deselects them all (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -22,6 +27,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # the enforcement hooks, imported so pytest finds them here
+from support.process_markers import (  # noqa: F401
+    _processes_and_servers_need_their_marker,
+    add_implied_markers,
+    pytest_runtest_protocol,
+)
 from support.server_markers import (  # noqa: F401
     _server_fixtures_need_their_marker,
     pytest_runtest_setup,
@@ -51,6 +61,7 @@ def seekdb_url() -> Iterator[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    add_implied_markers(items)
     if not any(item.get_closest_marker("oceanbase") for item in items):
         return
     from oceanbase_server import seekdb_available

@@ -1,4 +1,4 @@
-"""The prompt hook's resident process (README, "Faster prompts: the hook daemon";
+"""The prompt hook's resident process (docs/hooks.md, "Faster prompts: the hook daemon";
 issue 14): ``powercontext hook daemon`` keeps the library imported and answers the
 ``UserPromptSubmit`` events of one SQLite database over a Unix socket beside it
 (``<database>-hook.sock``, mode 0600), so ``powercontext hook claude-code`` no longer

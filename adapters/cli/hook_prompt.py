@@ -77,11 +77,12 @@ def _word_priority(word: str, raw: str) -> int:
 
 
 def prompt_queries(prompt: str, analyzer: Any = None) -> list[str]:
-    """The full-text queries the prompt hook searches for ``prompt`` (README, "Coding-agent
-    hooks"): the prompt's informative words in prompt order, each query of at most
-    :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer`` (default: the default
-    analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that admission's share of a
-    query's terms (a quarter, at least two) stays reachable for a long prompt.
+    """The full-text queries the prompt hook searches for ``prompt`` (docs/hooks.md, "Long
+    prompts still find their entries"): the prompt's informative words in prompt order, each
+    query of at most :data:`MAX_HOOK_QUERY_TERMS` distinct terms under ``analyzer``
+    (default: the default analyzer), at most :data:`MAX_HOOK_QUERIES` queries, so that
+    admission's share of a query's terms (a quarter, at least two) stays reachable for a
+    long prompt.
 
     Informative: a word with analyzer terms (no stopword), not a conversational filler
     word, not a single letter; a word whose terms all came earlier is dropped. When the

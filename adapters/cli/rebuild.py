@@ -59,7 +59,7 @@ def rebuild(
     after the embedding model was down, after a crash, with --migrate to move to a new
     embedding profile, with --analyzer NAME to move to another search analyzer (also the
     fix for an "analyzer mismatch" error), or with --rehash once on a database written
-    before the hashes followed the spec (see README, "Hashes, and upgrading an older
+    before the hashes followed the spec (see docs/storage.md, "Upgrading an older
     database").
     """
     from rich.console import Console

@@ -2,7 +2,7 @@
 :mod:`powercontext.adapters.cli.doctor`).
 
 ``setup`` writes the hook and MCP configuration a coding agent needs, instead of the
-user pasting it (the README keeps the JSON/TOML for reference):
+user pasting it (docs/hooks.md keeps the JSON/TOML for reference):
 
 - Claude Code: ``UserPromptSubmit`` and ``Stop`` hooks running ``powercontext hook
   claude-code`` in ``.claude/settings.json`` (``--scope project``, the default: the Git

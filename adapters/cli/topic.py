@@ -9,7 +9,7 @@ or a Window fails). No command creates, updates or deletes a Topic by hand: proc
 publishes them from the Scope's Sources (``source add``).
 
 ``--json`` (the global flag) prints the shapes of :mod:`powercontext.topic_shapes`
-(search with ``"untrusted": true``). Exit codes as every command's (README): 2 bad
+(search with ``"untrusted": true``). Exit codes as every command's (docs/cli.md): 2 bad
 input or a retrieval-shape error (the message names the fix), 4 not found (an unknown
 ref or one of another Scope), 5 a hybrid search whose embedding model failed, or Topic
 processing unavailable (no or a refused generation provider configuration: the problems
@@ -31,7 +31,7 @@ from powercontext.adapters.cli.context import Ctx, fail_with, pass_ctx, term_saf
 
 __all__ = ["EXIT_PROCESSING_STOPPED", "topic"]
 
-#: ``topic process`` stopped at a failed Window or a terminal frontier (README).
+#: ``topic process`` stopped at a failed Window or a terminal frontier (docs/cli.md).
 EXIT_PROCESSING_STOPPED = 8
 
 T = TypeVar("T")

@@ -59,7 +59,7 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
     distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a Memory of
     up to 512 vectors is searched exactly); ``"exact"``
     and ``"auto"`` (default): vec0's float KNN (the first pass's recall falls below 0.95
-    at 100k vectors: README, "Vector search on SQLite"). A database made before the first
+    at 100k vectors: docs/search.md, "Vector and hybrid search"). A database made before the first
     pass existed searches exactly until ``memory rebuild`` makes it. ValueError for
     another value.
     """

@@ -1,5 +1,5 @@
 """``python -m bench agent-eval``: what a coding agent receives from the memory, scored
-on the contract files of six real repositories (issue 34 item 7).
+on the contract files of six real repositories.
 
 It runs ``bench/agent_eval/score.py`` (a byte-for-byte copy of the shared agent-eval
 scorer; its data, copied beside it in ``bench/agent_eval/data``, names every source in

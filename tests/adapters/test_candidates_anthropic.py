@@ -108,6 +108,7 @@ def run_extract(tmp_path, provider: ModelProvider, sources=(NOTE,)):
     return extract_with(tmp_path / "m.db", provider, sources)
 
 
+@pytest.mark.server
 def test_a_tool_call_answer_becomes_validated_entries(server, tmp_path):
     server.content = tool_answer({"entries": [
         {"kind": "decision", "text": "Vectors are stored in sqlite-vec's vec0, not in a side "
@@ -144,6 +145,7 @@ def test_a_tool_call_answer_becomes_validated_entries(server, tmp_path):
     assert stored == (NOTE,)
 
 
+@pytest.mark.server
 def test_a_json_text_answer_is_accepted_too(server, tmp_path):
     server.content = [{"type": "text", "text": "```json\n" + json.dumps({"entries": [
         {"kind": "constraint", "text": "Vectors live in vec0 only.",
@@ -154,6 +156,7 @@ def test_a_json_text_answer_is_accepted_too(server, tmp_path):
     assert result.refused == ()
 
 
+@pytest.mark.server
 def test_a_malformed_answer_gives_no_candidates_and_keeps_the_sources(server, tmp_path):
     server.content = [{"type": "text", "text": "I think you should remember: vec0!"}]
     head, entries, stored, result = run_extract(tmp_path, ModelProvider(model(server)))
@@ -169,6 +172,7 @@ def test_a_malformed_answer_gives_no_candidates_and_keeps_the_sources(server, tm
     assert result.notes == ("model: model answer has no 'entries' list",)
 
 
+@pytest.mark.server
 def test_a_server_error_or_timeout_is_a_note_not_a_crash(server, tmp_path):
     server.status = 500
     head, _, stored, result = run_extract(tmp_path, ModelProvider(model(server)))
@@ -190,12 +194,14 @@ def test_a_server_error_or_timeout_is_a_note_not_a_crash(server, tmp_path):
     assert (len(server.requests), server.answered) == (3, 2)  # and no retry after it
 
 
+@pytest.mark.server
 def test_an_answer_without_tool_call_or_text_is_a_backend_error(server):
     server.content = []
     with pytest.raises(BackendError, match="returned no answer"):
         asyncio.run(model(server).generate("s", "p"))
 
 
+@pytest.mark.server
 def test_no_credentials_is_a_backend_error_without_a_request(server, monkeypatch, tmp_path):
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE",
                 "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE"):

@@ -95,6 +95,7 @@ def run_extract(tmp_path, provider: ModelProvider, sources=(NOTE,)):
     return extract_with(tmp_path / "m.db", provider, sources)
 
 
+@pytest.mark.server
 def test_a_valid_json_answer_becomes_validated_entries(server, tmp_path):
     server.answer = json.dumps({"entries": [
         {"kind": "decision", "text": "Vectors are stored in sqlite-vec's vec0, not in a side "
@@ -121,6 +122,7 @@ def test_a_valid_json_answer_becomes_validated_entries(server, tmp_path):
     assert stored == (NOTE,)
 
 
+@pytest.mark.server
 def test_a_malformed_answer_gives_no_candidates_and_keeps_the_sources(server, tmp_path):
     server.answer = "I think you should remember: vec0!"
     head, entries, stored, result = run_extract(tmp_path, ModelProvider(model(server)))
@@ -129,6 +131,7 @@ def test_a_malformed_answer_gives_no_candidates_and_keeps_the_sources(server, tm
     assert result.candidates == () and result.notes[0].startswith("model: model answer is not JSON")
 
 
+@pytest.mark.server
 def test_a_server_error_or_timeout_is_a_note_not_a_crash(server, tmp_path):
     server.status = 500
     head, _, stored, result = run_extract(tmp_path, ModelProvider(model(server)))

@@ -115,6 +115,7 @@ def test_a_failing_provider_is_a_note_and_the_others_still_run(tmp_path):
     assert pipeline.last_result.notes == ("provider broken failed: offline",)
 
 
+@pytest.mark.subprocess
 def test_git_change_source_from_a_real_repository(tmp_path):
     repo = tmp_path / "r"
     repo.mkdir()

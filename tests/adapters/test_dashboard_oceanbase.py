@@ -24,6 +24,8 @@ def _pages(where: Any, info: dict[str, Any]) -> dict[str, Any]:
     base = f"/ui/memories/{info['artifact_id']}"
     urls = {"memory": base, "page2": f"{base}?page=2", "inactive": f"{base}?state=inactive",
             "search": f"{base}?q=release+note&mode=fts&limit=7",
+            "kind": f"{base}?kind=decision&state=all",
+            "selected": f"{base}?entry={info['chained']}&kind=fact",
             "entry": f"{base}/entries/{info['chained']}", "revisions": f"{base}/revisions",
             "diff": f"{base}/diff?from=2&to=4"}
     c, svc = client(where)

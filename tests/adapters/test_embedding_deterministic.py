@@ -72,6 +72,7 @@ def test_vectors_are_unit_length_with_profile_dimension_in_input_order() -> None
         assert asyncio.run(emb.embed((text,))).vectors == (v,)
 
 
+@pytest.mark.subprocess
 def test_values_are_identical_in_another_process() -> None:
     here = _digest(DeterministicEmbedding(dimension=64).embed_sync(TEXTS).vectors)
     code = (

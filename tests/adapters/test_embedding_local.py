@@ -30,6 +30,7 @@ def local_model() -> LocalEmbedding:
     return LocalEmbedding(threads=2)
 
 
+@pytest.mark.slow
 def test_real_model_ranks_paraphrases_above_unrelated_text_off_the_event_loop(
     local_model: LocalEmbedding,
 ) -> None:
@@ -90,6 +91,7 @@ def test_real_model_ranks_paraphrases_above_unrelated_text_off_the_event_loop(
         LocalEmbedding(threads=0)
 
 
+@pytest.mark.subprocess
 def test_importing_the_adapters_loads_no_sdk_or_model() -> None:
     code = (
         "import sys, powercontext.adapters.embedding as e;"
@@ -110,6 +112,7 @@ def test_missing_package_is_a_backend_error_naming_the_extra(
         asyncio.run(LocalEmbedding().embed(("x",)))
 
 
+@pytest.mark.slow
 def test_hybrid_search_finds_a_paraphrase_that_full_text_misses(
     local_model: LocalEmbedding, tmp_path
 ) -> None:

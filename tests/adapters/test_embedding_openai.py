@@ -19,9 +19,12 @@ from powercontext.core.errors import BackendError, InvalidInputError
 from powercontext.core.models import EmbeddingProfile
 from powercontext.ports import EmbeddingModel
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [
+    pytest.mark.skipif(
     not OpenAIEmbedding.available(), reason="the openai SDK is not installed (extra 'openai')"
-)
+),
+    pytest.mark.server,
+]
 
 DIM = 4
 BASIS = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0))

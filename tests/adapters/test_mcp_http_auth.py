@@ -28,6 +28,8 @@ from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.runtime import RuntimeManifest, open_service
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.server]
+
 TOKEN = "mcp-http-token-0123456789"
 #: How long start-up may take on a loaded 2-core machine (a wait bound).
 START_WAIT = 60.0

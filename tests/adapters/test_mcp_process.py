@@ -21,6 +21,8 @@ from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.runtime import RuntimeManifest, open_service
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture
 def seeded(tmp_path):

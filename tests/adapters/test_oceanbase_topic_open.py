@@ -156,6 +156,7 @@ def _open_at_once(url: str, openers: int) -> list[BaseException]:
     return failures
 
 
+@pytest.mark.slow
 def test_concurrent_openers_of_a_new_database_all_open(seekdb_url):
     # Without the open's retry, one of 8 openers of a new database failed with 1146 in
     # about one round of four: its CREATE TABLE got 1050 (the other session's) and the

@@ -8,10 +8,14 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core.models import MemorySearchRequest
 
 from .conftest import PROFILE, add, id_factory, run
+
+pytestmark = pytest.mark.subprocess
 
 # Run in a spawned interpreter through ``exec`` (a builtin pickles by reference, so the
 # child needs no importable test module).

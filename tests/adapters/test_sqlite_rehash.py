@@ -217,6 +217,7 @@ def test_a_new_database_is_marked_with_the_spec_hash_format(db_path: Path) -> No
     b.close_sync()
 
 
+@pytest.mark.subprocess
 def test_cli_names_the_upgrade_and_rebuild_rehash_performs_it(db_path: Path,
                                                               tmp_path: Path) -> None:
     import json

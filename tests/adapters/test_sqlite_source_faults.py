@@ -174,6 +174,7 @@ asyncio.run(main())
 '''
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("family", ["topic", "memory"])
 def test_two_processes_adding_to_one_scope_get_distinct_contiguous_positions(
         tmp_path: Path, family: str) -> None:

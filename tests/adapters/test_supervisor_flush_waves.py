@@ -66,6 +66,7 @@ async def _covered(db: str, scope: str, head: int) -> bool:
     return st.cursor == head and st.source_head == head and st.pending is None
 
 
+@pytest.mark.subprocess  # the Supervisor's Workers
 @pytest.mark.parametrize("new_source", [False, True], ids=["no-new-source", "new-source"])
 def test_two_flushes_during_a_wave_end_with_pending_deleted(db, tmp_path, env, new_source):
     scope = "repo:/waves"
@@ -119,6 +120,7 @@ async def _leave_flush_unhandled(db: str, scope: str) -> None:
             st.pending.flush_generation) == (20, 1, 2)
 
 
+@pytest.mark.subprocess  # the Supervisor's Workers
 def test_a_restarted_supervisor_handles_a_flush_left_unhandled(db, tmp_path, env):
     scope = "repo:/restart"
     control = tmp_path / "control"

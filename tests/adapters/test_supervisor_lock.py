@@ -38,6 +38,7 @@ def test_a_supervisor_refuses_to_start_while_the_file_is_locked(tmp_path, env):
         held.release()
 
 
+@pytest.mark.subprocess
 def test_serve_exits_naming_the_other_supervisor(tmp_path, env):
     from support.cli import cli_argv
 

@@ -60,6 +60,7 @@ def test_one_leader_of_two_and_a_takeover_with_the_next_generation(db, tmp_path,
     asyncio.run(body())
 
 
+@pytest.mark.slow
 def test_a_leader_that_vanishes_is_replaced_after_its_lease(db, tmp_path, env):
     config = write_config(tmp_path, tmp_path / "control",
                           artifact_processing_lease_seconds=6)

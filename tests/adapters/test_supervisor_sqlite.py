@@ -20,6 +20,8 @@ from powercontext import open_topic_service
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.core.topic.processing import BINDING
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:

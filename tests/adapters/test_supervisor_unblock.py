@@ -24,6 +24,8 @@ from support.supervisor_runs import isolated_env, supervisor, until, write_confi
 from powercontext import make_source, open_topic_service
 from powercontext.core.topic.processing import CODE_COMPLEXITY
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "repo:/blocked"
 
 

@@ -27,6 +27,8 @@ from powercontext.core.topic.processing import BINDING
 
 from .topic_helpers import run
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "project:killed"
 
 _WORKER = textwrap.dedent("""

@@ -33,6 +33,8 @@ from powercontext.adapters.topic_generation.anthropic_messages import (
     tool_name,
 )
 
+pytestmark = pytest.mark.server
+
 TOOL = tool_name(REQUEST.schema_name)
 
 

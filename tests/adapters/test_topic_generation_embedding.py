@@ -27,6 +27,8 @@ pytest.importorskip("openai")
 
 from powercontext.adapters.embedding.openai_compat import OpenAIEmbedding
 
+pytestmark = pytest.mark.server
+
 
 def config_with(tmp_path, settings: dict[str, object], *, auto: bool = False):
     lines = []

@@ -32,6 +32,8 @@ from powercontext.adapters.topic_generation.openai_responses import (
     OpenAIResponsesTopicModel,
 )
 
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture
 def server() -> Iterator[LLMServer]:

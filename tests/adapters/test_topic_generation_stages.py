@@ -29,6 +29,8 @@ from powercontext.core.topic.models import TopicHit
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.stages import Evolution, TopicCreate
 
+pytestmark = pytest.mark.server
+
 SETTINGS = ProcessingSettings()
 W = window_of("# Deploy\n\nDeploy pipeline runs nightly.", "# Notes\n\nOther notes.")
 HEAD = revision("topic_art_ddd", "Deploy pipeline", "How.", "Old.")

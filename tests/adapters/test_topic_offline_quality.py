@@ -120,6 +120,7 @@ def test_a_correction_updates_the_topic_it_corrects_and_ranks_first(
 
 # ---------------------------------------------------------------------- window limits
 
+@pytest.mark.slow  # three full runs per case: over 5 s on two cores
 @pytest.mark.parametrize("headings", [True, False])
 def test_the_same_notes_give_the_same_topics_at_window_limits_1_10_and_32(
         new_service: Factory, headings: bool) -> None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 from support.browser import Tab, shot
+
+pytestmark = pytest.mark.browser
 
 
 def test_the_docs_page_works_offline_and_runs_an_operation(tab: Tab) -> None:

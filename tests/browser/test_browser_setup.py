@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from support.browser import Tab
+
+pytestmark = pytest.mark.browser
 
 
 def test_chromium_reaches_the_served_api(tab: Tab) -> None:

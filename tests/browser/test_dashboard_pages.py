@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from support.browser import Tab, shot
 from support.dashboard_content import (
+    BLOCKED_SCOPE,
     CONSTRAINT,
     FACT,
     IMG,
@@ -34,6 +35,8 @@ from support.dashboard_content import (
     SCRIPT,
 )
 from support.serve_process import STARTUP_WAIT
+
+pytestmark = pytest.mark.browser
 
 #: Pages another branch has not merged here yet (strict=False: they pass once merged).
 CORE_PENDING = pytest.mark.xfail(reason="the Memories pages (branch dash-core) are not "
@@ -136,6 +139,98 @@ def test_memories_list_then_one_memory_grouped_by_kind(user: Tab) -> None:
     assert CONSTRAINT in user.text(), "the forgotten entry, inactive, keeps its history"
     assert FACT not in user.text()
     shot(user, "memory-inactive")
+
+
+def test_an_entry_opens_beside_the_list_with_its_versions_and_evidence(user: Tab) -> None:
+    content = user.dashboard.content
+    _open_memory(user)
+    user.page.locator("a.entry-link", has_text=PREFERENCE_2).click()
+    user.page.wait_for_load_state("load")
+    assert f"entry={content.entry_ids['preference']}" in user.page.url
+    detail = user.page.locator("aside.detail")
+    text = detail.inner_text()
+    assert PREFERENCE in text and PREFERENCE_2 in text, "both versions beside the list"
+    assert "user_correction" in text, "the reason of version 2"
+    assert FACT in user.page.locator("section.master").inner_text(), "the list stays"
+    assert user.page.locator("li.entry-item.selected").inner_text().startswith(PREFERENCE_2)
+    # both panes side by side on a wide screen
+    master = user.page.locator("section.master").bounding_box()
+    aside = detail.bounding_box()
+    assert master is not None and aside is not None and aside["x"] > master["x"] + 300
+    shot(user, "memory-detail")
+    detail.locator(f"a[href*='/ui/sources/{content.note_source_id}']").first.click()
+    user.page.wait_for_load_state("load")
+    assert user.page.url.endswith(f"/ui/sources/{content.note_source_id}")
+
+
+def test_entries_filtered_by_kind_and_state(user: Tab) -> None:
+    _open_memory(user)
+    kinds = user.page.locator("nav.filters[aria-label='Entry kind'] a.chip")
+    assert kinds.first.inner_text() == "every kind"
+    assert [k.split()[0] for k in kinds.all_inner_texts()[1:3]] == ["preference", "fact"], \
+        "rules before facts"
+    kinds.filter(has_text="preference").click()
+    user.page.wait_for_load_state("load")
+    assert "kind=preference" in user.page.url
+    master = user.page.locator("section.master").inner_text()
+    assert PREFERENCE_2 in master and FACT not in master, master
+    user.page.locator("nav.filters[aria-label='Entry state'] a.chip", has_text="all").click()
+    user.page.wait_for_load_state("load")
+    assert "kind=preference" in user.page.url and "state=all" in user.page.url
+    shot(user, "memory-kind-filter")
+
+
+def test_the_navigation_stays_in_view_and_marks_the_section(user: Tab) -> None:
+    content = user.dashboard.content
+    for path, current in ((f"/ui/memories/{content.artifact_id}", "Memories"),
+                          ("/ui/scopes", "Scopes & Topics"), ("/ui/processing", "Processing")):
+        user.goto(path)
+        nav = user.page.get_by_role("navigation", name="Dashboard")
+        assert nav.locator("[aria-current=page]").inner_text() == current, path
+        user.page.mouse.wheel(0, 5000)
+        user.page.wait_for_function("window.scrollY > 0 || "
+                                    "document.body.scrollHeight <= window.innerHeight")
+        box = nav.bounding_box()
+        assert box is not None and 0 <= box["y"] < 200, (path, box)
+
+
+def test_a_narrow_screen_puts_the_navigation_on_top_and_the_entry_below(user: Tab) -> None:
+    content = user.dashboard.content
+    user.page.set_viewport_size({"width": 420, "height": 900})
+    user.goto(f"/ui/memories/{content.artifact_id}", entry=content.entry_ids["fact"])
+    nav = user.page.get_by_role("navigation", name="Dashboard").bounding_box()
+    master = user.page.locator("section.master").bounding_box()
+    aside = user.page.locator("aside.detail").bounding_box()
+    assert nav is not None and master is not None and aside is not None
+    assert nav["y"] < 100 and nav["height"] < 60, f"one row of links on top: {nav}"
+    assert aside["y"] > master["y"] + master["height"] - 1, "the entry below the list"
+    width = user.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 420, f"no sideways scrolling ({width} px)"
+    shot(user, "memory-narrow")
+
+
+def _background(user: Tab, selector: str) -> tuple[int, ...]:
+    colour = user.page.locator(selector).first.evaluate(
+        "e => getComputedStyle(e).backgroundColor")
+    return tuple(int(float(c)) for c in colour[colour.index("(") + 1:-1].split(",")[:3])
+
+
+def test_the_dark_theme_follows_the_system(user: Tab) -> None:
+    content = user.dashboard.content
+    user.page.emulate_media(color_scheme="light")
+    user.goto(f"/ui/memories/{content.artifact_id}",
+              entry=content.entry_ids["preference"])
+    light = _background(user, "body"), _background(user, "aside.detail")
+    user.page.emulate_media(color_scheme="dark")
+    user.page.wait_for_function("getComputedStyle(document.body).backgroundColor "
+                                f"!== 'rgb{light[0]}'.replace(/ /g, '').replace(/,/g, ', ')")
+    dark = _background(user, "body"), _background(user, "aside.detail")
+    assert all(sum(c) > 600 for c in light), light
+    assert all(sum(c) < 150 for c in dark), dark
+    text = user.page.locator("aside.detail pre.entry-text").first.evaluate(
+        "e => getComputedStyle(e).color")
+    assert sum(int(c) for c in text[4:-1].split(",")) > 500, f"light text on dark: {text}"
+    shot(user, "memory-dark")
 
 
 def test_search_a_memory_in_each_mode_shows_the_mode_that_ran(user: Tab) -> None:
@@ -283,6 +378,15 @@ def test_press_flush_and_see_the_status_change(user: Tab) -> None:
     row = _scope_row(user, PENDING_SCOPE)
     assert "behind" in row.inner_text(), row.inner_text()
     assert "covered" in _scope_row(user, SCOPE).inner_text()
+    blocked = user.page.locator("section.blocked-scope")
+    assert blocked.count() == 1 and BLOCKED_SCOPE in blocked.inner_text()
+    assert "source_complexity_limit" in blocked.inner_text()
+    command = blocked.locator("pre.command").first.inner_text()
+    assert command.startswith("powercontext topic unblock --scope "), command
+    assert "--skip 1 " in command, "the Source processing stops at"
+    heading = user.page.get_by_role("heading", name="Blocked Scopes").bounding_box()
+    table = user.page.locator("table.processing").bounding_box()
+    assert heading is not None and table is not None and heading["y"] < table["y"]
     shot(user, "processing")
     response = user.submit(row.locator("form[action*='/ui/processing/flush']"))
     assert response is not None and response.status == 200

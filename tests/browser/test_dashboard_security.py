@@ -23,6 +23,8 @@ import pytest
 from support.browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, browser_unavailable
 from support.serve_process import ServeProcess, clean_env
 
+pytestmark = pytest.mark.browser
+
 TOKEN = "browser-security-token-0123456789"
 REBOUND = "rebound.test"
 #: Chromium's checks on public pages calling private or loopback addresses.

@@ -11,7 +11,8 @@ import pytest
 from support.chaos import SupervisorProcess, flush, seed_sources, wait_for, write_config
 from support.chaos_check import CursorRecorder, check_quiescent, cursors
 
-pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess,
+              pytest.mark.usefixtures("needs_supervisor")]
 
 HOT = "chaos:hot"
 SMALL = [f"chaos:small-{i:03d}" for i in range(100)]

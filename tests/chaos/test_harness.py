@@ -14,7 +14,7 @@ from support.chaos_check import CursorRecorder, check_quiescent, opened
 from support.chaos_model import calls
 from support.cli import cli_argv
 
-pytestmark = pytest.mark.chaos
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess]
 
 TEXTS = {
     "chaos:a": [f"# Topic {i % 3}\n\nnote {i} about deploys and releases" for i in range(9)],

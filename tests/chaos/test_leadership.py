@@ -44,7 +44,8 @@ from support.chaos_check import (
     publication_count,
 )
 
-pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess,
+              pytest.mark.usefixtures("needs_supervisor")]
 
 TEXTS = [f"# Lead topic {i % 2}\n\nleadership note {i}" for i in range(5)]
 

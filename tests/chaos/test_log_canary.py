@@ -23,7 +23,7 @@ from support.chaos import ChaosEnv, SupervisorProcess, post, wait_for, write_con
 from support.chaos_check import check_quiescent, cursors, pending_rows
 from support.cli import cli_argv
 
-pytestmark = pytest.mark.chaos
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess]
 
 _ALNUM = string.ascii_letters + string.digits
 KEY_SHAPES = re.compile(r"hf_[A-Za-z0-9]{34}|sk_test_[A-Za-z0-9]{24}")

@@ -39,7 +39,8 @@ from support.chaos_check import (
     publication_count,
 )
 
-pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess,
+              pytest.mark.usefixtures("needs_supervisor")]
 
 
 def dispatches(sup: SupervisorProcess, scope: str) -> list[tuple[str, int]]:

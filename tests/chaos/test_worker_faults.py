@@ -41,7 +41,8 @@ from support.chaos_model import calls
 
 from powercontext.core.topic.supervision import CONTROL_DELAY_SECONDS
 
-pytestmark = [pytest.mark.chaos, pytest.mark.usefixtures("needs_supervisor")]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.subprocess,
+              pytest.mark.usefixtures("needs_supervisor")]
 
 TEXTS = [f"# Fault topic {i % 2}\n\nfault note {i} on releases" for i in range(6)]
 

@@ -28,6 +28,8 @@ from powercontext.adapters.cli.main import cli
 from powercontext.adapters.cli.repo import repo
 from powercontext.core import extraction as C
 
+pytestmark = pytest.mark.subprocess  # git
+
 cli.add_command(repo)
 
 DJANGO_SETUP_CFG = """\

@@ -268,6 +268,7 @@ def search_ids(pc, mem: str, query: str) -> list[str]:
                                       "fts", "-n", "4")["hits"]]
 
 
+@pytest.mark.subprocess
 def test_flit_project_with_tox_in_pyproject_and_pre_commit(pc, tmp_path):
     root = write(tmp_path / "quillmark", {
         "pyproject.toml": FLIT_PYPROJECT, ".pre-commit-config.yaml": FLIT_PRECOMMIT,
@@ -316,6 +317,7 @@ def test_flit_project_with_tox_in_pyproject_and_pre_commit(pc, tmp_path):
     assert search_ids(pc, mem, "how do I lint")[0] == verify["entry_id"]
 
 
+@pytest.mark.subprocess
 def test_hatch_project_whose_tests_run_through_scripts_test(pc, tmp_path):
     root = write(tmp_path / "tidewire", {
         "pyproject.toml": HATCH_PYPROJECT, "README.md": HATCH_README,
@@ -360,6 +362,7 @@ def test_hatch_project_whose_tests_run_through_scripts_test(pc, tmp_path):
     assert verify["entry_id"] in search_ids(pc, mem, "how do I lint")[:2]
 
 
+@pytest.mark.subprocess
 def test_node_project_with_hard_wrapped_imperative_agents_md(pc, tmp_path):
     root = write(tmp_path / "trailmix", {
         "package.json": json.dumps(NODE_PACKAGE, indent=2) + "\n", "AGENTS.md": NODE_AGENTS,

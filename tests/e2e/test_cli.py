@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
 def pc(request, tmp_path):
@@ -42,6 +44,7 @@ def js(proc):
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_cli_scenario_with_exit_codes(pc, tmp_path: Path):
     makefile = tmp_path / "Makefile"
     makefile.write_text("test:\n\tpytest\ncheck:\n\truff check\n")
@@ -161,6 +164,7 @@ def test_cli_help_is_useful(pc):
     assert "--source" in pc("memory", "remember", "--help").stdout
 
 
+@pytest.mark.slow
 def test_memory_list_info_source_show_and_key_at_revision(pc, tmp_path: Path):
     info = js(pc("--json", "info"))
     assert info["memories"] == 0 and info["sources"] == 0

@@ -1,4 +1,4 @@
-"""Choosing and migrating the search analyzer from the CLI (README, "Analyzer versions"):
+"""Choosing and migrating the search analyzer from the CLI (docs/analyzers.md):
 ``--analyzer NAME`` / ``POWERCONTEXT_ANALYZER`` for a new database, a mismatch is a
 one-line error with exit code 2 that names the fix, ``memory rebuild --analyzer NAME``
 migrates. A real process on a real SQLite file and on seekdb."""
@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+
+pytestmark = pytest.mark.subprocess
 
 
 @pytest.fixture(params=["sqlite", pytest.param("oceanbase", marks=pytest.mark.oceanbase)])
@@ -45,6 +47,7 @@ def _hits(proc) -> list[str]:
     return [h["text"] for h in json.loads(proc.stdout)["hits"]]
 
 
+@pytest.mark.slow
 def test_choose_refuse_and_migrate_the_analyzer_from_the_cli(pc) -> None:
     pc("--analyzer", "v1", "memory", "remember", "--key", "repo:demo", "--text",
        "she was painting sunsets")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture
 def run(tmp_path):
@@ -131,6 +133,7 @@ def test_a_user_mistake_is_one_line_with_its_exit_code(run, tmp_path, mem, args,
     assert err["exit_code"] == code and words in err["message"] and err["error"]
 
 
+@pytest.mark.slow
 def test_a_mistake_writes_nothing(run, tmp_path, mem):
     db = str(tmp_path / "m.db")
     before = run("--db", db, "--json", "memory", "show", mem).stdout

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # the CLI; a busy port
+
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POWERCONTEXT_")}

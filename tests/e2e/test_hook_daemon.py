@@ -1,4 +1,4 @@
-"""The prompt hook's daemon end to end (issue 14, README "Faster prompts: the hook
+"""The prompt hook's daemon end to end (docs/hooks.md, "Faster prompts: the hook
 daemon"): a real ``powercontext hook daemon`` process on a real SQLite file, real
 ``powercontext`` console-entry processes (``powercontext.adapters.cli.entry``) as Claude
 Code starts them, and hostile requests on its socket."""
@@ -20,6 +20,8 @@ import pytest
 from support.hook_db import journal, seed
 
 from powercontext.adapters.cli import hook_daemon as wire
+
+pytestmark = pytest.mark.subprocess
 
 ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
 _FENCE_ID = re.compile(r"[0-9a-f]{16}")
@@ -94,6 +96,7 @@ def unfenced(out: bytes) -> str:
     return _FENCE_ID.sub("<id>", out.decode("utf-8"))
 
 
+@pytest.mark.slow
 def test_the_daemon_answers_a_prompt_exactly_as_the_hook_in_process(env, daemon, repo):
     for text, args in [("How do I run the test suite before review?", ()),
                        ("test before review", ("--limit", "1", "--mode", "fts")),
@@ -124,6 +127,7 @@ def test_a_prompt_answered_by_the_daemon_imports_neither_click_nor_the_library(
     assert json.loads(probe.read_text()) == []
 
 
+@pytest.mark.slow
 def test_a_stop_event_is_handled_in_process_while_the_daemon_runs(env, daemon, repo):
     stop = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "Stop",
             "last_assistant_message": "Ran make test: 12 passed."}
@@ -133,6 +137,7 @@ def test_a_stop_event_is_handled_in_process_while_the_daemon_runs(env, daemon, r
     assert "fallback (_Fallback: not a UserPromptSubmit event)" in daemon.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [
     {"POWERCONTEXT_ANALYZER": "v1"},        # another analyzer (here: a mismatch error)
     {"POWERCONTEXT_HOOK_CREATE": "1"},      # any other POWERCONTEXT_ variable
@@ -147,6 +152,7 @@ def test_a_client_with_another_environment_is_answered_in_process(env, daemon, r
     assert "fallback" in err and "powercontext hook daemon: ok" not in err, err
 
 
+@pytest.mark.slow
 def test_a_dead_daemons_socket_falls_back_and_a_new_daemon_replaces_it(env, daemon, repo):
     daemon.proc.kill()
     daemon.proc.wait(timeout=30)
@@ -166,6 +172,7 @@ def test_a_second_daemon_on_one_database_is_refused(env, daemon):
     assert "already answers" in proc.stderr and proc.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_database_url_or_a_too_long_path_is_refused_with_one_line(env, short_dir):
     deep = short_dir / ("d" * 60) / ("e" * 40) / "memory.db"
     for db in ("sqlite:///tmp/x.db", str(deep)):
@@ -220,6 +227,7 @@ def test_a_client_of_another_installation_stops_the_daemon(env, daemon, repo):
     assert "the installation changed: stopping" in daemon.stop()
 
 
+@pytest.mark.slow
 def test_invalid_utf8_and_lone_surrogates_are_answered_as_in_process(env, daemon, repo):
     raw = (b'{"session_id": "s", "cwd": "' + str(repo).encode() + b'", "hook_event_name": '
            b'"UserPromptSubmit", "prompt": "run the test suite \\ud800 \xff before review"}')

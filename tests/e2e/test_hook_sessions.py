@@ -18,6 +18,8 @@ from support.cli import invoke_hooks
 from powercontext.core.models import MemoryEntryInput
 from powercontext.runtime import open_service
 
+pytestmark = pytest.mark.subprocess  # git
+
 TEST_RULE = ("Test command: run `make test` (pytest) for routine code changes; pytest is "
              "configured in pyproject.toml.")
 FORMAT_RULE = "Format your code with black (`make format`)."

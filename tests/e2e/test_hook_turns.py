@@ -85,6 +85,7 @@ def stop_payload(tmp_path: Path, repo: Path, **extra: object) -> dict[str, objec
             "stop_hook_active": False, **extra}
 
 
+@pytest.mark.subprocess
 def test_stop_adds_the_turn_to_the_repository_scope_as_a_conversation_source(tmp_path,
                                                                             repo):
     db = tmp_path / "memory.db"
@@ -107,6 +108,7 @@ def test_stop_adds_the_turn_to_the_repository_scope_as_a_conversation_source(tmp
     assert status.pending.source_through == 1
 
 
+@pytest.mark.subprocess
 def test_the_same_turn_twice_is_one_source_and_a_later_reply_of_it_adds_none(tmp_path,
                                                                            repo):
     db = tmp_path / "memory.db"
@@ -131,6 +133,7 @@ def test_the_same_turn_twice_is_one_source_and_a_later_reply_of_it_adds_none(tmp
                                                                             (2, "u-9")]
 
 
+@pytest.mark.subprocess
 def test_codex_turn_complete_adds_the_turn_named_by_thread_and_turn(tmp_path, repo):
     db = tmp_path / "memory.db"
     note = {"type": "agent-turn-complete", "thread-id": "th-1", "turn-id": "12",
@@ -146,6 +149,7 @@ def test_codex_turn_complete_adds_the_turn_named_by_thread_and_turn(tmp_path, re
     assert dict(row.source.metadata)["turn_id"] == "12"
 
 
+@pytest.mark.subprocess
 def test_the_task_outcome_stays_memory_evidence_outside_the_scope(tmp_path, repo):
     db = tmp_path / "memory.db"
     invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-extract",
@@ -160,6 +164,7 @@ def test_the_task_outcome_stays_memory_evidence_outside_the_scope(tmp_path, repo
     assert [r.source.kind for r in scope_journal(db, f"repo:{repo}")] == ["conversation"]
 
 
+@pytest.mark.subprocess
 def test_a_turn_with_a_secret_is_stored_redacted_and_the_secret_never(tmp_path, repo):
     db = tmp_path / "memory.db"
     t = transcript(tmp_path / "secret.jsonl", f"Use the token {GITHUB_TOKEN} to push",
@@ -203,6 +208,7 @@ def test_a_scope_that_cannot_take_the_turn_is_a_note_never_a_failure(tmp_path):
     assert kinds == ["conversation"]
 
 
+@pytest.mark.subprocess
 def test_a_stop_without_text_records_no_turn_and_still_exits_zero(tmp_path, repo):
     db = tmp_path / "memory.db"
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "Stop"}
@@ -281,6 +287,7 @@ def test_prompt_hook_topics_come_after_the_memory_entries(tmp_path, repo):
     assert lines[1].startswith("- [topic] Release process")
 
 
+@pytest.mark.subprocess
 def test_prompt_hook_with_topics_imports_nothing_heavy(tmp_path, repo):
     import sys
 

@@ -47,6 +47,7 @@ def run_hook(env, db: Path, *args: str, stdin: str | None = None):
 # --------------------------------------------------------------------------- Claude Code
 
 
+@pytest.mark.subprocess
 def test_prompt_submit_returns_matching_memory_as_untrusted_context(env, tmp_path, repo):
     db = tmp_path / "memory.db"
     ids = seed(db, repo)
@@ -123,6 +124,8 @@ def memory_entries(db: Path, memory: str):
     return asyncio.run(body())
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_stop_stores_the_outcome_and_extracts_a_working_note(env, tmp_path, repo):
     db = tmp_path / "memory.db"
     ids = seed(db, repo)
@@ -158,6 +161,7 @@ def test_stop_stores_the_outcome_and_extracts_a_working_note(env, tmp_path, repo
     assert memory_entries(db, ids["memory"])[0] == head
 
 
+@pytest.mark.subprocess
 def test_stop_without_extract_only_stores_the_source(tmp_path, repo):
     db = tmp_path / "memory.db"
     ids = seed(db, repo)
@@ -170,6 +174,7 @@ def test_stop_without_extract_only_stores_the_source(tmp_path, repo):
     assert memory_entries(db, ids["memory"])[0].revision == 1
 
 
+@pytest.mark.subprocess
 def test_stop_prefers_the_payloads_last_assistant_message(tmp_path, repo):
     db = tmp_path / "memory.db"
     payload = {"session_id": "s2", "transcript_path": str(_transcript(tmp_path / "t.jsonl")),
@@ -181,6 +186,7 @@ def test_stop_prefers_the_payloads_last_assistant_message(tmp_path, repo):
     assert dict(outcome.metadata)["request"] == "Fix the flaky io test"
 
 
+@pytest.mark.subprocess
 def test_hook_failure_exits_zero_with_one_stderr_line_and_a_log(env, tmp_path):
     db = tmp_path / "memory.db"
     proc = run_hook(env, db, "claude-code", stdin="{not json")
@@ -203,6 +209,7 @@ def test_other_claude_events_are_ignored(tmp_path):
 # --------------------------------------------------------------------------- Codex
 
 
+@pytest.mark.subprocess
 def test_codex_notify_stores_the_outcome_and_creates_the_repository_memory(env, tmp_path,
                                                                           repo):
     db = tmp_path / "memory.db"
@@ -247,6 +254,7 @@ def test_context_is_bounded_and_cannot_close_the_memory_block():
     assert text.count("- [fact] ") == 5
 
 
+@pytest.mark.subprocess
 def test_hook_start_up_imports_nothing_heavy(env, tmp_path, repo):
     db = tmp_path / "memory.db"
     seed(db, repo)
@@ -299,6 +307,7 @@ def _run_raw(env, db: Path, *args: str, stdin: bytes):
     return proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 
 
+@pytest.mark.subprocess
 def test_lone_surrogates_in_a_stop_payload_are_replaced_and_the_outcome_is_stored(
         env, tmp_path, repo):
     db = tmp_path / "memory.db"
@@ -318,6 +327,7 @@ def test_lone_surrogates_in_a_stop_payload_are_replaced_and_the_outcome_is_store
     assert head.revision == 2
 
 
+@pytest.mark.subprocess
 def test_lone_surrogates_and_invalid_utf8_in_a_prompt_still_inject_memory(env, tmp_path, repo):
     db = tmp_path / "memory.db"
     ids = seed(db, repo)
@@ -423,6 +433,7 @@ def tmp_path_of(db: Path) -> Path:
     return db.parent
 
 
+@pytest.mark.subprocess
 def test_rules_outrank_session_notes_and_notes_are_capped(tmp_path, repo):
     db = tmp_path / "memory.db"
     memory = _seed_rule_and_notes(db, repo, 5)["memory"]
@@ -437,6 +448,7 @@ def test_rules_outrank_session_notes_and_notes_are_capped(tmp_path, repo):
     assert sum(ln.startswith("- [working_note]") for ln in lines) == hook_mod.MAX_NOTES
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("text", [
     "Fixed the typo in docs/options.md",
     "Fixed two typos in README.md.",
@@ -468,6 +480,7 @@ def test_trivial_outcome_is_only_a_cosmetic_or_empty_report(text):
     assert hook_mod.trivial_outcome(text) is None
 
 
+@pytest.mark.subprocess
 def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
     folder = tmp_path / "scratch"
     (folder / ".git").mkdir(parents=True)
@@ -494,6 +507,7 @@ def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
     assert list(stored_keys(db)) == [f"repo:{folder.resolve()}"]
 
 
+@pytest.mark.subprocess
 def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path, repo):
     from powercontext.runtime import remember_embedding
 
@@ -518,6 +532,7 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
     assert json.loads(probe.read_text()) == []
 
 
+@pytest.mark.subprocess
 def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, tmp_path, repo):
     """Issue 14: the prompt hook imports the hook module, not the modules of the other
     commands (LazyGroup), nor the secret scanner, the secret rules or tempfile (write

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from support.serve_process import ServeProcess, clean_env
 
+pytestmark = pytest.mark.subprocess
+
 TOKEN = "walkthrough-token-0123456789"
 KEY = "repo:/src/app"
 

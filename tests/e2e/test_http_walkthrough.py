@@ -7,7 +7,7 @@ Supervisor has processed the Scope (polled, bounded wait); the next ``flush`` sa
 ``idle``; ``get`` returns the exact Revision; ``context/prepare`` with
 ``max_bytes=2000`` returns at most 2,000 bytes, at most 8 items of each family and no
 Detail (Topic Memory RFC, "HTTP API", "Prepared Context", "Automatic processing and
-explicit flush"; README, "Serving: HTTP API and background Supervisor").
+explicit flush"; docs/serving.md).
 
 On SQLite and, marked ``oceanbase``, on the session's seekdb server."""
 
@@ -43,9 +43,12 @@ def _serve_ready() -> bool:
     return hasattr(SQLiteTopicBackend, "acquire_lease")
 
 
-pytestmark = pytest.mark.skipif(not _serve_ready(), reason="powercontext serve with the "
-                                "Supervisor (serve, the server extra, lease calls) is "
-                                "not in this tree yet")
+pytestmark = [
+    pytest.mark.skipif(not _serve_ready(), reason="powercontext serve with the "
+                       "Supervisor (serve, the server extra, lease calls) is "
+                       "not in this tree yet"),
+    pytest.mark.subprocess,
+]
 
 SCOPE = "project:walkthrough"
 TOKEN = "walkthrough-" + "t0k3n"
@@ -180,6 +183,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url.rstrip("/") + f"/walk_{secrets.token_hex(4)}"
 
 
+@pytest.mark.slow
 def test_http_walkthrough(db: str, tmp_path: Path, serve: Any) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

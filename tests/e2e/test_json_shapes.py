@@ -119,6 +119,7 @@ def test_cli_and_mcp_writes_report_the_same_changes(seeded):
         assert [set(ch) for ch in write["changes"]] == [CHANGE_KEYS]
 
 
+@pytest.mark.subprocess
 def test_repo_change_rows_carry_the_change_shape(env, tmp_path):
     root = (tmp_path / "project").resolve()
     root.mkdir()
@@ -150,6 +151,7 @@ def test_rebuild_json_is_the_report_shapes_plus_the_model(seeded):
     assert out["analyzer"]
 
 
+@pytest.mark.subprocess
 def test_the_stop_hook_reports_a_refusal_in_the_repo_commands_shape(env, tmp_path):
     root = (tmp_path / "project").resolve()
     (root / ".git").mkdir(parents=True)

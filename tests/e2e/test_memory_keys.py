@@ -80,11 +80,14 @@ def _eight_writers(env, db: str) -> None:
         assert code == 0, (out, err)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_eight_cli_processes_on_a_new_sqlite_key_make_one_memory_and_lose_no_write(
         env, tmp_path):
     _eight_writers(env, str(tmp_path / "new.db"))
 
 
+@pytest.mark.slow
 @pytest.mark.oceanbase
 def test_eight_cli_processes_on_a_new_seekdb_key_make_one_memory_and_lose_no_write(
         env, seekdb_url):
@@ -108,6 +111,8 @@ def test_eight_cli_processes_on_a_new_seekdb_key_make_one_memory_and_lose_no_wri
             conn.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_six_concurrent_stop_hooks_in_a_fresh_repository_make_one_memory(env, tmp_path):
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
@@ -206,6 +211,7 @@ def test_a_path_and_a_sqlite_url_name_one_database_with_one_set_of_keys(tmp_path
     assert paths == {db.with_name("m.db.runtime.json")}
 
 
+@pytest.mark.subprocess
 def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path):
     from powercontext.adapters.cli.repo import repo
 
@@ -220,7 +226,7 @@ def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path
     db = str(tmp_path / "m.db")
     boot = _cli(tmp_path, db, "repo", "bootstrap", ".", cwd=link / "sub")
     created = boot["memory_ref"]
-    # README: powercontext memory remember --key repo:$PWD --kind preference ...
+    # docs/cli.md: powercontext memory remember --key repo:$PWD --kind preference ...
     after = _cli(tmp_path, db, "memory", "remember", "--key", f"repo:{link}", "--kind",
                  "preference", "--text", "Run make check before review", "--source",
                  str(root / "Makefile"), cwd=link)
@@ -334,6 +340,7 @@ def _repo(path: Path, files: dict[str, str]) -> Path:
     return path.resolve()
 
 
+@pytest.mark.subprocess
 def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     """`git worktree add` makes another top level; it is the same repository (Git's
     common directory), so bootstrap, hooks and --key repo:$PWD name one Memory."""
@@ -365,6 +372,7 @@ def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     assert keys == {f"repo:{main}": boot["memory_ref"]["artifact_id"]} and len(heads) == 1
 
 
+@pytest.mark.subprocess
 def test_a_submodule_is_its_own_repository(tmp_path):
     """A path inside a submodule names the submodule (its own contract files), never the
     superproject; a linked worktree of the submodule names the submodule's checkout."""

@@ -88,6 +88,7 @@ def test_the_scan_helper_sees_fts_shadow_tables_and_finds_stored_text(tmp_path):
 # --------------------------------------------------------------------------- the hook
 
 
+@pytest.mark.subprocess
 def test_stop_hook_stores_the_assistant_message_redacted(env, tmp_path):
     repo = tmp_path / "project"
     (repo / ".git").mkdir(parents=True)
@@ -118,6 +119,7 @@ def test_stop_hook_stores_the_assistant_message_redacted(env, tmp_path):
     assert_nowhere(db, GITHUB_TOKEN, "s3cret")
 
 
+@pytest.mark.subprocess
 def test_a_long_turn_is_redacted_before_it_is_cut(env, tmp_path):
     """The outcome keeps the message's head and tail; a token across the cut must not
     leave a recognisable half behind."""
@@ -138,6 +140,7 @@ def test_a_long_turn_is_redacted_before_it_is_cut(env, tmp_path):
     assert_nowhere(db, GITHUB_TOKEN[:10], GITHUB_TOKEN[-10:])
 
 
+@pytest.mark.subprocess
 def test_codex_hook_redacts_the_request_metadata_too(env, tmp_path):
     repo = tmp_path / "project"
     (repo / ".git").mkdir(parents=True)
@@ -259,6 +262,7 @@ def test_an_entry_text_holding_a_secret_is_refused(tmp_path):
 # --------------------------------------------------------------------------- repository commands
 
 
+@pytest.mark.subprocess
 def test_repo_bootstrap_skips_a_contract_file_holding_a_secret_naming_the_line(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()
@@ -275,6 +279,7 @@ def test_repo_bootstrap_skips_a_contract_file_holding_a_secret_naming_the_line(t
     assert_nowhere(db, "s3cret")
 
 
+@pytest.mark.subprocess
 def test_git_change_source_redacts_a_secret_in_the_patch(tmp_path):
     from powercontext.adapters.candidates.git import git_change_source
 

@@ -1,4 +1,4 @@
-"""``python -m powercontext.quickstart`` (README, "Set-up: two commands") runs to the end on
+"""``python -m powercontext.quickstart`` (README, "Two commands") runs to the end on
 this repository's own files: the Memory scenario, then Topic Memory (Sources into a Scope,
 flush, processing with the deterministic provider, an update, search, exact get, an
 older Revision, another Scope, an idle flush)."""
@@ -9,6 +9,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.subprocess
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess
+
 DIM = 8
 
 
@@ -100,6 +102,7 @@ def _vector_hits(pc, query: str, *pre: str, env: dict[str, str] | None = None) -
     return [h["text"] for h in out["hits"]]
 
 
+@pytest.mark.slow
 def test_plain_rebuild_fills_vectors_with_the_remembered_model(pc) -> None:
     _remember(pc, "the cache lives in redis", "--embedding", "deterministic")
     _remember(pc, "logs go to loki", "--embedding", "none")  # written without a vector
@@ -112,6 +115,7 @@ def test_plain_rebuild_fills_vectors_with_the_remembered_model(pc) -> None:
     assert _vector_hits(pc, "logs go to loki")[0] == "logs go to loki"
 
 
+@pytest.mark.slow
 def test_rebuild_without_a_model_keeps_every_vector_and_lists_what_is_missing(pc) -> None:
     _remember(pc, "the cache lives in redis", "--embedding", "deterministic")
     written = _remember(pc, "logs go to loki", "--embedding", "none")
@@ -130,6 +134,7 @@ def test_rebuild_without_a_model_keeps_every_vector_and_lists_what_is_missing(pc
     assert _vector_hits(pc, "the cache lives in redis") == ["the cache lives in redis"]
 
 
+@pytest.mark.slow
 def test_rebuild_uses_the_openai_settings_from_the_environment(pc, openai_url) -> None:
     env = _openai_env(openai_url)
     _remember(pc, "deploys go through staging", env=env)
@@ -141,6 +146,7 @@ def test_rebuild_uses_the_openai_settings_from_the_environment(pc, openai_url) -
     assert _vector_hits(pc, "deploys go through staging") == ["deploys go through staging"]
 
 
+@pytest.mark.slow
 def test_rebuild_with_the_model_server_down_keeps_every_vector(pc, openai_url) -> None:
     _remember(pc, "deploys go through staging", env=_openai_env(openai_url))
     with ThreadingHTTPServer(("127.0.0.1", 0), _Handler) as closed:  # a port nobody serves
@@ -158,6 +164,7 @@ def test_rebuild_with_the_model_server_down_keeps_every_vector(pc, openai_url) -
     assert "the embedding model failed" in missing["reason"]
 
 
+@pytest.mark.slow
 def test_migrate_remembers_the_new_model_for_later_commands(pc, openai_url) -> None:
     _remember(pc, "tests run with pytest", "--embedding", "deterministic")
     report = pc("--json", "memory", "rebuild", "--migrate", env=_openai_env(openai_url))

@@ -27,6 +27,8 @@ from powercontext.adapters.cli.repo import repo
 from powercontext.core import canonical
 from powercontext.runtime import open_service
 
+pytestmark = pytest.mark.subprocess
+
 cli.add_command(repo)  # what adapters/cli/main.py does once the lead registers it
 
 MAIN = Path(__file__).resolve().parents[2]

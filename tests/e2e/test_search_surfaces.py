@@ -109,6 +109,7 @@ def _cli(db: Path, *args: str, stdin: str | None = None) -> Any:
 # ----------------------------------------------------------------------------- item 3
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("query", [LONG_QUERY, TOO_MANY_TERMS])
 def test_cli_refuses_a_query_over_the_bounds_with_exit_2(env, tmp_path, query):
     db = tmp_path / "memory.db"

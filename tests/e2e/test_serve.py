@@ -22,6 +22,8 @@ import pytest
 from support.cli import cli_argv
 from support.serve_process import ServeProcess, clean_env
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "project:serve"
 FRESH = "project:fresh"
 TOKEN = "serve-test-token-0123"
@@ -68,6 +70,7 @@ def processed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"tmp": tmp, "db": db, "env": env, "config": config}
 
 
+@pytest.mark.slow
 def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(processed: dict[str, Any],
                                                               tmp_path: Path) -> None:
     env = dict(processed["env"], POWERCONTEXT_API_TOKEN=TOKEN)
@@ -228,6 +231,7 @@ def test_help_explains_roles_the_token_and_the_endpoints(tmp_path: Path) -> None
         assert needle in out.stdout, needle
 
 
+@pytest.mark.slow
 def test_role_all_processes_a_flush_with_its_supervisor(tmp_path: Path) -> None:
     """The flush wakes the in-process Supervisor; its Worker publishes; search then
     has hits and the next flush is idle; SIGTERM stops Supervisor and server, exit 0."""

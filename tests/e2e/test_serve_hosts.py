@@ -18,6 +18,8 @@ import pytest
 from support.cli import cli_argv
 from support.serve_process import ServeProcess, clean_env
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "project:hosts"
 
 

@@ -36,6 +36,7 @@ def _add_source(db: str, env: dict[str, str], tmp_path: Path) -> None:
     assert out.returncode == 0, (out.stdout, out.stderr)
 
 
+@pytest.mark.slow
 def test_role_api_serves_the_api_without_a_supervisor(ob_db: str, tmp_path: Path) -> None:
     env = clean_env(tmp_path / "home",
                     POWERCONTEXT_INFERENCE_GENERATION_PROVIDER="deterministic")
@@ -57,6 +58,7 @@ def test_role_api_serves_the_api_without_a_supervisor(ob_db: str, tmp_path: Path
         assert password not in log
 
 
+@pytest.mark.slow
 def test_role_background_serves_only_health(ob_db: str, tmp_path: Path) -> None:
     env = clean_env(tmp_path / "home")
     with ServeProcess(ob_db, ["--role", "background"], env, tmp_path / "stderr") as server:

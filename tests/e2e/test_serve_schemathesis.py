@@ -27,6 +27,8 @@ from schemathesis.specs.openapi.checks import (
 from support.cli import cli_argv
 from support.serve_process import ServeProcess, clean_env
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "project:schemathesis"
 TOKEN = "schemathesis-token-42"
 EXAMPLES = 30

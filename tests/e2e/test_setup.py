@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess
+
 BIN = Path(sys.executable).parent  # this installation's `powercontext` is here
 
 

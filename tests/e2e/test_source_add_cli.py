@@ -242,6 +242,7 @@ def _git_repo(tmp_path: Path) -> Path:
     return root.resolve()
 
 
+@pytest.mark.subprocess
 def test_the_stop_hook_journals_its_turn_in_the_repository_scope(pc, tmp_path):
     root = _git_repo(tmp_path)
     payload = {"session_id": "s", "cwd": str(root / "."), "hook_event_name": "Stop",
@@ -258,6 +259,7 @@ def test_the_stop_hook_journals_its_turn_in_the_repository_scope(pc, tmp_path):
     assert out["extracted"] is False and out["memory_ref"] is None
 
 
+@pytest.mark.subprocess
 def test_repo_bootstrap_journals_its_contract_sources_in_the_repository_scope(pc, tmp_path):
     root = _git_repo(tmp_path)
     (root / "README.md").write_text("# project\n\nRun `make test`.\n")

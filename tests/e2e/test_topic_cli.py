@@ -130,6 +130,8 @@ def ref_json(ref: TopicRef) -> dict[str, Any]:
 # ------------------------------------------------------------------ the scenario
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_search_then_get_the_exact_ref_in_a_real_process(seeded_any, any_db, tmp_path):
     seeded, db = seeded_any, any_db
     r1, r2 = seeded["r1"], seeded["r2"]
@@ -166,6 +168,7 @@ def test_search_then_get_the_exact_ref_in_a_real_process(seeded_any, any_db, tmp
     assert b"Finally announce the release" in page.stdout
 
 
+@pytest.mark.subprocess
 def test_lone_surrogates_from_the_command_line_are_bad_input(seeded, db, tmp_path):
     out = proc(db, tmp_path, "topic", "search", b"release \xff", "--scope", SCOPE_A,
                expect=2)
@@ -174,6 +177,7 @@ def test_lone_surrogates_from_the_command_line_are_bad_input(seeded, db, tmp_pat
     assert b"scope_id" in out.stderr
 
 
+@pytest.mark.subprocess
 def test_help_says_where_topics_come_from(tmp_path, db):
     text = proc(db, tmp_path, "topic", "--help").stdout.decode()
     flat = " ".join(text.split())
@@ -260,6 +264,7 @@ def test_limit_caps_the_hits_and_a_small_limit_is_a_prefix(seeded, db, capsys):
 # ------------------------------------------------------------------ readiness per family
 
 
+@pytest.mark.subprocess
 def test_a_hybrid_topic_database_leaves_memory_commands_alone(db, tmp_path, monkeypatch):
     for k in [k for k in os.environ if k.startswith("POWERCONTEXT_")]:
         monkeypatch.delenv(k)
@@ -283,6 +288,7 @@ def test_a_hybrid_topic_database_leaves_memory_commands_alone(db, tmp_path, monk
     assert "--embedding" in err
 
 
+@pytest.mark.subprocess
 def test_a_memory_database_with_a_profile_leaves_topic_commands_alone(db, tmp_path):
     proc(db, tmp_path, "--embedding", "deterministic", "memory", "remember", "--key",
          "repo:demo", "--kind", "fact", "--text", "Releases are cut with make release")
@@ -336,6 +342,7 @@ class _FakeEmbeddings(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+@pytest.mark.subprocess
 def test_memory_rebuild_migrate_refuses_while_hybrid_topic_heads_exist(db, tmp_path,
                                                                        monkeypatch):
     pytest.importorskip("openai")

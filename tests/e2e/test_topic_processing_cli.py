@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from support.cli import cli_argv
 
+pytestmark = pytest.mark.subprocess
+
 SCOPE = "project:x"
 DOCS = {
     "releases.md": "# Releases\n\nWe cut a release by tagging main. Then `make release` "
@@ -139,10 +141,12 @@ def scripted_run(db: Path | str, tmp_path: Path) -> dict[str, Any]:
     return {"revisions": revisions, "report": report}
 
 
+@pytest.mark.slow
 def test_done_means_scripted_run_through_the_cli(make_db, tmp_path):
     scripted_run(make_db("done"), tmp_path)
 
 
+@pytest.mark.slow
 def test_two_deterministic_runs_on_fresh_databases_give_identical_topic_hashes(tmp_path):
     first = scripted_run(tmp_path / "one.db", tmp_path)
     second = scripted_run(tmp_path / "two.db", tmp_path)
@@ -153,6 +157,7 @@ def test_two_deterministic_runs_on_fresh_databases_give_identical_topic_hashes(t
     assert hashes(first) == hashes(second) and hashes(first)
 
 
+@pytest.mark.slow
 def test_process_without_a_provider_is_unavailable_and_spends_nothing(make_db, tmp_path):
     db = make_db("unavailable")
     files, _, _ = write_inputs(tmp_path)
@@ -197,6 +202,7 @@ def _attempts(db: Path | str, scope: str, n: int) -> None:
     asyncio.run(body())
 
 
+@pytest.mark.slow
 def test_a_fourth_attempt_stops_with_exit_8_and_other_scopes_go_on(make_db, tmp_path,
                                                                    monkeypatch):
     monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path / "home"))
@@ -242,6 +248,7 @@ def test_a_fourth_attempt_stops_with_exit_8_and_other_scopes_go_on(make_db, tmp_
     assert "processing stopped: window_attempt_limit" in text.stderr
 
 
+@pytest.mark.slow
 def test_an_oversized_source_is_stored_and_stops_only_its_scope(tmp_path):
     """Issue 13: a Source of 4,194,305 characters is stored; processing stops with
     source_complexity_limit (persisted), other Scopes go on. SQLite only: writing a
@@ -266,6 +273,7 @@ def test_an_oversized_source_is_stored_and_stops_only_its_scope(tmp_path):
                  str(config)))["covered"] is True
 
 
+@pytest.mark.slow
 def test_a_1mb_file_is_processed_through_the_cli(make_db, tmp_path):
     """Issue 15's "Done means" through the CLI: one 1 MB Markdown file added to a
     Scope, flushed and processed (deterministic provider, default settings) publishes

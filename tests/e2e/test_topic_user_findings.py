@@ -19,8 +19,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from e2e.test_topic_processing_cli import DETERMINISTIC, _env, js, pc
 from support.cli import cli_argv
+
+pytestmark = pytest.mark.subprocess
 
 
 def _docs(tmp_path: Path, n: int = 6) -> list[Path]:
@@ -34,6 +37,7 @@ def _docs(tmp_path: Path, n: int = 6) -> list[Path]:
     return out
 
 
+@pytest.mark.slow
 def test_four_concurrent_processes_cover_the_scope_without_spending_its_attempts(
         tmp_path: Path) -> None:
     db = tmp_path / "t.db"
@@ -103,6 +107,7 @@ def test_a_second_process_waits_for_the_lock_then_goes_on(tmp_path: Path) -> Non
                 pipe.close()
 
 
+@pytest.mark.slow
 def test_stored_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:
     # found by trying it: a Source holding an OSC title sequence (ESC ] ... BEL) was
     # echoed raw by `topic search` / `topic get` (and Memory `search`/`show`)
@@ -130,6 +135,7 @@ def test_stored_control_characters_never_reach_the_terminal_raw(tmp_path: Path) 
     assert "\x1b]0;PWNED\x07" in ref["hits"][0]["title"]
 
 
+@pytest.mark.slow
 def test_source_add_warns_when_a_source_is_over_the_topic_processing_ceiling(
         tmp_path: Path) -> None:
     # found by trying it: a Source over the ceiling was stored silently, and the Scope

@@ -144,6 +144,7 @@ def test_the_check_tells_apart_a_raw_side_without_the_collapse(
         assert bad["mismatches"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.oceanbase
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

@@ -88,9 +88,30 @@ class StubTopics:
         raise AssertionError("prepare_context never reads a Topic's Detail")
 
 
-def _empty_size(scope: str, query: str) -> int:
+def _empty_size(scope: str, query: str, truncated: int) -> int:
+    """The size of the answer without any item: every item is then counted in
+    ``truncated`` (10 items left out is one byte more than 9)."""
     return len(encode_json({"scope_id": scope, "query": query, "items": [],
-                            "truncated": 0, "bytes": 100}))
+                            "truncated": truncated, "bytes": 100}))
+
+
+def test_the_answer_without_items_counts_the_digits_of_truncated() -> None:
+    """The input the property once drew: ten items left out make the empty answer one
+    byte longer than with none (``"truncated":10``), so a limit equal to the latter is
+    refused, and one byte more gives an answer of no item."""
+    scope, query = "repo:/work/demo", "x " * 120
+    mem = [MemoryHit(ArtifactRef("mem_art_p", 3), f"mem_ent_{i}", f"mem_ver_{i}", "t",
+                     1.0 / (i + 1), ("fts",), "fact") for i in range(2)]
+    top = [TopicHit(TopicRef(f"topic_art_{i:04d}", i + 1), "T", "S", None, 1.0 / (i + 1),
+                    ("topic_fts",)) for i in range(8)]
+    limit = _empty_size(scope, query, 0)
+    with pytest.raises(InvalidInputError) as err:
+        asyncio.run(prepare_context(StubMemory(mem, True), StubTopics(top), scope, query,
+                                    max_bytes=limit))
+    assert err.value.field == "max_bytes"
+    pc = asyncio.run(prepare_context(StubMemory(mem, True), StubTopics(top), scope, query,
+                                     max_bytes=limit + 1))
+    assert (pc.items, pc.truncated, pc.bytes) == ((), 10, limit + 1)
 
 
 @given(mem=memory_hits(), top=topic_hits(), mapped=st.booleans(),
@@ -100,10 +121,11 @@ def test_prepared_context_is_bounded_ordered_prefix_and_neutral(mem, top, mapped
                                                                 max_bytes, query):
     scope = "repo:/work/demo"
     memory, topics = StubMemory(mem, mapped), StubTopics(top)
+    every = min(len(mem) if mapped else 0, MEMORY_LIMIT) + min(len(top), TOPIC_LIMIT)
     try:
         pc = asyncio.run(prepare_context(memory, topics, scope, query, max_bytes=max_bytes))
     except InvalidInputError as exc:
-        assert exc.field == "max_bytes" and _empty_size(scope, query) > max_bytes
+        assert exc.field == "max_bytes" and _empty_size(scope, query, every) > max_bytes
         return
     body = encode_json(context_json(pc))
     assert pc.bytes == len(body) <= max_bytes

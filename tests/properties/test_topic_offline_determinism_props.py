@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.topic_notes import CHAT, SUBJECTS, chat_turns, note_sources
@@ -85,6 +86,7 @@ def chats(draw: st.DrawFn) -> list[str]:
     return chat_turns(picked) + draw(notes().map(lambda n: n[:draw(st.integers(0, 8))]))
 
 
+@pytest.mark.slow  # many Windows per example: over 5 s on two cores
 @settings(max_examples=30, deadline=None)
 @given(st.one_of(notes(), chats()), st.sampled_from([1, 3, 10]))
 def test_the_same_sources_give_the_same_topics_whatever_the_ids_and_the_clock(
@@ -96,6 +98,7 @@ def test_the_same_sources_give_the_same_topics_whatever_the_ids_and_the_clock(
     assert ascending == descending
 
 
+@pytest.mark.slow  # many Windows per example: over 5 s on two cores
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=20), st.data())
 def test_subject_notes_give_the_same_topics_at_every_window_limit(

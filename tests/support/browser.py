@@ -27,8 +27,10 @@ DOCS_IMG = ROOT / "docs" / "img"
 #: How long one browser action may wait for the page (a wait bound on a loaded 2-core
 #: machine, not an assertion on speed).
 WAIT_MS = 60_000
-#: The screenshots the README shows (docs/img/FILE), by the name :func:`shot` gets.
-DOCS_SHOTS = {"memory": "dashboard-memory.png", "topic": "dashboard-topic.png"}
+#: The screenshots docs/dashboard.md shows (docs/img/FILE), by the name :func:`shot` gets.
+DOCS_SHOTS = {"memory-detail": "dashboard-memory.png", "topic": "dashboard-topic.png",
+              "memory-dark": "dashboard-memory-dark.png",
+              "processing": "dashboard-processing.png"}
 
 
 def browser_unavailable() -> str | None:
@@ -90,7 +92,7 @@ class Tab:
 
 def shot(tab: Tab, name: str) -> Path:
     """A screenshot of the whole page to ``tests/artifacts/NAME.png``; with
-    ``POWERCONTEXT_DOCS_SCREENSHOTS=1`` also the README's (:data:`DOCS_SHOTS`: the
+    ``POWERCONTEXT_DOCS_SCREENSHOTS=1`` also the docs' (:data:`DOCS_SHOTS`: the
     viewport only, to keep the PNGs small)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"

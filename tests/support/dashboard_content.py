@@ -7,8 +7,10 @@ and note Sources (1), a user correction revising the preference (2), a forget of
 constraint (3), and an entry whose text is the :data:`SCRIPT` payload citing a Source
 whose content is that payload too (4). Topic Memory: the Scope :data:`SCOPE` processed
 twice with the ``deterministic`` provider (Topics, one UPDATEd to Revision 2 based on
-1, one note carrying the payload), and the Scope :data:`PENDING_SCOPE` holding Sources
-nobody flushed yet, for the flush button.
+1, one note carrying the payload), the Scope :data:`PENDING_SCOPE` holding Sources
+nobody flushed yet, for the flush button, and the Scope :data:`BLOCKED_SCOPE` stopped
+at a terminal frontier (its first Source over the complexity ceiling: the budget row
+a Worker records for it).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ IMG = '<img src=x onerror="alert(2)">'
 MEMORY_KEY = "repo:/srv/dashboard-demo"
 SCOPE = "project:dashboard/demo"
 PENDING_SCOPE = "project:dashboard/pending"
+BLOCKED_SCOPE = "project:dashboard/blocked"
 DETERMINISTIC = '[inference]\ngeneration_provider = "deterministic"\n'
 EMBEDDING = "deterministic"
 
@@ -132,6 +135,11 @@ async def _topics(content: Content) -> None:
         await tsvc.add_sources(PENDING_SCOPE, [
             _note("Release checklist", "Tag main, then make release builds the wheel."),
         ])
+        await tsvc.add_sources(BLOCKED_SCOPE, [
+            _note("CI log", "A whole CI log pasted into the conversation by mistake."),
+        ])
+        grant = await tsvc.backend.begin_attempt(BLOCKED_SCOPE, 0)
+        await tsvc.backend.record_failure(grant, "source_complexity_limit")
     finally:
         await tsvc.close()
 

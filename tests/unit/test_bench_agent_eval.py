@@ -20,6 +20,7 @@ from bench import __main__ as bench_main  # noqa: E402
 from bench import agent_eval  # noqa: E402
 
 
+@pytest.mark.subprocess
 def test_the_benchmark_is_registered_and_its_labels_validate():
     assert bench_main.BENCHMARKS["agent-eval"] == "bench.agent_eval"
     proc = subprocess.run([sys.executable, str(agent_eval.SCORER), "--data",
@@ -35,6 +36,7 @@ def test_data_that_is_not_agent_eval_is_refused(tmp_path, capsys):
     assert "holds no agent-eval data" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_one_repository_is_scored_through_this_checkouts_cli(tmp_path, capfd):
     cli = Path(sys.executable).with_name("powercontext")
     if not cli.exists():

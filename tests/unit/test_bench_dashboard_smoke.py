@@ -33,7 +33,8 @@ def test_a_tiny_run_requests_every_page(tmp_path: Path,
     assert dashboard.main(args) == 0
     report = json.loads(out.read_text())
     pages = {p["page"]: p for p in report["pages"]}
-    assert len(pages) == 8 and {p["status"] for p in pages.values()} == {200}
+    assert len(pages) == 10 and {p["status"] for p in pages.values()} == {200}
+    assert {"memory page, kind filter", "memory page, entry selected"} <= set(pages)
     assert "memory search (hybrid)" in pages
     for p in pages.values():
         assert p["p50_ms"] > 0 and p["p95_ms"] >= p["p50_ms"] and p["bytes"] > 0

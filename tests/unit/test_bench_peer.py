@@ -253,6 +253,7 @@ def test_a_run_without_the_peer_measures_ours_and_says_why(
     assert (tmp_path / "out" / json_path.name.replace(".json", ".md")).exists()
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not PEER_PYTHON.exists(),
                     reason=f"{PEER_PYTHON} is absent (`make bench-peer` creates it)")
 def test_the_peer_runs_the_same_protocol_on_a_tiny_size(tmp_path: Path) -> None:

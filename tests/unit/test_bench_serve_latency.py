@@ -36,6 +36,8 @@ def test_registered() -> None:
     assert bench_main.BENCHMARKS["serve-latency"] == "bench.serve_latency"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(importlib.util.find_spec("powercontext.adapters.cli.serve") is None
                     or importlib.util.find_spec("uvicorn") is None,
                     reason="powercontext serve (the server extra) is not installed")

@@ -145,7 +145,7 @@ def test_locomo_benchmark_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert results["hybrid:v1-porter"]["overall"]["r@5"] == 100.0
     printed = capsys.readouterr().out
     assert "| powercontext hybrid:v1-porter (deterministic) |" in printed
-    # the README's table rows come out ready to paste, the default named
+    # the docs' table rows come out ready to paste, the default named
     assert "| powercontext fts, analyzer v2 (default) | 100.0 | 100.0 | 100.0 |" in printed
     assert "| powercontext fts, analyzer v1-porter | 100.0 | 100.0 | 100.0 |" in printed
     assert "| powercontext fts, analyzer v1 | 50.0 |" in printed
@@ -191,6 +191,8 @@ def test_unknown_analyzer_is_refused(tmp_path: Path) -> None:
         bench_main.main(["locomo", "--analyzer", "analyzer-v1", "--out", str(tmp_path)])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_hooks_bench_runs_the_real_hook_and_writes_percentiles(tmp_path, capsys):
     from bench import hooks
 

@@ -193,6 +193,23 @@ def test_processing_page_shows_blocked_scopes_and_the_command_that_unblocks_them
     assert f"--skip {blocked['position']}" in section and TERMINAL in section
 
 
+def test_processing_page_lists_blocked_scopes_first(client) -> None:
+    """The blocked Scopes come before the Supervisor and the table, in the JSON twin's
+    ``blocked`` shape (that of ``topic status --json``)."""
+    data = _json(client, "/ui/processing")
+    (blocked,) = [b for b in data["blocked"] if b["scope_id"] == TERMINAL]
+    assert {"scope_id", "source_after", "through", "failure_code", "position",
+            "source_id", "kind", "uri", "reason", "commands"} <= set(blocked)
+    assert blocked["failure_code"] == "source_complexity_limit"
+    assert [b["scope_id"] for b in data["blocked"]] == [TERMINAL], "only the stuck one"
+    html = _html(client, "/ui/processing")
+    assert html.index("Blocked Scopes") < html.index("Supervisor") < html.index(
+        'class="processing"')
+    section = html.split("<h2>Blocked Scopes</h2>", 1)[1].split("<h2>", 1)[0]
+    assert TERMINAL in section and "source_complexity_limit" in section
+    assert '<a href="/ui/processing" aria-current="page">' in html
+
+
 def test_flush_needs_the_same_origin_and_shows_the_status(client) -> None:
     url = f"/ui/processing/flush?scope={QSCOPE}"
     before = {s["scope_id"]: s for s in _json(client, "/ui/processing")["scopes"]}[SCOPE]

@@ -126,7 +126,7 @@ def test_a_stored_script_renders_as_text_everywhere(ui: TestClient,
     base = f"/ui/memories/{info['artifact_id']}"
     escaped = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"
     for url in (base, f"{base}?q=pwned&mode=fts", f"{base}/entries/{info['script_entry']}",
-                f"{base}/diff?from=1&to=2"):
+                f"{base}?entry={info['script_entry']}", f"{base}/diff?from=1&to=2"):
         html = ui.get(url).text
         assert "<script>alert" not in html and "<b>bold</b>" not in html, url
         assert escaped in html, url
@@ -357,3 +357,80 @@ def test_the_first_page_lists_rules_before_notes_however_many_notes_are_newer(
     assert [g["kind"] for g in last["groups"]] == ["working_note"]
     newest = [e["text"] for e in first["groups"][-1]["entries"]][:2]
     assert newest == ["Task outcome: step 59 done.", "Task outcome: step 58 done."]
+
+
+def test_the_kind_filter_lists_one_kind_and_counts_every_kind(
+        ui: TestClient, info: dict[str, Any]) -> None:
+    """Entries filtered by kind and state; the chips count each kind in the state."""
+    base = f"/ui/memories/{info['artifact_id']}"
+    data = _json(ui, base)
+    tally = {k["kind"]: k["count"] for k in data["kinds"]}
+    assert [k["kind"] for k in data["kinds"]] == ["preference", "decision", "fact",
+                                                  "custom_kind", "working_note"]
+    assert sum(tally.values()) == data["counts"]["active"] and data["kind"] is None
+    decisions = _json(ui, f"{base}?kind=decision")
+    (group,) = decisions["groups"]
+    assert group["kind"] == "decision" and decisions["kind"] == "decision"
+    assert len(group["entries"]) == decisions["page"]["total"] == tally["decision"]
+    assert all(e["state"] == "active" for e in group["entries"])
+    assert decisions["kinds"] == data["kinds"], "the chips keep every kind"
+    # kind and state together: the forgotten entry is the one inactive decision
+    gone = _json(ui, f"{base}?kind=decision&state=inactive")
+    assert [e["entry_id"] for g in gone["groups"] for e in g["entries"]] == [
+        info["forgotten"]]
+    assert gone["kinds"] == [{"kind": "decision", "count": 1}]
+    assert _json(ui, f"{base}?kind=no_such_kind")["page"]["total"] == 0
+    html = ui.get(f"{base}?kind=decision").text
+    assert re.search(r'<a class="chip" href="[^"]*kind=decision[^"]*" aria-current="true">'
+                     rf'decision <span class="count">{tally["decision"]}</span>', html)
+    assert "No active entries of kind no_such_kind." in ui.get(
+        f"{base}?kind=no_such_kind").text
+    _json(ui, f"{base}?kind=", 422)
+    # a search keeps the filters; the kind asked for is text, never markup
+    assert '<input type="hidden" name="kind" value="decision">' in html
+    hostile = ui.get(f"{base}", params={"kind": '"><script>alert(1)</script>'}).text
+    assert "<script>alert(1)" not in hostile
+    assert 'value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"' in hostile
+
+
+def test_an_entry_selected_beside_the_list_shows_its_versions_and_evidence(
+        ui: TestClient, info: dict[str, Any]) -> None:
+    """Master/detail: ``?entry=`` keeps the list and shows the entry's version chain,
+    as its own page does."""
+    base = f"/ui/memories/{info['artifact_id']}"
+    data = _json(ui, f"{base}?entry={info['chained']}")
+    own = _json(ui, f"{base}/entries/{info['chained']}")
+    assert data["selected"] == own
+    assert [v["version"] for v in data["selected"]["versions"]] == [2, 1]
+    assert data["groups"] == _json(ui, base)["groups"], "the list is unchanged"
+    assert _json(ui, base)["selected"] is None
+    html = ui.get(f"{base}?entry={info['chained']}").text
+    detail = html.split('<aside class="detail"', 1)[1]
+    assert "release note number 0, corrected" in detail and "fixed a &lt;typo&gt;" in detail
+    assert "/ui/sources/src_dash_2" in detail and "/ui/sources/src_dash_1" in detail
+    item = re.search(r'<li class="entry-item active selected">\s*<a class="entry-link" '
+                     r'href="([^"]*)" aria-current="true">', html)
+    assert item is not None and f"entry={info['chained']}" in item.group(1)
+    # the list links select an entry and keep the filters
+    assert f'href="{base}?kind=fact&amp;entry=' in ui.get(f"{base}?kind=fact").text
+    _json(ui, f"{base}?entry=mem_ent_missing", 404)
+    _json(ui, f"{base}?entry=not%20an%20id", 422)
+
+
+def test_the_navigation_stays_and_marks_the_current_section(
+        ui: TestClient, info: dict[str, Any]) -> None:
+    from powercontext.adapters.http.dashboard.web import section_of
+
+    assert [section_of(p) for p in ("/ui/memories", f"/ui/memories/{info['artifact_id']}",
+                                    "/ui/scopes", "/ui/topics/x", "/ui/processing",
+                                    "/ui/sources/src_1", "/ui/login", "/v1/memories")] == [
+        "memories", "memories", "topics", "topics", "processing", None, None, None]
+    base = f"/ui/memories/{info['artifact_id']}"
+    for url in ("/ui/memories", base, f"{base}/entries/{info['chained']}",
+                f"{base}/revisions", f"{base}/diff"):
+        html = ui.get(url).text
+        nav = html.split('<nav class="site"', 1)[1].split("</nav>", 1)[0]
+        assert re.findall(r'href="(/ui/[a-z]+)"', nav) == [
+            "/ui/memories", "/ui/scopes", "/ui/processing"], url
+        assert '<a href="/ui/memories" aria-current="page">' in nav, url
+        assert nav.count("aria-current") == 1, url

@@ -12,6 +12,8 @@ import pytest
 
 from powercontext.adapters.cli import hook_daemon as wire
 
+pytestmark = pytest.mark.server  # listens on a Unix socket
+
 
 @pytest.fixture
 def listening(tmp_path_factory: pytest.TempPathFactory):

@@ -16,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+pytestmark = [pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make"),
+              pytest.mark.subprocess]
 
 
 def _plan(target: str, venv: Path) -> str:

@@ -71,6 +71,7 @@ def test_what_cannot_be_told_cheaply_is_true(tmp_path, only, monkeypatch):
     assert may_declare_entry_points("powercontext") is True
 
 
+@pytest.mark.subprocess
 def test_registry_without_plugins_does_not_import_importlib_metadata(tmp_path):
     code = textwrap.dedent(
         """

@@ -1,6 +1,6 @@
 """The public API (``powercontext/__init__``, file app/__init__.py): ``__all__`` pinned,
 every name resolves to the object its home module defines, the whole error hierarchy is
-exported, importing the package loads nothing else, and README's Python example imports
+exported, importing the package loads nothing else, and the example of docs/python.md imports
 only from ``powercontext`` and runs as written."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import powercontext
 from powercontext.core import errors
@@ -129,6 +131,7 @@ def _python(code: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str
                           text=True, timeout=120, check=False)
 
 
+@pytest.mark.subprocess
 def test_import_loads_nothing_and_open_service_builds_nothing(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -149,16 +152,16 @@ def test_import_loads_nothing_and_open_service_builds_nothing(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []  # no database, manifest or data directory
 
 
-def _readme_python_example() -> str:
-    readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme.split("## Use it from Python", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "README's 'Use it from Python' has no python code block"
+def _python_doc_example() -> str:
+    """The first Python block of docs/python.md, the example a user copies."""
+    page = (ROOT / "docs" / "python.md").read_text("utf-8")
+    match = re.search(r"```python\n(.*?)```", page, re.S)
+    assert match, "docs/python.md has no python code block"
     return match.group(1)
 
 
-def test_readme_python_example_imports_only_the_public_api() -> None:
-    tree = ast.parse(_readme_python_example())
+def test_python_doc_example_imports_only_the_public_api() -> None:
+    tree = ast.parse(_python_doc_example())
     imported = {
         node.module if isinstance(node, ast.ImportFrom) else alias.name
         for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
@@ -169,8 +172,9 @@ def test_readme_python_example_imports_only_the_public_api() -> None:
     assert names <= set(PUBLIC)
 
 
-def test_readme_python_example_runs_as_written(tmp_path: Path) -> None:
-    proc = _python(_readme_python_example(), tmp_path, tmp_path / "home")
+@pytest.mark.subprocess
+def test_python_doc_example_runs_as_written(tmp_path: Path) -> None:
+    proc = _python(_python_doc_example(), tmp_path, tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("MemoryEntryVersion(")
     assert "text='Use uv to manage dependencies.'" in proc.stdout

@@ -260,6 +260,7 @@ def test_broken_entry_point_is_a_plugin_error(tmp_path, monkeypatch):
         Registry()
 
 
+@pytest.mark.subprocess
 def test_importing_and_building_the_registry_imports_no_adapter_or_heavy_library():
     code = textwrap.dedent(
         """
@@ -282,6 +283,7 @@ def test_importing_and_building_the_registry_imports_no_adapter_or_heavy_library
     assert out.strip() == "[]"
 
 
+@pytest.mark.subprocess
 def test_builtin_embedding_factory_imports_its_adapter_only_when_called():
     code = textwrap.dedent(
         """

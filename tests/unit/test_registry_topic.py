@@ -73,6 +73,7 @@ def test_a_bare_path_builds_the_sqlite_topic_backend(tmp_path):
     assert not (tmp_path / "t.db").exists()  # nothing opened until the first call
 
 
+@pytest.mark.subprocess
 def test_building_the_registry_imports_no_topic_adapter():
     code = ("import sys\n"
             "from powercontext.plugins import Registry\n"

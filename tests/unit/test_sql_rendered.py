@@ -86,6 +86,7 @@ def _run(code: str, *args: str) -> str:
                           capture_output=True, text=True, check=True, timeout=120).stdout
 
 
+@pytest.mark.subprocess
 def test_open_remember_search_through_sqlite_backend_never_imports_sqlglot(
         tmp_path: Path) -> None:
     code = """
@@ -121,6 +122,7 @@ def test_open_remember_search_through_sqlite_backend_never_imports_sqlglot(
     assert out[4].strip() == "[]"
 
 
+@pytest.mark.subprocess
 def test_every_pre_rendered_statement_is_served_without_sqlglot() -> None:
     code = """
         import sys

@@ -23,6 +23,7 @@ page; the JSON twin gets the API's error body).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
@@ -132,19 +133,27 @@ async def _search(svc: Any, artifact_id: str, q: str, mode: str,
 async def memory_page(
     request: Request, artifact_id: str, page_no: int = Query(1, ge=1, alias="page"),
     state: Literal["active", "inactive", "all"] = "active",
+    kind: str | None = Query(None, min_length=1, max_length=64),
+    entry: str | None = Query(None, max_length=64),
     q: str | None = Query(None, max_length=8192),
     mode: Literal["auto", "fts", "vector", "hybrid"] = "auto",
     limit: int = Query(50, ge=1, le=MAX_HITS),
 ) -> Response:
-    """One Memory at its head: ``{"memory_ref", "keys", "counts": {"active",
-    "inactive", "entries"}, "state", "page", "groups": [{"kind", "entries": [entry
-    version shape + "state", "created_at"]}], "search": null | (see _search),
-    "capabilities": {"fts", "vector", "hybrid", "reasons"}, "plots": {"window",
-    "size", "revisions_per_day"}, "last_change"}``. Entries are listed rules first
-    (constraints, preferences, decisions), then facts, then working notes
-    (:func:`powercontext.core.recall.kind_rank`, from the backend's
-    :class:`~powercontext.ports.EntryKinds` when it has it), newest first within each
-    (entry ids are time-ordered); only the shown page's versions are read."""
+    """One Memory at its head, as a master/detail view: ``{"memory_ref", "keys",
+    "counts": {"active", "inactive", "entries"}, "state", "kind", "kinds": [{"kind",
+    "count"}], "page", "groups": [{"kind", "entries": [entry version shape + "state",
+    "created_at"]}], "selected": null | (the entry page's data), "search": null | (see
+    _search), "capabilities": {"fts", "vector", "hybrid", "reasons"}, "plots":
+    {"window", "size", "revisions_per_day"}, "last_change"}``.
+
+    ``state`` and ``kind`` filter the list (``kinds`` counts the entries of each kind
+    in ``state``, in list order); ``entry`` selects one entry of the head, shown
+    beside the list with its version chain and evidence (404 for an entry not in the
+    head). Entries are listed rules first (constraints, preferences, decisions), then
+    facts, then working notes (:func:`powercontext.core.recall.kind_rank`, from the
+    backend's :class:`~powercontext.ports.EntryKinds` when it has it), newest first
+    within each (entry ids are time-ordered); only the shown page's versions are read
+    (a backend without EntryKinds reads every version of ``state`` for ``kind``)."""
     svc = _memory(request)
     artifact_id = _id(artifact_id, "artifact_id")
     head = await svc.head(artifact_id)
@@ -152,13 +161,23 @@ async def memory_page(
     items = rev.content.manifest.entries
     active = sum(1 for e in items if e.state == "active")
     chosen = [e for e in reversed(items) if state == "all" or e.state == state]
-    if isinstance(svc.backend, EntryKinds):  # rules before facts before notes, on every page
-        kinds = await svc.backend.entry_kinds(artifact_id)
-        chosen.sort(key=lambda e: kind_rank(kinds.get(e.entry_version_id)))
+    kinds = await _kinds_of(svc, head, chosen, need_all=kind is not None)
+    tally: list[dict[str, Any]] = []
+    if kinds is not None:  # rules before facts before notes, on every page
+        keyed = [(kinds.get(e.entry_version_id), e) for e in chosen]
+        counts = Counter(k for k, _ in keyed)
+        rank = {k: kind_rank(k) for k in counts}
+        keyed.sort(key=lambda pair: rank[pair[0]])  # stable: newest first within
+        tally = md.count_kinds(counts)
+        chosen = [e for k, e in keyed if kind is None or k == kind]
     pg = md.paginate(len(chosen), page_no, md.PER_PAGE)
     shown = chosen[pg["start"]:pg["stop"]]
     versions = await svc.entries(head, [e.entry_id for e in shown]) if shown else {}
     rows = [md.entry_row(versions[e.entry_id], e.state) for e in shown]
+    selected = None
+    if entry is not None:
+        selected = await md.version_chain(svc, head, _id(entry, "entry"))
+        selected["head"] = to_json(head)
     caps = await svc.capabilities()
     search = None
     if q is not None and q.strip():
@@ -168,7 +187,8 @@ async def memory_page(
         "memory_ref": to_json(head), "keys": keys.get(artifact_id, []),
         "counts": {"active": active, "inactive": len(items) - active,
                    "entries": len(items)},
-        "state": state, "page": pg, "groups": md.group_by_kind(rows), "search": search,
+        "state": state, "kind": kind, "kinds": tally, "page": pg,
+        "groups": md.group_by_kind(rows), "selected": selected, "search": search,
         "capabilities": {"fts": caps.fts, "vector": caps.vector, "hybrid": caps.hybrid,
                          "reasons": list(caps.reasons)},
         "plots": await md.plots(svc, head, active),
@@ -176,6 +196,20 @@ async def memory_page(
             MemoryRevisionChanges(head, rev.content.changes)),
     }
     return page(request, "memory.html", data, title=_title(data["keys"], artifact_id))
+
+
+async def _kinds_of(svc: Any, head: ArtifactRef, chosen: list[Any],
+                    need_all: bool) -> dict[str, str] | None:
+    """The kind of each version of the Memory (``entry_version_id -> kind``): one read
+    of the backend's :class:`~powercontext.ports.EntryKinds`; without it, the versions
+    of ``chosen`` read whole when ``need_all`` (a kind filter), else None."""
+    if isinstance(svc.backend, EntryKinds):
+        found: dict[str, str] = await svc.backend.entry_kinds(head.artifact_id)
+        return found
+    if not need_all or not chosen:
+        return None
+    versions = await svc.entries(head, [e.entry_id for e in chosen])
+    return {v.entry_version_id: v.kind for v in versions.values()}
 
 
 def _title(keys: list[str], artifact_id: str) -> str:

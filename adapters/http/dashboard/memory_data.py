@@ -16,7 +16,7 @@ Revision that only forgot or reactivated entries), shown in UTC.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
@@ -34,6 +34,7 @@ __all__ = [
     "PER_PAGE",
     "PLOT_WINDOW",
     "REVISIONS_PER_PAGE",
+    "count_kinds",
     "diff",
     "entry_row",
     "group_by_kind",
@@ -108,6 +109,14 @@ def group_by_kind(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         groups.setdefault(row["kind"], []).append(row)
     return [{"kind": k, "entries": groups[k]} for k in sorted(groups, key=_kind_order)]
+
+
+def count_kinds(counts: Mapping[str | None, int]) -> list[dict[str, Any]]:
+    """``[{"kind", "count"}]`` of ``counts`` (entries by kind; None, a version of
+    unknown kind, is left out), in :func:`group_by_kind`'s order: the Memory page's
+    kind filter."""
+    known = [k for k in counts if k is not None]
+    return [{"kind": k, "count": counts[k]} for k in sorted(known, key=_kind_order)]
 
 
 def entry_row(version: MemoryEntryVersion, state: str) -> dict[str, Any]:

@@ -4,11 +4,11 @@ observability", "Leader, term, and fencing", "Automatic scheduling").
 
 * ``/ui/processing`` -- per Scope the Source head, Cursor, Pending and flush
   generations and the budget row with its failure code (a terminal frontier is
-  highlighted), the blocked Scopes (the Source each stops at, why, and the ``topic
-  unblock`` command that lets it go on: only an operator decision does), the
+  highlighted), the blocked Scopes first (the Source each stops at, why, and the
+  ``topic unblock`` commands that let it go on: only an operator decision does), the
   Supervisor's lease (holder, generation, expiry) and the last automatic wave; JSON
-  twin ``{"scopes": [the ``topic status`` shape], "blocked": [BlockedFrontier],
-  "supervision", "flushed"}``.
+  twin ``{"scopes": [the ``topic status`` shape], "blocked": [BlockedFrontier, the
+  ``blocked`` shape of ``topic status --json``], "supervision", "flushed"}``.
 * ``POST /ui/processing/flush?scope=S`` (same origin, a viewer) -- the explicit flush of
   the HTTP API (``idle`` or ``accepted``), then 303 back to ``/ui/processing`` showing
   the status; the JSON twin answers ``{"scope_id", "status"}``.

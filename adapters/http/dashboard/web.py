@@ -44,6 +44,7 @@ __all__ = [
     "page",
     "render",
     "same_origin",
+    "section_of",
     "session_valid",
     "sessions",
     "viewer",
@@ -129,15 +130,29 @@ def auth_required(request: Request) -> bool:
     return bool(getattr(request.app.state, "api_token", None))
 
 
+#: The navigation's sections by the first path segment after ``/ui/``.
+_SECTIONS = {"memories": "memories", "scopes": "topics", "topics": "topics",
+             "processing": "processing"}
+
+
+def section_of(path: str) -> str | None:
+    """The navigation section a dashboard path belongs to (``memories``, ``topics``,
+    ``processing``; None for the others: login, a Source, a citation)."""
+    parts = path.split("/")
+    return _SECTIONS.get(parts[2]) if len(parts) > 2 and parts[1] == "ui" else None
+
+
 def render(request: Request, template: str, data: Mapping[str, Any], *, title: str,
            status: int = 200, headers: Mapping[str, str] | None = None) -> HTMLResponse:
     """``template`` rendered as HTML with ``data`` (also spread as top-level names;
     ``request``, ``title``, ``data``, ``auth_required``, ``logged_in`` (a valid session
-    cookie: the logout button shows), ``url_with`` and ``json_url`` are reserved)."""
+    cookie: the logout button shows), ``section`` (:func:`section_of`: the navigation
+    link marked current), ``url_with`` and ``json_url`` are reserved)."""
     context: dict[str, Any] = dict(data)
     context.update(
         request=request, title=title, data=data, auth_required=auth_required(request),
         logged_in=auth_required(request) and session_valid(request),
+        section=section_of(request.url.path),
         url_with=lambda **changes: _query(request, **changes),
         json_url=_query(request, format="json"),
     )
