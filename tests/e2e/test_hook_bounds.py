@@ -20,6 +20,8 @@ import pytest
 from support.cli import cli_argv
 from support.hook_db import journal, seed
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # the hook daemon
+
 ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 #: The peak RSS a Stop hook may reach whatever the payload's size (a small one: ~50 MB).

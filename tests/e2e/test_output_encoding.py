@@ -22,6 +22,8 @@ from support.cli import cli_argv
 from powercontext.core.models import MemoryEntryInput
 from powercontext.runtime import open_service
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # the hook daemon
+
 #: Text no single one of the code pages below can encode whole.
 TEXT = "Deploy notes: café → naïve Zürich 日本語のテスト Ωmega 🙂 done"
 ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]

@@ -31,6 +31,8 @@ from powercontext.core import errors as E
 from powercontext.core.models import MemoryEntryInput, SourceRef
 from powercontext.runtime import open_service
 
+pytestmark = pytest.mark.subprocess  # the CLI, the hooks, git
+
 SECRETS = [secret for _, _, secret in FOUND]
 ONE_LINE = [(label, text, secret) for label, text, secret in FOUND if "\n" not in text]
 IDS = [label for label, _, _ in FOUND]

@@ -18,6 +18,8 @@ from support.serve_process import ServeProcess, clean_env
 
 from powercontext.adapters.http.guards import BODY_TIMEOUT_S
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # serve
+
 TOKEN = "guards-test-token-0123456789"
 SEARCH = "/v1/topic-memory/search"
 PREPARE = "/v1/context/prepare"

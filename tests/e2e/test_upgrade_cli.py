@@ -28,6 +28,8 @@ from powercontext.core import canonical
 from powercontext.core.analyzer import DEFAULT_VERSION
 from powercontext.core.models import ArtifactRef
 
+pytestmark = pytest.mark.subprocess  # the CLI
+
 OLD_ARTIFACT_PREFIX = b"powercontext:artifact-content:v1\x00"
 
 
