@@ -113,6 +113,7 @@ class DatabaseMemoryBackend(MemorySearchMixin):
         self._analyzer_choice = _resolve_analyzer(analyzer)
         self._analyzer: Analyzer | None = None  # the database's, known once open
         self._analyzer_migration = False
+        self._analyzer_target: tuple[str | None, str] | None = None  # a rebuild migrates
         self._revisions = RevisionCache()  # parsed Revisions, shared by every read
         #: the manifest log (an adapter that has its tables sets it; None: Revision rows
         #: hold their manifests, as deltas and checkpoints)

@@ -316,6 +316,9 @@ class DatabaseUnitOfWork:
             raise RuntimeError("this unit of work has already committed")
         if key is not None:
             key = keys.normalize_key(key)
+            from powercontext.core.secrets import check_text  # writes only
+
+            check_text("key", key)  # a key is stored and shown like content: never a secret
         self._done = True
         args = (plan, vectors) if key is None else (plan, vectors, key)
         return await self._backend._run(self._backend._commit_plan_sync, *args)

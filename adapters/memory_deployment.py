@@ -45,22 +45,41 @@ class MemoryDeploymentMixin(MemoryRehashMixin):
         _analyzer_choice: Analyzer | None
         _analyzer: Analyzer | None
         _analyzer_migration: bool
+        #: (stored, target) analyzer versions while a rebuild migrates, else None
+        _analyzer_target: tuple[str | None, str] | None
 
     def _check_open_sync(self) -> None:
         """The Memory family's checks at open: the stored embedding profile, the
         analyzer version and the hash format (see :meth:`StorageBackend._check_open_sync`)."""
         self._check_profile_sync()
-        self._check_analyzer_sync()
+        # the hash format first: a database of an earlier release may need its analyzer
+        # migrated too, and one command (the rehash's rebuild) does both
         self._legacy_hashes = self._check_hash_format_sync()
+        self._check_analyzer_sync()
 
     def _check_ready_sync(self) -> None:
         if self._legacy_hashes and not self._allow_legacy:
-            raise UpgradeRequiredError(
-                "this database stores Artifact content hashes in the pre-spec format "
-                f"{canonical.LEGACY_HASH_FORMAT!r} (SHA-256 with a prefix the Memory RFC does "
-                f"not write); upgrade it once with `{REHASH_COMMAND}`, which verifies "
-                "every Revision against the old formula and rewrites only the stored hash"
-            )
+            raise self._upgrade_error(self._analyzer_target)
+
+    def _upgrade_error(self, migrate: tuple[str | None, str] | None) -> UpgradeRequiredError:
+        """The error of a database with pre-spec hashes, naming the one command that
+        upgrades it: ``memory rebuild --rehash``, with ``--analyzer NAME`` when its
+        full-text projection also needs another analyzer (``migrate``: the stored
+        version, None when missing, and the one to build)."""
+        command = REHASH_COMMAND
+        also = ""
+        if migrate is not None:
+            stored, target = migrate
+            command += f" --analyzer {target}"
+            built = f"analyzer {stored!r}" if stored is not None else "no recorded analyzer"
+            also = (f", and its full-text projection was built by {built}, not {target!r}"
+                    f" (the same command rebuilds it)")
+        return UpgradeRequiredError(
+            "this database was written by an earlier release: it stores Artifact content "
+            f"hashes in the pre-spec format {canonical.LEGACY_HASH_FORMAT!r} (SHA-256 with a "
+            f"prefix the Memory RFC does not write){also}; upgrade it in one step with "
+            f"`{command}`, which verifies every Revision against the old formula and "
+            "rewrites only the stored hash", command=command)
 
     def _check_hash_format_sync(self) -> bool:
         """True when the stored Revisions use the legacy hash format. A database without
@@ -96,14 +115,19 @@ class MemoryDeploymentMixin(MemoryRehashMixin):
                 raise
         known = analyzers.ANALYZERS.get(stored) if stored is not None else None
         wanted = self._analyzer_choice
+        self._analyzer_target = None
         if self._analyzer_migration:
             # opened for a rebuild, which migrates: full-text search waits for it
             self._analyzer = wanted or known or analyzers.get()
             if self._analyzer != known:
+                self._analyzer_target = (stored, self._analyzer.version)
                 self._fts_off_sync(stored)
             return
         if known is None or (wanted is not None and wanted != known):
-            raise AnalyzerMismatchError(stored, (wanted or analyzers.get()).version)
+            target = (wanted or analyzers.get()).version
+            if self._legacy_hashes and not self._allow_legacy:
+                raise self._upgrade_error((stored, target))
+            raise AnalyzerMismatchError(stored, target)
         self._analyzer = known
 
     def _fts_off_sync(self, stored: str | None) -> None:

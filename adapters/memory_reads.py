@@ -252,11 +252,17 @@ class MemoryReadsMixin(MemoryRebuildMixin):
         """Store the keys of ``mapping`` (key -> Memory Artifact id) that are not stored
         yet and name an existing Memory, in one transaction; a stored key keeps its
         Memory. Returns the keys stored by this call. InvalidInputError (field ``key`` or
-        ``artifact_id``) for a malformed pair, before anything is stored."""
+        ``artifact_id``) for a malformed pair, SecretDetectedError (field ``key``) for a
+        key holding a secret (the pure rules of :mod:`powercontext.core.secrets`: the
+        first command on a database imports keys, and a prompt hook loads no detector),
+        before anything is stored."""
+        from powercontext.core.secrets import check_text  # writes only
+
         pairs = []
         for key, artifact_id in mapping.items():
             canonical.check_id(artifact_id, "artifact_id")
             pairs.append((keys.normalize_key(key), artifact_id))
+            check_text("key", pairs[-1][0])  # the pure rules: no detector is loaded
         if not pairs:
             return {}
         return await self._run(self._in_tx, True, self._import_memory_keys_sync, pairs)

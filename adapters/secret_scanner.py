@@ -29,7 +29,8 @@ from powercontext.core.secrets import (
     redact,
 )
 
-__all__ = ["DetectSecretsScanner", "default_scanner", "redact_all", "redact_fields"]
+__all__ = ["DetectSecretsScanner", "default_scanner", "redact_all", "redact_fields",
+           "refuse_secret"]
 
 #: A line longer than this is scanned in pieces (the detectors' regexes stay linear).
 _MAX_LINE = 4000
@@ -270,6 +271,15 @@ class DetectSecretsScanner:
 def default_scanner() -> DetectSecretsScanner:
     """The process-wide default scanner (plugins are loaded once, on first use)."""
     return DetectSecretsScanner()
+
+
+def refuse_secret(field: str, text: str, scanner: Any = None) -> None:
+    """SecretDetectedError naming ``field``, the rule and the line (never the secret)
+    when ``scanner`` (default :func:`default_scanner`) finds a secret in ``text``: for a
+    value a write stores and shows like content (a business key, a Topic's title)."""
+    from powercontext.core.secrets import check_text
+
+    check_text(field, text, (scanner or default_scanner()).scan)
 
 
 def redact_all(text: str, scanner: Any = None, *, rounds: int = 4) -> str:

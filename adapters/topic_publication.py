@@ -69,9 +69,12 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         ``published_at`` of the batch. Errors (nothing written on any):
         InvalidInputError naming the field for a bad batch, a lineage Source that is not
         stored (or stored with another hash), an UPDATE whose base is not a Topic or is
-        in another Scope; RevisionConflictError when an UPDATE's base is no longer the
-        head or a CREATE's id exists; IntegrityError for a forged or incomplete
-        projection; RetrievalShapeError when another process fixed another shape;
+        in another Scope; SecretDetectedError (an InvalidInputError naming
+        ``writes[i].content.summary``, ...) for a title, summary or detail holding a
+        secret (the core rules and detect-secrets); RevisionConflictError when an
+        UPDATE's base is no longer the head or a CREATE's id exists; IntegrityError for
+        a forged or incomplete projection; RetrievalShapeError when another process
+        fixed another shape;
         SupervisorTermError when ``guards.supervisor`` (a SupervisorTerm) is no
         longer the lease's term (checked first in the transaction).
 
@@ -86,6 +89,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
             raise InvalidInputError("publication.guards", "must be PublicationGuards")
         if isinstance(publication.writes, tuple):
             check_guards(publication.guards, publication.writes)
+            _refuse_secrets(publication.writes)
         return await self._run(self._publish_checked, publication)
 
     def _publish_checked(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
@@ -225,3 +229,17 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         elif not self._cas_head_sync(aid, w.base.revision, rev):
             raise RevisionConflictError(f"Topic {aid!r} moved past Revision {w.base.revision}")
         self._insert_lineage_sync(w.ref, w.sources, w.base)
+
+
+def _refuse_secrets(writes: tuple[object, ...]) -> None:
+    """SecretDetectedError (field ``writes[i].content.summary``, ...) when the default
+    scanner (the core rules and detect-secrets) finds a secret in a write's title,
+    summary or detail, before the transaction: a Topic holds no secret."""
+    from powercontext.adapters.secret_scanner import refuse_secret  # writes only
+
+    for i, write in enumerate(writes):
+        content = getattr(write, "content", None)
+        for name in ("title", "summary", "detail"):
+            text = getattr(content, name, None)
+            if isinstance(text, str):
+                refuse_secret(f"writes[{i}].content.{name}", text)

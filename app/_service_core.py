@@ -69,15 +69,18 @@ class ServiceCore:
         return self._secret_scanner
 
     def check_secrets(self, sources: Sequence[Source] = (),
-                      entries: Sequence[MemoryEntryInput] = (),
+                      entries: Sequence[MemoryEntryInput] = (), key: str | None = None,
                       reason: object = None) -> None:
         """Raise SecretDetectedError (an InvalidInputError naming the field, the kind of
         secret and the line, never the secret) when a Source's content, uri or metadata,
-        an entry's text or reason, or the operation's ``reason`` (forget, reactivate:
-        field ``reason``) holds a secret. Nothing has been stored at that point."""
+        an entry's text or reason, the business ``key`` a write stores or the
+        operation's ``reason`` (forget, reactivate: field ``reason``) holds a secret.
+        Nothing has been stored at that point."""
         from powercontext.core import secrets  # writes only: reads never compile its rules
 
         scan = self.secret_scanner.scan
+        if key is not None:
+            secrets.check_text("key", key, scan)
         secrets.check_sources(sources, scan)
         for i, e in enumerate(entries):
             if isinstance(e, MemoryEntryInput) and isinstance(e.text, str):

@@ -150,6 +150,7 @@ class WriteOps(ServiceCore):
         if memory is not None:
             raise InvalidInputError("key", "name the Memory or its key, not both")
         key = keys.normalize_key(key)
+        self.check_secrets(key=key)  # a key is stored and shown: never a secret
         await self._keys_ready()
         conflict: RevisionConflictError | None = None
         for attempt in range(self.KEY_WRITE_ATTEMPTS):

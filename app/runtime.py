@@ -26,6 +26,7 @@ from powercontext.core import canonical
 from powercontext.core.errors import (
     InvalidInputError,
     RevisionConflictError,
+    SecretDetectedError,
     SupervisorUnavailableError,
     WritesPausedError,
 )
@@ -585,7 +586,13 @@ async def import_manifest_keys(db_url: str, service: MemoryService) -> dict[str,
     for key, artifact_id in sorted(mapping.items()):
         try:
             canonical.check_id(artifact_id, "artifact_id")
-            pairs.setdefault(memory_key(key), artifact_id)
+            stored_key = memory_key(key)
+            from powercontext.core.secrets import check_text  # the pure rules: light
+
+            check_text("key", stored_key)
+            pairs.setdefault(stored_key, artifact_id)
+        except SecretDetectedError as exc:  # never echoed, even to the log
+            log.warning("a runtime manifest key is not imported: %s", exc)
         except InvalidInputError as exc:
             log.warning("runtime manifest key %r is not imported: %s", key, exc)
     stored: dict[str, str] = {}

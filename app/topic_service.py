@@ -373,7 +373,10 @@ class TopicMemoryService:
         TopicMemoryContent or a mapping with ``title``, ``summary``, ``detail``;
         ``sources`` SourceRefs of stored Sources, or Sources (stored first, in their own
         transaction). New ids come from :func:`~powercontext.core.topic.content.
-        make_topic_id` with this service's clock and entropy. Chunking, analysis and
+        make_topic_id` with this service's clock and entropy. A secret in a title,
+        summary or detail (a model can reassemble one from Sources each clean) is
+        redacted first, visibly (``[REDACTED:credential-phrase]``), by the default
+        scanner; the backend refuses any left. Chunking, analysis and
         (hybrid) embedding happen here, outside any transaction, with the backend's
         Analyzer; the backend re-checks everything at the write boundary. Returns the
         published Revisions in batch order (creates first). Errors: those of
@@ -387,12 +390,12 @@ class TopicMemoryService:
             refs = self._source_refs(f"creates[{i}].sources", sources, to_store)
             new_id = topic_content.make_topic_id(self._clock(), self._entropy(10))
             planned.append(("create", TopicRef(new_id, 1), None,
-                            self._content(f"creates[{i}]", content), refs))
+                            _redacted(self._content(f"creates[{i}]", content)), refs))
         for i, (base, content, sources) in enumerate(updates):
             refs = self._source_refs(f"updates[{i}].sources", sources, to_store)
             b = parse_topic_ref(base, f"updates[{i}].base")
             planned.append(("update", TopicRef(b.artifact_id, b.revision + 1), b,
-                            self._content(f"updates[{i}]", content), refs))
+                            _redacted(self._content(f"updates[{i}]", content)), refs))
         if not planned and (guards is None or guards.empty):
             # with guards (a NOOP Window, or one of only lineage-only Sources) zero
             # writes still advance the Cursor; without, there is nothing to publish
@@ -439,3 +442,15 @@ class TopicMemoryService:
         if not refs:
             raise InvalidInputError(field, "a Topic Revision cites at least one Source")
         return tuple(sorted(set(refs), key=lambda r: (r.source_id, r.content_hash)))
+
+
+def _redacted(content: TopicMemoryContent) -> TopicMemoryContent:
+    """``content`` with every secret in its title, summary and detail redacted
+    (``[REDACTED:<rule>]``; the core rules and detect-secrets), normalized again."""
+    from powercontext.adapters.secret_scanner import redact_all  # writes only
+
+    fields = (content.title, content.summary, content.detail)
+    clean = tuple(redact_all(text) for text in fields)
+    if clean == fields:
+        return content
+    return topic_content.make_content(*clean)

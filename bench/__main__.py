@@ -14,6 +14,7 @@ import sys
 BENCHMARKS: dict[str, str] = {
     "agent-eval": "bench.agent_eval",
     "hooks": "bench.hooks",
+    "hook-sizes": "bench.hook_sizes",
     "locomo": "bench.locomo",
     "peer": "bench.peer",
     "perf": "bench.perf",

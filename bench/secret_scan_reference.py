@@ -1,7 +1,8 @@
 """The straightforward secret scan, as it was before the scanner was made fast: every
 pure rule over the text with line numbers recounted per finding, a name's uses recounted
-per assignment, overlaps checked against every earlier finding, and every detect-secrets
-plugin called on every piece of every line.
+per assignment, overlaps checked against every earlier finding (the context rules of
+:mod:`powercontext.core.secret_context` too), and every detect-secrets plugin called on
+every piece of every line.
 
 It is the oracle the optimised scan (:mod:`powercontext.core.secrets`,
 :mod:`powercontext.adapters.secret_scanner`) must agree with finding for finding
@@ -19,6 +20,7 @@ import attrs
 from powercontext.adapters.secret_scanner import _MAX_LINE, _slug, default_scanner
 from powercontext.core import secrets as S
 from powercontext.core.models import Source
+from powercontext.core.secret_context import context_findings
 from powercontext.core.secrets import SecretFinding
 
 __all__ = ["reference_find_secrets", "reference_scan", "reference_source_findings"]
@@ -49,6 +51,14 @@ def reference_find_secrets(text: str) -> tuple[SecretFinding, ...]:
         key = m.group("key").lstrip("-")
         found.append(SecretFinding("credential-assignment", f"credential assignment ({key})",
                                    S.line_of(text, start), start, end))
+    # the context rules' findings, each checked against every finding kept so far
+    for rule, description, start, end in sorted(
+            context_findings(text, S.is_placeholder),
+            key=lambda h: (h[2], S._CONTEXT_ORDER.index(h[0]), -h[3])):
+        if any(f.start is not None and f.end is not None and f.start < end and f.end > start
+               for f in found):
+            continue
+        found.append(SecretFinding(rule, description, S.line_of(text, start), start, end))
     return tuple(sorted(found, key=lambda f: (f.line, f.start or 0)))
 
 

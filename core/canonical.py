@@ -25,6 +25,7 @@ import attrs
 import cattrs
 import rfc8785
 
+from powercontext.core.characters import check_ascii_printable, check_identifier, check_one_line
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import (
     ArtifactRef,
@@ -151,9 +152,8 @@ def check_json_int(value: object, field: str, minimum: int = -MAX_JSON_INT) -> i
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(field, f"must be an integer, got {type(value).__name__}")
     if not minimum <= value <= MAX_JSON_INT:
-        raise InvalidInputError(
-            field, f"{value} is outside {minimum}..{MAX_JSON_INT} (the I-JSON integer range)"
-        )
+        raise InvalidInputError(field, f"{value} is outside {minimum}..{MAX_JSON_INT} "
+                                "(the I-JSON integer range)")
     return value
 
 
@@ -186,27 +186,29 @@ def normalize_text(value: object, field: str = "text") -> str:
 
 
 def normalize_reason(value: object, field: str = "reason") -> str | None:
-    """NFC and trimmed, at most 512 code points; None and blank stay None."""
+    """NFC and trimmed, at most 512 code points, one line (Memory RFC, "MemoryChange":
+    controls, line separators and bidirectional controls refused); None, blank: None."""
     if value is None:
         return None
     reason = unicodedata.normalize("NFC", _check_str(field, value)).strip()
     if not reason:
         return None
+    check_one_line(reason, field)
     if len(reason) > MAX_REASON_CODE_POINTS:
-        raise InvalidInputError(
-            field, f"is {len(reason)} code points; the limit is {MAX_REASON_CODE_POINTS}"
-        )
+        raise InvalidInputError(field, f"is {len(reason)} code points; the limit is "
+                                f"{MAX_REASON_CODE_POINTS}")
     return reason
 
 
 def normalize_kind(value: object, field: str = "kind") -> str:
-    """A non-empty kind string (unknown kinds are kept), NFC and trimmed, at most 64 chars."""
+    """A non-empty kind (unknown kinds are kept), NFC and trimmed, at most 64 printable
+    ASCII characters (a kind starts a line: newline, tab, ESC, BEL, DEL are refused)."""
     kind = unicodedata.normalize("NFC", _check_str(field, value)).strip()
     if not kind:
         raise InvalidInputError(field, "must be a non-empty string")
     if len(kind) > 64 or not kind.isascii():
         raise InvalidInputError(field, "must be at most 64 ASCII characters")
-    return kind
+    return check_ascii_printable(kind, field)
 
 
 def check_id(value: object, field: str) -> str:
@@ -313,19 +315,19 @@ def make_source(
     metadata: dict[str, str] | tuple[tuple[str, str], ...] = (),
 ) -> Source:
     """A Source with its content hash computed; metadata sorted by the UTF-16 code units of
-    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids or a
-    non-string (or lone-surrogate) metadata key or value."""
+    its keys (RFC 8785 member order). InvalidInputError naming the field on bad ids or
+    kind, a uri or metadata key :func:`check_identifier` refuses, a bad metadata value."""
     check_id(source_id, "source_id")
     kind = normalize_kind(kind, "source.kind")
     content = unicodedata.normalize("NFC", _check_str("source.content", content))
     if uri is not None:
-        _check_str("source.uri", uri)
+        check_identifier(uri, "source.uri")  # a uri names the Source in one piece of a line
     try:
         items = list((metadata if isinstance(metadata, dict) else dict(metadata)).items())
     except (TypeError, ValueError):
         raise InvalidInputError("source.metadata", "must be a mapping of strings") from None
     for k, v in items:
-        _check_str("source.metadata", k)
+        check_identifier(k, "source.metadata")  # a key is shown as part of a line
         _check_str(f"source.metadata[{k!r}]", v)
     pairs = tuple(sorted(items, key=lambda p: utf16_key(p[0])))
     return Source(

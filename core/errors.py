@@ -101,7 +101,12 @@ class IntegrityError(PowerContextError):
 class UpgradeRequiredError(IntegrityError):
     """The database stores its Revisions in an older format than this code reads (e.g.
     Artifact content hashes from before the spec's formula). The message names the
-    command that upgrades it; nothing is changed until that command runs."""
+    command that upgrades it; nothing is changed until that command runs. ``command``
+    is that one command (None when no command of this version upgrades it)."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
 
 
 class ProfileMismatchError(PowerContextError):
@@ -133,6 +138,7 @@ class AnalyzerMismatchError(ProfileMismatchError):
         )
         self.stored = stored
         self.wanted = wanted
+        self.command = f"powercontext memory rebuild --analyzer {wanted}"
 
 
 class WritesPausedError(PowerContextError):

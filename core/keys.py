@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from powercontext.core.characters import check_identifier
 from powercontext.core.errors import InvalidInputError
 
 __all__ = ["MAX_KEY_CHARS", "normalize_key"]
@@ -16,27 +17,18 @@ __all__ = ["MAX_KEY_CHARS", "normalize_key"]
 #: The longest key, in characters (the database column holds this many).
 MAX_KEY_CHARS = 1024
 
-# Cc: C0/C1 controls (NUL, newline, tab, DEL...); Zl/Zp: line/paragraph separators;
-# Cs: lone surrogates (not encodable as UTF-8).
-_REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
-
 
 def normalize_key(key: object, field: str = "key") -> str:
     """A business key in its stored form: the NFC form of ``key``.
 
     Rules: a ``str`` of 1..:data:`MAX_KEY_CHARS` characters (counted after NFC), without
-    control characters (Unicode Cc, including newline and tab), line or paragraph
-    separators or lone surrogates, and not starting or ending with white space. Two
+    control characters (Unicode Cc, including newline and tab), format characters (Cf:
+    bidirectional overrides, zero-width characters), line or paragraph separators or
+    lone surrogates, and not starting or ending with white space. Two
     spellings with one NFC form are the same key. InvalidInputError naming ``field``
-    otherwise.
+    otherwise (:func:`powercontext.core.characters.check_identifier`).
     """
-    if not isinstance(key, str):
-        raise InvalidInputError(field, "must be a string")
-    for ch in key:
-        if unicodedata.category(ch) in _REFUSED_CATEGORIES:
-            raise InvalidInputError(
-                field, f"must not contain control characters (found U+{ord(ch):04X})")
-    key = unicodedata.normalize("NFC", key)
+    key = unicodedata.normalize("NFC", check_identifier(key, field))
     if not key:
         raise InvalidInputError(field, "must be non-empty")
     if key != key.strip():

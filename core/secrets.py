@@ -10,8 +10,12 @@ The rules here are the token formats with a fixed shape, credentials in URLs
 (``scheme://user:pass@host``), ``Authorization`` headers, and password/secret/token
 assignments (``password=<value>``, ``PASSWORD: "<value>"``, ``export API_KEY=...``) whose value
 is not a placeholder or a reference (``${DB_PASSWORD}``, ``<your key>``,
-``os.environ[...]``, a type name, the variable of the same name). A scanner adapter
-(:class:`powercontext.ports.SecretScanner`) adds a maintained detector's rules on top.
+``os.environ[...]``, a type name, the variable of the same name); and the credentials
+known by their context (:mod:`powercontext.core.secret_context`: a password in prose,
+on a command line, in a ``.netrc`` line, a base64 ``user:pass`` value, a high-entropy
+token next to a credential word), kept where no rule above found the same span. A
+scanner adapter (:class:`powercontext.ports.SecretScanner`) adds a maintained
+detector's rules on top. docs/security.md says what is detected and what is not.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import attrs
 
 from powercontext.core.errors import SecretDetectedError
 from powercontext.core.models import Source
+from powercontext.core.secret_context import context_findings
 
 __all__ = [
     "REDACTION",
@@ -121,6 +126,11 @@ _ASSIGNMENT = re.compile(
 _ANY_RULE = re.compile(
     r"[=:]|-----BEGIN|AKIA|ASIA|ABIA|ACCA|AIDA|AROA|aws|gh[pousr]_|github_pat_|glpat-|sk-"
     r"|xox|AIza|_live_|npm_|pypi-|hf_|eyJ", re.IGNORECASE)
+#: What every match of a context rule (:mod:`powercontext.core.secret_context`) holds
+#: besides an ``=`` or ``:``: a credential word, ``aws``, ``auth``/``basic`` (base64
+#: pairs), a MySQL client or ``sshpass``.
+_CONTEXT_CUE = re.compile(r"pass|pwd|secret|token|key|credential|aws|auth|basic|mysql"
+                          r"|mariadb", re.IGNORECASE)
 _OPERATOR = re.compile("[=:]")
 _ENV_STYLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PLACEHOLDER_WORDS = frozenset({
@@ -328,7 +338,8 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret the pure rules find in ``text``, in text order (module docstring
     lists the rules). Never raises on any string. Linear in ``len(text)`` plus
     O(log n) per finding (line numbers and overlaps are looked up, not recounted)."""
-    if _ANY_RULE.search(text) is None:
+    token_rules = _ANY_RULE.search(text) is not None
+    if not token_rules and _CONTEXT_CUE.search(text) is None:
         return ()
     found: list[SecretFinding] = []
     newlines: list[int] | None = None
@@ -339,7 +350,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             newlines = [m.start() for m in re.finditer("\n", text)]
         return bisect.bisect_left(newlines, offset) + 1
 
-    for rule, description, pattern, group in _TOKEN_RULES:
+    for rule, description, pattern, group in _TOKEN_RULES if token_rules else ():
         literals = _TOKEN_LITERALS.get(rule)
         if literals is not None and not any(lit in text for lit in literals):
             continue
@@ -366,7 +377,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             covered.append((s, e))
     covered_starts = [s for s, _ in covered]
     uses = _WordUses(text)
-    for m in _assignments(text):
+    for m in _assignments(text) if token_rules else ():
         hit = _assignment_value(m, uses)
         if hit is None:
             continue
@@ -377,7 +388,41 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         key = m.group("key").lstrip("-")
         found.append(SecretFinding("credential-assignment", f"credential assignment ({key})",
                                    line(start), start, end))
+    found += [SecretFinding(rule, description, line(start), start, end)
+              for rule, description, start, end in _context_hits(text, found)]
     return tuple(sorted(found, key=lambda f: (f.line, f.start or 0)))
+
+
+#: Which of two context findings of one span is kept: the most specific rule first.
+_CONTEXT_ORDER = ("command-line-password", "netrc-password", "basic-auth-pair",
+                  "credential-phrase", "credential-near-token")
+
+
+def _context_hits(text: str, found: Sequence[SecretFinding]
+                  ) -> list[tuple[str, str, int, int]]:
+    """The findings of :mod:`powercontext.core.secret_context` that overlap neither a
+    finding of the rules above (those name the secret more exactly) nor an earlier kept
+    one, in start order (a span overlaps when some span starting before its end ends
+    after its start: one prefix maximum of the ends, a bisection per finding)."""
+    hits = sorted(context_findings(text, is_placeholder),
+                  key=lambda h: (h[2], _CONTEXT_ORDER.index(h[0]), -h[3]))
+    if not hits:
+        return []
+    spans = sorted((f.start, f.end) for f in found if f.start is not None and f.end is not None)
+    starts = [s for s, _ in spans]
+    reach: list[int] = []  # reach[i]: the furthest end of spans[:i + 1]
+    for _, e in spans:
+        reach.append(max(e, reach[-1]) if reach else e)
+    kept: list[tuple[str, str, int, int]] = []
+    kept_end = -1
+    for hit in hits:
+        _, _, start, end = hit
+        k = bisect.bisect_left(starts, end)
+        if start < kept_end or (k > 0 and reach[k - 1] > start):
+            continue
+        kept.append(hit)
+        kept_end = end
+    return kept
 
 
 def find_secret(text: str) -> str | None:

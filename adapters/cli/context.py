@@ -43,6 +43,9 @@ __all__ = [
     "pass_ctx",
     "quiet_broken_pipe",
     "resolve",
+    "term_line",
+    "term_safe",
+    "term_text",
 ]
 
 T = TypeVar("T")
@@ -61,15 +64,45 @@ EXIT_INTERRUPTED = 130
 
 #: C0 controls except tab and line feed, DEL and the C1 controls: a terminal acts on
 #: them (ESC starts title-setting OSC and other sequences, BEL rings), so stored text
-#: (untrusted: Sources, model output) never reaches a terminal with them raw.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: (untrusted: Sources, model output) never reaches a terminal with them raw. Also the
+#: line and paragraph separators and the bidirectional controls, which break a line or
+#: reorder what a reader sees.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                       "\u2066-\u2069]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    cp = ord(m.group())
+    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}"
 
 
 def term_safe(text: str) -> str:
     """``text`` for human (non-JSON) output: every terminal control character (C0 but
-    tab and line feed, DEL, C1) shown as its visible ``\\xNN`` escape; everything else
-    unchanged. JSON output keeps the exact text (it is escaped by JSON itself)."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    tab and line feed, DEL, C1), line or paragraph separator and bidirectional control
+    shown as its visible ``\\xNN`` / ``\\uNNNN`` escape; everything else unchanged. JSON
+    output keeps the exact text (it is escaped by JSON itself)."""
+    return _CONTROLS.sub(_escape, text)
+
+
+#: What :func:`term_line` escapes besides :data:`_CONTROLS`: tab, line feed, format
+#: characters (bidirectional overrides, zero-width) and line/paragraph separators.
+_LINE_BREAKERS = re.compile("[\t\n\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f"
+                            "\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def term_line(text: str) -> str:
+    """``text`` for one piece of a human output line (a kind, a key, a reason, a
+    metadata value): :func:`term_safe`, and tab, line feed, bidirectional overrides,
+    zero-width characters and line separators shown as visible escapes too, so stored
+    text can neither start a line of its own nor reorder the line it is in."""
+    return _LINE_BREAKERS.sub(_escape, text)
+
+
+def term_text(text: str, indent: str = "   ") -> str:
+    """Stored text (an entry's, a Source's) for human output below a line of ours:
+    :func:`term_safe`, each of its own lines after the first indented by ``indent``, so
+    no line of stored text starts at column 0 where a line of ours would."""
+    return term_safe(text).replace("\n", "\n" + indent)
 
 
 def classify(exc: BaseException) -> tuple[int, str, str, str]:

@@ -13,7 +13,10 @@ __all__ = ["main"]
 def main() -> None:
     """Entry point (``[project.scripts]``; also ``python -m powercontext.adapters.cli.entry``)."""
     from powercontext.adapters.cli.hook_daemon import forward
+    from powercontext.adapters.cli.streams import configure_output
 
+    # the daemon answers only a hook, whose output is UTF-8 (main() decides exactly)
+    configure_output("hook" in sys.argv[1:])
     if forward(sys.argv[1:]) is not None:
         return
     from powercontext.adapters.cli.main import main as cli_main

@@ -34,12 +34,17 @@ Codex runs its ``notify`` program with one JSON argument; ``powercontext hook co
 handles ``agent-turn-complete`` (``thread-id``, ``turn-id``, ``cwd``, ``input-messages``,
 ``last-assistant-message``) like a Stop.
 
-Every payload is sanitised at the boundary (:func:`sanitize`: lone UTF-16 surrogates
-become U+FFFD, keys too; invalid UTF-8 on stdin too), so odd text never loses a turn.
+Every payload is bounded and sanitised at the boundary, before any work
+(``hook_payload.load_payload``): stdin is cut while it is read (a string keeps its first
+512 KiB and last 256 KiB, nesting deeper than 64 is refused cleanly), every text is then
+clipped to 32 Ki characters around a marker (a 50 MB reply is one pass over its bytes,
+not a minute of secret scanning), and :func:`sanitize` makes lone UTF-16 surrogates
+U+FFFD, keys too (invalid UTF-8 on stdin too), so odd text never loses a turn.
 A hook never breaks the agent: any failure prints one line on stderr, is logged to
-``<data dir>/logs/hooks.log`` (a bounded, rotated log: ``hook_log``) and exits 0.
-Start-up stays small: nothing beyond click is imported until an event needs it (a
-database that does not exist is never created).
+``<data dir>/logs/hooks.log`` (a bounded, rotated log: ``hook_log``; input the boundary
+refuses in one line, without a traceback) and exits 0. Start-up stays small: nothing
+beyond click is imported until an event needs it (a database that does not exist is
+never created).
 
 This module holds the click commands and the guard; the parts live beside it:
 ``hook_payload`` (the payload boundary, transcripts), ``hook_fence`` (the memory
@@ -69,12 +74,13 @@ from powercontext.adapters.cli.hook_outcome import (
     trivial_outcome,
 )
 from powercontext.adapters.cli.hook_payload import (
+    HookInputError,
     clean_text,
+    clip_text,
     event_cwd,
     extract_transcript_turn,
     hook_output,
-    load_object,
-    read_stdin,
+    load_payload,
     repo_key,
     repo_root,
     sanitize,
@@ -111,9 +117,12 @@ __all__ = [
 
 def _log_failure(event: str, exc: BaseException) -> str | None:
     """Log the failure with its traceback to the hooks' bounded log
-    (:mod:`~powercontext.adapters.cli.hook_log`); its path, or None."""
-    from powercontext.adapters.cli.hook_log import log_failure
+    (:mod:`~powercontext.adapters.cli.hook_log`; input the boundary refused,
+    :class:`HookInputError`, in one line without one); its path, or None."""
+    from powercontext.adapters.cli.hook_log import log_failure, log_refused
 
+    if isinstance(exc, HookInputError):
+        return log_refused(event, clean_text(str(exc)))
     return log_failure(event, exc)
 
 
@@ -219,7 +228,7 @@ def claude_code(obj: Any, limit: int, mode: str, topics: bool, extract: bool,
 
     def body() -> None:
         c = _ctx(obj)
-        payload = sanitize(load_object(read_stdin(), "hook input"))
+        payload = load_payload(None, "hook input")  # bounded at the boundary
         event = payload.get("hook_event_name")
         if event == "UserPromptSubmit":
             _emit(_run(prompt_context(c, payload, limit, mode, topics=topics,
@@ -291,14 +300,14 @@ def codex(obj: Any, payload: str | None, extract: bool, create_memory: bool) -> 
     def body() -> None:
         c = _ctx(obj)
         if payload is None:
-            raise ValueError("Codex passes the notification as one JSON argument")
-        data = sanitize(load_object(clean_text(payload), "notification"))
+            raise HookInputError("Codex passes the notification as one JSON argument")
+        data = load_payload(clean_text(payload), "notification")
         if data.get("type") != "agent-turn-complete":
             return
         answer = data.get("last-assistant-message")
         inputs = data.get("input-messages")
-        request = "\n".join(m for m in inputs if isinstance(m, str)) \
-            if isinstance(inputs, list) else ""
+        request = clip_text("\n".join(m for m in inputs if isinstance(m, str))
+                            if isinstance(inputs, list) else "")
         ids = {"event": "agent-turn-complete",
                "thread_id": str(data.get("thread-id") or ""),
                "turn_id": str(data.get("turn-id") or "")}

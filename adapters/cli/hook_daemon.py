@@ -40,6 +40,7 @@ Wire format, one connection per event: the client sends one JSON header line
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import Any
@@ -77,6 +78,9 @@ CLIENT_TIMEOUT_S = 5.0
 #: Largest header line and stdin the daemon reads from one connection.
 MAX_HEADER_BYTES = 64 * 1024
 MAX_STDIN_BYTES = 64 * 1024 * 1024
+#: The client forwards an event of at most this many bytes (a prompt); anything larger
+#: runs in-process, which cuts it at the boundary while reading.
+MAX_FORWARD_BYTES = 1024 * 1024
 
 #: The prompt hook's ``--mode`` choices and ``--limit`` range (``hook claude-code``).
 MODES = ("auto", "fts", "vector", "hybrid")
@@ -237,17 +241,43 @@ def forward(argv: list[str]) -> int | None:
             return None
     except Exception:
         return None
-    data = sys.stdin.buffer.read() if getattr(sys.stdin, "buffer", None) else None
-    if data is None:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
         return None
+    # at most MAX_FORWARD_BYTES: a larger event (a Stop with a long reply) is read by the
+    # in-process hook, which cuts it while reading
+    data = buffer.read(MAX_FORWARD_BYTES + 1)
     try:
-        return _ask(path, db, opts, data)
+        return None if len(data) > MAX_FORWARD_BYTES else _ask(path, db, opts, data)
     except Exception:
         return None
     finally:
         import io
 
-        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+        rest = buffer if len(data) > MAX_FORWARD_BYTES else io.BytesIO()
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(data, rest)),
+                                     encoding="utf-8", errors="replace")
+
+
+class _Replay(io.RawIOBase):
+    """The bytes already read, then the rest of the stream they came from."""
+
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(b))
+        b[:len(data)] = data
+        return len(data)
 
 
 def _ask(path: str, db: str, opts: dict[str, Any], data: bytes) -> int | None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from powercontext.adapters.cli import hook_daemon as wire
-from powercontext.adapters.cli.hook_payload import hook_output, load_object, sanitize
+from powercontext.adapters.cli.hook_payload import hook_output, load_payload
 from powercontext.adapters.cli.hook_prompt import prompt_context
 from powercontext.core.errors import InvalidInputError
 
@@ -45,7 +45,7 @@ def answer(ctx_factory: Callable[[], Any], header: dict[str, Any], body: bytes,
         if not isinstance(limit, int) or isinstance(limit, bool) or limit not in wire.LIMITS \
                 or mode not in wire.MODES or not isinstance(topics, bool):
             raise _Fallback("options the daemon does not take")
-        payload = sanitize(load_object(body.decode("utf-8", "replace"), "hook input"))
+        payload = load_payload(body, "hook input")  # the hook's own bounds
         if payload.get("hook_event_name") != "UserPromptSubmit":
             raise _Fallback("not a UserPromptSubmit event")
         cwd = payload.get("cwd")

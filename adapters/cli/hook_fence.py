@@ -97,15 +97,25 @@ def render_context(hits: Any, *, repo: str, limit_chars: int = MAX_CONTEXT_CHARS
     rank below system and developer policy, then one line per entry inside a
     ``<powercontext-memory-NONCE>`` block (the Memory's entries first, then the
     Topics), at most ``limit_chars`` characters. NONCE is 16 random hex digits drawn per
-    call that no entry contains in any spelling, and each entry's text is passed
-    through :func:`defang`, so stored text can neither close the block nor open another
-    one. With no Topic the text is exactly the Memory-only one."""
+    call that no entry contains in any spelling. Each entry's kind and text (and the
+    repository's path) are :func:`~powercontext.context_prepare.neutral_text`, as Topic
+    lines are: a line break, a bidirectional override or a separator is a visible
+    escape, so a stored kind or text can never start a line of its own, and ``<``
+    before a tag or special token (``</system-reminder>``, ``<|im_start|>``) is
+    defused; then :func:`defang`, so stored text can neither close the block nor open
+    another one. With no Topic the text is exactly the Memory-only one."""
+    from powercontext.context_prepare import neutral_text
+
     hits, topics = list(hits), list(topics)
-    texts = [h.text if len(h.text) <= MAX_ENTRY_CHARS else h.text[:MAX_ENTRY_CHARS] + " [...]"
-             for h in hits]
+    # stored text is data: every control, format or separator character becomes a
+    # visible escape and nothing can open a tag, as in Topic lines and prepared context
+    texts = [neutral_text(h.text if len(h.text) <= MAX_ENTRY_CHARS
+                          else h.text[:MAX_ENTRY_CHARS] + " [...]") for h in hits]
+    kinds = [neutral_text(h.kind or "entry") for h in hits]
+    repo = neutral_text(repo)
     topic_lines = [_topic_line(t) for t in topics]
-    nonce = _nonce([f"{h.kind} {t} {h.entry_id} {repo}" for h, t in zip(hits, texts,
-                                                                        strict=True)]
+    nonce = _nonce([f"{k} {t} {h.entry_id} {repo}" for h, k, t in zip(hits, kinds, texts,
+                                                                      strict=True)]
                    + topic_lines + [repo])
     if hits:
         first = hits[0].memory_ref
@@ -130,15 +140,14 @@ def render_context(hits: Any, *, repo: str, limit_chars: int = MAX_CONTEXT_CHARS
     if topics:
         import shlex
 
-        scope = defang(shlex.quote(topics[0].ref.get("scope_id", "")))
+        scope = defang(neutral_text(shlex.quote(topics[0].ref.get("scope_id", ""))))
         tail += ("\n" if hits else "") + (
             "Expand a topic by its exact ref (`powercontext topic get ID@REV --scope "
             f"{scope}`).")
     lines: list[str] = []
     used = len(head) + len(tail)
-    for h, text in zip(hits, texts, strict=True):
-        text = defang(text).replace("\n", "\n  ")
-        line = f"- [{defang(h.kind or 'entry')}] {text} (entry {h.entry_id})\n"
+    for h, kind, text in zip(hits, kinds, texts, strict=True):
+        line = f"- [{defang(kind)}] {defang(text)} (entry {neutral_text(h.entry_id)})\n"
         if used + len(line) > limit_chars:
             break
         lines.append(line)

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOG_BACKUPS", "MAX_LOG_BYTES", "log_failure", "log_path", "log_receipts"]
+__all__ = ["LOG_BACKUPS", "MAX_LOG_BYTES", "log_failure", "log_path", "log_receipts",
+           "log_refused"]
 
 #: One log file holds at most this many bytes before it is rotated.
 MAX_LOG_BYTES = 1_000_000
@@ -61,6 +62,17 @@ def log_failure(event: str, exc: BaseException) -> str | None:
     try:
         logger = _logger()
         logger.error("hook %s failed (exit 0 kept for the agent):", event, exc_info=exc)
+        return str(log_path())
+    except Exception:  # the log is best effort too
+        return None
+
+
+def log_refused(event: str, message: str) -> str | None:
+    """Log input a hook refused at its boundary in one line, without a traceback (it is
+    the agent's input, not a fault); the log's path, or None."""
+    try:
+        _logger().error("hook %s refused its input (exit 0 kept for the agent): %s",
+                        event, message)
         return str(log_path())
     except Exception:  # the log is best effort too
         return None

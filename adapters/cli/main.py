@@ -131,11 +131,29 @@ def _wants_json(args: Sequence[str]) -> bool:
     return bool(ctx.params.get("as_json"))
 
 
+def _command_word(args: Sequence[str]) -> str | None:
+    """The first word after the root group's options (``hook``, ``memory``, ...)."""
+    i = 0
+    while i < len(args):
+        if args[i] in ("--db", "--embedding", "--analyzer"):
+            i += 2
+        elif args[i].startswith("-"):
+            i += 1
+        else:
+            return args[i]
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``powercontext`` entry point: runs the command and turns every error,
     usage errors and Ctrl-C included, into one line (or one JSON object with ``--json``)
-    and its exit code (see :mod:`powercontext.adapters.cli.context`)."""
+    and its exit code (see :mod:`powercontext.adapters.cli.context`). A hook and every
+    ``--json`` command print UTF-8 whatever the locale
+    (:func:`~powercontext.adapters.cli.streams.configure_output`)."""
+    from powercontext.adapters.cli.streams import configure_output
+
     args = list(sys.argv[1:] if argv is None else argv)
+    configure_output(_command_word(args) == "hook" or _wants_json(args))
     try:
         rv = cli.main(args=args, prog_name="powercontext", standalone_mode=False)
         sys.stdout.flush()  # a reader that left (| head) is told here, not at exit

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx
+from powercontext.adapters.cli.context import Ctx, LazyGroup, pass_ctx, term_line, term_safe
 
 __all__ = ["info", "memory_list", "source"]
 
@@ -50,7 +50,7 @@ def memory_list(c: Ctx) -> None:
                 click.echo("No Memory yet: powercontext memory remember --key NAME --text ...")
             for r in rows:
                 ref = r["memory_ref"]
-                names = ", ".join(f"key:{k}" for k in r["keys"]) or "(no key)"
+                names = ", ".join(f"key:{term_line(k)}" for k in r["keys"]) or "(no key)"
                 click.echo(f"{names}  {ref['artifact_id']}  Revision {ref['revision']}  "
                            f"{r['active_entries']} active of {r['entries']} entries")
 
@@ -82,14 +82,14 @@ def source_show(c: Ctx, source_id: str) -> None:
         data = dict(to_json(src), untrusted=True)
 
         def human() -> None:
-            click.echo(f"Source {src.source_id} ({src.kind})")
+            click.echo(f"Source {src.source_id} ({term_line(src.kind)})")
             if src.uri:
-                click.echo(f"  uri:          {src.uri}")
+                click.echo(f"  uri:          {term_line(src.uri)}")
             click.echo(f"  content hash: {src.content_hash}")
             for k, v in src.metadata:
-                click.echo(f"  {k}: {v}")
+                click.echo(f"  {term_line(k)}: {term_line(v)}")
             click.echo("")
-            click.echo(src.content)
+            click.echo(term_safe(src.content))
 
         c.emit(data, human)
 
@@ -117,7 +117,9 @@ def info(c: Ctx) -> None:
     """The database in use: its URL, backend, Analyzer version, embedding profile, the
     model plain commands use, and how many Memories, entries and Sources it holds.
 
-    A SQLite file that does not exist yet is reported, not created."""
+    A SQLite file that does not exist yet is reported, not created. A database that
+    needs an upgrade (an earlier release wrote it) or another analyzer is reported with
+    the one command that fixes it, and info still exits 0."""
     from powercontext.core import analyzer
     from powercontext.runtime import sqlite_path
 
@@ -129,21 +131,35 @@ def info(c: Ctx) -> None:
     if path is not None and not path.exists():
         data = dict(base, exists=False, backend=None, analyzer_version=None,
                     embedding_profile=None, memories=0, active_entries=0, entries=0,
-                    sources=0, writes_paused=False)
+                    sources=0, writes_paused=False, upgrade=None)
         c.emit(data, lambda: _print_info(data))
         return
 
     async def body(svc: Any) -> None:
-        inv = await svc.inventory()
-        caps = await svc.backend.capabilities()
-        rows = await _memories(c, svc, inv["heads"])
+        from powercontext.core.errors import ProfileMismatchError, UpgradeRequiredError
+
+        try:
+            inv = await svc.inventory()
+            caps = await svc.backend.capabilities()
+            rows = await _memories(c, svc, inv["heads"])
+        except (UpgradeRequiredError, ProfileMismatchError) as exc:
+            # info always answers: what the database needs, and the one command
+            data = dict(base, exists=True, backend=type(svc.backend).__name__,
+                        analyzer_version=getattr(exc, "stored", None), embedding_profile=None,
+                        memories=None, active_entries=None, entries=None, sources=None,
+                        writes_paused=None, upgrade={
+                            "error": type(exc).__name__, "message": str(exc),
+                            "command": getattr(exc, "command", None)})
+            c.emit(data, lambda: _print_info(data))
+            return
         data = dict(
             base, exists=True, backend=type(svc.backend).__name__,
             analyzer_version=inv["analyzer_version"],
             embedding_profile=_profile_json(caps.embedding_profile),
             memories=len(rows), active_entries=sum(r["active_entries"] for r in rows),
             entries=sum(r["entries"] for r in rows), sources=inv["sources"],
-            writes_paused=inv["writes_paused"], fts=caps.fts, vector=caps.vector)
+            writes_paused=inv["writes_paused"], fts=caps.fts, vector=caps.vector,
+            upgrade=None)
         c.emit(data, lambda: _print_info(data))
 
     c.run(body)
@@ -153,6 +169,13 @@ def _print_info(d: dict[str, Any]) -> None:
     click.echo(f"database:         {d['database']}"
                + ("" if d["exists"] else "  (does not exist yet)"))
     click.echo(f"backend:          {d['backend'] or '-'}")
+    upgrade = d.get("upgrade")
+    if upgrade:
+        click.echo(f"needs upgrade:    {upgrade['message']}")
+        if upgrade["command"]:
+            click.echo(f"upgrade with:     {upgrade['command']}")
+        click.echo(f"runtime manifest: {d['runtime_manifest']}")
+        return
     recorded = d["analyzer_version"]
     click.echo(f"analyzer version: {recorded or 'not recorded'} "
                f"(this code knows {', '.join(d['analyzer_versions'])}; a new database gets "

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, pass_ctx, resolve, term_safe
+from powercontext.adapters.cli.context import Ctx, pass_ctx, resolve, term_line, term_text
 
 __all__ = ["changes", "expand", "show"]
 
@@ -42,7 +42,7 @@ def changes(c: Ctx, memory_name: str, since: int | None) -> None:
                     click.echo(
                         f"  {ch.op:<10} {ch.entry_id}  {ch.from_entry_version_id or '-'} -> "
                         f"{ch.to_entry_version_id or '-'}"
-                        + (f"  ({term_safe(ch.reason)})" if ch.reason else "")
+                        + (f"  ({term_line(ch.reason)})" if ch.reason else "")
                     )
 
         c.emit(to_json(out), human)
@@ -78,8 +78,8 @@ def show(c: Ctx, memory_name: str, show_all: bool) -> None:
             )
             for e in items:
                 v = versions[e.entry_id]
-                click.echo(f"  {e.entry_id} v{v.version} {e.state:<8} {v.kind:<12} "
-                           f"{term_safe(v.text)}")
+                click.echo(f"  {e.entry_id} v{v.version} {e.state:<8} {term_line(v.kind):<12} "
+                           f"{term_text(v.text, '    ')}")
 
         c.emit(
             {
@@ -114,8 +114,8 @@ def expand(c: Ctx, memory_name: str, entry_ids: tuple[str, ...]) -> None:
 
         def human() -> None:
             for v in views:
-                click.echo(f"{v.entry_id} v{v.version} ({v.kind}) {v.entry_version_id}")
-                click.echo(f"  {term_safe(v.text)}")
+                click.echo(f"{v.entry_id} v{v.version} ({term_line(v.kind)}) {v.entry_version_id}")
+                click.echo(f"  {term_text(v.text, '  ')}")
                 for s in v.sources:
                     click.echo(f"  evidence: {s.source_id}")
 

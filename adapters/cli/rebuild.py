@@ -84,8 +84,11 @@ def rebuild(
         rehashed = None
         topics = None
         nonlocal backend
-        if c.analyzer is not None:  # the analyzer a new database records (typed errors here)
-            backend = registry.backend_for_url(c.db_url, profile=None, analyzer=c.analyzer)
+        # the analyzer the rebuild builds (else the one a new database records): the
+        # open names it when the database needs an upgrade first (typed errors here)
+        choice = target_analyzer or c.analyzer
+        if choice is not None:
+            backend = registry.backend_for_url(c.db_url, profile=None, analyzer=choice)
         if not isinstance(backend, MemoryRebuild):
             raise click.UsageError(f"the backend for {c.db_url} has no offline rebuild")
         backend.allow_analyzer_migration()  # the rebuild is what migrates a mismatch

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from powercontext.adapters.cli.context import Ctx, pass_ctx, term_safe
+from powercontext.adapters.cli.context import Ctx, pass_ctx, term_line, term_text
 
 __all__ = ["search"]
 
@@ -58,9 +58,9 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
                        + (f" (fell back: {res.fallback_reason})" if res.fallback_reason else "")
                        + ":")
             for rank, h in enumerate(res.hits, start=1):
-                click.echo(f"{rank}. [{'+'.join(h.matched_by)}] {term_safe(h.text)}")
-                click.echo(f"   (entry {h.entry_id}, {h.kind}, in {h.memory_ref.artifact_id}"
-                           f"@{h.memory_ref.revision})")
+                click.echo(f"{rank}. [{'+'.join(h.matched_by)}] {term_text(h.text)}")
+                click.echo(f"   (entry {h.entry_id}, {term_line(h.kind)}, in "
+                           f"{h.memory_ref.artifact_id}@{h.memory_ref.revision})")
 
         c.emit(dict(to_json(res), untrusted=True), human)
 

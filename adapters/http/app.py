@@ -6,7 +6,9 @@ the Memory reads and writes; Sources; the prepared context when installed), ``GE
 /v1/health``, the OpenAPI document at ``/openapi.json`` and its interactive page
 ``/docs`` (:mod:`.docs`; these three without a token);
 errors are mapped once by :mod:`.errors`. Request bodies over :data:`MAX_BODY_BYTES`
-are refused (413 ``invalid_input``) before they are read whole.
+are refused (413 ``invalid_input``) before they are read whole; :mod:`.guards` checks
+the bearer token before any body is read, bounds the time the body may take (408) and
+adds ``Cache-Control: no-store`` and ``nosniff`` to every JSON response.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from fastapi.responses import JSONResponse
 
 from powercontext.adapters.http.deps import Services
 from powercontext.adapters.http.errors import error_body, install_error_handlers, status_for
+from powercontext.adapters.http.guards import RequestGuard
 from powercontext.adapters.http.hosts import HostGuard, HostPolicy
 
 __all__ = ["MAX_BODY_BYTES", "api_routers", "create_app"]
@@ -162,11 +165,16 @@ def create_app(services: Services, *, api_token: str | None, role: str = "all",
         "unavailable", "supervisor": null | {"leader", "generation"}}``; no token."""
         return _health(request.app.state.services, request.app.state.role)
 
+    token_prefixes: list[str] = []
     if role != "background":
         for router in api_routers():
             app.include_router(router)
+            if router.prefix + "/" not in token_prefixes:  # memory reads and writes share one
+                token_prefixes.append(router.prefix + "/")
         _install_dashboard(app, session_lifetime)
         _install_docs(app)
+    # the token before any body is read, a deadline for the body, JSON headers
+    app.add_middleware(RequestGuard, token_prefixes=tuple(token_prefixes))
     app.add_middleware(_Guard, limit=MAX_BODY_BYTES)
     if hosts is not None:  # added last: the outermost check, before any other work
         app.add_middleware(HostGuard, policy=hosts)

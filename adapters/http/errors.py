@@ -11,6 +11,8 @@ status  code                             raised for
 404     ``not_found``                    ArtifactNotFoundError (an unknown or foreign
                                          reference), an unknown path
 405     ``method_not_allowed``           a known path with another method
+408     ``request_timeout``              a body that did not arrive within 10 s
+                                         (:mod:`.guards`; the connection is closed)
 409     ``conflict``                     RevisionConflictError (retry)
 422     ``invalid_input``                InvalidInputError (``field`` named), a request
                                          body pydantic refuses (wrong types, extra or
@@ -32,7 +34,9 @@ status  code                             raised for
 ======  ===============================  ==============================================
 
 Bad input is never a 500: the request models refuse it first, the services' own
-checks raise InvalidInputError second.
+checks raise InvalidInputError second. A token-protected route checks the token before
+it reads the body (:mod:`.guards`): without a valid token the answer is 401, whatever
+the body holds.
 """
 
 from __future__ import annotations

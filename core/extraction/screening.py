@@ -48,7 +48,9 @@ def screen_memory_candidates(
         try:
             kind = canonical.normalize_kind(c.kind)
             text = canonical.normalize_text(c.text)
-            reason = canonical.normalize_reason(c.reason)
+            # a model's reason is one line: its line breaks and tabs become spaces
+            reason = canonical.normalize_reason(
+                " ".join(c.reason.split()) if isinstance(c.reason, str) else c.reason)
         except (InvalidInputError, TypeError) as exc:
             refused.append(Refusal(str(c.kind), cut_text(str(c.text), 200), str(exc), provider))
             continue

@@ -44,6 +44,10 @@ def _check_content(content: object, field: str) -> None:
     if normal != content:
         raise InvalidInputError(field, "is not normalized (NFC, trimmed): build it with "
                                 "make_content")
+    from powercontext.core.secrets import check_text  # writes only
+
+    for name in ("title", "summary", "detail"):  # never a secret (Memory admission rules)
+        check_text(f"{field}.{name}", getattr(content, name))
 
 
 def verify_write(write: object, analyzer: Analyzer, shape: ShapeKind,
@@ -99,7 +103,10 @@ def verify_publication(publication: TopicPublication, analyzer: Analyzer, shape:
       no base and a fresh-looking id (:func:`~.content.make_topic_id`'s form); an UPDATE
       has a base TopicRef of the same id with ``ref.revision == base.revision + 1``;
       content already normalized (equal to :func:`~.content.make_content` of its
-      fields); sources a non-empty, sorted, unique tuple of valid SourceRefs;
+      fields) and holding no secret the core rules find in its title, summary or
+      detail (SecretDetectedError naming the field; a model can reassemble a secret
+      from Sources each clean); sources a non-empty, sorted, unique tuple of valid
+      SourceRefs;
     * each projection exactly what the content gives under ``analyzer`` and ``shape``
       (:func:`~.projection.check_projection`, with ``profile`` for hybrid).
 

@@ -191,10 +191,12 @@ def test_hook_failure_exits_zero_with_one_stderr_line_and_a_log(env, tmp_path):
     db = tmp_path / "memory.db"
     proc = run_hook(env, db, "claude-code", stdin="{not json")
     assert proc.stdout == ""
-    assert proc.stderr.startswith("powercontext hook claude-code: ValueError: hook input is not")
+    assert proc.stderr.startswith(
+        "powercontext hook claude-code: HookInputError: hook input is not")
     assert len(proc.stderr.strip().splitlines()) == 1
     log = (tmp_path / "home" / "logs" / "hooks.log").read_text()
-    assert "hook claude-code failed" in log and "Traceback" in log
+    # input the boundary refuses is one line of the log, without a traceback
+    assert "hook claude-code refused its input" in log and "Traceback" not in log
 
 
 def test_other_claude_events_are_ignored(tmp_path):

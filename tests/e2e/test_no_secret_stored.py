@@ -18,9 +18,9 @@ from pathlib import Path
 
 import apsw
 import pytest
-import sqlite_vec
 from click.testing import CliRunner
 from support.cli import cli_argv
+from support.stored import assert_nowhere, stored_texts
 
 from powercontext.adapters.cli.main import cli
 from powercontext.core import canonical
@@ -32,43 +32,6 @@ GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 AWS_KEY_ID = "AKIA" + "Q3ZT7LMN2XPW5RCB"
 AWS_SECRET = "wJalr" + "XUtnFEMI/K7MDENG/bPxRfiCYzq8Kt3mWpLv"
 PG_URL = "postgres://app:s3cret@db.internal/app"
-
-
-def stored_texts(db: Path) -> list[tuple[str, str, str]]:
-    """(table, column, value) of every text or blob cell of every table in ``db``:
-    tables, virtual tables and their shadow tables (FTS5 ``_data``/``_content``/...,
-    vec0 chunks), enumerated through sqlite_master."""
-    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    con.enable_load_extension(True)
-    con.load_extension(sqlite_vec.loadable_path())
-    out: list[tuple[str, str, str]] = []
-    tables = [r[0] for r in con.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-    assert tables, "the database has no tables"
-    for table in tables:
-        quoted = '"' + table.replace('"', '""') + '"'
-        cursor = con.execute(f"SELECT * FROM {quoted}")
-        try:
-            names = [d[0] for d in cursor.getdescription()]
-        except apsw.ExecutionCompleteError:
-            continue  # an empty table
-        for row in cursor:
-            for name, value in zip(names, row, strict=True):
-                if isinstance(value, bytes):
-                    value = value.decode("utf-8", "replace")
-                if isinstance(value, str):
-                    out.append((table, name, value))
-    con.close()
-    return out
-
-
-def assert_nowhere(db: Path, *secrets: str) -> None:
-    if not db.exists():
-        return
-    cells = stored_texts(db)
-    for secret in secrets:
-        hits = [(t, c) for t, c, v in cells if secret in v]
-        assert hits == [], f"{secret[:6]}... is stored in {hits}"
 
 
 def tables_of(db: Path) -> set[str]:

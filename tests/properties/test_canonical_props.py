@@ -238,11 +238,19 @@ def test_normalize_text_limit_counts_utf8_bytes(unit: str, repeat: int) -> None:
             normalize_text(value)
 
 
+#: Bidirectional classes of the explicit embedding, override and isolate controls and the
+#: marks (LRM, RLM, ALM): a reason holds none of them.
+_BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+
+
 @SETTINGS
 @given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=600))
 def test_normalize_reason_is_none_or_nfc_trimmed_within_512(value: str) -> None:
     norm = unicodedata.normalize("NFC", value).strip()
-    if len(norm) > MAX_REASON_CODE_POINTS:
+    one_line = not any(unicodedata.category(c) in ("Cc", "Zl", "Zp")
+                       or unicodedata.bidirectional(c) in _BIDI_CONTROLS
+                       or c in "\u061c\u200e\u200f" for c in norm)
+    if len(norm) > MAX_REASON_CODE_POINTS or not one_line:
         with pytest.raises(InvalidInputError) as info:
             normalize_reason(value)
         assert info.value.field == "reason"
@@ -328,7 +336,17 @@ def test_canonical_member_order_is_utf16_code_unit_order(d: dict) -> None:
     assert [k for k, _ in decoded] == _reference_order(d)
 
 
-@given(st.dictionaries(_keys, _keys, max_size=8))
+#: Metadata keys: every character but controls, format characters and separators
+#: (what ``make_source`` refuses in a key, ``check_identifier``).
+_meta_keys = st.text(
+    alphabet=st.sampled_from(["a", "\u00e9", "\ud7ff", "\ue000", "\uffee", "\U0001f600",
+                              "\U00010000", "\U0010fffd"]),
+    min_size=1, max_size=3,
+) | st.text(alphabet=st.characters(exclude_categories=("Cs", "Cc", "Cf", "Zl", "Zp")),
+            max_size=4)
+
+
+@given(st.dictionaries(_meta_keys, _keys, max_size=8))
 @SETTINGS
 def test_source_metadata_order_is_utf16_code_unit_order(meta: dict) -> None:
     from powercontext.core.canonical import make_source

@@ -78,7 +78,13 @@ _piece = st.one_of(
 )
 
 
-@given(st.lists(_piece, min_size=1, max_size=30).map(" ".join))
+#: The prose words without "is": "the API token is <hex>" states a credential (a hex
+#: value after a credential word and a link that states it, core/secret_context.py).
+_NOT_STATED = st.sampled_from([w for w in _WORDS if w != "is"])
+
+
+@given(st.lists(st.one_of(_piece.filter(lambda p: p != "is"), _NOT_STATED), min_size=1,
+                max_size=30).map(" ".join))
 def test_prose_shas_uuids_and_hashes_are_never_secrets(text):
     assert default_scanner().scan(text + ".") == ()
 
