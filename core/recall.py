@@ -308,9 +308,10 @@ def order_slots(candidates: Sequence[tuple[S, Verdict]], limit: int,
        file" beside "run `tox`");
     2. one slot per answer: an entry that gives the same answer as a better-ranked one
        (:func:`powercontext.core.answers.same_answer`: the same commands or files,
-       asked for the same way, or nearly the same words) and answers no other intent
-       and no other identifier term is left out; the kept one's verdict lists it in
-       ``collapsed`` (``ident`` of each item, default its ``entry_version_id``);
+       asked for the same way, or nearly the same words) and answers no other intent,
+       none more strongly, and no other identifier term is left out; the kept one's
+       verdict lists it in ``collapsed`` (``ident`` of each item, default its
+       ``entry_version_id``);
     3. entries other than ``working_note`` come first: the best of each of the
        prompt's ``intents`` (in that order) is kept first, so every intent asked for is
        answered, then the best of each related facet (the changelog of a pull request),
@@ -394,7 +395,6 @@ def _one_per_answer(rules: list[tuple[int, tuple[S, Verdict]]],
     from powercontext.core.answers import answer_of, same_answer
 
     out: list[tuple[int, tuple[S, Verdict]]] = []
-    kept: list[tuple[str, frozenset[str], frozenset[str]]] = []
     memo: dict[str, Any] = {}  # text -> its Answer, read only when compared
 
     def answer(text: str) -> Any:
@@ -402,20 +402,33 @@ def _one_per_answer(rules: list[tuple[int, tuple[S, Verdict]]],
             memo[text] = answer_of(text)
         return memo[text]
 
+    def key(item: S) -> str:
+        return ident(item) if ident is not None else item.entry_version_id
+
     for i, (item, v) in rules:
-        names = frozenset(n for n, _ in v.intents)
-        idents = frozenset(v.terms[:v.idents])
-        for k, (their_text, their_names, their_terms) in enumerate(kept):
-            if (names <= their_names and idents <= their_terms
-                    and same_answer(answer(item.text), answer(their_text))):
-                j, (kept_item, kept_v) = out[k]
-                key = ident(item) if ident is not None else item.entry_version_id
-                out[k] = (j, (kept_item, kept_v._replace(collapsed=(*kept_v.collapsed, key))))
+        for k, (j, (kept_item, kept_v)) in enumerate(out):
+            if _covers(kept_v, v) and same_answer(answer(item.text), answer(kept_item.text)):
+                out[k] = (j, (kept_item, kept_v._replace(
+                    collapsed=(*kept_v.collapsed, key(item)))))
+                break
+            if _covers(v, kept_v) and same_answer(answer(item.text), answer(kept_item.text)):
+                # the same answer given more strongly: it stands for the better-ranked one
+                out[k] = (j, (item, v._replace(
+                    collapsed=(key(kept_item), *kept_v.collapsed, *v.collapsed))))
                 break
         else:
             out.append((i, (item, v)))
-            kept.append((item.text, names, frozenset(v.terms)))
     return out
+
+
+def _covers(kept: Verdict, other: Verdict) -> bool:
+    """``kept`` answers every intent of ``other`` at least as strongly and holds each of
+    its identifier terms."""
+    best: dict[str, int] = {}
+    for name, score in kept.intents:
+        best[name] = max(score, best.get(name, score))
+    return (all(best.get(name, -1) >= score for name, score in other.intents)
+            and set(other.terms[:other.idents]) <= set(kept.terms))
 
 
 def _corrections_first(items: list[tuple[S, Verdict]],

@@ -153,3 +153,14 @@ def test_the_hooks_correction_prefilter_lets_every_correction_through(pieces):
     text = " ".join(pieces)
     old = "Run `uv run pytest` and tox and make test before review."
     assert hook_prompt._corrects(text, old) == corrections.corrects(text, old)
+
+
+def test_an_equal_answer_that_answers_an_intent_more_strongly_keeps_its_slot():
+    """The input Hypothesis found: two entries with the same text, the lower-ranked one
+    answering the asked intent more strongly, were folded into the first, and the prompt
+    lost its best answer."""
+    text = "Run `make test` before review."
+    cands = [(Item("preference", text, "mem_ver_000"), recall.Verdict(1.0, (("test", 0),))),
+             (Item("preference", text, "mem_ver_001"), recall.Verdict(1.0, (("test", 1),)))]
+    chosen = recall.order_slots(cands, 2, None, ("test",))
+    assert any(("test", 1) in v.intents for _, v in chosen)
