@@ -43,10 +43,10 @@ from powercontext.memory_names import (
 from powercontext.paths import ENV_DB, ENV_HOME, data_dir, default_db_url
 from powercontext.plugins.registry import Registry, url_scheme
 from powercontext.service import MemoryService
-from powercontext.topic_service import TopicMemoryService
 
 if TYPE_CHECKING:
     from powercontext.topic_processing import TopicProcessor
+    from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
     "ENV_DB",
@@ -161,6 +161,8 @@ def open_topic_service(
     backend = registry.topic_backend_for_url(
         url, profile=model.profile if model else None, analyzer=chosen
     )
+    from powercontext.topic_service import TopicMemoryService  # the Memory side needs none
+
     return TopicMemoryService(backend, embedding_model=model)
 
 
@@ -228,6 +230,8 @@ async def refuse_profile_change_over_topics(
             backend = registry.topic_backend_for_url(db, profile=profile)
         except (UnknownPluginError, ImportError, AttributeError):
             return  # no Topic backend for this database: no Topics to strand
+        from powercontext.topic_service import TopicMemoryService
+
         svc = TopicMemoryService(backend)
         try:
             await svc.capabilities()
