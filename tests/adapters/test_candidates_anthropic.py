@@ -166,6 +166,7 @@ def test_a_malformed_answer_gives_no_candidates_and_keeps_the_sources(server, tm
         "model: model answer is not JSON")
 
     server.content = tool_answer({"memories": ["vec0"]})
+    (tmp_path / "2").mkdir()  # a database only in a directory that exists
     head, entries, stored, result = run_extract(tmp_path / "2", ModelProvider(model(server)))
     assert head is None and entries == {} and stored == (NOTE,)
     assert result.candidates == ()
