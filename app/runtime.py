@@ -382,6 +382,10 @@ def check_sqlite_path(url: str) -> None:
                                       f"e.g. {path / 'memory.db'}")
     parent = path.parent
     if not parent.is_dir():
+        existing = next(p for p in (parent, *parent.parents) if p.exists())
+        if not existing.is_dir():  # mkdir -p would fail too: say what is in the way
+            raise InvalidInputError("db", f"cannot create the directory {parent}: "
+                                          f"{existing} is a file, not a directory")
         if parent.expanduser().absolute() != data_dir().expanduser().absolute():
             raise InvalidInputError(
                 "db", f"the directory {parent} does not exist: create it first "

@@ -38,7 +38,8 @@ def secret_texts() -> tuple[str, list[str], list[str]]:
     canary = f"CANARY{secrets.token_hex(8)}"
     keys = [f"hf_{_token(34)}", f"sk_test_{_token(24)}"]
     texts = [
-        f"# Deploy notes\n\nThe deploy token for staging is {keys[0]} ({canary}).\n",
+        # no credential word before a key: "the deploy token is KEY" is refused at capture
+        f"# Deploy notes\n\nThe staging deploy uses {keys[0]} ({canary}).\n",
         f"# Billing\n\nBilling tests use {keys[1]}; remember {canary} when paying.\n",
         f"# Deploy notes\n\nRollback takes five minutes; marker {canary}.\n",
     ]
