@@ -222,9 +222,15 @@ def run_daemon(ctx: Any, verbose: bool, load_model: bool = False) -> None:
         _load_model(fresh(), say)
 
     def on_term(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
+        # stop the serve loop from another thread (shutdown waits for it): an exception
+        # raised here could land in a finaliser or a weakref callback, which swallows it,
+        # and the daemon would never stop; before it serves, stop at once
+        if daemon._server is None:
+            raise KeyboardInterrupt
+        threading.Thread(target=daemon.stop, daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
 
     with contextlib.suppress(KeyboardInterrupt):
         daemon.serve(lambda: say(f"answering prompts of {ctx.db_url} on {daemon.path} "

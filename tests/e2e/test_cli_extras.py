@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 import sysconfig
-from importlib.metadata import PackageNotFoundError, distribution, requires
+from importlib.metadata import Distribution, PackageNotFoundError
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,20 @@ from packaging.requirements import Requirement
 pytestmark = pytest.mark.subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
+PURELIB = Path(sysconfig.get_paths()["purelib"])
+
+
+def distribution(name: str) -> Distribution:
+    """The distribution installed in this environment's site-packages: never the
+    checkout's own ``powercontext.egg-info``, which another test putting the checkout on
+    ``sys.path`` would make ``importlib.metadata.distribution`` find first."""
+    for dist in Distribution.discover(name=name, path=[str(PURELIB)]):
+        return dist
+    raise PackageNotFoundError(name)
+
+
+def requires(name: str) -> list[str] | None:
+    return distribution(name).requires
 
 
 def _base_distributions() -> set[str]:
@@ -55,7 +69,7 @@ def base_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = Path(subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True).stdout.strip())
-    here = Path(sysconfig.get_paths()["purelib"])
+    here = PURELIB
     linked: set[str] = set()
     for name in _base_distributions():
         dist = distribution(name)

@@ -141,7 +141,8 @@ def test_bootstrap_of_this_repository_gives_a_handful_of_contract_entries(pc, tm
     assert again["memory_ref"] == out["memory_ref"] and not again["changed"]
     mem = out["memory_ref"]["artifact_id"]
     hits = pc("memory", "search", "test command", "-m", mem, "--mode", "fts")
-    assert hits["hits"][0]["entry_id"] == test["entry_id"]
+    # the verification commands name `make test-fast` and rank beside it
+    assert test["entry_id"] in [h["entry_id"] for h in hits["hits"][:2]]
     hits = pc("memory", "search", "python version", "-m", mem, "--mode", "fts")
     assert py["entry_id"] in [h["entry_id"] for h in hits["hits"]]
 

@@ -42,7 +42,8 @@ texts = st.one_of(
 ).map(_normal).filter(lambda t: t is not None)
 kinds = st.one_of(
     st.sampled_from(["fact", "constraint", "preference", "decision", "working_note"]),
-    st.text(st.characters(codec="ascii"), min_size=1, max_size=12),
+    # a kind is an identifier: printable ASCII (control characters are refused on write)
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7e), min_size=1, max_size=12),
 ).map(lambda k: k.strip()).filter(bool)
 
 

@@ -65,8 +65,9 @@ class ServeProcess:
                 self.stop()
                 raise RuntimeError(f"serve printed nothing: {self.stderr()}") from None
             if line is None:
-                rc = self.proc.wait()
-                raise RuntimeError(f"serve exited {rc} before serving: {self.stderr()}")
+                err = self.stderr()
+                rc = self.stop()  # exited already: this closes its pipe and the log file
+                raise RuntimeError(f"serve exited {rc} before serving: {err}")
             self.stdout.append(line)
             if line.startswith("serving http://"):
                 return line.split()[1]

@@ -90,10 +90,10 @@ def test_text_that_looks_like_an_entry_line_round_trips():
 
 
 def test_odd_kinds_are_written_as_json_strings_and_read_back():
-    odd = version("mem_ent_f", 'say "hi"\tnow', "x")
+    odd = version("mem_ent_f", 'say "hi" # now', "x")
     text = render("mem_art_1", 1, HASH, [odd])
-    assert '## "say \\"hi\\"\\tnow"' in text
-    assert parse(text).items[0].kind == 'say "hi"\tnow'
+    assert '## "say \\"hi\\" # now"' in text
+    assert parse(text).items[0].kind == 'say "hi" # now'
 
 
 def test_a_file_saved_with_crlf_line_ends_reads_the_same():

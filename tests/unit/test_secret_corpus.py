@@ -98,5 +98,5 @@ def test_the_context_rules_are_linear_on_megabyte_inputs(shape):
     def text(size: int) -> str:
         return (piece * (size // len(piece) + 1))[:size]
 
-    small, large = _cpu(text(1 << 18), 2), _cpu(text(1 << 20), 1)
+    small, large = _cpu(text(1 << 18), 3), _cpu(text(1 << 20), 2)  # best of: load spikes
     assert large < 9 * small + 0.05, (shape, small, large)
