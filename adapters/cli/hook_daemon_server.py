@@ -199,6 +199,20 @@ def _load_model(c: Any, log: Callable[[str], None]) -> None:
     log(f"embedding model {model.profile.model} loaded")
 
 
+def stop_on_signal(daemon: HookDaemon) -> Callable[[int, Any], None]:
+    """The SIGTERM/SIGINT handler of ``daemon``: while it serves, it stops the serve loop
+    from another thread (``shutdown`` waits for the loop) and returns; an exception raised
+    in a handler can land in a finaliser or a weakref callback, which swallows it, and the
+    daemon would never stop. Before it serves, KeyboardInterrupt (stop at once)."""
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        if daemon._server is None:
+            raise KeyboardInterrupt
+        threading.Thread(target=daemon.stop, daemon=True).start()
+
+    return on_term
+
+
 def run_daemon(ctx: Any, verbose: bool, load_model: bool = False) -> None:
     """``powercontext hook daemon``: serve ``ctx``'s database until Ctrl-C or SIGTERM;
     ``load_model`` loads the embedding model before listening."""
@@ -221,14 +235,7 @@ def run_daemon(ctx: Any, verbose: bool, load_model: bool = False) -> None:
     if load_model:
         _load_model(fresh(), say)
 
-    def on_term(_signum: int, _frame: Any) -> None:
-        # stop the serve loop from another thread (shutdown waits for it): an exception
-        # raised here could land in a finaliser or a weakref callback, which swallows it,
-        # and the daemon would never stop; before it serves, stop at once
-        if daemon._server is None:
-            raise KeyboardInterrupt
-        threading.Thread(target=daemon.stop, daemon=True).start()
-
+    on_term = stop_on_signal(daemon)
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
 
