@@ -233,7 +233,7 @@ def seed_topics(db: Path, scope: str) -> str:
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_release", "file", "make release\n")
             await svc.add_sources(scope, [src])
-            (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])])
+            (rev,) = await svc.publish(scope, creates=[(RELEASE, [src])])
             return f"{rev.ref.artifact_id}@{rev.ref.revision}"
 
     return asyncio.run(body())
@@ -337,7 +337,7 @@ def test_topics_pass_the_same_bar_as_entries_and_never_as_raw_dumps(tmp_path, re
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_topics", "file", "tox\n")
             await svc.add_sources(scope, [src])
-            await svc._publish(scope, creates=[(RELEASE, [src]), (TOX_DUMP, [src]),
+            await svc.publish(scope, creates=[(RELEASE, [src]), (TOX_DUMP, [src]),
                                                (BILLING, [src])])
 
     asyncio.run(body())
