@@ -5,14 +5,15 @@ observability"; TOPIC-MEMORY.md, "SQLite and other processes").
 
 One asyncio task in the serving process (role ``all`` or ``background``):
 
-* **Term.** At start a UUIDv4 ``holder_id``. SQLite: a whole-file lock on
-  ``<db>-supervisor.lock`` first (a second Supervisor on the same file refuses to
-  start: SupervisorUnavailableError), then ``acquire_lease`` (generation + 1 on every
-  start). OceanBase: a candidate tries ``acquire_lease`` every poll; the Leader renews
-  every ``lease_seconds / 3``; a failed or raising renewal stops dispatching at once and
-  terminates its Workers; it becomes a candidate again. A new term inherits nothing in
-  memory: it clears stale wave targets and rediscovers from Pending, flush
-  generations, Cursors and the binding state.
+* **Term.** At start a UUIDv4 ``holder_id``; the backend declares its locking policy
+  (:mod:`powercontext.ports.topic_supervision`). ``file-lock`` (SQLite): a whole-file
+  lock on ``<db>-supervisor.lock`` first (a second Supervisor on the same file refuses
+  to start: SupervisorUnavailableError), then ``acquire_lease`` (generation + 1 on every
+  start). ``lease`` (OceanBase): a candidate tries ``acquire_lease`` every poll; the
+  Leader renews every ``lease_seconds / 3``; a failed or raising renewal stops
+  dispatching at once and terminates its Workers; it becomes a candidate again. A new
+  term inherits nothing in memory: it clears stale wave targets and rediscovers from
+  Pending, flush generations, Cursors and the binding state.
 * **Discovery** on every poll (``runtime.artifact_processing_poll_seconds``) and on
   :meth:`notify_flush` (latency only): unhandled explicit flushes
   (``pending_page(flushed_only=True)``), the automatic wave when due
@@ -48,8 +49,9 @@ One asyncio task in the serving process (role ``all`` or ``background``):
 
 The runner ``python -m powercontext.supervisor --db URL [--config F] [--plugin
 M:A]... [-v]`` runs one Supervisor in the foreground until SIGTERM/SIGINT (role
-``background`` semantics, so an OceanBase database only: on SQLite it refuses, as
-``serve --role background`` does) and prints ``supervisor ready holder=<id>
+``background`` semantics, so a backend of the ``lease`` policy only, such as
+OceanBase: on SQLite, a ``file-lock`` backend, it refuses, as ``serve --role
+background`` does) and prints ``supervisor ready holder=<id>
 generation=<n>`` to stderr whenever it holds a new term.
 
 A flush whose target is already covered when its wave is dispatched (a flush during
@@ -78,6 +80,7 @@ import attrs
 
 from powercontext.core.errors import (
     InvalidInputError,
+    PowerContextError,
     SupervisorTermError,
     SupervisorUnavailableError,
     TopicProcessingUnavailableError,
@@ -93,8 +96,14 @@ from powercontext.core.topic.supervision import (
     auto_wave_due,
     backoff_delay,
 )
+from powercontext.ports.topic_supervision import (
+    FILE_LOCK,
+    LEASE,
+    SupervisorLocking,
+    SupervisorLockingPolicy,
+)
 
-__all__ = ["ArtifactProcessingSupervisor", "SupervisorStats", "main"]
+__all__ = ["ArtifactProcessingSupervisor", "SupervisorStats", "locking_policy", "main"]
 
 _log = logging.getLogger("powercontext.supervisor")
 
@@ -164,6 +173,29 @@ def _start_forkserver() -> None:
     forkserver.ensure_running()
 
 
+def locking_policy(backend: object) -> SupervisorLocking:
+    """The Supervisor locking policy ``backend`` declares
+    (:class:`~powercontext.ports.topic_supervision.SupervisorLockingPolicy`), else
+    ``"lease"``, the spec's general case. No I/O."""
+    if isinstance(backend, SupervisorLockingPolicy):
+        return backend.supervisor_locking
+    return LEASE
+
+
+def _locking_of(db_url: str, plugins: Sequence[str]) -> SupervisorLocking:
+    """The locking policy of the Topic backend ``db_url`` names (built, never opened),
+    with the extra ``plugins`` registered. UnknownPluginError for an unknown scheme."""
+    from powercontext.plugins.builtin import resolve
+    from powercontext.plugins.registry import Registry
+
+    registry = Registry(plugins=[resolve(p) for p in plugins])
+    backend = registry.topic_backend_for_url(db_url)
+    try:
+        return locking_policy(backend)
+    finally:
+        asyncio.run(backend.close())
+
+
 def _frames(exc: BaseException) -> str:
     """The traceback as ``file:line:function`` frames only: an exception's text may
     quote content, its frames never do."""
@@ -195,7 +227,7 @@ class ArtifactProcessingSupervisor:
                  backoff: Callable[[int], float] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         from powercontext.plugins.builtin import resolve
-        from powercontext.plugins.registry import Registry, url_scheme
+        from powercontext.plugins.registry import Registry
 
         self.db_url = str(db_url)
         self.config = config
@@ -206,7 +238,8 @@ class ArtifactProcessingSupervisor:
         self._backoff = backoff or backoff_delay
         self._clock = clock
         self._holder = str(uuid.uuid4())
-        self._sqlite = url_scheme(self.db_url) in (None, "sqlite")
+        #: The backend's Supervisor locking policy, read at start (ports.topic_supervision).
+        self._locking: SupervisorLocking = LEASE
         runtime = config.runtime
         self._max_workers = int(runtime.artifact_processing_max_workers)
         self._timeout = float(runtime.artifact_processing_worker_timeout_seconds)
@@ -252,10 +285,12 @@ class ArtifactProcessingSupervisor:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._config_state = config_state(self.config)
-        if self._sqlite:
-            self._lock = acquire_supervisor_lock(self.db_url)
         try:
+            # opening is lazy: the policy is read before any database I/O
             self._service = open_topic_service(self.db_url, registry=self._registry)
+            self._locking = locking_policy(self._service.backend)
+            if self._locking == FILE_LOCK:
+                self._lock = acquire_supervisor_lock(self.db_url)
             model = topic_config.check_startup(
                 self.config, self._registry,
                 embedding_model=self._service.embedding_model, logger=_log)
@@ -269,9 +304,9 @@ class ArtifactProcessingSupervisor:
             try:
                 await self._take_term()
             except Exception as exc:
-                if self._sqlite:
+                if not self._leases:
                     raise
-                # OceanBase: start as a candidate; the loop retries on every poll
+                # leases: start as a candidate; the loop retries on every poll
                 self._emit(logging.WARNING, "supervisor started as a candidate: the "
                            "lease could not be read", None, stage="lease",
                            exception_type=type(exc).__name__)
@@ -331,6 +366,16 @@ class ArtifactProcessingSupervisor:
         return self._holder
 
     @property
+    def locking(self) -> SupervisorLocking:
+        """The Supervisor locking policy the backend declares
+        (:mod:`powercontext.ports.topic_supervision`), known once started."""
+        return self._locking
+
+    @property
+    def _leases(self) -> bool:
+        return self._locking == LEASE
+
+    @property
     def term(self) -> SupervisorTerm | None:
         """The current :class:`~powercontext.core.topic.supervision.SupervisorTerm`
         while Leader, else None."""
@@ -357,7 +402,7 @@ class ArtifactProcessingSupervisor:
         assert self._wake is not None
         while not self._stopping:
             try:
-                if self._sqlite:
+                if not self._leases:
                     await self._tick()
                 else:  # a hanging connection must not keep a Leader dispatching
                     await asyncio.wait_for(self._tick(), max(1.0, self._lease / 2))
@@ -368,7 +413,7 @@ class ArtifactProcessingSupervisor:
             except Exception as exc:
                 self._emit(logging.WARNING, "supervisor tick failed", None, stage="supervisor",
                            exception_type=type(exc).__name__, traceback=_frames(exc))
-                if not self._sqlite:  # a raising connection: stop dispatching at once
+                if self._leases:  # a raising connection: stop dispatching at once
                     await self._lose_term("database error", exc)
                 await self._reopen()
             tick = _BUSY_TICK_SECONDS if self._running else self._poll
@@ -382,7 +427,7 @@ class ArtifactProcessingSupervisor:
         if self._term is None:
             if not await self._take_term():
                 return  # a candidate: another Leader holds a valid lease
-        elif not self._sqlite and self._clock() - self._last_renew >= self._lease / 3:
+        elif self._leases and self._clock() - self._last_renew >= self._lease / 3:
             assert self._term is not None
             if not await self._service.backend.renew_lease(self._term, self._lease):
                 await self._lose_term("renewal refused", None)
@@ -397,7 +442,7 @@ class ArtifactProcessingSupervisor:
     # ------------------------------------------------------------------ the term
 
     async def _take_term(self) -> bool:
-        lease = None if self._sqlite else self._lease
+        lease = self._lease if self._leases else None
         term = await self._service.backend.acquire_lease(self._holder, lease)
         if term is None:
             return False
@@ -707,7 +752,7 @@ class ArtifactProcessingSupervisor:
         if res.get("control"):
             self._stats.control_signals += 1
             retry.next_retry_at = self._clock() + CONTROL_DELAY_SECONDS
-            if code == CODE_TERM_LOST and not self._sqlite:
+            if code == CODE_TERM_LOST and self._leases:
                 self._last_renew = float("-inf")  # confirm the lease on the next tick
             self._emit(logging.INFO, "control signal: retried after the fixed delay", key,
                        error_code=code, retry_delay=CONTROL_DELAY_SECONDS, **fields)
@@ -776,6 +821,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     --role background``: SQLite runs the Supervisor only inside ``serve --role all``),
     bad configuration, Topic processing unavailable with automatic scheduling."""
     from powercontext import topic_config
+    from powercontext.plugins.registry import UnknownPluginError
     from powercontext.topic_worker import StructuredFormatter
 
     parser = argparse.ArgumentParser(prog="python -m powercontext.supervisor")
@@ -785,9 +831,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="module:attribute of an extra plugin (Workers too)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    from powercontext.plugins.registry import url_scheme
-
-    if url_scheme(args.db) in (None, "sqlite"):
+    try:
+        locking = _locking_of(args.db, args.plugin)
+    except (PowerContextError, UnknownPluginError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if locking == FILE_LOCK:
         # the same refusal as `serve --role background` (Topic Memory RFC, "Process
         # roles": the first SQLite release runs only the single-process role all)
         print("error: role: SQLite supports only `powercontext serve --role all` (one "
