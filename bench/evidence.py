@@ -41,9 +41,9 @@ def measure(db: Path, runs: int) -> list[dict[str, Any]]:
     the app's time per Evidence page request and the bare read's time."""
     from starlette.testclient import TestClient
 
-    from powercontext.adapters.http.app import create_app
-    from powercontext.adapters.http.deps import Services
     from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.entrypoints.http.app import create_app
+    from powercontext.entrypoints.http.deps import Services
     from powercontext.service import MemoryService
 
     svc = MemoryService(SQLiteMemoryBackend(str(db)))
