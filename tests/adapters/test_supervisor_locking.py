@@ -15,13 +15,13 @@ from support.supervisor_runs import PLUGIN, isolated_env, write_config
 
 from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
 from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
+from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor, locking_policy, main
 from powercontext.plugins import hookimpl
 from powercontext.plugins.builtin import resolve
 from powercontext.plugins.registry import Registry
 from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.ports.topic_supervision import SupervisorLockingPolicy
 from powercontext.runtime import supervisor_lock_path
-from powercontext.supervisor import ArtifactProcessingSupervisor, locking_policy, main
 
 
 @pytest.fixture
