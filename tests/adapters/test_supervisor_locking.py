@@ -15,7 +15,8 @@ from support.supervisor_runs import PLUGIN, isolated_env, write_config
 
 from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
 from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
-from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor, locking_policy, main
+from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor, main
+from powercontext.entrypoints.supervisor_leases import locking_policy
 from powercontext.plugins import hookimpl
 from powercontext.plugins.builtin import resolve
 from powercontext.plugins.registry import Registry

@@ -1,7 +1,9 @@
-"""The layout of Topic processing, read from the source: each module of one concept and
-under 500 lines, and the processor reaching the Topic service only through its public
-processing port (``ports.topic_publisher.TopicPublisher``), never its private methods
-(it called ``service._publish`` and ``service._query_vector``)."""
+"""The layout of Topic processing and its Supervisor, read from the source: each module
+of one concept and under 500 lines; the processor reaching the Topic service only
+through its public processing port (``ports.topic_publisher.TopicPublisher``), never
+its private methods (it called ``service._publish`` and ``service._query_vector``);
+the Supervisor reading its locking policy from the backend, never from the URL (it
+tested whether the URL said ``sqlite``)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The modules Topic processing is made of (app/ is the package ``powercontext``).
 PROCESSING = ("topic_processing", "topic_window_runner", "topic_attempt", "topic_probing",
               "topic_retrieval", "topic_evolution", "topic_report")
+#: The Supervisor's modules (entrypoints/ is the package ``powercontext.entrypoints``).
+SUPERVISOR = ("supervisor", "supervisor_leases", "supervisor_scheduling",
+              "supervisor_workers")
 MAX_LINES = 500
 
 
@@ -25,6 +30,22 @@ def _app_modules() -> list[Path]:
 def test_each_processing_module_is_under_the_size_limit(name: str) -> None:
     lines = (ROOT / "app" / f"{name}.py").read_text("utf-8").count("\n")
     assert lines < MAX_LINES, f"app/{name}.py has {lines} lines"
+
+
+@pytest.mark.parametrize("name", SUPERVISOR)
+def test_each_supervisor_module_is_under_the_size_limit(name: str) -> None:
+    lines = (ROOT / "entrypoints" / f"{name}.py").read_text("utf-8").count("\n")
+    assert lines < MAX_LINES, f"entrypoints/{name}.py has {lines} lines"
+
+
+@pytest.mark.parametrize("name", SUPERVISOR)
+def test_the_supervisor_never_reads_its_policy_from_the_url(name: str) -> None:
+    tree = ast.parse((ROOT / "entrypoints" / f"{name}.py").read_text("utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             for alias in node.names}
+    strings = {node.value for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert "url_scheme" not in names and "sqlite" not in strings
 
 
 def private_calls_on_others(tree: ast.AST, names: frozenset[str]) -> list[int]:
