@@ -43,7 +43,7 @@ from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.source_rows import OceanBaseSourceRows
 from powercontext.adapters.storage import RetryableError
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.storage.sql_sources import SQLSourceStore
+from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -129,7 +129,7 @@ def errno(exc: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-class OceanBaseStorage(OceanBaseSourceRows, SQLSourceStore[C]):
+class OceanBaseStorage(OceanBaseSourceRows, SQLArtifactStore[C]):
     """The family-neutral OceanBase primitives of :class:`SourceStore`: connection,
     server check, transactions, error mapping, metadata and Sources over the shared
     tables. ``_exec`` is the one place SQL reaches the driver (tests inject faults

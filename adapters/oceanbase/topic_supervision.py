@@ -21,9 +21,9 @@ from typing import Any
 
 from powercontext.adapters.oceanbase.connection import errno
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_supervision_sql_rows import SQLSupervisionRows
 from powercontext.adapters.topic_supervision_store import utc_datetime
-from powercontext.core.topic.processing import PendingRow
-from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm, WaveTarget
+from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm
 from powercontext.sql import oceanbase_supervision as lsql
 from powercontext.sql import templates
 
@@ -41,7 +41,7 @@ def _micros(seconds: float | None) -> int:
     return max(1, round(seconds * 1_000_000))
 
 
-class OceanBaseTopicSupervision:
+class OceanBaseTopicSupervision(SQLSupervisionRows):
     """Leases, discovery pages, binding states and wave targets over mysqlclient (the
     host's ``_exec`` and ``_all``; ``CLIENT.FOUND_ROWS``: rowcount = matched rows)."""
 
@@ -93,13 +93,6 @@ class OceanBaseTopicSupervision:
 
     # ------------------------------------------------------------------ discovery
 
-    def _pending_page_sync(self, binding_name: str, after: str, limit: int,
-                           flushed_only: bool, wave_id: str | None) -> list[PendingRow]:
-        rows = self._all(_q("pending_page"), (binding_name, after, int(flushed_only),
-                                              wave_id, wave_id, limit))
-        return [PendingRow(binding_name, _text(r[3]), int(r[0]), int(r[1]), int(r[2]))
-                for r in rows]
-
     def _db_now(self) -> datetime.datetime:
         value: datetime.datetime = self._all("SELECT UTC_TIMESTAMP(6)")[0][0]
         return value
@@ -118,32 +111,3 @@ class OceanBaseTopicSupervision:
 
     # ------------------------------------------------------------------ wave targets
 
-    def _targets_clear_sync(self, binding_name: str) -> int:
-        return int(self._exec(_q("targets_clear"), (binding_name,)).rowcount)
-
-    def _targets_freeze_sync(self, binding_name: str, wave_id: str) -> int:
-        return int(self._exec(_q("targets_freeze"), (wave_id, binding_name)).rowcount)
-
-    def _targets_page_sync(self, wave_id: str, binding_name: str, after: str,
-                           limit: int) -> list[WaveTarget]:
-        rows = self._all(_q("targets_page"), (wave_id, binding_name, after, limit))
-        return [WaveTarget(wave_id, binding_name, _text(r[0]), int(r[1]), bool(r[2]))
-                for r in rows]
-
-    def _target_get_sync(self, wave_id: str, binding_name: str,
-                         scope_id: str) -> WaveTarget | None:
-        rows = self._all(_q("target_get") + " FOR UPDATE", (wave_id, binding_name, scope_id))
-        return (WaveTarget(wave_id, binding_name, scope_id, int(rows[0][0]), bool(rows[0][1]))
-                if rows else None)
-
-    def _target_complete_sync(self, wave_id: str, binding_name: str, scope_id: str) -> None:
-        self._exec(_q("target_complete"), (wave_id, binding_name, scope_id))
-
-    def _targets_count_sync(self, wave_id: str, binding_name: str) -> tuple[int, int]:
-        total = self._all(_q("targets_count"), (wave_id, binding_name))[0][0]
-        uncovered = self._all(_q("targets_uncovered"), (wave_id, binding_name))[0][0]
-        return int(total), int(uncovered)
-
-    def _wave_cleanup_sync(self, wave_id: str, binding_name: str) -> None:
-        self._exec(_q("wave_pending_delete"), (binding_name, wave_id, binding_name))
-        self._exec(_q("targets_delete"), (wave_id, binding_name))

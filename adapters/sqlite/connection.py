@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import apsw
 
 from powercontext.adapters.storage import rows as shared_rows
-from powercontext.adapters.storage.sql_sources import SQLSourceStore
+from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
 from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import (
     BackendError,
@@ -163,7 +163,7 @@ class SQLiteEngine:
         return utc_text(self._storage._execute(frag.statement("topic_now"))[0][0])
 
 
-class SQLiteStorage(SQLSourceStore[C]):
+class SQLiteStorage(SQLArtifactStore[C]):
     """The family-neutral SQLite primitives of :class:`SourceStore`: connection,
     transactions, error mapping, metadata and Sources over the shared tables.
     ``conflict_tables`` are the tables whose unique-key violation is a concurrent

@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.topic_supervision_sql_rows import SQLSupervisionRows
 from powercontext.adapters.topic_supervision_store import utc_datetime
-from powercontext.core.topic.processing import PendingRow
-from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm, WaveTarget
+from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm
 from powercontext.sql import sqlite as frag
 
 __all__ = ["SQLiteTopicSupervision"]
 
 
-class SQLiteTopicSupervision:
+class SQLiteTopicSupervision(SQLSupervisionRows):
     """Leases, discovery pages, binding states and wave targets on APSW (the host's
     ``_execute``, ``_t``, ``_changed_one`` and ``_database_utc_now_sync``)."""
 
@@ -70,13 +70,6 @@ class SQLiteTopicSupervision:
 
     # ------------------------------------------------------------------ discovery
 
-    def _pending_page_sync(self, binding_name: str, after: str, limit: int,
-                           flushed_only: bool, wave_id: str | None) -> list[PendingRow]:
-        rows = self._execute(self._t("pending_page"), [
-            binding_name, after, int(flushed_only), wave_id, wave_id, limit])
-        return [PendingRow(binding_name, _text(r[3]), int(r[0]), int(r[1]), int(r[2]))
-                for r in rows]
-
     def _binding_state_sync(self, binding_name: str
                             ) -> tuple[datetime.datetime | None, datetime.datetime]:
         rows = self._execute(self._t("binding_state_get"), [binding_name])
@@ -91,38 +84,6 @@ class SQLiteTopicSupervision:
             self._execute(self._t("binding_state_insert"), [binding_name, now])
 
     # ------------------------------------------------------------------ wave targets
-
-    def _targets_clear_sync(self, binding_name: str) -> int:
-        self._execute(self._t("targets_clear"), [binding_name])
-        return self._changes()
-
-    def _targets_freeze_sync(self, binding_name: str, wave_id: str) -> int:
-        self._execute(self._t("targets_freeze"), [wave_id, binding_name])
-        return self._changes()
-
-    def _targets_page_sync(self, wave_id: str, binding_name: str, after: str,
-                           limit: int) -> list[WaveTarget]:
-        rows = self._execute(self._t("targets_page"), [wave_id, binding_name, after, limit])
-        return [WaveTarget(wave_id, binding_name, _text(r[0]), int(r[1]), bool(r[2]))
-                for r in rows]
-
-    def _target_get_sync(self, wave_id: str, binding_name: str,
-                         scope_id: str) -> WaveTarget | None:
-        rows = self._execute(self._t("target_get"), [wave_id, binding_name, scope_id])
-        return (WaveTarget(wave_id, binding_name, scope_id, int(rows[0][0]), bool(rows[0][1]))
-                if rows else None)
-
-    def _target_complete_sync(self, wave_id: str, binding_name: str, scope_id: str) -> None:
-        self._execute(self._t("target_complete"), [wave_id, binding_name, scope_id])
-
-    def _targets_count_sync(self, wave_id: str, binding_name: str) -> tuple[int, int]:
-        total = self._execute(self._t("targets_count"), [wave_id, binding_name])[0][0]
-        uncovered = self._execute(self._t("targets_uncovered"), [wave_id, binding_name])[0][0]
-        return int(total), int(uncovered)
-
-    def _wave_cleanup_sync(self, wave_id: str, binding_name: str) -> None:
-        self._execute(self._t("wave_pending_delete"), [binding_name, wave_id, binding_name])
-        self._execute(self._t("targets_delete"), [wave_id, binding_name])
 
 
 def _text(value: Sequence[Any] | Any) -> str:

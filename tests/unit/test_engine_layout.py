@@ -39,22 +39,9 @@ PER_ENGINE = frozenset({
     "_lease_sync", "_lease_acquire_sync", "_lease_renew_sync", "_lease_release_sync",
     "_binding_state_sync", "_binding_state_touch_sync",
     # not moved yet: shared wrappers still written per engine
-    "_active_refs_sync", "_all_heads_sync", "_budget_delete_sync", "_budget_insert_sync",
-    "_budget_row_sync", "_budget_update_sync", "_cards_sync", "_cas_head_sync",
-    "_chunk_text_sync", "_cursor_cas_sync", "_cursor_insert_sync", "_cursor_sync",
-    "_database_utc_now_sync", "_decision_insert_sync", "_decisions_sync",
-    "_delete_memory_key_sync", "_entry_ids_elsewhere_sync", "_entry_versions_sync",
-    "_head_for_update_sync", "_head_sync", "_head_vectors_sync",
-    "_insert_entry_versions_sync", "_insert_head_sync", "_insert_lineage_sync",
-    "_insert_memory_key_sync", "_insert_publication_sync", "_insert_revision_sync",
-    "_lineage_sync", "_memory_key_sync", "_memory_keys_sync", "_pending_delete_sync",
-    "_pending_handled_sync", "_pending_page_sync", "_pending_row_sync", "_publication_sync",
-    "_revision_rows_sync", "_set_revision_hash_sync", "_set_shape_sync", "_shape_sync",
-    "_source_hashes_sync", "_target_complete_sync", "_target_get_sync",
-    "_targets_clear_sync", "_targets_count_sync", "_targets_freeze_sync",
-    "_targets_page_sync", "_topic_head_count_sync", "_topic_heads_sync",
-    "_topic_revision_sync", "_topic_scope_sync", "_vector_first_k_sync",
-    "_vector_projection_of_sync", "_vector_projection_sync", "_wave_cleanup_sync",
+    "_active_refs_sync", "_all_heads_sync", "_cards_sync", "_chunk_text_sync",
+    "_head_vectors_sync", "_vector_first_k_sync", "_vector_projection_of_sync",
+    "_vector_projection_sync",
 })
 
 
