@@ -23,8 +23,7 @@ import json
 from typing import Any
 
 from powercontext.adapters.memory_rows import entry_version
-from powercontext.adapters.storage.rows import text
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import text, utc_text
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import MemoryEntryVersion

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.ports.engine import EngineCapabilities, LockingPolicy
 from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates

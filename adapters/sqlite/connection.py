@@ -22,8 +22,8 @@ from typing import Any, ClassVar, TypeVar
 import apsw
 
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
-from powercontext.adapters.topic_spi import utc_text
 from powercontext.core.errors import (
     BackendError,
     InvalidInputError,
