@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from powercontext.core.topic.search import ChannelRow
 
 __all__ = [
+    "EngineBacked",
     "EngineCapabilities",
     "LockingPolicy",
     "MemorySearchProjection",
@@ -139,6 +140,20 @@ class SQLEngine(Protocol):
     def database_now(self) -> str:
         """The database's clock, UTC, as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (one clock for
         every process and host that writes the database)."""
+        ...
+
+
+@runtime_checkable
+class EngineBacked(Protocol):
+    """A capability port: a backend stored on a SQL engine names it. The Supervisor
+    asks ``isinstance(backend, EngineBacked)`` and then
+    ``backend.engine.engine_capabilities.locking`` (a :class:`LockingPolicy`, known
+    without opening the database) instead of reading the database URL; a backend that
+    is not engine-backed (the kit's in-memory one) lives in one process."""
+
+    @property
+    def engine(self) -> SQLEngine:
+        """The backend's engine."""
         ...
 
 

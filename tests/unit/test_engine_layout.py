@@ -137,3 +137,13 @@ def test_the_memory_backend_imports_no_topic_storage(engine: str) -> None:
     topic = sorted(m for m in reached
                    if m.startswith("powercontext.adapters.") and "topic" in m)
     assert topic == []
+
+
+def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> None:
+    from powercontext.adapters.sqlite import SQLiteTopicBackend
+    from powercontext.ports.engine import EngineBacked
+
+    backend = SQLiteTopicBackend(str(tmp_path / "never-opened.db"))
+    assert isinstance(backend, EngineBacked)
+    assert backend.engine.engine_capabilities.locking is LockingPolicy.SINGLE_WRITER
+    assert not (tmp_path / "never-opened.db").exists()
