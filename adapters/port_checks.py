@@ -12,32 +12,37 @@ if TYPE_CHECKING:
     from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
     from powercontext.adapters.oceanbase.engine import OceanBaseEngine
     from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+    from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
     from powercontext.adapters.sqlite.backend import SQLiteMemoryBackend
     from powercontext.adapters.sqlite.connection import SQLiteEngine
     from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
+    from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
     from powercontext.ports import MemoryBackend
     from powercontext.ports.engine import (
         EngineBacked,
         MemorySearchProjection,
         SQLEngine,
+        SupervisorLeases,
         TopicSearchProjection,
     )
     from powercontext.ports.topic import TopicMemoryBackend
 
     def _sqlite(memory: SQLiteMemoryBackend, topic: SQLiteTopicBackend) -> None:
         engine: SQLEngine = SQLiteEngine(memory)
+        leases: SupervisorLeases = SQLiteLeases(engine)
         backed: EngineBacked = memory
         projection: MemorySearchProjection = memory
         topic_projection: TopicSearchProjection = topic
         port: MemoryBackend = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port, topic_port
 
     def _oceanbase(memory: OceanBaseMemoryBackend, topic: OceanBaseTopicBackend) -> None:
         engine: SQLEngine = OceanBaseEngine(memory)
+        leases: SupervisorLeases = OceanBaseLeases(OceanBaseEngine(memory))
         backed: EngineBacked = topic
         projection: MemorySearchProjection = memory
         topic_projection: TopicSearchProjection = topic
         port: MemoryBackend = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port, topic_port

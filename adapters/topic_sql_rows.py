@@ -20,6 +20,7 @@ from powercontext.adapters.topic_budget_spi import (
     pending_row,
 )
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend
+from powercontext.adapters.topic_supervision_sql_rows import SQLSupervisionRows
 from powercontext.core import canonical
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import TOPIC_FAMILY, RetrievalShape, TopicRef
@@ -30,7 +31,7 @@ from powercontext.ports.engine import SQLEngine
 __all__ = ["SQLTopicRows"]
 
 
-class SQLTopicRows(DatabaseTopicBackend):
+class SQLTopicRows(SQLSupervisionRows, DatabaseTopicBackend):
     """:class:`DatabaseTopicBackend`'s shared-template primitives over ``engine`` (the
     concrete adapter's :class:`~powercontext.ports.engine.SQLEngine`). A ``lock`` asks
     for the rows ``FOR UPDATE`` where the engine has row locks."""

@@ -1,24 +1,51 @@
-"""SQLSupervisionRows: the Supervisor substrate's primitives that run one shared
-template each, written once over the engine port (Topic Memory RFC, "Automatic
-scheduling"): discovery pages of Pending and the wave targets. The leases and the
-binding states' clock follow the engine's
-:class:`~powercontext.ports.engine.LockingPolicy` and stay with each engine."""
+"""SQLSupervisionRows: the Supervisor substrate's primitives over the engine port
+(Topic Memory RFC, "Leader, term, and fencing", "Automatic scheduling"): discovery pages
+of Pending and the wave targets, one shared template each, written once; the leases and
+binding states, which follow the engine's
+:class:`~powercontext.ports.engine.LockingPolicy`, by the engine's
+:class:`~powercontext.ports.engine.SupervisorLeases` collaborator (``leases``)."""
 
 from __future__ import annotations
 
+import datetime
+
 from powercontext.adapters.storage.rows import text
 from powercontext.core.topic.processing import PendingRow
-from powercontext.core.topic.supervision import WaveTarget
-from powercontext.ports.engine import SQLEngine
+from powercontext.core.topic.supervision import SupervisorTerm, WaveTarget
+from powercontext.ports.engine import SQLEngine, SupervisorLeases
 
 __all__ = ["SQLSupervisionRows"]
 
 
 class SQLSupervisionRows:
     """Discovery pages and wave targets over ``engine`` (the concrete adapter's
-    :class:`~powercontext.ports.engine.SQLEngine`)."""
+    :class:`~powercontext.ports.engine.SQLEngine`), leases and binding states by
+    ``leases``."""
 
     engine: SQLEngine
+    leases: SupervisorLeases
+
+    # ------------------------------------------------------------------ leases
+
+    def _lease_sync(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
+        return self.leases.current(group, lock=lock)
+
+    def _lease_acquire_sync(self, holder_id: str, lease_seconds: float | None
+                            ) -> SupervisorTerm | None:
+        return self.leases.acquire(holder_id, lease_seconds)
+
+    def _lease_renew_sync(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+        return self.leases.renew(term, lease_seconds)
+
+    def _lease_release_sync(self, term: SupervisorTerm) -> None:
+        self.leases.release(term)
+
+    def _binding_state_sync(self, binding_name: str
+                            ) -> tuple[datetime.datetime | None, datetime.datetime]:
+        return self.leases.binding_state(binding_name)
+
+    def _binding_state_touch_sync(self, binding_name: str) -> None:
+        self.leases.touch_binding_state(binding_name)
 
     # ------------------------------------------------------------------ discovery
 

@@ -26,12 +26,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import datetime
+
     from powercontext.core.errors import PowerContextError
     from powercontext.core.models import EmbeddingProfile, EmbeddingVector
     from powercontext.core.plan import ProjectionRow
     from powercontext.core.ranking import SearchCandidate
     from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
     from powercontext.core.topic.search import ChannelRow
+    from powercontext.core.topic.supervision import SupervisorTerm
 
 __all__ = [
     "EngineBacked",
@@ -39,6 +42,7 @@ __all__ = [
     "LockingPolicy",
     "MemorySearchProjection",
     "SQLEngine",
+    "SupervisorLeases",
     "TopicSearchProjection",
 ]
 
@@ -237,3 +241,49 @@ class TopicSearchProjection(Protocol):
                           vector: EmbeddingVector, k: int) -> list[ChannelRow]:
         """Vector candidates: the ``k`` nearest active rows of the Scope by L2."""
         ...
+
+
+@runtime_checkable
+class SupervisorLeases(Protocol):
+    """The Supervisor's rows that follow the engine's :class:`LockingPolicy` (Topic
+    Memory RFC, "Leader, term, and fencing", "Automatic scheduling"): the lease of a
+    group and each binding's last completed wave, read and written by the database's
+    clock. Every method runs inside the caller's transaction.
+
+    ``expires``: leases expire by database time (``LEASES``); otherwise a term lasts
+    until the next Supervisor starts (``SINGLE_WRITER``), and ``lease_seconds`` is
+    None."""
+
+    @property
+    def expires(self) -> bool:
+        """True when a lease expires by database time."""
+        ...
+
+    def current(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
+        """``(holder_id, generation, unexpired)`` of the group's lease, or None; ``lock``
+        keeps the row still until COMMIT where the engine has row locks."""
+        ...
+
+    def acquire(self, holder_id: str, lease_seconds: float | None) -> SupervisorTerm | None:
+        """The term ``holder_id`` now holds, or None when another holder's lease is
+        valid (or a concurrent first acquisition won)."""
+        ...
+
+    def renew(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+        """Extend ``term``'s lease; False when the term was lost."""
+        ...
+
+    def release(self, term: SupervisorTerm) -> None:
+        """Give ``term``'s lease up (nothing where a lease never expires)."""
+        ...
+
+    def binding_state(self, binding_name: str
+                      ) -> tuple[datetime.datetime | None, datetime.datetime]:
+        """``(completed_at or None, the database's now)``, both aware UTC."""
+        ...
+
+    def touch_binding_state(self, binding_name: str) -> None:
+        """Record the database's now as the binding's completed wave (row created when
+        absent)."""
+        ...
+

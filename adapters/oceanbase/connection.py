@@ -154,7 +154,8 @@ class OceanBaseStorage(OceanBaseSourceRows, SQLArtifactStore[C]):
         self._write_open = False  # a write transaction may be open on the server
         self._lost: list[int] = []  # our sessions lost with a write open: to kill
         self._trx_timeout = lost.TRX_TIMEOUT_US  # the session's ob_trx_timeout
-        self.engine = OceanBaseEngine(self)
+        self.ob_engine = OceanBaseEngine(self)  # the engine with its own statements
+        self.engine = self.ob_engine
 
     @abc.abstractmethod
     def _open_checked_sync(self) -> C:

@@ -68,6 +68,16 @@ class OceanBaseEngine:
                  before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._storage._in_chunks(statement, list(dict.fromkeys(values)), before)
 
+    # -- beyond the port: the engine's own statements (:mod:`powercontext.sql.oceanbase`)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one OceanBase-only statement; the number of rows it matched."""
+        return int(self._storage._exec(sql, params).rowcount)
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one OceanBase-only query."""
+        return self._storage._all(sql, params)
+
     def map_error(self, exc: BaseException) -> PowerContextError | None:
         return self._storage._database_error(exc)
 

@@ -27,7 +27,7 @@ from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
-from powercontext.adapters.oceanbase.topic_supervision import OceanBaseTopicSupervision
+from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.topic_sql_rows import SQLTopicRows
 from powercontext.core.analyzer import Analyzer
@@ -58,7 +58,7 @@ def _q(name: str, n: int | None = None) -> str:
     return templates.render(name, _DIALECT, n)
 
 
-class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanBaseTopicRows,
+class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
                             OceanBaseStorage[TopicCapabilities], SQLTopicRows):
     """Topic Memory on OceanBase MySQL mode or seekdb (Topic Memory RFC, "Storage, Head,
     and atomic activation").
@@ -74,10 +74,13 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicSupervision, OceanB
     Search channels ask at most :attr:`vector_k_cap` (16,384) neighbours per scan.
     """
 
+    lease_expires = True  # OceanBaseLeases: by database time
+
     def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
         self._init_connection(url)
+        self.leases = OceanBaseLeases(self.ob_engine)
         self._topic_vector_column = None
 
     def __repr__(self) -> str:

@@ -27,7 +27,7 @@ import apsw
 from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
-from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
+from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
 from powercontext.adapters.topic_spi import TopicCard
 from powercontext.adapters.topic_sql_rows import SQLTopicRows
 from powercontext.core.analyzer import Analyzer
@@ -53,8 +53,7 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
-                         SQLiteStorage[TopicCapabilities], SQLTopicRows):
+class SQLiteTopicBackend(TopicInsightMixin, SQLiteStorage[TopicCapabilities], SQLTopicRows):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
@@ -73,6 +72,7 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
         self._init_connection(path_or_url, busy_timeout_ms)
+        self.leases = SQLiteLeases(self.engine)
         self._vec_tables = False  # the Topic vec0 tables exist and sqlite-vec is loaded
 
     # ------------------------------------------------------------------ schema

@@ -5,7 +5,7 @@ per engine, and the engines implement that port.
 ``PER_ENGINE`` lists the storage primitives still written in both engine folders: each
 is either engine-specific by nature (connection lifecycle, transactions, the search
 projections of :class:`~powercontext.ports.engine.MemorySearchProjection` and
-:class:`~powercontext.ports.engine.TopicSearchProjection`, leases) or not moved yet. The
+:class:`~powercontext.ports.engine.TopicSearchProjection`) or not moved yet. The
 list only shrinks: a name that is no longer duplicated must leave it."""
 
 from __future__ import annotations
@@ -35,10 +35,7 @@ PER_ENGINE = frozenset({
     # the Topic search projection (TopicSearchProjection)
     "_missing_vectors_sync", "_delete_active_sync", "_insert_active_sync",
     "_set_fts_texts_sync", "_fts_rows_sync", "_vector_rows_sync",
-    # leases and the database clock of the Supervisor (LockingPolicy)
-    "_lease_sync", "_lease_acquire_sync", "_lease_renew_sync", "_lease_release_sync",
-    "_binding_state_sync", "_binding_state_touch_sync",
-    # not moved yet: shared wrappers still written per engine
+    # not moved yet: reads of the projections written as engine fragments on OceanBase
     "_active_refs_sync", "_all_heads_sync", "_cards_sync", "_chunk_text_sync",
     "_head_vectors_sync", "_vector_first_k_sync", "_vector_projection_of_sync",
     "_vector_projection_sync",
