@@ -1,24 +1,29 @@
 """The OceanBase (MySQL mode) / seekdb backends over mysqlclient: Memory (Memory RFC,
 "OceanBase adapter") and Topic Memory (Topic Memory RFC, "Storage, Head, and atomic
-activation"). mysqlclient is imported only when a backend connects."""
+activation"). mysqlclient is imported only when a backend connects.
+
+Each family's backend is imported when it is first named (PEP 562), so opening the
+Memory side (every prompt hook) does not import the Topic side's modules."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend, parse_url
-
-if TYPE_CHECKING:
-    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+import importlib
+from typing import Any
 
 __all__ = ["OceanBaseMemoryBackend", "OceanBaseTopicBackend", "parse_url"]
 
+#: Where each public name lives (its module in this package).
+_HOMES = {
+    "OceanBaseMemoryBackend": "backend",
+    "parse_url": "backend",
+    "OceanBaseTopicBackend": "topic_backend",
+}
+
 
 def __getattr__(name: str) -> Any:
-    """``OceanBaseTopicBackend`` is imported when first named: a Memory command (the prompt hook)
-    never loads the Topic family's storage."""
-    if name == "OceanBaseTopicBackend":
-        from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
-
-        return OceanBaseTopicBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

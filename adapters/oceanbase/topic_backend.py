@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 
-from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
 from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.topic_insight import TopicInsightMixin
 from powercontext.adapters.topic_sql_rows import SQLTopicRows
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile

@@ -203,7 +203,7 @@ class SQLiteStorage(SQLArtifactStore[C]):
 
     def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows of the shared template ``name`` (the dashboard's reads,
-        :mod:`powercontext.adapters.insight`)."""
+        :mod:`powercontext.adapters.source_citations`)."""
         return self._execute(self._t(name), params)
 
     def _select_in(self, name: str, values: Sequence[Any],

@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 
 import apsw
 
-from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
+from powercontext.adapters.topic_insight import TopicInsightMixin
 from powercontext.adapters.topic_spi import TopicCard
 from powercontext.adapters.topic_sql_rows import SQLTopicRows
 from powercontext.core.analyzer import Analyzer

@@ -96,48 +96,8 @@ def test_each_engine_implements_the_port(engine_of, locking) -> None:  # type: i
     assert engine.engine_capabilities.row_locks is (locking is LockingPolicy.LEASES)
 
 
-def module_imports(root: Path, module: str) -> set[str]:
-    """The ``powercontext`` modules ``module`` imports at module level (its packages'
-    ``__init__`` included), transitively, read from the ``ast`` (``TYPE_CHECKING``
-    blocks and imports inside functions are not run at import, so not followed)."""
-    seen: set[str] = set()
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        parts = name.split(".")
-        # the packages on the way are imported too
-        todo.extend(".".join(parts[:i]) for i in range(2, len(parts)))
-        if name in seen:
-            continue
-        seen.add(name)
-        rel = parts[1:] or [""]
-        folder = {"adapters": "adapters", "core": "core", "ports": "ports", "sql": "sql",
-                  "plugins": "plugins"}.get(rel[0], "app")
-        base = root / folder / Path(*rel[1:]) if folder != "app" else root / "app" / Path(*rel)
-        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-        if not path.is_file():
-            continue
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.startswith("powercontext"):
-                    todo.append(node.module)
-                    todo.extend(f"{node.module}.{a.name}" for a in node.names)
-            elif isinstance(node, ast.Import):
-                todo.extend(a.name for a in node.names if a.name.startswith("powercontext"))
-    return seen
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_the_memory_backend_imports_no_topic_storage(engine: str) -> None:
-    """A Memory command (the prompt hook) never loads the Topic family's storage."""
-    reached = module_imports(ROOT, f"powercontext.adapters.{engine}.backend")
-    topic = sorted(m for m in reached
-                   if m.startswith("powercontext.adapters.") and "topic" in m)
-    assert topic == []
-
-
 def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> None:
-    from powercontext.adapters.sqlite import SQLiteTopicBackend
+    from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
     from powercontext.ports.engine import EngineBacked
 
     backend = SQLiteTopicBackend(str(tmp_path / "never-opened.db"))
