@@ -20,9 +20,9 @@ from powercontext.entrypoints.supervisor_leases import locking_policy
 from powercontext.plugins import hookimpl
 from powercontext.plugins.builtin import resolve
 from powercontext.plugins.registry import Registry
-from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.ports.topic_supervision import SupervisorLockingPolicy
 from powercontext.runtime import supervisor_lock_path
+from powercontext.testing import InMemoryTopicBackend
 
 
 @pytest.fixture
