@@ -36,7 +36,11 @@ opened here:
 
 Class attribute ``lease_expires``: True for an engine whose leases expire by database
 time (OceanBase: ``lease_seconds`` > 0 required), False for one whose term lasts until
-the next start (SQLite, in-memory: ``lease_seconds`` must be None).
+the next start (SQLite, in-memory: ``lease_seconds`` must be None). From it the front
+declares the Supervisor locking policy (``supervisor_locking``, the capability port
+:class:`powercontext.ports.topic_supervision.SupervisorLockingPolicy`): ``"lease"``
+when leases expire, else ``"file-lock"`` (one Supervisor per database, excluded by a
+whole-file lock).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from powercontext.core.topic.supervision import (
     SupervisorTerm,
     WaveTarget,
 )
+from powercontext.ports.topic_supervision import FILE_LOCK, LEASE, SupervisorLocking
 
 __all__ = ["MAX_LEASE_SECONDS", "MAX_PAGE", "TopicSupervisionFront", "check_wave_id",
            "utc_datetime"]
@@ -103,6 +108,14 @@ class TopicSupervisionFront:
     the primitives in the module docstring (plus ``_run`` and ``_in_tx``)."""
 
     lease_expires: bool = False
+
+    @property
+    def supervisor_locking(self) -> SupervisorLocking:
+        """The Supervisor locking policy
+        (:class:`~powercontext.ports.topic_supervision.SupervisorLockingPolicy`):
+        ``"lease"`` when this engine's leases expire by database time, else
+        ``"file-lock"``."""
+        return LEASE if self.lease_expires else FILE_LOCK
 
     _run: Any
     _in_tx: Any

@@ -1,6 +1,7 @@
-"""What a Window's new Revisions leave out of its Sources (TOPIC-MEMORY.md, "Size
-limits": never truncated silently): the processing report's ``left_out`` and the
-Sources ``topic status --scope`` names.
+"""What Topic processing reports: each published Window (:class:`WindowOutcome`), each
+run over a Scope (:class:`ProcessReport`), and what a Window's new Revisions leave out
+of its Sources (TOPIC-MEMORY.md, "Size limits": never truncated silently): the
+processing report's ``left_out`` and the Sources ``topic status --scope`` names.
 
 A Source is left out when no CREATE or UPDATE of its Window cites it (``uncited``: a
 NOOP, a text the provider judged already known or not worth keeping, or one that did
@@ -18,11 +19,12 @@ import attrs
 
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.models import TopicRef
+from powercontext.core.topic.processing import ScopeStatus
 from powercontext.core.topic.stages import Evolution
 from powercontext.core.topic.window import Window
-from powercontext.topic_service import TopicMemoryService
+from powercontext.ports.topic_publisher import TopicPublisher
 
-__all__ = ["LeftOut", "left_out", "uncited_sources"]
+__all__ = ["LeftOut", "ProcessReport", "WindowOutcome", "left_out", "uncited_sources"]
 
 
 @attrs.frozen
@@ -37,6 +39,39 @@ class LeftOut:
     position: int
     source_id: str
     how: Literal["uncited", "condensed"]
+
+
+@attrs.frozen
+class WindowOutcome:
+    """One published Window ``(after, through]``: the Topics it created and updated
+    (exact refs), how many outputs were NOOPs, the provider requests it reserved, and
+    the Sources whose text no new Revision holds whole (:class:`LeftOut`, in journal
+    order)."""
+
+    scope_id: str
+    after: int
+    through: int
+    created: tuple[TopicRef, ...] = ()
+    updated: tuple[TopicRef, ...] = ()
+    noops: int = 0
+    reserved_requests: int = 0
+    left_out: tuple[LeftOut, ...] = ()
+
+
+@attrs.frozen
+class ProcessReport:
+    """What :meth:`powercontext.topic_processing.TopicProcessor.process` did for one
+    Scope: the published Windows in order, the Scope's status afterwards, and
+    ``stopped``: None when the Cursor covers the wave target, else the failure code it
+    stopped at (a terminal frontier such as ``window_attempt_limit``, or the code of
+    the failed attempt), and ``reason``, the failure's message (never Source text,
+    prompts or model output), None when covered."""
+
+    scope_id: str
+    windows: tuple[WindowOutcome, ...]
+    status: ScopeStatus
+    stopped: str | None = None
+    reason: str | None = None
 
 
 def left_out(window: Window, evolution: Evolution,
@@ -54,7 +89,7 @@ def left_out(window: Window, evolution: Evolution,
     return tuple(out)
 
 
-async def uncited_sources(service: TopicMemoryService, scope_id: str
+async def uncited_sources(service: TopicPublisher, scope_id: str
                           ) -> tuple[LeftOut, ...]:
     """The Sources of a Scope, up to its Cursor, that no Revision of any of its Topics
     cites (``how`` ``uncited``), in journal order: what `topic status --scope` names

@@ -11,8 +11,10 @@ Pending", "Automatic processing and explicit flush", "Pending dirty set"):
 Pending), :meth:`~TopicMemoryService.flush`, :meth:`~TopicMemoryService.status` (read
 only) and :meth:`~TopicMemoryService.process` (Windows until the Scope is covered, in
 process, through :class:`powercontext.topic_processing.TopicProcessor`).
-:meth:`TopicMemoryService._publish` is the internal publication
-helper that processing, tests and the contract kit use; it is not public API.
+The publication path, :meth:`~TopicMemoryService.publish` (with
+:meth:`~TopicMemoryService.query_vector`), is the service's processing port
+(:class:`powercontext.ports.topic_publisher.TopicPublisher`), which the Topic processor
+depends on; it is not a user operation (the spec gives users none).
 
 The service checks requests before any I/O, embeds (hybrid deployments only) outside
 every transaction, and leaves every write-boundary check to the backend.
@@ -188,7 +190,7 @@ class TopicMemoryService:
         topic_search.check_request(request, await self.backend.analyzer())
         vector: EmbeddingVector | None = None
         if "topic_vector" in caps.channels:
-            vector = await self._query_vector(request.query, caps)
+            vector = await self.query_vector(request.query, caps)
         return await self.backend.search(request, vector)
 
     async def get(self, scope_id: str, ref: TopicRef | Mapping[str, Any] | str
@@ -320,7 +322,14 @@ class TopicMemoryService:
                 f"the Topic retrieval shape's {profile.profile_id!r}")
         return model
 
-    async def _query_vector(self, query: str, caps: TopicCapabilities) -> EmbeddingVector:
+    # ------------------------------------------------------------------ processing port
+
+    async def query_vector(self, query: str, caps: TopicCapabilities) -> EmbeddingVector:
+        """The processing port's query vector
+        (:meth:`powercontext.ports.topic_publisher.TopicPublisher.query_vector`): ``query``
+        embedded with the deployment's model, checked against its profile.
+        RetrievalShapeError (no model, or another profile); CapabilityNotSupportedError
+        naming the cause when the model fails."""
         model = self._hybrid_model(caps)
         try:
             (raw,) = (await model.embed((query,))).vectors
@@ -355,7 +364,7 @@ class TopicMemoryService:
             at += len(group)
         return out
 
-    async def _publish(
+    async def publish(
         self,
         scope_id: str,
         *,
@@ -363,10 +372,12 @@ class TopicMemoryService:
         updates: Sequence[tuple[TopicRef, Any, Sequence[SourceRef | Source]]] = (),
         guards: PublicationGuards | None = None,
     ) -> tuple[TopicRevision, ...]:
-        """Internal: publish CREATE and UPDATE results of one batch in one backend
-        publication (Topic Memory RFC, "Storage, Head, and atomic activation"). Not a
-        user API (the spec gives users none); processing (part 2), tests and the
-        contract kit call it.
+        """The processing port's publication
+        (:meth:`powercontext.ports.topic_publisher.TopicPublisher.publish`): publish
+        CREATE and UPDATE results of one batch in one backend publication (Topic Memory
+        RFC, "Storage, Head, and atomic activation"). Not a user operation (the spec
+        gives users none): the Topic processor calls it, and tests and benchmarks seed
+        Topics through it.
 
         ``creates``: ``(content, sources)`` pairs; ``updates``: ``(base, content,
         sources)`` with ``base`` the exact head TopicRef replaced. ``content`` is a

@@ -39,7 +39,7 @@ evidence dia_ids, :func:`bench.locomo.parse_evidence`):
   (the search's maximum) and 256 Memory hits; compared against (a) Memory turn-level
   search (:func:`bench.locomo.index`: every turn one entry, FTS, the sessions of the
   returned turns) and (b) LoCoMo's own session summaries published as Topics (one per
-  session through ``service._publish``, lineage = that session's Source), searched the
+  session through ``service.publish``, lineage = that session's Source), searched the
   same way;
 * Topics per Scope, Revisions per Topic (mean Head revision), the UPDATE / CREATE ratio
   of the published Windows, and per Source the reserved requests
@@ -543,7 +543,7 @@ async def summary_run(plans: Sequence[Plan], raw: dict[str, dict[str, Any]],
         try:
             await svc.add_sources(scope, srcs)
             for i in range(0, len(creates), 50):
-                await svc._publish(scope, creates=creates[i : i + 50])
+                await svc.publish(scope, creates=creates[i : i + 50])
             topics += len(creates)
             lineage = TopicLineage(svc, scope, where)
             for q in plan.questions:

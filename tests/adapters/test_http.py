@@ -56,7 +56,7 @@ async def _seed(svc: TopicMemoryService) -> dict[str, list[dict[str, Any]]]:
             n += 1
             src = canonical.make_source(f"src_http_{n}", "user_note", detail)
             await svc.add_sources(scope, [src])
-            (rev,) = await svc._publish(scope, creates=[(
+            (rev,) = await svc.publish(scope, creates=[(
                 {"title": title, "summary": summary, "detail": detail},
                 [SourceRef(src.source_id, src.content_hash)])])
             out[scope].append({"family": rev.ref.family, "artifact_id": rev.ref.artifact_id,

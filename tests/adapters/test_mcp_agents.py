@@ -41,7 +41,7 @@ def db(tmp_path: Path) -> Path:
                 MemoryEntryInput("preference", "Run make test before review"),))
             src = canonical.make_source("src_release", "user_note", "We tag main to release.")
             await topics.add_sources(SCOPE, [src])
-            await topics._publish(SCOPE, creates=[(
+            await topics.publish(SCOPE, creates=[(
                 {"title": "Release process", "summary": "How releases are cut.",
                  "detail": "We cut a release by tagging main."},
                 [SourceRef(src.source_id, src.content_hash)])])

@@ -1,6 +1,6 @@
 """The Topic Memory MCP tools in process: the SDK's own Client against MCPServer, a
 real SQLite file whose Topics were published through the service's internal
-``_publish`` (Topic Memory RFC, "MCP": only search_topic_memory and get_topic_memory,
+``publish`` (Topic Memory RFC, "MCP": only search_topic_memory and get_topic_memory,
 read only; no flush_topic_memory)."""
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ def seeded(tmp_path, monkeypatch) -> tuple[Path, dict[str, Any]]:
     async def body() -> dict[str, Any]:
         async with open_topic_service(db) as svc:
             src = canonical.make_source("src_makefile", "file", "release:\n\tbuild\n")
-            (r1,) = await svc._publish(SCOPE, creates=[(V1, [src])])
-            (r2,) = await svc._publish(SCOPE, updates=[(r1.ref, V2, [src])])
-            (other,) = await svc._publish("repo:/elsewhere", creates=[(V1, [src])])
+            (r1,) = await svc.publish(SCOPE, creates=[(V1, [src])])
+            (r2,) = await svc.publish(SCOPE, updates=[(r1.ref, V2, [src])])
+            (other,) = await svc.publish("repo:/elsewhere", creates=[(V1, [src])])
             return {"r1": r1, "r2": r2, "other": other, "source": src}
 
     return db, asyncio.run(body())

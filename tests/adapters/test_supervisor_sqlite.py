@@ -104,7 +104,7 @@ def test_a_failing_key_backs_off_alone_while_another_key_publishes(tmp_path, env
             # three attempts (the durable allowance), then a terminal frontier left alone
             await until(lambda: sup.stats.failures >= 3, "three failed attempts")
             st, _ = await _status(db, "s:bad")
-            await until(lambda: (BINDING, "s:bad") not in sup._work, "s:bad left alone")
+            await until(lambda: (BINDING, "s:bad") not in sup.known_keys, "s:bad left alone")
             dispatched = sup.stats.dispatched
             await asyncio.sleep(0.5)
             assert sup.stats.dispatched == dispatched  # no Worker for a terminal frontier

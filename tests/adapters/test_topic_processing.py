@@ -624,7 +624,7 @@ def test_a_head_moved_during_evolution_is_a_head_conflict_and_nothing_is_publish
             if request.stage == "evolve":
                 # another writer moves the Alpha Topic's Head while the model works
                 hit = (await svc.search(SCOPE, "alpha service invoices")).hits[0]
-                await svc._publish(SCOPE, updates=[(hit.ref, {
+                await svc.publish(SCOPE, updates=[(hit.ref, {
                     "title": "Alpha service", "summary": "Moved.", "detail": "Moved."},
                     [newer.ref])])
             return await inner_generate(request)

@@ -38,7 +38,7 @@ async def main() -> None:
         assert await svc.add_sources(SCOPE, [*turns, f]) == (1, 2, 3, 4)
         await svc.flush(SCOPE)
         grant = await svc.backend.begin_attempt(SCOPE, 0)
-        (pub,) = await svc._publish(SCOPE, creates=[(
+        (pub,) = await svc.publish(SCOPE, creates=[(
             {"title": "Release process", "summary": "How releases are cut.",
              "detail": "Tag main, then make release uploads the wheel."},
             [SourceRef(f.source_id, f.content_hash)])], guards=PublicationGuards(

@@ -100,7 +100,7 @@ def _seed_topic(db: str, analyzer: str) -> None:
     async def body() -> None:
         async with open_topic_service(db, embedding="none", analyzer=analyzer) as svc:
             src = canonical.make_source("src_cafe_notes", "user_note", "coffee orders")
-            await svc._publish(SCOPE, creates=[(TopicMemoryContent(
+            await svc.publish(SCOPE, creates=[(TopicMemoryContent(
                 "Café ordering", "Where the team orders coffee.",
                 "The café on the corner takes orders; menu v1.2.3."), [src])])
 

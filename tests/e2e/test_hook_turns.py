@@ -239,7 +239,7 @@ def seed_topics(db: Path, scope: str) -> str:
             await svc.add_sources(scope, [src])
             head = await svc.backend.source_head(scope)
             guards = PublicationGuards(cursor=CursorAdvance(BINDING, scope, 0, head))
-            (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])], guards=guards)
+            (rev,) = await svc.publish(scope, creates=[(RELEASE, [src])], guards=guards)
             return f"{rev.ref.artifact_id}@{rev.ref.revision}"
 
     return asyncio.run(body())
@@ -397,7 +397,7 @@ def test_topics_pass_the_same_bar_as_entries_and_never_as_raw_dumps(tmp_path, re
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_topics", "file", "tox\n")
             await svc.add_sources(scope, [src])
-            await svc._publish(scope, creates=[(RELEASE, [src]), (TOX_DUMP, [src]),
+            await svc.publish(scope, creates=[(RELEASE, [src]), (TOX_DUMP, [src]),
                                                (BILLING, [src])])
 
     asyncio.run(body())

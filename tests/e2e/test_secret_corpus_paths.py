@@ -345,7 +345,7 @@ def test_a_topic_reassembling_a_secret_from_clean_sources_is_published_redacted(
         try:
             src = canonical.make_source("src_split", "user_note", split)
             await svc.add_sources("project:demo", [src])  # each line is clean: stored
-            (rev,) = await svc._publish("project:demo", creates=[(
+            (rev,) = await svc.publish("project:demo", creates=[(
                 {"title": "Deploy notes", "summary": whole,
                  "detail": "\n".join(text for _, text, _ in FOUND)},
                 [SourceRef(src.source_id, src.content_hash)])])

@@ -1,6 +1,6 @@
 """``powercontext topic search|get`` end to end on a real SQLite file with the real
 SQLite Topic backend: Topics are published through the service's internal
-``_publish`` (the spec gives users no create/update; processing comes in part 2), then
+``publish`` (the spec gives users no create/update; processing comes in part 2), then
 read by the CLI as a separate process (and, for the bad-input matrix, by ``main()`` in
 process, the same code without a process start per case). Also: readiness per family
 (a Memory command never trips Topic Memory's shape check, and the reverse) and
@@ -60,10 +60,10 @@ def seed(db: Path | str, *, embedding: str | None = None) -> dict[str, Any]:
             src = canonical.make_source("src_release_notes", "file", "make release\n",
                                         "file:///demo/Makefile")
             src_b = canonical.make_source("src_b_notes", "user_note", "B releases by hand")
-            r1, cafe, cjk = await svc._publish(SCOPE_A, creates=[
+            r1, cafe, cjk = await svc.publish(SCOPE_A, creates=[
                 (RELEASE_1, [src]), (CAFE, [src]), (CJK, [src])])
-            (r2,) = await svc._publish(SCOPE_A, updates=[(r1.ref, RELEASE_2, [src])])
-            (other,) = await svc._publish(SCOPE_B, creates=[(OTHER, [src_b])])
+            (r2,) = await svc.publish(SCOPE_A, updates=[(r1.ref, RELEASE_2, [src])])
+            (other,) = await svc.publish(SCOPE_B, creates=[(OTHER, [src_b])])
             return {"r1": r1, "r2": r2, "cafe": cafe, "cjk": cjk, "other": other,
                     "source": src}
 

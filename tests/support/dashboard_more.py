@@ -40,10 +40,10 @@ async def seed(memory_backend: Any, topic_backend: Any) -> dict[str, Any]:
     await topic.add_sources(TERMINAL, [s3])
     ref = await memory.remember(None, sources=[s1], entries=[
         MemoryEntryInput("fact", "entry text " + XSS, sources=(s1,))], mode="append")
-    (r1,) = await topic._publish(SCOPE, creates=[(
+    (r1,) = await topic.publish(SCOPE, creates=[(
         {"title": "Release " + XSS, "summary": "How we release", "detail": DETAIL},
         [SourceRef(s1.source_id, s1.content_hash)])])
-    (r2,) = await topic._publish(SCOPE, updates=[(r1.ref, {
+    (r2,) = await topic.publish(SCOPE, updates=[(r1.ref, {
         "title": "Release process", "summary": "How we release now",
         "detail": DETAIL + "\nThen push.\n"},
         [SourceRef(s1.source_id, s1.content_hash), SourceRef(s2.source_id, s2.content_hash)])])

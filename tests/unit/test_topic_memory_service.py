@@ -2,7 +2,7 @@
 fake is fine for the service's own rules; the real engines run in tests/e2e and the
 contract kit): requests are checked before any I/O, the query is embedded only in a
 hybrid shape, model failures are typed, ``get`` refuses every malformed ref, and
-``_publish`` builds exactly the projection core builds, outside the backend."""
+``publish`` builds exactly the projection core builds, outside the backend."""
 
 from __future__ import annotations
 
@@ -302,7 +302,7 @@ def test_get_refuses_a_bad_scope_before_any_io():
     assert backend.calls == []
 
 
-# ------------------------------------------------------------------ _publish
+# ------------------------------------------------------------------ publish
 
 
 def _svc(backend: StubBackend, model: StubModel | None = None) -> TopicMemoryService:
@@ -313,7 +313,7 @@ def _svc(backend: StubBackend, model: StubModel | None = None) -> TopicMemorySer
 def test_publish_builds_core_writes_with_ids_from_the_given_clock_and_entropy():
     backend = StubBackend(_caps(None))
     svc = _svc(backend)
-    revs = run(svc._publish("repo:a", creates=[(CONTENT, [SOURCE])],
+    revs = run(svc.publish("repo:a", creates=[(CONTENT, [SOURCE])],
                             updates=[(REF, CONTENT, [SOURCE])]))
     publication = next(c[1] for c in backend.calls if c[0] == "publish")
     create, update = publication.writes
@@ -331,7 +331,7 @@ def test_publish_builds_core_writes_with_ids_from_the_given_clock_and_entropy():
 def test_publish_in_a_hybrid_deployment_embeds_every_text_before_the_backend():
     backend = StubBackend(_caps("hybrid"))
     model = StubModel()
-    run(_svc(backend, model)._publish("repo:a", creates=[(CONTENT, [SOURCE])]))
+    run(_svc(backend, model).publish("repo:a", creates=[(CONTENT, [SOURCE])]))
     assert model.texts == [topic_projection.embedding_texts(CONTENT)]
     (write,) = next(c[1] for c in backend.calls if c[0] == "publish").writes
     n = len(topic_projection.embedding_texts(CONTENT))
@@ -343,7 +343,7 @@ def test_publish_in_a_hybrid_deployment_embeds_every_text_before_the_backend():
 def test_publish_with_a_failing_model_writes_nothing():
     backend = StubBackend(_caps("hybrid"))
     with pytest.raises(CapabilityNotSupportedError, match="embedding"):
-        run(_svc(backend, StubModel(fail=True))._publish("repo:a",
+        run(_svc(backend, StubModel(fail=True)).publish("repo:a",
                                                          creates=[(CONTENT, [SOURCE])]))
     assert "publish" not in names(backend)
 
@@ -362,7 +362,7 @@ def test_publish_refuses_bad_content_and_lineage_before_any_io():
     ]
     for kwargs, field in cases:
         with pytest.raises(InvalidInputError) as exc:
-            run(svc._publish("repo:a", **kwargs))
+            run(svc.publish("repo:a", **kwargs))
         assert exc.value.field.startswith(field), (kwargs, exc.value.field)
     assert backend.calls == []
 
@@ -372,9 +372,18 @@ def test_the_service_offers_users_no_create_update_or_delete():
     # part 2 adds the processing surface (Sources in, flush, status, process), and the
     # operator's decisions at a terminal frontier (blocked, unblock, operator_decisions:
     # they move a Cursor or an allowance, never a Topic); still no create, update,
-    # delete or retire of a Topic
+    # delete or retire of a Topic. ``publish`` and ``query_vector`` are the processing
+    # port the Topic processor drives (ports.topic_publisher.TopicPublisher), not a
+    # user operation: no CLI command, HTTP route or MCP tool reaches them
     assert public == {"add_sources", "blocked", "capabilities", "close", "flush", "get",
-                      "operator_decisions", "process", "search", "status", "unblock"}
+                      "operator_decisions", "process", "search", "status", "unblock",
+                      "publish", "query_vector"}
+
+
+def test_the_service_implements_the_processing_port():
+    from powercontext.ports.topic_publisher import TopicPublisher
+
+    assert isinstance(TopicMemoryService(StubBackend(_caps("fts"))), TopicPublisher)
 
 
 @given(time_ms=st.integers(min_value=0, max_value=2**48 - 1),
