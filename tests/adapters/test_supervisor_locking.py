@@ -104,3 +104,19 @@ def test_the_background_runner_refuses_a_file_lock_backend(tmp_path: Path, capsy
     assert not (tmp_path / "m.db").exists()
     assert main(["--db", "nowhere://x"]) == 2
     assert "no Topic Memory backend for URL scheme 'nowhere'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [
+    lambda tmp: SQLiteTopicBackend(str(tmp / "agree.db")),
+    lambda tmp: OceanBaseTopicBackend("oceanbase://root@127.0.0.1:1/agree"),
+], ids=["sqlite", "oceanbase"])
+def test_the_supervisor_policy_agrees_with_the_engine_port(make, tmp_path):
+    """The Topic backend's ``supervisor_locking`` and its engine's
+    ``EngineCapabilities.locking`` name the same policy (one writer with a file lock, or
+    expiring leases), read without opening the database."""
+    from powercontext.ports.engine import EngineBacked, LockingPolicy
+
+    backend = make(tmp_path)
+    assert isinstance(backend, EngineBacked)
+    expected = {LockingPolicy.SINGLE_WRITER: "file-lock", LockingPolicy.LEASES: "lease"}
+    assert backend.supervisor_locking == expected[backend.engine.engine_capabilities.locking]
