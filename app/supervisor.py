@@ -194,7 +194,7 @@ class ArtifactProcessingSupervisor:
                  registry: Any = None, worker_plugins: Sequence[str] = (),
                  backoff: Callable[[int], float] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        from powercontext.plugins.builtin import resolve
+        from powercontext.plugins.loading import resolve
         from powercontext.plugins.registry import Registry, url_scheme
 
         self.db_url = str(db_url)
