@@ -2,22 +2,24 @@
 fallback"): the provider pipeline, the built-in providers, Git change Sources, the
 repository's contract Sources and the optional model extractor (OpenAI or Anthropic).
 The providers register themselves by name through :mod:`.plugin`; importing this
-package imports none of the modules above (the names below are imported on first use)."""
+package imports none of the modules above: each name is imported when it is first named
+(PEP 562)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from powercontext.adapters.lazy_exports import lazy_exports
-
-if TYPE_CHECKING:
-    from powercontext.adapters.candidates.pipeline import (
-        CandidateProvider,
-        ExtractionRequest,
-        ProviderPipeline,
-        pipeline_from_registry,
-    )
+import importlib
+from typing import Any
 
 __all__ = ["CandidateProvider", "ExtractionRequest", "ProviderPipeline", "pipeline_from_registry"]
 
-__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, "pipeline"))
+#: Where each public name lives (its module in this package).
+_HOMES = dict.fromkeys(__all__, "pipeline")
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

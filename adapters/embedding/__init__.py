@@ -8,20 +8,13 @@ Each passes its output through :func:`build_result` (count; each vector normalis
 it is not unit length, an unusable one left for the consumer to refuse for its entry
 only) before returning it. They register themselves by name through :mod:`.plugin`.
 Importing this package imports no SDK, loads no model and imports none of the modules
-above (the names below are imported on first use).
+above: each name is imported when it is first named (PEP 562).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from powercontext.adapters.lazy_exports import lazy_exports
-
-if TYPE_CHECKING:
-    from powercontext.adapters.embedding._check import build_result, check_texts
-    from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-    from powercontext.adapters.embedding.local import LOCAL_PROFILE, LocalEmbedding
-    from powercontext.adapters.embedding.openai_compat import OpenAIEmbedding
+import importlib
+from typing import Any
 
 __all__ = [
     "LOCAL_PROFILE",
@@ -32,11 +25,21 @@ __all__ = [
     "check_texts",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+#: Where each public name lives (its module in this package).
+_HOMES = {
     "LOCAL_PROFILE": "local",
     "DeterministicEmbedding": "deterministic",
     "LocalEmbedding": "local",
     "OpenAIEmbedding": "openai_compat",
     "build_result": "_check",
     "check_texts": "_check",
-})
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

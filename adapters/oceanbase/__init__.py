@@ -1,21 +1,30 @@
 """The OceanBase (MySQL mode) / seekdb backends over mysqlclient: Memory (Memory RFC,
 "OceanBase adapter") and Topic Memory (Topic Memory RFC, "Storage, Head, and atomic
-activation"). mysqlclient is imported only when a backend connects. They register
-themselves through :mod:`.plugin`; importing this package imports no backend module
-(the names below are imported on first use)."""
+activation"). mysqlclient is imported only when a backend connects. The backends register
+themselves through :mod:`.plugin`.
 
-from typing import TYPE_CHECKING
+Each family's backend is imported when it is first named (PEP 562), so opening the
+Memory side (every prompt hook) does not import the Topic side's modules."""
 
-from powercontext.adapters.lazy_exports import lazy_exports
+from __future__ import annotations
 
-if TYPE_CHECKING:
-    from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend, parse_url
-    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+import importlib
+from typing import Any
 
 __all__ = ["OceanBaseMemoryBackend", "OceanBaseTopicBackend", "parse_url"]
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+#: Where each public name lives (its module in this package).
+_HOMES = {
     "OceanBaseMemoryBackend": "backend",
     "parse_url": "backend",
     "OceanBaseTopicBackend": "topic_backend",
-})
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

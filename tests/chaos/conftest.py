@@ -70,7 +70,7 @@ def _supervisor_written(engine: str) -> bool:
     import importlib
     import os
 
-    from powercontext.supervisor import ArtifactProcessingSupervisor
+    from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
     from powercontext.topic_config import PowerContextConfig
 
     class_name = {"sqlite": "SQLiteTopicBackend", "oceanbase": "OceanBaseTopicBackend"}[engine]
