@@ -8,10 +8,13 @@ fencing", "Supervisor failover and recovery", "Automatic scheduling"; TOPIC-MEMO
 the publication (:mod:`powercontext.adapters.topic_publication`) run first in their
 transactions.
 
-Engine-neutral: the order of the I/O over synchronous primitives the engine's Topic
-backend implements (SQLite ``adapters/sqlite/topic_supervision.py``, OceanBase
-``adapters/oceanbase/topic_supervision.py``, the in-memory backend over dicts), each
-inside the transaction opened here:
+Engine-neutral: the order of the I/O over synchronous primitives the Topic backend
+implements (the SQL engines once, in
+:class:`~powercontext.adapters.topic_supervision_sql_rows.SQLSupervisionRows`, the leases
+and binding states through each engine's
+:class:`~powercontext.ports.engine.SupervisorLeases`: ``SQLiteLeases``,
+``OceanBaseLeases``; the in-memory backend over dicts), each inside the transaction
+opened here:
 
 * ``_lease_sync(group, lock=)`` -> ``(holder_id, generation, unexpired)`` or None
   (OceanBase: ``FOR UPDATE`` and ``lease_expires_at > UTC_TIMESTAMP(6)``; SQLite and

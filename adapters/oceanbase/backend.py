@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters import memory_rows
-from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
+from powercontext.adapters.database import MEMORY_FAMILY, VectorRow
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
@@ -40,7 +40,7 @@ from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
-from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
+from powercontext.core.models import EmbeddingProfile, EmbeddingVector
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import oceanbase as obsql
@@ -101,10 +101,6 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
 
     # ------------------------------------------------------------------ revisions
 
-    def _head_sync(self, artifact_id: str) -> int | None:
-        rows = self._all(templates.render("head_get", _DIALECT), (artifact_id,))
-        return int(rows[0][0]) if rows else None
-
     def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(artifact_ids))
         size = templates.IN_BUCKETS[-1]
@@ -115,47 +111,7 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
                                                                 chunk))
         return out
 
-    def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
-        # stored encoding passed through: the SPI's revision codec decodes it
-        return [shared_rows.revision_row(r) for r in self._all(
-            templates.render("revision_range", _DIALECT), (artifact_id, after, upto))]
-
-    def _insert_revision_sync(self, row: RevisionRow) -> None:
-        self._exec(templates.render("revision_insert", _DIALECT),
-                   shared_rows.revision_params(row))
-
-    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
-        self._exec(templates.render("head_insert", _DIALECT), (artifact_id, revision))
-
-    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
-        # CLIENT.FOUND_ROWS makes rowcount the number of *matched* rows.
-        cur = self._exec(templates.render("head_cas", _DIALECT),
-                         (revision, artifact_id, base_revision))
-        return int(cur.rowcount) == 1
-
-    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
-                                new_hash: str) -> bool:
-        cur = self._exec(templates.render("revision_hash_update", _DIALECT),
-                         (new_hash, artifact_id, revision, old_hash))
-        return int(cur.rowcount) == 1
-
     # ------------------------------------------------------------------ entry versions
-
-    def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
-        ids = list(dict.fromkeys(entry_version_ids))
-        if not ids:
-            return []
-        return [memory_rows.entry_version(r) for r in self._in_chunks("versions_by_id", ids)]
-
-    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
-        return {_text(r[0]) for r in self._in_chunks("entry_ids_elsewhere", list(entry_ids),
-                                                     [artifact_id])}
-
-    def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
-        # One row at a time: a version may be the predecessor of a later one.
-        sql = templates.render("version_insert", _DIALECT)
-        for v in versions:
-            self._exec(sql, memory_rows.entry_version_params(v))
 
     # ------------------------------------------------------------------ projections
 
@@ -307,19 +263,3 @@ class OceanBaseMemoryBackend(SourceCitationsMixin, OceanBaseMemorySchema):
 
     # ------------------------------------------------------------------ business keys
 
-    def _memory_key_sync(self, key: str) -> str | None:
-        rows = self._all(templates.render("memory_key_get", _DIALECT), (key,))
-        return _text(rows[0][0]) if rows else None
-
-    def _memory_keys_sync(self) -> list[tuple[str, str]]:
-        return [memory_rows.key_pair(r)
-                for r in self._all(templates.render("memory_keys_all", _DIALECT))]
-
-    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
-        self._exec(templates.render("memory_key_insert", _DIALECT), (key, artifact_id))
-
-    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
-        if self._memory_key_sync(key) != artifact_id:
-            return False
-        self._exec(templates.render("memory_key_delete", _DIALECT), (key, artifact_id))
-        return True

@@ -39,9 +39,11 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from powercontext.adapters.oceanbase import lost_sessions as lost
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.source_rows import OceanBaseSourceRows
-from powercontext.adapters.storage import RetryableError, SourceStore
+from powercontext.adapters.storage import RetryableError
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
 from powercontext.core.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -55,7 +57,8 @@ from powercontext.sql import oceanbase as obsql
 from powercontext.sql import templates
 
 __all__ = ["CONNECTION_LOST", "DDL_TIMEOUT_US", "LOCK_TIMEOUT_US", "RETRY_ATTEMPTS",
-           "RETRY_BACKOFF", "OceanBaseStorage", "OceanBaseURL", "errno", "parse_url"]
+           "RETRY_BACKOFF", "OceanBaseEngine", "OceanBaseStorage", "OceanBaseURL", "errno",
+           "parse_url"]
 
 C = TypeVar("C")
 DIALECT = "oceanbase"
@@ -126,7 +129,7 @@ def errno(exc: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
+class OceanBaseStorage(OceanBaseSourceRows, SQLArtifactStore[C]):
     """The family-neutral OceanBase primitives of :class:`SourceStore`: connection,
     server check, transactions, error mapping, metadata and Sources over the shared
     tables. ``_exec`` is the one place SQL reaches the driver (tests inject faults
@@ -151,6 +154,8 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
         self._write_open = False  # a write transaction may be open on the server
         self._lost: list[int] = []  # our sessions lost with a write open: to kill
         self._trx_timeout = lost.TRX_TIMEOUT_US  # the session's ob_trx_timeout
+        self.ob_engine = OceanBaseEngine(self)  # the engine with its own statements
+        self.engine = self.ob_engine
 
     @abc.abstractmethod
     def _open_checked_sync(self) -> C:

@@ -10,7 +10,7 @@ import json
 import re
 import secrets
 
-from powercontext.adapters.database import DatabaseMemoryBackend
+from powercontext.adapters.memory_sql_rows import SQLMemoryRows
 from powercontext.adapters.oceanbase.connection import (
     CONNECTION_LOST,
     DDL_TIMEOUT_US,
@@ -35,7 +35,7 @@ _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact
                             *templates.MEMORY_LOG_TABLES})
 
 
-class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], DatabaseMemoryBackend):
+class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows):
     """Schema, probes and vector-column migration of the Memory family on OceanBase."""
 
     _vector_column: int | None = None  # dimension of memory_entry_heads.embedding

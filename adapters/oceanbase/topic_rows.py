@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.topic_spi import TopicCard, utc_text
+from powercontext.adapters.topic_spi import TopicCard
 from powercontext.core.errors import (
     CapabilityNotSupportedError,
     IntegrityError,
@@ -98,11 +98,6 @@ class OceanBaseTopicRows:
         return int(self._all(tsql.missing_vectors(), (fingerprint, fingerprint))[0][0])
 
     # ------------------------------------------------------------------ writes
-
-    def _database_utc_now_sync(self) -> str:
-        """The publication's one database-UTC clock read (``UTC_TIMESTAMP(6)``; the
-        session time zone of seekdb is +08:00, so never ``NOW()``)."""
-        return utc_text(self._all(tsql.utc_now())[0][0])
 
     def _delete_active_sync(self, artifact_id: str) -> None:
         """Delete the Topic's active rows; their FULLTEXT and HNSW entries go with them

@@ -1,8 +1,6 @@
-"""The OceanBase primitives of the Supervisor substrate (Topic Memory RFC, "Leader,
-term, and fencing", "Automatic scheduling"): :class:`OceanBaseTopicSupervision`, a
-mixin of :class:`~powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend`
-implementing what
-:class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront` drives.
+"""OceanBaseLeases: the Supervisor's lease and binding-state rows on OceanBase (Topic
+Memory RFC, "Leader, term, and fencing", "Automatic scheduling"), the
+:class:`~powercontext.ports.engine.SupervisorLeases` of the ``LEASES`` policy.
 
 Several candidates, one Leader: the lease of group ``global`` expires by database time
 (``UTC_TIMESTAMP(6)``, :mod:`powercontext.sql.oceanbase_supervision`). Every fenced
@@ -17,23 +15,17 @@ renewal of the asker's own valid lease, or one conditional UPDATE of an expired 
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 from powercontext.adapters.oceanbase.connection import errno
-from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
+from powercontext.adapters.storage.rows import text
 from powercontext.adapters.topic_supervision_store import utc_datetime
-from powercontext.core.topic.processing import PendingRow
-from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm, WaveTarget
+from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm
 from powercontext.sql import oceanbase_supervision as lsql
-from powercontext.sql import templates
 
-__all__ = ["OceanBaseTopicSupervision"]
+__all__ = ["OceanBaseLeases"]
 
 _DUPLICATE_KEY = 1062
-
-
-def _q(name: str) -> str:
-    return templates.render(name, "oceanbase")
 
 
 def _micros(seconds: float | None) -> int:
@@ -41,30 +33,27 @@ def _micros(seconds: float | None) -> int:
     return max(1, round(seconds * 1_000_000))
 
 
-class OceanBaseTopicSupervision:
-    """Leases, discovery pages, binding states and wave targets over mysqlclient (the
-    host's ``_exec`` and ``_all``; ``CLIENT.FOUND_ROWS``: rowcount = matched rows)."""
+class OceanBaseLeases:
+    """Leases that expire by database time and binding states, over mysqlclient
+    (``CLIENT.FOUND_ROWS``: a statement's count is of matched rows)."""
 
-    lease_expires = True
+    expires = True
 
-    _exec: Any
-    _all: Any
+    def __init__(self, engine: OceanBaseEngine) -> None:
+        self._engine = engine
 
-    # ------------------------------------------------------------------ leases
-
-    def _lease_sync(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
-        rows = self._all(lsql.lease_locked(lock), (group,))
+    def current(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
+        rows = self._engine.rows(lsql.lease_locked(lock), (group,))
         if not rows:
             return None
-        return _text(rows[0][0]), int(rows[0][1]), bool(rows[0][2])
+        return text(rows[0][0]), int(rows[0][1]), bool(rows[0][2])
 
-    def _lease_acquire_sync(self, holder_id: str, lease_seconds: float | None
-                            ) -> SupervisorTerm | None:
+    def acquire(self, holder_id: str, lease_seconds: float | None) -> SupervisorTerm | None:
         micros = _micros(lease_seconds)
-        stored = self._lease_sync(SUPERVISOR_GROUP, lock=True)
+        stored = self.current(SUPERVISOR_GROUP, lock=True)
         if stored is None:
             try:
-                self._exec(lsql.lease_insert(), (SUPERVISOR_GROUP, holder_id, micros))
+                self._engine.run(lsql.lease_insert(), (SUPERVISOR_GROUP, holder_id, micros))
             except Exception as exc:
                 if errno(exc) == _DUPLICATE_KEY:  # another candidate inserted first
                     return None
@@ -74,76 +63,34 @@ class OceanBaseTopicSupervision:
         if valid:
             if holder != holder_id:
                 return None
-            self._exec(lsql.lease_renew(), (micros, SUPERVISOR_GROUP, holder_id, generation))
+            self._engine.run(lsql.lease_renew(),
+                             (micros, SUPERVISOR_GROUP, holder_id, generation))
             return SupervisorTerm(holder_id, generation)
-        cur = self._exec(lsql.lease_takeover(), (holder_id, micros, SUPERVISOR_GROUP))
-        if cur.rowcount != 1:
+        if self._engine.run(lsql.lease_takeover(),
+                            (holder_id, micros, SUPERVISOR_GROUP)) != 1:
             return None
-        after = self._lease_sync(SUPERVISOR_GROUP, lock=True)
+        after = self.current(SUPERVISOR_GROUP, lock=True)
         assert after is not None
         return SupervisorTerm(holder_id, after[1])
 
-    def _lease_renew_sync(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
-        cur = self._exec(lsql.lease_renew(), (_micros(lease_seconds), term.group,
-                                              term.holder_id, term.generation))
-        return bool(cur.rowcount == 1)
+    def renew(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+        return self._engine.run(lsql.lease_renew(), (
+            _micros(lease_seconds), term.group, term.holder_id, term.generation)) == 1
 
-    def _lease_release_sync(self, term: SupervisorTerm) -> None:
-        self._exec(lsql.lease_release(), (term.group, term.holder_id, term.generation))
-
-    # ------------------------------------------------------------------ discovery
-
-    def _pending_page_sync(self, binding_name: str, after: str, limit: int,
-                           flushed_only: bool, wave_id: str | None) -> list[PendingRow]:
-        rows = self._all(_q("pending_page"), (binding_name, after, int(flushed_only),
-                                              wave_id, wave_id, limit))
-        return [PendingRow(binding_name, _text(r[3]), int(r[0]), int(r[1]), int(r[2]))
-                for r in rows]
+    def release(self, term: SupervisorTerm) -> None:
+        self._engine.run(lsql.lease_release(), (term.group, term.holder_id, term.generation))
 
     def _db_now(self) -> datetime.datetime:
-        value: datetime.datetime = self._all("SELECT UTC_TIMESTAMP(6)")[0][0]
+        value: datetime.datetime = self._engine.rows("SELECT UTC_TIMESTAMP(6)")[0][0]
         return value
 
-    def _binding_state_sync(self, binding_name: str
-                            ) -> tuple[datetime.datetime | None, datetime.datetime]:
-        rows = self._all(_q("binding_state_get"), (binding_name,))
+    def binding_state(self, binding_name: str
+                      ) -> tuple[datetime.datetime | None, datetime.datetime]:
+        rows = self._engine.query("binding_state_get", (binding_name,))
         completed = utc_datetime(rows[0][0]) if rows and rows[0][0] is not None else None
         return completed, utc_datetime(self._db_now())
 
-    def _binding_state_touch_sync(self, binding_name: str) -> None:
+    def touch_binding_state(self, binding_name: str) -> None:
         now = self._db_now()  # naive UTC: stored as DATETIME(6) unconverted
-        cur = self._exec(_q("binding_state_set"), (now, binding_name))
-        if cur.rowcount == 0:
-            self._exec(_q("binding_state_insert"), (binding_name, now))
-
-    # ------------------------------------------------------------------ wave targets
-
-    def _targets_clear_sync(self, binding_name: str) -> int:
-        return int(self._exec(_q("targets_clear"), (binding_name,)).rowcount)
-
-    def _targets_freeze_sync(self, binding_name: str, wave_id: str) -> int:
-        return int(self._exec(_q("targets_freeze"), (wave_id, binding_name)).rowcount)
-
-    def _targets_page_sync(self, wave_id: str, binding_name: str, after: str,
-                           limit: int) -> list[WaveTarget]:
-        rows = self._all(_q("targets_page"), (wave_id, binding_name, after, limit))
-        return [WaveTarget(wave_id, binding_name, _text(r[0]), int(r[1]), bool(r[2]))
-                for r in rows]
-
-    def _target_get_sync(self, wave_id: str, binding_name: str,
-                         scope_id: str) -> WaveTarget | None:
-        rows = self._all(_q("target_get") + " FOR UPDATE", (wave_id, binding_name, scope_id))
-        return (WaveTarget(wave_id, binding_name, scope_id, int(rows[0][0]), bool(rows[0][1]))
-                if rows else None)
-
-    def _target_complete_sync(self, wave_id: str, binding_name: str, scope_id: str) -> None:
-        self._exec(_q("target_complete"), (wave_id, binding_name, scope_id))
-
-    def _targets_count_sync(self, wave_id: str, binding_name: str) -> tuple[int, int]:
-        total = self._all(_q("targets_count"), (wave_id, binding_name))[0][0]
-        uncovered = self._all(_q("targets_uncovered"), (wave_id, binding_name))[0][0]
-        return int(total), int(uncovered)
-
-    def _wave_cleanup_sync(self, wave_id: str, binding_name: str) -> None:
-        self._exec(_q("wave_pending_delete"), (binding_name, wave_id, binding_name))
-        self._exec(_q("targets_delete"), (wave_id, binding_name))
+        if self._engine.execute("binding_state_set", (now, binding_name)) == 0:
+            self._engine.execute("binding_state_insert", (binding_name, now))

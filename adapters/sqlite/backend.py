@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from powercontext.adapters import memory_rows
-from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
+from powercontext.adapters.database import MEMORY_FAMILY, VectorRow
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.source_citations import SourceCitationsMixin
 from powercontext.adapters.sqlite.connection import (
@@ -32,7 +32,7 @@ from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import BackendError
-from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
+from powercontext.core.models import EmbeddingProfile, EmbeddingVector
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import sqlite as frag
@@ -100,42 +100,7 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
 
     # ------------------------------------------------------------------ revisions
 
-    def _head_sync(self, artifact_id: str) -> int | None:
-        rows = self._execute(self._t("head_get"), [artifact_id])
-        return None if not rows else int(rows[0][0])
-
-    def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
-        return [shared_rows.revision_row(r) for r in
-                self._execute(self._t("revision_range"), [artifact_id, after, upto])]
-
-    def _insert_revision_sync(self, row: RevisionRow) -> None:
-        self._execute(self._t("revision_insert"), shared_rows.revision_params(row))
-
-    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
-        self._execute(self._t("head_insert"), [artifact_id, revision])
-
-    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
-        self._execute(self._t("head_cas"), [revision, artifact_id, base_revision])
-        return self._changed_one()
-
-    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
-                                new_hash: str) -> bool:
-        self._execute(self._t("revision_hash_update"), [new_hash, artifact_id, revision, old_hash])
-        return self._changed_one()
-
     # ------------------------------------------------------------------ entry versions
-
-    def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
-        return [memory_rows.entry_version(r)
-                for r in self._select_in("versions_by_id", entry_version_ids)]
-
-    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
-        return {r[0] for r in self._select_in("entry_ids_elsewhere", entry_ids, [artifact_id])}
-
-    def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
-        sql = self._t("version_insert")
-        for v in versions:
-            self._execute(sql, memory_rows.entry_version_params(v))
 
     # ------------------------------------------------------------------ projections
 
@@ -352,18 +317,3 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
 
     # ------------------------------------------------------------------ business keys
 
-    def _memory_key_sync(self, key: str) -> str | None:
-        rows = self._execute(self._t("memory_key_get"), [key])
-        return None if not rows else str(rows[0][0])
-
-    def _memory_keys_sync(self) -> list[tuple[str, str]]:
-        return [memory_rows.key_pair(r) for r in self._execute(self._t("memory_keys_all"))]
-
-    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
-        self._execute(self._t("memory_key_insert"), [key, artifact_id])
-
-    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
-        if self._memory_key_sync(key) != artifact_id:
-            return False
-        self._execute(self._t("memory_key_delete"), [key, artifact_id])
-        return True

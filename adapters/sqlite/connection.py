@@ -21,9 +21,9 @@ from typing import Any, ClassVar, TypeVar
 
 import apsw
 
-from powercontext.adapters.storage import SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import utc_text
+from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
 from powercontext.core.errors import (
     BackendError,
     InvalidInputError,
@@ -31,11 +31,12 @@ from powercontext.core.errors import (
     RevisionConflictError,
 )
 from powercontext.core.models import Source
-from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
+from powercontext.ports.engine import EngineCapabilities, LockingPolicy
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
-__all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SQLITE_FEATURES", "SQLiteStorage",
+__all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SQLITE_FEATURES", "SQLiteEngine",
+           "SQLiteStorage",
            "check_sqlite_version", "parse_sqlite_url", "sqlite_version", "vec0_path"]
 
 #: The SQLite features the adapters use, each with the first version that has it. The
@@ -104,7 +105,65 @@ def vec0_path() -> str:
     return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
 
 
-class SQLiteStorage(SourceStore[C]):
+class SQLiteEngine:
+    """The :class:`~powercontext.ports.engine.SQLEngine` port on the APSW connection of
+    one :class:`SQLiteStorage`: every statement goes through the storage's
+    :meth:`SQLiteStorage._execute` (the one place SQL reaches APSW, where tests inject
+    faults). One writer at a time: ``BEGIN IMMEDIATE`` takes the database's write lock,
+    and one Supervisor per database holds a file lock beside it."""
+
+    CAPABILITIES = EngineCapabilities(DIALECT, LockingPolicy.SINGLE_WRITER, row_locks=False)
+
+    def __init__(self, storage: SQLiteStorage[Any]) -> None:
+        self._storage = storage
+
+    @property
+    def engine_capabilities(self) -> EngineCapabilities:
+        return self.CAPABILITIES
+
+    def connect(self) -> None:
+        self._storage._ensure_open_sync()
+
+    def close(self) -> None:
+        self._storage._close_sync()
+
+    def begin(self, write: bool) -> None:
+        self._storage._begin_sync(write)
+
+    def commit(self) -> None:
+        self._storage._commit_sync()
+
+    def rollback(self) -> None:
+        self._storage._rollback_sync()
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> int:
+        storage = self._storage
+        storage._execute(templates.render(statement, DIALECT), params)
+        assert storage._conn is not None
+        return int(storage._conn.changes())
+
+    def execute_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        sql = templates.render(statement, DIALECT)
+        for row in rows:
+            self._storage._execute(sql, row)
+
+    def query(self, statement: str, params: Sequence[Any] = (), *,
+              for_update: bool = False) -> list[tuple[Any, ...]]:
+        del for_update  # BEGIN IMMEDIATE holds the whole database already
+        return self._storage._execute(templates.render(statement, DIALECT), params)
+
+    def query_in(self, statement: str, values: Sequence[Any],
+                 before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._storage._select_in(statement, values, before)
+
+    def map_error(self, exc: BaseException) -> PowerContextError | None:
+        return self._storage._database_error(exc)
+
+    def database_now(self) -> str:
+        return utc_text(self._storage._execute(frag.statement("topic_now"))[0][0])
+
+
+class SQLiteStorage(SQLArtifactStore[C]):
     """The family-neutral SQLite primitives of :class:`SourceStore`: connection,
     transactions, error mapping, metadata and Sources over the shared tables.
     ``conflict_tables`` are the tables whose unique-key violation is a concurrent
@@ -121,6 +180,7 @@ class SQLiteStorage(SourceStore[C]):
         self._filename = parse_sqlite_url(path_or_url)
         self._busy_timeout_ms = busy_timeout_ms
         self._conn = None
+        self.engine = SQLiteEngine(self)
 
     @property
     def filename(self) -> str:
@@ -300,80 +360,8 @@ class SQLiteStorage(SourceStore[C]):
             positions[s.source_id] = self._conn.last_insert_rowid()
         return [positions[s.source_id] for s in sources]
 
-    def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
-        return [shared_rows.source_row(r) for r in self._select_in("sources_by_id", source_ids)]
-
-    def _journal_sync(self, after: int, limit: int) -> list[tuple[int, Source]]:
-        return [shared_rows.source_row(r)
-                for r in self._execute(self._t("journal"), [after, limit])]
-
     # ------------------------------------------------------------------ Scope journal
 
     def _scope_lock_sync(self, scope_id: str) -> None:
         """Nothing: the write transaction's BEGIN IMMEDIATE holds the database's write
         lock, so position allocation is serialised already."""
-
-    def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
-        return [(str(sid), str(scope), int(pos), bool(lin))
-                for sid, scope, pos, lin in self._select_in("scope_journal_by_source",
-                                                            source_ids)]
-
-    def _scope_head_sync(self, scope_id: str) -> int:
-        return int(self._execute(self._t("scope_journal_head"), [scope_id])[0][0])
-
-    def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
-                           lineage_only: bool) -> None:
-        self._execute(self._t("scope_journal_insert"),
-                      [scope_id, position, source_id, int(lineage_only)])
-
-    def _scope_uri_insert_sync(self, scope_id: str, uri_hash: str, position: int) -> None:
-        self._execute(self._t("scope_uri_insert"), [scope_id, uri_hash, position])
-
-    def _scope_uri_position_sync(self, scope_id: str, uri_hash: str) -> int | None:
-        rows = self._execute(self._t("scope_uri_position"), [scope_id, uri_hash])
-        return int(rows[0][0]) if rows else None
-
-    def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
-        have = {(str(sc), int(p)) for sc, p in self._execute(self._t("scope_uris_all"))}
-        return [(str(sc), int(p), str(uri)) for sc, p, uri in
-                self._execute(self._t("scope_journal_uris")) if (str(sc), int(p)) not in have]
-
-    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
-        now = utc_text(self._execute(frag.statement("topic_now"))[0][0])
-        for position in positions:
-            self._execute(self._t("scope_recorded_insert"), [scope_id, position, now])
-
-    def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
-        self._execute(self._t("pending_raise"), [through, through, binding_name, scope_id])
-        if not self._changed_one():
-            self._execute(self._t("pending_insert"), [binding_name, scope_id, through, 0, 0])
-
-    def _scope_journal_sync(self, scope_id: str, after: int,
-                            limit: int) -> list[JournalEntry]:
-        return [processing_rows.journal_entry(scope_id, r) for r in
-                self._execute(self._t("scope_journal_after"), [scope_id, after, limit])]
-
-    # ------------------------------------------------------------------ Pending / status
-
-    def _pending_get_sync(self, binding_name: str, scope_id: str) -> PendingRow | None:
-        rows = self._execute(self._t("pending_get"), [binding_name, scope_id])
-        return processing_rows.pending_row(rows[0]) if rows else None
-
-    def _pending_flush_sync(self, binding_name: str, scope_id: str, head: int) -> None:
-        self._execute(self._t("pending_flush"), [head, head, binding_name, scope_id])
-        if not self._changed_one():
-            self._execute(self._t("pending_insert"), [binding_name, scope_id, head, 1, 0])
-
-    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
-        rows = self._execute(self._t("status_cursor_get"), [binding_name, scope_id])
-        return int(rows[0][0]) if rows else 0
-
-    def _budget_get_sync(self, scope_id: str, binding_name: str,
-                         source_after: int) -> BudgetRow | None:
-        rows = self._execute(self._t("status_budget_get"),
-                             [scope_id, binding_name, source_after])
-        return processing_rows.budget_row(rows[0]) if rows else None
-
-    def _processing_scopes_sync(self, binding_name: str) -> list[str]:
-        return [str(r[0]) for r in self._execute(
-            self._t("processing_scopes"), [binding_name, binding_name, binding_name])]

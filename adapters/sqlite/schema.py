@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import apsw
 
-from powercontext.adapters.database import DatabaseMemoryBackend
+from powercontext.adapters.memory_sql_rows import SQLMemoryRows
 from powercontext.adapters.sqlite.connection import SQLiteStorage
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.core import canonical
@@ -40,7 +40,7 @@ def unpack(blob: object) -> tuple[float, ...] | None:
     return struct.unpack(f"<{len(blob) // 4}f", blob)
 
 
-class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], DatabaseMemoryBackend):
+class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
     """Schema, probes and vector-table migration of the Memory family on SQLite."""
 
     conflict_tables: ClassVar[tuple[str, ...]] = (

@@ -26,33 +26,19 @@ import apsw
 
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
-from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
-from powercontext.adapters.storage import RevisionRow
-from powercontext.adapters.storage import rows as shared_rows
-from powercontext.adapters.storage.processing_rows import decision_params, decision_row
-from powercontext.adapters.topic_budget_spi import (
-    budget_params,
-    budget_row,
-    budget_update_params,
-    pending_row,
-)
-from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend, utc_text
+from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
 from powercontext.adapters.topic_insight import TopicInsightMixin
 from powercontext.adapters.topic_spi import TopicCard
-from powercontext.core import canonical
+from powercontext.adapters.topic_sql_rows import SQLTopicRows
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import BackendError, IntegrityError
-from powercontext.core.models import EmbeddingProfile, EmbeddingVector, SourceRef
+from powercontext.core.models import EmbeddingProfile, EmbeddingVector
 from powercontext.core.topic.models import (
-    TOPIC_FAMILY,
-    RetrievalShape,
     TopicCapabilities,
     TopicChannel,
     TopicRef,
     TopicWrite,
 )
-from powercontext.core.topic.operator import OperatorDecision
-from powercontext.core.topic.processing import BudgetRow, PendingRow
 from powercontext.core.topic.search import ChannelRow
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
@@ -67,8 +53,7 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
-                         SQLiteStorage[TopicCapabilities], DatabaseTopicBackend):
+class SQLiteTopicBackend(TopicInsightMixin, SQLiteStorage[TopicCapabilities], SQLTopicRows):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
@@ -87,6 +72,7 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
         self._init_connection(path_or_url, busy_timeout_ms)
+        self.leases = SQLiteLeases(self.engine)
         self._vec_tables = False  # the Topic vec0 tables exist and sqlite-vec is loaded
 
     # ------------------------------------------------------------------ schema
@@ -171,26 +157,6 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
         rows = self._execute(self._t(name), params)
         return rows[0][0] if rows else None
 
-    def _shape_sync(self) -> RetrievalShape | None:
-        rows = self._execute(self._t("topic_shape_get"), [SHAPE_KEY])
-        if not rows:
-            return None
-        kind, policy, analyzer, profile, fingerprint = rows[0]
-        return RetrievalShape(kind, policy, analyzer,
-                              None if profile is None else shared_rows.embedding_profile(profile),
-                              fingerprint)
-
-    def _set_shape_sync(self, shape: RetrievalShape) -> None:
-        profile = (None if shape.embedding_profile is None
-                   else canonical.canonical_dumps(shape.embedding_profile).decode())
-        self._execute(self._t("topic_shape_delete"), [SHAPE_KEY])
-        self._execute(self._t("topic_shape_insert"), [
-            SHAPE_KEY, shape.kind, shape.chunk_policy, shape.analyzer_version, profile,
-            shape.profile_fingerprint])
-
-    def _topic_head_count_sync(self) -> int:
-        return int(self._one("topic_head_count", [TOPIC_FAMILY]))
-
     def _missing_vectors_sync(self, fingerprint: str) -> int:
         if not self._vec_tables:
             return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
@@ -198,43 +164,6 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
                                  [fingerprint, fingerprint])[0][0])
 
     # ------------------------------------------------------------------ publication
-
-    def _head_for_update_sync(self, artifact_id: str) -> tuple[int, str] | None:
-        rows = self._execute(self._t("topic_head_get"), [artifact_id])
-        return None if not rows else (int(rows[0][0]), str(rows[0][1]))
-
-    def _topic_scope_sync(self, artifact_id: str) -> str | None:
-        return self._one("topic_scope_get", [artifact_id])
-
-    def _source_hashes_sync(self, source_ids: Sequence[str]) -> dict[str, str]:
-        return {str(a): str(h) for a, h in self._select_in("topic_source_hashes", source_ids)}
-
-    def _insert_revision_sync(self, row: RevisionRow) -> None:
-        self._execute(self._t("revision_insert"), shared_rows.revision_params(row))
-
-    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
-        self._execute(self._t("head_insert"), [artifact_id, revision])
-
-    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
-        self._execute(self._t("head_cas"), [revision, artifact_id, base_revision])
-        return self._changed_one()
-
-    def _insert_lineage_sync(self, ref: TopicRef, sources: Sequence[SourceRef],
-                             based_on: TopicRef | None) -> None:
-        insert = self._t("topic_lineage_source_insert")
-        for s in sources:
-            self._execute(insert, [ref.artifact_id, ref.revision, s.source_id, s.content_hash])
-        if based_on is not None:
-            self._execute(self._t("topic_lineage_artifact_insert"), [
-                ref.artifact_id, ref.revision, based_on.family, based_on.artifact_id,
-                based_on.revision])
-
-    def _database_utc_now_sync(self) -> str:
-        return utc_text(self._execute(frag.statement("topic_now"))[0][0])
-
-    def _insert_publication_sync(self, ref: TopicRef, scope_id: str, published_at: str) -> None:
-        self._execute(self._t("topic_publication_insert"),
-                      [ref.artifact_id, ref.revision, scope_id, published_at])
 
     def _delete_active_sync(self, artifact_id: str) -> None:
         for (cid,) in self._execute(self._t("topic_chunk_rowids"), [artifact_id]):
@@ -281,54 +210,7 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
     # ------------------------------------------------------------------ allowance, guards
     # (BEGIN IMMEDIATE excludes every other writer: ``lock`` needs nothing more here)
 
-    def _budget_row_sync(self, scope_id: str, binding_name: str, source_after: int, *,
-                         lock: bool) -> BudgetRow | None:
-        rows = self._execute(self._t("budget_get"), [scope_id, binding_name, source_after])
-        return budget_row(rows[0]) if rows else None
-
-    def _budget_insert_sync(self, row: BudgetRow) -> None:
-        self._execute(self._t("budget_insert"), budget_params(row))
-
-    def _budget_update_sync(self, row: BudgetRow) -> None:
-        self._execute(self._t("budget_update"), budget_update_params(row))
-
-    def _budget_delete_sync(self, scope_id: str, binding_name: str, source_after: int,
-                            attempt_id: str) -> bool:
-        self._execute(self._t("budget_delete"),
-                      [scope_id, binding_name, source_after, attempt_id])
-        return self._changed_one()
-
-    def _cursor_sync(self, binding_name: str, scope_id: str, *, lock: bool) -> int | None:
-        found = self._one("guard_cursor_get", [binding_name, scope_id])
-        return None if found is None else int(found)
-
-    def _cursor_insert_sync(self, binding_name: str, scope_id: str, position: int) -> None:
-        self._execute(self._t("guard_cursor_insert"), [binding_name, scope_id, position])
-
-    def _cursor_cas_sync(self, binding_name: str, scope_id: str, expected: int,
-                         position: int) -> bool:
-        self._execute(self._t("guard_cursor_cas"), [position, binding_name, scope_id, expected])
-        return self._changed_one()
-
-    def _pending_row_sync(self, binding_name: str, scope_id: str, *,
-                          lock: bool) -> PendingRow | None:
-        rows = self._execute(self._t("guard_pending_get"), [binding_name, scope_id])
-        return pending_row(binding_name, scope_id, rows[0]) if rows else None
-
-    def _pending_handled_sync(self, binding_name: str, scope_id: str, handled: int) -> None:
-        self._execute(self._t("guard_pending_handled"), [handled, binding_name, scope_id])
-
-    def _pending_delete_sync(self, binding_name: str, scope_id: str) -> None:
-        self._execute(self._t("guard_pending_delete"), [binding_name, scope_id])
-
     # ------------------------------------------------------------------ operator decisions
-
-    def _decision_insert_sync(self, decision: OperatorDecision) -> None:
-        self._execute(self._t("operator_decision_insert"), decision_params(decision))
-
-    def _decisions_sync(self, scope_id: str, limit: int) -> list[OperatorDecision]:
-        return [decision_row(r) for r in
-                self._execute(self._t("operator_decisions_get"), [scope_id, limit])]
 
     # ------------------------------------------------------------------ reads
 
@@ -358,27 +240,6 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteTopicSupervision,
 
     def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
         return self._one("topic_chunk_text", [ref.artifact_id, ref.revision, ordinal])
-
-    def _topic_revision_sync(self, artifact_id: str, revision: int) -> RevisionRow | None:
-        rows = self._execute(self._t("topic_revision_get"),
-                             [artifact_id, revision, TOPIC_FAMILY])
-        return shared_rows.revision_row(rows[0]) if rows else None
-
-    def _publication_sync(self, artifact_id: str, revision: int) -> tuple[str, str] | None:
-        rows = self._execute(self._t("topic_publication_get"), [artifact_id, revision])
-        return (str(rows[0][0]), str(rows[0][1])) if rows else None
-
-    def _lineage_sync(self, artifact_id: str,
-                      revision: int) -> tuple[list[SourceRef], list[TopicRef]]:
-        sources = [SourceRef(str(s), str(h)) for s, h in
-                   self._execute(self._t("topic_lineage_sources_get"), [artifact_id, revision])]
-        based = [TopicRef(str(a), int(r), str(f)) for f, a, r in
-                 self._execute(self._t("topic_lineage_artifacts_get"), [artifact_id, revision])]
-        return sources, based
-
-    def _topic_heads_sync(self, scope_id: str) -> list[TopicRef]:
-        return [TopicRef(str(a), int(r))
-                for a, r in self._execute(self._t("topic_heads_by_scope"), [scope_id])]
 
 
     # ------------------------------------------------------------------ analyzer migration

@@ -1,9 +1,7 @@
-"""The SQLite primitives of the Supervisor substrate (Topic Memory RFC, "Leader, term,
-and fencing", "Automatic scheduling"; TOPIC-MEMORY.md, "SQLite and other processes"):
-:class:`SQLiteTopicSupervision`, a mixin of
-:class:`~powercontext.adapters.sqlite.topic_backend.SQLiteTopicBackend` implementing
-what :class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront`
-drives.
+"""SQLiteLeases: the Supervisor's lease and binding-state rows on SQLite, over the
+engine port (Topic Memory RFC, "Leader, term, and fencing", "Automatic scheduling";
+TOPIC-MEMORY.md, "SQLite and other processes"), the
+:class:`~powercontext.ports.engine.SupervisorLeases` of the ``SINGLE_WRITER`` policy.
 
 SQLite elects no Leader and renews nothing: a Supervisor's start overwrites the holder,
 raises the generation and keeps ``lease_expires_at`` NULL, and the term lasts until the
@@ -16,114 +14,51 @@ a takeover cannot interleave with a fenced commit.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
-from typing import Any
 
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import text
 from powercontext.adapters.topic_supervision_store import utc_datetime
-from powercontext.core.topic.processing import PendingRow
-from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm, WaveTarget
-from powercontext.sql import sqlite as frag
+from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm
+from powercontext.ports.engine import SQLEngine
 
-__all__ = ["SQLiteTopicSupervision"]
+__all__ = ["SQLiteLeases"]
 
 
-class SQLiteTopicSupervision:
-    """Leases, discovery pages, binding states and wave targets on APSW (the host's
-    ``_execute``, ``_t``, ``_changed_one`` and ``_database_utc_now_sync``)."""
+class SQLiteLeases:
+    """Leases that never expire and binding states, by the database's clock."""
 
-    lease_expires = False
+    expires = False
 
-    _execute: Any
-    _t: Any
-    _changed_one: Any
-    _conn: Any
-    _database_utc_now_sync: Any
+    def __init__(self, engine: SQLEngine) -> None:
+        self._engine = engine
 
-    def _changes(self) -> int:
-        return int(self._conn.changes())
-
-    # ------------------------------------------------------------------ leases
-
-    def _lease_sync(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
+    def current(self, group: str, *, lock: bool) -> tuple[str, int, bool] | None:
         del lock  # BEGIN IMMEDIATE: no other writer until COMMIT
-        rows = self._execute(self._t("lease_get"), [group])
-        return (str(rows[0][0]), int(rows[0][1]), True) if rows else None
+        rows = self._engine.query("lease_get", (group,))
+        return (text(rows[0][0]), int(rows[0][1]), True) if rows else None
 
-    def _lease_acquire_sync(self, holder_id: str, lease_seconds: float | None
-                            ) -> SupervisorTerm:
+    def acquire(self, holder_id: str, lease_seconds: float | None) -> SupervisorTerm:
         del lease_seconds  # None: the term lasts until the next start
-        self._execute(self._t("lease_takeover"), [holder_id, SUPERVISOR_GROUP])
-        if not self._changed_one():
-            self._execute(self._t("lease_insert"), [SUPERVISOR_GROUP, holder_id])
-        stored = self._lease_sync(SUPERVISOR_GROUP, lock=True)
+        if self._engine.execute("lease_takeover", (holder_id, SUPERVISOR_GROUP)) != 1:
+            self._engine.execute("lease_insert", (SUPERVISOR_GROUP, holder_id))
+        stored = self.current(SUPERVISOR_GROUP, lock=True)
         assert stored is not None
         return SupervisorTerm(holder_id, stored[1])
 
-    def _lease_renew_sync(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
+    def renew(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
         del lease_seconds
-        stored = self._lease_sync(term.group, lock=False)
+        stored = self.current(term.group, lock=False)
         return stored is not None and stored[:2] == (term.holder_id, term.generation)
 
-    def _lease_release_sync(self, term: SupervisorTerm) -> None:
+    def release(self, term: SupervisorTerm) -> None:
         del term  # the next start takes over; nothing expires on SQLite
 
-    # ------------------------------------------------------------------ discovery
-
-    def _pending_page_sync(self, binding_name: str, after: str, limit: int,
-                           flushed_only: bool, wave_id: str | None) -> list[PendingRow]:
-        rows = self._execute(self._t("pending_page"), [
-            binding_name, after, int(flushed_only), wave_id, wave_id, limit])
-        return [PendingRow(binding_name, _text(r[3]), int(r[0]), int(r[1]), int(r[2]))
-                for r in rows]
-
-    def _binding_state_sync(self, binding_name: str
-                            ) -> tuple[datetime.datetime | None, datetime.datetime]:
-        rows = self._execute(self._t("binding_state_get"), [binding_name])
+    def binding_state(self, binding_name: str
+                      ) -> tuple[datetime.datetime | None, datetime.datetime]:
+        rows = self._engine.query("binding_state_get", (binding_name,))
         completed = utc_datetime(rows[0][0]) if rows and rows[0][0] is not None else None
-        now = utc_datetime(self._execute(frag.statement("topic_now"))[0][0])
-        return completed, now
+        return completed, utc_datetime(self._engine.database_now())
 
-    def _binding_state_touch_sync(self, binding_name: str) -> None:
-        now = utc_text(self._database_utc_now_sync())
-        self._execute(self._t("binding_state_set"), [now, binding_name])
-        if not self._changed_one():
-            self._execute(self._t("binding_state_insert"), [binding_name, now])
-
-    # ------------------------------------------------------------------ wave targets
-
-    def _targets_clear_sync(self, binding_name: str) -> int:
-        self._execute(self._t("targets_clear"), [binding_name])
-        return self._changes()
-
-    def _targets_freeze_sync(self, binding_name: str, wave_id: str) -> int:
-        self._execute(self._t("targets_freeze"), [wave_id, binding_name])
-        return self._changes()
-
-    def _targets_page_sync(self, wave_id: str, binding_name: str, after: str,
-                           limit: int) -> list[WaveTarget]:
-        rows = self._execute(self._t("targets_page"), [wave_id, binding_name, after, limit])
-        return [WaveTarget(wave_id, binding_name, _text(r[0]), int(r[1]), bool(r[2]))
-                for r in rows]
-
-    def _target_get_sync(self, wave_id: str, binding_name: str,
-                         scope_id: str) -> WaveTarget | None:
-        rows = self._execute(self._t("target_get"), [wave_id, binding_name, scope_id])
-        return (WaveTarget(wave_id, binding_name, scope_id, int(rows[0][0]), bool(rows[0][1]))
-                if rows else None)
-
-    def _target_complete_sync(self, wave_id: str, binding_name: str, scope_id: str) -> None:
-        self._execute(self._t("target_complete"), [wave_id, binding_name, scope_id])
-
-    def _targets_count_sync(self, wave_id: str, binding_name: str) -> tuple[int, int]:
-        total = self._execute(self._t("targets_count"), [wave_id, binding_name])[0][0]
-        uncovered = self._execute(self._t("targets_uncovered"), [wave_id, binding_name])[0][0]
-        return int(total), int(uncovered)
-
-    def _wave_cleanup_sync(self, wave_id: str, binding_name: str) -> None:
-        self._execute(self._t("wave_pending_delete"), [binding_name, wave_id, binding_name])
-        self._execute(self._t("targets_delete"), [wave_id, binding_name])
-
-
-def _text(value: Sequence[Any] | Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes | bytearray) else str(value)
+    def touch_binding_state(self, binding_name: str) -> None:
+        now = self._engine.database_now()
+        if self._engine.execute("binding_state_set", (now, binding_name)) != 1:
+            self._engine.execute("binding_state_insert", (binding_name, now))

@@ -318,11 +318,9 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
 
 
 async def _scope_may_hold_topics(svc: Any, scope_id: str) -> bool:
-    """Whether the Scope ``scope_id`` may hold a Topic: its Topic Cursor is past 0.
-    Topics are published only by a Window, which commits with its Cursor (Topic Memory
-    RFC, "Source, Window, Cursor, and Pending"), so a Cursor of 0 (no Source, or none
-    processed yet) means no Topic, and the Topic side is not opened (its modules are
-    about a seventh of the hook's work). True when the backend cannot tell."""
+    """Whether the Scope ``scope_id`` may hold a Topic: its Topic Cursor is past 0 (a
+    Window publishes with its Cursor: Topic Memory RFC, "Source, Window, Cursor, and
+    Pending"); else the Topic side is not opened. True when the backend cannot tell."""
     cursor = getattr(svc.backend, "processing_cursor", None)
     if not callable(cursor):
         return True

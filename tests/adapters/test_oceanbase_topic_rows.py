@@ -185,7 +185,7 @@ def test_no_vector_column_refuses_vector_work(seekdb_url):
 
 
 def test_publication_time_is_database_utc_with_microseconds(rows):
-    now = rows.sync(rows._database_utc_now_sync)
+    now = rows.sync(rows.engine.database_now)  # the engine port's database clock
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", now)
     stamp = datetime.datetime.strptime(now, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.UTC)

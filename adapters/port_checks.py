@@ -1,0 +1,48 @@
+"""What mypy checks here and nothing runs: each engine's classes implement the ports
+they stand for (the engine port, the search projections, the family backends). A
+change that breaks one fails ``make types``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__: list[str] = []
+
+if TYPE_CHECKING:
+    from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
+    from powercontext.adapters.oceanbase.engine import OceanBaseEngine
+    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+    from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
+    from powercontext.adapters.sqlite.backend import SQLiteMemoryBackend
+    from powercontext.adapters.sqlite.connection import SQLiteEngine
+    from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
+    from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
+    from powercontext.ports import MemoryBackend
+    from powercontext.ports.engine import (
+        EngineBacked,
+        MemorySearchProjection,
+        SQLEngine,
+        SupervisorLeases,
+        TopicSearchProjection,
+    )
+    from powercontext.ports.topic import TopicMemoryBackend
+
+    def _sqlite(memory: SQLiteMemoryBackend, topic: SQLiteTopicBackend) -> None:
+        engine: SQLEngine = SQLiteEngine(memory)
+        leases: SupervisorLeases = SQLiteLeases(engine)
+        backed: EngineBacked = memory
+        projection: MemorySearchProjection = memory
+        topic_projection: TopicSearchProjection = topic
+        port: MemoryBackend = memory
+        topic_port: TopicMemoryBackend = topic
+        del engine, leases, backed, projection, topic_projection, port, topic_port
+
+    def _oceanbase(memory: OceanBaseMemoryBackend, topic: OceanBaseTopicBackend) -> None:
+        engine: SQLEngine = OceanBaseEngine(memory)
+        leases: SupervisorLeases = OceanBaseLeases(OceanBaseEngine(memory))
+        backed: EngineBacked = topic
+        projection: MemorySearchProjection = memory
+        topic_projection: TopicSearchProjection = topic
+        port: MemoryBackend = memory
+        topic_port: TopicMemoryBackend = topic
+        del engine, leases, backed, projection, topic_projection, port, topic_port
