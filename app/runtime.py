@@ -258,7 +258,7 @@ def sqlite_path(url: str) -> Path | None:
         return None if url == ":memory:" else Path(url).expanduser()
     if scheme != "sqlite":
         return None
-    from powercontext.plugins.builtin import sqlite_path_from_url
+    from powercontext.plugins.urls import sqlite_path_from_url
 
     path = sqlite_path_from_url(url)
     return None if path == ":memory:" else Path(path)

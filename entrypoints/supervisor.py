@@ -135,7 +135,7 @@ class ArtifactProcessingSupervisor:
                  registry: Any = None, worker_plugins: Sequence[str] = (),
                  backoff: Callable[[int], float] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        from powercontext.plugins.builtin import resolve
+        from powercontext.plugins.loading import resolve
         from powercontext.plugins.registry import Registry
 
         self.db_url = str(db_url)

@@ -48,7 +48,7 @@ def locking_of(db_url: str, plugins: Sequence[str]) -> SupervisorLocking:
     """The locking policy of the Topic backend ``db_url`` names (built, never opened),
     with the extra ``plugins`` (``module:attribute``) registered. UnknownPluginError
     for a scheme no plugin registered."""
-    from powercontext.plugins.builtin import resolve
+    from powercontext.plugins.loading import resolve
     from powercontext.plugins.registry import Registry
 
     registry = Registry(plugins=[resolve(p) for p in plugins])

@@ -136,7 +136,7 @@ async def _run(db_url: str, config: Any, env: Mapping[str, str], assignment: Any
         InvalidInputError,
         TopicProcessingError,
     )
-    from powercontext.plugins.builtin import resolve
+    from powercontext.plugins.loading import resolve
     from powercontext.plugins.registry import Registry
     from powercontext.runtime import open_topic_processor
     from powercontext.topic_processing import CONTROL_CODES

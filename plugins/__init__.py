@@ -1,6 +1,7 @@
-"""Plugins: pluggy hookspecs, the registry, and the built-in plugin (ARCHITECTURE.md,
-"Plugins"). Third-party plugins use :data:`hookimpl` and the entry-point group
-``powercontext``; hosts build a :class:`Registry`."""
+"""Plugins: pluggy hookspecs and the registry (ARCHITECTURE.md, "Plugins"). The built-in
+plugins are the ``plugin`` modules of the adapter packages; third-party plugins use
+:data:`hookimpl` and the entry-point group ``powercontext``; hosts build a
+:class:`Registry`."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
 Every hook takes a ``register`` callback owned by the host's
 :class:`~powercontext.plugins.registry.Registry`; a plugin calls it once per thing it
-provides. Built-in adapters register through these same hooks
-(:mod:`powercontext.plugins.builtin`); third parties through the entry-point group
-``powercontext``::
+provides. Each built-in adapter package registers through these same hooks from its own
+``plugin`` module (``powercontext.adapters.sqlite.plugin``, ...: the registry's
+``DEFAULT_PLUGINS``); third parties through the entry-point group ``powercontext``::
 
     from powercontext.plugins import hookimpl
 

@@ -1,12 +1,14 @@
 """The plugin registry: one object that owns its pluggy PluginManager (ARCHITECTURE.md,
 "Plugins"; no module-global manager).
 
-Building a :class:`Registry` loads the built-in plugins (``DEFAULT_PLUGINS``), any
-plugins passed in, and the entry-point group ``powercontext`` (read only when a
+Building a :class:`Registry` loads the built-in plugins (:data:`DEFAULT_PLUGINS`: the
+``plugin`` module of each adapter package, registered exactly as a third party's module
+is), any plugins passed in, and the entry-point group ``powercontext`` (read only when a
 distribution may declare it: :mod:`powercontext.plugins.discovery`), then calls pluggy's
 ``check_pending()``, so a plugin whose hook name is misspelled fails at start-up.
 Nothing is collected or imported before that, and factories import their adapters only
-when called.
+when called. Precedence: none; a URL scheme or a name has exactly one plugin, and a
+second registration (a third party claiming ``sqlite``, say) is refused.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from powercontext.plugins.hookspecs import (
     TopicBackendFactory,
     TopicGenerationModelFactory,
 )
+from powercontext.plugins.urls import sqlite_url_for_path, url_scheme
 
 if TYPE_CHECKING:
     from powercontext.core.models import EmbeddingProfile
@@ -46,10 +49,18 @@ __all__ = [
     "url_scheme",
 ]
 
-DEFAULT_PLUGINS: tuple[str, ...] = ("powercontext.plugins.builtin",)
-"""Modules registered as plugins in every Registry, before entry points."""
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "powercontext.adapters.sqlite.plugin",
+    "powercontext.adapters.oceanbase.plugin",
+    "powercontext.adapters.embedding.plugin",
+    "powercontext.adapters.candidates.plugin",
+    "powercontext.adapters.topic_generation.plugin",
+)
+"""The built-in plugins: modules imported by name and registered (under that name) in
+every Registry, before the plugins passed in and the entry points. Each is an ordinary
+plugin module of ``@hookimpl`` functions, like a third party's; importing one imports no
+driver, SDK or backend module (its factories do, when called)."""
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _NAME = re.compile(r"^[a-z][a-z0-9_.+\-]*$")
 
 
@@ -63,13 +74,6 @@ class DuplicateRegistrationError(PluginError, ValueError):
 
 class UnknownPluginError(PluginError, LookupError):
     """No plugin registered the requested URL scheme, embedding model or provider."""
-
-
-def url_scheme(url: str) -> str | None:
-    """The lowercase scheme of ``url`` when it has the form ``scheme://...``, else None
-    (a bare filesystem path such as ``memory.db``, ``./x`` or ``C:\\x``)."""
-    match = _SCHEME.match(url)
-    return match.group(1).lower() if match else None
 
 
 @final
@@ -266,7 +270,7 @@ def _build(factories: Mapping[str, Any], kind: str, url: str | Path,
     text = str(url)
     scheme = url_scheme(text)
     if scheme is None:
-        scheme, text = "sqlite", _sqlite_url_for_path(text)
+        scheme, text = "sqlite", sqlite_url_for_path(text)
     try:
         factory = factories[scheme]
     except KeyError:
@@ -278,9 +282,3 @@ def _build(factories: Mapping[str, Any], kind: str, url: str | Path,
     if analyzer is not None:
         return factory(text, profile=profile, analyzer=analyzer)
     return factory(text, profile=profile)
-
-
-def _sqlite_url_for_path(path: str) -> str:
-    if path == ":memory:":
-        return "sqlite://:memory:"
-    return "sqlite://" + Path(path).expanduser().absolute().as_uri().removeprefix("file://")

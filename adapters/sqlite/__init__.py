@@ -1,7 +1,8 @@
 """The SQLite backends (Memory RFC, "SQLite adapter"; Topic Memory RFC, "Storage, Head,
 and atomic activation"): APSW with the sqlite-vec ``vec0`` extension (ARCHITECTURE.md,
 "Decisions"). The Memory and Topic Memory families share one database file, each with
-its own backend class, connection and readiness checks.
+its own backend class, connection and readiness checks. The backends register
+themselves through :mod:`.plugin`.
 
 Each family's backend is imported when it is first named (PEP 562), so opening the
 Memory side (every prompt hook) does not import the Topic side's modules."""

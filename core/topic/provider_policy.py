@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 BUILTIN_PROVIDERS: frozenset[str] = frozenset({"openai", "anthropic", "deterministic"})
-"""The providers powercontext ships (``plugins/builtin.py``)."""
+"""The providers powercontext ships (``adapters/topic_generation/plugin.py``)."""
 
 GENERATION_SETTINGS: frozenset[str] = frozenset(
     {"temperature", "top_p", "seed", "max_output_tokens", "timeout_seconds", "service_tier"})

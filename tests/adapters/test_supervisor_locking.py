@@ -18,7 +18,7 @@ from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
 from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor, main
 from powercontext.entrypoints.supervisor_leases import locking_policy
 from powercontext.plugins import hookimpl
-from powercontext.plugins.builtin import resolve
+from powercontext.plugins.loading import resolve
 from powercontext.plugins.registry import Registry
 from powercontext.ports.topic_supervision import SupervisorLockingPolicy
 from powercontext.runtime import supervisor_lock_path

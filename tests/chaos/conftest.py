@@ -67,14 +67,15 @@ def new_scope(prefix: str = "chaos") -> str:
 def _supervisor_written(engine: str) -> bool:
     """Whether the Supervisor of this tree and its storage on ``engine`` (``sqlite``,
     ``oceanbase``) are implemented (not the part-4 skeleton)."""
+    import importlib
     import os
 
     from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
-    from powercontext.plugins.builtin import TOPIC_BACKENDS, resolve
     from powercontext.topic_config import PowerContextConfig
 
+    class_name = {"sqlite": "SQLiteTopicBackend", "oceanbase": "OceanBaseTopicBackend"}[engine]
     try:
-        backend = resolve(TOPIC_BACKENDS[engine])
+        backend = getattr(importlib.import_module(f"powercontext.adapters.{engine}"), class_name)
     except ImportError:
         return False
     if not callable(getattr(backend, "_lease_acquire_sync", None)):

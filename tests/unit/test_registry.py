@@ -18,8 +18,8 @@ from powercontext.plugins import (
     UnknownPluginError,
     hookimpl,
 )
-from powercontext.plugins.builtin import sqlite_path_from_url
-from powercontext.plugins.registry import url_scheme
+from powercontext.plugins.registry import DEFAULT_PLUGINS, url_scheme
+from powercontext.plugins.urls import sqlite_path_from_url
 
 
 class _Made:
@@ -54,7 +54,7 @@ class _SqliteSpy:
 
 def test_builtin_plugin_registers_backends_and_models_by_name():
     registry = Registry(entry_points=False)
-    assert registry.plugin_names() == ("powercontext.plugins.builtin",)
+    assert registry.plugin_names() == tuple(sorted(DEFAULT_PLUGINS))
     assert list(registry.backend_factories()) == ["oceanbase", "sqlite"]
     assert list(registry.embedding_model_factories()) == ["deterministic", "local", "openai"]
     assert list(registry.candidate_providers()) == [
@@ -89,8 +89,10 @@ def test_register_after_construction_refuses_duplicate_and_keeps_the_old_state()
     spy = _SqliteSpy()
     with pytest.raises(DuplicateRegistrationError):
         registry.register(spy, name="spy")
-    assert registry.plugin_names() == ("powercontext.plugins.builtin",)
-    assert registry.backend_factories()["sqlite"].__name__ == "_sqlite_backend"
+    assert registry.plugin_names() == tuple(sorted(DEFAULT_PLUGINS))
+    from powercontext.adapters.sqlite import plugin as sqlite_plugin
+
+    assert registry.backend_factories()["sqlite"] is sqlite_plugin.memory_backend
     registry.register(_MemPlugin(), name="mem")
     assert "mem" in registry.backend_factories()
 
@@ -179,7 +181,7 @@ class _Capture:
 
 def _capturing_registry() -> Registry:
     registry = Registry(entry_points=False)
-    registry.plugin_manager.unregister(name="powercontext.plugins.builtin")
+    registry.plugin_manager.unregister(name="powercontext.adapters.sqlite.plugin")
     registry.register(_Capture(), name="capture")
     return registry
 
@@ -260,27 +262,51 @@ def test_broken_entry_point_is_a_plugin_error(tmp_path, monkeypatch):
         Registry()
 
 
+#: What building a Registry may import of the adapters: each built-in plugin module and
+#: the package above it (whose exports load on first use), nothing else.
+_PLUGIN_IMPORTS = sorted({
+    "powercontext.adapters",
+    *DEFAULT_PLUGINS, *(name.rpartition(".")[0] for name in DEFAULT_PLUGINS)})
+
+
 @pytest.mark.subprocess
-def test_importing_and_building_the_registry_imports_no_adapter_or_heavy_library():
+def test_building_the_registry_imports_only_the_plugin_modules_and_nothing_heavy():
     code = textwrap.dedent(
         """
         import sys
         from powercontext.plugins import Registry
         r = Registry()
         r.backend_factories(); r.embedding_model_factories(); r.candidate_providers()
-        heavy = sorted(
-            m for m in sys.modules
-            if m.startswith("powercontext.adapters") or m.split(".")[0] in
+        r.topic_backend_factories(); r.topic_generation_model_factories()
+        print(sorted(m for m in sys.modules if m.startswith("powercontext.adapters")))
+        print(sorted(
+            m for m in sys.modules if m.split(".")[0] in
             ("apsw", "sqlite_vec", "MySQLdb", "torch", "sentence_transformers", "openai",
-             "sqlglot")
-        )
-        print(heavy)
+             "anthropic", "sqlglot", "httpx")
+        ))
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    ).stdout.splitlines()
+    assert out == [str(_PLUGIN_IMPORTS), "[]"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("plugin", DEFAULT_PLUGINS)
+def test_importing_a_builtin_plugin_module_imports_no_implementation(plugin):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import {plugin}
+        print(*sorted(m for m in sys.modules if m.startswith("powercontext.adapters")))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    package = plugin.rpartition(".")[0]
+    assert set(out) == {"powercontext.adapters", package, plugin}
 
 
 @pytest.mark.subprocess

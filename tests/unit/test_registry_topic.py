@@ -1,7 +1,7 @@
 """Topic Memory backends in the plugin registry (ARCHITECTURE.md, "Plugins"): the
 ``powercontext_register_topic_backends`` hook, the built-ins for sqlite and oceanbase
-(named by dotted path, imported only when built), one backend per scheme, the same URL
-forms as Memory backends."""
+(registered by each adapter package's plugin module, imported only when built), one
+backend per scheme, the same URL forms as Memory backends."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
+from powercontext.adapters.oceanbase import plugin as oceanbase_plugin
+from powercontext.adapters.sqlite import plugin as sqlite_plugin
 from powercontext.core.models import EmbeddingProfile
 from powercontext.plugins import DuplicateRegistrationError, Registry, UnknownPluginError, hookimpl
-from powercontext.plugins.builtin import TOPIC_BACKENDS
 
 
 class _Made:
@@ -36,10 +37,8 @@ def test_builtins_register_a_topic_backend_per_memory_scheme():
     registry = Registry(entry_points=False)
     assert list(registry.topic_backend_factories()) == ["oceanbase", "sqlite"]
     assert list(registry.topic_backend_factories()) == list(registry.backend_factories())
-    assert TOPIC_BACKENDS == {
-        "sqlite": "powercontext.adapters.sqlite:SQLiteTopicBackend",
-        "oceanbase": "powercontext.adapters.oceanbase:OceanBaseTopicBackend",
-    }
+    assert registry.topic_backend_factories() == {
+        "oceanbase": oceanbase_plugin.topic_backend, "sqlite": sqlite_plugin.topic_backend}
 
 
 def test_a_third_party_topic_backend_gets_the_url_profile_and_analyzer():
@@ -79,8 +78,11 @@ def test_building_the_registry_imports_no_topic_adapter():
             "from powercontext.plugins import Registry\n"
             "r = Registry(entry_points=False)\n"
             "r.topic_backend_factories()\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('powercontext.adapters', "
+            "print(*sorted(m for m in sys.modules if m.startswith(('powercontext.adapters', "
             "'apsw', 'MySQLdb'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
-    assert out.stdout.strip() == "[]"
+    # the plugin modules and their packages only: no backend module, no driver
+    assert not [m for m in out.stdout.split() if "backend" in m
+                or not m.startswith("powercontext.adapters")]
+    assert "powercontext.adapters.sqlite.plugin" in out.stdout.split()

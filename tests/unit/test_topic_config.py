@@ -9,11 +9,11 @@ import logging
 
 import pytest
 
+from powercontext.adapters.topic_generation import plugin as topic_generation_plugin
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 from powercontext.core.models import EmbeddingProfile
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.plugins import Registry, UnknownPluginError, hookimpl
-from powercontext.plugins.builtin import TOPIC_GENERATION_MODELS
 from powercontext.topic_config import (
     check_startup,
     check_topic_embedding,
@@ -192,8 +192,8 @@ def test_the_builtin_providers_are_registered_lazily_by_name():
     registry = Registry(entry_points=False)
     assert list(registry.topic_generation_model_factories()) == [
         "anthropic", "deterministic", "openai"]
-    assert TOPIC_GENERATION_MODELS["deterministic"] == \
-        "powercontext.adapters.topic_generation.deterministic:DeterministicTopicModel"
+    assert registry.topic_generation_model_factories()["deterministic"] is \
+        topic_generation_plugin.deterministic
     with pytest.raises(UnknownPluginError, match="gemini"):
         registry.topic_generation_model("gemini")
 
@@ -319,14 +319,20 @@ def test_the_startup_log_has_one_line_per_setting_and_masks_secrets(tmp_path, ca
 
 
 def test_the_deterministic_factory_passes_only_the_options_its_class_names():
-    from powercontext.plugins.builtin import _topic_model_factory
+    from support.llm_servers import Reply
+
+    from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 
     options = {"model": None, "base_url": None, "api_key": "k", "status": 201,
                "settings": {}}
-    made = _topic_model_factory("support.llm_servers:Reply", only_accepted=True)(**options)
+    made = Reply(**topic_generation_plugin.accepted_options(Reply, options))
     assert made.status == 201 and made.body is None  # api_key, model, ... not passed
     with pytest.raises(TypeError):  # the SDK providers get every option
-        _topic_model_factory("support.llm_servers:Reply")(**options)
+        Reply(**options)
+    model = Registry(entry_points=False).topic_generation_model(
+        "deterministic", model=None, base_url=None, api_key="k", context_window_tokens=4096,
+        max_requests=2, timeout_seconds=1.0, settings={})
+    assert isinstance(model, DeterministicTopicModel)
 
 
 class _MissingSdkPlugin:
