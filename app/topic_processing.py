@@ -76,6 +76,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from powercontext import topic_reduction
 from powercontext.core.errors import (
     InvalidInputError,
     RevisionConflictError,
@@ -548,8 +549,8 @@ class TopicProcessor:
             made = temporary.parse_temporary(text, window, batch,
                                              budget // accumulate.RESULT_FRACTION)
             if made is not None:
-                await accumulate.push(acc, made, batch.position, call, window, settings,
-                                      item.focus)
+                await topic_reduction.push(acc, made, batch.position, call, window, settings,
+                                           item.focus)
         if not acc.live:  # every Batch added nothing
             return stages.Evolution((), (), 1)
 
@@ -557,7 +558,7 @@ class TopicProcessor:
             # one temporary left: reducing it further cannot make room for the target
             return len(live) <= 1 or temporary.final_request(live, item, settings) is not None
 
-        await accumulate.compact(acc, call, window, settings, fits=fits, focus=item.focus)
+        await topic_reduction.compact(acc, call, window, settings, fits=fits, focus=item.focus)
         attempt.stage = "evolve"
         final = temporary.final_request(acc.live, item, settings)
         if final is None:
@@ -757,7 +758,7 @@ class TopicProcessor:
                 acc = accumulate.Accumulator(
                     "probe", accumulate.reduce_budget("probe", self.settings))
             for probe in found:
-                await accumulate.push(acc, probe, pr.fragment, call, window, self.settings)
+                await topic_reduction.push(acc, probe, pr.fragment, call, window, self.settings)
         drain()
         attempt.stage = "probe"
         return tuple(probes)
