@@ -61,13 +61,7 @@ class MemoryReads:
         )
 
     async def commit_landed(self, error: CommitOutcomeUnknownError) -> bool:
-        """After a write raised CommitOutcomeUnknownError: reread and tell whether its
-        planned Revision exists (Memory RFC, "Concurrency and transactions": reread the
-        head before deciding to replay). True when Revision ``error.planned`` is stored
-        with ``error.content_hash`` (the commit landed: do not replay); False when it is
-        absent or another writer's (nothing of this write exists: replaying it is safe).
-        Raises InvalidInputError for an error without a planned ref, and the backend's
-        error when the database still cannot be read (the outcome stays unknown)."""
+        """See :meth:`powercontext.service.MemoryService.commit_landed`."""
         planned = error.planned
         if not isinstance(planned, ArtifactRef) or error.content_hash is None:
             raise InvalidInputError("error", "names no planned Revision")
@@ -78,10 +72,7 @@ class MemoryReads:
         return rev.content_hash == error.content_hash
 
     async def inventory(self) -> dict[str, Any]:
-        """The backend's inventory (:meth:`powercontext.ports.MemoryInventory.inventory`:
-        ``{"heads": (ArtifactRef, ...), "sources", "analyzer_version",
-        "writes_paused"}``). CapabilityNotSupportedError when the backend cannot list
-        its Memories."""
+        """See :meth:`powercontext.service.MemoryService.inventory`."""
         if not isinstance(self._backend, MemoryInventory):
             raise CapabilityNotSupportedError(
                 f"{type(self._backend).__name__} cannot list its Memories")

@@ -122,29 +122,7 @@ class MemoryWrites:
         providers: Sequence[str] | None = None,
         key: str | None = None,
     ) -> ArtifactRef | None:
-        """Memory RFC, "remember()".
-
-        ``key`` (with ``memory=None``): a business key such as ``repo:/abs/path``. The
-        write goes to the current head of the Memory the key names; when it names none,
-        the new Memory and its key are stored in one transaction. A concurrent writer
-        that stored the key or moved the head first makes this call reread both and
-        write again (at most :attr:`KEY_WRITE_ATTEMPTS` times, then
-        RevisionConflictError), so concurrent creators of one key get one Memory and no
-        write is lost. InvalidInputError (field ``key``) for a malformed key or a key
-        given with ``memory``.
-
-        ``memory=None`` creates a new Memory only when something is worth saving
-        (else returns None); otherwise ``memory`` must be the exact current head
-        (RevisionConflictError if not) and an unchanged result returns it. ``mode``:
-        ``append`` (needs entries), ``extract`` (needs Sources or Artifacts, no entries;
-        CapabilityNotSupportedError without a candidate pipeline or for an unknown
-        provider), ``auto`` (append when entries are given, else extract). Sources are
-        persisted (idempotently): for append once the input has validated, for extract
-        before the pipeline runs. ValueError when there is no work; SecretDetectedError
-        (a ValueError naming e.g. ``sources[0].content`` and the line) when a Source or
-        an entry holds a secret, before anything is stored.
-        Returns the new head ArtifactRef.
-        """
+        """See :meth:`powercontext.service.MemoryService.remember`."""
         if key is None:
             return await self._remember(memory, sources=sources, artifacts=artifacts,
                                         entries=entries, mode=mode, providers=providers)
@@ -245,14 +223,7 @@ class MemoryWrites:
         reason: str | None = "user_edit",
         sources: Sequence[Source] = (),
     ) -> ArtifactRef:
-        """A person's edit of a Memory in one Revision (Memory RFC, "remember()",
-        "forget()"; :func:`powercontext.core.planning.plan_edit`): ``entries`` added or
-        revised (each revision naming the exact current active version), ``forget``
-        deactivated, every change with ``reason``; ``sources`` are the edit's evidence
-        (persisted once the edit validates). ``memory`` must be the exact head
-        (RevisionConflictError otherwise); nothing to change returns it.
-        SecretDetectedError before anything is stored when a Source or a text holds a
-        secret."""
+        """See :meth:`powercontext.service.MemoryService.edit`."""
         entries = tuple(entries)
         self._secrets.check(sources, entries)
         named = [*(e.entry.entry_id for e in entries
@@ -274,10 +245,7 @@ class MemoryWrites:
         entries: Sequence[MemoryEntryVersion | str],
         reason: str | None = None,
     ) -> ArtifactRef:
-        """Memory RFC, "forget()": a new Revision marking the entries inactive; already
-        inactive entries are a no-op (all inactive returns ``memory``). Entries are
-        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``). A
-        ``reason`` holding a secret is refused (field ``reason``), nothing written."""
+        """See :meth:`powercontext.service.MemoryService.forget`."""
         self._secrets.check(reason=reason)
         base, versions = await self._state_base(memory, entries)
         result = await self.commit(
@@ -293,9 +261,7 @@ class MemoryWrites:
         entries: Sequence[MemoryEntryVersion | str],
         reason: str | None = None,
     ) -> ArtifactRef:
-        """Memory RFC, "reactivate()": a new Revision marking the same versions active
-        again and restoring their projections; active entries are a no-op. A ``reason``
-        holding a secret is refused (field ``reason``), nothing written."""
+        """See :meth:`powercontext.service.MemoryService.reactivate`."""
         self._secrets.check(reason=reason)
         base, versions = await self._state_base(memory, entries)
         result = await self.commit(
