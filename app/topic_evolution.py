@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from powercontext import topic_reduction
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic import accumulate, planner, result_room, stages, temporary
 from powercontext.core.topic import history as topic_history
@@ -125,7 +126,7 @@ class LayeredEvolution:
             made = temporary.parse_temporary(text, window, batch,
                                              budget // accumulate.RESULT_FRACTION)
             if made is not None:
-                await accumulate.push(acc, made, batch.position, call, window, settings,
+                await topic_reduction.push(acc, made, batch.position, call, window, settings,
                                       item.focus)
         if not acc.live:  # every Batch added nothing
             return stages.Evolution((), (), 1)
@@ -134,7 +135,7 @@ class LayeredEvolution:
             # one temporary left: reducing it further cannot make room for the target
             return len(live) <= 1 or temporary.final_request(live, item, settings) is not None
 
-        await accumulate.compact(acc, call, window, settings, fits=fits, focus=item.focus)
+        await topic_reduction.compact(acc, call, window, settings, fits=fits, focus=item.focus)
         attempt.stage = "evolve"
         final = temporary.final_request(acc.live, item, settings)
         if final is None:

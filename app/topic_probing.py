@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import attrs
 
+from powercontext import topic_reduction
 from powercontext.core.errors import InvalidInputError, TopicProcessingError
 from powercontext.core.topic import accumulate, result_room, stages
 from powercontext.core.topic.generation import StageRequest
@@ -137,7 +138,7 @@ class ProbeStage:
                 acc = accumulate.Accumulator(
                     "probe", accumulate.reduce_budget("probe", self.settings))
             for probe in found:
-                await accumulate.push(acc, probe, pr.fragment, call, window, self.settings)
+                await topic_reduction.push(acc, probe, pr.fragment, call, window, self.settings)
         drain()
         attempt.stage = "probe"
         return tuple(probes)

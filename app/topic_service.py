@@ -294,7 +294,7 @@ class TopicMemoryService:
         scope = topic_content.check_scope_id(scope_id)
         chosen = check_settings(settings or ProcessingSettings())
         if model is not None:  # the Worker start-up check: the configuration's policy
-            from powercontext.topic_config import check_worker_model
+            from powercontext.topic_provider import check_worker_model
 
             check_worker_model(model)
         processor = TopicProcessor(self, model, chosen, embedding_model=self.embedding_model)

@@ -19,14 +19,15 @@ cheap to import: import heavy SDKs inside the factory.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from powercontext.ports.factories import BackendFactory, TopicBackendFactory
+
 if TYPE_CHECKING:
-    from powercontext.core.models import EmbeddingProfile
-    from powercontext.ports import EmbeddingModel, MemoryBackend
-    from powercontext.ports.topic import TopicGenerationModel, TopicMemoryBackend
+    from powercontext.ports import EmbeddingModel
+    from powercontext.ports.topic import TopicGenerationModel
 
 __all__ = [
     "PROJECT_NAME",
@@ -54,25 +55,6 @@ PROJECT_NAME = "powercontext"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
-
-
-class BackendFactory(Protocol):
-    """Builds a MemoryBackend for ``url`` (its scheme is the one it was registered
-    under); ``profile`` is the deployment's embedding profile or None. A factory may also
-    take ``analyzer`` (a search analyzer version, for a new database); the registry passes
-    it only when one was chosen."""
-
-    def __call__(self, url: str, *, profile: EmbeddingProfile | None) -> MemoryBackend: ...
-
-
-class TopicBackendFactory(Protocol):
-    """Builds a TopicMemoryBackend (Topic Memory RFC, "Storage, Head, and atomic
-    activation") for ``url`` (its scheme is the one it was registered under);
-    ``profile`` is the deployment's embedding profile or None (None: an FTS-only
-    deployment). A factory may also take ``analyzer`` like :class:`BackendFactory`."""
-
-    def __call__(self, url: str, *, profile: EmbeddingProfile | None
-                 ) -> TopicMemoryBackend: ...
 
 
 EmbeddingModelFactory = Callable[..., "EmbeddingModel"]

@@ -11,7 +11,7 @@ entries. The pipeline never writes to the database and never decides the head.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
@@ -21,32 +21,15 @@ from powercontext.core.errors import (
     PowerContextError,
 )
 from powercontext.core.extraction import ExtractionResult, screen_memory_candidates
+from powercontext.core.extraction.results import ExtractionRequest
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
+from powercontext.ports.extraction import CandidateProvider
 
 if TYPE_CHECKING:
     from powercontext.plugins.registry import Registry
     from powercontext.ports import SourceStore
 
 __all__ = ["CandidateProvider", "ExtractionRequest", "ProviderPipeline", "pipeline_from_registry"]
-
-
-@attrs.frozen
-class ExtractionRequest:
-    """What a provider sees: the operation Sources, the current active entries (a
-    bounded window), and ``evidence``: the stored Sources those entries cite, by id
-    (empty when no SourceStore is configured)."""
-
-    sources: tuple[Source, ...]
-    current: tuple[MemoryEntryVersion, ...]
-    evidence: Mapping[str, Source] = attrs.field(factory=dict)
-
-
-@runtime_checkable
-class CandidateProvider(Protocol):
-    """One candidate provider: ``propose`` returns candidates, refusals and notes; it
-    may raise a PowerContextError when its backing service fails."""
-
-    async def propose(self, request: ExtractionRequest) -> ExtractionResult: ...
 
 
 @final

@@ -23,6 +23,7 @@ from typing import Any, final
 from powercontext.adapters.candidates.pipeline import ExtractionRequest
 from powercontext.core import extraction as C
 from powercontext.core.errors import CapabilityNotSupportedError
+from powercontext.ports.extraction import GenerationModel
 
 __all__ = [
     "ContractProvider",
@@ -83,7 +84,7 @@ class TaskOutcomeProvider:
 class ModelProvider:
     """The optional model extractor.
 
-    ``model`` is any :class:`~powercontext.core.extraction.GenerationModel`; without
+    ``model`` is any :class:`~powercontext.ports.extraction.GenerationModel`; without
     one, an :class:`~powercontext.adapters.candidates.openai_model.OpenAIGenerationModel`
     (``provider`` "openai", the default) or an
     :class:`~powercontext.adapters.candidates.anthropic_model.AnthropicGenerationModel`
@@ -97,7 +98,7 @@ class ModelProvider:
     no candidates and a note; the Sources stay stored either way.
     """
 
-    def __init__(self, model: C.GenerationModel | None = None, *, model_name: str | None = None,
+    def __init__(self, model: GenerationModel | None = None, *, model_name: str | None = None,
                  base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, max_prompt_chars: int = 24000,
                  provider: str | None = None) -> None:

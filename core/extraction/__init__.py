@@ -37,7 +37,7 @@ from powercontext.core.extraction.parsers import (
     parse_pyproject,
     parse_tox,
 )
-from powercontext.core.extraction.prompt import GenerationModel, model_prompt, parse_model_answer
+from powercontext.core.extraction.prompt import model_prompt, parse_model_answer
 from powercontext.core.extraction.results import Dropped, ExtractionResult, Refusal
 from powercontext.core.extraction.rules import MAX_RULES_PER_FILE, classify_rule, rule_candidates
 from powercontext.core.extraction.screening import screen_memory_candidates
@@ -65,7 +65,6 @@ __all__ = [
     "TOPIC_LABELS",
     "Dropped",
     "ExtractionResult",
-    "GenerationModel",
     "MakeTarget",
     "Refusal",
     "check_memory_admission",

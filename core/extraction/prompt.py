@@ -1,30 +1,17 @@
-"""The optional model-assisted extractor's pure half: the generation-model port, the
-prompt, and parsing the model's untrusted answer into memory candidates (Memory RFC,
-"Candidate generation")."""
+"""The optional model-assisted extractor's pure half: the prompt for the generation model
+(the port :class:`powercontext.ports.extraction.GenerationModel`) and parsing the
+model's untrusted answer into memory candidates (Memory RFC, "Candidate generation")."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 from powercontext.core.extraction.results import ExtractionResult, Refusal, cut_text
 from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
-__all__ = ["GenerationModel", "model_prompt", "parse_model_answer"]
-
-
-@runtime_checkable
-class GenerationModel(Protocol):
-    """A text generation model asked for structured JSON (Memory RFC, "Candidate
-    generation": the optional model-assisted extractor). ``generate`` returns the raw
-    answer text; it raises a PowerContextError (BackendError) when the model is
-    unreachable or refuses. The answer is untrusted and parsed by
-    :func:`parse_model_answer`."""
-
-    async def generate(self, system: str, prompt: str) -> str: ...
-
+__all__ = ["model_prompt", "parse_model_answer"]
 
 
 _SYSTEM = """You extract durable memory entries for a coding agent from the Sources below.

@@ -1,13 +1,27 @@
-"""What memory-candidate generation produces: candidates, refusals with reasons, and
-notes (Memory RFC, "Candidate generation and model-free fallback")."""
+"""What memory-candidate generation sees and produces: the request a provider answers,
+and candidates, refusals with reasons, and notes (Memory RFC, "Candidate generation and
+model-free fallback")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
-from powercontext.core.models import MemoryEntryInput
+from powercontext.core.models import MemoryEntryInput, MemoryEntryVersion, Source
 
-__all__ = ["Dropped", "ExtractionResult", "Refusal", "cut_text"]
+__all__ = ["Dropped", "ExtractionRequest", "ExtractionResult", "Refusal", "cut_text"]
+
+
+@attrs.frozen
+class ExtractionRequest:
+    """What a provider sees: the operation Sources, the current active entries (a
+    bounded window), and ``evidence``: the stored Sources those entries cite, by id
+    (empty when no SourceStore is configured)."""
+
+    sources: tuple[Source, ...]
+    current: tuple[MemoryEntryVersion, ...]
+    evidence: Mapping[str, Source] = attrs.field(factory=dict)
 
 
 @attrs.frozen

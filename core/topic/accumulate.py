@@ -6,7 +6,7 @@ Fragment results (Probes of an oversized Source's fragments) and temporary Topic
 per Source Batch of an oversized Work Item) stream through an :class:`Accumulator`
 bounded by :data:`MAX_LIVE_ITEMS` live items AND a stage input token budget. Exact
 duplicates are coalesced (their positions joined). Before an item would overflow
-either bound, :func:`compact` runs the ``reduce`` stage on a fitting prefix of the live
+either bound, a compaction runs the ``reduce`` stage on a fitting prefix of the live
 items and replaces it by the one result, which must:
 
 - account for every input position (the output's ``positions`` are exactly the
@@ -21,8 +21,12 @@ items and replaces it by the one result, which must:
 - make progress: a singleton reduction must lower the item's estimate, any other lowers
   the item count by construction: ``reduction_no_progress``.
 
-Each compaction (one call of :func:`compact`, over ``n`` live items counting the
-incoming one) makes at most ``2 * n + 1`` reduce calls (``reduction_attempt_limit``).
+The rules are here, pure (:func:`admit`, :func:`next_span`, :func:`reduction_call`,
+:func:`parse_reduction`); the loop that calls the model is the application's
+(:mod:`powercontext.topic_reduction`: ``compact``, ``push``).
+
+Each compaction (over ``n`` live items counting the incoming one) makes at most
+``2 * n + 1`` reduce calls (``reduction_attempt_limit``, :func:`attempt_limit`).
 Any violation aborts the Window (nothing is published, the Cursor stays). Items live in
 Worker memory only.
 
@@ -36,7 +40,7 @@ EMPTY reduce request; an item's :func:`item_tokens` (its JSON plus 8) covers the
 ``"position"`` member a request adds, and the schema's enums add its evidence ids once
 more, so two results of at most ``B // 8`` always fit one request together.
 
-Compaction step (:func:`compact`), while the live items (with ``incoming`` appended)
+Compaction step (:func:`next_span`), while the live items (with ``incoming`` appended)
 hold more than ``max_items`` items or more than ``B`` tokens, or ``fits(live)`` is
 False: when the first two live items fit one reduce request together, reduce the
 LONGEST prefix that fits; otherwise singleton-reduce the larger of the first two (or
@@ -96,15 +100,18 @@ __all__ = [
     "Live",
     "StageCall",
     "TemporaryTopic",
-    "compact",
+    "admit",
+    "attempt_limit",
     "item_json",
     "item_tokens",
     "max_result_chars",
+    "next_span",
     "parse_reduction",
-    "push",
+    "reduce_alone_first",
     "reduce_budget",
     "reduce_request",
     "reduce_schema",
+    "reduction_call",
 ]
 
 MAX_LIVE_ITEMS = 20
@@ -408,9 +415,10 @@ def parse_reduction(text: object, kind: ItemKind, inputs: Sequence[Live], window
 class Accumulator:
     """Live items of one kind in stream order, bounded by ``max_items`` and
     ``budget_tokens`` (the sum of the live items' ``tokens``; normally
-    :func:`reduce_budget`). Changed only by :func:`push` and :func:`compact`, each all
-    or nothing. A budget <= 0 (:func:`reduce_budget` of a tiny context window) holds
-    nothing: the first push fails closed with ``reduction_over_budget``.
+    :func:`reduce_budget`). Changed only by :func:`admit` and a whole compaction
+    (:meth:`settle`), each all or nothing. A budget <= 0 (:func:`reduce_budget` of a
+    tiny context window) holds nothing: the first push fails closed with
+    ``reduction_over_budget``.
     InvalidInputError naming ``kind``, ``budget_tokens`` (not an integer) or
     ``max_items`` (not an integer >= 1)."""
 
@@ -441,6 +449,10 @@ class Accumulator:
                 return i
         return None
 
+    def settle(self, live: Sequence[Live]) -> None:
+        """Take ``live`` as the live items: the result of a whole compaction."""
+        self._live = list(live)
+
     def overflows(self, incoming: Live | None = None) -> bool:
         """Whether the live items (plus ``incoming``) pass either bound."""
         return _overflows(self._live + ([incoming] if incoming is not None else []),
@@ -451,64 +463,54 @@ def _overflows(live: Sequence[Live], budget_tokens: int, max_items: int) -> bool
     return len(live) > max_items or sum(x.tokens for x in live) > budget_tokens
 
 
-async def compact(acc: Accumulator, call: StageCall, window: Window,
-                  settings: ProcessingSettings, *, incoming: Live | None = None,
-                  fits: Callable[[Sequence[Live]], bool] | None = None,
-                  focus: Sequence[str] = ()) -> int:
-    """Reduce until the live items (with ``incoming`` appended at the end) are within
-    both bounds and, when given, ``fits(live)`` holds (e.g. the final request with the
-    historical Topic fits), by the step rule of the module docstring; returns the
-    reduce calls made (<= 2n + 1, n = live items at the start counting ``incoming``).
-    When only ``fits`` fails and the one live item left is a reduction result, stops
-    there (the caller decides; :data:`~.temporary.CODE_ITEM_OVER_BUDGET`).
+def attempt_limit(count: int) -> int:
+    """The reduce calls a compaction of ``count`` live items (counting the incoming
+    one) may make."""
+    return 2 * count + 1
 
-    All or nothing: the accumulator changes only on success (``incoming`` then live).
-    TopicProcessingError (stage ``reduce``): a :func:`parse_reduction` code,
-    ``reduction_over_budget`` (an item cannot fit a reduce request alone),
-    ``reduction_attempt_limit``; what ``call`` raises propagates unchanged."""
-    work = list(acc._live)
-    if incoming is not None:
-        _check_items(acc.kind, [incoming])
-    n = len(work) + (incoming is not None)
-    limit = 2 * n + 1
-    calls = 0
 
-    async def reduce(items: Sequence[Live]) -> Live:
-        nonlocal calls
-        request = reduce_request(acc.kind, items, acc.budget_tokens, settings, focus)
-        if request is None:
-            raise _error(CODE_REDUCTION_OVER_BUDGET, f"an item of {items[0].tokens} "
-                         "estimated tokens cannot fit a reduce request even alone")
-        if calls >= limit:
-            raise _error(CODE_REDUCTION_LIMIT, f"compaction of {n} items needs more than "
-                         f"{limit} reduce calls")
-        calls += 1
-        return parse_reduction(await call(request), acc.kind, items, window,
-                               acc.budget_tokens)
+def reduction_call(acc: Accumulator, items: Sequence[Live], settings: ProcessingSettings,
+                   focus: Sequence[str], *, calls: int, limit: int) -> StageRequest:
+    """The reduce request the next call of a compaction sends over ``items``, after
+    ``calls`` calls out of ``limit``. TopicProcessingError (stage ``reduce``):
+    ``reduction_over_budget`` when the items cannot fit a reduce request (even one
+    alone), ``reduction_attempt_limit`` when ``calls`` reached ``limit``."""
+    request = reduce_request(acc.kind, items, acc.budget_tokens, settings, focus)
+    if request is None:
+        raise _error(CODE_REDUCTION_OVER_BUDGET, f"an item of {items[0].tokens} "
+                     "estimated tokens cannot fit a reduce request even alone")
+    if calls >= limit:
+        raise _error(CODE_REDUCTION_LIMIT, f"compaction of {(limit - 1) // 2} items needs "
+                     f"more than {limit} reduce calls")
+    return request
 
-    def needed() -> bool:
-        return _overflows(work, acc.budget_tokens, acc.max_items) or (
-            fits is not None and not fits(work))
 
-    def fits_request(items: Sequence[Live]) -> bool:
-        return reduce_request(acc.kind, items, acc.budget_tokens, settings, focus) is not None
+def reduce_alone_first(acc: Accumulator, incoming: Live) -> bool:
+    """Whether ``incoming`` is singleton-reduced before it joins the live items (it
+    estimates over the budget alone). InvalidInputError for an item of another kind."""
+    _check_items(acc.kind, [incoming])
+    return incoming.tokens > acc.budget_tokens
 
-    if incoming is not None:
-        if incoming.tokens > acc.budget_tokens:
-            incoming = await reduce([incoming])
-        work.append(incoming)
-    while needed():
-        k = _longest_prefix(fits_request, work)
-        if k:
-            work[:k] = [await reduce(work[:k])]
-            continue
-        if len(work) == 1 and work[0].reduced \
-                and not _overflows(work, acc.budget_tokens, acc.max_items):
-            break  # only ``fits`` fails: a reduced result that still does not fit
-        i = 0 if len(work) == 1 or work[0].tokens >= work[1].tokens else 1
-        work[i] = await reduce([work[i]])
-    acc._live = work
-    return calls
+
+def next_span(acc: Accumulator, work: Sequence[Live], settings: ProcessingSettings,
+              focus: Sequence[str] = (),
+              fits: Callable[[Sequence[Live]], bool] | None = None) -> tuple[int, int] | None:
+    """The next step of a compaction of the live items ``work`` (the step rule of the
+    module docstring): the span ``(i, j)`` one reduce call replaces by its result, or
+    None when done (``work`` within both bounds of ``acc`` and ``fits(work)`` holding,
+    or only ``fits`` failing on one item that is already a reduction result)."""
+    over = _overflows(work, acc.budget_tokens, acc.max_items)
+    if not over and (fits is None or fits(work)):
+        return None
+    k = _longest_prefix(
+        lambda items: reduce_request(acc.kind, items, acc.budget_tokens, settings, focus)
+        is not None, work)
+    if k:
+        return 0, k
+    if len(work) == 1 and work[0].reduced and not over:
+        return None  # only ``fits`` fails: a reduced result that still does not fit
+    i = 0 if len(work) == 1 or work[0].tokens >= work[1].tokens else 1
+    return i, i + 1
 
 
 def _longest_prefix(fits: Callable[[Sequence[Live]], bool], work: Sequence[Live]) -> int:
@@ -523,14 +525,13 @@ def _longest_prefix(fits: Callable[[Sequence[Live]], bool], work: Sequence[Live]
     return lo
 
 
-async def push(acc: Accumulator, item: Item, position: int, call: StageCall, window: Window,
-               settings: ProcessingSettings, focus: Sequence[str] = ()) -> int:
-    """Add ``item`` at stream ``position`` (1-based; the Probes of one fragment share
-    its index): coalesced into an exact duplicate (same :func:`item_json`; positions
-    joined, no call), else appended, compacted first (:func:`compact`) when it would
-    overflow; returns the reduce calls made. All or nothing, like :func:`compact`.
-    InvalidInputError for an item of another kind or a position that is not an
-    integer >= 1."""
+def admit(acc: Accumulator, item: Item, position: int) -> Live | None:
+    """The first half of a push of ``item`` at stream ``position`` (1-based; the Probes
+    of one fragment share its index): coalesced into an exact duplicate (same
+    :func:`item_json`; positions joined) or appended when it fits both bounds, and then
+    None; else the :class:`Live` item a compaction must take in (the accumulator is
+    unchanged). InvalidInputError for an item of another kind or a position that is not
+    an integer >= 1."""
     kind = _kind_of(item)
     if kind != acc.kind:
         raise InvalidInputError("item", f"must be a {acc.kind} item, got "
@@ -541,9 +542,9 @@ async def push(acc: Accumulator, item: Item, position: int, call: StageCall, win
     if same is not None:
         live = acc._live[same]
         acc._live[same] = attrs.evolve(live, positions=live.positions | {position})
-        return 0
+        return None
     incoming = Live(item, frozenset({position}), item_tokens(item))
     if not acc.overflows(incoming):
         acc._live.append(incoming)
-        return 0
-    return await compact(acc, call, window, settings, incoming=incoming, focus=focus)
+        return None
+    return incoming

@@ -18,7 +18,7 @@ from support.extract import extract_with
 from powercontext.adapters.candidates.providers import ModelProvider
 from powercontext.core import canonical
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
-from powercontext.core.extraction import GenerationModel
+from powercontext.ports.extraction import GenerationModel
 
 pytest.importorskip("anthropic")
 

@@ -17,7 +17,7 @@ from powercontext.adapters.candidates.openai_model import OpenAIGenerationModel
 from powercontext.adapters.candidates.providers import ModelProvider
 from powercontext.core import canonical
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
-from powercontext.core.extraction import GenerationModel
+from powercontext.ports.extraction import GenerationModel
 
 pytest.importorskip("openai")
 

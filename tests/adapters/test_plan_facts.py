@@ -67,7 +67,7 @@ def test_the_adapter_reads_every_fact_verify_needs_in_the_write_transaction(back
                 MemoryEntryInput("fact", "site/ is generated")))
             by_text = {v.text: v for v in (await svc.entries(ref)).values()}
             ref = await svc.forget(ref, (by_text["site/ is generated"],))
-            base = await svc._base(ref, None)
+            base = await svc._writes.base(ref, None)
             db_analyzer = await svc.backend.analyzer()
             revise = planning.plan_remember(
                 base, [MemoryEntryInput("fact", "use uv always", entry=by_text["use uv"]),

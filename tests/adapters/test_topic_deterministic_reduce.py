@@ -23,6 +23,7 @@ from support.topic_models import (
 )
 from support.topic_windows import window_of
 
+from powercontext import topic_reduction
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic import accumulate as acc
 from powercontext.core.topic.accumulate import Accumulator, Live, TemporaryTopic
@@ -133,7 +134,7 @@ def test_a_stream_through_the_accumulator_never_fails_with_the_deterministic_mod
         if acc.item_tokens(item) > budget // acc.RESULT_FRACTION:
             continue
         before = len(a.live)
-        calls = asyncio.run(acc.push(a, item, position, caller(model), W, SETTINGS))
+        calls = asyncio.run(topic_reduction.push(a, item, position, caller(model), W, SETTINGS))
         assert calls <= 2 * (before + 1) + 1
         pushed += 1
         union |= set(ids)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.topic_windows import SCOPE, revision, window_of
 
+from powercontext import topic_reduction
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core import canonical
 from powercontext.core.topic import accumulate
@@ -141,9 +142,9 @@ async def _temporary_path(window: Window, item: WorkItem,
         t = tmp.parse_temporary(await _call(req), window, batch,
                                 budget // accumulate.RESULT_FRACTION)
         if t is not None:
-            calls += await accumulate.push(acc, t, batch.position, _call, window, settings,
-                                           item.focus)
-    calls += await accumulate.compact(
+            calls += await topic_reduction.push(acc, t, batch.position, _call, window, settings,
+                                                item.focus)
+    calls += await topic_reduction.compact(
         acc, _call, window, settings,
         fits=lambda live: tmp.final_request(live, item, settings) is not None,
         focus=item.focus)

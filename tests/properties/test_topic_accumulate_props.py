@@ -31,10 +31,8 @@ from powercontext.core.topic.accumulate import (
     Item,
     Live,
     TemporaryTopic,
-    compact,
     item_tokens,
     parse_reduction,
-    push,
     reduce_budget,
     reduce_request,
 )
@@ -43,6 +41,7 @@ from powercontext.core.topic.generation import StageRequest
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.stages import Probe
 from powercontext.core.topic.window import estimate_tokens
+from powercontext.topic_reduction import compact, push
 
 W = window_of(*(f"# Source {i}\n\nText of source {i}." for i in range(1, 7)))
 IDS = [s.evidence_id for s in W.sources]

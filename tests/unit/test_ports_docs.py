@@ -1,7 +1,8 @@
 """Every method of every port says what it implements (STYLE.md: public docstrings give
 shapes, units, errors and the spec section).
 
-Each method and property of each Protocol in :mod:`powercontext.ports` has its own
+Each method and property of each Protocol in :mod:`powercontext.ports` (and its
+:mod:`~powercontext.ports.extraction`) has its own
 docstring that cites a section of the Memory RFC by its title (or, for business keys,
 ARCHITECTURE.md's decision) and names its errors (an ``...Error``) or says that it never
 raises. The titles are the spec's section headings as written.
@@ -16,6 +17,7 @@ from typing import Protocol
 import pytest
 
 from powercontext import ports
+from powercontext.ports import extraction
 
 #: Section headings of the Memory RFC (spec/memory-rfc.txt) a port may cite.
 MEMORY_RFC_SECTIONS = frozenset({
@@ -42,8 +44,8 @@ MEMORY_RFC_SECTIONS = frozenset({
 
 
 def _protocols() -> list[type]:
-    return [getattr(ports, name) for name in ports.__all__
-            if Protocol in getattr(getattr(ports, name), "__mro__", ())]
+    return [getattr(module, name) for module in (ports, extraction) for name in module.__all__
+            if Protocol in getattr(getattr(module, name), "__mro__", ())]
 
 
 def _methods() -> list[tuple[str, object]]:
@@ -70,7 +72,8 @@ def cited_sections(doc: str) -> set[str]:
 
 def test_every_protocol_is_covered():
     names = {p.__name__ for p in _protocols()}
-    assert names == {"CandidatePipeline", "EmbeddingModel", "EntryKinds", "MemoryBackend",
+    assert names == {"CandidatePipeline", "CandidateProvider", "EmbeddingModel", "EntryKinds",
+                     "GenerationModel", "MemoryBackend",
                      "MemoryInventory",
                      "MemoryRebuild", "MemoryUnitOfWork", "SecretScanner", "SourceCitations",
                      "SourceStore"}

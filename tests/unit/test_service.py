@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.fakes import CountingEmbeddingModel, FakeCandidatePipeline, InMemoryBackend
 
-from powercontext._writes import key_retry_delay
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.core import canonical
 from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
 from powercontext.core.models import MemoryEntryInput
+from powercontext.memory_writes import key_retry_delay
 from powercontext.service import MemoryService
 from powercontext.testing import run
 

@@ -20,12 +20,10 @@ from powercontext.core.topic.accumulate import (
     Accumulator,
     Live,
     TemporaryTopic,
-    compact,
     item_json,
     item_tokens,
     max_result_chars,
     parse_reduction,
-    push,
     reduce_budget,
     reduce_request,
     reduce_schema,
@@ -35,6 +33,7 @@ from powercontext.core.topic.generation import StageRequest
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.stages import SYSTEM_PROMPT, Probe
 from powercontext.core.topic.window import Window
+from powercontext.topic_reduction import compact, push
 
 W = window_of("# Alpha\n\nAlpha is first.", "# Beta\n\nBeta is second.",
               "# Gamma\n\nGamma is third.")

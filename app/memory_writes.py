@@ -1,4 +1,4 @@
-"""Writes of MemoryService: ``remember()`` (append and extract, through a business key
+"""Writes of the Memory service: ``remember()`` (append and extract, through a business key
 or an exact head), ``forget()``, ``reactivate()`` and ``organize()``. Each reads the exact
 base, asks the pure planners in :mod:`powercontext.core.planning` for a plan, embeds the
 changed texts outside the transaction and commits through the backend's unit of work
@@ -7,12 +7,12 @@ a person's edit of an exported Memory (adds, revisions and forgets) as one Revis
 
 from __future__ import annotations
 
-import logging
+import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from powercontext._service_core import ServiceCore, describe
+from powercontext.business_keys import BusinessKeys
 from powercontext.core import keys, planning
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -24,17 +24,19 @@ from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     Artifact,
     ArtifactRef,
-    EmbeddingVector,
     MemoryEntryInput,
     MemoryEntryVersion,
     Source,
 )
 from powercontext.core.plan import MemoryPlan, NoChange
-from powercontext.core.vectors import prepare_vector
+from powercontext.ids import IdFactory
+from powercontext.memory_embedding import MemoryEmbedding
+from powercontext.memory_reads import MemoryReads
+from powercontext.ports import CandidatePipeline, MemoryBackend
+from powercontext.secret_check import SecretCheck
 
-__all__ = ["RememberMode", "WriteOps", "key_retry_delay"]
+__all__ = ["MemoryWrites", "RememberMode", "key_retry_delay"]
 
-log = logging.getLogger("powercontext")
 RememberMode = Literal["append", "extract", "auto"]
 
 
@@ -44,71 +46,70 @@ def key_retry_delay(attempt: int, jitter: float) -> float:
     return min(0.2, 0.002 * attempt) * jitter
 
 
-class WriteOps(ServiceCore):
-    """The write operations; every one ends in :meth:`_commit`."""
+class MemoryWrites:
+    """The write operations over ``backend``; every one ends in :meth:`commit`. Reads the
+    head through ``reads``, the keys through ``business_keys``, checks secrets with ``secrets``,
+    draws ids from ``ids``, embeds with ``embedding``, extracts with
+    ``candidate_pipeline`` (optional, may be replaced at any time) and waits between the
+    retries of a keyed write with ``sleep``."""
 
     #: How many times a write through a business key rereads the key and the head
     #: after a concurrent writer moved them (each retry means another write landed).
     KEY_WRITE_ATTEMPTS = 40
 
-    async def _base(
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        *,
+        reads: MemoryReads,
+        business_keys: BusinessKeys,
+        secrets: SecretCheck,
+        ids: IdFactory,
+        embedding: MemoryEmbedding,
+        candidate_pipeline: CandidatePipeline | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._backend = backend
+        self._reads = reads
+        self._keys = business_keys
+        self._secrets = secrets
+        self._ids = ids
+        self._embedding = embedding
+        self.candidate_pipeline = candidate_pipeline
+        self._sleep = sleep
+
+    async def base(
         self, memory: ArtifactRef, entry_ids: Sequence[str] | None
     ) -> planning.MemoryBase:
+        """The exact base a plan starts from: ``memory`` must be the head (else
+        RevisionConflictError); with the versions of ``entry_ids`` (None: all)."""
         if not isinstance(memory, ArtifactRef):
             raise InvalidInputError("memory", "must be an ArtifactRef or None")
-        head = await self.head(memory)
+        head = await self._reads.head(memory)
         if head.revision != memory.revision:
             raise RevisionConflictError(
                 f"Memory {memory.artifact_id!r} is at Revision {head.revision}, "
                 f"not {memory.revision}: reread the head and retry"
             )
-        rev = await self.backend.load_revision(memory)
+        rev = await self._backend.load_revision(memory)
         view = manifest_view(rev.content.manifest)  # memoized per Revision
         ids = (None if entry_ids is None
                else [i for i in dict.fromkeys(entry_ids) if view.get(i) is not None])
-        versions = await self.backend.load_entry_versions(memory, ids) if ids != [] else {}
+        versions = await self._backend.load_entry_versions(memory, ids) if ids != [] else {}
         return planning.MemoryBase(memory, rev.content, versions)
 
-    async def _commit(
+    async def commit(
         self, plan: MemoryPlan | NoChange, current: ArtifactRef | None, key: str | None = None
     ) -> ArtifactRef | None:
+        """Embed the plan's changed texts, then commit it in one unit of work (a
+        NoChange returns ``current``); ``key`` is claimed in the same transaction."""
         if isinstance(plan, NoChange):
             return current
-        vectors = await self._embed_plan(plan)
-        async with self.backend.begin() as uow:
+        vectors = await self._embedding.plan_vectors(plan)
+        async with self._backend.begin() as uow:
             if key is None:
                 return await uow.commit(plan, vectors)
             return await uow.commit(plan, vectors, key=key)
-
-    async def _embed_plan(self, plan: MemoryPlan) -> dict[str, EmbeddingVector] | None:
-        model = self.embedding_model
-        if model is None or not plan.upserts:
-            return None
-        caps = await self.backend.capabilities()
-        if not caps.vector or caps.embedding_profile != model.profile:
-            return None
-        texts = tuple(r.text for r in plan.upserts)
-        # Memory RFC, "Vector integrity and offline rebuilds": whatever the model does,
-        # the Revision and its full-text projection commit; an entry without a usable
-        # vector has none (never stale, never a placeholder) until a rebuild fills it.
-        try:
-            result = await model.embed(texts)
-            raw = tuple(result.vectors)
-            if len(raw) != len(texts):
-                raise InvalidInputError(
-                    "vectors", f"the model returned {len(raw)} vectors for {len(texts)} texts"
-                )
-        except Exception as exc:  # any model failure means "model unavailable"
-            log.warning("embedding model unavailable, committing without vectors: %s",
-                        describe(exc))
-            return None
-        vectors: dict[str, EmbeddingVector] = {}
-        for row, vec in zip(plan.upserts, raw, strict=True):
-            try:
-                vectors[row.entry_version_id] = prepare_vector(vec, model.profile)
-            except InvalidInputError as exc:  # refused for this entry only
-                log.warning("entry %s gets no vector: %s", row.entry_id, exc)
-        return vectors
 
     async def remember(
         self,
@@ -121,43 +122,21 @@ class WriteOps(ServiceCore):
         providers: Sequence[str] | None = None,
         key: str | None = None,
     ) -> ArtifactRef | None:
-        """Memory RFC, "remember()".
-
-        ``key`` (with ``memory=None``): a business key such as ``repo:/abs/path``. The
-        write goes to the current head of the Memory the key names; when it names none,
-        the new Memory and its key are stored in one transaction. A concurrent writer
-        that stored the key or moved the head first makes this call reread both and
-        write again (at most :attr:`KEY_WRITE_ATTEMPTS` times, then
-        RevisionConflictError), so concurrent creators of one key get one Memory and no
-        write is lost. InvalidInputError (field ``key``) for a malformed key or a key
-        given with ``memory``.
-
-        ``memory=None`` creates a new Memory only when something is worth saving
-        (else returns None); otherwise ``memory`` must be the exact current head
-        (RevisionConflictError if not) and an unchanged result returns it. ``mode``:
-        ``append`` (needs entries), ``extract`` (needs Sources or Artifacts, no entries;
-        CapabilityNotSupportedError without a candidate pipeline or for an unknown
-        provider), ``auto`` (append when entries are given, else extract). Sources are
-        persisted (idempotently): for append once the input has validated, for extract
-        before the pipeline runs. ValueError when there is no work; SecretDetectedError
-        (a ValueError naming e.g. ``sources[0].content`` and the line) when a Source or
-        an entry holds a secret, before anything is stored.
-        Returns the new head ArtifactRef.
-        """
+        """See :meth:`powercontext.service.MemoryService.remember`."""
         if key is None:
             return await self._remember(memory, sources=sources, artifacts=artifacts,
                                         entries=entries, mode=mode, providers=providers)
         if memory is not None:
             raise InvalidInputError("key", "name the Memory or its key, not both")
         key = keys.normalize_key(key)
-        self.check_secrets(key=key)  # a key is stored and shown: never a secret
-        await self._keys_ready()
+        self._secrets.check(key=key)  # a key is stored and shown: never a secret
+        await self._keys.ready()
         conflict: RevisionConflictError | None = None
         for attempt in range(self.KEY_WRITE_ATTEMPTS):
             if attempt:  # another writer landed first: back off a little, with jitter
                 await self._sleep(key_retry_delay(attempt, random.uniform(1, 2)))
-            artifact_id = await self.backend.memory_key(key)
-            base = await self.head(artifact_id) if artifact_id is not None else None
+            artifact_id = await self._backend.memory_key(key)
+            base = await self._reads.head(artifact_id) if artifact_id is not None else None
             try:
                 return await self._remember(
                     base, sources=sources, artifacts=artifacts, entries=entries, mode=mode,
@@ -184,7 +163,7 @@ class WriteOps(ServiceCore):
         entries = tuple(entries)
         sources = tuple(sources)
         artifacts = tuple(artifacts)
-        self.check_secrets(sources, entries)
+        self._secrets.check(sources, entries)
         if mode == "auto":
             if entries:
                 mode = "append"
@@ -211,9 +190,9 @@ class WriteOps(ServiceCore):
                 raise CapabilityNotSupportedError(
                     "remember(mode='extract') needs a candidate pipeline; none is configured"
                 )
-            base = await self._base(memory, None) if memory is not None else None
+            base = await self.base(memory, None) if memory is not None else None
             if sources:  # the evidence is kept even when extraction yields nothing
-                await self.backend.put_sources(sources)
+                await self._backend.put_sources(sources)
             current: tuple[MemoryEntryVersion, ...] = ()
             if base is not None:
                 manifest = base.manifest
@@ -225,15 +204,15 @@ class WriteOps(ServiceCore):
             if not entries:
                 return memory
         else:
-            base = await self._base(memory, revised) if memory is not None else None
+            base = await self.base(memory, revised) if memory is not None else None
         plan = planning.plan_remember(
-            base, entries, sources=sources, artifacts=artifacts, new_id=self.new_id,
-            analyzer=await self.backend.analyzer(),
+            base, entries, sources=sources, artifacts=artifacts, new_id=self._ids.new_id,
+            analyzer=await self._backend.analyzer(),
         )
         if mode == "append" and sources and not isinstance(plan, NoChange):
             # stored only once the input has validated (the commit re-checks them)
-            await self.backend.put_sources(sources)
-        return await self._commit(plan, memory, key)
+            await self._backend.put_sources(sources)
+        return await self.commit(plan, memory, key)
 
     async def edit(
         self,
@@ -244,26 +223,19 @@ class WriteOps(ServiceCore):
         reason: str | None = "user_edit",
         sources: Sequence[Source] = (),
     ) -> ArtifactRef:
-        """A person's edit of a Memory in one Revision (Memory RFC, "remember()",
-        "forget()"; :func:`powercontext.core.planning.plan_edit`): ``entries`` added or
-        revised (each revision naming the exact current active version), ``forget``
-        deactivated, every change with ``reason``; ``sources`` are the edit's evidence
-        (persisted once the edit validates). ``memory`` must be the exact head
-        (RevisionConflictError otherwise); nothing to change returns it.
-        SecretDetectedError before anything is stored when a Source or a text holds a
-        secret."""
+        """See :meth:`powercontext.service.MemoryService.edit`."""
         entries = tuple(entries)
-        self.check_secrets(sources, entries)
+        self._secrets.check(sources, entries)
         named = [*(e.entry.entry_id for e in entries
                    if isinstance(e, MemoryEntryInput) and e.entry is not None),
                  *(v.entry_id for v in forget if isinstance(v, MemoryEntryVersion))]
-        base = await self._base(memory, named)
+        base = await self.base(memory, named)
         plan = planning.plan_edit(base, entries, tuple(forget), reason=reason,
-                                  sources=tuple(sources), new_id=self.new_id,
-                                  analyzer=await self.backend.analyzer())
+                                  sources=tuple(sources), new_id=self._ids.new_id,
+                                  analyzer=await self._backend.analyzer())
         if sources and not isinstance(plan, NoChange):
-            await self.backend.put_sources(tuple(sources))
-        result = await self._commit(plan, memory)
+            await self._backend.put_sources(tuple(sources))
+        result = await self.commit(plan, memory)
         assert result is not None
         return result
 
@@ -273,14 +245,11 @@ class WriteOps(ServiceCore):
         entries: Sequence[MemoryEntryVersion | str],
         reason: str | None = None,
     ) -> ArtifactRef:
-        """Memory RFC, "forget()": a new Revision marking the entries inactive; already
-        inactive entries are a no-op (all inactive returns ``memory``). Entries are
-        current MemoryEntryVersion objects (or entry ids, resolved at ``memory``). A
-        ``reason`` holding a secret is refused (field ``reason``), nothing written."""
-        self.check_secrets(reason=reason)
+        """See :meth:`powercontext.service.MemoryService.forget`."""
+        self._secrets.check(reason=reason)
         base, versions = await self._state_base(memory, entries)
-        result = await self._commit(
-            planning.plan_forget(base, versions, reason, analyzer=await self.backend.analyzer()),
+        result = await self.commit(
+            planning.plan_forget(base, versions, reason, analyzer=await self._backend.analyzer()),
             memory,
         )
         assert result is not None
@@ -292,14 +261,12 @@ class WriteOps(ServiceCore):
         entries: Sequence[MemoryEntryVersion | str],
         reason: str | None = None,
     ) -> ArtifactRef:
-        """Memory RFC, "reactivate()": a new Revision marking the same versions active
-        again and restoring their projections; active entries are a no-op. A ``reason``
-        holding a secret is refused (field ``reason``), nothing written."""
-        self.check_secrets(reason=reason)
+        """See :meth:`powercontext.service.MemoryService.reactivate`."""
+        self._secrets.check(reason=reason)
         base, versions = await self._state_base(memory, entries)
-        result = await self._commit(
+        result = await self.commit(
             planning.plan_reactivate(
-                base, versions, reason, analyzer=await self.backend.analyzer()
+                base, versions, reason, analyzer=await self._backend.analyzer()
             ),
             memory,
         )
@@ -312,7 +279,7 @@ class WriteOps(ServiceCore):
         if not entries:
             raise InvalidInputError("entries", "name at least one entry")
         ids = [e if isinstance(e, str) else e.entry_id for e in entries]
-        base = await self._base(memory, [i for i in ids if isinstance(i, str)])
+        base = await self.base(memory, [i for i in ids if isinstance(i, str)])
         out: list[MemoryEntryVersion] = []
         for i, e in enumerate(entries):
             if isinstance(e, str):
@@ -329,14 +296,14 @@ class WriteOps(ServiceCore):
     ) -> ArtifactRef:
         """Memory RFC, "organize()": exact dedupe then reference normalization; returns
         ``memory`` when nothing changes."""
-        base = await self._base(memory, None)
+        base = await self.base(memory, None)
         active = [e.entry_id for e in base.content.manifest.entries if e.state == "active"]
         base = planning.MemoryBase(
             base.ref, base.content, {k: v for k, v in base.versions.items() if k in active}
         )
-        result = await self._commit(
+        result = await self.commit(
             planning.plan_organize(
-                base, steps=steps, new_id=self.new_id, analyzer=await self.backend.analyzer()
+                base, steps=steps, new_id=self._ids.new_id, analyzer=await self._backend.analyzer()
             ),
             memory,
         )

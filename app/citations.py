@@ -1,9 +1,8 @@
-"""Handoff citations of MemoryService: ``cite()`` and ``validate_citation()`` (Memory
-RFC, "Handoff citation")."""
+"""Handoff citations of the Memory service: making one and re-checking it (Memory RFC,
+"Handoff citation")."""
 
 from __future__ import annotations
 
-from powercontext._service_core import ServiceCore
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidCitationError, InvalidInputError
 from powercontext.core.models import (
@@ -12,28 +11,30 @@ from powercontext.core.models import (
     MemoryEntryVersion,
     MemoryHit,
 )
+from powercontext.ports import MemoryBackend
 
-__all__ = ["CitationOps"]
+__all__ = ["Citations"]
 
 
-class CitationOps(ServiceCore):
-    """Making and re-checking Handoff citations."""
+class Citations:
+    """Making and re-checking Handoff citations against ``backend``."""
+
+    def __init__(self, backend: MemoryBackend) -> None:
+        self._backend = backend
 
     @staticmethod
     def cite(
         hit: MemoryHit | MemoryEntryVersion, memory: ArtifactRef | None = None
     ) -> HandoffCitation:
-        """The Handoff citation of a hit (or of an entry version read at ``memory``):
-        ArtifactRef + entry_id + entry_version_id (Memory RFC, "Handoff citation")."""
+        """The Handoff citation of a hit (see ``MemoryService.cite``)."""
         if isinstance(hit, MemoryHit):
             return HandoffCitation(hit.memory_ref, hit.entry_id, hit.entry_version_id)
         if memory is None:
             raise InvalidInputError("memory", "citing an entry version needs its Revision")
         return HandoffCitation(memory, hit.entry_id, hit.entry_version_id)
 
-    async def validate_citation(self, citation: HandoffCitation) -> MemoryEntryVersion:
-        """Re-read the cited Revision and check id, version, hash and canonical bytes.
-        Returns the exact version; InvalidCitationError when anything differs."""
+    async def validate(self, citation: HandoffCitation) -> MemoryEntryVersion:
+        """The exact cited version; InvalidCitationError when anything differs."""
         if not isinstance(citation, HandoffCitation):
             raise InvalidCitationError("not a HandoffCitation")
         ref = citation.memory_ref
@@ -46,5 +47,5 @@ class CitationOps(ServiceCore):
             canonical.check_id(citation.entry_version_id, "entry_version_id")
         except InvalidInputError as exc:
             raise InvalidCitationError(str(exc)) from exc
-        (version,) = await self.backend.expand([citation.as_hit()])
+        (version,) = await self._backend.expand([citation.as_hit()])
         return version

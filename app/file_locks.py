@@ -1,0 +1,121 @@
+"""The file locks beside a SQLite database that keep processes apart (Topic Memory RFC,
+"In-memory queue and Workers", "Process roles"; TOPIC-MEMORY.md, "SQLite and other
+processes"): the per-Scope single-flight lock of ``topic process`` and the whole-file
+lock a SQLite Supervisor holds for its life. Other databases need none."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from powercontext.core.errors import SupervisorUnavailableError
+from powercontext.database_path import sqlite_path
+from powercontext.paths import default_db_url
+
+__all__ = ["SupervisorLock", "acquire_supervisor_lock", "supervisor_lock_path",
+           "topic_processing_lock"]
+
+#: Byte ranges of the processing lock file: one per Scope (a hash collision only
+#: serialises two Scopes, never lets two processes work on one).
+_SCOPE_LOCK_RANGE = 1 << 31
+
+
+@contextlib.contextmanager
+def topic_processing_lock(db: str | os.PathLike[str] | None, scope_id: str, *,
+                          on_wait: Any = None) -> Iterator[None]:
+    """Hold the per-Scope single-flight lock of ``topic process`` on a SQLite database
+    (Topic Memory RFC, "In-memory queue and Workers": at most one Worker per (binding,
+    Scope); TOPIC-MEMORY.md, "SQLite and other processes"). Two processes working on
+    one Scope at once would each admit an attempt of the same Window, and the durable
+    allowance counts every admitted attempt: racing processes could spend the Window's
+    three attempts and leave a terminal frontier although no provider failed. So a
+    second process WAITS here (``on_wait()`` is called once, before it blocks) and then
+    finds the Scope covered. An advisory ``fcntl`` lock on one byte (chosen by a hash
+    of the Scope id) of ``<database>-topic.lock`` beside the database file, released
+    when the block ends or the process dies. Other databases (OceanBase: fenced by the
+    Supervisor's lease, a later part; ``:memory:``): no lock."""
+    import hashlib
+
+    url = str(db) if db is not None else default_db_url()
+    path = sqlite_path(url)
+    if path is None:
+        yield
+        return
+    offset = int.from_bytes(hashlib.sha256(scope_id.encode("utf-8")).digest()[:8],
+                            "big") % _SCOPE_LOCK_RANGE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + "-topic.lock"), "a+b") as fh:
+        try:
+            fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.lockf(fh, fcntl.LOCK_EX, 1, offset)
+        try:
+            yield
+        finally:
+            fcntl.lockf(fh, fcntl.LOCK_UN, 1, offset)
+
+
+class SupervisorLock:
+    """The whole-file lock a SQLite Supervisor holds for its life (Topic Memory RFC,
+    "Process roles": SQLite supports one single-process ``all`` Supervisor;
+    TOPIC-MEMORY.md, "SQLite and other processes"): ``fcntl.flock`` LOCK_EX on
+    ``<database>-supervisor.lock``, the holder's pid written inside. ``flock`` is held
+    by the open file, so a second Supervisor in the same process is refused too. The
+    kernel releases it when the process dies. :meth:`release` is idempotent."""
+
+    def __init__(self, path: Path, fh: Any) -> None:
+        self.path = path
+        self._fh = fh
+
+    def release(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is None:
+            return
+        try:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        finally:
+            fh.close()
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
+
+def supervisor_lock_path(db: str | os.PathLike[str] | None) -> Path | None:
+    """``<database>-supervisor.lock`` beside a SQLite database file, else None."""
+    url = str(db) if db is not None else default_db_url()
+    path = sqlite_path(url)
+    return None if path is None else path.with_name(path.name + "-supervisor.lock")
+
+
+def acquire_supervisor_lock(db: str | os.PathLike[str] | None) -> SupervisorLock | None:
+    """Take the SQLite Supervisor lock of ``db`` without waiting (see
+    :class:`SupervisorLock`); None for a database that needs none (OceanBase: leases;
+    ``:memory:``). SupervisorUnavailableError naming the holder's pid when another
+    Supervisor holds it."""
+    lock = supervisor_lock_path(db)
+    if lock is None:
+        return None
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(lock, "a+")  # noqa: SIM115 -- held for the Supervisor's life
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read(32).strip() or "unknown"
+        fh.close()
+        raise SupervisorUnavailableError(
+            f"another Supervisor (pid {holder}) already runs on this SQLite database "
+            f"(lock {lock}); SQLite supports one single-process Supervisor: stop it "
+            "first, or use OceanBase for several") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return SupervisorLock(lock, fh)
