@@ -21,7 +21,7 @@ from powercontext.plugins import hookimpl
 from powercontext.plugins.loading import resolve
 from powercontext.plugins.registry import Registry
 from powercontext.ports.topic_supervision import SupervisorLockingPolicy
-from powercontext.runtime import supervisor_lock_path
+from powercontext.file_locks import supervisor_lock_path
 from powercontext.testing import InMemoryTopicBackend
 
 

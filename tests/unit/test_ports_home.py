@@ -20,8 +20,9 @@ NOT_PORTS = {
     # adapter-private: what the manifest log needs of an engine's shared templates.
     ("adapters/manifest_log.py", "LogEngine"): "the engine's template runner, inside adapters",
     # the contract kit's own fixture hook, not something the application drives.
-    ("plugins/testing/contract_faults.py", "FaultInjection"): "a test hook of the kit",
     ("testing/contract_faults.py", "FaultInjection"): "a test hook of the kit",
+    # inside one entry point: the Supervisor's own structured-log callback.
+    ("entrypoints/supervisor_workers.py", "Emit"): "the Supervisor's log callback",
 }
 
 
