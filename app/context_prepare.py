@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Any, Literal
-
-import attrs
+from typing import Any
 
 from powercontext.core import canonical
 from powercontext.core import query as query_bounds
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import CurrentHead, MemoryHit
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.shapes import to_json
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.models import TopicHit
 
@@ -56,39 +56,6 @@ _TAG_START = frozenset("/!?|")
 _VISIBLE_ESCAPE = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"))
 
 
-@attrs.frozen
-class ContextItem:
-    """One prepared hit: ``family`` (``memory`` or ``topic-memory``), its ``rank`` in
-    its own family (1-based, the family's own search order), ``title``, ``summary``,
-    ``snippet`` (None when there is none) and ``ref``: the exact reference as JSON.
-    Memory: ``{"family": "memory", "artifact_id", "revision", "entry_id",
-    "entry_version_id"}`` (the Memory RFC's anchor; ``title`` is the entry's kind,
-    ``summary`` its text, no snippet). Topic: ``{"family": "topic-memory",
-    "artifact_id", "revision", "scope_id"}`` (expand it with ``get``). Every text is
-    :func:`neutral_text`."""
-
-    family: Literal["memory", "topic-memory"]
-    rank: int
-    title: str
-    summary: str
-    snippet: str | None
-    ref: dict[str, Any]
-
-
-@attrs.frozen
-class PreparedContext:
-    """The prepared context of one Scope and query: the interleaved ``items``,
-    ``truncated`` (items left out to honour ``max_bytes``) and ``bytes`` (the UTF-8
-    size of the JSON response, ``len(encode_json(context_json(self)))``, <=
-    ``max_bytes``)."""
-
-    scope_id: str
-    query: str
-    items: tuple[ContextItem, ...]
-    truncated: int
-    bytes: int
-
-
 def neutral_text(text: str) -> str:
     """``text`` made inert for an agent to read as data: every control, format, line or
     paragraph separator, private-use or unassigned character becomes a visible escape
@@ -117,8 +84,8 @@ def context_json(prepared: PreparedContext) -> dict[str, Any]:
     """The JSON shape of ``POST /v1/context/prepare`` (the design's prepare shape):
     ``{"scope_id", "query", "items": [{"family", "rank", "title", "summary",
     "snippet", "ref"}], "truncated", "bytes"}``."""
-    return _shape(prepared.scope_id, prepared.query, prepared.items, prepared.truncated,
-                  prepared.bytes)
+    shaped: dict[str, Any] = to_json(prepared)
+    return shaped
 
 
 def encode_json(value: Any) -> bytes:
@@ -128,15 +95,10 @@ def encode_json(value: Any) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-def _item_json(item: ContextItem) -> dict[str, Any]:
-    return {"family": item.family, "rank": item.rank, "title": item.title,
-            "summary": item.summary, "snippet": item.snippet, "ref": item.ref}
-
-
-def _shape(scope_id: str, query: str, items: Any, truncated: int, size: int
-           ) -> dict[str, Any]:
-    return {"scope_id": scope_id, "query": query, "items": [_item_json(i) for i in items],
-            "truncated": truncated, "bytes": size}
+def _shape(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated: int,
+           size: int) -> dict[str, Any]:
+    shaped: dict[str, Any] = to_json(PreparedContext(scope_id, query, items, truncated, size))
+    return shaped
 
 
 def _sized(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated: int) -> int:
@@ -151,9 +113,8 @@ def _sized(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated:
 
 
 def _memory_item(rank: int, hit: MemoryHit) -> ContextItem:
-    ref = {"family": "memory", "artifact_id": hit.memory_ref.artifact_id,
-           "revision": hit.memory_ref.revision, "entry_id": hit.entry_id,
-           "entry_version_id": hit.entry_version_id}
+    ref = MemoryEntryRef(hit.memory_ref.artifact_id, hit.memory_ref.revision, hit.entry_id,
+                         hit.entry_version_id)
     return ContextItem("memory", rank, neutral_text(hit.kind or "entry"),
                        neutral_text(hit.text), None, ref)
 
@@ -161,11 +122,9 @@ def _memory_item(rank: int, hit: MemoryHit) -> ContextItem:
 def _topic_item(rank: int, hit: TopicHit) -> ContextItem:
     # the exact ArtifactRef and nothing else, so ``/v1/topic-memory/get`` and MCP
     # ``get_topic_memory`` take it as returned (the Scope is the response's ``scope_id``)
-    ref = {"family": hit.ref.family, "artifact_id": hit.ref.artifact_id,
-           "revision": hit.ref.revision}
     snippet = None if hit.snippet is None else neutral_text(hit.snippet)
     return ContextItem("topic-memory", rank, neutral_text(hit.title),
-                       neutral_text(hit.summary), snippet, ref)
+                       neutral_text(hit.summary), snippet, hit.ref)
 
 
 def _interleave(first: list[ContextItem], second: list[ContextItem]) -> list[ContextItem]:

@@ -107,6 +107,7 @@ from powercontext.core.topic.processing import (
     ScopeStatus,
     check_settings,
 )
+from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 from powercontext.core.topic.supervision import CODE_TERM_LOST, SupervisorTerm, WorkAssignment
 from powercontext.core.topic.window import (
     Window,
@@ -119,7 +120,7 @@ from powercontext.core.topic.window import (
 )
 from powercontext.ports import EmbeddingModel
 from powercontext.ports.topic import TopicGenerationModel
-from powercontext.topic_report import LeftOut, left_out
+from powercontext.topic_report import left_out
 from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
@@ -164,38 +165,6 @@ _STAGE_CODES = {"window": CODE_JOURNAL, "probe": CODE_PROVIDER, "history": CODE_
                 "evolve": CODE_PROVIDER, "plan": CODE_PROVIDER, "temporary": CODE_PROVIDER,
                 "reduce": CODE_PROVIDER, "reconcile": CODE_PROVIDER,
                 "embed": CODE_EMBEDDING, "publish": CODE_PUBLISH}
-
-
-@attrs.frozen
-class WindowOutcome:
-    """One published Window ``(after, through]``: the Topics it created and updated
-    (exact refs), how many outputs were NOOPs, the provider requests it reserved, and
-    the Sources whose text no new Revision holds whole (:class:`LeftOut`, in journal
-    order)."""
-
-    scope_id: str
-    after: int
-    through: int
-    created: tuple[TopicRef, ...] = ()
-    updated: tuple[TopicRef, ...] = ()
-    noops: int = 0
-    reserved_requests: int = 0
-    left_out: tuple[LeftOut, ...] = ()
-
-
-@attrs.frozen
-class ProcessReport:
-    """What :meth:`TopicProcessor.process` did for one Scope: the published Windows in
-    order, the Scope's status afterwards, and ``stopped``: None when the Cursor covers
-    the wave target, else the failure code it stopped at (a terminal frontier such as
-    ``window_attempt_limit``, or the code of the failed attempt), and ``reason``, the
-    failure's message (never Source text, prompts or model output), None when covered."""
-
-    scope_id: str
-    windows: tuple[WindowOutcome, ...]
-    status: ScopeStatus
-    stopped: str | None = None
-    reason: str | None = None
 
 
 @attrs.define

@@ -12,31 +12,14 @@ temporary Topics"). Uncited Sources can be found again later from the lineage
 
 from __future__ import annotations
 
-from typing import Literal
-
-import attrs
-
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.models import TopicRef
+from powercontext.core.topic.report import LeftOut
 from powercontext.core.topic.stages import Evolution
 from powercontext.core.topic.window import Window
 from powercontext.topic_service import TopicMemoryService
 
 __all__ = ["LeftOut", "left_out", "uncited_sources"]
-
-
-@attrs.frozen
-class LeftOut:
-    """A Source of a published Window whose text no new Revision holds whole:
-    ``how`` is ``uncited`` (no Revision of the Window cites it: a NOOP, a text the
-    provider judged already known or not worth keeping, or one that did not fit) or
-    ``condensed`` (cited through temporary Topics and reductions, which shorten what
-    they read: the oversized path of Topic Memory RFC, "Oversized Work Items and
-    temporary Topics"). ``position`` is its Scope-journal position."""
-
-    position: int
-    source_id: str
-    how: Literal["uncited", "condensed"]
 
 
 def left_out(window: Window, evolution: Evolution,

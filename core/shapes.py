@@ -30,6 +30,16 @@ value (``untrusted``, ``state``, ``rank``) but never renames or drops one. The s
   "error"}], "analyzer"}``
 - ``RehashReport``: ``{"rewritten", "already_current", "corrupt": [{"artifact_id",
   "revision", "error"}]}``
+- ``MemoryEntryRef`` (a prepared Memory item's reference): ``{"family": "memory",
+  "artifact_id", "revision", "entry_id", "entry_version_id"}``
+- ``ContextItem``: ``{"family", "rank", "title", "summary", "snippet", "ref"}``
+- ``PreparedContext``: ``{"scope_id", "query", "items", "truncated", "bytes"}``
+  (Topic Memory RFC, "Prepared Context")
+
+The Topic values (a Topic ref, hit, search result and Revision, and the processing
+values) are registered on the same converter by
+:func:`powercontext.core.topic.shapes.register_topic_shapes`; their shapes are listed
+there.
 
 :func:`citation_from_json` reads a Handoff citation back, with exact JSON types.
 """
@@ -43,7 +53,6 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from powercontext.core.errors import InvalidCitationError
-from powercontext.core.extraction import Refusal
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,
@@ -58,14 +67,30 @@ from powercontext.core.models import (
     Source,
     SourceRef,
 )
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.topic.shapes import TOPIC_SHAPED_TYPES, register_topic_shapes
 
 __all__ = ["SHAPED_TYPES", "citation_from_json", "to_json"]
 
-#: The domain types :func:`to_json` has a shape for.
-SHAPED_TYPES: tuple[type, ...] = (
+SHAPED_TYPES: tuple[type, ...]  # computed on first use (module ``__getattr__``)
+
+#: The domain types registered here (``SHAPED_TYPES`` adds ``Refusal``).
+_REGISTERED: tuple[type, ...] = (
     ArtifactRef, SourceRef, Source, MemoryEntryVersion, MemoryChange, MemoryRevisionChanges,
     MemoryHit, MemorySearchResult, HandoffCitation, EmbeddingProfile, RebuildReport,
-    RehashReport, Refusal)
+    RehashReport, MemoryEntryRef, ContextItem, PreparedContext, *TOPIC_SHAPED_TYPES)
+
+
+def __getattr__(name: str) -> Any:
+    """``SHAPED_TYPES``: the domain types :func:`to_json` has a shape for. Computed on
+    first use: ``Refusal`` lives in ``core.extraction``, whose import pulls the secret
+    rules, which the prompt hook (prepared context) never needs. Its shape is the
+    converter's default for an attrs class: its fields by name, in order."""
+    if name == "SHAPED_TYPES":
+        from powercontext.core.extraction import Refusal
+
+        return (*_REGISTERED, Refusal)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _source(s: Source) -> dict[str, Any]:
@@ -89,13 +114,18 @@ def _rehash_report(r: RehashReport) -> dict[str, Any]:
                         for a, rev, e in r.corrupt]}
 
 
+def _entry_ref(r: MemoryEntryRef) -> dict[str, Any]:
+    return {"family": r.family, "artifact_id": r.artifact_id, "revision": r.revision,
+            "entry_id": r.entry_id, "entry_version_id": r.entry_version_id}
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
-    for cls in SHAPED_TYPES:
+    for cls in _REGISTERED:
         attrs.resolve_types(cls)
     # Field names are the shape's keys, except where a field says what it holds.
     # (leaves first, so that every composite finds their hooks)
-    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange, Refusal):
+    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange):
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     conv.register_unstructure_hook(Source, _source)
     conv.register_unstructure_hook(RebuildReport, _rebuild_report)
@@ -104,6 +134,10 @@ def _make_converter() -> cattrs.Converter:
         MemoryEntryVersion, conv, sources=override(rename="source_refs"),
         artifacts=override(rename="artifact_refs")))
     for cls in (MemoryRevisionChanges, MemoryHit, MemorySearchResult, HandoffCitation):
+        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
+    register_topic_shapes(conv)
+    conv.register_unstructure_hook(MemoryEntryRef, _entry_ref)
+    for cls in (ContextItem, PreparedContext):
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     return conv
 

@@ -28,7 +28,9 @@ from powercontext.core.models import (
     Source,
     SourceRef,
 )
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
 from powercontext.core.shapes import SHAPED_TYPES, citation_from_json, to_json
+from powercontext.core.topic.shapes import TOPIC_SHAPED_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 H = "ab" * 32
@@ -100,6 +102,8 @@ def test_every_shaped_type_is_pinned_above():
     pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
         SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile,
         RebuildReport, RehashReport, Refusal}
+    # the Topic values and prepared context are pinned in test_topic_shapes_golden.py
+    pinned |= {*TOPIC_SHAPED_TYPES, MemoryEntryRef, ContextItem, PreparedContext}
     assert set(SHAPED_TYPES) == pinned
 
 

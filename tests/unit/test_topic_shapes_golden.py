@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from powercontext.context_prepare import ContextItem, PreparedContext
 from powercontext.core.models import SourceRef
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
 from powercontext.core.topic.models import (
     TopicHit,
     TopicMemoryContent,
@@ -23,8 +23,7 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow, ScopeStatus
-from powercontext.topic_processing import ProcessReport, WindowOutcome
-from powercontext.topic_report import LeftOut
+from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 
 A = TopicRef("topic_art_01jb0000000000000000000000", 3)
 B = TopicRef("topic_art_01jb0000000000000000000001", 1)
@@ -59,11 +58,8 @@ DECISION = OperatorDecision("dec_1", "repo:/w", "topic-memory-source-window", 3,
 GRANT = OperatorDecision("dec_2", "repo:/w", "topic-memory-source-window", 3, "grant", None,
                          None, "window_provider_budget_exceeded", 3, 5, 900, "ops", "more")
 MEMORY_ITEM = ContextItem("memory", 1, "fact", "make release", None,
-                          {"family": "memory", "artifact_id": "mem_art_1", "revision": 2,
-                           "entry_id": "mem_ent_1", "entry_version_id": "mem_ver_1"})
-TOPIC_ITEM = ContextItem("topic-memory", 1, "Release", "How \u00e9", "snip",
-                         {"family": "topic-memory", "artifact_id": A.artifact_id,
-                          "revision": 3})
+                          MemoryEntryRef("mem_art_1", 2, "mem_ent_1", "mem_ver_1"))
+TOPIC_ITEM = ContextItem("topic-memory", 1, "Release", "How \u00e9", "snip", A)
 PREPARED = PreparedContext("repo:/w", "release", (MEMORY_ITEM, TOPIC_ITEM), 2, 400)
 PREPARED_EMPTY = PreparedContext("repo:/w", "q", (), 0, 70)
 
