@@ -83,7 +83,7 @@ def neutral_text(text: str) -> str:
 def context_json(prepared: PreparedContext) -> dict[str, Any]:
     """The JSON shape of ``POST /v1/context/prepare`` (the design's prepare shape):
     ``{"scope_id", "query", "items": [{"family", "rank", "title", "summary",
-    "snippet", "ref"}], "truncated", "bytes"}``."""
+    "snippet", "artifact"}], "truncated", "bytes"}``."""
     shaped: dict[str, Any] = to_json(prepared)
     return shaped
 

@@ -34,7 +34,8 @@ class MemoryEntryRef:
 class ContextItem:
     """One prepared hit: ``family`` (``memory`` or ``topic-memory``), its ``rank`` in
     its own family (1-based, the family's own search order), ``title``, ``summary``,
-    ``snippet`` (None when there is none) and ``ref``: the exact reference, a
+    ``snippet`` (None when there is none) and ``ref`` (JSON key ``artifact``): the exact
+    reference, a
     :class:`MemoryEntryRef` (``title`` is the entry's kind, ``summary`` its text, no
     snippet) or a :class:`~powercontext.core.topic.models.TopicRef` (expand it with
     ``get`` in the response's Scope). Every text is neutral (``neutral_text``)."""

@@ -32,7 +32,8 @@ value (``untrusted``, ``state``, ``rank``) but never renames or drops one. The s
   "revision", "error"}]}``
 - ``MemoryEntryRef`` (a prepared Memory item's reference): ``{"family": "memory",
   "artifact_id", "revision", "entry_id", "entry_version_id"}``
-- ``ContextItem``: ``{"family", "rank", "title", "summary", "snippet", "ref"}``
+- ``ContextItem``: ``{"family", "rank", "title", "summary", "snippet", "artifact" (a
+  MemoryEntryRef or a TopicRef: the item's exact reference)}``
 - ``PreparedContext``: ``{"scope_id", "query", "items", "truncated", "bytes"}``
   (Topic Memory RFC, "Prepared Context")
 
@@ -68,6 +69,7 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.topic.shapes import REF_KEY as TOPIC_REF_KEY
 from powercontext.core.topic.shapes import TOPIC_SHAPED_TYPES, register_topic_shapes
 
 __all__ = ["SHAPED_TYPES", "citation_from_json", "to_json"]
@@ -137,8 +139,10 @@ def _make_converter() -> cattrs.Converter:
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     register_topic_shapes(conv)
     conv.register_unstructure_hook(MemoryEntryRef, _entry_ref)
-    for cls in (ContextItem, PreparedContext):
-        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
+    conv.register_unstructure_hook(ContextItem, make_dict_unstructure_fn(
+        ContextItem, conv, ref=override(rename=TOPIC_REF_KEY)))
+    conv.register_unstructure_hook(PreparedContext, make_dict_unstructure_fn(
+        PreparedContext, conv))
     return conv
 
 

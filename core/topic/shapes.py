@@ -6,10 +6,10 @@ may add context keys around a shaped value (``untrusted``, ``notice``) but never
 renames or drops one.
 
 - ``TopicRef``: ``{"family", "artifact_id", "revision"}``
-- ``TopicHit``: ``{"ref", "title", "summary", "snippet" (null when none), "score",
-  "matched_by"}``
+- ``TopicHit``: ``{"artifact" (its TopicRef), "title", "summary", "snippet" (null when
+  none), "score", "matched_by"}``
 - ``TopicSearchResult``: ``{"hits", "channels"}``
-- ``TopicRevision``: ``{"scope_id", "ref", "title", "summary", "detail",
+- ``TopicRevision``: ``{"scope_id", "artifact" (its TopicRef), "title", "summary", "detail",
   "content_hash", "sources" (SourceRefs ``{"source_id", "content_hash"}``),
   "based_on" (a TopicRef or null), "published_at"}``; internal chunks never appear.
 - ``ScopeStatus``: ``{"scope_id", "binding_name", "source_head", "cursor", "covered",
@@ -49,8 +49,10 @@ from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 
 __all__ = ["REF_KEY", "TOPIC_SHAPED_TYPES", "register_topic_shapes"]
 
-#: The key of a Topic value's own exact reference (a hit's, a Revision's).
-REF_KEY = "ref"
+#: The key of a Topic value's own exact reference (a hit's, a Revision's): the key the
+#: spec's get request takes it under (Topic Memory RFC, "HTTP API"), so a ref is passed
+#: on as it was printed. Every surface prints it under this one name.
+REF_KEY = "artifact"
 
 #: The Topic values :func:`register_topic_shapes` gives a shape.
 TOPIC_SHAPED_TYPES: tuple[type, ...] = (
