@@ -47,13 +47,13 @@ there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn, override
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from powercontext.core.errors import InvalidCitationError
+from powercontext.core.errors import InvalidCitationError, InvalidInputError
 from powercontext.core.models import (
     ArtifactRef,
     EmbeddingProfile,
@@ -69,10 +69,18 @@ from powercontext.core.models import (
     SourceRef,
 )
 from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.topic.models import TopicMemoryContent, TopicRef
 from powercontext.core.topic.shapes import REF_KEY as TOPIC_REF_KEY
-from powercontext.core.topic.shapes import TOPIC_SHAPED_TYPES, register_topic_shapes
+from powercontext.core.topic.shapes import (
+    TOPIC_SHAPED_TYPES,
+    register_topic_shapes,
+    register_topic_structure,
+    structure_topic_ref,
+)
 
-__all__ = ["SHAPED_TYPES", "citation_from_json", "to_json"]
+__all__ = ["SHAPED_TYPES", "citation_from_json", "from_json", "to_json"]
+
+T = TypeVar("T")
 
 SHAPED_TYPES: tuple[type, ...]  # computed on first use (module ``__getattr__``)
 
@@ -143,7 +151,68 @@ def _make_converter() -> cattrs.Converter:
         ContextItem, conv, ref=override(rename=TOPIC_REF_KEY)))
     conv.register_unstructure_hook(PreparedContext, make_dict_unstructure_fn(
         PreparedContext, conv))
+    _register_structure(conv)
     return conv
+
+
+def _exact(kind: type) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) is not (kind is bool) or not isinstance(value, kind):
+            raise InvalidInputError("json", f"must be a JSON {kind.__name__}, got {value!r}")
+        return value
+    return hook
+
+
+def _number(value: Any, _: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError("json", f"must be a JSON number, got {value!r}")
+    return float(value)
+
+
+_ENTRY_REF_KEYS = frozenset({"family", "artifact_id", "revision", "entry_id",
+                             "entry_version_id"})
+
+
+def _entry_ref_back(data: Any, _: Any = None) -> MemoryEntryRef:
+    if not isinstance(data, dict) or set(data) != _ENTRY_REF_KEYS:
+        raise InvalidInputError(TOPIC_REF_KEY, "a Memory item's ref is exactly {\"family\": "
+                                "\"memory\", \"artifact_id\", \"revision\", \"entry_id\", "
+                                "\"entry_version_id\"}")
+    if data["family"] != "memory":
+        raise InvalidInputError(f"{TOPIC_REF_KEY}.family", "must be 'memory'")
+    rev = data["revision"]
+    if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
+        raise InvalidInputError(f"{TOPIC_REF_KEY}.revision", "must be a JSON integer >= 1")
+    ids = (data["artifact_id"], data["entry_id"], data["entry_version_id"])
+    if not all(isinstance(x, str) for x in ids):
+        raise InvalidInputError(TOPIC_REF_KEY, "the ids must be strings")
+    return MemoryEntryRef(ids[0], rev, ids[1], ids[2])
+
+
+def _item_ref_back(data: Any, _: Any) -> MemoryEntryRef | TopicRef:
+    if isinstance(data, dict) and data.get("family") == "memory":
+        return _entry_ref_back(data)
+    return structure_topic_ref(data)
+
+
+def _register_structure(conv: cattrs.Converter) -> None:
+    """The way back for the values whose shape keeps every field: primitives exact (a
+    JSON integer is no string, ``true`` is no integer; a number may be an integer),
+    unknown keys refused."""
+    for kind in (str, int, bool):
+        conv.register_structure_hook(kind, _exact(kind))
+    conv.register_structure_hook(float, _number)
+    for cls in (SourceRef, TopicMemoryContent):
+        conv.register_structure_hook(cls, make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True))
+    register_topic_structure(conv)
+    conv.register_structure_hook(MemoryEntryRef, _entry_ref_back)
+    conv.register_structure_hook(MemoryEntryRef | TopicRef, _item_ref_back)
+    conv.register_structure_hook(ContextItem, make_dict_structure_fn(
+        ContextItem, conv, _cattrs_forbid_extra_keys=True,
+        ref=override(rename=TOPIC_REF_KEY)))
+    conv.register_structure_hook(PreparedContext, make_dict_structure_fn(
+        PreparedContext, conv, _cattrs_forbid_extra_keys=True))
 
 
 _converter = _make_converter()
@@ -154,6 +223,24 @@ def to_json(value: Any) -> Any:
     list/tuple of them (a list). Plain data (str, int, dict of plain data) is returned
     as it is. The result is ready for ``json.dumps``."""
     return _converter.unstructure(value)
+
+
+def from_json(data: Any, cls: type[T]) -> T:
+    """The ``cls`` value a decoded JSON ``data`` holds, read back from the shape
+    :func:`to_json` gives it: a Topic ref, hit, search result or Revision, a SourceRef,
+    a LeftOut, a WindowOutcome, a prepared item or a prepared context (``from_json(
+    to_json(x), type(x)) == x``). Types are exact and unknown keys refused:
+    InvalidInputError (naming the field where one is known) for anything else."""
+    try:
+        return _converter.structure(data, cls)
+    except InvalidInputError:
+        raise
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        errors = getattr(exc, "exceptions", ())
+        inner = next((e for e in errors if isinstance(e, InvalidInputError)), None)
+        if inner is not None:
+            raise inner from exc
+        raise InvalidInputError("json", f"is not a {cls.__name__}: {exc}") from exc
 
 
 def citation_from_json(data: Any) -> HandoffCitation:

@@ -40,14 +40,24 @@ from typing import Any
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn, override
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from powercontext.core.topic.models import TopicHit, TopicRef, TopicRevision, TopicSearchResult
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import SourceRef
+from powercontext.core.topic.content import check_ref
+from powercontext.core.topic.models import (
+    TopicHit,
+    TopicMemoryContent,
+    TopicRef,
+    TopicRevision,
+    TopicSearchResult,
+)
 from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow, ScopeStatus
 from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 
-__all__ = ["REF_KEY", "TOPIC_SHAPED_TYPES", "register_topic_shapes"]
+__all__ = ["REF_KEY", "TOPIC_SHAPED_TYPES", "register_topic_shapes",
+           "register_topic_structure", "structure_topic_ref"]
 
 #: The key of a Topic value's own exact reference (a hit's, a Revision's): the key the
 #: spec's get request takes it under (Topic Memory RFC, "HTTP API"), so a ref is passed
@@ -116,3 +126,58 @@ def register_topic_shapes(conv: cattrs.Converter) -> None:
         return dict(report_fields(v), covered=v.covered)
 
     conv.register_unstructure_hook(ProcessReport, report)
+
+
+def _exact_keys(data: Any, keys: frozenset[str], what: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise InvalidInputError(what, f"must be a JSON object, got {type(data).__name__}")
+    if set(data) != keys:
+        missing = sorted(keys - set(data))
+        extra = sorted(str(k) for k in set(data) - keys)
+        raise InvalidInputError(what, f"misses {', '.join(missing)}" if missing
+                                else f"has unknown keys {', '.join(extra)}")
+    return data
+
+
+_REF_KEYS = frozenset({"family", "artifact_id", "revision"})
+_REVISION_KEYS = frozenset({"scope_id", REF_KEY, "title", "summary", "detail",
+                            "content_hash", "sources", "based_on", "published_at"})
+
+
+def structure_topic_ref(data: Any, field: str = REF_KEY) -> TopicRef:
+    """The TopicRef a decoded JSON object holds: exactly ``{"family": "topic-memory",
+    "artifact_id", "revision"}``, types exact (``revision`` a JSON integer >= 1, never
+    ``true`` or ``"3"``). InvalidInputError naming ``field`` (or ``field.revision``
+    ...) otherwise."""
+    d = _exact_keys(data, _REF_KEYS, field)
+    family = d["family"]
+    if not isinstance(family, str):
+        raise InvalidInputError(f"{field}.family", "must be a string")
+    return check_ref(TopicRef(d["artifact_id"], d["revision"], family), field)
+
+
+def register_topic_structure(conv: cattrs.Converter) -> None:
+    """Register the way back, JSON -> value, for the Topic values whose shape keeps
+    every field (refs, hits, search results, Revisions, LeftOut, WindowOutcome):
+    ``structure(unstructure(x)) == x``. A ScopeStatus or a ProcessReport does not come
+    back (its budget row hides the opaque ``attempt_id``). Needs strict primitive hooks
+    already on ``conv``; unknown keys are refused."""
+    conv.register_structure_hook(TopicRef, lambda d, _: structure_topic_ref(d))
+    conv.register_structure_hook(TopicHit, make_dict_structure_fn(
+        TopicHit, conv, _cattrs_forbid_extra_keys=True, ref=override(rename=REF_KEY)))
+    for cls in (TopicSearchResult, LeftOut, WindowOutcome):
+        conv.register_structure_hook(cls, make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True))
+
+    def revision(data: Any, _: Any) -> TopicRevision:
+        d = _exact_keys(data, _REVISION_KEYS, "revision")
+        content = conv.structure({k: d[k] for k in ("title", "summary", "detail")},
+                                 TopicMemoryContent)
+        return TopicRevision(
+            conv.structure(d["scope_id"], str), structure_topic_ref(d[REF_KEY]), content,
+            conv.structure(d["content_hash"], str),
+            conv.structure(d["sources"], tuple[SourceRef, ...]),
+            None if d["based_on"] is None else structure_topic_ref(d["based_on"], "based_on"),
+            conv.structure(d["published_at"], str))
+
+    conv.register_structure_hook(TopicRevision, revision)
