@@ -247,7 +247,19 @@ def citation_from_json(data: Any) -> HandoffCitation:
     """The Handoff citation a decoded JSON object ``data`` holds (the ``HandoffCitation``
     shape of :func:`to_json`). Types are exact, never coerced: ``revision`` must be a JSON
     integer (not 1.0, true or "1"), the ids strings. Anything else raises
-    :class:`InvalidCitationError` (Memory RFC, "Handoff citation")."""
+    :class:`InvalidCitationError` (Memory RFC, "Handoff citation").
+
+    The exact reference of a prepared Memory item (``MemoryEntryRef``: ``{"family":
+    "memory", "artifact_id", "revision", "entry_id", "entry_version_id"}``) is read as
+    the same citation, so what ``/v1/context/prepare`` prints can be validated as
+    printed."""
+    if isinstance(data, dict) and data.get("family") == "memory" and "memory_ref" not in data:
+        try:
+            r = _entry_ref_back(data)
+        except InvalidInputError as exc:
+            raise InvalidCitationError(str(exc)) from exc
+        return HandoffCitation(ArtifactRef(r.artifact_id, r.revision), r.entry_id,
+                               r.entry_version_id)
     try:
         ref = data["memory_ref"]
         artifact_id, revision = ref["artifact_id"], ref["revision"]

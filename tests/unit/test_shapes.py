@@ -116,6 +116,26 @@ def test_a_citation_reads_back_from_its_own_shape(artifact_id, revision, entry_i
     assert citation_from_json(json.loads(json.dumps(to_json(cite)))) == cite
 
 
+@given(_ids, st.integers(1, 2**53 - 1), _ids, _ids)
+def test_a_prepared_memory_ref_reads_as_the_same_citation(artifact_id, revision, entry_id,
+                                                          version_id):
+    ref = MemoryEntryRef(artifact_id, revision, entry_id, version_id)
+    cite = HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
+    assert citation_from_json(json.loads(json.dumps(to_json(ref)))) == cite
+
+
+@pytest.mark.parametrize("data", [
+    {"family": "memory", "artifact_id": "a", "revision": True, "entry_id": "e",
+     "entry_version_id": "v"},
+    {"family": "memory", "artifact_id": "a", "revision": 1, "entry_id": "e"},
+    {"family": "memory", "artifact_id": "a", "revision": 1, "entry_id": "e",
+     "entry_version_id": 3},
+])
+def test_a_malformed_prepared_memory_ref_is_an_invalid_citation(data):
+    with pytest.raises(InvalidCitationError):
+        citation_from_json(data)
+
+
 @pytest.mark.parametrize("revision", [1.0, True, "1", None])
 def test_a_citation_revision_is_never_coerced(revision):
     data = dict(CITATION_JSON, memory_ref={"artifact_id": "mem_art_1", "revision": revision})
