@@ -48,7 +48,7 @@ else
 HYPOTHESIS_PROFILE ?= dev
 endif
 PYTEST_ARGS ?=
-SOURCES := core ports adapters plugins sql app
+SOURCES := core ports adapters plugins sql app entrypoints
 # mypy sees the code under its installed names through a tree of links (the package-dir
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
@@ -120,7 +120,7 @@ browser-packages:
 	  || echo "Could not install$$missing: the dashboard's browser tests will skip" >&2
 
 quickstart: install-base
-	$(BIN)/python -m powercontext.quickstart
+	$(BIN)/python -m powercontext.entrypoints.quickstart
 
 # The dashboard on the quickstart's database: the quickstart writes DASHBOARD_DB once
 # (delete the file to write it anew), then `powercontext serve` (no token: loopback only;
@@ -140,7 +140,7 @@ $(SERVER_STAMP): | $(BIN)/python
 dashboard: $(SERVER_STAMP)
 	@if [ ! -f "$(DASHBOARD_DB)" ]; then \
 	  mkdir -p "$$(dirname "$(DASHBOARD_DB)")"; \
-	  $(BIN)/python -m powercontext.quickstart --db "$(DASHBOARD_DB)" \
+	  $(BIN)/python -m powercontext.entrypoints.quickstart --db "$(DASHBOARD_DB)" \
 	    || { rm -f "$(DASHBOARD_DB)" "$(DASHBOARD_DB)-wal" "$(DASHBOARD_DB)-shm"; exit 1; }; \
 	fi
 	@printf '[inference]\ngeneration_provider = "deterministic"\n' > "$(DASHBOARD_DB).toml"
@@ -168,7 +168,7 @@ typetree:
 	@for f in app/*; do \
 	  case "$${f##*/}" in __pycache__) ;; *) ln -s "$(CURDIR)/$$f" $(TYPETREE)/powercontext/;; esac; \
 	done
-	@for d in core ports adapters plugins sql; do ln -s "$(CURDIR)/$$d" $(TYPETREE)/powercontext/$$d; done
+	@for d in core ports adapters plugins sql entrypoints; do ln -s "$(CURDIR)/$$d" $(TYPETREE)/powercontext/$$d; done
 
 types: install typetree
 	MYPYPATH=$(TYPETREE) $(BIN)/mypy --cache-dir $(TYPETREE).mypy_cache -p powercontext

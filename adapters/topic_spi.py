@@ -21,13 +21,10 @@ tables themselves).
 from __future__ import annotations
 
 import abc
-import datetime
-import re
 from collections.abc import Sequence
-from typing import Any
 
 from powercontext.adapters.storage import RevisionRow, SourceStore
-from powercontext.core.errors import BackendError
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.models import EmbeddingVector, SourceRef
 from powercontext.core.topic.models import (
     RetrievalShape,
@@ -45,25 +42,6 @@ SHAPE_KEY = "deployment"
 
 #: (exact ref, title, summary) of one active Topic row, as search hits show it.
 TopicCard = tuple[TopicRef, str, str]
-
-_SQLITE_UTC = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?Z?$")
-
-
-def utc_text(value: Any) -> str:
-    """A database-UTC time as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (6 fractional digits): a
-    naive or UTC :class:`datetime.datetime` (mysqlclient's ``UTC_TIMESTAMP(6)``), or text
-    such as SQLite's ``strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`` (3 digits) or
-    ``YYYY-MM-DD HH:MM:SS[.ffffff]``. BackendError for anything else."""
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, bytes | bytearray):
-        value = value.decode("ascii", "replace")
-    m = _SQLITE_UTC.match(value) if isinstance(value, str) else None
-    if m is None:
-        raise BackendError(f"the database clock returned {value!r}, not a UTC time")
-    return f"{m.group(1)}T{m.group(2)}.{(m.group(3) or '').ljust(6, '0')}Z"
 
 
 class TopicPrimitives(SourceStore[TopicCapabilities]):

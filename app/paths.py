@@ -1,6 +1,6 @@
 """Where powercontext keeps its files by default: the per-user data directory and the
 default database. Standard library only, so the prompt hook's client
-(:mod:`powercontext.adapters.cli.hook_daemon`) can find the database without importing
+(:mod:`powercontext.entrypoints.cli.hook_daemon`) can find the database without importing
 the runtime; :mod:`powercontext.runtime` re-exports these names."""
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ class ServerConfig:
     """``[server]``: where ``powercontext serve`` listens, its bearer token (None:
     ``$POWERCONTEXT_API_TOKEN``, else no token and loopback only; never shown in a repr
     or log), the extra ``Host`` names it answers (a reverse proxy's public name;
-    :mod:`powercontext.adapters.http.hosts`) and how long a dashboard login lasts
+    :mod:`powercontext.entrypoints.http.hosts`) and how long a dashboard login lasts
     (seconds, 1..2,592,000)."""
 
     host: str = "127.0.0.1"

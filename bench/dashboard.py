@@ -127,9 +127,9 @@ def measure(db: Path, info: dict[str, Any], runs: int, *, model: Any = None,
     ``runs`` timed requests."""
     from starlette.testclient import TestClient
 
-    from powercontext.adapters.http.app import create_app
-    from powercontext.adapters.http.deps import Services
     from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.entrypoints.http.app import create_app
+    from powercontext.entrypoints.http.deps import Services
     from powercontext.service import MemoryService
 
     svc = MemoryService(SQLiteMemoryBackend(

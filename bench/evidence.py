@@ -5,7 +5,7 @@ benchmark, never a timed test).
 
 Entry versions hold their SourceRefs as canonical JSON text with no index by Source id,
 so the read is a keyset-paged ``LIKE`` scan of ``memory_entry_versions``
-(adapters/insight.py): its cost grows with the number of stored entry versions, which
+(adapters/source_citations.py): its cost grows with the number of stored entry versions, which
 this prints. The Memory is :func:`bench.dashboard.build_memory`'s (Revisions of
 ``--batch`` entries, each batch citing one Source). Measured after one warm-up,
 ``--runs`` times: the Evidence page of a Source cited by one batch, of the Source the
@@ -41,9 +41,9 @@ def measure(db: Path, runs: int) -> list[dict[str, Any]]:
     the app's time per Evidence page request and the bare read's time."""
     from starlette.testclient import TestClient
 
-    from powercontext.adapters.http.app import create_app
-    from powercontext.adapters.http.deps import Services
     from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.entrypoints.http.app import create_app
+    from powercontext.entrypoints.http.deps import Services
     from powercontext.service import MemoryService
 
     svc = MemoryService(SQLiteMemoryBackend(str(db)))

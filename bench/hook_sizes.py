@@ -36,7 +36,7 @@ _LAUNCHER = ("import os, subprocess, sys\n"
 
 
 def _cli() -> list[str]:
-    return [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+    return [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 
 
 def _payload(path: Path, repo: Path, megabytes: float) -> None:

@@ -62,7 +62,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def _cli() -> list[str]:
     """The console script's entry (the hook daemon's client runs first in it)."""
-    return [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+    return [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 
 
 class _Daemon:

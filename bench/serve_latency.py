@@ -95,7 +95,7 @@ def make_documents(count: int, seed: int = 16) -> list[dict[str, Any]]:
 
 
 def _cli() -> list[str]:
-    return [sys.executable, "-m", "powercontext.adapters.cli.main"]
+    return [sys.executable, "-m", "powercontext.entrypoints.cli.main"]
 
 
 class _Serve:

@@ -4,7 +4,7 @@
 
 Shapes: one JSON line with 10,000 / 70,000 / 100,000 metadata keys, one line whose
 content is 4 MB, and 100,000 short lines. Printed per shape and stage, CPU seconds
-(``time.process_time``): ``parse`` (:func:`~powercontext.adapters.cli.sources.read_jsonl`:
+(``time.process_time``): ``parse`` (:func:`~powercontext.entrypoints.cli.sources.read_jsonl`:
 the JSON, the duplicate-key check, the Source and its hash), ``check`` (the store's
 checks before its transaction: normalisation, hash, secrets) and ``store``
 (``put_scoped_sources`` into a fresh SQLite file: the Sources, their journal rows and
@@ -58,8 +58,8 @@ def _quadratic_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def run(shape: str, scale: float, reference: bool, root: Path) -> dict[str, float]:
-    from powercontext.adapters.cli.sources import read_jsonl
     from powercontext.adapters.sqlite import SQLiteTopicBackend
+    from powercontext.entrypoints.cli.sources import read_jsonl
 
     text = _text(shape, scale)
     figures: dict[str, float] = {"MB": len(text.encode()) / 1e6}

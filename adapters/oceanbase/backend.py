@@ -24,7 +24,6 @@ from typing import Any
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
-from powercontext.adapters.insight import SourceCitationsMixin
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
@@ -35,6 +34,7 @@ from powercontext.adapters.oceanbase.connection import (
     parse_url,
 )
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION, OceanBaseMemorySchema
+from powercontext.adapters.source_citations import SourceCitationsMixin
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.vector_gaps import VectorGaps

@@ -275,7 +275,7 @@ class OceanBaseStorage(OceanBaseSourceRows, SourceStore[C]):
 
     def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows of the shared template ``name`` (the dashboard's reads,
-        :mod:`powercontext.adapters.insight`)."""
+        :mod:`powercontext.adapters.source_citations`)."""
         return self._all(templates.render(name, DIALECT), params)
 
     def _in_chunks(self, name: str, values: list[Any],

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from powercontext.adapters.storage import processing_rows
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.models import Source
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.sql import oceanbase as obsql

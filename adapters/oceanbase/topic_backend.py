@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
@@ -41,6 +40,7 @@ from powercontext.adapters.topic_budget_spi import (
     pending_row,
 )
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend
+from powercontext.adapters.topic_insight import TopicInsightMixin
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile, SourceRef

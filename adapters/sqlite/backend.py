@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.database import MEMORY_FAMILY, RevisionRow, VectorRow
-from powercontext.adapters.insight import SourceCitationsMixin
 from powercontext.adapters.manifest_log import ManifestLog
+from powercontext.adapters.source_citations import SourceCitationsMixin
 from powercontext.adapters.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     MIN_SQLITE_VERSION,

@@ -23,7 +23,7 @@ import apsw
 
 from powercontext.adapters.storage import SourceStore, processing_rows
 from powercontext.adapters.storage import rows as shared_rows
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import (
     BackendError,
     InvalidInputError,
@@ -143,7 +143,7 @@ class SQLiteStorage(SourceStore[C]):
 
     def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows of the shared template ``name`` (the dashboard's reads,
-        :mod:`powercontext.adapters.insight`)."""
+        :mod:`powercontext.adapters.source_citations`)."""
         return self._execute(self._t(name), params)
 
     def _select_in(self, name: str, values: Sequence[Any],

@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 
 import apsw
 
-from powercontext.adapters.insight import TopicInsightMixin
 from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
 from powercontext.adapters.sqlite.topic_supervision import SQLiteTopicSupervision
@@ -38,6 +37,7 @@ from powercontext.adapters.topic_budget_spi import (
     pending_row,
 )
 from powercontext.adapters.topic_database import SHAPE_KEY, DatabaseTopicBackend, utc_text
+from powercontext.adapters.topic_insight import TopicInsightMixin
 from powercontext.adapters.topic_spi import TopicCard
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer

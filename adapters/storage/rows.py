@@ -6,13 +6,16 @@ SQLite and OceanBase adapters read the same values."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from powercontext.core import canonical
+from powercontext.core.errors import BackendError
 from powercontext.core.models import EmbeddingProfile, Source
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "source_metadata",
     "source_row",
     "text",
+    "utc_text",
 ]
 
 
@@ -103,3 +107,23 @@ def embedding_profile(stored: str) -> EmbeddingProfile:
     return EmbeddingProfile(
         d["profile_id"], d["model"], int(d["dimension"]), d["distance"], d["normalization"]
     )
+
+
+_SQLITE_UTC = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?Z?$")
+
+
+def utc_text(value: Any) -> str:
+    """A database-UTC time as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (6 fractional digits): a
+    naive or UTC :class:`datetime.datetime` (mysqlclient's ``UTC_TIMESTAMP(6)``), or text
+    such as SQLite's ``strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`` (3 digits) or
+    ``YYYY-MM-DD HH:MM:SS[.ffffff]``. BackendError for anything else."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, bytes | bytearray):
+        value = value.decode("ascii", "replace")
+    m = _SQLITE_UTC.match(value) if isinstance(value, str) else None
+    if m is None:
+        raise BackendError(f"the database clock returned {value!r}, not a UTC time")
+    return f"{m.group(1)}T{m.group(2)}.{(m.group(3) or '').ljust(6, '0')}Z"

@@ -25,8 +25,8 @@ from powercontext.adapters.storage.base import StorageBackend
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import Source
-from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.processing import BINDING, JournalEntry
+from powercontext.core.topic.scope import check_scope_id
 
 __all__ = ["SourceStore", "uri_hash"]
 

@@ -13,13 +13,13 @@ bound as one chunk (see :data:`MAX_TOPIC_FTS_CHARS`). Over-long content fails cl
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.chunks import FTS_CHARS_PER_CODE_POINT
 from powercontext.core.topic.models import TOPIC_FAMILY, TopicMemoryContent, TopicRef
+from powercontext.core.topic.scope import MAX_SCOPE_CHARS, check_scope_id, nfc_text
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -43,7 +43,6 @@ __all__ = [
 ]
 
 TOPIC_ID_PREFIX = "topic_art"
-MAX_SCOPE_CHARS = 256
 MAX_TITLE_CHARS = 256
 MAX_SUMMARY_CHARS = 2048
 #: 32,768 code points: the window fallback of ``topic-chunks-v1`` makes at most 19
@@ -63,39 +62,7 @@ _PREFIX = TOPIC_ID_PREFIX + "_"
 _FRESH_ID = re.compile(r"topic_art_[0-9a-hjkmnp-tv-z]{26}")
 
 
-def _text(value: object, field: str) -> str:
-    """NFC of a str without lone surrogates or NUL; InvalidInputError naming ``field``."""
-    if not isinstance(value, str):
-        raise InvalidInputError(field, f"must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(field, "contains a lone surrogate (not valid Unicode)") from None
-    if "\x00" in value:
-        raise InvalidInputError(field, "contains a NUL character")
-    return unicodedata.normalize("NFC", value)
-
-
-def check_scope_id(value: object, field: str = "scope_id") -> str:
-    """The NFC form of a Scope id (TOPIC-MEMORY.md, "scope_id"): 1..256 code points
-    after NFC, every one printable (``str.isprintable``: no control, format, separator
-    other than the ASCII space, or unassigned characters), no lone surrogate, and no
-    white space at either end. The value is never trimmed: ``" a"`` is refused, not
-    read as ``"a"`` (a Scope id is compared exactly, and OceanBase's binary collation
-    is PAD SPACE, where ``"a"`` equals ``"a "``). InvalidInputError naming ``field``
-    otherwise."""
-    text = _text(value, field)
-    if not text:
-        raise InvalidInputError(field, "must not be empty")
-    if text != text.strip():
-        raise InvalidInputError(field, "must not begin or end with white space")
-    if len(text) > MAX_SCOPE_CHARS:
-        raise InvalidInputError(
-            field, f"is {len(text)} characters after NFC; at most {MAX_SCOPE_CHARS} are allowed")
-    if not text.isprintable():
-        raise InvalidInputError(field, "must hold only printable characters (no control "
-                                "or format characters, no line breaks)")
-    return text
+_text = nfc_text
 
 
 def check_topic_id(value: object, field: str = "artifact_id") -> str:

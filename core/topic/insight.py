@@ -12,20 +12,10 @@ from __future__ import annotations
 import attrs
 
 from powercontext.core.topic.models import TopicRef
+from powercontext.core.topic.scope import SourceScope
 
 __all__ = ["CitingRevision", "DayCount", "ScopeSummary", "SourceScope", "SupervisionView",
            "WaveProgress"]
-
-
-@attrs.frozen
-class SourceScope:
-    """Where a Source is journaled: its Scope, its 1-based position there and the
-    server-owned ``lineage_only`` flag (Topic Memory RFC, "Source, Window, Cursor, and
-    Pending")."""
-
-    scope_id: str
-    position: int
-    lineage_only: bool
 
 
 @attrs.frozen

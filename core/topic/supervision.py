@@ -4,8 +4,8 @@ Processing Supervisor", "Leases and terms", "Supervisor failover and recovery",
 TOPIC-MEMORY.md, "SQLite and other processes").
 
 Pure: no I/O, no clock of its own (times are passed in). The storage adapters persist
-:class:`SupervisorTerm` and :class:`WaveTarget`; :mod:`powercontext.supervisor` drives
-the rest.
+:class:`SupervisorTerm` and :class:`WaveTarget`; the Supervisor process
+(:mod:`powercontext.entrypoints.supervisor`) drives the rest.
 
 * The Supervisor group is always :data:`SUPERVISOR_GROUP` (``global``).
 * A term is (``holder_id``, ``supervisor_generation``): a UUIDv4 per Supervisor process

@@ -18,8 +18,8 @@ from starlette.testclient import TestClient
 from support.dashboard_more import ORIGIN, QSCOPE, SCOPE, seed
 
 from powercontext import MemoryService
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
 from powercontext.topic_service import TopicMemoryService
 
 pytestmark = pytest.mark.oceanbase

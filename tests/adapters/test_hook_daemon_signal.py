@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from powercontext.adapters.cli.hook_daemon_server import HookDaemon, stop_on_signal
+from powercontext.entrypoints.cli.hook_daemon_server import HookDaemon, stop_on_signal
 
 pytestmark = pytest.mark.server  # binds the daemon's Unix socket
 

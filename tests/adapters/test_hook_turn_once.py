@@ -10,8 +10,8 @@ import asyncio
 from types import SimpleNamespace
 
 from powercontext import make_source, open_topic_service
-from powercontext.adapters.cli.hook_turn import conversation_source, record_turn
 from powercontext.adapters.secret_scanner import default_scanner
+from powercontext.entrypoints.cli.hook_turn import conversation_source, record_turn
 
 SCOPE = "repo:/work/project"
 

@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from powercontext.adapters.http.app import MAX_BODY_BYTES, create_app
-from powercontext.adapters.http.deps import Services
-from powercontext.adapters.http.errors import status_for
 from powercontext.adapters.sqlite import SQLiteTopicBackend
 from powercontext.core import canonical, errors
 from powercontext.core.models import SourceRef
+from powercontext.entrypoints.http.app import MAX_BODY_BYTES, create_app
+from powercontext.entrypoints.http.deps import Services
+from powercontext.entrypoints.http.errors import status_for
 from powercontext.topic_service import TopicMemoryService
 
 SCOPE = "project:http"

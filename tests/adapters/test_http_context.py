@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
 from powercontext.context_prepare import neutral_text
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.core.topic.models import TopicMemoryContent
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
 from powercontext.runtime import open_service, open_topic_service
 
 TOKEN = "t0ken-for-tests"

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
 from powercontext.runtime import open_service, open_topic_service
 
 TOKEN = "memory-token-0123456789"
@@ -438,7 +438,7 @@ _IDS = st.from_regex(r"mem_art_[0-9a-z]{1,26}", fullmatch=True)
 @given(tags=st.lists(st.tuples(_IDS, st.integers(1, 2**53 - 1), st.booleans()),
                      min_size=1, max_size=5))
 def test_if_match_lists_parse_to_their_strong_tags(tags: list[tuple[str, int, bool]]) -> None:
-    from powercontext.adapters.http.memory_writes import parse_if_match
+    from powercontext.entrypoints.http.memory_writes import parse_if_match
 
     header = ", ".join(f'{"W/" if weak else ""}"{a}@{r}"' for a, r, weak in tags)
     assert parse_if_match(header) == tuple(f"{a}@{r}" for a, r, weak in tags if not weak)
@@ -446,8 +446,8 @@ def test_if_match_lists_parse_to_their_strong_tags(tags: list[tuple[str, int, bo
 
 @given(header=st.text(max_size=40))
 def test_any_if_match_text_parses_or_is_a_400(header: str) -> None:
-    from powercontext.adapters.http.errors import ApiError
-    from powercontext.adapters.http.memory_writes import parse_if_match
+    from powercontext.entrypoints.http.errors import ApiError
+    from powercontext.entrypoints.http.memory_writes import parse_if_match
 
     try:
         parsed = parse_if_match(header)

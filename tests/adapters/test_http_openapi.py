@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from powercontext.adapters.http.app import api_routers, create_app
-from powercontext.adapters.http.deps import Services, require_token
-from powercontext.adapters.http.openapi import document
+from powercontext.entrypoints.http.app import api_routers, create_app
+from powercontext.entrypoints.http.deps import Services, require_token
+from powercontext.entrypoints.http.openapi import document
 
 ROOT = Path(__file__).resolve().parents[2]
-REGENERATE = ".venv/bin/python -m powercontext.adapters.http.openapi > docs/openapi.json"
+REGENERATE = ".venv/bin/python -m powercontext.entrypoints.http.openapi > docs/openapi.json"
 
 
 def _operations(spec: dict[str, object]) -> set[tuple[str, str]]:

@@ -16,10 +16,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from powercontext import make_source
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
 from powercontext.adapters.sqlite import SQLiteTopicBackend
 from powercontext.core.topic.processing import CODE_COMPLEXITY
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
 from powercontext.topic_service import TopicMemoryService
 
 TOKEN = "test-token-processing"

@@ -1,4 +1,4 @@
-"""The dashboard's read-only views (issue 17; adapters/insight.py) on both engines:
+"""The dashboard's read-only views (issue 17; adapters/source_citations.py) on both engines:
 reverse evidence (entry versions and Topic Revisions citing a Source), Scopes with
 counts, a Topic's Revision history, publications per day, and the Supervisor's lease
 and waves. Each test runs on SQLite and on a real seekdb."""
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support.topic_ob import STAMP, make_write, publish, run
 
-from powercontext.adapters.insight import like_needle
+from powercontext.adapters.source_citations import like_needle
 from powercontext.core import canonical
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import MemoryEntryInput, SourceRef

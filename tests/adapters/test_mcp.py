@@ -14,9 +14,9 @@ pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[m
 
 from mcp import Client
 
-from powercontext.adapters.mcp.server import UNTRUSTED_NOTICE, build_server
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
+from powercontext.entrypoints.mcp.server import UNTRUSTED_NOTICE, build_server
 from powercontext.runtime import RuntimeManifest, open_service
 
 TOOLS = {"search_memory", "expand_memory", "memory_changes", "validate_citation",

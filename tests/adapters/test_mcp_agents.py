@@ -20,9 +20,9 @@ pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[m
 
 from mcp import Client
 
-from powercontext.adapters.mcp.server import TOPIC_TOOLS, WRITE_TOOLS, build_server
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput, SourceRef
+from powercontext.entrypoints.mcp.server import TOPIC_TOOLS, WRITE_TOOLS, build_server
 from powercontext.runtime import open_service, open_topic_service
 
 SCOPE = "repo:/work/agents"

@@ -16,9 +16,9 @@ pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[m
 
 from mcp import Client
 
-from powercontext.adapters.mcp.server import TOPIC_TOOLS, UNTRUSTED_NOTICE, build_server
 from powercontext.core import canonical
 from powercontext.core.topic.models import TopicMemoryContent
+from powercontext.entrypoints.mcp.server import TOPIC_TOOLS, UNTRUSTED_NOTICE, build_server
 from powercontext.runtime import open_service, open_topic_service
 
 SCOPE = "repo:/work/demo"

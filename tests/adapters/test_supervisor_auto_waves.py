@@ -198,7 +198,7 @@ def test_every_target_is_dispatched_once_across_bounded_pages(db, tmp_path, env,
     in memory and read no further page until their retry, so one page of failing
     targets held every later target of the wave (here for ten minutes; with the default
     backoff up to half an hour)."""
-    import powercontext.supervisor as module
+    import powercontext.entrypoints.supervisor as module
 
     monkeypatch.setattr(module, "PAGE", 2)
     monkeypatch.setattr(module, "MAX_KNOWN_KEYS", 8)

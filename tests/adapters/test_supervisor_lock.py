@@ -15,8 +15,8 @@ import pytest
 from support.supervisor_runs import isolated_env, write_config
 
 from powercontext.core.errors import SupervisorUnavailableError, TopicProcessingUnavailableError
+from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
 from powercontext.runtime import acquire_supervisor_lock
-from powercontext.supervisor import ArtifactProcessingSupervisor
 from powercontext.topic_config import load_config
 
 

@@ -82,7 +82,7 @@ def test_a_leader_that_vanishes_is_replaced_after_its_lease(db, tmp_path, env):
 
 
 def test_the_runner_announces_its_term_and_stops_on_sigterm(db, tmp_path, env):
-    """``python -m powercontext.supervisor`` (the background role) on OceanBase: it
+    """``python -m powercontext.entrypoints.supervisor`` (the background role) on OceanBase: it
     prints ``supervisor ready holder=<id> generation=<n>``, processes a flush, logs each
     structured field once and never Source text, and exits 0 on SIGTERM."""
     import os
@@ -100,7 +100,7 @@ def test_the_runner_announces_its_term_and_stops_on_sigterm(db, tmp_path, env):
     asyncio.run(add())
     tests = Path(__file__).resolve().parents[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "powercontext.supervisor", "--db", db, "--config",
+        [sys.executable, "-m", "powercontext.entrypoints.supervisor", "--db", db, "--config",
          str(tmp_path / "config.toml"), "--plugin", "support.supervisor_models:plugin",
          "-v"],
         stderr=subprocess.PIPE, text=True,

@@ -172,7 +172,7 @@ def test_a_restart_takes_the_next_generation_and_recovers_from_pending(tmp_path,
                 await until(lambda: _done(db, "s:r"), "recovered from Pending")
                 # the Worker commits, then sends its result: the log line follows
                 await until(lambda: second.stats.published >= 1, "the result collected")
-        from powercontext.topic_worker import StructuredFormatter
+        from powercontext.entrypoints.topic_worker import StructuredFormatter
 
         lines = [StructuredFormatter().format(r) for r in caplog.records]
         assert any("supervisor term acquired" in m and f"supervisor_generation="
@@ -222,7 +222,7 @@ def test_the_runner_refuses_a_sqlite_database_as_serve_role_background_does(tmp_
     db = tmp_path / "m.db"
     write_config(tmp_path, control)
     done = subprocess.run(
-        [sys.executable, "-m", "powercontext.supervisor", "--db", str(db), "--config",
+        [sys.executable, "-m", "powercontext.entrypoints.supervisor", "--db", str(db), "--config",
          str(tmp_path / "config.toml")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "serve --role all" in done.stderr and "OceanBase" in done.stderr

@@ -45,7 +45,7 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 
 quickstart: install-base
-\t$(BIN)/python -m powercontext.quickstart
+\t$(BIN)/python -m powercontext.entrypoints.quickstart
 
 test: install
 \t$(BIN)/pytest $(PYTEST_ARGS)

@@ -1,4 +1,4 @@
-"""The transcript readers of ``powercontext import`` (adapters/cli/transcripts.py) on
+"""The transcript readers of ``powercontext import`` (entrypoints/cli/transcripts.py) on
 files written in each agent's shape: whatever junk lines are mixed in (not JSON, not an
 object, deeply nested, invalid UTF-8, lone surrogates, over-long), reading never fails,
 reports each bad line with its number, and returns the same turns as the clean file."""
@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.transcripts import claude_session, codex_session
 
-from powercontext.adapters.cli.hook_payload import transcript_turn
-from powercontext.adapters.cli.transcripts import (
+from powercontext.entrypoints.cli.hook_payload import transcript_turn
+from powercontext.entrypoints.cli.transcripts import (
     claude_project_dirs,
     claude_turns,
     codex_turns,

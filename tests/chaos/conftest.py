@@ -69,8 +69,8 @@ def _supervisor_written(engine: str) -> bool:
     ``oceanbase``) are implemented (not the part-4 skeleton)."""
     import os
 
+    from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
     from powercontext.plugins.builtin import TOPIC_BACKENDS, resolve
-    from powercontext.supervisor import ArtifactProcessingSupervisor
     from powercontext.topic_config import PowerContextConfig
 
     try:

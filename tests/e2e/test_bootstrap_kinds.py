@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from powercontext.adapters.cli.main import cli
-from powercontext.adapters.cli.repo import repo
 from powercontext.core import extraction as C
+from powercontext.entrypoints.cli.main import cli
+from powercontext.entrypoints.cli.repo import repo
 
 pytestmark = pytest.mark.subprocess  # git
 

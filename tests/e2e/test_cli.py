@@ -27,7 +27,7 @@ def pc(request, tmp_path):
 
     def run(*args: str, expect: int = 0, stdin: str | None = None):
         proc = subprocess.run(
-            [sys.executable, "-m", "powercontext.adapters.cli.main", "--db", str(db), *args],
+            [sys.executable, "-m", "powercontext.entrypoints.cli.main", "--db", str(db), *args],
             capture_output=True,
             text=True,
             env=env,

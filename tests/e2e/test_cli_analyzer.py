@@ -33,7 +33,7 @@ def pc(request, tmp_path):
 
     def run(*args: str, expect: int = 0, env: dict[str, str] | None = None):
         proc = subprocess.run(
-            [sys.executable, "-m", "powercontext.adapters.cli.main", "--db", db, *args],
+            [sys.executable, "-m", "powercontext.entrypoints.cli.main", "--db", db, *args],
             capture_output=True, text=True, env={**base, **(env or {})}, timeout=120,
         )
         assert proc.returncode == expect, (args, proc.returncode, proc.stdout, proc.stderr)

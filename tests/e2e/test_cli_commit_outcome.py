@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from support.keys import stored_key
 
 import powercontext.runtime as runtime_mod
-from powercontext.adapters.cli.main import cli
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core.errors import BackendError, CommitOutcomeUnknownError
+from powercontext.entrypoints.cli.main import cli
 from powercontext.service import MemoryService
 
 

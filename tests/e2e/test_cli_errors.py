@@ -161,7 +161,7 @@ def test_help_and_version_still_exit_0(run):
 
 
 def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path):
-    from powercontext.adapters.cli import context, main
+    from powercontext.entrypoints.cli import context, main
 
     def interrupted(coro):
         coro.close()
@@ -180,7 +180,7 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
-    from powercontext.adapters.cli import context, main
+    from powercontext.entrypoints.cli import context, main
 
     def broken(coro):
         coro.close()
@@ -196,8 +196,8 @@ def test_an_unexpected_error_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
 
 
 def test_any_invalid_input_subclass_is_exit_2():
-    from powercontext.adapters.cli.context import classify
     from powercontext.core.errors import InvalidInputError
+    from powercontext.entrypoints.cli.context import classify
 
     class SecretLikeError(InvalidInputError):
         pass

@@ -92,7 +92,7 @@ def base_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(python: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POWERCONTEXT_")}
     env["POWERCONTEXT_HOME"] = str(tmp_path / "home")
-    return subprocess.run([str(python), "-m", "powercontext.adapters.cli.main", *args],
+    return subprocess.run([str(python), "-m", "powercontext.entrypoints.cli.main", *args],
                           capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=300)
 

@@ -22,7 +22,7 @@ from support.hook_db import journal, seed
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # the hook daemon
 
-ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+ENTRY = [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
 #: The peak RSS a Stop hook may reach whatever the payload's size (a small one: ~50 MB).
 MAX_RSS_MB = 150
@@ -159,7 +159,7 @@ def test_a_deep_codex_notification_is_refused_in_one_line(short_dir, env) -> Non
 
 
 def test_a_huge_transcript_reply_and_prompt_are_clipped(tmp_path) -> None:
-    from powercontext.adapters.cli.hook_payload import (
+    from powercontext.entrypoints.cli.hook_payload import (
         CLIP_HEAD_CHARS,
         CLIP_TAIL_CHARS,
         extract_transcript_turn,

@@ -1,6 +1,6 @@
 """The prompt hook's daemon end to end (docs/hooks.md, "Faster prompts: the hook
 daemon"): a real ``powercontext hook daemon`` process on a real SQLite file, real
-``powercontext`` console-entry processes (``powercontext.adapters.cli.entry``) as Claude
+``powercontext`` console-entry processes (``powercontext.entrypoints.cli.entry``) as Claude
 Code starts them, and hostile requests on its socket."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from support.hook_db import journal, seed
 
-from powercontext.adapters.cli import hook_daemon as wire
+from powercontext.entrypoints.cli import hook_daemon as wire
 
 pytestmark = pytest.mark.subprocess
 
-ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+ENTRY = [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 _FENCE_ID = re.compile(r"[0-9a-f]{16}")
 
 
@@ -119,7 +119,7 @@ def test_a_prompt_answered_by_the_daemon_imports_neither_click_nor_the_library(
             f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
             "[m for m in ('click', 'asyncio', 'attrs', 'powercontext.core.models', "
             "'powercontext.runtime') if m in sys.modules])))\n"
-            "from powercontext.adapters.cli.entry import main\nmain()\n")
+            "from powercontext.entrypoints.cli.entry import main\nmain()\n")
     proc = subprocess.run([sys.executable, "-c", code, "--db", str(daemon.db), "hook",
                            "claude-code"], input=prompt(repo), capture_output=True, text=True,
                           env=env, timeout=60)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from support.hook_db import seed
 
-from powercontext.adapters.cli import hook_daemon as wire
+from powercontext.entrypoints.cli import hook_daemon as wire
 
 pytestmark = [pytest.mark.subprocess,
               pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -70,8 +70,8 @@ _FAKE = textwrap.dedent("""
 #: the database's files to that user, drops to it and serves.
 _REAL = textwrap.dedent("""
     import os, signal, socketserver, sys, threading
-    from powercontext.adapters.cli.context import Ctx
-    from powercontext.adapters.cli import hook_daemon as wire, hook_daemon_server
+    from powercontext.entrypoints.cli.context import Ctx
+    from powercontext.entrypoints.cli import hook_daemon as wire, hook_daemon_server
     db, event = sys.argv[1], sys.argv[2].encode()
     expected = {{"build": wire.build_id(), "env": wire.env_digest(), "db": wire.real_db(db),
                 "embedding": None, "analyzer": None}}
@@ -87,7 +87,7 @@ _REAL = textwrap.dedent("""
 """).format(uid=NOBODY)
 
 
-ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+ENTRY = [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 _FENCE_ID = re.compile(r"[0-9a-f]{16}")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from support.cli import cli_argv
 
-from powercontext.adapters.cli.hosts.opencode import last_turn, plugin_source
+from powercontext.entrypoints.cli.hosts.opencode import last_turn, plugin_source
 from powercontext.runtime import open_topic_service
 
 pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes
@@ -223,7 +223,7 @@ def test_the_opencode_plugin_setup_writes_bridges_to_the_cli(world, tmp_path):
     _hook, repo, db, env, _tmp = world
     plugin = tmp_path / "plugin" / "powercontext.mjs"
     plugin.parent.mkdir()
-    plugin.write_text(plugin_source([sys.executable, "-m", "powercontext.adapters.cli.main",
+    plugin.write_text(plugin_source([sys.executable, "-m", "powercontext.entrypoints.cli.main",
                                      "hook", "opencode"]))
     script = tmp_path / "plugin" / "host.mjs"
     script.write_text("""

@@ -122,7 +122,7 @@ def test_every_injected_item_has_a_receipt_in_json_and_in_the_hook_log(tmp_path)
 
 
 def test_the_hook_log_is_bounded_by_rotation(tmp_path, monkeypatch):
-    from powercontext.adapters.cli import hook_log
+    from powercontext.entrypoints.cli import hook_log
 
     monkeypatch.setattr(hook_log, "MAX_LOG_BYTES", 2000)
     db, repo = seed_repo(tmp_path, "go-make")

@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 from support.cli import invoke_hooks
 
-from powercontext.adapters.cli import hook as hook_mod
-from powercontext.adapters.cli.hook_turn import (
+from powercontext.core import canonical
+from powercontext.core.topic.models import TopicMemoryContent
+from powercontext.entrypoints.cli import hook as hook_mod
+from powercontext.entrypoints.cli.hook_turn import (
     MAX_TURN_PROMPT_CHARS,
     MAX_TURN_REPLY_CHARS,
     conversation_source,
     record_turn,
 )
-from powercontext.core import canonical
-from powercontext.core.topic.models import TopicMemoryContent
 from powercontext.runtime import open_service, open_topic_service
 
 #: A fake GitHub token (split so that no scanner flags this file).
@@ -303,7 +303,7 @@ def test_prompt_hook_with_topics_imports_nothing_heavy(tmp_path, repo):
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
         f"[m for m in {heavy!r} if m in sys.modules])))\n"
         "sys.argv[0] = 'powercontext'\n"
-        "from powercontext.adapters.cli.main import main\nmain()\n"
+        "from powercontext.entrypoints.cli.main import main\nmain()\n"
     )
     env = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
     env.pop("POWERCONTEXT_DB", None)

@@ -15,8 +15,8 @@ from support.cli import cli_argv, invoke_hooks
 from support.hook_db import journal, seed
 from support.keys import stored_key, stored_keys
 
-from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core.models import ArtifactRef, MemoryEntryInput, MemoryHit
+from powercontext.entrypoints.cli import hook as hook_mod
 from powercontext.runtime import RuntimeManifest, open_service
 
 
@@ -267,7 +267,7 @@ def test_hook_start_up_imports_nothing_heavy(env, tmp_path, repo):
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
         f"[m for m in {heavy!r} if m in sys.modules])))\n"
         "sys.argv[0] = 'powercontext'\n"
-        "from powercontext.adapters.cli.main import main\nmain()\n"
+        "from powercontext.entrypoints.cli.main import main\nmain()\n"
     )
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "make test"}
@@ -521,7 +521,7 @@ def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
         f"[m for m in {heavy!r} if m in sys.modules])))\n"
         "sys.argv[0] = 'powercontext'\n"
-        "from powercontext.adapters.cli.main import main\nmain()\n"
+        "from powercontext.entrypoints.cli.main import main\nmain()\n"
     )
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                "prompt": "How do I run the test suite before review?"}
@@ -543,7 +543,7 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
     db = tmp_path / "memory.db"
     seed(db, repo)
     probe = tmp_path / "modules.json"
-    absent = ["powercontext.adapters.cli." + m for m in (
+    absent = ["powercontext.entrypoints.cli." + m for m in (
         "cite", "mcp_cmd", "memory", "overview", "reads", "rebuild", "repo", "search", "serve",
         "setup", "sources", "topic", "writes")]
     absent += ["powercontext.adapters.secret_scanner", "powercontext.core.secrets", "tempfile"]
@@ -558,7 +558,7 @@ def test_prompt_hook_imports_only_the_hook_command_and_no_plugin_metadata(env, t
         f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps("
         f"[m for m in {absent!r} if m in sys.modules])))\n"
         "sys.argv[0] = 'powercontext'\n"
-        "from powercontext.adapters.cli.main import main\nmain()\n"
+        "from powercontext.entrypoints.cli.main import main\nmain()\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, "--db", str(db), "hook", "claude-code"],
                           input=json.dumps(payload), capture_output=True, text=True, env=env,
@@ -575,7 +575,7 @@ def test_a_hook_in_process_leaves_the_garbage_collector_as_it_found_it(tmp_path,
     leaves it on."""
     import gc
 
-    import powercontext.adapters.cli.main  # noqa: F401  (disables it only while importing)
+    import powercontext.entrypoints.cli.main  # noqa: F401  (disables it only while importing)
 
     assert gc.isenabled()
     db = tmp_path / "memory.db"
@@ -604,12 +604,12 @@ def test_a_hook_in_process_leaves_the_garbage_collector_as_it_found_it(tmp_path,
 
 
 def test_auto_mode_embeds_the_prompt_only_with_a_cheap_model():
-    from powercontext.adapters.cli.hook_prompt import vectors_fit as fits
     from powercontext.adapters.embedding import (
         DeterministicEmbedding,
         LocalEmbedding,
         OpenAIEmbedding,
     )
+    from powercontext.entrypoints.cli.hook_prompt import vectors_fit as fits
 
     assert fits(DeterministicEmbedding()) is True
     assert fits(LocalEmbedding()) is False  # torch: never within the hook's budget

@@ -36,7 +36,7 @@ def _serve_ready() -> bool:
     """serve, the server extra and the Supervisor's lease calls are all in the tree
     (part 4 lands in pieces; until then this test is skipped)."""
     if any(importlib.util.find_spec(name) is None for name in (
-            "powercontext.adapters.cli.serve", "fastapi", "uvicorn")):
+            "powercontext.entrypoints.cli.serve", "fastapi", "uvicorn")):
         return False
     from powercontext.adapters.sqlite import SQLiteTopicBackend
 

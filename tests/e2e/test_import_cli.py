@@ -21,7 +21,7 @@ import pytest
 from support.cli import cli_argv
 from support.transcripts import claude_dir, claude_session, codex_session
 
-from powercontext.adapters.cli.hook_turn import MAX_TURN_PROMPT_CHARS
+from powercontext.entrypoints.cli.hook_turn import MAX_TURN_PROMPT_CHARS
 from powercontext.runtime import open_topic_service
 
 pytestmark = pytest.mark.subprocess  # runs the CLI (and the hosts' shells) as processes

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from powercontext.adapters.cli.main import cli
 from powercontext.core.models import ArtifactRef, HandoffCitation
 from powercontext.core.shapes import to_json
+from powercontext.entrypoints.cli.main import cli
 from powercontext.runtime import open_service
 
 HIT_KEYS = {"memory_ref", "entry_id", "entry_version_id", "kind", "text", "score",
@@ -60,7 +60,7 @@ def mcp_call(db: Path, calls: list[tuple[str, dict[str, Any]]], *,
     pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
     from mcp import Client
 
-    from powercontext.adapters.mcp.server import build_server
+    from powercontext.entrypoints.mcp.server import build_server
 
     async def body() -> list[Any]:
         server = build_server(lambda: open_service(db), allow_writes=allow_writes)

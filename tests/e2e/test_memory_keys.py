@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 from support.cli import cli_argv
 
-from powercontext.adapters.cli.main import cli
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryInput
+from powercontext.entrypoints.cli.main import cli
 from powercontext.runtime import (
     RuntimeManifest,
     import_manifest_keys,
@@ -159,7 +159,7 @@ def test_a_symlinked_checkout_and_a_subdirectory_give_the_top_levels_key(checkou
     assert memory_key(f"repo:{link}") == expected
     assert memory_key(f"repo:{real}/src/pkg") == expected
     assert memory_key(f"repo:{link}/src/") == expected
-    from powercontext.adapters.cli import hook
+    from powercontext.entrypoints.cli import hook
 
     assert hook.repo_key(link / "src") == expected
 
@@ -213,7 +213,7 @@ def test_a_path_and_a_sqlite_url_name_one_database_with_one_set_of_keys(tmp_path
 
 @pytest.mark.subprocess
 def test_the_readme_commands_after_repo_bootstrap_write_the_same_memory(tmp_path):
-    from powercontext.adapters.cli.repo import repo
+    from powercontext.entrypoints.cli.repo import repo
 
     cli.add_command(repo)
     root = tmp_path / "proj"
@@ -344,8 +344,8 @@ def _repo(path: Path, files: dict[str, str]) -> Path:
 def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     """`git worktree add` makes another top level; it is the same repository (Git's
     common directory), so bootstrap, hooks and --key repo:$PWD name one Memory."""
-    from powercontext.adapters.cli import hook
-    from powercontext.adapters.cli.repo import repo
+    from powercontext.entrypoints.cli import hook
+    from powercontext.entrypoints.cli.repo import repo
     from powercontext.runtime import identity_root, repo_root
 
     cli.add_command(repo)

@@ -22,10 +22,10 @@ from click.testing import CliRunner
 from support.cli import cli_argv
 from support.stored import assert_nowhere, stored_texts
 
-from powercontext.adapters.cli.main import cli
 from powercontext.core import canonical
 from powercontext.core import errors as E
 from powercontext.core.models import MemoryEntryInput
+from powercontext.entrypoints.cli.main import cli
 from powercontext.runtime import open_service
 
 GITHUB_TOKEN = "ghp_" + "Zq7Rt2Lm9Xw4Pk8Vn3Bc6Hd1Js5Fg0Ya2Ue7"
@@ -123,7 +123,7 @@ def test_stop_hook_stores_the_assistant_message_redacted(env, tmp_path):
 def test_a_long_turn_is_redacted_before_it_is_cut(env, tmp_path):
     """The outcome keeps the message's head and tail; a token across the cut must not
     leave a recognisable half behind."""
-    from powercontext.adapters.cli.hook import MAX_OUTCOME_CHARS
+    from powercontext.entrypoints.cli.hook import MAX_OUTCOME_CHARS
 
     repo = tmp_path / "project"
     (repo / ".git").mkdir(parents=True)
@@ -269,7 +269,7 @@ def test_repo_bootstrap_skips_a_contract_file_holding_a_secret_naming_the_line(t
     (root / "Makefile").write_text("test:\n\tpytest -q\n")
     (root / "AGENTS.md").write_text("# Agents\n\nNever commit .env.\n\nDB: " + PG_URL + "\n")
     db = tmp_path / "memory.db"
-    from powercontext.adapters.cli.repo import repo
+    from powercontext.entrypoints.cli.repo import repo
 
     cli.add_command(repo)
     out = cli_json(tmp_path, db, "repo", "bootstrap", str(root), expect=0)

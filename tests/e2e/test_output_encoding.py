@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # the hook daemon
 
 #: Text no single one of the code pages below can encode whole.
 TEXT = "Deploy notes: café → naïve Zürich 日本語のテスト Ωmega 🙂 done"
-ENTRY = [sys.executable, "-m", "powercontext.adapters.cli.entry"]
+ENTRY = [sys.executable, "-m", "powercontext.entrypoints.cli.entry"]
 ENCODINGS = ["cp1252", "cp932", "ascii"]
 
 

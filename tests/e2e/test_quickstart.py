@@ -1,4 +1,4 @@
-"""``python -m powercontext.quickstart`` (README, "Two commands") runs to the end on
+"""``python -m powercontext.entrypoints.quickstart`` (README, "Two commands") runs to the end on
 this repository's own files: the Memory scenario, then Topic Memory (Sources into a Scope,
 flush, processing with the deterministic provider, an update, search, exact get, an
 older Revision, another Scope, an idle flush)."""
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_quickstart_runs_both_families_to_the_end(tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "powercontext.quickstart", "--repo", str(REPO),
+        [sys.executable, "-m", "powercontext.entrypoints.quickstart", "--repo", str(REPO),
          "--db", str(tmp_path / "q.db")],
         capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout + run.stderr

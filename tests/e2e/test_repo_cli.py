@@ -22,14 +22,14 @@ import pytest
 from click.testing import CliRunner
 from support.keys import stored_key
 
-from powercontext.adapters.cli.main import cli
-from powercontext.adapters.cli.repo import repo
 from powercontext.core import canonical
+from powercontext.entrypoints.cli.main import cli
+from powercontext.entrypoints.cli.repo import repo
 from powercontext.runtime import open_service
 
 pytestmark = pytest.mark.subprocess
 
-cli.add_command(repo)  # what adapters/cli/main.py does once the lead registers it
+cli.add_command(repo)  # what entrypoints/cli/main.py does once the lead registers it
 
 MAIN = Path(__file__).resolve().parents[2]
 
@@ -316,8 +316,8 @@ def test_repo_bootstrap_as_a_real_process_prints_what_it_did(tmp_path):
     make_node_repo(root)
     env = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
     env.pop("POWERCONTEXT_DB", None)
-    code = ("from powercontext.adapters.cli.main import cli\n"
-            "from powercontext.adapters.cli.repo import repo\n"
+    code = ("from powercontext.entrypoints.cli.main import cli\n"
+            "from powercontext.entrypoints.cli.repo import repo\n"
             "cli.add_command(repo)\ncli(prog_name='powercontext')\n")
     proc = subprocess.run([sys.executable, "-c", code, "--db", str(tmp_path / "m.db"), "repo",
                            "bootstrap", str(root)], capture_output=True, text=True, env=env,

@@ -23,10 +23,10 @@ import pytest
 from support.cli import cli_argv
 
 from powercontext import runtime
-from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core.errors import CapabilityNotSupportedError
 from powercontext.core.models import MemoryEntryInput
 from powercontext.core.query import MAX_QUERY_TERMS
+from powercontext.entrypoints.cli import hook as hook_mod
 from powercontext.runtime import RuntimeManifest, memory_selector, open_service
 
 LONG_QUERY = " ".join(f"w{i}" for i in range(10_000))  # 58,889 characters
@@ -99,7 +99,7 @@ def _racing_open_service(db: Path, artifact_id: str) -> Any:
 def _cli(db: Path, *args: str, stdin: str | None = None) -> Any:
     from click.testing import CliRunner
 
-    from powercontext.adapters.cli.main import cli
+    from powercontext.entrypoints.cli.main import cli
 
     group = copy.copy(cli)
     group.commands = dict(cli.commands, hook=hook_mod.hook)
@@ -124,7 +124,7 @@ def test_mcp_search_refuses_a_query_over_the_bounds(env, tmp_path):
     pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
     from mcp import Client
 
-    from powercontext.adapters.mcp.server import build_server
+    from powercontext.entrypoints.mcp.server import build_server
 
     db = tmp_path / "memory.db"
     seed(db)
@@ -183,7 +183,7 @@ def test_mcp_search_of_the_current_head_never_races_a_write(env, tmp_path):
     pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
     from mcp import Client
 
-    from powercontext.adapters.mcp.server import build_server
+    from powercontext.entrypoints.mcp.server import build_server
 
     db = tmp_path / "memory.db"
     mem = seed(db)

@@ -96,7 +96,7 @@ def test_entries_holding_any_shape_are_refused_and_ordinary_ones_stored(tmp_path
 
 @pytest.mark.parametrize(("label", "text", "secret"), FOUND, ids=IDS)
 def test_the_cli_refuses_an_entry_holding_any_shape(tmp_path, label, text, secret):
-    from powercontext.adapters.cli.main import cli
+    from powercontext.entrypoints.cli.main import cli
 
     db = tmp_path / "memory.db"
     result = CliRunner(env={"POWERCONTEXT_HOME": str(tmp_path / "home")}).invoke(
@@ -112,7 +112,7 @@ def test_the_mcp_tools_refuse_entries_and_sources_holding_any_shape(tmp_path):
     pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
     from mcp import Client
 
-    from powercontext.adapters.mcp.server import build_server
+    from powercontext.entrypoints.mcp.server import build_server
 
     db = tmp_path / "memory.db"
     _seed(db)
@@ -152,8 +152,8 @@ def test_the_http_writes_refuse_entries_reasons_keys_and_sources_holding_any_sha
     pytest.importorskip("fastapi", reason="serve needs the extra powercontext[server]")
     from starlette.testclient import TestClient
 
-    from powercontext.adapters.http.app import create_app
-    from powercontext.adapters.http.deps import Services
+    from powercontext.entrypoints.http.app import create_app
+    from powercontext.entrypoints.http.deps import Services
     from powercontext.runtime import open_topic_service
 
     db = tmp_path / "memory.db"
@@ -231,7 +231,7 @@ def test_sources_holding_any_shape_are_refused_anywhere_in_them(tmp_path):
 
 
 def test_remember_source_file_holding_the_corpus_is_refused(tmp_path):
-    from powercontext.adapters.cli.main import cli
+    from powercontext.entrypoints.cli.main import cli
 
     db = tmp_path / "memory.db"
     _seed(db)

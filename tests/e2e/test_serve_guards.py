@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 from support.serve_process import ServeProcess, clean_env
 
-from powercontext.adapters.http.guards import BODY_TIMEOUT_S
+from powercontext.entrypoints.http.guards import BODY_TIMEOUT_S
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.server]  # serve
 

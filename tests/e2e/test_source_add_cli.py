@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from powercontext.adapters.cli.main import cli
 from powercontext.core.topic.processing import BINDING
+from powercontext.entrypoints.cli.main import cli
 from powercontext.runtime import open_topic_service, repo_key
 
 SCOPE = "project:x"
@@ -279,7 +279,7 @@ def test_a_scope_the_repository_cannot_use_never_fails_its_memory_write(tmp_path
     unscoped, as before, with a note; a Source already in another Scope stays where it
     is (the Memory cites it) and is journaled here as its own copy, the same copy for
     every add (a redelivered event adds nothing)."""
-    from powercontext.adapters.cli.sources import build_source, journal_sources, scope_copy
+    from powercontext.entrypoints.cli.sources import build_source, journal_sources, scope_copy
     from powercontext.runtime import open_service
 
     db = tmp_path / "m.db"

@@ -133,7 +133,7 @@ def test_the_mcp_remember_tool_refuses_a_forged_kind(tmp_path) -> None:
     pytest.importorskip("mcp", reason="the MCP server needs the extra powercontext[mcp]")
     from mcp import Client
 
-    from powercontext.adapters.mcp.server import build_server
+    from powercontext.entrypoints.mcp.server import build_server
 
     db = tmp_path / "memory.db"
 
@@ -154,8 +154,8 @@ def test_the_http_writes_refuse_forged_identifiers_and_store_nothing(tmp_path) -
     pytest.importorskip("fastapi", reason="serve needs the extra powercontext[server]")
     from starlette.testclient import TestClient
 
-    from powercontext.adapters.http.app import create_app
-    from powercontext.adapters.http.deps import Services
+    from powercontext.entrypoints.http.app import create_app
+    from powercontext.entrypoints.http.deps import Services
     from powercontext.runtime import open_topic_service
 
     db = tmp_path / "memory.db"
@@ -254,9 +254,9 @@ def test_a_stored_forged_kind_still_opens_and_renders_as_one_escaped_line(
 
 
 def test_memory_lines_get_the_neutralising_of_topic_lines_and_prepared_context() -> None:
-    from powercontext.adapters.cli.hook_fence import render_context
     from powercontext.context_prepare import neutral_text
     from powercontext.core.models import ArtifactRef, MemoryHit
+    from powercontext.entrypoints.cli.hook_fence import render_context
 
     hit = MemoryHit(ArtifactRef("mem_art_x", 1), "mem_ent_1", "mem_ver_1", HOSTILE_TEXT, 1.0,
                     ("fts",), "fact")

@@ -115,7 +115,7 @@ def proc(db: Path | str, tmp_path: Path, *args: str | bytes, expect: int = 0
 
 def cli(db: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
     """``main()`` in process: (exit code, parsed --json stdout, stderr)."""
-    from powercontext.adapters.cli.main import main
+    from powercontext.entrypoints.cli.main import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--db", str(db), "--json", *args])

@@ -16,10 +16,10 @@ import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli.hosts.claude_code import settings_plan as claude_settings_plan
-from powercontext.adapters.cli.hosts.codex import plan as codex_plan
-from powercontext.adapters.cli.memory import entry_specs as _entry_specs
 from powercontext.core.errors import InvalidInputError
+from powercontext.entrypoints.cli.hosts.claude_code import settings_plan as claude_settings_plan
+from powercontext.entrypoints.cli.hosts.codex import plan as codex_plan
+from powercontext.entrypoints.cli.memory import entry_specs as _entry_specs
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=8),

@@ -12,8 +12,8 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli.hook_fence import render_context
 from powercontext.core.models import ArtifactRef, MemoryHit
+from powercontext.entrypoints.cli.hook_fence import render_context
 
 #: Pieces a hostile kind or text is built from, besides any character at all.
 _HOSTILE = st.sampled_from([

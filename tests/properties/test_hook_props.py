@@ -12,9 +12,9 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli import hook as hook_mod
 from powercontext.core.models import ArtifactRef, MemoryHit
 from powercontext.core.query import search_terms
+from powercontext.entrypoints.cli import hook as hook_mod
 
 # --------------------------------------------------------------------------- fence
 

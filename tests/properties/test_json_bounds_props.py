@@ -1,4 +1,4 @@
-"""Properties of the hook's JSON boundary (``adapters/cli/json_bounds.py``): whatever
+"""Properties of the hook's JSON boundary (``entrypoints/cli/json_bounds.py``): whatever
 the chunking, a document whose strings fit comes out byte for byte; a longer string
 keeps an exact prefix and suffix of itself around the marker, and the document still
 parses to the same shape; nesting deeper than the limit is refused without recursion."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli.json_bounds import bounded_json, check_depth
+from powercontext.entrypoints.cli.json_bounds import bounded_json, check_depth
 
 _MARK = re.compile(r"\n\[\.\.\. (\d+) bytes cut at the input boundary \.\.\.\]\n")
 

@@ -116,7 +116,7 @@ def test_a_correction_states_what_it_puts_in_place_not_what_it_replaces(old, new
 
 
 def test_the_hooks_note_cap_is_the_slots_one():
-    from powercontext.adapters.cli import hook_prompt
+    from powercontext.entrypoints.cli import hook_prompt
 
     assert hook_prompt.MAX_NOTES == recall.MAX_NOTES
 
@@ -148,7 +148,7 @@ _PIECES = ("Use", "`uv run pytest`", "instead of", "rather than", "in place of",
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_PIECES), max_size=10))
 def test_the_hooks_correction_prefilter_lets_every_correction_through(pieces):
-    from powercontext.adapters.cli import hook_prompt
+    from powercontext.entrypoints.cli import hook_prompt
 
     text = " ".join(pieces)
     old = "Run `uv run pytest` and tox and make test before review."

@@ -212,13 +212,13 @@ class SupervisorProcess:
                    extra_env: Mapping[str, str] | None = None,
                    args: Sequence[str] = ("-v",)) -> SupervisorProcess:
         """The Supervisor of ``db_url`` in its own process: ``python -m
-        powercontext.supervisor --db URL --config F -v`` on OceanBase; on SQLite, whose
+        powercontext.entrypoints.supervisor --db URL --config F -v`` on OceanBase; on SQLite, whose
         only role is ``all`` (the runner refuses it), ``powercontext serve --role all
         --port 0`` (the same Supervisor, beside the API)."""
         if not db_url.startswith("oceanbase://"):
             return cls.serve(chaos, db_url, config, name=name, role="all",
                              extra_env=extra_env, args=args)
-        argv = [sys.executable, "-m", "powercontext.supervisor", "--db", db_url,
+        argv = [sys.executable, "-m", "powercontext.entrypoints.supervisor", "--db", db_url,
                 "--config", str(config), *args]
         return cls(argv, chaos.env(extra_env), chaos.logs / f"{name}.log")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 def cli_argv() -> list[str]:
     """argv prefix that runs ``powercontext`` with this interpreter."""
-    return [sys.executable, "-m", "powercontext.adapters.cli.main"]
+    return [sys.executable, "-m", "powercontext.entrypoints.cli.main"]
 
 
 def invoke_hooks(tmp_path: Path, db: Path, *args: str, stdin: str | None = None) -> Any:
@@ -19,8 +19,8 @@ def invoke_hooks(tmp_path: Path, db: Path, *args: str, stdin: str | None = None)
     asserted. Returns click's Result."""
     from click.testing import CliRunner
 
-    from powercontext.adapters.cli import hook as hook_mod
-    from powercontext.adapters.cli.main import cli
+    from powercontext.entrypoints.cli import hook as hook_mod
+    from powercontext.entrypoints.cli.main import cli
 
     group = copy.copy(cli)
     group.commands = dict(cli.commands, hook=hook_mod.hook)

@@ -15,12 +15,12 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.dashboard.memory_data import PER_PAGE
-from powercontext.adapters.http.deps import Services
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.dashboard.memory_data import PER_PAGE
+from powercontext.entrypoints.http.deps import Services
 from powercontext.service import MemoryService
 
 __all__ = ["ORIGIN", "SCRIPT", "TOKEN", "client", "seed", "start_tags"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from powercontext import make_source
-from powercontext.supervisor import ArtifactProcessingSupervisor
+from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
 from powercontext.topic_config import load_config
 
 PLUGIN = "support.supervisor_models:plugin"

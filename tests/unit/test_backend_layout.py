@@ -36,7 +36,9 @@ def _product_files(*dirs: str) -> list[Path]:
 
 
 def test_every_adapter_module_is_short() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in _product_files("adapters")
+    # the driving adapters (cli, http, mcp) moved to entrypoints/ keep the same limit
+    long = {str(p.relative_to(ROOT)): n for p in _product_files(
+                "adapters", "entrypoints/cli", "entrypoints/http", "entrypoints/mcp")
             if (n := p.read_text(encoding="utf-8").count("\n")) > 500}
     assert long == {}
 
@@ -82,7 +84,8 @@ def test_no_module_names_the_search_row_candidate() -> None:
     """``Candidate`` alone means a memory candidate (extraction): no product or test
     module uses the bare name for the search projection row."""
     users = []
-    for path in _product_files("core", "ports", "adapters", "plugins", "app", "tests", "bench"):
+    for path in _product_files("core", "ports", "adapters", "plugins", "app", "entrypoints",
+                               "tests", "bench"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if ((isinstance(node, ast.Name) and node.id == "Candidate")
                     or (isinstance(node, ast.alias)

@@ -38,7 +38,7 @@ def test_registered() -> None:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-@pytest.mark.skipif(importlib.util.find_spec("powercontext.adapters.cli.serve") is None
+@pytest.mark.skipif(importlib.util.find_spec("powercontext.entrypoints.cli.serve") is None
                     or importlib.util.find_spec("uvicorn") is None,
                     reason="powercontext serve (the server extra) is not installed")
 def test_smoke(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

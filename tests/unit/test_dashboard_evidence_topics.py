@@ -19,9 +19,9 @@ from support.dashboard import start_tags
 from support.dashboard_more import ORIGIN, QSCOPE, SCOPE, TERMINAL, TOKEN, XSS, seed
 
 from powercontext import MemoryService
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
 from powercontext.adapters.sqlite import SQLiteMemoryBackend, SQLiteTopicBackend
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
 from powercontext.topic_service import TopicMemoryService
 
 

@@ -1,5 +1,5 @@
 """A Topic's Markdown on the dashboard (issue 17: "rendered from Markdown
-(sanitised)"; adapters/http/dashboard/markdown.py): markdown-it-py with raw HTML off,
+(sanitised)"; entrypoints/http/dashboard/markdown.py): markdown-it-py with raw HTML off,
 then nh3. Each layer is tested on its own, so either one alone keeps a ``<script>``,
 a ``javascript:`` link and an ``onerror=`` attribute out of the page."""
 
@@ -9,7 +9,7 @@ import markupsafe
 import pytest
 from support.dashboard import start_tags
 
-from powercontext.adapters.http.dashboard.markdown import render_markdown, sanitize_html
+from powercontext.entrypoints.http.dashboard.markdown import render_markdown, sanitize_html
 
 PAYLOADS = [
     "<script>alert(1)</script>",

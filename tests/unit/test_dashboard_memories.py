@@ -18,7 +18,7 @@ import pytest
 from starlette.testclient import TestClient
 from support.dashboard import ORIGIN, SCRIPT, TOKEN, client, seed
 
-from powercontext.adapters.http.dashboard import memory_data as md
+from powercontext.entrypoints.http.dashboard import memory_data as md
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -419,7 +419,7 @@ def test_an_entry_selected_beside_the_list_shows_its_versions_and_evidence(
 
 def test_the_navigation_stays_and_marks_the_current_section(
         ui: TestClient, info: dict[str, Any]) -> None:
-    from powercontext.adapters.http.dashboard.web import section_of
+    from powercontext.entrypoints.http.dashboard.web import section_of
 
     assert [section_of(p) for p in ("/ui/memories", f"/ui/memories/{info['artifact_id']}",
                                     "/ui/scopes", "/ui/topics/x", "/ui/processing",

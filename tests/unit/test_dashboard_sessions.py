@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext.adapters.http.dashboard import sessions
-from powercontext.adapters.http.dashboard.sessions import LoginThrottle, SessionStore
+from powercontext.entrypoints.http.dashboard import sessions
+from powercontext.entrypoints.http.dashboard.sessions import LoginThrottle, SessionStore
 
 TOKEN = "session-test-token-0123456789"
 

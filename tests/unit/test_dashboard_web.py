@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from support.dashboard import ORIGIN, TOKEN, client, seed
 
-from powercontext.adapters.http.dashboard import web
-from powercontext.adapters.http.dashboard.auth import safe_next
-from powercontext.adapters.http.dashboard.sessions import MAX_FAILURES, SessionStore
+from powercontext.entrypoints.http.dashboard import web
+from powercontext.entrypoints.http.dashboard.auth import safe_next
+from powercontext.entrypoints.http.dashboard.sessions import MAX_FAILURES, SessionStore
 
 
 @pytest.fixture(scope="module")

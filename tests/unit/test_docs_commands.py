@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from powercontext.adapters.cli.main import cli
+from powercontext.entrypoints.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])

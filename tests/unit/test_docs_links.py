@@ -140,7 +140,8 @@ def test_the_link_finder_sees_inline_reference_and_anchored_links() -> None:
 
 
 _CODE = re.compile(r"`([^`\s]+)`")
-_FOLDERS = ("core", "ports", "adapters", "plugins", "sql", "app", "tests", "bench", "docs")
+_FOLDERS = ("core", "ports", "adapters", "plugins", "sql", "app", "entrypoints", "tests", "bench",
+            "docs")
 
 
 def _existing(folder: Path, name: str) -> bool:

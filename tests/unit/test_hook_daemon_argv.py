@@ -1,5 +1,5 @@
 """The hook daemon's client reads the command line without click
-(:func:`powercontext.adapters.cli.hook_daemon.parse_argv`): whatever it accepts, click
+(:func:`powercontext.entrypoints.cli.hook_daemon.parse_argv`): whatever it accepts, click
 accepts with the same values, so a prompt the daemon answers is the one the command
 line asked for (issue 14)."""
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.cli import hook as hook_mod
-from powercontext.adapters.cli import hook_daemon as wire
-from powercontext.adapters.cli.main import cli
+from powercontext.entrypoints.cli import hook as hook_mod
+from powercontext.entrypoints.cli import hook_daemon as wire
+from powercontext.entrypoints.cli.main import cli
 
 _GLOBAL_TOKENS = ["--db", "/tmp/m.db", "--db=/tmp/x.db", "--embedding", "local",
                   "--analyzer=v1", "--json", "-v", "x"]
@@ -110,7 +110,7 @@ def test_the_environment_digest_covers_what_the_hook_reads_and_nothing_else():
 
 
 def test_the_daemons_registry_builds_each_embedding_model_once():
-    from powercontext.adapters.cli.hook_daemon_server import _KeptModels
+    from powercontext.entrypoints.cli.hook_daemon_server import _KeptModels
     from powercontext.plugins.registry import Registry
 
     kept = _KeptModels(Registry())
@@ -127,7 +127,7 @@ def test_the_reply_to_another_installation_is_sent_before_the_daemon_stops(monke
     import socket
     import threading
 
-    from powercontext.adapters.cli.hook_daemon_server import HookDaemon
+    from powercontext.entrypoints.cli.hook_daemon_server import HookDaemon
 
     daemon = HookDaemon(lambda: None, "/tmp/pchd-unit/m.db", None, None)
     ours, theirs = socket.socketpair()
@@ -149,7 +149,7 @@ def test_the_reply_to_another_installation_is_sent_before_the_daemon_stops(monke
         def start(self):
             self.target()
 
-    from powercontext.adapters.cli import hook_daemon_server
+    from powercontext.entrypoints.cli import hook_daemon_server
 
     monkeypatch.setattr(hook_daemon_server.threading, "Thread", AtOnce)
     daemon.stop = stop  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from powercontext.adapters.cli import hook_daemon as wire
+from powercontext.entrypoints.cli import hook_daemon as wire
 
 pytestmark = pytest.mark.server  # listens on a Unix socket
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.adapters.http.hosts import HostPolicy, host_name
+from powercontext.entrypoints.http.hosts import HostPolicy, host_name
 
 _LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
 NAMES = st.lists(_LABEL, min_size=1, max_size=4).map(".".join).filter(

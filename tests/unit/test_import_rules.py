@@ -1,13 +1,23 @@
 """The import rules of ARCHITECTURE.md ("The layers"), read from every module's ``ast``.
 
+The layers, from the ground: ``core``; ``ports`` and ``sql``; the driven adapters
+(``adapters/``); the application (``app/``, the package ``powercontext``); the entry
+points on top (``entrypoints/``: the CLI, HTTP and dashboard, MCP, the Supervisor and
+Worker processes, the quickstart). An arrow runs down only:
+
 - core imports only the standard library, attrs, cattrs and rfc8785 (anywhere, even
   inside a function).
 - ports imports core; sql imports sqlglot and core.
-- adapters never import the app (``powercontext`` itself, ``powercontext.service``, ...),
-  except the driving adapters cli, mcp and http.
+- adapters never import the app (``powercontext`` itself, ``powercontext.service``, ...).
 - app never imports adapters or sql at module level (the registry picks adapters at run
   time); an import inside a function is allowed. ``if TYPE_CHECKING:`` counts as module
   level.
+- nothing below the entry points (core, ports, sql, adapters, plugins, app) imports
+  ``powercontext.entrypoints``: not at module level, not inside a function, not under
+  ``if TYPE_CHECKING:``. Entry points may import every layer. The one exception,
+  :data:`COMPAT_SHIMS`, is the old names of two process entries (``python -m
+  powercontext.supervisor``, ``python -m powercontext.quickstart``), each a package that
+  imports only its new module.
 - plugins (all but the contract kit ``plugins/testing``) never import adapters or the app
   at module level: adapters import plugins, so that would be a cycle.
 - no module imports the bare source folders (``core``, ``app``, ...) or ``tests``.
@@ -33,11 +43,17 @@ from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SUBPACKAGES = ("core", "ports", "adapters", "plugins", "sql")
+SUBPACKAGES = ("core", "ports", "adapters", "plugins", "sql", "entrypoints")
 """Folders mapped to ``powercontext.<name>``; ``app/`` is ``powercontext`` itself."""
 FOLDER_NAMES = frozenset({*SUBPACKAGES, "app", "tests", "bench", "support"})
-DRIVING_ADAPTERS = ("cli", "mcp", "http")
 APP = "powercontext"
+ENTRYPOINTS = f"{APP}.entrypoints"
+COMPAT_SHIMS = {
+    "app/supervisor": f"{ENTRYPOINTS}.supervisor",
+    "app/quickstart": f"{ENTRYPOINTS}.quickstart",
+}
+"""Deprecated old names kept for one release (a service unit may run ``python -m
+powercontext.supervisor``): folder -> the one entry point module its files may import."""
 STDLIB = "stdlib"
 
 
@@ -132,6 +148,12 @@ def violations(root: Path) -> list[str]:
             kind, top = imp.kind, imp.target.split(".")[0]
             if top in FOLDER_NAMES:
                 broken.append(f"{imp}: import the installed name, not the folder {top!r}")
+            if kind == ENTRYPOINTS and layer != "entrypoints":
+                shim = COMPAT_SHIMS.get(rel.parent.as_posix())
+                if shim is None or imp.target.rpartition(".")[0] != shim:
+                    broken.append(
+                        f"{imp}: only entry points import {ENTRYPOINTS} (the top layer)")
+                continue
             if layer == "core":
                 allowed = {STDLIB, "attrs", "cattrs", "rfc8785", f"{APP}.core"}
                 if kind not in allowed:
@@ -143,9 +165,8 @@ def violations(root: Path) -> list[str]:
                 if kind not in {STDLIB, "sqlglot", f"{APP}.core", f"{APP}.sql"}:
                     broken.append(f"{imp}: sql imports only stdlib, sqlglot and core")
             elif layer == "adapters":
-                driving = len(rel.parts) > 2 and rel.parts[1] in DRIVING_ADAPTERS
-                if kind == APP and not driving:
-                    broken.append(f"{imp}: only the driving adapters (cli, mcp, http) import app")
+                if kind == APP:
+                    broken.append(f"{imp}: adapters never import the app (entry points do)")
             elif layer == "plugins":
                 kit = rel.parts[1].removesuffix(".py") == "testing"
                 if imp.module_level and not kit and kind in {APP, f"{APP}.adapters"}:
@@ -196,9 +217,32 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
         ("core/bad.py", "from core import models\n", "not the folder 'core'"),
         ("ports/bad.py", "import attrs\nfrom powercontext.sql import t\n", "ports imports only"),
         ("sql/bad.py", "from powercontext.adapters import database\n", "sql imports only"),
-        ("adapters/sqlite/bad.py", "from powercontext.service import S\n", "driving adapters"),
-        ("adapters/sqlite/bad.py", "from powercontext import MemoryService\n", "driving"),
-        ("adapters/bad.py", "def f():\n    from ..service import S\n", "driving adapters"),
+        ("adapters/sqlite/bad.py", "from powercontext.service import S\n", "never import the app"),
+        ("adapters/sqlite/bad.py", "from powercontext import MemoryService\n", "never import"),
+        ("adapters/bad.py", "def f():\n    from ..service import S\n", "never import the app"),
+        ("adapters/cli/main.py", "from powercontext.service import MemoryService\n",
+         "never import the app"),
+        ("adapters/bad.py", "def f():\n    from powercontext.entrypoints.cli import m\n",
+         "only entry points"),
+        ("app/bad.py", "from powercontext.entrypoints import supervisor\n", "only entry points"),
+        ("app/bad.py", "def f():\n    from .entrypoints.cli.hook import x\n", "only entry points"),
+        (
+            "app/bad.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from powercontext.entrypoints.http.deps import Services\n",
+            "only entry points",
+        ),
+        ("core/bad.py", "def f():\n    import powercontext.entrypoints\n", "only entry points"),
+        ("ports/bad.py", "from powercontext.entrypoints.mcp import tools\n", "only entry points"),
+        ("sql/bad.py", "from powercontext.entrypoints import quickstart\n", "only entry points"),
+        ("plugins/bad.py", "def f():\n    from powercontext.entrypoints.cli import m\n",
+         "only entry points"),
+        ("plugins/testing/x.py", "from powercontext.entrypoints.http import app\n",
+         "only entry points"),
+        ("app/supervisor/__init__.py", "from powercontext.entrypoints.cli import main\n",
+         "only entry points"),
+        ("app/supervisor.py", "from powercontext.entrypoints.supervisor import main\n",
+         "only entry points"),
         ("app/bad.py", "from powercontext.adapters.sqlite import B\n", "app picks adapters"),
         ("app/bad.py", "from powercontext import adapters\n", "app picks adapters"),
         ("app/bad.py", "from .adapters import sqlite\n", "app picks adapters"),
@@ -227,8 +271,13 @@ def test_checker_reports_a_broken_rule(tmp_path, name, text, expected):
         ("ports/ok.py", "from typing import Protocol\nfrom powercontext.core.models import M\n"),
         ("sql/ok.py", "import sqlglot\nfrom sqlglot import exp\nfrom powercontext.core import x\n"),
         ("adapters/sqlite/ok.py", "import apsw\nfrom powercontext.plugins import hookimpl\n"),
-        ("adapters/cli/main.py", "from powercontext.service import MemoryService\n"),
-        ("adapters/mcp/server.py", "from powercontext import MemoryService\n"),
+        ("entrypoints/cli/main.py", "from powercontext.service import MemoryService\n"),
+        ("entrypoints/mcp/server.py", "from powercontext import MemoryService\n"),
+        ("entrypoints/supervisor.py", "from powercontext.adapters.sqlite import B\n"),
+        ("entrypoints/http/app.py", "from ..cli.context import Ctx\nfrom ... import runtime\n"),
+        ("entrypoints/quickstart.py", "from powercontext.sql import templates\n"),
+        ("app/supervisor/__main__.py", "from powercontext.entrypoints.supervisor import main\n"),
+        ("app/quickstart/__init__.py", "from powercontext.entrypoints.quickstart import main\n"),
         ("app/ok.py", "def f():\n    from powercontext.adapters.sqlite import B\n"),
         ("app/ok.py", "import click\nfrom powercontext.plugins.registry import Registry\n"),
         ("plugins/ok.py", "def f():\n    import powercontext.adapters.sqlite\n"),

@@ -25,7 +25,7 @@ from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = "powercontext.plugins.testing"
-FOLDERS = {"core", "ports", "adapters", "plugins", "sql"}
+FOLDERS = {"core", "ports", "adapters", "plugins", "sql", "entrypoints"}
 
 
 def _module_files(root: Path) -> dict[str, Path]:

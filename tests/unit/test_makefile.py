@@ -44,7 +44,7 @@ def test_quickstart_installs_the_base_package_only(tmp_path: Path) -> None:
     assert "deb-packages" not in plan and "apt-get" not in plan
     assert "Installing powercontext" in plan  # the progress line before pip
     assert "--quiet" not in plan
-    assert "powercontext.quickstart" in plan
+    assert "powercontext.entrypoints.quickstart" in plan
 
 
 def test_test_installs_the_dev_and_local_extras(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_a_browser_that_cannot_be_installed_does_not_stop_make_test() -> None:
 def test_dashboard_serves_the_quickstart_database(tmp_path: Path) -> None:
     plan = _plan("dashboard", tmp_path / "venv")
     assert "-e '.[server]'" in "\n".join(_installs(plan))
-    assert "powercontext.quickstart --db" in plan and "quickstart.db" in plan
+    assert "powercontext.entrypoints.quickstart --db" in plan and "quickstart.db" in plan
     serve = next(line for line in plan.splitlines() if " serve " in line)
     assert "--db" in serve and "--host 127.0.0.1 --port 8765" in plan
     assert "deterministic" in plan  # the flush button processes with that provider

@@ -152,7 +152,7 @@ def test_a_malformed_citation_is_an_invalid_citation(data):
 
 # --------------------------------------------------------------------------- no hand shaping
 
-SURFACES = ["adapters/cli", "adapters/mcp"]
+SURFACES = ["entrypoints/cli", "entrypoints/mcp"]
 
 
 def _hand_shapes(text: str) -> list[int]:

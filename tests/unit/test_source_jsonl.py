@@ -1,4 +1,4 @@
-"""``source add --jsonl`` reading (:func:`powercontext.adapters.cli.sources.read_jsonl`):
+"""``source add --jsonl`` reading (:func:`powercontext.entrypoints.cli.sources.read_jsonl`):
 duplicate keys are refused naming the key (the first one seen twice), and the check is linear in
 the number of keys (it counted each key in the list of keys: one line with 70,000
 metadata keys took 56 s, 10,000 took 1.7 s). The figures are in
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from powercontext.adapters.cli.sources import read_jsonl
 from powercontext.core.errors import InvalidInputError
+from powercontext.entrypoints.cli.sources import read_jsonl
 
 
 def _line(keys: int) -> str:

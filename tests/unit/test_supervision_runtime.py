@@ -14,17 +14,17 @@ import pytest
 
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.core.topic.supervision import SupervisorTerm, WorkAssignment
-from powercontext.plugins.testing import InMemoryTopicBackend
-from powercontext.runtime import acquire_supervisor_lock
-from powercontext.topic_config import load_config
-from powercontext.topic_processing import TopicProcessor
-from powercontext.topic_service import TopicMemoryService
-from powercontext.topic_worker import (
+from powercontext.entrypoints.topic_worker import (
     StructuredFormatter,
     config_from_state,
     config_state,
     result,
 )
+from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.runtime import acquire_supervisor_lock
+from powercontext.topic_config import load_config
+from powercontext.topic_processing import TopicProcessor
+from powercontext.topic_service import TopicMemoryService
 
 
 def test_a_second_supervisor_lock_on_one_sqlite_file_is_refused_naming_the_pid(tmp_path):

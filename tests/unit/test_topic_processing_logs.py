@@ -13,10 +13,10 @@ import logging
 from powercontext import make_source
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.topic.processing import CODE_COMPLEXITY
+from powercontext.entrypoints.topic_worker import StructuredFormatter
 from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
-from powercontext.topic_worker import StructuredFormatter
 
 
 def test_a_complexity_rejection_logs_and_records_the_sources_position(caplog) -> None:

@@ -1,0 +1,110 @@
+"""The Memory backends' read-only view of who cites a Source (the dashboard's Sources
+page; :class:`powercontext.ports.SourceCitations`, :class:`powercontext.ports.EntryKinds`):
+:class:`SourceCitationsMixin`. The Topic side's views are
+:mod:`powercontext.adapters.topic_insight`; this module imports no Topic model.
+
+Engine-neutral: the SQL is :data:`powercontext.sql.templates.INSIGHT_QUERIES` (and the
+shared Scope-journal statements), run through the engine's ``_insight_rows(name,
+params)`` (SQLite: APSW; OceanBase: mysqlclient) inside one read transaction of the
+host's ``_run(self._in_tx, False, ...)``. Driver text may come back as ``bytes``
+(OceanBase's VARBINARY Scope keys); every value is decoded here.
+
+Reverse evidence of entry versions: their SourceRefs are canonical JSON text with no
+index by Source id, so the read pre-filters with ``LIKE`` on the canonical needle
+``"source_id":"<id>"`` (the id's ``%``, ``_`` and ``\\`` are turned into ``_``, one
+character of any kind, so the pattern needs no ESCAPE clause in either dialect; SQLite's
+case-insensitive LIKE only widens it) and keeps the rows whose parsed SourceRefs name
+the id exactly. The scan is keyset-paged by ``entry_version_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from powercontext.adapters.memory_rows import entry_version
+from powercontext.adapters.storage.rows import text
+from powercontext.core import canonical
+from powercontext.core.errors import InvalidInputError
+from powercontext.core.models import MemoryEntryVersion
+from powercontext.core.topic.scope import SourceScope
+
+__all__ = ["MAX_LIMIT", "SourceCitationsMixin", "check_limit", "like_needle"]
+
+#: The largest ``limit`` of every listing here and in the Topic views.
+MAX_LIMIT = 1000
+_PAGE = 256
+
+
+def check_limit(limit: object) -> int:
+    """``limit`` when it is an int in 1..MAX_LIMIT; InvalidInputError otherwise."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInputError("limit", f"must be an integer in 1..{MAX_LIMIT}, not {limit!r}")
+    return limit
+
+def like_needle(source_id: str) -> str:
+    """The ``LIKE`` pattern matching every canonical SourceRefs text that names
+    ``source_id`` (and, rarely, a few more: the caller confirms)."""
+    quoted = json.dumps(source_id)
+    safe = "".join("_" if c in "%_\\" else c for c in quoted)
+    return f'%"source_id":{safe}%'
+
+
+class _Rows:
+    """The one engine primitive this module needs."""
+
+    _run: Any
+    _in_tx: Any
+    #: ``_insight_rows(name, params) -> list[tuple]``: the engine's storage class
+    _insight_rows: Any
+
+
+class SourceCitationsMixin(_Rows):
+    """``source_scope``, ``citing_entry_versions`` and ``entry_kinds`` of a Memory
+    backend (:class:`powercontext.ports.SourceCitations`,
+    :class:`powercontext.ports.EntryKinds`)."""
+
+    _scope_rows_sync: Any
+
+    async def source_scope(self, source_id: str) -> SourceScope | None:
+        """The Scope journal row of ``source_id`` (None: not in a Scope).
+        InvalidInputError for a bad id."""
+        sid = canonical.check_id(source_id, "source_id")
+        return await self._run(self._in_tx, False, self._source_scope_sync, sid)
+
+    def _source_scope_sync(self, source_id: str) -> SourceScope | None:
+        for sid, scope, position, lineage_only in self._scope_rows_sync([source_id]):
+            if sid == source_id:
+                return SourceScope(text(scope), int(position), bool(lineage_only))
+        return None
+
+    async def citing_entry_versions(self, source_id: str, limit: int = 200
+                                    ) -> tuple[MemoryEntryVersion, ...]:
+        """Every stored entry version whose SourceRefs name ``source_id`` (current or
+        superseded, any Memory), by entry_version_id, at most ``limit`` (1..1000), in
+        one snapshot. InvalidInputError for a bad id or limit."""
+        sid = canonical.check_id(source_id, "source_id")
+        n = check_limit(limit)
+        return tuple(await self._run(self._in_tx, False, self._citing_versions_sync, sid, n))
+
+    async def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of the Memory
+        ``artifact_id`` (any Revision), in one snapshot. InvalidInputError for a bad id."""
+        aid = canonical.check_id(artifact_id, "artifact_id")
+        rows = await self._run(self._in_tx, False, self._insight_rows, "insight_entry_kinds",
+                               [aid])
+        return {text(v): text(k) for v, k in rows}
+
+    def _citing_versions_sync(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        needle, after = like_needle(source_id), ""
+        found: list[MemoryEntryVersion] = []
+        while len(found) < limit:
+            rows = self._insight_rows("insight_citing_versions", [needle, after, _PAGE])
+            for row in rows:
+                v = entry_version(row)
+                if any(s.source_id == source_id for s in v.sources):
+                    found.append(v)
+            if len(rows) < _PAGE:
+                break
+            after = text(rows[-1][2])
+        return found[:limit]
