@@ -25,12 +25,12 @@ pytest.importorskip("mcp", reason="the MCP tools need the extra powercontext[mcp
 
 from mcp import Client
 
-from powercontext.adapters.http.app import create_app
-from powercontext.adapters.http.deps import Services
-from powercontext.adapters.mcp.server import build_server
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.core.topic.models import TopicMemoryContent
+from powercontext.entrypoints.http.app import create_app
+from powercontext.entrypoints.http.deps import Services
+from powercontext.entrypoints.mcp.server import build_server
 from powercontext.runtime import open_service, open_topic_service
 from tests.adapters.test_http_context import call
 from tests.support.cli import cli_argv

@@ -19,7 +19,7 @@ pytest.importorskip("mcp", reason="the MCP tools need the extra powercontext[mcp
 
 from mcp import Client
 
-from powercontext.adapters.mcp.server import build_server
+from powercontext.entrypoints.mcp.server import build_server
 from powercontext.runtime import open_service, open_topic_service
 from tests.adapters.test_http_context import call
 from tests.adapters.test_topic_json_golden import fixture  # noqa: F401  (the fixture)
