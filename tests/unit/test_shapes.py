@@ -210,3 +210,27 @@ def test_a_hit_shape_is_plain_json_with_its_anchor(h):
     assert citation_from_json(out) == HandoffCitation(h.memory_ref, h.entry_id,
                                                       h.entry_version_id)
     assert out["matched_by"] == list(h.matched_by) and out["score"] == h.score
+
+
+TOPIC_SURFACES = ["entrypoints/cli", "entrypoints/mcp", "entrypoints/http"]
+TOPIC_SHAPERS = ["app/topic_shapes.py", "app/context_prepare.py"]
+
+
+def _hand_refs(text: str) -> list[int]:
+    """Lines of dict literals in ``text`` that write a ref by hand: any object keyed by
+    both ``artifact_id`` and ``revision`` (a Topic ref, a prepared item's ref)."""
+    return [node.lineno for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Dict)
+            and {"artifact_id", "revision"} <= {k.value for k in node.keys
+                                                if isinstance(k, ast.Constant)}]
+
+
+def test_no_surface_writes_a_topic_or_prepared_ref_by_hand():
+    """Topic values and prepared items are shaped by the converter, so a ref has one name
+    and one form everywhere (the CLI, HTTP and MCP; the Topic shapes and prepared
+    context used to build theirs as dicts)."""
+    files = sorted({*(p for d in TOPIC_SURFACES for p in (ROOT / d).glob("*.py")),
+                    *(ROOT / f for f in TOPIC_SHAPERS)})
+    assert len(files) > 10
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in files
+             for line in _hand_refs(p.read_text("utf-8"))]
+    assert found == []
