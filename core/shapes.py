@@ -47,6 +47,7 @@ there.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, TypeVar
 
 import attrs
@@ -73,6 +74,8 @@ from powercontext.core.topic.models import TopicMemoryContent, TopicRef
 from powercontext.core.topic.shapes import REF_KEY as TOPIC_REF_KEY
 from powercontext.core.topic.shapes import (
     TOPIC_SHAPED_TYPES,
+    lazy_hook,
+    lazy_reader,
     register_topic_shapes,
     register_topic_structure,
     structure_topic_ref,
@@ -131,26 +134,25 @@ def _entry_ref(r: MemoryEntryRef) -> dict[str, Any]:
 
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
-    for cls in _REGISTERED:
+
+    def fields(cls: type, **kw: Any) -> Any:
         attrs.resolve_types(cls)
-    # Field names are the shape's keys, except where a field says what it holds.
-    # (leaves first, so that every composite finds their hooks)
-    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange):
-        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
+        return make_dict_unstructure_fn(cls, conv, **kw)
+
+    # Field names are the shape's keys, except where a field says what it holds. Each
+    # generated hook is compiled the first time its type is shaped (lazy_hook).
+    for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange, MemoryRevisionChanges,
+                MemoryHit, MemorySearchResult, HandoffCitation, PreparedContext):
+        lazy_hook(conv, cls, partial(fields, cls))
     conv.register_unstructure_hook(Source, _source)
     conv.register_unstructure_hook(RebuildReport, _rebuild_report)
     conv.register_unstructure_hook(RehashReport, _rehash_report)
-    conv.register_unstructure_hook(MemoryEntryVersion, make_dict_unstructure_fn(
-        MemoryEntryVersion, conv, sources=override(rename="source_refs"),
+    lazy_hook(conv, MemoryEntryVersion, lambda: fields(
+        MemoryEntryVersion, sources=override(rename="source_refs"),
         artifacts=override(rename="artifact_refs")))
-    for cls in (MemoryRevisionChanges, MemoryHit, MemorySearchResult, HandoffCitation):
-        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
     register_topic_shapes(conv)
     conv.register_unstructure_hook(MemoryEntryRef, _entry_ref)
-    conv.register_unstructure_hook(ContextItem, make_dict_unstructure_fn(
-        ContextItem, conv, ref=override(rename=TOPIC_REF_KEY)))
-    conv.register_unstructure_hook(PreparedContext, make_dict_unstructure_fn(
-        PreparedContext, conv))
+    lazy_hook(conv, ContextItem, lambda: fields(ContextItem, ref=override(rename=TOPIC_REF_KEY)))
     _register_structure(conv)
     return conv
 
@@ -198,21 +200,19 @@ def _item_ref_back(data: Any, _: Any) -> MemoryEntryRef | TopicRef:
 def _register_structure(conv: cattrs.Converter) -> None:
     """The way back for the values whose shape keeps every field: primitives exact (a
     JSON integer is no string, ``true`` is no integer; a number may be an integer),
-    unknown keys refused."""
+    unknown keys refused. Each generated reader is compiled on its first use."""
     for kind in (str, int, bool):
         conv.register_structure_hook(kind, _exact(kind))
     conv.register_structure_hook(float, _number)
-    for cls in (SourceRef, TopicMemoryContent):
-        conv.register_structure_hook(cls, make_dict_structure_fn(
-            cls, conv, _cattrs_forbid_extra_keys=True))
+    for cls in (SourceRef, TopicMemoryContent, PreparedContext):
+        lazy_reader(conv, cls, partial(make_dict_structure_fn, cls, conv,
+                                       _cattrs_forbid_extra_keys=True))
     register_topic_structure(conv)
     conv.register_structure_hook(MemoryEntryRef, _entry_ref_back)
     conv.register_structure_hook(MemoryEntryRef | TopicRef, _item_ref_back)
-    conv.register_structure_hook(ContextItem, make_dict_structure_fn(
+    lazy_reader(conv, ContextItem, lambda: make_dict_structure_fn(
         ContextItem, conv, _cattrs_forbid_extra_keys=True,
         ref=override(rename=TOPIC_REF_KEY)))
-    conv.register_structure_hook(PreparedContext, make_dict_structure_fn(
-        PreparedContext, conv, _cattrs_forbid_extra_keys=True))
 
 
 _converter = _make_converter()

@@ -36,6 +36,8 @@ renames or drops one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import attrs
@@ -56,7 +58,8 @@ from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow, ScopeStatus
 from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 
-__all__ = ["REF_KEY", "TOPIC_SHAPED_TYPES", "register_topic_shapes",
+__all__ = ["REF_KEY", "TOPIC_SHAPED_TYPES", "lazy_hook", "lazy_reader",
+           "register_topic_shapes",
            "register_topic_structure", "structure_topic_ref"]
 
 #: The key of a Topic value's own exact reference (a hit's, a Revision's): the key the
@@ -86,20 +89,33 @@ def _budget(b: BudgetRow) -> dict[str, Any]:
             "terminal": b.terminal}
 
 
+def lazy_hook(conv: cattrs.Converter, cls: type, make: Callable[[], Any]) -> None:
+    """Register ``make()`` as ``cls``'s unstructure hook, generated the first time a
+    ``cls`` is shaped (cattrs compiles each hook: a process that prints one value, such
+    as the prompt hook, pays for that value's hooks only)."""
+    conv.register_unstructure_hook_factory(lambda t: t is cls, lambda _t: make())
+
+
+def lazy_reader(conv: cattrs.Converter, cls: type, make: Callable[[], Any]) -> None:
+    """Register ``make()`` as ``cls``'s structure hook, generated on first use (as
+    :func:`lazy_hook`)."""
+    conv.register_structure_hook_factory(lambda t: t is cls, lambda _t: make())
+
+
 def register_topic_shapes(conv: cattrs.Converter) -> None:
-    """Register the module docstring's shapes on ``conv`` (the leaves first, so that
-    every composite finds their hooks). Needs the SourceRef hook already there."""
-    for cls in TOPIC_SHAPED_TYPES:
-        attrs.resolve_types(cls)
+    """Register the module docstring's shapes on ``conv``. Needs the SourceRef hook
+    already there."""
     conv.register_unstructure_hook(TopicRef, _ref)
     conv.register_unstructure_hook(PendingRow, _pending)
     conv.register_unstructure_hook(BudgetRow, _budget)
-    for cls in (LeftOut, BlockedFrontier, OperatorDecision):
-        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv))
-    conv.register_unstructure_hook(TopicHit, make_dict_unstructure_fn(
-        TopicHit, conv, ref=override(rename=REF_KEY)))
-    conv.register_unstructure_hook(TopicSearchResult, make_dict_unstructure_fn(
-        TopicSearchResult, conv))
+
+    def fields(cls: type, **kw: Any) -> Any:
+        attrs.resolve_types(cls)
+        return make_dict_unstructure_fn(cls, conv, **kw)
+
+    for cls in (LeftOut, BlockedFrontier, OperatorDecision, TopicSearchResult, WindowOutcome):
+        lazy_hook(conv, cls, partial(fields, cls))
+    lazy_hook(conv, TopicHit, lambda: fields(TopicHit, ref=override(rename=REF_KEY)))
 
     def revision(v: TopicRevision) -> dict[str, Any]:
         return {"scope_id": v.scope_id, REF_KEY: _ref(v.ref), "title": v.content.title,
@@ -109,23 +125,24 @@ def register_topic_shapes(conv: cattrs.Converter) -> None:
                 "published_at": v.published_at}
 
     conv.register_unstructure_hook(TopicRevision, revision)
-    status_fields = make_dict_unstructure_fn(ScopeStatus, conv)
 
-    def status(v: ScopeStatus) -> dict[str, Any]:
-        d = status_fields(v)
-        return {"scope_id": d["scope_id"], "binding_name": d["binding_name"],
-                "source_head": d["source_head"], "cursor": d["cursor"],
-                "covered": v.covered, "pending": d["pending"], "budget": d["budget"]}
+    def status() -> Any:
+        shaped = fields(ScopeStatus)
 
-    conv.register_unstructure_hook(ScopeStatus, status)
-    conv.register_unstructure_hook(WindowOutcome, make_dict_unstructure_fn(
-        WindowOutcome, conv))
-    report_fields = make_dict_unstructure_fn(ProcessReport, conv)
+        def hook(v: ScopeStatus) -> dict[str, Any]:
+            d = shaped(v)
+            return {"scope_id": d["scope_id"], "binding_name": d["binding_name"],
+                    "source_head": d["source_head"], "cursor": d["cursor"],
+                    "covered": v.covered, "pending": d["pending"], "budget": d["budget"]}
+        return hook
 
-    def report(v: ProcessReport) -> dict[str, Any]:
-        return dict(report_fields(v), covered=v.covered)
+    lazy_hook(conv, ScopeStatus, status)
 
-    conv.register_unstructure_hook(ProcessReport, report)
+    def report() -> Any:
+        shaped = fields(ProcessReport)
+        return lambda v: dict(shaped(v), covered=v.covered)
+
+    lazy_hook(conv, ProcessReport, report)
 
 
 def _exact_keys(data: Any, keys: frozenset[str], what: str) -> dict[str, Any]:
@@ -163,11 +180,11 @@ def register_topic_structure(conv: cattrs.Converter) -> None:
     back (its budget row hides the opaque ``attempt_id``). Needs strict primitive hooks
     already on ``conv``; unknown keys are refused."""
     conv.register_structure_hook(TopicRef, lambda d, _: structure_topic_ref(d))
-    conv.register_structure_hook(TopicHit, make_dict_structure_fn(
+    lazy_reader(conv, TopicHit, lambda: make_dict_structure_fn(
         TopicHit, conv, _cattrs_forbid_extra_keys=True, ref=override(rename=REF_KEY)))
     for cls in (TopicSearchResult, LeftOut, WindowOutcome):
-        conv.register_structure_hook(cls, make_dict_structure_fn(
-            cls, conv, _cattrs_forbid_extra_keys=True))
+        lazy_reader(conv, cls, partial(make_dict_structure_fn, cls, conv,
+                                       _cattrs_forbid_extra_keys=True))
 
     def revision(data: Any, _: Any) -> TopicRevision:
         d = _exact_keys(data, _REVISION_KEYS, "revision")
