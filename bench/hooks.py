@@ -26,7 +26,10 @@ daemon`` serves the local-model database (the no-model one with ``--no-local``);
 in-process cases run with ``POWERCONTEXT_HOOK_DAEMON=0``. Its CPU time is the client's
 only; ``answered_by_daemon`` counts the events its daemon answered itself, of
 ``sent_to_daemon`` (every timed run and warm-up of the cases on that database).
-Writes ``hooks.json`` to ``--out`` when given.
+``--instructions`` also counts, for each in-process case, the instructions one run
+executes (valgrind's callgrind ``Ir``, the same to 0.1 % from run to run whatever the
+machine's load, where CPU time moves by 20 % on a shared machine): the figure to compare
+two versions of the hook by. Writes ``hooks.json`` to ``--out`` when given.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,6 +116,21 @@ def _time_one(env: dict[str, str], db: Path, repo: Path, extra: tuple[str, ...]
     return wall, cpu, "additionalContext" in proc.stdout
 
 
+def _instructions(env: dict[str, str], db: Path, repo: Path, extra: tuple[str, ...]
+                  ) -> int:
+    """Instructions one run of the hook executes, counted by valgrind's callgrind
+    (``Collected : N``); RuntimeError when valgrind cannot count them."""
+    payload = json.dumps({"session_id": "bench", "cwd": str(repo),
+                          "hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *_cli(), "--db", str(db), "hook", "claude-code", *extra],
+                          input=payload, capture_output=True, text=True, env=env, timeout=900)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if found is None:
+        raise RuntimeError(f"valgrind counted nothing: {proc.stderr[-500:]}")
+    return int(found.group(1))
+
+
 #: Issue 14: the prompt hook's p95 on a database whose profile is the local model.
 TARGET_P95_MS = 300.0
 
@@ -123,8 +143,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the local-model database (no torch; for smoke tests)")
     parser.add_argument("--no-daemon", action="store_true",
                         help="skip the case answered by `powercontext hook daemon`")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each in-process case's instructions with valgrind "
+                             "(deterministic under load; about 30 s per case)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind on PATH (e.g. apt-get install valgrind)")
     results: dict[str, dict[str, float | int]] = {}
     with tempfile.TemporaryDirectory(prefix="pc-bench-hooks-") as tmp:
         root = Path(tmp)
@@ -175,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
                         injected[label] += ok
         finally:
             answered = {db: d.stop() for db, d in daemons.items()}
+        counted = {label: _instructions(alone, db, repo, extra)
+                   for label, db, _emb, extra, through in cases
+                   if args.instructions and not through}
         load = (load_before, os.getloadavg()[0])
         print(f"load average {load[0]:.1f} before, {load[1]:.1f} after "
               f"({os.cpu_count()} CPUs)", flush=True)
@@ -195,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"ms  cpu p50={results[label]['cpu_p50_ms']:5d} "
                   f"p95={results[label]['cpu_p95_ms']:5d} ms  "
                   f"injected={injected[label]}/{n}", flush=True)
+            if label in counted:
+                results[label]["instructions"] = counted[label]
+                print(f"{label:28s} instructions of one run: {counted[label] / 1e6:.0f} M",
+                      flush=True)
         local = results.get("local model")
         if local is not None:
             status = "met" if local["p95_ms"] <= TARGET_P95_MS else "missed"
