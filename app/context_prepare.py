@@ -16,11 +16,11 @@ exact references let the agent expand what it wants through ``get``.
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 from powercontext.core import canonical
 from powercontext.core import query as query_bounds
+from powercontext.core.characters import neutral_text
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import CurrentHead, MemoryHit
 from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
@@ -47,37 +47,6 @@ TOPIC_LIMIT = 8
 #: The bounds of ``max_bytes`` (the design's prepare shape).
 MIN_MAX_BYTES = 256
 MAX_MAX_BYTES = 1_048_576
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-#: Characters whose NFKC form is ``<`` (a full-width or small ``<`` reads as one).
-_LESS_THAN = frozenset("<\ufe64\uff1c")
-#: What may follow ``<`` to make a tag, a comment, a declaration or a special token.
-_TAG_START = frozenset("/!?|")
-_VISIBLE_ESCAPE = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"))
-
-
-def neutral_text(text: str) -> str:
-    """``text`` made inert for an agent to read as data: every control, format, line or
-    paragraph separator, private-use or unassigned character becomes a visible escape
-    (``\\n``, ``\\r``, ``\\t``, else ``\\uXXXX`` / ``\\UXXXXXXXX``), so stored text can
-    neither start a new line that poses as a role or a tool call nor hide text behind
-    bidirectional overrides or zero-width characters; and every ``<`` (or a full-width
-    or small one) that would open a tag, a comment or a special token (followed by a
-    letter, ``/``, ``!``, ``?`` or ``|``) gets a backslash after it (``<\\/system>``),
-    as JSON's ``<\\/script>`` idiom does. Nothing else changes; the exact text stays
-    available through the reference."""
-    out: list[str] = []
-    n = len(text)
-    for i, ch in enumerate(text):
-        if unicodedata.category(ch) in _VISIBLE_ESCAPE:
-            cp = ord(ch)
-            out.append(_ESCAPES.get(ch) or (f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"))
-            continue
-        out.append(ch)
-        if ch in _LESS_THAN and i + 1 < n and (text[i + 1] in _TAG_START
-                                               or text[i + 1].isalpha()):
-            out.append("\\")
-    return "".join(out)
 
 
 def context_json(prepared: PreparedContext) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 change reason is shown as one piece of one line (in the prompt hook's memory block, in
 human output), so a character that breaks the line (newline, carriage return, a line
 separator), drives a terminal (ESC, BEL) or reorders what a reader sees (a bidirectional
-override) is refused where the value is written. Pure.
+override) is refused where the value is written; text shown to an agent as data is made
+inert (:func:`neutral_text`). Pure.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import unicodedata
 
 from powercontext.core.errors import InvalidInputError
 
-__all__ = ["check_ascii_printable", "check_identifier", "check_one_line"]
+__all__ = ["check_ascii_printable", "check_identifier", "check_one_line", "neutral_text"]
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Controls (C0, DEL, C1), line/paragraph separators and bidirectional controls.
@@ -59,3 +60,35 @@ def check_identifier(value: object, field: str) -> str:
             if unicodedata.category(ch) in _NOT_IN_IDENTIFIERS:
                 raise _refuse(field, ch, "control or format characters")
     return value
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: Characters whose NFKC form is ``<`` (a full-width or small ``<`` reads as one).
+_LESS_THAN = frozenset("<\ufe64\uff1c")
+#: What may follow ``<`` to make a tag, a comment, a declaration or a special token.
+_TAG_START = frozenset("/!?|")
+_VISIBLE_ESCAPE = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"))
+
+
+def neutral_text(text: str) -> str:
+    """``text`` made inert for an agent to read as data: every control, format, line or
+    paragraph separator, private-use or unassigned character becomes a visible escape
+    (``\\n``, ``\\r``, ``\\t``, else ``\\uXXXX`` / ``\\UXXXXXXXX``), so stored text can
+    neither start a new line that poses as a role or a tool call nor hide text behind
+    bidirectional overrides or zero-width characters; and every ``<`` (or a full-width
+    or small one) that would open a tag, a comment or a special token (followed by a
+    letter, ``/``, ``!``, ``?`` or ``|``) gets a backslash after it (``<\\/system>``),
+    as JSON's ``<\\/script>`` idiom does. Nothing else changes; the exact text stays
+    available through the reference."""
+    out: list[str] = []
+    n = len(text)
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in _VISIBLE_ESCAPE:
+            cp = ord(ch)
+            out.append(_ESCAPES.get(ch) or (f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"))
+            continue
+        out.append(ch)
+        if ch in _LESS_THAN and i + 1 < n and (text[i + 1] in _TAG_START
+                                               or text[i + 1].isalpha()):
+            out.append("\\")
+    return "".join(out)

@@ -76,6 +76,10 @@ class SourceStore(StorageBackend[C]):
         """The Scope's highest journal position (0: none)."""
 
     @abc.abstractmethod
+    def _cursor_get_sync(self, binding_name: str, scope_id: str) -> int:
+        """The binding's Cursor in the Scope (0: none)."""
+
+    @abc.abstractmethod
     def _scope_insert_sync(self, scope_id: str, position: int, source_id: str,
                            lineage_only: bool) -> None:
         """Insert one Scope-journal row."""
@@ -334,3 +338,15 @@ class SourceStore(StorageBackend[C]):
         InvalidInputError for a bad Scope id."""
         scope = check_scope_id(scope_id)
         return int(await self._run(self._in_tx, False, self._scope_head_sync, scope))
+
+    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
+        """The Cursor of the processing binding ``binding_name`` (e.g.
+        ``topic-memory-source-window``) in the Scope ``scope_id``: the journal position
+        through which that binding has published, 0 before its first Window (Topic Memory
+        RFC, "Source, Window, Cursor, and Pending"). Every CREATE and UPDATE of a Window
+        commits with its Cursor, so a Topic binding's Cursor of 0 means the Scope holds no
+        Topic. Read only, from the shared processing tables: it opens no Topic side.
+        InvalidInputError for a bad Scope id."""
+        scope = check_scope_id(scope_id)
+        return int(await self._run(self._in_tx, False, self._cursor_get_sync,
+                                   str(binding_name), scope))

@@ -81,7 +81,7 @@ def _nonce(texts: list[str]) -> str:
 
 def _topic_line(item: Any) -> str:
     """One Topic line: ``- [topic] <title>: <summary> (topic <id>@<rev>)``; the text is
-    already neutral (:func:`powercontext.context_prepare.neutral_text`)."""
+    already neutral (:func:`powercontext.core.characters.neutral_text`)."""
     ref = item.ref
     text = f"{item.title}: {item.summary}"
     if len(text) > MAX_ENTRY_CHARS:
@@ -98,13 +98,13 @@ def render_context(hits: Any, *, repo: str, limit_chars: int = MAX_CONTEXT_CHARS
     ``<powercontext-memory-NONCE>`` block (the Memory's entries first, then the
     Topics), at most ``limit_chars`` characters. NONCE is 16 random hex digits drawn per
     call that no entry contains in any spelling. Each entry's kind and text (and the
-    repository's path) are :func:`~powercontext.context_prepare.neutral_text`, as Topic
+    repository's path) are :func:`~powercontext.core.characters.neutral_text`, as Topic
     lines are: a line break, a bidirectional override or a separator is a visible
     escape, so a stored kind or text can never start a line of its own, and ``<``
     before a tag or special token (``</system-reminder>``, ``<|im_start|>``) is
     defused; then :func:`defang`, so stored text can neither close the block nor open
     another one. With no Topic the text is exactly the Memory-only one."""
-    from powercontext.context_prepare import neutral_text
+    from powercontext.core.characters import neutral_text
 
     hits, topics = list(hits), list(topics)
     # stored text is data: every control, format or separator character becomes a

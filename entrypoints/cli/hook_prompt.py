@@ -293,7 +293,7 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
             hits = await prompt_hits(svc, memory_id, prompt, limit, mode,
                                      own_names=(root.name.lower(),))
             if topics:
-                scoped = await _scope_has_sources(svc, key)
+                scoped = await _scope_may_hold_topics(svc, key)
         finally:
             await svc.close()
     found: list[Injected] = []
@@ -317,15 +317,19 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
     return out
 
 
-async def _scope_has_sources(svc: Any, scope_id: str) -> bool:
-    """Whether the Scope ``scope_id`` has journaled a Source (Topics grow only from a
-    Scope's Sources: none, no Topic, and the Topic side is not opened). True when the
-    backend cannot tell."""
-    head = getattr(svc.backend, "source_head", None)
-    if not callable(head):
+async def _scope_may_hold_topics(svc: Any, scope_id: str) -> bool:
+    """Whether the Scope ``scope_id`` may hold a Topic: its Topic Cursor is past 0.
+    Topics are published only by a Window, which commits with its Cursor (Topic Memory
+    RFC, "Source, Window, Cursor, and Pending"), so a Cursor of 0 (no Source, or none
+    processed yet) means no Topic, and the Topic side is not opened (its modules are
+    about a seventh of the hook's work). True when the backend cannot tell."""
+    cursor = getattr(svc.backend, "processing_cursor", None)
+    if not callable(cursor):
         return True
+    from powercontext.core.topic.processing import BINDING
+
     try:
-        return bool(await head(scope_id))
+        return bool(await cursor(BINDING, scope_id))
     except Exception:  # an id the Scope journal refuses: the Topic side reports it
         return True
 

@@ -250,3 +250,30 @@ def test_an_earlier_oceanbase_database_gets_the_recording_table(seekdb_url: str)
             assert sum(d.count for d in run(topic.sources_per_day("repo:/o"))) == 2
         finally:
             run(topic.close())
+
+
+def test_processing_cursor_is_read_from_the_memory_side(backends):
+    """A Memory backend reads a binding's Cursor from the shared processing tables (the
+    prompt hook opens the Topic side only past 0): 0 for an unknown Scope and before any
+    Window, then where a Window's publication moved it; another binding's is its own."""
+    from powercontext.core.topic.models import PublicationGuards, TopicPublication
+    from powercontext.core.topic.processing import CursorAdvance
+
+    memory, topic = backends
+
+    async def go():
+        scope = "repo:/cursor"
+        assert await memory.processing_cursor(BINDING, scope) == 0
+        await topic.put_scoped_sources(scope, [_source("src_c1", "one"),
+                                               _source("src_c2", "two")])
+        before = await memory.processing_cursor(BINDING, scope)
+        write = await make_write(topic, scope, "Cursor", "A Window moved it.", "Detail.")
+        await topic.publish(TopicPublication(
+            (write,), PublicationGuards(cursor=CursorAdvance(BINDING, scope, 0, 2))))
+        after = await memory.processing_cursor(BINDING, scope)
+        other = await memory.processing_cursor("another-binding", scope)
+        with pytest.raises(InvalidInputError):
+            await memory.processing_cursor(BINDING, " padded")
+        return before, after, other
+
+    assert run(go()) == (0, 2, 0)

@@ -229,12 +229,18 @@ RELEASE = TopicMemoryContent(
 
 def seed_topics(db: Path, scope: str) -> str:
     """A published Topic of ``scope``, grown (as Topics are) from a Source journaled in
-    that Scope."""
+    that Scope: published as a Window is, with its Cursor advanced in the same
+    transaction."""
+    from powercontext.core.topic.models import PublicationGuards
+    from powercontext.core.topic.processing import BINDING, CursorAdvance
+
     async def body():
         async with open_topic_service(db, embedding="none") as svc:
             src = canonical.make_source("src_release", "file", "make release\n")
             await svc.add_sources(scope, [src])
-            (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])])
+            head = await svc.backend.source_head(scope)
+            guards = PublicationGuards(cursor=CursorAdvance(BINDING, scope, 0, head))
+            (rev,) = await svc._publish(scope, creates=[(RELEASE, [src])], guards=guards)
             return f"{rev.ref.artifact_id}@{rev.ref.revision}"
 
     return asyncio.run(body())
@@ -315,6 +321,60 @@ def test_prompt_hook_with_topics_imports_nothing_heavy(tmp_path, repo):
                           timeout=120)
     assert proc.returncode == 0 and "[topic] Release process" in proc.stdout, proc.stderr
     assert json.loads(probe.read_text()) == []
+
+
+def _hook_modules(tmp_path: Path, db: Path, repo: Path, prompt: str
+                  ) -> tuple[str, list[str]]:
+    """The prompt hook's stdout and the powercontext Topic-side modules it imported."""
+    import sys
+
+    probe = tmp_path / "topic_modules.json"
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(probe)!r}, 'w').write(json.dumps(sorted("
+        "m for m in sys.modules if m.endswith('.topic_backend') or "
+        "m == 'powercontext.core.topic.models'))))\n"
+        "sys.argv[0] = 'powercontext'\n"
+        "from powercontext.entrypoints.cli.main import main\nmain()\n"
+    )
+    env = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"))
+    env.pop("POWERCONTEXT_DB", None)
+    env.pop("POWERCONTEXT_EMBEDDING", None)
+    payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": prompt}
+    proc = subprocess.run([sys.executable, "-c", code, "--db", str(db), "hook", "claude-code"],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, json.loads(probe.read_text())
+
+
+@pytest.mark.subprocess
+def test_a_scope_no_window_has_published_opens_no_topic_side(tmp_path, repo):
+    """A bootstrapped repository journals its rule files as Sources, but no Topic exists
+    until a Window publishes (and moves the Topic Cursor with it): the prompt hook then
+    reads the Memory only, and opens the Topic side once a Window has published."""
+    from powercontext.core.models import MemoryEntryInput
+
+    db = tmp_path / "memory.db"
+    scope = f"repo:{repo}"
+
+    async def body():
+        async with open_service(db) as svc:
+            await svc.remember(None, mode="append", key=scope, entries=(
+                MemoryEntryInput("constraint", "Cut a release only from main"),))
+        async with open_topic_service(db, embedding="none") as tsvc:
+            src = canonical.make_source("src_notes", "file", "release notes\n")
+            await tsvc.add_sources(scope, [src])
+
+    asyncio.run(body())
+    out, modules = _hook_modules(tmp_path, db, repo, "How do we cut a release?")
+    assert "Cut a release only from main" in out and "[topic]" not in out
+    assert modules == []
+    seed_topics(db, scope)  # a Window publishes: the Cursor moves past 0
+    out, modules = _hook_modules(tmp_path, db, repo, "How do we cut a release?")
+    assert "[topic] Release process" in out
+    assert "powercontext.core.topic.models" in modules
 
 
 TOX_DUMP = TopicMemoryContent(
