@@ -48,7 +48,7 @@ else
 HYPOTHESIS_PROFILE ?= dev
 endif
 PYTEST_ARGS ?=
-SOURCES := core ports adapters plugins sql app entrypoints
+SOURCES := core ports adapters plugins sql app entrypoints testing
 # mypy sees the code under its installed names through a tree of links (the package-dir
 # mapping puts powercontext/ in app/ and powercontext.core in core/).
 TYPETREE ?= $(VENV)/typetree
@@ -168,7 +168,7 @@ typetree:
 	@for f in app/*; do \
 	  case "$${f##*/}" in __pycache__) ;; *) ln -s "$(CURDIR)/$$f" $(TYPETREE)/powercontext/;; esac; \
 	done
-	@for d in core ports adapters plugins sql entrypoints; do ln -s "$(CURDIR)/$$d" $(TYPETREE)/powercontext/$$d; done
+	@for d in core ports adapters plugins sql entrypoints testing; do ln -s "$(CURDIR)/$$d" $(TYPETREE)/powercontext/$$d; done
 
 types: install typetree
 	MYPYPATH=$(TYPETREE) $(BIN)/mypy --cache-dir $(TYPETREE).mypy_cache -p powercontext

@@ -15,7 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "agent-eval": "bench.agent_eval",
     "hooks": "bench.hooks",
     "hook-sizes": "bench.hook_sizes",
-    "locomo": "bench.locomo",
+    "locomo": "bench.locomo_main",
     "peer": "bench.peer",
     "perf": "bench.perf",
     "serve-latency": "bench.serve_latency",

@@ -49,6 +49,7 @@ __all__ = [
     "ReservationDecision",
     "add_reservation",
     "admit_attempt",
+    "check_cursor_at",
     "check_failure_code",
     "check_grant",
     "check_guards",

@@ -22,23 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from powercontext.entrypoints.cli.context import Ctx, fail_with, pass_ctx, term_safe
+from powercontext.entrypoints.cli.topic_run import SHAPE_FIX as _SHAPE_FIX
+from powercontext.entrypoints.cli.topic_run import run_topic as _run
 
 __all__ = ["EXIT_PROCESSING_STOPPED", "topic"]
 
 #: ``topic process`` stopped at a failed Window or a terminal frontier (docs/cli.md).
 EXIT_PROCESSING_STOPPED = 8
 
-T = TypeVar("T")
-
-_SHAPE_FIX = ("the embedding model comes from --embedding NAME, $POWERCONTEXT_EMBEDDING or "
-              "the model remembered beside the database; --embedding none opens an "
-              "FTS-only deployment")
 _SCOPE_HELP = ("The Scope to read, e.g. repo:/abs/path (1-256 characters). Topics of "
                "another Scope are never shown.")
 
@@ -61,31 +57,6 @@ def topic() -> None:
     Expand:  powercontext topic get topic_art_...@3 --scope project:x
     Expand exactly the ref a search printed (ID@REVISION), never "the latest" by id.
     """
-
-
-def _run(c: Ctx, fn: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``fn(topic service)`` on the database, close it, map errors to exit codes."""
-
-    async def body() -> T:
-        from powercontext.runtime import open_topic_service
-
-        svc = open_topic_service(c.db_url, embedding=c.embedding, analyzer=c.analyzer,
-                                 registry=c.registry())
-        try:
-            return await fn(svc)
-        finally:
-            await svc.close()
-
-    from powercontext.core.errors import RetrievalShapeError
-
-    try:
-        return asyncio.run(body())
-    except (SystemExit, click.exceptions.Exit):
-        raise
-    except RetrievalShapeError as exc:  # name the fix in the CLI's own terms
-        fail_with(RetrievalShapeError(f"{exc} ({_SHAPE_FIX})"), c.as_json)
-    except BaseException as exc:  # KeyboardInterrupt included: one line, exit 130
-        fail_with(exc, c.as_json)
 
 
 @topic.command("search")

@@ -67,7 +67,7 @@ def unblock(c: Ctx, scope_id: str, skip: int | None, grant: int | None, decided_
     powercontext topic unblock --scope repo:/x --grant 40 --by alice \\
         --reason "the provider was down; retried once"
     """
-    from powercontext.entrypoints.cli.topic import _run
+    from powercontext.entrypoints.cli.topic_run import run_topic as _run
 
     if (skip is None) == (grant is None):
         raise click.UsageError("give one of --skip POSITION or --grant FRONTIER")
@@ -110,7 +110,7 @@ def decisions(c: Ctx, scope_id: str, limit: int) -> None:
     """Read only: the operator decisions of a Scope (skip, grant), newest first, with
     who, why, when and the allowance the frontier had spent. --json prints
     {scope_id, decisions: [...]}."""
-    from powercontext.entrypoints.cli.topic import _run
+    from powercontext.entrypoints.cli.topic_run import run_topic as _run
 
     async def body(svc: Any) -> None:
         from powercontext.topic_shapes import processing_json

@@ -15,8 +15,8 @@ import pytest
 from powercontext.core import analyzer
 from powercontext.core.errors import AnalyzerMismatchError, ProfileMismatchError
 from powercontext.core.models import MemoryEntryInput
-from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
+from powercontext.testing import run
 
 Opener = Callable[..., Any]
 

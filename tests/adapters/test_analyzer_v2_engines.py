@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from support.engines import search_all, service, store, texts_found
 
 from powercontext.core import analyzer
-from powercontext.plugins.testing import run
+from powercontext.testing import run
 
 EXAMPLES = [
     ("cafe", "café au lait"),

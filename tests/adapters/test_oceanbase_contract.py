@@ -1,4 +1,4 @@
-"""The Memory contract kit and state machine (``powercontext.plugins.testing``) on
+"""The Memory contract kit and state machine (``powercontext.testing``) on
 OceanBase: the same suite the SQLite backend and third parties run, against a real
 seekdb server, each factory call on a fresh database (dropped at the end)."""
 
@@ -13,7 +13,7 @@ import pytest
 from oceanbase_server import seekdb_available
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
-from powercontext.plugins.testing import MemoryBackendContract, state_machine_test
+from powercontext.testing import MemoryBackendContract, state_machine_test
 
 pytestmark = [
     pytest.mark.oceanbase,

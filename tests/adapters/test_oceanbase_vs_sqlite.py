@@ -13,8 +13,8 @@ from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core.models import MemoryEntryInput
-from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
+from powercontext.testing import run
 
 pytestmark = [
     pytest.mark.oceanbase,

@@ -19,7 +19,7 @@ from support.fakes import InMemoryBackend
 from powercontext.core import canonical, planning, verify
 from powercontext.core.models import Artifact, ArtifactRef, MemoryEntryInput, SourceRef
 from powercontext.core.plan import MemoryPlan
-from powercontext.plugins.testing import run
+from powercontext.testing import run
 
 
 class _Ids:

@@ -2,7 +2,7 @@
 fragments of :mod:`powercontext.sql.oceanbase_supervision`): one golden string per
 statement and dialect (Topic Memory RFC, "Leader, term, and fencing", "Automatic
 scheduling"). The statements run on both engines through the contract kit
-(plugins/testing/topic_contract_supervision.py) and tests/adapters/
+(testing/topic_contract_supervision.py) and tests/adapters/
 test_oceanbase_supervision.py."""
 
 from __future__ import annotations

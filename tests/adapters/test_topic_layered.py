@@ -39,7 +39,7 @@ from powercontext.core.errors import BackendError
 from powercontext.core.models import Source
 from powercontext.core.topic.generation import StageRequest, StageResponse
 from powercontext.core.topic.processing import ProcessingSettings
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_report import LeftOut
 from powercontext.topic_service import TopicMemoryService

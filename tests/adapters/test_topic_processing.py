@@ -27,7 +27,7 @@ from powercontext.core.errors import BackendError, TopicProcessingError
 from powercontext.core.models import Source
 from powercontext.core.topic.content import MAX_DETAIL_CHARS
 from powercontext.core.topic.processing import BINDING, ProcessingSettings
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 

@@ -1,10 +1,10 @@
 """The contract kit run against the in-memory backend the kit ships
-(``powercontext.plugins.testing.InMemoryBackend``): proves the kit itself works the way
+(``powercontext.testing.InMemoryBackend``): proves the kit itself works the way
 a third party uses it (subclass, override one fixture)."""
 
 import pytest
 
-from powercontext.plugins.testing import (
+from powercontext.testing import (
     InMemoryBackend,
     MemoryBackendContract,
     state_machine_test,

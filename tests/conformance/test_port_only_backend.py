@@ -34,7 +34,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.plan import MemoryPlan
 from powercontext.core.topic.processing import JournalEntry
-from powercontext.plugins.testing import (
+from powercontext.testing import (
     InMemoryBackend,
     MemoryBackendContract,
     run,

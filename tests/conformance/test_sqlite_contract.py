@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
-from powercontext.plugins.testing import MemoryBackendContract, state_machine_test
+from powercontext.testing import MemoryBackendContract, state_machine_test
 
 
 class TestSQLiteContract(MemoryBackendContract):

@@ -1,11 +1,11 @@
 """The Topic contract kit and state machine on the in-memory Topic backend the kit
-ships (``powercontext.plugins.testing.InMemoryTopicBackend``), used the way a third
+ships (``powercontext.testing.InMemoryTopicBackend``), used the way a third
 party uses the kit (subclass, override the fixtures)."""
 
 import pytest
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.plugins.testing import (
+from powercontext.testing import (
     InMemoryTopicBackend,
     TopicBackendContract,
     topic_state_machine_test,

@@ -9,7 +9,7 @@ import importlib
 import inspect
 import pkgutil
 
-import powercontext.plugins.testing as kit
+import powercontext.testing as kit
 from powercontext.ports.topic import TopicMemoryBackend
 
 

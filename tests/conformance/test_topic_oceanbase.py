@@ -16,7 +16,7 @@ from oceanbase_server import seekdb_available
 from support.topic_faults import with_publication_faults
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.plugins.testing import TopicBackendContract, topic_state_machine_test
+from powercontext.testing import TopicBackendContract, topic_state_machine_test
 
 try:
     from powercontext.adapters.oceanbase import OceanBaseTopicBackend

@@ -1,4 +1,4 @@
-"""The processing-substrate state machine (plugins/testing/topic_processing_machine.py)
+"""The processing-substrate state machine (testing/topic_processing_machine.py)
 on the shipped in-memory Topic backend and on SQLite (a new database file per run):
 Scope journal, Pending, Cursors, flush and the durable allowance against a trusted
 model, with the invariants of Topic Memory RFC, "Pending dirty set" and "Cumulative
@@ -22,7 +22,7 @@ from powercontext.core.topic.processing import (
     CursorAdvance,
     PendingUpdate,
 )
-from powercontext.plugins.testing import (
+from powercontext.testing import (
     InMemoryTopicBackend,
     topic_processing_state_machine_test,
 )

@@ -14,7 +14,7 @@ import pytest
 from support.topic_faults import with_publication_faults
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
-from powercontext.plugins.testing import TopicBackendContract, topic_state_machine_test
+from powercontext.testing import TopicBackendContract, topic_state_machine_test
 
 try:
     from powercontext.adapters.sqlite import SQLiteTopicBackend

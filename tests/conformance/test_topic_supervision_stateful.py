@@ -1,4 +1,4 @@
-"""The Supervisor-substrate state machine (plugins/testing/topic_supervision_machine.py)
+"""The Supervisor-substrate state machine (testing/topic_supervision_machine.py)
 on the in-memory Topic backend and on SQLite (a new database file per run): leases,
 flushes, Source writes, freezes, fenced Windows and wave completions interleaved, with
 the invariants of Topic Memory RFC, "Leader, term, and fencing" and "Automatic
@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from powercontext.adapters.sqlite import SQLiteTopicBackend
-from powercontext.plugins.testing import InMemoryTopicBackend
-from powercontext.plugins.testing.topic_supervision_machine import (
+from powercontext.testing import InMemoryTopicBackend
+from powercontext.testing.topic_supervision_machine import (
     topic_supervision_state_machine_test,
 )
 

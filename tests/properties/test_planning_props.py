@@ -17,7 +17,7 @@ from powercontext.core.models import (
     MemoryManifestEntry,
 )
 from powercontext.core.plan import MemoryPlan, NoChange
-from powercontext.plugins.testing import entry_texts
+from powercontext.testing import entry_texts
 
 KINDS = st.sampled_from(["fact", "preference", "decision", "constraint", "working_note", "x-new"])
 

@@ -20,7 +20,7 @@ from support.topic_notes import CHAT, SUBJECTS, chat_turns, note_sources
 
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.topic.processing import ProcessingSettings
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 

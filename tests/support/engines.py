@@ -8,8 +8,8 @@ import itertools
 from typing import Any
 
 from powercontext.core.models import MemoryEntryInput
-from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
+from powercontext.testing import run
 
 __all__ = ["search_all", "service", "store", "texts_found"]
 

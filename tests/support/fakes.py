@@ -1,5 +1,5 @@
 """Test doubles. The in-memory backend ships in the contract kit
-(:mod:`powercontext.plugins.testing.memory_backend`); it is re-exported here for the
+(:mod:`powercontext.testing.memory_backend`); it is re-exported here for the
 tests that import it from ``support.fakes``. What stays here is test-only: scripted
 candidate pipelines and counting models, no backend."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from powercontext.core.models import EmbeddingProfile
-from powercontext.plugins.testing.memory_backend import InMemoryBackend
+from powercontext.testing.memory_backend import InMemoryBackend
 
 __all__ = ["CountingEmbeddingModel", "FakeCandidatePipeline", "InMemoryBackend"]
 

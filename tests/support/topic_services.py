@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_service import TopicMemoryService
 
 Factory = Callable[[], TopicMemoryService]

@@ -14,7 +14,7 @@ import pytest
 
 from powercontext.adapters import database
 from powercontext.adapters.database import DatabaseMemoryBackend
-from powercontext.plugins.testing import InMemoryBackend
+from powercontext.testing import InMemoryBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 

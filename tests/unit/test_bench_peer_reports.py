@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import locomo  # noqa: E402
+from bench import locomo_main  # noqa: E402
 from bench.peer import report  # noqa: E402
 from bench.plotting import pyplot  # noqa: E402
 
@@ -50,7 +50,7 @@ def test_locomo_writes_json_markdown_and_the_recall_plot(
     out = tmp_path / "out"
     args = ["--data", str(data), "--out", str(out), "--model", "deterministic",
             "--modes", "fts", "--analyzer", "v2"]
-    assert locomo.main(args) == 0
+    assert locomo_main.main(args) == 0
     (md,) = out.glob("locomo-*.md")
     text = md.read_text("utf-8")
     assert text.startswith(f"Command: `python -m bench locomo {' '.join(args)}`")

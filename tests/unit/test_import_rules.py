@@ -1,9 +1,11 @@
 """The import rules of ARCHITECTURE.md ("The layers"), read from every module's ``ast``.
 
 The layers, from the ground: ``core``; ``ports`` and ``sql``; the driven adapters
-(``adapters/``); the application (``app/``, the package ``powercontext``); the entry
-points on top (``entrypoints/``: the CLI, HTTP and dashboard, MCP, the Supervisor and
-Worker processes, the quickstart). An arrow runs down only:
+(``adapters/``, with the plugin registry ``plugins/``); the application (``app/``, the
+package ``powercontext``); the entry points on top (``entrypoints/``: the CLI, HTTP and
+dashboard, MCP, the Supervisor and Worker processes, the quickstart). The contract kit
+(``testing/``, ``powercontext.testing``) stands beside the entry points: what a
+third-party backend's tests import. An arrow runs down only:
 
 - core imports only the standard library, attrs, cattrs and rfc8785 (anywhere, even
   inside a function).
@@ -14,12 +16,17 @@ Worker processes, the quickstart). An arrow runs down only:
   level.
 - nothing below the entry points (core, ports, sql, adapters, plugins, app) imports
   ``powercontext.entrypoints``: not at module level, not inside a function, not under
-  ``if TYPE_CHECKING:``. Entry points may import every layer. The one exception,
-  :data:`COMPAT_SHIMS`, is the old names of two process entries (``python -m
-  powercontext.supervisor``, ``python -m powercontext.quickstart``), each a package that
-  imports only its new module.
-- plugins (all but the contract kit ``plugins/testing``) never import adapters or the app
-  at module level: adapters import plugins, so that would be a cycle.
+  ``if TYPE_CHECKING:``. Entry points may import every layer.
+- no product module imports the contract kit ``powercontext.testing`` (only tests do);
+  the kit never imports the entry points, and imports only public names: no ``_name``,
+  no module whose path has a ``_part``, and the application only through the package's
+  own public names (``from powercontext import MemoryService``, not
+  ``powercontext.service``).
+- the exceptions, :data:`COMPAT_SHIMS`, are deprecated old names kept for one release
+  (``python -m powercontext.supervisor``, ``python -m powercontext.quickstart``,
+  ``powercontext.plugins.testing``), each importing only its new module.
+- plugins never import adapters or the app at module level: adapters import plugins,
+  so that would be a cycle.
 - no module imports the bare source folders (``core``, ``app``, ...) or ``tests``.
 - core has no import cycle (an import inside a function counts), holds no
   process-global state (no threads or locks, no ``lru_cache``/``cache``, no ``global``,
@@ -43,17 +50,20 @@ from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SUBPACKAGES = ("core", "ports", "adapters", "plugins", "sql", "entrypoints")
+SUBPACKAGES = ("core", "ports", "adapters", "plugins", "sql", "entrypoints", "testing")
 """Folders mapped to ``powercontext.<name>``; ``app/`` is ``powercontext`` itself."""
 FOLDER_NAMES = frozenset({*SUBPACKAGES, "app", "tests", "bench", "support"})
 APP = "powercontext"
 ENTRYPOINTS = f"{APP}.entrypoints"
+KIT = f"{APP}.testing"
 COMPAT_SHIMS = {
     "app/supervisor": f"{ENTRYPOINTS}.supervisor",
     "app/quickstart": f"{ENTRYPOINTS}.quickstart",
+    "plugins/testing.py": KIT,
 }
 """Deprecated old names kept for one release (a service unit may run ``python -m
-powercontext.supervisor``): folder -> the one entry point module its files may import."""
+powercontext.supervisor``; a third party's tests may import ``powercontext.plugins.testing``):
+file or folder -> the one module its files may import from an upper layer."""
 STDLIB = "stdlib"
 
 
@@ -138,6 +148,16 @@ def source_files(root: Path) -> Iterator[Path]:
         yield from sorted(p for p in (root / folder).rglob("*.py") if "__pycache__" not in p.parts)
 
 
+def _is_app_module(root: Path, target: str) -> bool:
+    """``powercontext.<x>...`` names a module of ``app/`` (``powercontext.service``), not
+    a name the package ``powercontext`` exports (``powercontext.MemoryService``)."""
+    parts = target.split(".")
+    if len(parts) > 2:  # powercontext.<module>.<name>
+        return True
+    return len(parts) == 2 and ((root / "app" / f"{parts[1]}.py").exists()
+                                or (root / "app" / parts[1]).is_dir())
+
+
 def violations(root: Path) -> list[str]:
     """Every broken import rule under ``root`` (a tree laid out like this repository)."""
     broken: list[str] = []
@@ -148,11 +168,17 @@ def violations(root: Path) -> list[str]:
             kind, top = imp.kind, imp.target.split(".")[0]
             if top in FOLDER_NAMES:
                 broken.append(f"{imp}: import the installed name, not the folder {top!r}")
-            if kind == ENTRYPOINTS and layer != "entrypoints":
-                shim = COMPAT_SHIMS.get(rel.parent.as_posix())
-                if shim is None or imp.target.rpartition(".")[0] != shim:
+            if kind in (ENTRYPOINTS, KIT) and kind != f"{APP}.{layer}":
+                shim = COMPAT_SHIMS.get(rel.as_posix()) or COMPAT_SHIMS.get(rel.parent.as_posix())
+                if shim is not None and (imp.target == shim or imp.target.startswith(shim + ".")):
+                    continue
+                if kind == KIT:
+                    broken.append(f"{imp}: only tests import the contract kit {KIT}")
+                elif layer != "testing":
                     broken.append(
                         f"{imp}: only entry points import {ENTRYPOINTS} (the top layer)")
+                else:
+                    broken.append(f"{imp}: the contract kit never imports {ENTRYPOINTS}")
                 continue
             if layer == "core":
                 allowed = {STDLIB, "attrs", "cattrs", "rfc8785", f"{APP}.core"}
@@ -168,9 +194,16 @@ def violations(root: Path) -> list[str]:
                 if kind == APP:
                     broken.append(f"{imp}: adapters never import the app (entry points do)")
             elif layer == "plugins":
-                kit = rel.parts[1].removesuffix(".py") == "testing"
-                if imp.module_level and not kit and kind in {APP, f"{APP}.adapters"}:
+                if imp.module_level and kind in {APP, f"{APP}.adapters"}:
                     broken.append(f"{imp}: plugins import adapters/app only inside functions")
+            elif layer == "testing" and kind != KIT and top == APP:
+                private = [p for p in imp.target.split(".") if p.startswith("_")
+                           and not (p.startswith("__") and p.endswith("__"))]
+                if private:
+                    broken.append(f"{imp}: the contract kit imports only public names")
+                elif kind == APP and _is_app_module(root, imp.target):
+                    broken.append(f"{imp}: the contract kit imports the application through "
+                                  "its public names (from powercontext import ...)")
             elif layer == "app" and imp.module_level and kind in {f"{APP}.adapters", f"{APP}.sql"}:
                 broken.append(
                     f"{imp}: app picks adapters through the registry at run time "
@@ -237,8 +270,20 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
         ("sql/bad.py", "from powercontext.entrypoints import quickstart\n", "only entry points"),
         ("plugins/bad.py", "def f():\n    from powercontext.entrypoints.cli import m\n",
          "only entry points"),
-        ("plugins/testing/x.py", "from powercontext.entrypoints.http import app\n",
-         "only entry points"),
+        ("testing/x.py", "from powercontext.entrypoints.http import app\n",
+         "never imports powercontext.entrypoints"),
+        ("testing/x.py", "from powercontext.service import MemoryService\n",
+         "through its public names"),
+        ("testing/x.py", "def f():\n    from powercontext.runtime import open_service\n",
+         "through its public names"),
+        ("testing/x.py", "from powercontext.adapters.storage.base import _run\n",
+         "only public names"),
+        ("testing/x.py", "from powercontext._service_core import Core\n", "only public names"),
+        ("adapters/x.py", "def f():\n    from powercontext.testing import InMemoryBackend\n",
+         "only tests import the contract kit"),
+        ("app/x.py", "import powercontext.testing.strategies\n", "only tests import"),
+        ("entrypoints/cli/x.py", "from powercontext.testing import run\n", "only tests import"),
+        ("plugins/testing.py", "from powercontext.entrypoints import cli\n", "only entry points"),
         ("app/supervisor/__init__.py", "from powercontext.entrypoints.cli import main\n",
          "only entry points"),
         ("app/supervisor.py", "from powercontext.entrypoints.supervisor import main\n",
@@ -281,8 +326,12 @@ def test_checker_reports_a_broken_rule(tmp_path, name, text, expected):
         ("app/ok.py", "def f():\n    from powercontext.adapters.sqlite import B\n"),
         ("app/ok.py", "import click\nfrom powercontext.plugins.registry import Registry\n"),
         ("plugins/ok.py", "def f():\n    import powercontext.adapters.sqlite\n"),
-        ("plugins/testing.py", "from powercontext.adapters.database import D\n"),
-        ("plugins/testing/memory_backend.py", "from powercontext.adapters.database import D\n"),
+        ("testing/memory_backend.py", "from powercontext.adapters.database import D\n"),
+        ("testing/base.py", "from powercontext import MemoryService\nfrom . import strategies\n"),
+        ("testing/base.py", "from powercontext.testing._helpers import x\n"),
+        ("testing/base.py", "from powercontext.core.models import Source\nimport hypothesis\n"),
+        ("plugins/testing.py", "import powercontext.testing as _kit\n"
+                               "from powercontext.testing import *\n"),
     ],
 )
 def test_checker_accepts_allowed_imports(tmp_path, name, text):

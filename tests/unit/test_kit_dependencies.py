@@ -1,6 +1,6 @@
 """The contract kit installs with ``powercontext[testing]`` alone.
 
-``powercontext.plugins.testing`` is what a third-party backend's test suite imports, so
+``powercontext.testing`` is what a third-party backend's test suite imports, so
 everything it imports must come from the standard library, powercontext's base
 dependencies or the ``testing`` extra (pytest, hypothesis). Read from the ``ast`` of
 every kit module (module level and inside functions, since the tests run those
@@ -24,8 +24,8 @@ import pytest
 from support.imports import owning_module
 
 ROOT = Path(__file__).resolve().parents[2]
-KIT = "powercontext.plugins.testing"
-FOLDERS = {"core", "ports", "adapters", "plugins", "sql", "entrypoints"}
+KIT = "powercontext.testing"
+FOLDERS = {"core", "ports", "adapters", "plugins", "sql", "entrypoints", "testing"}
 
 
 def _module_files(root: Path) -> dict[str, Path]:
@@ -137,14 +137,13 @@ def _tree(tmp_path: Path, kit_text: str, extra: str = "") -> Path:
     for folder in ("app", *FOLDERS):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").touch()
-    (tmp_path / "plugins" / "testing").mkdir()
-    (tmp_path / "plugins" / "testing" / "__init__.py").write_text(textwrap.dedent(kit_text))
+    (tmp_path / "testing" / "__init__.py").write_text(textwrap.dedent(kit_text))
     (tmp_path / "adapters" / "thing.py").write_text(textwrap.dedent(extra))
     return tmp_path
 
 
 @pytest.mark.parametrize(("kit", "extra", "expected"), [
-    ("import numpy\n", "", "plugins/testing/__init__.py:1: imports numpy"),
+    ("import numpy\n", "", "testing/__init__.py:1: imports numpy"),
     ("def f():\n    import MySQLdb\n", "", "imports MySQLdb"),
     ("from powercontext.adapters.thing import X\n", "import openai\n",
      "adapters/thing.py:1: imports openai"),

@@ -1,4 +1,4 @@
-"""The contract kit's shape (``powercontext.plugins.testing``): the public names of the
+"""The contract kit's shape (``powercontext.testing``): the public names of the
 single-module kit still import from the package, every contract group is part of
 :class:`MemoryBackendContract`, modules stay short, and the shipped in-memory backend
 declares every capability the kit can test."""
@@ -8,12 +8,15 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 
-import powercontext.plugins.testing as kit
+import pytest
+
+import powercontext.testing as kit
 from powercontext import ports
 from powercontext.adapters.database import DatabaseMemoryBackend
 
-#: The public names of plugins/testing.py before it became a package.
+#: The public names of the kit when it was the single module plugins/testing.py.
 ORIGINAL_NAMES = ("NASTY_QUERIES", "VOCABULARY", "MemoryBackendContract", "MemoryStateMachine",
                   "entry_texts", "run", "sources", "state_machine_test", "consumes")
 
@@ -55,3 +58,23 @@ def test_the_shipped_in_memory_backend_declares_every_capability():
     assert isinstance(backend, ports.MemoryInventory)
     assert isinstance(backend, kit.FaultInjection)
     assert backend.fault_points() == kit.InMemoryBackend.FAULT_POINTS
+
+
+def test_the_old_kit_name_imports_the_same_kit_with_a_warning():
+    """``powercontext.plugins.testing`` (the name the documentation gave third parties
+    before the kit became ``powercontext.testing``) still imports for one release: the
+    same classes, its modules under the old names too, and a DeprecationWarning."""
+    old_name = "powercontext.plugins.testing"
+    for name in [n for n in sys.modules if n == old_name or n.startswith(old_name + ".")]:
+        del sys.modules[name]
+    with pytest.warns(DeprecationWarning, match="import powercontext.testing"):
+        old = importlib.import_module(old_name)
+    assert old.MemoryBackendContract is kit.MemoryBackendContract
+    assert old.InMemoryBackend is kit.InMemoryBackend
+    assert set(old.__all__) == set(kit.__all__)
+    assert all(getattr(old, name) is getattr(kit, name) for name in kit.__all__)
+    strategies = importlib.import_module(f"{old_name}.strategies")
+    assert strategies is importlib.import_module("powercontext.testing.strategies")
+    from powercontext.plugins.testing.topic_backend import InMemoryTopicBackend
+
+    assert InMemoryTopicBackend is kit.InMemoryTopicBackend

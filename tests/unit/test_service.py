@@ -14,8 +14,8 @@ from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.core import canonical
 from powercontext.core.errors import CapabilityNotSupportedError, RevisionConflictError
 from powercontext.core.models import MemoryEntryInput
-from powercontext.plugins.testing import run
 from powercontext.service import MemoryService
+from powercontext.testing import run
 
 NOTE = canonical.make_source("src_note", "user_note", "always run make lint first")
 OTHER = canonical.make_source("src_other", "file", "unrelated")

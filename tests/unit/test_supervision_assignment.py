@@ -15,7 +15,7 @@ from powercontext.adapters.topic_generation.deterministic import DeterministicTo
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic.processing import BINDING, ProcessingSettings
 from powercontext.core.topic.supervision import CODE_TERM_LOST, WorkAssignment
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 

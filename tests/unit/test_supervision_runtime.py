@@ -20,8 +20,8 @@ from powercontext.entrypoints.topic_worker import (
     config_state,
     result,
 )
-from powercontext.plugins.testing import InMemoryTopicBackend
 from powercontext.runtime import acquire_supervisor_lock
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_config import load_config
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService

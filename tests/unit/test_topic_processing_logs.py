@@ -14,7 +14,7 @@ from powercontext import make_source
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
 from powercontext.core.topic.processing import CODE_COMPLEXITY
 from powercontext.entrypoints.topic_worker import StructuredFormatter
-from powercontext.plugins.testing import InMemoryTopicBackend
+from powercontext.testing import InMemoryTopicBackend
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
