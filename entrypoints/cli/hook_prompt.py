@@ -222,8 +222,7 @@ def receipt(item: Injected, rank: int) -> dict[str, Any]:
     if getattr(hit, "entry_id", None):
         out["entry_id"] = hit.entry_id
     else:
-        ref = hit.ref
-        out["topic"] = f"{ref.artifact_id}@{ref.revision}"
+        out["topic"] = f"{hit.ref.artifact_id}@{hit.ref.revision}"
     out.update(channel=item.channel, channel_rank=item.channel_rank,
                intents=[name for name, _ in item.verdict.intents],
                matched=receipt_terms(item.verdict, _item_text(hit)),
