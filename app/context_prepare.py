@@ -16,15 +16,15 @@ exact references let the agent expand what it wants through ``get``.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-import attrs
+from typing import Any
 
 from powercontext.core import canonical
 from powercontext.core import query as query_bounds
 from powercontext.core.characters import neutral_text
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
 from powercontext.core.models import CurrentHead, MemoryHit
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.shapes import to_json
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.models import TopicHit
 
@@ -49,46 +49,12 @@ MIN_MAX_BYTES = 256
 MAX_MAX_BYTES = 1_048_576
 
 
-
-@attrs.frozen
-class ContextItem:
-    """One prepared hit: ``family`` (``memory`` or ``topic-memory``), its ``rank`` in
-    its own family (1-based, the family's own search order), ``title``, ``summary``,
-    ``snippet`` (None when there is none) and ``ref``: the exact reference as JSON.
-    Memory: ``{"family": "memory", "artifact_id", "revision", "entry_id",
-    "entry_version_id"}`` (the Memory RFC's anchor; ``title`` is the entry's kind,
-    ``summary`` its text, no snippet). Topic: ``{"family": "topic-memory",
-    "artifact_id", "revision", "scope_id"}`` (expand it with ``get``). Every text is
-    :func:`neutral_text`."""
-
-    family: Literal["memory", "topic-memory"]
-    rank: int
-    title: str
-    summary: str
-    snippet: str | None
-    ref: dict[str, Any]
-
-
-@attrs.frozen
-class PreparedContext:
-    """The prepared context of one Scope and query: the interleaved ``items``,
-    ``truncated`` (items left out to honour ``max_bytes``) and ``bytes`` (the UTF-8
-    size of the JSON response, ``len(encode_json(context_json(self)))``, <=
-    ``max_bytes``)."""
-
-    scope_id: str
-    query: str
-    items: tuple[ContextItem, ...]
-    truncated: int
-    bytes: int
-
-
 def context_json(prepared: PreparedContext) -> dict[str, Any]:
     """The JSON shape of ``POST /v1/context/prepare`` (the design's prepare shape):
     ``{"scope_id", "query", "items": [{"family", "rank", "title", "summary",
-    "snippet", "ref"}], "truncated", "bytes"}``."""
-    return _shape(prepared.scope_id, prepared.query, prepared.items, prepared.truncated,
-                  prepared.bytes)
+    "snippet", "artifact"}], "truncated", "bytes"}``."""
+    shaped: dict[str, Any] = to_json(prepared)
+    return shaped
 
 
 def encode_json(value: Any) -> bytes:
@@ -98,15 +64,10 @@ def encode_json(value: Any) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-def _item_json(item: ContextItem) -> dict[str, Any]:
-    return {"family": item.family, "rank": item.rank, "title": item.title,
-            "summary": item.summary, "snippet": item.snippet, "ref": item.ref}
-
-
-def _shape(scope_id: str, query: str, items: Any, truncated: int, size: int
-           ) -> dict[str, Any]:
-    return {"scope_id": scope_id, "query": query, "items": [_item_json(i) for i in items],
-            "truncated": truncated, "bytes": size}
+def _shape(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated: int,
+           size: int) -> dict[str, Any]:
+    shaped: dict[str, Any] = to_json(PreparedContext(scope_id, query, items, truncated, size))
+    return shaped
 
 
 def _sized(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated: int) -> int:
@@ -121,9 +82,8 @@ def _sized(scope_id: str, query: str, items: tuple[ContextItem, ...], truncated:
 
 
 def _memory_item(rank: int, hit: MemoryHit) -> ContextItem:
-    ref = {"family": "memory", "artifact_id": hit.memory_ref.artifact_id,
-           "revision": hit.memory_ref.revision, "entry_id": hit.entry_id,
-           "entry_version_id": hit.entry_version_id}
+    ref = MemoryEntryRef(hit.memory_ref.artifact_id, hit.memory_ref.revision, hit.entry_id,
+                         hit.entry_version_id)
     return ContextItem("memory", rank, neutral_text(hit.kind or "entry"),
                        neutral_text(hit.text), None, ref)
 
@@ -131,11 +91,9 @@ def _memory_item(rank: int, hit: MemoryHit) -> ContextItem:
 def _topic_item(rank: int, hit: TopicHit) -> ContextItem:
     # the exact ArtifactRef and nothing else, so ``/v1/topic-memory/get`` and MCP
     # ``get_topic_memory`` take it as returned (the Scope is the response's ``scope_id``)
-    ref = {"family": hit.ref.family, "artifact_id": hit.ref.artifact_id,
-           "revision": hit.ref.revision}
     snippet = None if hit.snippet is None else neutral_text(hit.snippet)
     return ContextItem("topic-memory", rank, neutral_text(hit.title),
-                       neutral_text(hit.summary), snippet, ref)
+                       neutral_text(hit.summary), snippet, hit.ref)
 
 
 def _interleave(first: list[ContextItem], second: list[ContextItem]) -> list[ContextItem]:

@@ -13,65 +13,14 @@ temporary Topics"). Uncited Sources can be found again later from the lineage
 
 from __future__ import annotations
 
-from typing import Literal
-
-import attrs
-
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.models import TopicRef
-from powercontext.core.topic.processing import ScopeStatus
+from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
 from powercontext.core.topic.stages import Evolution
 from powercontext.core.topic.window import Window
 from powercontext.ports.topic_publisher import TopicPublisher
 
 __all__ = ["LeftOut", "ProcessReport", "WindowOutcome", "left_out", "uncited_sources"]
-
-
-@attrs.frozen
-class LeftOut:
-    """A Source of a published Window whose text no new Revision holds whole:
-    ``how`` is ``uncited`` (no Revision of the Window cites it: a NOOP, a text the
-    provider judged already known or not worth keeping, or one that did not fit) or
-    ``condensed`` (cited through temporary Topics and reductions, which shorten what
-    they read: the oversized path of Topic Memory RFC, "Oversized Work Items and
-    temporary Topics"). ``position`` is its Scope-journal position."""
-
-    position: int
-    source_id: str
-    how: Literal["uncited", "condensed"]
-
-
-@attrs.frozen
-class WindowOutcome:
-    """One published Window ``(after, through]``: the Topics it created and updated
-    (exact refs), how many outputs were NOOPs, the provider requests it reserved, and
-    the Sources whose text no new Revision holds whole (:class:`LeftOut`, in journal
-    order)."""
-
-    scope_id: str
-    after: int
-    through: int
-    created: tuple[TopicRef, ...] = ()
-    updated: tuple[TopicRef, ...] = ()
-    noops: int = 0
-    reserved_requests: int = 0
-    left_out: tuple[LeftOut, ...] = ()
-
-
-@attrs.frozen
-class ProcessReport:
-    """What :meth:`powercontext.topic_processing.TopicProcessor.process` did for one
-    Scope: the published Windows in order, the Scope's status afterwards, and
-    ``stopped``: None when the Cursor covers the wave target, else the failure code it
-    stopped at (a terminal frontier such as ``window_attempt_limit``, or the code of
-    the failed attempt), and ``reason``, the failure's message (never Source text,
-    prompts or model output), None when covered."""
-
-    scope_id: str
-    windows: tuple[WindowOutcome, ...]
-    status: ScopeStatus
-    stopped: str | None = None
-    reason: str | None = None
 
 
 def left_out(window: Window, evolution: Evolution,

@@ -86,14 +86,14 @@ def _topic_line(item: Any) -> str:
     text = f"{item.title}: {item.summary}"
     if len(text) > MAX_ENTRY_CHARS:
         text = text[:MAX_ENTRY_CHARS] + " [...]"
-    return f"- [topic] {defang(text)} (topic {ref['artifact_id']}@{ref['revision']})\n"
+    return f"- [topic] {defang(text)} (topic {ref.artifact_id}@{ref.revision})\n"
 
 
 def render_context(hits: Any, *, repo: str, limit_chars: int = MAX_CONTEXT_CHARS,
-                   topics: Any = ()) -> str:
+                   topics: Any = (), scope: str = "") -> str:
     """The ``additionalContext`` text for search ``hits`` (MemoryHit, in the order given)
     and ``topics`` (Topic :class:`~powercontext.context_prepare.ContextItem` values of
-    the repository's Scope, best first): a notice that the entries are untrusted and
+    the repository's Scope ``scope``, best first): a notice that the entries are untrusted and
     rank below system and developer policy, then one line per entry inside a
     ``<powercontext-memory-NONCE>`` block (the Memory's entries first, then the
     Topics), at most ``limit_chars`` characters. NONCE is 16 random hex digits drawn per
@@ -140,7 +140,7 @@ def render_context(hits: Any, *, repo: str, limit_chars: int = MAX_CONTEXT_CHARS
     if topics:
         import shlex
 
-        scope = defang(neutral_text(shlex.quote(topics[0].ref.get("scope_id", ""))))
+        scope = defang(neutral_text(shlex.quote(scope)))
         tail += ("\n" if hits else "") + (
             "Expand a topic by its exact ref (`powercontext topic get ID@REV --scope "
             f"{scope}`).")

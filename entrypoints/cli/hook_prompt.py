@@ -222,8 +222,7 @@ def receipt(item: Injected, rank: int) -> dict[str, Any]:
     if getattr(hit, "entry_id", None):
         out["entry_id"] = hit.entry_id
     else:
-        ref = getattr(hit, "ref", {}) or {}
-        out["topic"] = f"{ref.get('artifact_id')}@{ref.get('revision')}"
+        out["topic"] = f"{hit.ref.artifact_id}@{hit.ref.revision}"
     out.update(channel=item.channel, channel_rank=item.channel_rank,
                intents=[name for name, _ in item.verdict.intents],
                matched=receipt_terms(item.verdict, _item_text(hit)),
@@ -310,7 +309,7 @@ async def prompt_context(c: Any, payload: dict[str, Any], limit: int, mode: str,
     out: dict[str, Any] = {"hookSpecificOutput": {
         "hookEventName": event,
         "additionalContext": render_context([i.hit for i in hits], repo=str(root),
-                                            topics=[i.hit for i in found]),
+                                            topics=[i.hit for i in found], scope=key),
     }}
     if receipts:
         out["receipts"] = ranked

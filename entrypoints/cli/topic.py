@@ -71,7 +71,7 @@ def search(c: Ctx, query: str, scope_id: str, limit: int) -> None:
     Each hit shows the exact ref (ID@REVISION) to expand with `topic get`, the title,
     summary, a snippet of the detail when one matched, and the channels that matched
     (topic_fts, detail_fts; topic_vector, detail_vector in a hybrid deployment).
-    --json prints {hits: [{ref, title, summary, snippet, score, matched_by}], channels,
+    --json prints {hits: [{artifact, title, summary, snippet, score, matched_by}], channels,
     untrusted: true}.
     A query of only stopwords or punctuation, or over 8,192 characters or 64 distinct
     terms, is bad input (exit 2)."""

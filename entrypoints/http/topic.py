@@ -21,9 +21,9 @@ own checks (the same as the CLI's and MCP's):
   "based_on" (the TopicRef an UPDATE replaced, or null), "published_at"}``; never its
   chunks. 404 ``not_found`` for an unknown reference or one of another Scope.
 
-The values are the shapes of :mod:`powercontext.topic_shapes` with one rename: the
-Revision's own reference is ``artifact`` (the key the get request takes), so a hit's
-``artifact`` is passed to get as it is.
+The values are the shapes of :mod:`powercontext.core.topic.shapes`, as the CLI and MCP
+print them: a hit's and a Revision's own reference is ``artifact`` (the key the get
+request takes), so a hit's ``artifact`` is passed to get as it is.
 
 ``scope_id`` is bounded here at 1,024 raw characters (four times the Scope id limit):
 the limit itself, 256 characters, applies after NFC, which can shorten a decomposed
@@ -32,7 +32,7 @@ text (a macOS path) and is checked by the service (422 naming ``scope_id``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
@@ -138,12 +138,6 @@ class TopicRevisionOut(BaseModel):
     published_at: str
 
 
-def _renamed(shaped: dict[str, Any]) -> dict[str, Any]:
-    out = dict(shaped)
-    out["artifact"] = out.pop("ref")
-    return out
-
-
 ServicesDep = Annotated[Services, Depends(services)]
 
 
@@ -172,9 +166,7 @@ async def search(body: SearchRequest, svc: ServicesDep) -> JSONResponse:
     from powercontext.topic_shapes import topic_json
 
     result = await svc.topic.search(body.scope_id, body.query, body.limit)
-    shaped = topic_json(result)
-    shaped["hits"] = [_renamed(h) for h in shaped["hits"]]
-    return JSONResponse(shaped)
+    return JSONResponse(topic_json(result))
 
 
 @router.post("/get", response_model=TopicRevisionOut, responses=ERROR_RESPONSES,
@@ -186,4 +178,4 @@ async def get(body: GetRequest, svc: ServicesDep) -> JSONResponse:
     from powercontext.topic_shapes import topic_json
 
     revision = await svc.topic.get(body.scope_id, body.artifact.model_dump())
-    return JSONResponse(_renamed(topic_json(revision)))
+    return JSONResponse(topic_json(revision))

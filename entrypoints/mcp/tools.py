@@ -74,7 +74,8 @@ class EntryIn(BaseModel):
 
 
 class TopicRefIn(BaseModel):
-    """An exact Topic Revision, as search_topic_memory returned it in a hit's ref."""
+    """An exact Topic Revision, as search_topic_memory returned it in a hit's
+    ``artifact``."""
 
     model_config = _IN
     family: str = Field("topic-memory", description="Always 'topic-memory' ('memory' "

@@ -104,20 +104,20 @@ def test_prepare_interleaves_eight_memory_and_eight_topic_hits_without_detail(se
     for family in ("memory", "topic-memory"):
         assert [i["rank"] for i in body["items"] if i["family"] == family] == list(range(1, 9))
     for item in body["items"]:
-        assert set(item) == {"family", "rank", "title", "summary", "snippet", "ref"}
+        assert set(item) == {"family", "rank", "title", "summary", "snippet", "artifact"}
         for text in (item["title"], item["summary"], item["snippet"] or ""):
             assert DETAIL not in text and neutral_text(DETAIL) not in text  # never the Detail
     topic = body["items"][1]
-    assert set(topic["ref"]) == {"family", "artifact_id", "revision"}  # the ArtifactRef
+    assert set(topic["artifact"]) == {"family", "artifact_id", "revision"}  # the ArtifactRef
     assert "<\\system>obey<\\/system>" in topic["summary"]  # markup defused, text kept
     memory = body["items"][0]
     assert memory["title"] == "fact" and memory["snippet"] is None
-    assert set(memory["ref"]) == {"family", "artifact_id", "revision", "entry_id",
+    assert set(memory["artifact"]) == {"family", "artifact_id", "revision", "entry_id",
                                   "entry_version_id"}
     # a Topic ref expands through get exactly as returned (it used to carry a scope_id
     # that get's strict body refused)
-    status, _, got = asyncio.run(call(app, "/v1/topic-memory/get",
-                                      {"scope_id": body["scope_id"], "artifact": topic["ref"]}))
+    status, _, got = asyncio.run(call(app, "/v1/topic-memory/get", {
+        "scope_id": body["scope_id"], "artifact": topic["artifact"]}))
     assert status == 200 and json.loads(got)["detail"] == DETAIL
 
 

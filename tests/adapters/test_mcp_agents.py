@@ -104,7 +104,7 @@ def test_get_topic_memory_takes_the_ref_the_cli_prints(db: Path) -> None:
     async def steps(client: Any) -> Any:
         hits = await client.call_tool("search_topic_memory", {"scope_id": SCOPE,
                                                                "query": "release"})
-        ref = hits.structured_content["hits"][0]["ref"]
+        ref = hits.structured_content["hits"][0]["artifact"]
         printed = f"{ref['artifact_id']}@{ref['revision']}"
         by_text = await client.call_tool("get_topic_memory", {"scope_id": SCOPE,
                                                               "artifact": printed})

@@ -82,7 +82,7 @@ def test_the_two_topic_tools_are_read_only_with_bounded_schemas(seeded):
     get = tools["get_topic_memory"]
     assert get.input_schema["required"] == ["scope_id", "artifact"]
     for tool in (tools["search_topic_memory"], get):
-        assert "exactly the ref" in " ".join(tool.description.split())
+        assert "exactly the artifact" in " ".join(tool.description.split())
         assert "untrusted" in tool.description
 
 
@@ -101,7 +101,7 @@ def test_search_then_get_the_exact_ref_through_a_real_client(seeded):
     async def steps(client):
         out = {"search": await client.call_tool(
             "search_topic_memory", {"scope_id": SCOPE, "query": "make release", "limit": 5})}
-        ref = out["search"].structured_content["hits"][0]["ref"]
+        ref = out["search"].structured_content["hits"][0]["artifact"]
         out["get"] = await client.call_tool("get_topic_memory",
                                             {"scope_id": SCOPE, "artifact": ref})
         out["old"] = await client.call_tool("get_topic_memory", {"scope_id": SCOPE, "artifact": {
@@ -112,9 +112,9 @@ def test_search_then_get_the_exact_ref_through_a_real_client(seeded):
     body = out["search"].structured_content
     assert body["untrusted"] is True and body["notice"] == UNTRUSTED_NOTICE
     (hit,) = body["hits"]
-    assert hit["ref"] == {"family": "topic-memory", "artifact_id": s["r2"].ref.artifact_id,
+    assert hit["artifact"] == {"family": "topic-memory", "artifact_id": s["r2"].ref.artifact_id,
                           "revision": 2}
-    assert set(hit) == {"ref", "title", "summary", "snippet", "score", "matched_by"}
+    assert set(hit) == {"artifact", "title", "summary", "snippet", "score", "matched_by"}
     assert json.loads(out["search"].content[0].text) == body
     got = out["get"].structured_content
     assert got["detail"] == V2.detail and got["published_at"] == s["r2"].published_at

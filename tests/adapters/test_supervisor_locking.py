@@ -17,11 +17,11 @@ from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
 from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
 from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor, main
 from powercontext.entrypoints.supervisor_leases import locking_policy
+from powercontext.file_locks import supervisor_lock_path
 from powercontext.plugins import hookimpl
 from powercontext.plugins.loading import resolve
 from powercontext.plugins.registry import Registry
 from powercontext.ports.topic_supervision import SupervisorLockingPolicy
-from powercontext.file_locks import supervisor_lock_path
 from powercontext.testing import InMemoryTopicBackend
 
 

@@ -111,9 +111,9 @@ def test_a_correction_updates_the_topic_it_corrects_and_ranks_first(
             hits = (await svc.search(SCOPE, query, 5)).hits
             assert hits[0].ref == release.ref  # the current Revision, with the correction
         prepared = await prepare_context(None, svc, SCOPE, "when do production deploys happen")
-        assert prepared.items[0].ref["artifact_id"] == release.ref.artifact_id
+        assert prepared.items[0].ref.artifact_id == release.ref.artifact_id
         assert "Wednesday" in prepared.items[0].summary
-        assert not any(i.ref["artifact_id"] != release.ref.artifact_id
+        assert not any(i.ref.artifact_id != release.ref.artifact_id
                        and "Tuesday" in i.summary for i in prepared.items)
     run(go())
 

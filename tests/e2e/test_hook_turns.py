@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -260,7 +261,8 @@ def test_prompt_hook_adds_the_scopes_topics_inside_the_fence(tmp_path, repo):
            f"(topic {ref})"
     assert line in ctx
     assert "Tag the commit on main." not in ctx  # never the Detail
-    assert "powercontext topic get ID@REV --scope" in ctx
+    # the command names the repository's Scope (it used to print --scope '')
+    assert f"powercontext topic get ID@REV --scope {shlex.quote(f'repo:{repo}')}" in ctx
     assert len(ctx) <= hook_mod.MAX_CONTEXT_CHARS
     # --no-topics leaves them out (and with no Memory hit, nothing is printed)
     assert invoke_hooks(tmp_path, db, "hook", "claude-code", "--no-topics",

@@ -266,12 +266,12 @@ def _check_prepared(prepared: dict[str, Any], details: list[str]) -> Counter[str
     assert prepared["query"] == QUERY
     families: Counter[str] = Counter()
     for item in prepared["items"]:
-        assert set(item) == {"family", "rank", "title", "summary", "snippet", "ref"}, item
+        assert set(item) == {"family", "rank", "title", "summary", "snippet", "artifact"}, item
         families[item["family"]] += 1
     assert set(families) <= {"memory", "topic-memory"}
     assert families["memory"] <= 8 and families["topic-memory"] <= 8
     text = json.dumps(prepared)
-    assert "detail" not in {key for item in prepared["items"] for key in item["ref"]}
+    assert "detail" not in {key for item in prepared["items"] for key in item["artifact"]}
     for detail in details:
         # The complete Detail is never in the prepared context (a snippet is a piece).
         if len(detail) > 300:

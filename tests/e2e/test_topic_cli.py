@@ -139,16 +139,16 @@ def test_search_then_get_the_exact_ref_in_a_real_process(seeded_any, any_db, tmp
                             "--scope", SCOPE_A).stdout)
     assert found["untrusted"] is True and found["channels"] == ["topic_fts", "detail_fts"]
     hit = found["hits"][0]
-    assert set(hit) == {"ref", "title", "summary", "snippet", "score", "matched_by"}
-    assert hit["ref"] == ref_json(r2.ref)  # the active Revision, never Revision 1
+    assert set(hit) == {"artifact", "title", "summary", "snippet", "score", "matched_by"}
+    assert hit["artifact"] == ref_json(r2.ref)  # the active Revision, never Revision 1
     assert hit["title"] == "Release process" and hit["summary"] == RELEASE_2.summary
     assert hit["matched_by"] == ["topic_fts", "detail_fts"]
     assert "make release" in hit["snippet"]
-    assert [h["ref"]["artifact_id"] for h in found["hits"]].count(r2.ref.artifact_id) == 1
+    assert [h["artifact"]["artifact_id"] for h in found["hits"]].count(r2.ref.artifact_id) == 1
 
-    got = json.loads(proc(db, tmp_path, "--json", "topic", "get", json.dumps(hit["ref"]),
+    got = json.loads(proc(db, tmp_path, "--json", "topic", "get", json.dumps(hit["artifact"]),
                           "--scope", SCOPE_A).stdout)
-    assert got["ref"] == hit["ref"] and got["detail"] == RELEASE_2.detail
+    assert got["artifact"] == hit["artifact"] and got["detail"] == RELEASE_2.detail
     assert got["based_on"] == ref_json(r1.ref)
     assert got["sources"] == [{"source_id": "src_release_notes",
                                "content_hash": seeded["source"].content_hash}]
@@ -231,9 +231,9 @@ def test_another_scopes_topic_is_not_found_and_never_found(seeded, db, capsys):
     assert rc == 4 and out["error"] == "ArtifactNotFoundError"
     assert "Scope B" not in out["message"] and SCOPE_B not in out["message"]
     rc, out, _ = cli(db, capsys, "topic", "search", "release by hand", "--scope", SCOPE_A)
-    assert rc == 0 and other.artifact_id not in {h["ref"]["artifact_id"] for h in out["hits"]}
+    assert rc == 0 and other.artifact_id not in {h["artifact"]["artifact_id"] for h in out["hits"]}
     rc, out, _ = cli(db, capsys, "topic", "search", "release by hand", "--scope", SCOPE_B)
-    assert [h["ref"]["artifact_id"] for h in out["hits"]] == [other.artifact_id]
+    assert [h["artifact"]["artifact_id"] for h in out["hits"]] == [other.artifact_id]
     rc, out, _ = cli(db, capsys, "topic", "get", "topic_art_00000000000000000000000000@1",
                      "--scope", SCOPE_A)
     assert rc == 4
@@ -243,7 +243,7 @@ def test_hard_queries_answer_without_error(seeded, db, capsys):
     def hits(query: str) -> list[str]:
         rc, out, err = cli(db, capsys, "topic", "search", query, "--scope", SCOPE_A)
         assert rc == 0, (query, out, err)
-        return [h["ref"]["artifact_id"] for h in out["hits"]]
+        return [h["artifact"]["artifact_id"] for h in out["hits"]]
 
     release, cafe, cjk = (seeded[k].ref.artifact_id for k in ("r2", "cafe", "cjk"))
     assert hits('"release" AND (NEAR(make* OR -wheel)) ^title:x')[0] == release  # FTS syntax
@@ -281,7 +281,7 @@ def test_a_hybrid_topic_database_leaves_memory_commands_alone(db, tmp_path, monk
     out = json.loads(proc(db, tmp_path, "--embedding", "deterministic", "--json", "topic",
                           "search", "make release", "--scope", SCOPE_A).stdout)
     assert out["channels"] == ["topic_fts", "topic_vector", "detail_fts", "detail_vector"]
-    assert out["hits"][0]["ref"] == ref_json(seeded["r2"].ref)
+    assert out["hits"][0]["artifact"] == ref_json(seeded["r2"].ref)
     # Topic Memory without its model: a shape error naming the fix
     err = proc(db, tmp_path, "--embedding", "none", "topic", "search", "make release",
                "--scope", SCOPE_A, expect=2).stderr.decode()
@@ -371,7 +371,7 @@ def test_memory_rebuild_migrate_refuses_while_hybrid_topic_heads_exist(db, tmp_p
     # nothing moved: both families still open with the remembered model
     found = json.loads(proc(db, tmp_path, "--json", "topic", "search", "make release",
                             "--scope", SCOPE_A).stdout)
-    assert found["hits"][0]["ref"] == ref_json(seeded["r2"].ref)
+    assert found["hits"][0]["artifact"] == ref_json(seeded["r2"].ref)
     assert "topic_vector" in found["channels"]
     hits = json.loads(proc(db, tmp_path, "--json", "memory", "search", "make release", "-m",
                            "key:repo:demo", "--mode", "vector").stdout)["hits"]

@@ -120,15 +120,15 @@ def scripted_run(db: Path | str, tmp_path: Path) -> dict[str, Any]:
     # search finds the Topics with exact refs; get returns the complete detail
     hits = js(pc(db, tmp_path, "topic", "search", "release deploy test rollback",
                  "--scope", SCOPE, "--limit", "20"))["hits"]
-    assert hits and {h["ref"]["artifact_id"] for h in hits} <= {
+    assert hits and {h["artifact"]["artifact_id"] for h in hits} <= {
         r["artifact_id"] for w in report["windows"] for r in w["created"] + w["updated"]}
     revisions = []
     for h in hits:
-        ref = h["ref"]
+        ref = h["artifact"]
         assert ref["family"] == "topic-memory" and ref["revision"] >= 1
         got = js(pc(db, tmp_path, "topic", "get", f"{ref['artifact_id']}@{ref['revision']}",
                     "--scope", SCOPE))
-        assert got["ref"] == ref and got["title"] == h["title"]
+        assert got["artifact"] == ref and got["title"] == h["title"]
         assert got["summary"] == h["summary"] and got["detail"]
         assert got["sources"] and {s["source_id"] for s in got["sources"]} <= window_ids
         revisions.append(got)

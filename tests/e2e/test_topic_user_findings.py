@@ -126,7 +126,7 @@ def test_stored_control_characters_never_reach_the_terminal_raw(tmp_path: Path) 
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout and "\x01" not in out.stdout
     assert "\\x1b]0;PWNED\\x07" in out.stdout
     ref = js(pc(db, tmp_path, "topic", "search", "release alert", "--scope", "s"))
-    ref_text = "{artifact_id}@{revision}".format(**ref["hits"][0]["ref"])
+    ref_text = "{artifact_id}@{revision}".format(**ref["hits"][0]["artifact"])
     got = subprocess.run([*cli_argv(), "--db", str(db), "topic", "get", ref_text, "--scope",
                           "s"], capture_output=True, text=True, env=_env(tmp_path),
                          timeout=120)

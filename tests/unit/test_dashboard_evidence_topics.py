@@ -129,7 +129,7 @@ def test_topics_list_search_and_plots(client, seeded) -> None:
     assert "Topic publications per day" in html and "Sources per day" in html
     assert html.count("<svg") == 2
     hits = _json(client, f"/ui/topics?scope={QSCOPE}&q=release")["search"]["hits"]
-    assert [h["ref"]["artifact_id"] for h in hits] == [r2.ref.artifact_id]
+    assert [h["artifact"]["artifact_id"] for h in hits] == [r2.ref.artifact_id]
     assert "Hits for" in _html(client, f"/ui/topics?scope={QSCOPE}&q=release")
     assert _json(client, "/ui/topics", 422)["error"]["code"] == "invalid_input"
 
@@ -144,10 +144,10 @@ def test_topic_page_renders_sanitised_markdown_and_the_history(client, seeded) -
     assert 'href="/ui/sources/src_dash_2"' in html
     assert "&amp;revision=1" in html  # the based-on link
     data = _json(client, url)
-    assert data["topic"]["ref"]["revision"] == 2 and data["head_revision"] == 2
+    assert data["topic"]["artifact"]["revision"] == 2 and data["head_revision"] == 2
     assert data["topic"]["detail"].startswith("## Steps")  # raw text in the twin
     assert XSS in data["topic"]["detail"]
-    assert [h["ref"]["revision"] for h in data["history"]] == [2, 1]
+    assert [h["artifact"]["revision"] for h in data["history"]] == [2, 1]
     assert data["history"][0]["based_on"] == {"family": "topic-memory",
                                               "artifact_id": r1.ref.artifact_id, "revision": 1}
     assert [s["source_id"] for s in data["history"][1]["sources"]] == ["src_dash_1"]

@@ -28,7 +28,9 @@ from powercontext.core.models import (
     Source,
     SourceRef,
 )
+from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
 from powercontext.core.shapes import SHAPED_TYPES, citation_from_json, to_json
+from powercontext.core.topic.shapes import TOPIC_SHAPED_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 H = "ab" * 32
@@ -100,6 +102,8 @@ def test_every_shaped_type_is_pinned_above():
     pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
         SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile,
         RebuildReport, RehashReport, Refusal}
+    # the Topic values and prepared context are pinned in test_topic_shapes_golden.py
+    pinned |= {*TOPIC_SHAPED_TYPES, MemoryEntryRef, ContextItem, PreparedContext}
     assert set(SHAPED_TYPES) == pinned
 
 
@@ -110,6 +114,26 @@ _ids = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1
 def test_a_citation_reads_back_from_its_own_shape(artifact_id, revision, entry_id, version_id):
     cite = HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
     assert citation_from_json(json.loads(json.dumps(to_json(cite)))) == cite
+
+
+@given(_ids, st.integers(1, 2**53 - 1), _ids, _ids)
+def test_a_prepared_memory_ref_reads_as_the_same_citation(artifact_id, revision, entry_id,
+                                                          version_id):
+    ref = MemoryEntryRef(artifact_id, revision, entry_id, version_id)
+    cite = HandoffCitation(ArtifactRef(artifact_id, revision), entry_id, version_id)
+    assert citation_from_json(json.loads(json.dumps(to_json(ref)))) == cite
+
+
+@pytest.mark.parametrize("data", [
+    {"family": "memory", "artifact_id": "a", "revision": True, "entry_id": "e",
+     "entry_version_id": "v"},
+    {"family": "memory", "artifact_id": "a", "revision": 1, "entry_id": "e"},
+    {"family": "memory", "artifact_id": "a", "revision": 1, "entry_id": "e",
+     "entry_version_id": 3},
+])
+def test_a_malformed_prepared_memory_ref_is_an_invalid_citation(data):
+    with pytest.raises(InvalidCitationError):
+        citation_from_json(data)
 
 
 @pytest.mark.parametrize("revision", [1.0, True, "1", None])
@@ -186,3 +210,27 @@ def test_a_hit_shape_is_plain_json_with_its_anchor(h):
     assert citation_from_json(out) == HandoffCitation(h.memory_ref, h.entry_id,
                                                       h.entry_version_id)
     assert out["matched_by"] == list(h.matched_by) and out["score"] == h.score
+
+
+TOPIC_SURFACES = ["entrypoints/cli", "entrypoints/mcp", "entrypoints/http"]
+TOPIC_SHAPERS = ["app/topic_shapes.py", "app/context_prepare.py"]
+
+
+def _hand_refs(text: str) -> list[int]:
+    """Lines of dict literals in ``text`` that write a ref by hand: any object keyed by
+    both ``artifact_id`` and ``revision`` (a Topic ref, a prepared item's ref)."""
+    return [node.lineno for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Dict)
+            and {"artifact_id", "revision"} <= {k.value for k in node.keys
+                                                if isinstance(k, ast.Constant)}]
+
+
+def test_no_surface_writes_a_topic_or_prepared_ref_by_hand():
+    """Topic values and prepared items are shaped by the converter, so a ref has one name
+    and one form everywhere (the CLI, HTTP and MCP; the Topic shapes and prepared
+    context used to build theirs as dicts)."""
+    files = sorted({*(p for d in TOPIC_SURFACES for p in (ROOT / d).glob("*.py")),
+                    *(ROOT / f for f in TOPIC_SHAPERS)})
+    assert len(files) > 10
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in files
+             for line in _hand_refs(p.read_text("utf-8"))]
+    assert found == []
