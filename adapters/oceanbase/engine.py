@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from powercontext.adapters.storage.engine_view import StorageEngine
 from powercontext.adapters.storage.rows import utc_text
 from powercontext.ports.engine import EngineCapabilities, LockingPolicy
 from powercontext.sql import oceanbase_topic as tsql
@@ -22,7 +23,7 @@ __all__ = ["OceanBaseEngine"]
 DIALECT = "oceanbase"
 
 
-class OceanBaseEngine:
+class OceanBaseEngine(StorageEngine):
     """The :class:`~powercontext.ports.engine.SQLEngine` port on the mysqlclient
     connection of one :class:`OceanBaseStorage`: every statement goes through the
     storage's :meth:`OceanBaseStorage._exec` (tests inject faults there). Many writers
@@ -31,27 +32,7 @@ class OceanBaseEngine:
 
     CAPABILITIES = EngineCapabilities(DIALECT, LockingPolicy.LEASES, row_locks=True)
 
-    def __init__(self, storage: OceanBaseStorage[Any]) -> None:
-        self._storage = storage
-
-    @property
-    def engine_capabilities(self) -> EngineCapabilities:
-        return self.CAPABILITIES
-
-    def connect(self) -> None:
-        self._storage._ensure_open_sync()
-
-    def close(self) -> None:
-        self._storage._close_sync()
-
-    def begin(self, write: bool) -> None:
-        self._storage._begin_sync(write)
-
-    def commit(self) -> None:
-        self._storage._commit_sync()
-
-    def rollback(self) -> None:
-        self._storage._rollback_sync()
+    _storage: OceanBaseStorage[Any]
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> int:
         return int(self._storage._exec(templates.render(statement, DIALECT), params).rowcount)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import apsw
 
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.storage.engine_view import StorageEngine
 from powercontext.adapters.storage.rows import utc_text
 from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
 from powercontext.core.errors import (
@@ -105,7 +106,7 @@ def vec0_path() -> str:
     return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
 
 
-class SQLiteEngine:
+class SQLiteEngine(StorageEngine):
     """The :class:`~powercontext.ports.engine.SQLEngine` port on the APSW connection of
     one :class:`SQLiteStorage`: every statement goes through the storage's
     :meth:`SQLiteStorage._execute` (the one place SQL reaches APSW, where tests inject
@@ -114,27 +115,7 @@ class SQLiteEngine:
 
     CAPABILITIES = EngineCapabilities(DIALECT, LockingPolicy.SINGLE_WRITER, row_locks=False)
 
-    def __init__(self, storage: SQLiteStorage[Any]) -> None:
-        self._storage = storage
-
-    @property
-    def engine_capabilities(self) -> EngineCapabilities:
-        return self.CAPABILITIES
-
-    def connect(self) -> None:
-        self._storage._ensure_open_sync()
-
-    def close(self) -> None:
-        self._storage._close_sync()
-
-    def begin(self, write: bool) -> None:
-        self._storage._begin_sync(write)
-
-    def commit(self) -> None:
-        self._storage._commit_sync()
-
-    def rollback(self) -> None:
-        self._storage._rollback_sync()
+    _storage: SQLiteStorage[Any]
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> int:
         storage = self._storage
