@@ -15,7 +15,6 @@ from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
 if TYPE_CHECKING:
-    from powercontext.adapters.oceanbase.connection import OceanBaseStorage
     from powercontext.core.errors import PowerContextError
 
 __all__ = ["OceanBaseEngine"]
@@ -32,7 +31,9 @@ class OceanBaseEngine(StorageEngine):
 
     CAPABILITIES = EngineCapabilities(DIALECT, LockingPolicy.LEASES, row_locks=True)
 
-    _storage: OceanBaseStorage[Any]
+    #: the :class:`OceanBaseStorage` that owns the connection (untyped here: that module
+    #: imports this one)
+    _storage: Any
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> int:
         return int(self._storage._exec(templates.render(statement, DIALECT), params).rowcount)
