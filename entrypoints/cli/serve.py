@@ -112,10 +112,19 @@ def host_policy(host: str, extra: tuple[str, ...]) -> Any:
         raise InvalidInputError("server.allowed_hosts", str(exc)) from None
 
 
-def _is_sqlite(url: str) -> bool:
-    from powercontext.plugins.registry import url_scheme
+def _one_process_only(c: Any, url: str) -> bool:
+    """Whether the Topic backend of ``url`` declares the ``file-lock`` Supervisor policy
+    (one Supervisor per database, holding a file lock beside it: SQLite), so the API and
+    the Supervisor must share one process. Read from the backend, built but not opened
+    (:func:`~powercontext.entrypoints.supervisor_leases.locking_policy`), never from the
+    URL's spelling."""
+    from powercontext.entrypoints.supervisor_leases import locking_policy
 
-    return url_scheme(url) in (None, "sqlite")
+    backend = c.registry().topic_backend_for_url(url)
+    try:
+        return locking_policy(backend) == "file-lock"
+    finally:
+        asyncio.run(backend.close())
 
 
 def _shown_url(url: str) -> str:
@@ -396,7 +405,7 @@ def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
         topic_config.log_effective_config(config, log)
         log.info("serve db=%s role=%s host=%s port=%s token=%s", _shown_url(db_url), role,
                  host, port, "********" if token else "<unset>")
-        if role != "all" and _is_sqlite(db_url):
+        if role != "all" and _one_process_only(c, db_url):
             raise InvalidInputError(
                 "role", "SQLite supports only --role all (one process serving the API and "
                 f"running the Supervisor), not {role!r}; roles api and background need "

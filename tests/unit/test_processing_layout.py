@@ -81,3 +81,12 @@ def test_the_checker_finds_a_private_call_through_an_attribute() -> None:
     tree = ast.parse("async def f(self):\n    await self.service._publish('s')\n"
                      "    self._publish()\n")
     assert private_calls_on_others(tree, frozenset({"_publish"})) == [2]
+
+
+def test_serve_reads_the_one_process_rule_from_the_backend() -> None:
+    """``serve --role api|background`` is refused for a ``file-lock`` backend by what the
+    Topic backend declares, not by testing whether the URL says sqlite."""
+    tree = ast.parse((ROOT / "entrypoints" / "cli" / "serve.py").read_text("utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             for alias in node.names}
+    assert "url_scheme" not in names and "locking_policy" in names
