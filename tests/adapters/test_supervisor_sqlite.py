@@ -118,7 +118,9 @@ def test_a_failing_key_backs_off_alone_while_another_key_publishes(tmp_path, env
 
 def test_a_worker_past_its_timeout_is_terminated_and_redispatched(tmp_path, env, control):
     db = str(tmp_path / "m.db")
-    config = write_config(tmp_path, control, artifact_processing_worker_timeout_seconds=1)
+    # the hanging Worker waits for ever, so any timeout ends it; the redispatched one must
+    # start and finish within it, which took over 1 s at a load average of 10 (4 s here)
+    config = write_config(tmp_path, control, artifact_processing_worker_timeout_seconds=4)
     (control / "hang").touch()
 
     async def body() -> None:
