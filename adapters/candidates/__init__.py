@@ -7,8 +7,9 @@ package imports none of the modules above: each name is imported when it is firs
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from powercontext.adapters import lazy_export
 
 __all__ = ["CandidateProvider", "ExtractionRequest", "ProviderPipeline", "pipeline_from_registry"]
 
@@ -17,9 +18,4 @@ _HOMES = dict.fromkeys(__all__, "pipeline")
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return lazy_export(__name__, _HOMES, name)

@@ -13,8 +13,9 @@ above: each name is imported when it is first named (PEP 562).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from powercontext.adapters import lazy_export
 
 __all__ = [
     "LOCAL_PROFILE",
@@ -37,9 +38,4 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return lazy_export(__name__, _HOMES, name)

@@ -9,8 +9,9 @@ Memory side (every prompt hook) does not import the Topic side's modules."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from powercontext.adapters import lazy_export
 
 __all__ = ["SQLiteMemoryBackend", "SQLiteTopicBackend", "parse_sqlite_url"]
 
@@ -23,9 +24,4 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return lazy_export(__name__, _HOMES, name)

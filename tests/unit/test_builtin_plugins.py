@@ -167,8 +167,16 @@ def _module_level_imports(module_name: str) -> list[str]:
     return names
 
 
+#: ``powercontext.adapters`` is every adapter package's parent, imported before it anyway;
+#: it holds the packages' first-use import (standard library only, checked below).
 _CHEAP = ("powercontext.plugins.hookspecs", "powercontext.plugins.urls",
-          "powercontext.plugins", "__future__")
+          "powercontext.plugins", "powercontext.adapters", "__future__")
+
+
+def test_the_adapters_package_imports_only_the_standard_library():
+    names = _module_level_imports("powercontext.adapters")
+    assert [n for n in names if n != "__future__"
+            and n.split(".")[0] not in sys.stdlib_module_names] == []
 
 
 @pytest.mark.parametrize("plugin", DEFAULT_PLUGINS)
