@@ -37,13 +37,13 @@ from __future__ import annotations
 from powercontext.adapters.topic_budget import TopicBudgetMixin
 from powercontext.adapters.topic_operator_store import TopicOperatorFront
 from powercontext.adapters.topic_rebuild import TopicRebuildMixin
-from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives, utc_text
+from powercontext.adapters.topic_spi import SHAPE_KEY, TopicCard, TopicPrimitives
 from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
 from powercontext.core import analyzer as analyzers
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile
 
-__all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives", "utc_text"]
+__all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "TopicCard", "TopicPrimitives"]
 
 
 class DatabaseTopicBackend(TopicOperatorFront, TopicSupervisionFront, TopicRebuildMixin,

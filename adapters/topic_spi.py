@@ -24,7 +24,6 @@ import abc
 from collections.abc import Sequence
 
 from powercontext.adapters.storage import RevisionRow, SourceStore
-from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.models import EmbeddingVector, SourceRef
 from powercontext.core.topic.models import (
     RetrievalShape,
@@ -35,7 +34,7 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.search import ChannelRow
 
-__all__ = ["SHAPE_KEY", "TopicCard", "TopicPrimitives", "utc_text"]
+__all__ = ["SHAPE_KEY", "TopicCard", "TopicPrimitives"]
 
 #: The one row of ``pc_topic_memory_retrieval_shape``.
 SHAPE_KEY = "deployment"
@@ -121,9 +120,10 @@ class TopicPrimitives(SourceStore[TopicCapabilities]):
 
     @abc.abstractmethod
     def _database_utc_now_sync(self) -> str:
-        """The database's own UTC clock, read once, as :func:`utc_text` renders it
-        (SQLite ``strftime('%Y-%m-%dT%H:%M:%fZ','now')``; OceanBase ``UTC_TIMESTAMP(6)``).
-        Never the worker's clock."""
+        """The database's own UTC clock, read once, as
+        :func:`~powercontext.adapters.storage.rows.utc_text` renders it (SQLite
+        ``strftime('%Y-%m-%dT%H:%M:%fZ','now')``; OceanBase ``UTC_TIMESTAMP(6)``). Never
+        the worker's clock."""
 
     @abc.abstractmethod
     def _insert_publication_sync(self, ref: TopicRef, scope_id: str, published_at: str) -> None:

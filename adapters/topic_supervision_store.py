@@ -50,7 +50,7 @@ import math
 import uuid
 from typing import Any
 
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import InvalidInputError, RevisionConflictError
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import (
@@ -344,7 +344,7 @@ class TopicSupervisionFront:
 
 
 def utc_datetime(value: Any) -> datetime.datetime:
-    """A database-UTC time (what :func:`~powercontext.adapters.topic_spi.utc_text`
+    """A database-UTC time (what :func:`~powercontext.adapters.storage.rows.utc_text`
     accepts: mysqlclient's naive DATETIME, SQLite's ``strftime`` text) as a
     timezone-aware UTC datetime. BackendError for anything else."""
     text = utc_text(value)

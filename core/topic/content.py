@@ -62,7 +62,6 @@ _PREFIX = TOPIC_ID_PREFIX + "_"
 _FRESH_ID = re.compile(r"topic_art_[0-9a-hjkmnp-tv-z]{26}")
 
 
-_text = nfc_text
 
 
 def check_topic_id(value: object, field: str = "artifact_id") -> str:
@@ -102,7 +101,7 @@ def check_ref(value: object, field: str = "artifact") -> TopicRef:
 
 
 def _field(value: object, field: str, limit: int) -> str:
-    text = _text(value, field).strip()
+    text = nfc_text(value, field).strip()
     if not text:
         raise InvalidInputError(field, "is empty after NFC normalization and trimming")
     if len(text) > limit:

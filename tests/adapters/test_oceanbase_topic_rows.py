@@ -13,7 +13,7 @@ from oceanbase_server import fresh_database, seekdb_available
 
 from powercontext.adapters.oceanbase.connection import OceanBaseStorage
 from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
-from powercontext.adapters.topic_spi import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import (

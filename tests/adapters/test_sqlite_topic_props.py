@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from powercontext.adapters.sqlite import SQLiteTopicBackend
-from powercontext.adapters.topic_database import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.models import TopicSearchRequest
 from powercontext.sql import sqlite as frag

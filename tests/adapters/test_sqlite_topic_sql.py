@@ -16,7 +16,7 @@ import pytest
 import sqlite_vec
 
 from powercontext.adapters.sqlite import SQLiteMemoryBackend, SQLiteTopicBackend
-from powercontext.adapters.topic_database import utc_text
+from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import BackendError
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
