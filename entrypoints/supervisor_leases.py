@@ -32,7 +32,7 @@ from powercontext.ports.topic_supervision import (
     SupervisorLockingPolicy,
 )
 
-__all__ = ["Leadership", "locking_of", "locking_policy"]
+__all__ = ["Leadership", "locking_of", "locking_policy", "registry_locking"]
 
 
 def locking_policy(backend: object) -> SupervisorLocking:
@@ -51,7 +51,12 @@ def locking_of(db_url: str, plugins: Sequence[str]) -> SupervisorLocking:
     from powercontext.plugins.loading import resolve
     from powercontext.plugins.registry import Registry
 
-    registry = Registry(plugins=[resolve(p) for p in plugins])
+    return registry_locking(db_url, Registry(plugins=[resolve(p) for p in plugins]))
+
+
+def registry_locking(db_url: str, registry: Any) -> SupervisorLocking:
+    """The locking policy of the Topic backend ``registry`` builds for ``db_url`` (built,
+    never opened, then closed). UnknownPluginError for a scheme no plugin registered."""
     backend = registry.topic_backend_for_url(db_url)
     try:
         return locking_policy(backend)

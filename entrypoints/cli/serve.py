@@ -116,15 +116,11 @@ def _one_process_only(c: Any, url: str) -> bool:
     """Whether the Topic backend of ``url`` declares the ``file-lock`` Supervisor policy
     (one Supervisor per database, holding a file lock beside it: SQLite), so the API and
     the Supervisor must share one process. Read from the backend, built but not opened
-    (:func:`~powercontext.entrypoints.supervisor_leases.locking_policy`), never from the
-    URL's spelling."""
-    from powercontext.entrypoints.supervisor_leases import locking_policy
+    (:func:`~powercontext.entrypoints.supervisor_leases.registry_locking`), never from
+    the URL's spelling."""
+    from powercontext.entrypoints.supervisor_leases import registry_locking
 
-    backend = c.registry().topic_backend_for_url(url)
-    try:
-        return locking_policy(backend) == "file-lock"
-    finally:
-        asyncio.run(backend.close())
+    return registry_locking(url, c.registry()) == "file-lock"
 
 
 def _shown_url(url: str) -> str:

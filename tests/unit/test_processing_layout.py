@@ -89,4 +89,4 @@ def test_serve_reads_the_one_process_rule_from_the_backend() -> None:
     tree = ast.parse((ROOT / "entrypoints" / "cli" / "serve.py").read_text("utf-8"))
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
              for alias in node.names}
-    assert "url_scheme" not in names and "locking_policy" in names
+    assert "url_scheme" not in names and "registry_locking" in names
