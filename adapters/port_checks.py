@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from powercontext.adapters.sqlite.connection import SQLiteEngine
     from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
     from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
+    from powercontext.adapters.topic_database import SQLTopicBackend
+    from powercontext.adapters.topic_ledger_rows import LedgerRows, SQLLedgerRows
+    from powercontext.adapters.topic_supervision_rows import (
+        SQLSupervisionRows,
+        SupervisionRows,
+    )
     from powercontext.ports import MemoryBackend
     from powercontext.ports.engine import (
         EngineBacked,
@@ -25,24 +31,35 @@ if TYPE_CHECKING:
         SupervisorLeases,
         TopicSearchProjection,
     )
-    from powercontext.ports.topic import TopicMemoryBackend
+    from powercontext.ports.topic import TopicInsight, TopicMemoryBackend, TopicRebuild
+    from powercontext.ports.topic_supervision import SupervisorLockingPolicy
 
     def _sqlite(memory: SQLiteMemoryBackend, topic: SQLiteTopicBackend) -> None:
         engine: SQLEngine = SQLiteEngine(memory)
         leases: SupervisorLeases = SQLiteLeases(engine)
         backed: EngineBacked = memory
         projection: MemorySearchProjection = memory
-        topic_projection: TopicSearchProjection = topic
+        topic_projection: TopicSearchProjection = topic.projection
         port: MemoryBackend = memory
         topic_port: TopicMemoryBackend = topic
         del engine, leases, backed, projection, topic_projection, port, topic_port
+
+    def _topic_facade(topic: SQLTopicBackend) -> None:
+        # the engine-neutral facade itself implements the Topic ports
+        port: TopicMemoryBackend = topic
+        insight: TopicInsight = topic
+        rebuild: TopicRebuild = topic
+        locking: SupervisorLockingPolicy = topic
+        ledger: LedgerRows = SQLLedgerRows(topic.engine)
+        rows: SupervisionRows = SQLSupervisionRows(topic.engine, topic.leases)
+        del port, insight, rebuild, locking, ledger, rows
 
     def _oceanbase(memory: OceanBaseMemoryBackend, topic: OceanBaseTopicBackend) -> None:
         engine: SQLEngine = OceanBaseEngine(memory)
         leases: SupervisorLeases = OceanBaseLeases(OceanBaseEngine(memory))
         backed: EngineBacked = topic
         projection: MemorySearchProjection = memory
-        topic_projection: TopicSearchProjection = topic
+        topic_projection: TopicSearchProjection = topic.projection
         port: MemoryBackend = memory
         topic_port: TopicMemoryBackend = topic
         del engine, leases, backed, projection, topic_projection, port, topic_port

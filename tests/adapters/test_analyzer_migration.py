@@ -166,7 +166,7 @@ def test_a_topic_migration_that_crashes_half_way_is_finished_by_running_it_again
     crashing = open_backend("crash", topic=True)
     crashing.allow_analyzer_migration()
     calls = 0
-    real = crashing._set_fts_texts_sync
+    real = crashing.projection.set_fts_texts
 
     def once_then_crash(*args: Any) -> None:
         nonlocal calls
@@ -175,7 +175,7 @@ def test_a_topic_migration_that_crashes_half_way_is_finished_by_running_it_again
             raise RuntimeError("crash in the middle of the migration")
         real(*args)
 
-    crashing._set_fts_texts_sync = once_then_crash  # type: ignore[method-assign]
+    crashing.projection.set_fts_texts = once_then_crash  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
         run(crashing.rebuild_fts())
     _close(crashing)
