@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from oceanbase_server import fresh_database, race_writer, seekdb_available
+from support.statement_faults import hook_statements
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
 from powercontext.adapters.oceanbase import connection as obbackend
@@ -437,25 +438,26 @@ class _KillAt(OceanBaseMemoryBackend):
     seen: int = 0
     counting = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        hook_statements(self, self._hook)
+
+    def _hook(self, sql, params, send):
+        self._maybe_kill()
+        return send()
+
     def _maybe_kill(self):
         if not self.counting:
             return
         self.seen += 1
         if self.seen == self.fail_at:
-            self._cursor()  # connected
+            self.ob_engine._cursor()  # connected
             killer = _connect(self._killer_url)
             try:
                 killer.cursor().execute(f"KILL {int(self._conn.thread_id())}")
             finally:
                 killer.close()
 
-    def _exec(self, sql, params=None):
-        self._maybe_kill()
-        return super()._exec(sql, params)
-
-    def _exec_many(self, sql, rows):
-        self._maybe_kill()
-        return super()._exec_many(sql, rows)
 
 
 def _commit_counting(b: _KillAt, plan, vectors) -> None:
@@ -629,6 +631,10 @@ class _LoseCommitReply(OceanBaseMemoryBackend):
     when = "after"
     armed = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        hook_statements(self, self._hook, many=False)
+
     def _kill_own_session(self) -> None:
         killer = _connect(self._killer_url)
         try:
@@ -636,16 +642,16 @@ class _LoseCommitReply(OceanBaseMemoryBackend):
         finally:
             killer.close()
 
-    def _exec(self, sql, params=None):
+    def _hook(self, sql, params, send):
         if not (self.armed and sql == "COMMIT"):
-            return super()._exec(sql, params)
+            return send()
         import MySQLdb
 
         self.armed = False
         if self.when == "before":
             self._kill_own_session()
-            return super()._exec(sql, params)
-        super()._exec(sql, params)
+            return send()
+        send()
         self._kill_own_session()
         raise MySQLdb.OperationalError(2013, "Lost connection to server during query "
                                              "(injected after the server ran COMMIT)")

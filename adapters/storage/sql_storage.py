@@ -1,11 +1,23 @@
-"""SQLSourceStore: the Source store's primitives written once over the engine port
-(Memory RFC, "Sources"; Topic Memory RFC, "Source, Window, Cursor, and Pending"): the
-global journal reads, the Scope journal, Pending and the processing status reads, each
-one shared template run through :class:`~powercontext.ports.engine.SQLEngine`.
+"""SQLStorage: the family-neutral storage of every SQL backend, written once over a
+composed engine (Memory RFC, "Code structure and abstraction boundaries", "Storage
+model", "Sources"; Topic Memory RFC, "Source, Window, Cursor, and Pending").
 
-What differs between engines is not here: how a Source gets its journal position
-(``_put_sources_sync``: SQLite's rowid, OceanBase's explicit position under the journal
-lock) and how Scope positions are serialised (``_scope_lock_sync``).
+The engine (:class:`~powercontext.ports.engine.SQLEngine`: SQLite's
+:class:`~powercontext.adapters.sqlite.engine.SQLiteEngine`, OceanBase's
+:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine`, or a third party's)
+owns the connection. The storage holds it in ``self.engine`` and runs, on its one
+worker thread (:class:`~powercontext.adapters.storage.base.StorageBackend`), the
+connection lifecycle, transactions, error mapping and the metadata table through it;
+the Source store's primitives (the global journal, the Scope journal, Pending and the
+processing status reads) and the Artifact rows every family shares (a Revision, a
+head, its compare-and-set), each one shared template run by one method here. What
+differs between engines is the engine's: how a Source gets its journal position
+(:meth:`SQLEngine.put_sources`) and how Scope positions are serialised
+(:meth:`SQLEngine.scope_lock`).
+
+A family's backend builds on this class, sets ``self.engine`` from its ``__init__``
+(:meth:`SQLStorage._use_engine`), and implements ``_open_sync``: ``_connect_sync()``
+first, then its schema and probes (best inside :meth:`SQLEngine.opening`).
 """
 
 from __future__ import annotations
@@ -15,25 +27,81 @@ from typing import TypeVar
 
 from powercontext.adapters.storage import processing_rows
 from powercontext.adapters.storage import rows as shared_rows
-from powercontext.adapters.storage.rows import text
+from powercontext.adapters.storage.rows import RevisionRow, text
 from powercontext.adapters.storage.sources import SourceStore
+from powercontext.core.errors import PowerContextError
 from powercontext.core.models import Source
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 from powercontext.ports.engine import SQLEngine
 
-__all__ = ["SQLSourceStore"]
+__all__ = ["SQLStorage"]
 
 C = TypeVar("C")
 
 
-class SQLSourceStore(SourceStore[C]):
-    """:class:`SourceStore` over a SQL engine: the concrete adapter sets ``engine`` (its
-    :class:`~powercontext.ports.engine.SQLEngine`) and implements the engine-specific
-    ``_put_sources_sync`` and ``_scope_lock_sync``."""
+class SQLStorage(SourceStore[C]):
+    """:class:`SourceStore` over the SQL engine in ``self.engine``: every primitive of
+    the storage base and the Source store, plus the shared Artifact rows
+    (``_insert_revision_sync``, ``_insert_head_sync``, ``_cas_head_sync``)."""
 
     engine: SQLEngine
 
+    def _use_engine(self, engine: SQLEngine) -> None:
+        """Compose ``engine`` (called from the family backend's ``__init__``)."""
+        self.engine = engine
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _connect_sync(self) -> None:
+        """Connect the engine (its version gate and session setup); the first step of a
+        family's ``_open_sync``."""
+        self.engine.connect()
+
+    def _close_sync(self) -> None:
+        self.engine.close()
+
+    def _begin_sync(self, write: bool) -> None:
+        self.engine.begin(write, long_running=self.long_transactions)
+
+    def _commit_sync(self) -> None:
+        self.engine.commit()
+
+    def _rollback_sync(self) -> None:
+        if self.engine.rollback():
+            self._rolled_back_sync()
+
+    def _rolled_back_sync(self) -> None:
+        """After a ROLLBACK of an open transaction: re-read any schema state the
+        transaction may have changed (a family whose DDL runs in transactions overrides
+        it). The default re-reads nothing."""
+
+    def _database_error(self, exc: BaseException) -> PowerContextError | None:
+        return self.engine.map_error(exc)
+
+    def _contention_sync(self) -> None:
+        self.engine.relieve_contention()
+
+    def _meta_get_sync(self, key: str) -> str | None:
+        return self.engine.meta_get(key)
+
+    def _meta_set_sync(self, key: str, value: str | None) -> None:
+        self.engine.meta_set(key, value)
+
+    # ------------------------------------------------------------------ Artifact rows
+
+    def _insert_revision_sync(self, row: RevisionRow) -> None:
+        self.engine.execute("revision_insert", shared_rows.revision_params(row))
+
+    def _insert_head_sync(self, artifact_id: str, revision: int) -> None:
+        self.engine.execute("head_insert", (artifact_id, revision))
+
+    def _cas_head_sync(self, artifact_id: str, base_revision: int, revision: int) -> bool:
+        return self.engine.execute("head_cas", (revision, artifact_id, base_revision)) == 1
+
     # ------------------------------------------------------------------ sources
+
+    def _put_sources_sync(self, sources: Sequence[Source]) -> list[int]:
+        return self.engine.put_sources(sources)
 
     def _get_sources_sync(self, source_ids: Sequence[str]) -> list[tuple[int, Source]]:
         return [shared_rows.source_row(r)
@@ -44,6 +112,23 @@ class SQLSourceStore(SourceStore[C]):
                 for r in self.engine.query("journal", (after, limit))]
 
     # ------------------------------------------------------------------ Scope journal
+
+    def _scope_lock_sync(self, scope_id: str) -> None:
+        self.engine.scope_lock(scope_id)
+
+    def _migrate_scope_uris_in_tx_sync(self) -> None:
+        """At open: :meth:`_migrate_scope_uris_sync` in a write transaction of its own
+        (an engine whose schema is created outside transactions); nothing when done
+        already (a meta read)."""
+        if self._scope_uris_ready_sync():
+            return
+        self._begin_sync(True)
+        try:
+            self._migrate_scope_uris_sync()
+            self._commit_sync()
+        except BaseException:
+            self._rollback_sync()
+            raise
 
     def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
         return [(text(sid), text(scope), int(pos), bool(int(lin))) for sid, scope, pos, lin
