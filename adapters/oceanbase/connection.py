@@ -29,9 +29,8 @@ from powercontext.adapters.oceanbase.driver import (
     errno,
     parse_url,
 )
-from powercontext.adapters.oceanbase.engine import DIALECT, OceanBaseEngine
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.storage.sql_storage import SQLStorage
-from powercontext.sql import templates
 
 __all__ = ["CONNECTION_LOST", "DDL_TIMEOUT_US", "LOCK_TIMEOUT_US", "RETRY_ATTEMPTS",
            "RETRY_BACKOFF", "OceanBaseEngine", "OceanBaseStorage", "OceanBaseURL", "errno",
@@ -95,11 +94,6 @@ class OceanBaseStorage(SQLStorage[C]):
 
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         return self.ob_engine.rows(sql, params)
-
-    def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """The rows of the shared template ``name`` (the dashboard's reads,
-        :mod:`powercontext.adapters.source_citations`)."""
-        return self.ob_engine.rows(templates.render(name, DIALECT), params)
 
     def _in_chunks(self, name: str, values: list[Any],
                    prefix: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

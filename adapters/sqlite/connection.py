@@ -93,11 +93,6 @@ class SQLiteStorage(SQLStorage[C]):
     def _t(self, name: str) -> str:
         return templates.render(name, DIALECT)
 
-    def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """The rows of the shared template ``name`` (the dashboard's reads,
-        :mod:`powercontext.adapters.source_citations`)."""
-        return self.engine.query(name, params)
-
     def _select_in(self, name: str, values: Sequence[Any],
                    before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.engine.query_in(name, values, before)

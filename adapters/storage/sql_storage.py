@@ -23,7 +23,7 @@ first, then its schema and probes (best inside :meth:`SQLEngine.opening`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from powercontext.adapters.storage import processing_rows
 from powercontext.adapters.storage import rows as shared_rows
@@ -86,6 +86,11 @@ class SQLStorage(SourceStore[C]):
 
     def _meta_set_sync(self, key: str, value: str | None) -> None:
         self.engine.meta_set(key, value)
+
+    def _insight_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of the shared query ``name`` (the dashboard's reads,
+        :mod:`powercontext.adapters.source_citations`)."""
+        return self.engine.query(name, params)
 
     # ------------------------------------------------------------------ Artifact rows
 

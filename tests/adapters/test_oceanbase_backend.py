@@ -25,7 +25,7 @@ from oceanbase_server import fresh_database, race_writer, seekdb_available
 from support.statement_faults import hook_statements
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
-from powercontext.adapters.oceanbase import connection as obbackend
+from powercontext.adapters.oceanbase import driver as obbackend
 from powercontext.core import analyzer, canonical, planning
 from powercontext.core.errors import (
     BackendError,
@@ -410,7 +410,7 @@ def test_a_short_ann_answer_is_rerun_exactly(db_url, monkeypatch):
 
     with opened(db_url, PROFILE) as b:
         ref = run(remember(b, None, texts, vectors))
-        monkeypatch.setattr(obbackend.obsql, "vector_search", lossy)
+        monkeypatch.setattr(obsql, "vector_search", lossy)
         cands = run(b._run(b._in_tx, False, b._vector_candidates_sync,
                            [ref.artifact_id], near(0, "q"), 32))
     assert seen == [True, False]
@@ -542,7 +542,7 @@ def test_lock_waits_are_retried_and_never_conflicts(db_url, monkeypatch):
         finally:
             release.join()
         assert r2.revision == 2
-        assert "_RetryableError" in retried and "RevisionConflictError" not in retried
+        assert "OceanBaseRetryableError" in retried and "RevisionConflictError" not in retried
         # a lock held past every retry: a BackendError, still not a conflict
         cur.execute("BEGIN")
         cur.execute("SELECT revision FROM artifact_heads WHERE artifact_id = %s FOR UPDATE",

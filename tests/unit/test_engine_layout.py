@@ -132,10 +132,17 @@ def classes_of(package: str, folder: Path) -> list[type]:
 
 
 def test_no_storage_class_has_more_than_three_ancestors_of_ours() -> None:
-    tall = {c.__qualname__: our_ancestors(c)
-            for c in classes_of("powercontext.adapters.storage", ROOT / "adapters" / "storage")
+    classes = classes_of("powercontext.adapters.storage", ROOT / "adapters" / "storage")
+    for engine in ENGINES:  # each engine's storage and the engine itself
+        for stem in ("connection", "engine"):
+            module = importlib.import_module(f"powercontext.adapters.{engine}.{stem}")
+            classes.extend(c for _, c in inspect.getmembers(module, inspect.isclass)
+                           if c.__module__ == module.__name__)
+    tall = {c.__qualname__: our_ancestors(c) for c in classes
             if len(our_ancestors(c)) > MAX_OUR_ANCESTORS}
     assert tall == {}
+    assert {"SQLStorage", "SQLiteStorage", "OceanBaseStorage", "SQLiteEngine",
+            "OceanBaseEngine"} <= {c.__qualname__ for c in classes}
 
 
 def test_the_ancestor_rule_counts_only_our_classes() -> None:
