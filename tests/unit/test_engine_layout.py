@@ -1,10 +1,12 @@
 """The storage's layout, read from the source: each shared statement is run by one
 method written once over the engine port (:mod:`powercontext.ports.engine`), not once
-per engine, and the engines implement that port.
+per engine; the engines implement that port and own their connection; the storage
+composes an engine instead of stacking classes (no class of the shared storage has more
+than three classes of ours among its ancestors).
 
 ``PER_ENGINE`` lists the storage primitives still written in both engine folders: each
-is either engine-specific by nature (connection lifecycle, transactions, the search
-projections of :class:`~powercontext.ports.engine.MemorySearchProjection` and
+is either engine-specific by nature (a family's open, the search projections of
+:class:`~powercontext.ports.engine.MemorySearchProjection` and
 :class:`~powercontext.ports.engine.TopicSearchProjection`) or not moved yet. The
 list only shrinks: a name that is no longer duplicated must leave it."""
 
