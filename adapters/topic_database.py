@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from powercontext.adapters.storage.sql_artifacts import SQLArtifactStore
+from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.adapters.topic_allowance import TopicAllowance
 from powercontext.adapters.topic_deployment import TopicDeployment
 from powercontext.adapters.topic_insight import TopicInsightViews
@@ -83,7 +83,7 @@ from powercontext.ports.topic_supervision import SupervisorLocking
 __all__ = ["SHAPE_KEY", "DatabaseTopicBackend", "SQLTopicBackend", "TopicCard"]
 
 
-class SQLTopicBackend(SQLArtifactStore[TopicCapabilities]):
+class SQLTopicBackend(SQLStorage[TopicCapabilities]):
     """The engine-neutral Topic Memory backend; implements the TopicMemoryBackend port.
 
     ``profile``: the deployment's embedding profile (None: FTS-only). With it and a
