@@ -30,13 +30,13 @@ rows):
   engine's :class:`~powercontext.ports.engine.SupervisorLeases`);
 - :class:`~powercontext.adapters.topic_insight.TopicInsightViews`: the dashboard's views.
 
-An engine gives three things: its :class:`~powercontext.ports.engine.SQLEngine`
-(``self.engine``), its :class:`~powercontext.ports.engine.TopicSearchProjection` (the
-active rows with their full-text and vector indexes) and its
-:class:`~powercontext.ports.engine.SupervisorLeases`, passed to :meth:`_compose` from
-its ``__init__``; plus its DDL and probes at open, which end in
-``self.deployment.infrastructure_caps(...)``. The rules are in
-:mod:`powercontext.core.topic`; here is only who does what.
+An engine's Topic backend subclasses this class and gives three things from its
+``__init__``: its :class:`~powercontext.ports.engine.SQLEngine` (``_use_engine``), its
+:class:`~powercontext.ports.engine.TopicSearchProjection` (the active rows with their
+full-text and vector indexes) and its :class:`~powercontext.ports.engine.SupervisorLeases`
+(both to :meth:`_compose`); plus ``_open_sync``: ``_connect_sync()``, then its DDL and
+probes inside ``engine.opening``, ending in ``self.deployment.infrastructure_caps(...)``.
+The rules are in :mod:`powercontext.core.topic`; here is only who does what.
 """
 
 from __future__ import annotations

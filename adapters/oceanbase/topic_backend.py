@@ -3,11 +3,11 @@ seekdb, over mysqlclient (Topic Memory RFC, "Storage, Head, and atomic activatio
 TOPIC-MEMORY.md; ARCHITECTURE.md, "Decisions").
 
 The rules and the order of the I/O are the engine-neutral
-:class:`~powercontext.adapters.topic_database.SQLTopicBackend`'s, on the family-neutral
-connection, transactions and Sources
-(:class:`~powercontext.adapters.oceanbase.connection.OceanBaseStorage`: a publication is
-one READ COMMITTED transaction, a read one REPEATABLE READ read-only snapshot, a
-duplicate key a RevisionConflictError). OceanBase adds its search projection (the active
+:class:`~powercontext.adapters.topic_database.SQLTopicBackend`'s, on the connection,
+transactions and Sources of an
+:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine` (a publication is one
+READ COMMITTED transaction, a read one REPEATABLE READ read-only snapshot, a duplicate
+key a RevisionConflictError). OceanBase adds its engine, its search projection (the active
 tables with their FULLTEXT and HNSW indexes,
 :class:`~powercontext.adapters.oceanbase.topic_projection.OceanBaseTopicProjection`),
 its leases (:class:`~powercontext.adapters.oceanbase.topic_supervision.OceanBaseLeases`)
@@ -24,7 +24,13 @@ from __future__ import annotations
 
 import json
 
-from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
+from powercontext.adapters.oceanbase.driver import (
+    CONNECTION_LOST,
+    RETRY_ATTEMPTS,
+    RETRY_BACKOFF,
+    errno,
+)
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
 from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
 from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
@@ -58,7 +64,7 @@ def _q(name: str, n: int | None = None) -> str:
     return templates.render(name, _DIALECT, n)
 
 
-class OceanBaseTopicBackend(SQLTopicBackend, OceanBaseStorage[TopicCapabilities]):
+class OceanBaseTopicBackend(SQLTopicBackend):
     """Topic Memory on OceanBase MySQL mode or seekdb (Topic Memory RFC, "Storage, Head,
     and atomic activation").
 
@@ -75,34 +81,44 @@ class OceanBaseTopicBackend(SQLTopicBackend, OceanBaseStorage[TopicCapabilities]
 
     projection: OceanBaseTopicProjection
 
+    retry_attempts = RETRY_ATTEMPTS
+    retry_backoff = RETRY_BACKOFF
+
     def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
-        self._init_connection(url)
-        self.projection = OceanBaseTopicProjection(self)
+        #: the engine with its OceanBase-only calls (``self.engine`` is the same object)
+        self.ob_engine = OceanBaseEngine(url)
+        self._use_engine(self.ob_engine)
+        self.projection = OceanBaseTopicProjection(self.ob_engine)
         self._compose(self.projection, OceanBaseLeases(self.ob_engine))
 
     def __repr__(self) -> str:
-        return f"OceanBaseTopicBackend({self._url!r})"
+        return f"OceanBaseTopicBackend({self.ob_engine.url!r})"
+
+    def _open_sync(self) -> TopicCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._open_checked_sync)
 
     # ------------------------------------------------------------------ open
 
     def _open_checked_sync(self) -> TopicCapabilities:
         reasons: list[str] = []
-        self._check_server_sync()
-        existing = self._tables()
+        engine = self.ob_engine
+        engine.connect()  # the version gate runs once per new connection
+        existing = engine.tables()
         if not existing >= _SHARED_TABLES:
             for name in templates.SCHEMA:
                 if name not in _OWN_DDL:
-                    self._exec_ddl(_q(name))
+                    engine.run_ddl(_q(name))
         if not existing >= set(templates.PROCESSING_TABLES):
             for name in templates.PROCESSING_SCHEMA:
-                self._exec_ddl(_q(name))
+                engine.run_ddl(_q(name))
         if not existing >= _TOPIC_SHARED_TABLES:
             for name in templates.TOPIC_SCHEMA:
                 if name not in _OWN_DDL:
-                    self._exec_ddl(_q(name))
-        self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
+                    engine.run_ddl(_q(name))
+        engine.seed_meta((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
         self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
         wanted = self._wanted_dimension(reasons)
         self.projection.create_tables(existing, wanted)
@@ -126,7 +142,7 @@ class OceanBaseTopicBackend(SQLTopicBackend, OceanBaseStorage[TopicCapabilities]
     def _probe_tokenizer_sync(self, reasons: list[str]) -> bool:
         """The SPACE parser keeps every token kind the analyzers emit."""
         try:
-            raw = self._all(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
+            raw = self.ob_engine.rows(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -152,7 +168,7 @@ class OceanBaseTopicBackend(SQLTopicBackend, OceanBaseStorage[TopicCapabilities]
         zero = obsql.vector_literal([0.0] * wanted)
         try:
             for search in (tsql.topic_vector_search, tsql.chunk_vector_search):
-                self._all(search(True), (zero, "", zero, 1))
+                self.ob_engine.rows(search(True), (zero, "", zero, 1))
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise

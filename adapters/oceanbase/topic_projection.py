@@ -5,8 +5,8 @@ DDL), the replacement of a Topic's active rows, the four channels within one Sco
 the reads of active rows. :class:`OceanBaseTopicProjection` is the
 :class:`~powercontext.ports.engine.TopicSearchProjection` of
 :class:`~powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend`, over the
-statements of its storage
-(:class:`~powercontext.adapters.oceanbase.connection.OceanBaseStorage`).
+statements of its engine
+(:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
 if TYPE_CHECKING:
-    from powercontext.adapters.oceanbase.connection import OceanBaseStorage
+    from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 
 __all__ = ["OceanBaseTopicProjection"]
 
@@ -53,22 +53,21 @@ def _fts_query(terms: Sequence[str]) -> str:
 
 class OceanBaseTopicProjection:
     """Active Topic and chunk rows on OceanBase: schema, replacement, channels, reads,
-    over the statements of ``storage`` (``_exec``, ``_exec_ddl``, ``_all``,
-    ``_exec_many``)."""
+    over the statements of ``engine`` (``run``, ``run_ddl``, ``rows``, ``run_many``)."""
 
     #: The largest k a vector channel can ask (seekdb's ``APPROXIMATE LIMIT`` bound).
     vector_k_cap: int | None = tsql.MAX_APPROXIMATE_K
 
-    def __init__(self, storage: OceanBaseStorage[Any]) -> None:
-        self._storage = storage
+    def __init__(self, engine: OceanBaseEngine) -> None:
+        self._engine = engine
         #: VECTOR(dim) of the active tables, or None (read at open)
         self.vector_column: int | None = None
 
     def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        return self._storage._exec(sql, params)
+        return self._engine.run(sql, params)
 
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self._storage._all(sql, params)
+        return self._engine.rows(sql, params)
 
     # ------------------------------------------------------------------ schema
 
@@ -83,7 +82,7 @@ class OceanBaseTopicProjection:
         for table, ddl in ((tsql.ACTIVE_TOPICS_TABLE, tsql.active_topics_ddl),
                            (tsql.ACTIVE_CHUNKS_TABLE, tsql.active_chunks_ddl)):
             if table not in existing:
-                self._storage._exec_ddl(ddl(dimension))
+                self._engine.run_ddl(ddl(dimension))
         self._read_vector_column()
 
     def _read_vector_column(self) -> None:
@@ -145,7 +144,7 @@ class OceanBaseTopicProjection:
             if with_vector:
                 row.append(self._vector_param(c.vector, "chunks.vector") if hybrid else None)
             rows.append(row)
-        self._storage._exec_many(tsql.chunk_insert(with_vector), rows)
+        self._engine.run_many(tsql.chunk_insert(with_vector), rows)
 
     # ------------------------------------------------------------------ channels
 

@@ -1,9 +1,9 @@
 """SQLiteTopicBackend: the Topic Memory family on APSW + sqlite-vec (Topic Memory RFC,
 "Storage, Head, and atomic activation"; ARCHITECTURE.md, "Decisions").
 
-The engine-neutral :class:`~powercontext.adapters.topic_database.SQLTopicBackend` on
-:class:`~powercontext.adapters.sqlite.connection.SQLiteStorage` (connection, WAL,
-transactions, metadata, Sources); here only what SQLite adds: its search projection
+The engine-neutral :class:`~powercontext.adapters.topic_database.SQLTopicBackend` on a
+:class:`~powercontext.adapters.sqlite.engine.SQLiteEngine` (connection, WAL,
+transactions, metadata, Sources); here only what SQLite adds: its engine, its search projection
 (:class:`~powercontext.adapters.sqlite.topic_projection.SQLiteTopicProjection`), its
 leases (:class:`~powercontext.adapters.sqlite.topic_supervision.SQLiteLeases`), and the
 schema and probes at open (the Topic vec0 tables only when the shape is or will be
@@ -12,11 +12,10 @@ hybrid: an embedding profile and a passing vec0 probe).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any
 
-import apsw
-
-from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
+from powercontext.adapters.sqlite.engine import BUSY_TIMEOUT_MS, CONFLICT_TABLES, SQLiteEngine
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION
 from powercontext.adapters.sqlite.topic_projection import KINDS, SQLiteTopicProjection
 from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
@@ -37,7 +36,7 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(SQLTopicBackend, SQLiteStorage[TopicCapabilities]):
+class SQLiteTopicBackend(SQLTopicBackend):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
@@ -50,23 +49,41 @@ class SQLiteTopicBackend(SQLTopicBackend, SQLiteStorage[TopicCapabilities]):
 
     projection: SQLiteTopicProjection
 
-    conflict_tables: ClassVar[tuple[str, ...]] = (
-        *SQLiteStorage.conflict_tables, "pc_topic_memory_revision_publications.")
+    #: the tables whose unique-key violation is a concurrent writer's
+    conflict_tables = (*CONFLICT_TABLES, "pc_topic_memory_revision_publications.")
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
-        self._init_connection(path_or_url, busy_timeout_ms)
-        self.projection = SQLiteTopicProjection(self)
+        #: the engine with its SQLite-only calls (``self.engine`` is the same object)
+        self.sqlite_engine = SQLiteEngine(path_or_url, busy_timeout_ms=busy_timeout_ms,
+                                          conflict_tables=self.conflict_tables)
+        self._use_engine(self.sqlite_engine)
+        self.projection = SQLiteTopicProjection(self.sqlite_engine)
         self._compose(self.projection, SQLiteLeases(self.engine))
+
+    @property
+    def filename(self) -> str:
+        """The database file APSW opens (``:memory:`` for an in-memory database)."""
+        return self.sqlite_engine.filename
+
+    def _open_sync(self) -> TopicCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._setup_sync)
+
+    def _sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.sqlite_engine.rows(sql, params)
+
+    def _exists(self, table: str) -> bool:
+        return self.sqlite_engine.table_exists(table)
 
     # ------------------------------------------------------------------ schema
 
-    def _setup_sync(self, conn: apsw.Connection) -> TopicCapabilities:
+    def _setup_sync(self) -> TopicCapabilities:
         reasons: list[str] = []
-        vec_loaded = self._load_vec_sync(reasons)
-        fts_ok = self._probe_fts_sync(reasons)
+        vec_loaded = self.sqlite_engine.load_vec(reasons)
+        fts_ok = self.sqlite_engine.probe_fts(reasons)
         profile = self._profile
         vectors = vec_loaded and profile is not None
         if profile is not None and profile.distance != "l2":
@@ -84,7 +101,7 @@ class SQLiteTopicBackend(SQLTopicBackend, SQLiteStorage[TopicCapabilities]):
             if done:
                 break
         self.projection.vec_tables = vec_tables = vec_loaded and all(
-            self._exists_sync(t) for t in (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE))
+            self._exists(t) for t in (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE))
         return self.deployment.infrastructure_caps(fts_ok, vectors and vec_tables, reasons)
 
     def _schema_sync(self, create: bool, vectors: bool) -> bool:
@@ -92,18 +109,18 @@ class SQLiteTopicBackend(SQLTopicBackend, SQLiteStorage[TopicCapabilities]):
         something is missing and ``create`` is False."""
         if create:
             for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
-                self._execute(self._t(name))
+                self._sql(templates.render(name, "sqlite"))
             for name in templates.TOPIC_SCHEMA:
-                self._execute(self._t(name))
+                self._sql(templates.render(name, "sqlite"))
             for kind in KINDS:
-                self._execute(frag.statement(f"topic_create_{kind}_fts"))
+                self._sql(frag.statement(f"topic_create_{kind}_fts"))
             if self._meta_get_sync("schema_version") is None:
                 self._meta_set_sync("schema_version", SCHEMA_VERSION)
             if self._meta_get_sync("analyzer_version") is None:
                 self._meta_set_sync("analyzer_version",
                                    self.deployment.new_database_analyzer().version)
-        elif not (self._exists_sync("powercontext_meta")
-                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)
+        elif not (self._exists("powercontext_meta")
+                  and all(self._exists(t) for t in _TOPIC_TABLES)
                   and self._scope_uris_ready_sync()):
             return False
         if create:
@@ -122,20 +139,20 @@ class SQLiteTopicBackend(SQLTopicBackend, SQLiteStorage[TopicCapabilities]):
             dim = self._profile.dimension
             for kind, table in zip(KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
                                    strict=True):
-                found = self._execute(frag.statement("table_sql"), [table])
+                found = self._sql(frag.statement("table_sql"), [table])
                 if found and f"float[{dim}]" in str(found[0][0]):
                     continue
                 if not create:
                     return False
                 if found and not self.topic_rows.head_count():
                     # a vector table of an earlier profile and no Topic yet: replace it
-                    self._execute(frag.statement(f"topic_drop_{kind}_vector"))
+                    self._sql(frag.statement(f"topic_drop_{kind}_vector"))
                     found = []
                 if not found:
-                    self._execute(frag.topic_vector_ddl(kind, dim))
+                    self._sql(frag.topic_vector_ddl(kind, dim))
         return True
 
     def _rolled_back_sync(self) -> None:
         projection = self.projection
-        projection.vec_tables = projection.vec_tables and self._exists_sync(
+        projection.vec_tables = projection.vec_tables and self._exists(
             frag.TOPIC_VECTOR_TABLE)

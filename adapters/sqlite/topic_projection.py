@@ -11,8 +11,9 @@ retrieval channels"), the :class:`~powercontext.ports.engine.TopicSearchProjecti
   will be hybrid (:attr:`SQLiteTopicProjection.vec_tables`).
 
 Virtual tables are outside every foreign key: their rows are deleted explicitly with
-the active rows they index. Every statement runs through the storage's one funnel to
-APSW (``_execute``), inside the caller's transaction.
+the active rows they index. Every statement runs through the engine's one funnel to
+APSW (:meth:`~powercontext.adapters.sqlite.engine.SQLiteEngine.rows`), inside the
+caller's transaction.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
 if TYPE_CHECKING:
-    from powercontext.adapters.sqlite.connection import SQLiteStorage
+    from powercontext.adapters.sqlite.engine import SQLiteEngine
 
 __all__ = ["KINDS", "SQLiteTopicProjection"]
 
@@ -38,29 +39,28 @@ KINDS = ("topic", "chunk")
 
 
 class SQLiteTopicProjection:
-    """The active Topic and chunk rows with their FTS5 and vec0 rows, over the APSW
-    connection of ``storage``."""
+    """The active Topic and chunk rows with their FTS5 and vec0 rows, over ``engine``."""
 
     #: The largest ``k`` a vec0 KNN answers.
     vector_k_cap: int | None = frag.MAX_KNN_K
 
-    def __init__(self, storage: SQLiteStorage[Any]) -> None:
-        self._storage = storage
+    def __init__(self, engine: SQLiteEngine) -> None:
+        self._engine = engine
         #: the Topic vec0 tables exist and sqlite-vec is loaded (set at open)
         self.vec_tables = False
 
     def _sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._storage._execute(sql, params)
+        return self._engine.rows(sql, params)
 
     def _template(self, name: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._storage._execute(templates.render(name, "sqlite"), params)
+        return self._engine.rows(templates.render(name, "sqlite"), params)
 
     def _one(self, name: str, params: Sequence[Any] = ()) -> Any:
         rows = self._template(name, params)
         return rows[0][0] if rows else None
 
     def _last_rowid(self) -> int:
-        conn = self._storage._conn
+        conn = self._engine.connection
         assert conn is not None
         return int(conn.last_insert_rowid())
 
@@ -170,7 +170,7 @@ class SQLiteTopicProjection:
     def cards(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
         """``artifact_id -> (active ref, title, summary)`` of these Topics of the Scope."""
         return {str(a): (TopicRef(str(a), int(r)), str(t), str(s)) for a, r, t, s in
-                self._storage._select_in("topic_cards", artifact_ids, [scope_id])}
+                self._engine.query_in("topic_cards", artifact_ids, [scope_id])}
 
     def chunk_text(self, ref: TopicRef, ordinal: int) -> str | None:
         """The snippet text of one active chunk of exactly ``ref``, or None."""

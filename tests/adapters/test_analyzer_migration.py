@@ -68,7 +68,8 @@ def _publish(backend: Any, *topics: tuple[str, str, str], model: Any = None) -> 
 def _fts_rows(backend: Any) -> tuple[dict[str, str], list[str]]:
     """(title -> the active topic row's fts_text, every chunk row's fts_text)."""
     def read() -> tuple[dict[str, str], list[str]]:
-        query = getattr(backend, "_execute", None) or backend._all
+        engine = getattr(backend, "sqlite_engine", None) or getattr(backend, "ob_engine", None)
+        query = engine.rows if engine is not None else backend._all
         topics = {str(t): str(f) for t, f in query(
             "SELECT title, fts_text FROM pc_topic_memory_active_topics")}
         chunks = [str(f) for (f,) in query(

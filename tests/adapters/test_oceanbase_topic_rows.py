@@ -43,7 +43,7 @@ class _Rows(OceanBaseStorage[None]):
         super().__init__()
         self._init_connection(url)
         self._dimension = dimension
-        self.p = OceanBaseTopicProjection(self)
+        self.p = OceanBaseTopicProjection(self.ob_engine)
 
     def _open_checked_sync(self) -> None:
         existing = self._tables()

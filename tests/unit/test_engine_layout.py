@@ -124,10 +124,10 @@ DEEPER = {
     "powercontext.adapters.memory_sql_rows.SQLMemoryRows": 9,
     "powercontext.adapters.oceanbase.backend.OceanBaseMemoryBackend": 15,
     "powercontext.adapters.oceanbase.schema.OceanBaseMemorySchema": 12,
-    "powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend": 5,
+    "powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend": 4,
     "powercontext.adapters.sqlite.backend.SQLiteMemoryBackend": 15,
     "powercontext.adapters.sqlite.schema.SQLiteMemorySchema": 12,
-    "powercontext.adapters.sqlite.topic_backend.SQLiteTopicBackend": 5,
+    "powercontext.adapters.sqlite.topic_backend.SQLiteTopicBackend": 4,
 }
 #: The modules of the family-neutral storage chain (engine-owned, not the Topic family's).
 STORAGE_CHAIN = ("powercontext.adapters.storage.", "powercontext.adapters.sqlite.connection",
