@@ -280,3 +280,50 @@ def test_the_sqlite_engine_runs_a_transaction_on_its_own_connection(tmp_path: Pa
         engine.close()
         engine.close()
     assert engine.connection is None
+
+
+def self_calls_defined_elsewhere(path: Path) -> dict[str, list[str]]:
+    """``{class: [name, ...]}``: the ``self.NAME(...)`` calls of each class in ``path``
+    whose NAME the class neither defines nor assigns (``self.NAME = ...``): a call to a
+    method only a subclass (or a sibling mixin) defines."""
+    out: dict[str, list[str]] = {}
+    for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        defined = {n.name for n in cls.body
+                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        defined |= {t.id for n in cls.body if isinstance(n, ast.AnnAssign | ast.Assign)
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Name)}
+        calls = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "self" and isinstance(node.ctx, ast.Store):
+                defined.add(node.attr)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                calls.add(node.func.attr)
+        missing = sorted(calls - defined)
+        if missing:
+            out[cls.name] = missing
+    return out
+
+
+def test_no_topic_collaborator_calls_a_method_it_does_not_define() -> None:
+    """The engine-neutral Topic classes call only their own methods on ``self``; what
+    they need of the storage, the rows or the projection goes through a collaborator
+    they were given (``self._host``, ``self._rows``, ...)."""
+    modules = [p for p in sorted((ROOT / "adapters").glob("topic_*.py"))
+               if p.name not in ("topic_database.py", "topic_host.py")]
+    assert len(modules) >= 12
+    found = {p.name: m for p in modules if (m := self_calls_defined_elsewhere(p))}
+    assert found == {}
+
+
+def test_the_self_call_rule_finds_a_template_method(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("class Base:\n    def run(self):\n        return self._step_sync()\n"
+                    "class Own:\n    def __init__(self, f):\n        self._f = f\n"
+                    "    def run(self):\n        return self._f() + self._g()\n"
+                    "    def _g(self):\n        return 1\n")
+    assert self_calls_defined_elsewhere(path) == {"Base": ["_step_sync"]}
