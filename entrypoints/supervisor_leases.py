@@ -96,7 +96,7 @@ class Leadership:
     def choose(self, backend: object) -> None:
         """Read the backend's policy (no I/O) and, for ``file-lock``, take the file lock
         (SupervisorUnavailableError when another Supervisor holds it)."""
-        from powercontext.runtime import acquire_supervisor_lock
+        from powercontext.file_locks import acquire_supervisor_lock
 
         self.locking = locking_policy(backend)
         if self.locking == FILE_LOCK:

@@ -316,7 +316,8 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     async def body() -> Any:
         import logging
 
-        from powercontext.runtime import open_topic_processor, topic_processing_lock
+        from powercontext.file_locks import topic_processing_lock
+        from powercontext.runtime import open_topic_processor
 
         logger = logging.getLogger("powercontext.topic")
         handler = _progress_handler(verbose)

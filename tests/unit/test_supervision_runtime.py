@@ -12,6 +12,7 @@ import pickle
 
 import pytest
 
+from powercontext.configuration import load_config
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.core.topic.supervision import SupervisorTerm, WorkAssignment
 from powercontext.entrypoints.topic_worker import (
@@ -20,9 +21,8 @@ from powercontext.entrypoints.topic_worker import (
     config_state,
     result,
 )
-from powercontext.runtime import acquire_supervisor_lock
+from powercontext.file_locks import acquire_supervisor_lock
 from powercontext.testing import InMemoryTopicBackend
-from powercontext.topic_config import load_config
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
