@@ -1,20 +1,25 @@
 """The file locks beside a SQLite database that keep processes apart (Topic Memory RFC,
 "In-memory queue and Workers", "Process roles"; TOPIC-MEMORY.md, "SQLite and other
 processes"): the per-Scope single-flight lock of ``topic process`` and the whole-file
-lock a SQLite Supervisor holds for its life. Other databases need none."""
+lock a ``file-lock`` Supervisor holds for its life (SQLite, and any backend that declares
+that policy: :mod:`powercontext.ports.topic_supervision`). Lease databases need none."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.database_path import sqlite_path
-from powercontext.paths import default_db_url
+from powercontext.paths import data_dir, default_db_url
+from powercontext.plugins.urls import url_scheme
+from powercontext.ports.topic_supervision import SupervisorLockFile
 
 __all__ = ["SupervisorLock", "acquire_supervisor_lock", "supervisor_lock_path",
            "topic_processing_lock"]
@@ -38,8 +43,6 @@ def topic_processing_lock(db: str | os.PathLike[str] | None, scope_id: str, *,
     of the Scope id) of ``<database>-topic.lock`` beside the database file, released
     when the block ends or the process dies. Other databases (OceanBase: fenced by the
     Supervisor's lease, a later part; ``:memory:``): no lock."""
-    import hashlib
-
     url = str(db) if db is not None else default_db_url()
     path = sqlite_path(url)
     if path is None:
@@ -87,19 +90,48 @@ class SupervisorLock:
         return self._fh is not None
 
 
-def supervisor_lock_path(db: str | os.PathLike[str] | None) -> Path | None:
-    """``<database>-supervisor.lock`` beside a SQLite database file, else None."""
+#: The folder under the data directory of the lock files of databases that are not files.
+LOCKS_DIR = "locks"
+
+
+def supervisor_lock_path(db: str | os.PathLike[str] | None, backend: object = None
+                         ) -> Path | None:
+    """The file a ``file-lock`` Supervisor on ``db`` (default :func:`default_db_url`)
+    locks, or None when the database needs none, in this order:
+
+    1. the file ``backend`` names (:class:`~powercontext.ports.topic_supervision.
+       SupervisorLockFile`; None there: none);
+    2. for a SQLite URL or bare path, ``<database>-supervisor.lock`` beside the
+       database file (``:memory:``: none);
+    3. any other database (a third-party ``file-lock`` backend that names no file):
+       ``<data dir>/locks/supervisor-<hash>.lock``, the hash being SHA-256 of the URL
+       without its user and password (every user of one database shares one lock;
+       no credential reaches a file name)."""
     url = str(db) if db is not None else default_db_url()
-    path = sqlite_path(url)
-    return None if path is None else path.with_name(path.name + "-supervisor.lock")
+    if isinstance(backend, SupervisorLockFile):
+        named = backend.supervisor_lock_file
+        return None if named is None else Path(named)
+    if url_scheme(url) in (None, "sqlite"):
+        path = sqlite_path(url)
+        return None if path is None else path.with_name(path.name + "-supervisor.lock")
+    key = hashlib.sha256(_without_credentials(url).encode("utf-8")).hexdigest()[:32]
+    return data_dir() / LOCKS_DIR / f"supervisor-{key}.lock"
 
 
-def acquire_supervisor_lock(db: str | os.PathLike[str] | None) -> SupervisorLock | None:
-    """Take the SQLite Supervisor lock of ``db`` without waiting (see
-    :class:`SupervisorLock`); None for a database that needs none (OceanBase: leases;
-    ``:memory:``). SupervisorUnavailableError naming the holder's pid when another
-    Supervisor holds it."""
-    lock = supervisor_lock_path(db)
+def _without_credentials(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+
+
+def acquire_supervisor_lock(db: str | os.PathLike[str] | None, backend: object = None
+                            ) -> SupervisorLock | None:
+    """Take the Supervisor lock of ``db`` (the file :func:`supervisor_lock_path` names
+    for ``db`` and its ``backend``) without waiting (see :class:`SupervisorLock`); None
+    for a database that needs none (``:memory:``; a lease database never asks).
+    SupervisorUnavailableError naming the holder's pid when another Supervisor holds
+    it."""
+    lock = supervisor_lock_path(db, backend)
     if lock is None:
         return None
     lock.parent.mkdir(parents=True, exist_ok=True)
@@ -110,10 +142,14 @@ def acquire_supervisor_lock(db: str | os.PathLike[str] | None) -> SupervisorLock
         fh.seek(0)
         holder = fh.read(32).strip() or "unknown"
         fh.close()
+        if url_scheme(str(db) if db is not None else default_db_url()) in (None, "sqlite"):
+            why = (f"this SQLite database (lock {lock}); SQLite supports one single-process "
+                   "Supervisor: stop it first, or use OceanBase for several")
+        else:
+            why = (f"this database (lock {lock}); its backend supports one Supervisor per "
+                   "database: stop it first")
         raise SupervisorUnavailableError(
-            f"another Supervisor (pid {holder}) already runs on this SQLite database "
-            f"(lock {lock}); SQLite supports one single-process Supervisor: stop it "
-            "first, or use OceanBase for several") from None
+            f"another Supervisor (pid {holder}) already runs on {why}") from None
     fh.seek(0)
     fh.truncate()
     fh.write(str(os.getpid()))

@@ -19,13 +19,19 @@ typing.Protocols only (and the policy's two values).
 
 A backend that does not implement :class:`SupervisorLockingPolicy` is driven with
 ``"lease"``, the spec's general case.
+
+Which file a ``file-lock`` Supervisor locks is the backend's to say too
+(:class:`SupervisorLockFile`); a backend that does not say gets
+:func:`powercontext.file_locks.supervisor_lock_path`'s default: beside a SQLite database
+file, else a file under the data directory keyed by a hash of the database URL.
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal, Protocol, runtime_checkable
 
-__all__ = ["FILE_LOCK", "LEASE", "SupervisorLocking", "SupervisorLockingPolicy"]
+__all__ = ["FILE_LOCK", "LEASE", "SupervisorLockFile", "SupervisorLocking",
+           "SupervisorLockingPolicy"]
 
 #: The two Supervisor locking policies (module docstring).
 SupervisorLocking = Literal["lease", "file-lock"]
@@ -42,4 +48,19 @@ class SupervisorLockingPolicy(Protocol):
     def supervisor_locking(self) -> SupervisorLocking:
         """``"lease"`` or ``"file-lock"``; a constant of the backend (no I/O, readable
         before the database is opened)."""
+        ...
+
+
+@runtime_checkable
+class SupervisorLockFile(Protocol):
+    """Capability port of a ``file-lock`` Topic backend: the file Supervisors on its
+    database lock to exclude each other. Callers ask with ``isinstance``."""
+
+    @property
+    def supervisor_lock_file(self) -> str | None:
+        """The absolute path of the lock file (created on first use, its folder too), one
+        file per database: every process that opens the same database must name the same
+        file. None: the database is private to this process (in memory) and needs no
+        lock. A constant of the backend (no I/O, readable before the database is
+        opened)."""
         ...
