@@ -52,6 +52,8 @@ def check_json_int(value: object, field: str, minimum: int = -MAX_JSON_INT) -> i
 
 
 def check_str(field: str, value: object) -> str:
+    """``value`` when it is a str UTF-8 can carry (no lone surrogate), unchanged;
+    InvalidInputError naming ``field`` otherwise."""
     if not isinstance(value, str):
         raise InvalidInputError(field, f"must be a string, got {type(value).__name__}")
     try:
