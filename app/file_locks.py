@@ -17,7 +17,7 @@ from typing import Any
 
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.database_path import sqlite_path
-from powercontext.paths import data_dir, default_db_url
+from powercontext.paths import data_dir, db_url
 from powercontext.plugins.urls import url_scheme
 from powercontext.ports.topic_supervision import SupervisorLockFile
 
@@ -43,7 +43,7 @@ def topic_processing_lock(db: str | os.PathLike[str] | None, scope_id: str, *,
     of the Scope id) of ``<database>-topic.lock`` beside the database file, released
     when the block ends or the process dies. Other databases (OceanBase: fenced by the
     Supervisor's lease, a later part; ``:memory:``): no lock."""
-    url = str(db) if db is not None else default_db_url()
+    url = db_url(db)
     path = sqlite_path(url)
     if path is None:
         yield
@@ -107,15 +107,19 @@ def supervisor_lock_path(db: str | os.PathLike[str] | None, backend: object = No
        ``<data dir>/locks/supervisor-<hash>.lock``, the hash being SHA-256 of the URL
        without its user and password (every user of one database shares one lock;
        no credential reaches a file name)."""
-    url = str(db) if db is not None else default_db_url()
+    url = db_url(db)
     if isinstance(backend, SupervisorLockFile):
         named = backend.supervisor_lock_file
         return None if named is None else Path(named)
-    if url_scheme(url) in (None, "sqlite"):
+    if _names_sqlite(url):
         path = sqlite_path(url)
         return None if path is None else path.with_name(path.name + "-supervisor.lock")
     key = hashlib.sha256(_without_credentials(url).encode("utf-8")).hexdigest()[:32]
     return data_dir() / LOCKS_DIR / f"supervisor-{key}.lock"
+
+
+def _names_sqlite(url: str) -> bool:
+    return url_scheme(url) in (None, "sqlite")
 
 
 def _without_credentials(url: str) -> str:
@@ -142,7 +146,7 @@ def acquire_supervisor_lock(db: str | os.PathLike[str] | None, backend: object =
         fh.seek(0)
         holder = fh.read(32).strip() or "unknown"
         fh.close()
-        if url_scheme(str(db) if db is not None else default_db_url()) in (None, "sqlite"):
+        if _names_sqlite(db_url(db)):
             why = (f"this SQLite database (lock {lock}); SQLite supports one single-process "
                    "Supervisor: stop it first, or use OceanBase for several")
         else:

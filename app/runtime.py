@@ -85,7 +85,7 @@ def open_service(
     on the first call (docs/analyzers.md). InvalidInputError for an unknown name.
     """
     registry = registry or Registry()
-    url = str(db) if db is not None else paths.default_db_url()
+    url = paths.db_url(db)
     database_path.check_sqlite_path(url)
     _name, _options, model = embedding_config.resolve_embedding(
         url, embedding, embedding_options, registry=registry
@@ -124,7 +124,7 @@ def open_topic_service(
     name; UnknownPluginError for a scheme without a Topic backend.
     """
     registry = registry or Registry()
-    url = str(db) if db is not None else paths.default_db_url()
+    url = paths.db_url(db)
     database_path.check_sqlite_path(url)
     _name, _options, model = embedding_config.resolve_embedding(
         url, embedding, embedding_options, registry=registry
