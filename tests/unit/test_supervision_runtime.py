@@ -40,8 +40,17 @@ def test_a_second_supervisor_lock_on_one_sqlite_file_is_refused_naming_the_pid(t
     again.release()
 
 
-def test_only_sqlite_files_take_the_supervisor_lock():
-    assert acquire_supervisor_lock("oceanbase://u:p@127.0.0.1:2881/db") is None
+def test_a_lease_backend_and_an_in_memory_sqlite_take_no_supervisor_lock(tmp_path,
+                                                                          monkeypatch):
+    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+    from powercontext.entrypoints.supervisor_leases import Leadership
+
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path))
+    url = "oceanbase://u:p@127.0.0.1:2881/db"
+    leadership = Leadership(url, 30.0, lambda: 0.0)
+    leadership.choose(OceanBaseTopicBackend(url))  # declared, never opened
+    assert leadership.locking == "lease"
+    assert not (tmp_path / "locks").exists()
     assert acquire_supervisor_lock(":memory:") is None
 
 
