@@ -1,8 +1,10 @@
-"""Which file a ``file-lock`` Supervisor locks comes from the Topic backend's declaration,
-not from whether the URL says ``sqlite``: a third-party backend of another scheme that
-declares ``file-lock`` gets a lock file (one under the data directory keyed by the URL,
-or the file it names), so a second Supervisor on its database refuses to start. Before,
-the lock path existed only for SQLite URLs and two such Supervisors ran at once."""
+"""Which files a ``file-lock`` database's Supervisor and ``topic process`` lock comes from
+the Topic backend's declaration, not from whether the URL says ``sqlite``: a third-party
+backend of another scheme that declares ``file-lock`` gets lock files (under the data
+directory keyed by the URL, or named from the base it gives), so a second Supervisor on
+its database refuses to start and two ``topic process`` runs of one Scope take turns.
+Before, the lock paths existed only for SQLite URLs and two such Supervisors ran at
+once."""
 
 from __future__ import annotations
 
@@ -14,15 +16,21 @@ import pytest
 
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.entrypoints.supervisor_leases import Leadership
-from powercontext.file_locks import acquire_supervisor_lock, supervisor_lock_path
+from powercontext.file_locks import (
+    acquire_supervisor_lock,
+    lock_file_base,
+    supervisor_lock_path,
+    topic_processing_lock,
+)
 from powercontext.plugins import hookimpl
 from powercontext.plugins.registry import Registry
-from powercontext.ports.topic_supervision import SupervisorLockFile
+from powercontext.ports.topic_supervision import LockFileBase
 
 
 class _LedgerBackend:
     """A third party's Topic backend over a network database whose term lasts until the
-    next start: it declares ``file-lock`` and, when built with ``lock_file``, names it."""
+    next start: it declares ``file-lock`` and, when built with ``base``, names where its
+    lock files live."""
 
     supervisor_locking = "file-lock"
 
@@ -34,27 +42,27 @@ class _LedgerBackend:
 
 
 class _NamedLedgerBackend(_LedgerBackend):
-    def __init__(self, url: str, lock_file: str | None) -> None:
+    def __init__(self, url: str, base: str | None) -> None:
         super().__init__(url)
-        self._lock_file = lock_file
+        self._base = base
 
     @property
-    def supervisor_lock_file(self) -> str | None:
-        return self._lock_file
+    def lock_file_base(self) -> str | None:
+        return self._base
 
 
 class _LedgerPlugin:
     """Registers the ``ledger`` scheme as a plugin of a third party would."""
 
-    def __init__(self, lock_file: Any = ...) -> None:
-        self.lock_file = lock_file
+    def __init__(self, base: Any = ...) -> None:
+        self.base = base
 
     @hookimpl
     def powercontext_register_topic_backends(self, register: Any) -> None:
         def factory(url: str, *, profile: Any = None, analyzer: Any = None) -> Any:
-            if self.lock_file is ...:
+            if self.base is ...:
                 return _LedgerBackend(url)
-            return _NamedLedgerBackend(url, self.lock_file)
+            return _NamedLedgerBackend(url, self.base)
 
         register("ledger", factory)
 
@@ -96,9 +104,12 @@ def test_a_second_supervisor_on_a_third_party_file_lock_database_is_refused(home
 
 def test_the_lock_file_a_backend_names_is_the_one_taken(home: Path, tmp_path: Path):
     named = tmp_path / "shared" / "ledger.lock"
-    registry = Registry(plugins=[_LedgerPlugin(str(named))])
+    registry = Registry(plugins=[_LedgerPlugin(str(tmp_path / "shared" / "ledger"))])
     backend = registry.topic_backend_for_url("ledger://db.example/topics")
-    assert isinstance(backend, SupervisorLockFile)
+    assert isinstance(backend, LockFileBase)
+    assert supervisor_lock_path("ledger://db.example/topics", backend) == \
+        tmp_path / "shared" / "ledger-supervisor.lock"
+    named = tmp_path / "shared" / "ledger-supervisor.lock"
     first = _leader("ledger://db.example/topics", registry)
     try:
         assert named.read_text().strip() == str(os.getpid())
@@ -124,3 +135,27 @@ def test_sqlite_keeps_its_lock_beside_the_database_file(home: Path, tmp_path: Pa
     assert supervisor_lock_path(f"sqlite://{db}") == tmp_path / "m.db-supervisor.lock"
     assert supervisor_lock_path("sqlite://:memory:") is None
     assert supervisor_lock_path(":memory:") is None
+
+
+def test_topic_process_locks_a_file_of_a_third_party_file_lock_database(home: Path):
+    """The per-Scope lock of ``topic process`` on a ``file-lock`` backend of another
+    scheme is taken on ``<base>-topic.lock`` (a second process waits on it: fcntl
+    record locks, as on SQLite), beside the Supervisor's lock of the same base."""
+    url = "ledger://db.example:7000/topics"
+    backend = Registry(plugins=[_LedgerPlugin()]).topic_backend_for_url(url)
+    base = lock_file_base(url, backend)
+    assert base is not None and base.parent == home / "locks"
+    with topic_processing_lock(url, "repo:/w", backend=backend):
+        assert base.with_name(base.name + "-topic.lock").exists()
+    assert supervisor_lock_path(url, backend) == base.with_name(base.name + "-supervisor.lock")
+
+
+def test_topic_process_takes_no_lock_on_a_lease_backend(home: Path, tmp_path: Path):
+    class _LeaseBackend(_LedgerBackend):
+        supervisor_locking = "lease"
+
+    with topic_processing_lock("ledger://db.example/topics", "repo:/w",
+                               backend=_LeaseBackend("ledger://db.example/topics")):
+        assert not (home / "locks").exists()
+    with topic_processing_lock(str(tmp_path / "m.db"), "repo:/w"):
+        assert (tmp_path / "m.db-topic.lock").exists()
