@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -163,45 +163,91 @@ class EngineBacked(Protocol):
 
 @runtime_checkable
 class MemorySearchProjection(Protocol):
-    """The Memory family's search projection on one engine (Memory RFC, "Search"): the
-    engine's own tables beside the head rows (SQLite: FTS5 and vec0 tables; OceanBase:
-    the FULLTEXT and HNSW indexes of ``memory_entry_heads`` itself). Every method runs
-    inside the caller's transaction on the engine's thread; the caller checks every
-    candidate against the head manifest (a projection is never trusted).
+    """The Memory family's search projection on one engine (Memory RFC, "Search",
+    "Latest-head, full-text, and vector projection"): the head rows of every Memory
+    with the engine's own full-text and vector rows beside them (SQLite: FTS5 and vec0
+    tables; OceanBase: the FULLTEXT and HNSW indexes of ``memory_entry_heads`` itself).
+    Every method runs inside the caller's transaction on the engine's thread; the
+    caller checks every candidate against the head manifest (a projection is never
+    trusted). The engine-neutral Memory backend
+    (``powercontext.adapters.database.DatabaseMemoryBackend``) is given one; each
+    engine writes one class (``SQLiteMemoryProjection``, ``OceanBaseMemoryProjection``).
 
-    The names are the storage primitives the engine-neutral Memory storage
-    (``powercontext.adapters.database``) calls; each engine writes them once."""
+    ``vectors`` and :meth:`head_vectors` carry ``VectorRow`` values
+    (``powercontext.adapters.memory_rows``: the embedding content hash and the
+    vector). The vector reads raise CapabilityNotSupportedError where the database has
+    no vector projection (:meth:`head_vectors` answers none)."""
 
-    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
-        """DDL: drop and recreate the vector projection for ``profile`` (None: none)."""
+    #: The largest ``k`` :meth:`vector_candidates` answers (None: no cap).
+    vector_k_cap: int | None
+
+    def reset_vectors(self, profile: EmbeddingProfile | None) -> None:
+        """DDL: drop the vector projection of every Memory and recreate it for
+        ``profile`` (None: none). The caller stores the new profile."""
         ...
 
-    def _delete_projections_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
+    def delete_projections(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
         """Row replacement: delete the head rows of these entries with their full-text
         and vector rows."""
         ...
 
-    def _insert_projections_sync(self, artifact_id: str, head_revision: int,
-                                 rows: Sequence[ProjectionRow],
-                                 vectors: Sequence[Any]) -> None:
-        """Row replacement: insert head rows (with their full-text rows and, where
-        ``vectors[i]`` is not None, their vector)."""
+    def insert_projections(self, artifact_id: str, head_revision: int,
+                           rows: Sequence[ProjectionRow], vectors: Sequence[Any]) -> None:
+        """Row replacement: insert head rows (the entries have none at this point) with
+        their full-text rows and, where ``vectors[i]`` is not None, their vector."""
         ...
 
-    def _clear_projection_sync(self, artifact_id: str) -> None:
-        """Row replacement: delete every projection row of one Memory (rebuild)."""
+    def clear_projection(self, artifact_id: str) -> None:
+        """Row replacement: delete every projection row of one Memory (a rebuild)."""
         ...
 
-    def _fts_candidates_sync(self, artifact_ids: Sequence[str], terms: Sequence[str],
-                             limit: int, *, offset: int = 0) -> list[SearchCandidate]:
-        """Full-text candidates: one page of the head rows of these Memories matching
-        any of ``terms`` (analyzer tokens), best first in one total order."""
+    def after_rebuild(self) -> None:
+        """The end of an offline rebuild, in its last write transaction: whatever the
+        engine keeps beside the rows is made whole again."""
         ...
 
-    def _vector_candidates_sync(self, artifact_ids: Sequence[str],
-                                vector: EmbeddingVector, limit: int) -> list[SearchCandidate]:
-        """Vector candidates: the ``limit`` nearest head rows by L2, filtered by Memory
-        inside the scan, ascending, a stable tie-break among equal distances."""
+    def fts_candidates(self, artifact_ids: Sequence[str], terms: Sequence[str],
+                       limit: int, *, offset: int = 0) -> list[SearchCandidate]:
+        """Full-text candidates: positions ``offset .. offset + limit - 1`` of one total
+        order, best first (the engine's relevance over the OR of ``terms``, analyzer
+        tokens, every one counted; then a stable tie-break), of the head rows of these
+        Memories matching any term, filtered by Memory inside the index. Fewer than
+        ``limit`` only at the end."""
+        ...
+
+    def fts_stream(self, artifact_ids: Sequence[str], terms: Sequence[str],
+                   first: int) -> Iterator[SearchCandidate]:
+        """Every row of :meth:`fts_candidates`' order, lazily; ``first``: how many the
+        caller wants at least (the first page's size)."""
+        ...
+
+    def vector_candidates(self, artifact_ids: Sequence[str], vector: EmbeddingVector,
+                          limit: int) -> list[SearchCandidate]:
+        """Vector candidates: the ``limit`` nearest head rows by L2 with ``distance``
+        set, filtered by Memory inside the scan, ascending, a stable tie-break among
+        equal distances."""
+        ...
+
+    def vector_first_k(self, first: int) -> int:
+        """The ``k`` of the first :meth:`vector_candidates` call of a stream that wants
+        ``first`` rows (an approximate index answers a constant, so that a smaller
+        limit reads a prefix of the same stream)."""
+        ...
+
+    def vector_projection(self, artifact_id: str) -> list[tuple[str, str | None]]:
+        """``(entry_content_hash, embedding_content_hash or None)`` of every head row of
+        the Memory (None: the vector or its hash is missing)."""
+        ...
+
+    def vector_projection_of(self, artifact_id: str, entry_ids: Sequence[str]
+                             ) -> list[tuple[str, str | None]]:
+        """:meth:`vector_projection` of the head rows of these entries only."""
+        ...
+
+    def head_vectors(self, artifact_id: str) -> dict[str, Any]:
+        """The stored vectors of one Memory's head rows by entry_version_id, only those
+        whose stored hash names the row's entry (a rebuild keeps them when it cannot
+        make new ones)."""
         ...
 
 

@@ -3,10 +3,12 @@ method written once over the engine port (:mod:`powercontext.ports.engine`), not
 per engine, and the engines implement that port.
 
 ``PER_ENGINE`` lists the storage primitives still written in both engine folders: each
-is either engine-specific by nature (connection lifecycle, transactions, the search
-projections of :class:`~powercontext.ports.engine.MemorySearchProjection` and
-:class:`~powercontext.ports.engine.TopicSearchProjection`) or not moved yet. The
-list only shrinks: a name that is no longer duplicated must leave it."""
+is either engine-specific by nature (connection lifecycle, transactions, the Topic
+search projection of :class:`~powercontext.ports.engine.TopicSearchProjection`) or not
+moved yet. The list only shrinks: a name that is no longer duplicated must leave it.
+The Memory search projection is a class per engine with the public names of
+:class:`~powercontext.ports.engine.MemorySearchProjection`, and the Memory backend is
+composed of plain collaborators (no mixins), checked below."""
 
 from __future__ import annotations
 
@@ -29,16 +31,11 @@ PER_ENGINE = frozenset({
     "_meta_get_sync", "_meta_set_sync",
     # how a Source gets its position, how Scope positions are serialised
     "_put_sources_sync", "_scope_lock_sync",
-    # the Memory search projection (MemorySearchProjection)
-    "_reset_vectors_sync", "_delete_projections_sync", "_insert_projections_sync",
-    "_clear_projection_sync", "_fts_candidates_sync", "_vector_candidates_sync",
     # the Topic search projection (TopicSearchProjection)
     "_missing_vectors_sync", "_delete_active_sync", "_insert_active_sync",
     "_set_fts_texts_sync", "_fts_rows_sync", "_vector_rows_sync",
     # not moved yet: reads of the projections written as engine fragments on OceanBase
-    "_active_refs_sync", "_all_heads_sync", "_cards_sync", "_chunk_text_sync",
-    "_head_vectors_sync", "_vector_first_k_sync", "_vector_projection_of_sync",
-    "_vector_projection_sync",
+    "_active_refs_sync", "_cards_sync", "_chunk_text_sync",
 })
 
 
@@ -104,3 +101,56 @@ def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> N
     assert isinstance(backend, EngineBacked)
     assert backend.engine.engine_capabilities.locking is LockingPolicy.SINGLE_WRITER
     assert not (tmp_path / "never-opened.db").exists()
+
+
+#: The Memory family's collaborators (adapters/*.py): plain classes, none a base of
+#: another, each given its collaborators in ``__init__``.
+MEMORY_PARTS = (
+    ("memory_tables", "MemoryTables"), ("memory_deployment", "MemoryDeployment"),
+    ("memory_completeness", "VectorCompleteness"), ("memory_reads", "MemoryStore"),
+    ("memory_search", "MemorySearch"), ("memory_commit", "MemoryCommit"),
+    ("memory_commit", "DatabaseUnitOfWork"), ("memory_rehash", "MemoryRehash"),
+    ("memory_rebuild", "MemoryRebuild"), ("source_citations", "SourceCitations"),
+    ("memory_sql_rows", "SQLMemoryRows"),
+    ("sqlite.memory_projection", "SQLiteMemoryProjection"),
+    ("sqlite.schema", "SQLiteMemorySchema"),
+    ("oceanbase.memory_projection", "OceanBaseMemoryProjection"),
+    ("oceanbase.schema", "OceanBaseMemorySchema"),
+)
+
+
+def _ours(cls: type) -> list[str]:
+    return [k.__name__ for k in cls.__mro__[1:] if k.__module__.startswith("powercontext")]
+
+
+@pytest.mark.parametrize("module, name", MEMORY_PARTS)
+def test_each_memory_collaborator_is_a_plain_class(module: str, name: str) -> None:
+    import importlib
+
+    cls = getattr(importlib.import_module(f"powercontext.adapters.{module}"), name)
+    assert _ours(cls) == [], f"{name} inherits {_ours(cls)}"
+
+
+def test_the_memory_family_adds_two_classes_to_the_storage() -> None:
+    """A Memory backend is the engine's storage plus the Memory facade (engine-neutral:
+    DatabaseMemoryBackend, and SQLMemoryBackend with the SQL collaborators) and nothing
+    else of the Memory family: before the facade it was 16 (SQLite) and 17 (OceanBase)
+    classes of ours, 11 of them Memory mixins."""
+    from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
+    from powercontext.adapters.storage import SourceStore
+
+    storage = set(_ours(SourceStore)) | {"SourceStore"}
+    for backend in (SQLiteMemoryBackend, OceanBaseMemoryBackend):
+        family = [n for n in _ours(backend) if n not in storage and "Storage" not in n
+                  and n not in ("SQLArtifactStore", "SQLSourceStore", "OceanBaseSourceRows")]
+        assert family == ["SQLMemoryBackend", "DatabaseMemoryBackend"], family
+
+
+def test_each_engine_has_a_memory_search_projection() -> None:
+    from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
+    from powercontext.ports.engine import MemorySearchProjection
+
+    sqlite = SQLiteMemoryBackend(":memory:").projection
+    oceanbase = OceanBaseMemoryBackend("oceanbase://root:@127.0.0.1:1/unused").projection
+    for projection in (sqlite, oceanbase):
+        assert isinstance(projection, MemorySearchProjection)
