@@ -24,14 +24,21 @@ each given what it needs in its constructor:
 - :class:`~powercontext.adapters.memory_commit.MemoryCommit`: the unit of work
   (:class:`~powercontext.adapters.memory_commit.DatabaseUnitOfWork`);
 - :class:`~powercontext.adapters.memory_rehash.MemoryRehash` and
-  :class:`~powercontext.adapters.memory_rebuild.MemoryRebuild`: upkeep.
+  :class:`~powercontext.adapters.memory_rebuild.MemoryRebuild`: upkeep;
+- :class:`~powercontext.adapters.source_citations.SourceCitations`: who cites a Source
+  (:class:`~powercontext.ports.SourceCitations`, :class:`~powercontext.ports.EntryKinds`).
 
 The rules are not here. Each commit descends once into the core,
 :func:`powercontext.core.verify.verify` (canonical bytes, manifest, entry references,
 evidence); each search once into :mod:`powercontext.core.ranking` (manifest trust,
 admission, RRF). A backend author gives the storage's primitives (its base's abstract
 methods), a rows object and a projection; :class:`~powercontext.testing.InMemoryBackend`
-is the smallest worked example, :mod:`powercontext.adapters.sql_memory` the SQL one.
+is the smallest worked example. A SQL engine's backend
+(:class:`~powercontext.adapters.sqlite.SQLiteMemoryBackend`,
+:class:`~powercontext.adapters.oceanbase.OceanBaseMemoryBackend`) gives the rows over
+its engine (:class:`~powercontext.adapters.memory_sql_rows.SQLMemoryRows`), the
+manifest log, the vector-gap table and its projection, and holds nothing else of the
+Memory family.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from powercontext.adapters.memory_rows import MEMORY_FAMILY, VectorRow
 from powercontext.adapters.memory_search import MemorySearch
 from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.adapters.revision_cache import RevisionCache
+from powercontext.adapters.source_citations import SourceCitations
 from powercontext.adapters.storage import SourceStore
 from powercontext.adapters.storage.rows import RevisionRow
 from powercontext.adapters.vector_gaps import VectorGaps
@@ -72,6 +80,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.plan import MemoryPlan
 from powercontext.core.ranking import SearchCandidate
+from powercontext.core.topic.scope import SourceScope
 from powercontext.core.vectors import check_vector
 
 __all__ = [
@@ -129,6 +138,7 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
         self._rehash = MemoryRehash(self, tables, deployment, completeness)
         self._rebuild = MemoryRebuild(self, tables, projection, self._store, deployment,
                                       completeness, self._rehash)
+        self._citations = SourceCitations(self, rows)
 
     # ------------------------------------------------------------------ open hooks
 
@@ -268,3 +278,20 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
     async def resume_writes(self) -> None:
         """Clear a pause left by a rebuild or rehash that crashed."""
         await self._rehash.resume_writes()
+
+    # ------------------------------------------------------------------ reverse evidence
+
+    async def source_scope(self, source_id: str) -> SourceScope | None:
+        """The Scope journal row of ``source_id`` (see
+        :meth:`SourceCitations.source_scope`)."""
+        return await self._citations.source_scope(source_id)
+
+    async def citing_entry_versions(self, source_id: str, limit: int = 200
+                                    ) -> tuple[MemoryEntryVersion, ...]:
+        """Every stored entry version whose SourceRefs name ``source_id`` (see
+        :meth:`SourceCitations.citing_entry_versions`)."""
+        return await self._citations.citing_entry_versions(source_id, limit)
+
+    async def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of a Memory."""
+        return await self._citations.entry_kinds(artifact_id)

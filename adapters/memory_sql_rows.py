@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.revision_cache import MEMORY_FAMILY
+from powercontext.adapters.source_citations import citing_versions
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import RevisionRow, text
 from powercontext.core.models import MemoryEntryVersion
@@ -105,3 +106,15 @@ class SQLMemoryRows:
             return False
         self.engine.execute("memory_key_delete", (key, artifact_id))
         return True
+
+    # ------------------------------------------------------------------ reverse evidence
+
+    def citing_versions(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        """The first ``limit`` stored entry versions (any Memory, by entry_version_id)
+        whose SourceRefs name ``source_id``."""
+        return citing_versions(self.engine.query, source_id, limit)
+
+    def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of one Memory."""
+        return {text(v): text(k) for v, k in
+                self.engine.query("insight_entry_kinds", (artifact_id,))}

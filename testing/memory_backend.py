@@ -7,8 +7,8 @@ the methods of :class:`~powercontext.adapters.memory_sql_rows.SQLMemoryRows`) an
 search projection (:class:`InMemoryProjection`:
 :class:`~powercontext.ports.engine.MemorySearchProjection`), all over plain dicts, and
 it passes the same contract kit as SQLite and OceanBase (so it declares the
-``ports.MemoryRebuild`` and ``ports.MemoryInventory`` capabilities the base class
-implements) and the kit's ``FaultInjection`` hook. It also serves unit tests of the
+``ports.MemoryRebuild``, ``ports.MemoryInventory`` and ``ports.SourceCitations``
+capabilities the base class implements) and the kit's ``FaultInjection`` hook. It also serves unit tests of the
 core and the service. It is not durable and not meant for real data: each transaction
 deep-copies the whole state.
 
@@ -242,6 +242,15 @@ class InMemoryRows(_OverState):
 
     def all_heads(self) -> list[tuple[str, int]]:
         return sorted(self._state["heads"].items())
+
+    def citing_versions(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        found = [v for _, v in sorted(self._state["versions"].items())
+                 if any(s.source_id == source_id for s in v.sources)]
+        return found[:limit]
+
+    def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        return {i: v.kind for i, v in self._state["versions"].items()
+                if v.memory_artifact_id == artifact_id}
 
 
 class InMemoryProjection(_OverState):

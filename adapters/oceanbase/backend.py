@@ -2,7 +2,7 @@
 seekdb, over mysqlclient (Memory RFC, "OceanBase adapter", "Concurrency and
 transactions"; ARCHITECTURE.md, "Decisions").
 
-The engine-neutral Memory backend (:class:`~powercontext.adapters.sql_memory.SQLMemoryBackend`)
+The engine-neutral Memory backend (:class:`~powercontext.adapters.database.DatabaseMemoryBackend`)
 over OceanBase's storage (:mod:`powercontext.adapters.oceanbase.connection`: the
 connection, transactions with bounded retries of lock contention, metadata; the
 Sources' rows in :mod:`powercontext.adapters.oceanbase.source_rows`) with OceanBase's
@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from powercontext.adapters.database import DatabaseMemoryBackend
+from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_sql_rows import SQLMemoryRows
 from powercontext.adapters.oceanbase.connection import (
     DDL_TIMEOUT_US,
@@ -30,8 +32,8 @@ from powercontext.adapters.oceanbase.connection import (
 )
 from powercontext.adapters.oceanbase.memory_projection import OceanBaseMemoryProjection
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION, OceanBaseMemorySchema
-from powercontext.adapters.sql_memory import SQLMemoryBackend
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
 from powercontext.sql import oceanbase as obsql
@@ -61,7 +63,7 @@ class OceanBaseMemoryRows(SQLMemoryRows):
         return out
 
 
-class OceanBaseMemoryBackend(SQLMemoryBackend, OceanBaseStorage[MemoryCapabilities]):
+class OceanBaseMemoryBackend(DatabaseMemoryBackend, OceanBaseStorage[MemoryCapabilities]):
     """Memory on OceanBase MySQL mode or seekdb (Memory RFC, "OceanBase adapter").
 
     ``url`` is ``oceanbase://user:password@host:port/database`` (the database is created
@@ -81,8 +83,9 @@ class OceanBaseMemoryBackend(SQLMemoryBackend, OceanBaseStorage[MemoryCapabiliti
         self._init_connection(url)
         projection = OceanBaseMemoryProjection(self)
         self._schema = OceanBaseMemorySchema(self, projection)
-        super().__init__(projection=projection, templates=self,
-                         rows=OceanBaseMemoryRows(self), profile=profile, analyzer=analyzer)
+        super().__init__(rows=OceanBaseMemoryRows(self), projection=projection,
+                         profile=profile, analyzer=analyzer, log=ManifestLog(self),
+                         gaps=VectorGaps(self), revision_encodings=True)
 
     def __repr__(self) -> str:
         return f"OceanBaseMemoryBackend({self._url!r})"

@@ -1,7 +1,7 @@
 """SQLiteMemoryBackend: the Memory family on APSW + sqlite-vec (Memory RFC, "SQLite
 adapter"; ARCHITECTURE.md, "Decisions").
 
-The engine-neutral Memory backend (:class:`~powercontext.adapters.sql_memory.SQLMemoryBackend`)
+The engine-neutral Memory backend (:class:`~powercontext.adapters.database.DatabaseMemoryBackend`)
 over SQLite's storage (:mod:`powercontext.adapters.sqlite.connection`: connection,
 transactions, metadata, Sources) with SQLite's own Memory search projection
 (:class:`~powercontext.adapters.sqlite.memory_projection.SQLiteMemoryProjection`) and
@@ -16,7 +16,9 @@ from typing import Any, ClassVar, Literal
 
 import apsw
 
-from powercontext.adapters.sql_memory import SQLMemoryBackend
+from powercontext.adapters.database import DatabaseMemoryBackend
+from powercontext.adapters.manifest_log import ManifestLog
+from powercontext.adapters.memory_sql_rows import SQLMemoryRows
 from powercontext.adapters.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     MIN_SQLITE_VERSION,
@@ -28,6 +30,7 @@ from powercontext.adapters.sqlite.connection import (
 )
 from powercontext.adapters.sqlite.memory_projection import SQLiteMemoryProjection
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, SQLiteMemorySchema
+from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
 
@@ -36,7 +39,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLITE_FE
            "sqlite_version"]
 
 
-class SQLiteMemoryBackend(SQLMemoryBackend, SQLiteStorage[MemoryCapabilities]):
+class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilities]):
     """The Memory family on one SQLite file (Memory RFC, "SQLite adapter").
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
@@ -73,8 +76,9 @@ class SQLiteMemoryBackend(SQLMemoryBackend, SQLiteStorage[MemoryCapabilities]):
         self._init_connection(path_or_url, busy_timeout_ms)
         projection = SQLiteMemoryProjection(self, vector_index)
         self._schema = SQLiteMemorySchema(self, projection)
-        super().__init__(projection=projection, templates=self, profile=profile,
-                         analyzer=analyzer)
+        super().__init__(rows=SQLMemoryRows(self.engine), projection=projection,
+                         profile=profile, analyzer=analyzer, log=ManifestLog(self),
+                         gaps=VectorGaps(self), revision_encodings=True)
 
     @property
     def _ann(self) -> bool:

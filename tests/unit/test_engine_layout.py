@@ -131,11 +131,10 @@ def test_each_memory_collaborator_is_a_plain_class(module: str, name: str) -> No
     assert _ours(cls) == [], f"{name} inherits {_ours(cls)}"
 
 
-def test_the_memory_family_adds_two_classes_to_the_storage() -> None:
-    """A Memory backend is the engine's storage plus the Memory facade (engine-neutral:
-    DatabaseMemoryBackend, and SQLMemoryBackend with the SQL collaborators) and nothing
-    else of the Memory family: before the facade it was 16 (SQLite) and 17 (OceanBase)
-    classes of ours, 11 of them Memory mixins."""
+def test_the_memory_family_adds_one_class_to_the_storage() -> None:
+    """A Memory backend is the engine's storage plus the engine-neutral Memory facade,
+    DatabaseMemoryBackend, and nothing else of the Memory family: before the facade it
+    was 16 (SQLite) and 17 (OceanBase) classes of ours, 11 of them Memory mixins."""
     from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
     from powercontext.adapters.storage import SourceStore
 
@@ -143,7 +142,7 @@ def test_the_memory_family_adds_two_classes_to_the_storage() -> None:
     for backend in (SQLiteMemoryBackend, OceanBaseMemoryBackend):
         family = [n for n in _ours(backend) if n not in storage and "Storage" not in n
                   and n not in ("SQLArtifactStore", "SQLSourceStore", "OceanBaseSourceRows")]
-        assert family == ["SQLMemoryBackend", "DatabaseMemoryBackend"], family
+        assert family == ["DatabaseMemoryBackend"], family
 
 
 def test_each_engine_has_a_memory_search_projection() -> None:
