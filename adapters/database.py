@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_commit import DatabaseUnitOfWork, MemoryCommit
@@ -82,12 +82,23 @@ from powercontext.core.plan import MemoryPlan
 from powercontext.core.ranking import SearchCandidate
 from powercontext.core.topic.scope import SourceScope
 from powercontext.core.vectors import check_vector
+from powercontext.ports.engine import MemoryRows, MemorySearchProjection
+
+
+class MemorySchema(Protocol):
+    """An engine's Memory schema and startup probes (``SQLiteMemorySchema``,
+    ``OceanBaseMemorySchema``)."""
+
+    def open(self, profile: EmbeddingProfile | None,
+             analyzer_version: str) -> MemoryCapabilities: ...
+
 
 __all__ = [
     "HASH_FORMAT_KEY",
     "MEMORY_FAMILY",
     "DatabaseMemoryBackend",
     "DatabaseUnitOfWork",
+    "MemorySchema",
     "RebuildReport",
     "RehashReport",
     "RevisionRow",
@@ -106,7 +117,9 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
     :class:`~powercontext.ports.engine.MemorySearchProjection`; ``log``: the manifest
     log (None: Revision rows hold their manifests); ``gaps``: the vector-gap counts
     (None: completeness is counted over every head row); ``revision_encodings``: the
-    rows store ``RevisionRow.encoding`` (deltas can be written).
+    rows store ``RevisionRow.encoding`` (deltas can be written); ``schema``: the
+    engine's schema and startup probes (``open(profile, analyzer_version) ->
+    MemoryCapabilities``; None: the storage's ``_open_sync`` reports by itself).
 
     ``profile`` is the deployment's fixed embedding profile (None: no vector
     infrastructure). The first open of a database stores the profile; a later open with
@@ -120,12 +133,15 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
     """
 
     def __init__(
-        self, *, rows: Any, projection: Any, profile: EmbeddingProfile | None = None,
+        self, *, rows: MemoryRows, projection: MemorySearchProjection,
+        profile: EmbeddingProfile | None = None,
         analyzer: str | Analyzer | None = None, log: ManifestLog | None = None,
         gaps: VectorGaps | None = None, revision_encodings: bool = False,
+        schema: MemorySchema | None = None,
     ) -> None:
         super().__init__()
         self.projection = projection
+        self._schema = schema
         tables = self._memory_tables = MemoryTables(rows, log, gaps)
         deployment = self._deployment = MemoryDeployment(self, rows, profile=profile,
                                                          analyzer=analyzer)
@@ -141,6 +157,15 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
         self._citations = SourceCitations(self, rows)
 
     # ------------------------------------------------------------------ open hooks
+
+    def _open_schema_sync(self) -> MemoryCapabilities:
+        """On an open connection: create or check the Memory schema and run the startup
+        probes (the engine's ``schema``), for the deployment's profile; a new database
+        records the analyzer of :meth:`MemoryDeployment.new_database_analyzer`."""
+        assert self._schema is not None, "this backend has no schema collaborator"
+        deployment = self._deployment
+        return self._schema.open(deployment.profile,
+                                 deployment.new_database_analyzer().version)
 
     def _check_open_sync(self) -> None:
         self._deployment.check_open()

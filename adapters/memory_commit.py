@@ -37,6 +37,7 @@ from powercontext.core.manifest import ManifestView
 from powercontext.core.models import ArtifactRef, EmbeddingVector
 from powercontext.core.plan import MemoryPlan, ProjectionRow
 from powercontext.core.vectors import check_vector
+from powercontext.ports.engine import MemorySearchProjection
 
 __all__ = ["DatabaseUnitOfWork", "MemoryCommit"]
 
@@ -52,7 +53,7 @@ class MemoryCommit:
     keeps. ``revision_encodings``: the engine stores ``RevisionRow.encoding`` (deltas
     and checkpoints where there is no manifest log)."""
 
-    def __init__(self, host: Any, tables: MemoryTables, projection: Any,
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
                  deployment: MemoryDeployment, completeness: VectorCompleteness, *,
                  revision_encodings: bool = False) -> None:
         self._host = host

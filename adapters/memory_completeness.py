@@ -17,6 +17,7 @@ from powercontext.adapters.memory_deployment import MemoryDeployment
 from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.core.models import EmbeddingProfile
 from powercontext.core.plan import MemoryPlan
+from powercontext.ports.engine import MemorySearchProjection
 
 __all__ = ["GENERATION_KEY", "VectorCompleteness"]
 
@@ -35,7 +36,7 @@ class VectorCompleteness:
     ``deployment``: the profile vectors are checked against. Thread-safe: the cache is
     shared by the worker thread and whoever clears it."""
 
-    def __init__(self, host: Any, tables: MemoryTables, projection: Any,
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
                  deployment: MemoryDeployment) -> None:
         self._host = host
         self._tables = tables

@@ -28,6 +28,7 @@ from powercontext.core.errors import (
     UpgradeRequiredError,
 )
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
+from powercontext.ports.engine import MemoryRows
 
 __all__ = ["HASH_FORMAT_KEY", "REHASH_COMMAND", "MemoryDeployment", "resolve_analyzer"]
 
@@ -59,7 +60,7 @@ class MemoryDeployment:
     migrates); ``legacy_hashes`` (the stored Revisions use the pre-spec hash formula);
     ``allow_legacy`` (rehash or resume_writes runs on a legacy database)."""
 
-    def __init__(self, host: Any, rows: Any, *, profile: EmbeddingProfile | None = None,
+    def __init__(self, host: Any, rows: MemoryRows, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
         self._host = host
         self._rows = rows

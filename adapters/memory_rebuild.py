@@ -33,6 +33,7 @@ from powercontext.core.errors import (
 from powercontext.core.models import ArtifactRef, EmbeddingProfile, RebuildReport
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.vectors import check_vector, prepare_vector
+from powercontext.ports.engine import MemorySearchProjection
 
 if TYPE_CHECKING:
     from powercontext.adapters.memory_reads import MemoryStore
@@ -49,8 +50,9 @@ class MemoryRebuild:
     ``rehash``: the analyzer and profile, the vector-completeness cache, the write
     pause."""
 
-    def __init__(self, host: Any, tables: MemoryTables, projection: Any, store: MemoryStore,
-                 deployment: MemoryDeployment, completeness: VectorCompleteness,
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
+                 store: MemoryStore, deployment: MemoryDeployment,
+                 completeness: VectorCompleteness,
                  rehash: MemoryRehash) -> None:
         self._host = host
         self._tables = tables

@@ -35,6 +35,7 @@ from powercontext.core.models import (
 )
 from powercontext.core.ranking import SearchCandidate, SearchHead
 from powercontext.core.vectors import check_vector
+from powercontext.ports.engine import MemorySearchProjection
 
 __all__ = ["MemorySearch", "paged_fts_stream"]
 
@@ -82,7 +83,7 @@ class MemorySearch:
     :class:`~powercontext.ports.engine.MemorySearchProjection`; ``deployment``: the
     profile and analyzer; ``completeness``: whether a Memory's vectors are complete."""
 
-    def __init__(self, host: Any, tables: MemoryTables, projection: Any,
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
                  deployment: MemoryDeployment, completeness: VectorCompleteness) -> None:
         self._host = host
         self._tables = tables

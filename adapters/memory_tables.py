@@ -11,12 +11,12 @@ of head rows without a vector (:mod:`powercontext.adapters.vector_gaps`).
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from powercontext.adapters import manifest_log
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.revision_cache import LogDecoder, ParsedRevision, RevisionCache
 from powercontext.adapters.vector_gaps import VectorGaps
+from powercontext.ports.engine import MemoryRows
 
 __all__ = ["MemoryTables"]
 
@@ -27,7 +27,7 @@ class MemoryTables:
     checkpoints); ``gaps``: the vector-gap counts (None: completeness is counted over
     every head row); ``revisions``: the Revision cache every read shares."""
 
-    def __init__(self, rows: Any, log: ManifestLog | None = None,
+    def __init__(self, rows: MemoryRows, log: ManifestLog | None = None,
                  gaps: VectorGaps | None = None) -> None:
         self.rows = rows
         self.log = log

@@ -29,6 +29,7 @@ from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryVersion
 from powercontext.core.topic.scope import SourceScope
+from powercontext.ports.engine import MemoryRows
 
 __all__ = ["MAX_LIMIT", "SourceCitations", "check_limit", "citing_versions", "like_needle"]
 
@@ -58,7 +59,7 @@ class SourceCitations:
     ``_in_tx``, the Scope journal's ``_scope_rows_sync``); ``rows``: the Memory rows
     (``citing_versions``, ``entry_kinds``)."""
 
-    def __init__(self, host: Any, rows: Any) -> None:
+    def __init__(self, host: Any, rows: MemoryRows) -> None:
         self._host = host
         self._rows = rows
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import datetime
 
     from powercontext.core.errors import PowerContextError
-    from powercontext.core.models import EmbeddingProfile, EmbeddingVector
+    from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
     from powercontext.core.plan import ProjectionRow
     from powercontext.core.ranking import SearchCandidate
     from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
@@ -40,6 +40,7 @@ __all__ = [
     "EngineBacked",
     "EngineCapabilities",
     "LockingPolicy",
+    "MemoryRows",
     "MemorySearchProjection",
     "SQLEngine",
     "SupervisorLeases",
@@ -248,6 +249,78 @@ class MemorySearchProjection(Protocol):
         """The stored vectors of one Memory's head rows by entry_version_id, only those
         whose stored hash names the row's entry (a rebuild keeps them when it cannot
         make new ones)."""
+        ...
+
+
+@runtime_checkable
+class MemoryRows(Protocol):
+    """The Memory family's authoritative rows as the engine-neutral Memory backend
+    reads and writes them (Memory RFC, "Storage model"; ARCHITECTURE.md, Decisions:
+    "Keys live in the database"): heads, Revision rows, entry versions, business keys
+    and the reverse evidence of Sources. On a SQL engine each is one shared template
+    run through :class:`SQLEngine` (``powercontext.adapters.memory_sql_rows``); the
+    contract kit's in-memory backend answers them over dicts. Every method runs inside
+    the caller's transaction; a write that breaks a unique key raises the store's
+    error (mapped by the storage to RevisionConflictError).
+
+    ``revision_rows`` gives ``RevisionRow`` values
+    (``powercontext.adapters.storage.rows``)."""
+
+    def head(self, artifact_id: str) -> int | None:
+        """The current head revision of an Artifact (any family), or None."""
+        ...
+
+    def heads(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        """The head revision of each of these Artifacts that exists, by id."""
+        ...
+
+    def all_heads(self) -> list[tuple[str, int]]:
+        """Every Memory Artifact's ``(artifact_id, head revision)``, sorted by id."""
+        ...
+
+    def revision_rows(self, artifact_id: str, after: int, upto: int) -> list[Any]:
+        """Revision rows with ``after < revision <= upto``, ascending."""
+        ...
+
+    def set_revision_hash(self, artifact_id: str, revision: int, old_hash: str,
+                          new_hash: str) -> bool:
+        """Rewrite one Revision's content hash when it is ``old_hash`` (rehash only)."""
+        ...
+
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
+        """The stored entry versions with these ids (missing ids left out)."""
+        ...
+
+    def entry_ids_elsewhere(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        """Those of ``entry_ids`` another Memory already uses."""
+        ...
+
+    def insert_entry_versions(self, versions: Sequence[MemoryEntryVersion]) -> None:
+        """Insert immutable entry versions."""
+        ...
+
+    def key_owner(self, key: str) -> str | None:
+        """The Memory Artifact id stored for a business key, or None."""
+        ...
+
+    def all_keys(self) -> list[tuple[str, str]]:
+        """Every stored ``(key, artifact_id)``, sorted by key."""
+        ...
+
+    def insert_key(self, key: str, artifact_id: str) -> None:
+        """Store a business key (a stored key raises the unique-key error)."""
+        ...
+
+    def delete_key(self, key: str, artifact_id: str) -> bool:
+        """Delete a key when it names ``artifact_id``; True when it did."""
+        ...
+
+    def citing_versions(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        """The first ``limit`` entry versions, by entry_version_id, citing a Source."""
+        ...
+
+    def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of one Memory."""
         ...
 
 

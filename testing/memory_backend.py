@@ -8,9 +8,9 @@ search projection (:class:`InMemoryProjection`:
 :class:`~powercontext.ports.engine.MemorySearchProjection`), all over plain dicts, and
 it passes the same contract kit as SQLite and OceanBase (so it declares the
 ``ports.MemoryRebuild``, ``ports.MemoryInventory`` and ``ports.SourceCitations``
-capabilities the base class implements) and the kit's ``FaultInjection`` hook. It also serves unit tests of the
-core and the service. It is not durable and not meant for real data: each transaction
-deep-copies the whole state.
+capabilities the base class implements) and the kit's ``FaultInjection`` hook. It also
+serves unit tests of the core and the service. It is not durable and not meant for
+real data: each transaction deep-copies the whole state.
 
 Usage in a test module::
 

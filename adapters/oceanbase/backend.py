@@ -82,18 +82,16 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend, OceanBaseStorage[MemoryCapab
                  analyzer: str | Analyzer | None = None) -> None:
         self._init_connection(url)
         projection = OceanBaseMemoryProjection(self)
-        self._schema = OceanBaseMemorySchema(self, projection)
         super().__init__(rows=OceanBaseMemoryRows(self), projection=projection,
                          profile=profile, analyzer=analyzer, log=ManifestLog(self),
-                         gaps=VectorGaps(self), revision_encodings=True)
+                         gaps=VectorGaps(self), revision_encodings=True,
+                         schema=OceanBaseMemorySchema(self, projection))
 
     def __repr__(self) -> str:
         return f"OceanBaseMemoryBackend({self._url!r})"
 
     def _open_checked_sync(self) -> MemoryCapabilities:
-        deployment = self._deployment
-        return self._schema.open(deployment.profile,
-                                 deployment.new_database_analyzer().version)
+        return self._open_schema_sync()
 
     # the shared templates, one method each (powercontext.adapters.manifest_log.LogEngine)
 

@@ -75,10 +75,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
                              f"{vector_index!r}")
         self._init_connection(path_or_url, busy_timeout_ms)
         projection = SQLiteMemoryProjection(self, vector_index)
-        self._schema = SQLiteMemorySchema(self, projection)
         super().__init__(rows=SQLMemoryRows(self.engine), projection=projection,
                          profile=profile, analyzer=analyzer, log=ManifestLog(self),
-                         gaps=VectorGaps(self), revision_encodings=True)
+                         gaps=VectorGaps(self), revision_encodings=True,
+                         schema=SQLiteMemorySchema(self, projection))
 
     @property
     def _ann(self) -> bool:
@@ -91,9 +91,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
         return self.projection.bits
 
     def _setup_sync(self, conn: apsw.Connection) -> MemoryCapabilities:
-        deployment = self._deployment
-        return self._schema.open(deployment.profile,
-                                 deployment.new_database_analyzer().version)
+        return self._open_schema_sync()
 
     def _rolled_back_sync(self) -> None:
         # a rolled-back migration may have dropped or created the vector tables
