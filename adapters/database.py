@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_commit import DatabaseUnitOfWork, MemoryCommit
@@ -82,23 +82,13 @@ from powercontext.core.plan import MemoryPlan
 from powercontext.core.ranking import SearchCandidate
 from powercontext.core.topic.scope import SourceScope
 from powercontext.core.vectors import check_vector
-from powercontext.ports.engine import MemoryRows, MemorySearchProjection
-
-
-class MemorySchema(Protocol):
-    """An engine's Memory schema and startup probes (``SQLiteMemorySchema``,
-    ``OceanBaseMemorySchema``)."""
-
-    def open(self, profile: EmbeddingProfile | None,
-             analyzer_version: str) -> MemoryCapabilities: ...
-
+from powercontext.ports.engine import MemoryRows, MemorySchema, MemorySearchProjection
 
 __all__ = [
     "HASH_FORMAT_KEY",
     "MEMORY_FAMILY",
     "DatabaseMemoryBackend",
     "DatabaseUnitOfWork",
-    "MemorySchema",
     "RebuildReport",
     "RehashReport",
     "RevisionRow",

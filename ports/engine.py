@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     import datetime
 
     from powercontext.core.errors import PowerContextError
-    from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryEntryVersion
+    from powercontext.core.models import (
+        EmbeddingProfile,
+        EmbeddingVector,
+        MemoryCapabilities,
+        MemoryEntryVersion,
+    )
     from powercontext.core.plan import ProjectionRow
     from powercontext.core.ranking import SearchCandidate
     from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
@@ -41,6 +46,7 @@ __all__ = [
     "EngineCapabilities",
     "LockingPolicy",
     "MemoryRows",
+    "MemorySchema",
     "MemorySearchProjection",
     "SQLEngine",
     "SupervisorLeases",
@@ -321,6 +327,18 @@ class MemoryRows(Protocol):
 
     def entry_kinds(self, artifact_id: str) -> dict[str, str]:
         """``{entry_version_id: kind}`` of every stored version of one Memory."""
+        ...
+
+
+class MemorySchema(Protocol):
+    """An engine's Memory schema and startup probes (Memory RFC, "SQLite adapter",
+    "OceanBase adapter"): run once per open, on the open connection."""
+
+    def open(self, profile: EmbeddingProfile | None,
+             analyzer_version: str) -> MemoryCapabilities:
+        """Create (or check) the Memory tables and the engine's projection, run the
+        probes, and report the capabilities. ``profile``: the deployment's (None: the
+        stored one, if any); ``analyzer_version``: what a new database records."""
         ...
 
 
