@@ -245,7 +245,8 @@ class MemoryRebuild:
 
     def _migrate_analyzer_sync(self, target: Analyzer | None) -> None:
         """Start moving the FTS projection to ``target`` (None: the analyzer chosen at
-        open): until :meth:`_mark_rebuilt_sync` the database records no known version."""
+        open): until the rebuild ends (``_mark_rebuilt_sync``) the database records no
+        known version."""
         host, deployment = self._host, self._deployment
         target = target or deployment.db_analyzer
         stored = host._meta_get_sync("analyzer_version")
