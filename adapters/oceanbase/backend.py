@@ -26,6 +26,7 @@ from powercontext.adapters.oceanbase.connection import (
     LOCK_TIMEOUT_US,
     RETRY_ATTEMPTS,
     RETRY_BACKOFF,
+    OceanBaseEngine,
     OceanBaseStorage,
     OceanBaseURL,
     parse_url,
@@ -46,11 +47,12 @@ _DIALECT = "oceanbase"
 
 
 class OceanBaseMemoryRows(SQLMemoryRows):
-    """:class:`SQLMemoryRows` whose ``heads`` reads many heads in one statement."""
+    """:class:`SQLMemoryRows` whose ``heads`` reads many heads in one statement (an
+    OceanBase fragment, through the engine's own ``rows``)."""
 
-    def __init__(self, storage: Any) -> None:
-        super().__init__(storage.engine)
-        self._storage = storage
+    def __init__(self, engine: OceanBaseEngine) -> None:
+        super().__init__(engine)
+        self._ob = engine
 
     def heads(self, artifact_ids: Sequence[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(artifact_ids))
@@ -59,7 +61,7 @@ class OceanBaseMemoryRows(SQLMemoryRows):
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
             out.update((_text(a), int(r)) for a, r in
-                       self._storage._all(obsql.heads_by_id(len(chunk)), chunk))
+                       self._ob.rows(obsql.heads_by_id(len(chunk)), chunk))
         return out
 
 
@@ -82,7 +84,7 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend, OceanBaseStorage[MemoryCapab
                  analyzer: str | Analyzer | None = None) -> None:
         self._init_connection(url)
         projection = OceanBaseMemoryProjection(self)
-        super().__init__(rows=OceanBaseMemoryRows(self), projection=projection,
+        super().__init__(rows=OceanBaseMemoryRows(self.ob_engine), projection=projection,
                          profile=profile, analyzer=analyzer, log=ManifestLog(self),
                          gaps=VectorGaps(self), revision_encodings=True,
                          schema=OceanBaseMemorySchema(self, projection))
