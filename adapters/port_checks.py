@@ -22,7 +22,13 @@ if TYPE_CHECKING:
         SQLSupervisionRows,
         SupervisionRows,
     )
-    from powercontext.ports import MemoryBackend
+    from powercontext.ports import (
+        EntryKinds,
+        MemoryBackend,
+        MemoryInventory,
+        MemoryRebuild,
+        SourceCitations,
+    )
     from powercontext.ports.engine import (
         EngineBacked,
         MemorySearchProjection,
@@ -37,11 +43,16 @@ if TYPE_CHECKING:
         engine: SQLEngine = SQLiteEngine(memory.filename)
         leases: SupervisorLeases = SQLiteLeases(engine)
         backed: EngineBacked = memory
-        projection: MemorySearchProjection = memory
+        projection: MemorySearchProjection = memory.projection
         topic_projection: TopicSearchProjection = topic.projection
         port: MemoryBackend = memory
+        rebuild: MemoryRebuild = memory
+        inventory: MemoryInventory = memory
+        citations: SourceCitations = memory
+        kinds: EntryKinds = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, leases, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port
+        del rebuild, inventory, citations, kinds, topic_port
 
     def _topic_facade(topic: SQLTopicBackend) -> None:
         # the engine-neutral facade itself implements the Topic ports
@@ -57,8 +68,11 @@ if TYPE_CHECKING:
         engine: SQLEngine = memory.engine
         leases: SupervisorLeases = OceanBaseLeases(topic.ob_engine)
         backed: EngineBacked = topic
-        projection: MemorySearchProjection = memory
+        projection: MemorySearchProjection = memory.projection
         topic_projection: TopicSearchProjection = topic.projection
         port: MemoryBackend = memory
+        rebuild: MemoryRebuild = memory
+        citations: SourceCitations = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, leases, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port, rebuild, citations
+        del topic_port
