@@ -397,13 +397,10 @@ class MemorySchema(Protocol):
 @runtime_checkable
 class TopicSearchProjection(Protocol):
     """The Topic Memory family's search projection on one engine (Topic Memory RFC,
-    "Retrieval"): the active topic and chunk rows of each Topic head with their
-    full-text and vector indexes (SQLite: FTS5 and vec0 tables keyed by the active
-    rows' rowids; OceanBase: FULLTEXT and HNSW indexes of the active tables), and the
-    reads of those rows. Every method runs inside the caller's transaction on the
-    engine's thread. The engine-neutral Topic storage
-    (``powercontext.adapters.topic_database``) calls these; each engine writes them
-    once."""
+    "Retrieval"): the active rows of each Topic head with their full-text and vector
+    indexes, and the reads of those rows. Every method runs inside the caller's
+    transaction; the engine-neutral Topic backend (``adapters/topic_database.py``)
+    calls them."""
 
     #: The largest ``k`` :meth:`vector_rows` answers (None: no cap).
     vector_k_cap: int | None
@@ -414,8 +411,7 @@ class TopicSearchProjection(Protocol):
         ...
 
     def delete_active(self, artifact_id: str) -> None:
-        """Row replacement: delete the Topic's active rows with their index rows
-        (nothing to delete is not an error)."""
+        """Row replacement: delete the Topic's active rows with their index rows."""
         ...
 
     def insert_active(self, write: TopicWrite, fingerprint: str | None) -> None:
