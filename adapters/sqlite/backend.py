@@ -28,6 +28,7 @@ from powercontext.adapters.sqlite.connection import (
     sqlite_version,
 )
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, SQLiteMemorySchema, pack, unpack
+from powercontext.adapters.sqlite.vector_index import AUTO_RECALL, Lists, VectorIndex
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
@@ -55,13 +56,16 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
     ``busy_timeout_ms``: how long a writer waits for the write lock before
     :class:`BackendError` ("database is locked").
     ``vector_index``: the vector channel's retrieval (Memory RFC, "Search and reads":
-    ANN). ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by Hamming
-    distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a Memory of
-    up to 512 vectors is searched exactly); ``"exact"``
-    and ``"auto"`` (default): vec0's float KNN (the first pass's recall falls below 0.95
-    at 100k vectors: docs/search.md, "Vector and hybrid search"). A database made before the first
-    pass existed searches exactly until ``memory rebuild`` makes it. ValueError for
-    another value.
+    ANN). ``"auto"`` (default): a Memory that has IVF lists
+    (:mod:`powercontext.adapters.sqlite.vector_index`: from 4,096 vectors) whose
+    calibrated recall@10 is at least 0.97 is searched through its nearest lists, any
+    other exactly; ``"ivf"``: through its lists whenever it has them; ``"exact"``:
+    vec0's float KNN; ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by
+    Hamming distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a
+    Memory of up to 512 vectors is searched exactly; recall below 0.95 at 100k
+    vectors: docs/search.md, "Vector and hybrid search"). A database made before the
+    sign-bit table or the IVF index existed searches exactly until ``memory rebuild``
+    makes them. ValueError for another value.
     """
 
     supports_revision_encodings = True
@@ -70,9 +74,9 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-                 vector_index: Literal["auto", "ann", "exact"] = "auto") -> None:
-        if vector_index not in ("auto", "ann", "exact"):
-            raise ValueError(f"vector_index must be 'auto', 'ann' or 'exact', not "
+                 vector_index: Literal["auto", "ivf", "ann", "exact"] = "auto") -> None:
+        if vector_index not in ("auto", "ivf", "ann", "exact"):
+            raise ValueError(f"vector_index must be 'auto', 'ivf', 'ann' or 'exact', not "
                              f"{vector_index!r}")
         super().__init__(profile=profile, analyzer=analyzer)
         self._vector_index = vector_index
@@ -120,6 +124,8 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
                 if bits_delete is not None:
                     self._execute(bits_delete, [pid])
             self._select_in("vector_metadata_delete", pids)
+            if (index := self._ivf_index()) is not None:
+                index.delete(pids)
         self._select_in("head_rows_delete", pids)
 
     def _insert_projections_sync(
@@ -134,6 +140,7 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
         head_insert = self._t("head_row_insert")
         fts_insert = frag.statement("fts_insert")
         fts_delete = frag.statement("fts_delete")
+        indexed: list[tuple[int, bytes]] = []
         for row, vec in zip(rows, vectors, strict=True):
             self._execute(head_insert, [artifact_id, head_revision, row.entry_id,
                                         row.entry_version_id, row.entry_content_hash,
@@ -158,6 +165,9 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
             if self._bits:  # its sign bits, in the same transaction
                 self._execute(frag.statement("bits_delete"), [pid])
                 self._execute(frag.statement("bits_insert"), [pid, scope, blob])
+            indexed.append((pid, blob))
+        if indexed and (index := self._ivf_index()) is not None:
+            index.add(scope, indexed)  # into the nearest lists, in this transaction
         if rows:
             self._merge_fts_sync()
 
@@ -252,10 +262,16 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
             params = [blob, min(k * frag.ANN_OVERFETCH, frag.MAX_KNN_K), None, k]
         else:
             sql, params = frag.statement("vector_search"), [blob, k, None]
+        index = self._ivf_index() if self._vector_index in ("auto", "ivf") else None
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
-            params[2] = frag.scope_token(a)
-            for pid, aid, e, v, h, text, dist in self._execute(sql, params):
+            params[2] = scope = frag.scope_token(a)
+            lists = index.lists(scope) if index is not None else None
+            if index is not None and lists is not None and self._ivf_trusted(lists, k):
+                rows = index.search(scope, blob, k, lists)
+            else:
+                rows = self._execute(sql, params)
+            for pid, aid, e, v, h, text, dist in rows:
                 if aid == a:
                     found.append(
                         (float(dist), pid, SearchCandidate(aid, e, v, h, text, float(dist))))
@@ -263,7 +279,24 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
         return [c for _, _, c in found[:limit]]
 
     def _vector_first_k_sync(self, first: int) -> int:
-        return frag.ANN_FIRST_K if self._ann else first + 1
+        approximate = self._ann or (self._ivf and self._vector_index in ("auto", "ivf"))
+        return frag.ANN_FIRST_K if approximate else first + 1
+
+    # ------------------------------------------------------------------ the IVF index
+
+    def _ivf_index(self) -> VectorIndex | None:
+        """The IVF index (adapters/sqlite/vector_index.py) when its tables exist."""
+        profile = self._profile or (self._db_caps and self._db_caps.embedding_profile)
+        if not self._ivf or not profile:
+            return None
+        return VectorIndex(self._execute, profile.dimension)
+
+    def _ivf_trusted(self, lists: Lists, k: int) -> bool:
+        """Search this Memory through its lists: it has them, they leave some out at this
+        ``k``, and ``vector_index`` is ``"ivf"``, or ``"auto"`` with a calibrated recall
+        of at least AUTO_RECALL."""
+        return (lists.lists > 0 and lists.probes(k) < lists.lists
+                and (self._vector_index == "ivf" or lists.recall >= AUTO_RECALL))
 
     def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
         if not self._vec_tables:
@@ -305,6 +338,8 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
             if self._bits:
                 self._execute(frag.statement("bits_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)
+            if (index := self._ivf_index()) is not None:
+                index.clear(scope)
         self._select_in("head_rows_delete", pids)
 
     def _mark_rebuilt_sync(self) -> None:
@@ -314,6 +349,13 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
         # the ANN first pass is made again from the float vectors: one row for each and
         # no other (this also upgrades a database made before it existed)
         self._refill_bits_sync()
+        # and the IVF lists of every Memory, trained on its vectors (created if missing)
+        profile = self._profile or (self._db_caps and self._db_caps.embedding_profile)
+        if self._vec_tables and profile:
+            index = VectorIndex(self._execute, profile.dimension)
+            index.create()
+            self._ivf = True
+            index.train_all()
 
     # ------------------------------------------------------------------ business keys
 

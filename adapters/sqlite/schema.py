@@ -12,6 +12,7 @@ import apsw
 
 from powercontext.adapters.memory_sql_rows import SQLMemoryRows
 from powercontext.adapters.sqlite.connection import SQLiteStorage
+from powercontext.adapters.sqlite.vector_index import VectorIndex
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.core import canonical
 from powercontext.core.errors import (
@@ -21,6 +22,7 @@ from powercontext.core.errors import (
 )
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector, MemoryCapabilities
 from powercontext.sql import sqlite as frag
+from powercontext.sql import sqlite_vector_index as ivf_sql
 from powercontext.sql import templates
 
 __all__ = ["SCHEMA_VERSION", "SQLiteMemorySchema", "pack", "unpack"]
@@ -48,7 +50,8 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
 
     _vec_tables = False  # the vec0 table exists
     _bits = False  # the ANN first pass (the sign-bit vec0 table) exists
-    _vector_index = "auto"  # "auto", "ann" or "exact" (see SQLiteMemoryBackend)
+    _ivf = False  # the IVF index's tables exist (adapters/sqlite/vector_index.py)
+    _vector_index = "auto"  # "auto", "ivf", "ann" or "exact" (see SQLiteMemoryBackend)
     _vec_usable = False  # sqlite-vec loaded and its probe passed
 
     def _setup_sync(self, conn: apsw.Connection) -> MemoryCapabilities:
@@ -129,8 +132,9 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
                     # only with a new float table: an older one keeps the exact KNN
                     # until `memory rebuild` fills the first pass from it
                     self._execute(bits)
-        self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
-        self._bits = self._vec_tables and self._exists_sync(frag.BITS_TABLE)
+                if new:  # likewise the IVF index
+                    VectorIndex(self._execute, profile.dimension).create()
+        self._read_vector_tables_sync()
         if self._vec_tables and not vec_loaded:
             raise BackendError("this database has a vec0 projection but sqlite-vec cannot be "
                                "loaded; writes would leave stale vectors behind")
@@ -149,8 +153,13 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
 
     def _rolled_back_sync(self) -> None:
         # a rolled-back migration may have dropped or created the vector tables
+        self._read_vector_tables_sync()
+
+    def _read_vector_tables_sync(self) -> None:
         self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
         self._bits = self._vec_tables and self._exists_sync(frag.BITS_TABLE)
+        self._ivf = (self._vec_tables and self._exists_sync(ivf_sql.IVF_TABLE)
+                     and self._exists_sync(ivf_sql.LISTS_TABLE))
 
     def _probe_vec_sync(self, reasons: list[str]) -> bool:
         try:
@@ -187,12 +196,15 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
         if self._bits or self._exists_sync(frag.BITS_TABLE):
             self._execute(frag.statement("drop_bits"))
         self._execute(self._t("drop_memory_entry_vector_metadata"))
-        self._vec_tables = self._bits = False
+        VectorIndex(self._execute, 1).drop()
+        self._vec_tables = self._bits = self._ivf = False
         if profile is not None:
             for name in templates.VECTOR_SCHEMA:
                 self._execute(self._t(name))
             self._execute(frag.vector_ddl(profile.dimension))
             self._vec_tables = True
+            VectorIndex(self._execute, profile.dimension).create()
+            self._ivf = True
             bits = frag.vector_bits_ddl(profile.dimension)
             if bits is not None:
                 self._execute(bits)
