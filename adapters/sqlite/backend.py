@@ -266,7 +266,7 @@ class SQLiteMemoryBackend(SourceCitationsMixin, SQLiteMemorySchema):
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
             params[2] = scope = frag.scope_token(a)
-            lists = index.lists(scope) if index is not None else None
+            lists = index.lists(scope, centroids=False) if index is not None else None
             if index is not None and lists is not None and self._ivf_trusted(lists, k):
                 rows = index.search(scope, blob, k, lists)
             else:

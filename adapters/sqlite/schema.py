@@ -158,8 +158,8 @@ class SQLiteMemorySchema(SQLiteStorage[MemoryCapabilities], SQLMemoryRows):
     def _read_vector_tables_sync(self) -> None:
         self._vec_tables = self._exists_sync(frag.VECTOR_TABLE)
         self._bits = self._vec_tables and self._exists_sync(frag.BITS_TABLE)
-        self._ivf = (self._vec_tables and self._exists_sync(ivf_sql.IVF_TABLE)
-                     and self._exists_sync(ivf_sql.LISTS_TABLE))
+        self._ivf = self._vec_tables and all(self._exists_sync(t) for t in (
+            ivf_sql.IVF_TABLE, ivf_sql.CENTROIDS_TABLE, ivf_sql.LISTS_TABLE))
 
     def _probe_vec_sync(self, reasons: list[str]) -> bool:
         try:

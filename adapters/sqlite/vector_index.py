@@ -103,23 +103,32 @@ class VectorIndex:
     def create(self) -> None:
         """Create the two tables if missing (an empty index: every Memory exact)."""
         self._run(ivf_sql.ivf_ddl(self.dimension), ())
+        self._run(ivf_sql.centroids_ddl(self.dimension), ())
         self._run(ivf_sql.statement("create_lists"), ())
 
     def drop(self) -> None:
         """Drop both tables (a new embedding profile; a rebuild makes them again)."""
         self._run(ivf_sql.statement("drop_ivf"), ())
         self._run(ivf_sql.statement("drop_lists"), ())
+        self._run(ivf_sql.statement("drop_centroids"), ())
 
     # ------------------------------------------------------------------ writes
 
-    def lists(self, scope: str) -> Lists | None:
-        """The Memory's row, or None when it has none."""
+    def lists(self, scope: str, *, centroids: bool = True) -> Lists | None:
+        """The Memory's row, or None when it has none; ``centroids=False`` leaves its
+        centroids out (b"": a search reads them from the centroids' vec0 table)."""
+        if not centroids:
+            rows = self._run(ivf_sql.statement("lists_head"), (scope,))
+            if not rows:
+                return None
+            n, nprobe, trained, added, recall = rows[0]
+            return Lists(int(n), int(nprobe), int(trained), int(added), float(recall), b"")
         rows = self._run(ivf_sql.statement("lists_get"), (scope,))
         if not rows:
             return None
-        n, nprobe, trained, added, recall, centroids = rows[0]
+        n, nprobe, trained, added, recall, blob = rows[0]
         return Lists(int(n), int(nprobe), int(trained), int(added), float(recall),
-                     bytes(centroids))
+                     bytes(blob))
 
     def add(self, scope: str, rows: Sequence[tuple[int, bytes]]) -> None:
         """Index new float vectors ``(projection id, float32 blob)`` of one Memory: each
@@ -150,6 +159,7 @@ class VectorIndex:
     def clear(self, scope: str) -> None:
         """Remove one Memory's rows and its lists (a rebuild makes them again)."""
         self._run(ivf_sql.statement("ivf_delete_scope"), (scope,))
+        self._run(ivf_sql.statement("centroids_delete_scope"), (scope,))
         self._run(ivf_sql.statement("lists_delete"), (scope,))
 
     def train_all(self) -> None:
@@ -166,6 +176,7 @@ class VectorIndex:
 
         found = self._run(ivf_sql.statement("scope_vectors"), (scope,))
         self._run(ivf_sql.statement("ivf_delete_scope"), (scope,))
+        self._run(ivf_sql.statement("centroids_delete_scope"), (scope,))
         n = len(found)
         if n < TRAIN_AT:
             state = Lists(0, 0, n, 0, 0.0, b"")
@@ -181,6 +192,8 @@ class VectorIndex:
         insert = ivf_sql.statement("ivf_insert")
         for pid, lst, i in zip(pids, assigned.tolist(), range(n), strict=True):
             self._run(insert, (pid, scope, int(lst), x[i].tobytes()))
+        for lst, centroid in enumerate(centroids):
+            self._run(ivf_sql.statement("centroids_insert"), (scope, lst, centroid.tobytes()))
         state = Lists(len(centroids), nprobe, n, 0, recall,
                       centroids.astype("<f4").tobytes())
         self._put(scope, state)
@@ -191,16 +204,10 @@ class VectorIndex:
     def search(self, scope: str, vector_blob: bytes, k: int,
                state: Lists) -> list[tuple[Any, ...]]:
         """The ``k`` nearest head rows of one Memory by (L2 distance, projection id)
-        among its ``state.probes(k)`` nearest lists; rows as ``ivf_search``."""
-        import numpy as np
-
-        q = np.frombuffer(vector_blob, dtype="<f4")
-        probes = state.probes(k)
-        c = _centroids(state.centroids, self.dimension)
-        d = ((c - q) ** 2).sum(axis=1)
-        order = np.lexsort((np.arange(len(c)), d))[:probes]
-        return self._run(ivf_sql.ivf_search(probes),
-                         (vector_blob, k, scope, *(int(i) for i in order), k))
+        among its ``state.probes(k)`` lists whose centroids are nearest the query: one
+        statement, no numpy (a new process's first search imports nothing more)."""
+        return self._run(ivf_sql.statement("ivf_search"),
+                         (vector_blob, k, scope, state.probes(k), k))
 
     def rows(self) -> list[tuple[int, str, int]]:
         """Every ``(projection id, scope, list)`` of the index (checks and tests)."""

@@ -57,10 +57,13 @@ def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
         index = backend._ivf_index()
         floats = {pid: (scope, blob) for pid, scope, blob in backend._execute(
             f"SELECT rowid, scope, embedding FROM {frag.VECTOR_TABLE}")}
+        centroids = backend._execute(
+            f"SELECT scope, ivf_list, embedding FROM {ivf_sql.CENTROIDS_TABLE} "
+            "ORDER BY scope, ivf_list")
         return index, floats, index.rows(), {
             frag.scope_token(r.artifact_id): index.lists(frag.scope_token(r.artifact_id))
-            for r in refs}
-    index, floats, rows, states = _sync(backend, read)
+            for r in refs}, centroids
+    index, floats, rows, states, centroids = _sync(backend, read)
     pids = [pid for pid, _, _ in rows]
     assert len(pids) == len(set(pids))  # one list per vector
     for pid, scope, _ in rows:
@@ -68,9 +71,13 @@ def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
     for scope, state in states.items():
         mine = sorted((pid, lst) for pid, s, lst in rows if s == scope)
         wanted = sorted(pid for pid, (s, _) in floats.items() if s == scope)
+        theirs = [(lst, blob) for s, lst, blob in centroids if s == scope]
         if state is None or state.lists == 0:
-            assert mine == []
+            assert mine == [] and theirs == []
             continue
+        # the searched centroids are the stored ones, one per list
+        assert [lst for lst, _ in theirs] == list(range(state.lists))
+        assert b"".join(blob for _, blob in theirs) == state.centroids
         assert [pid for pid, _ in mine] == wanted
         nearest = index.nearest(state, [floats[pid][1] for pid, _ in mine])
         assert [lst for _, lst in mine] == nearest
@@ -225,6 +232,7 @@ def test_an_older_database_searches_exactly_until_a_rebuild(tmp_path: Path) -> N
     conn = _raw(path)  # a database made before the index existed
     conn.execute(ivf_sql.statement("drop_ivf"))
     conn.execute(ivf_sql.statement("drop_lists"))
+    conn.execute(ivf_sql.statement("drop_centroids"))
     conn.close()
     reopened = _service(path, model, "ivf")
     backend: Any = reopened.backend
