@@ -260,3 +260,20 @@ def test_a_small_memory_has_no_lists_and_a_bad_setting_is_refused(tmp_path: Path
         asyncio.run(svc.close())
     with pytest.raises(ValueError):
         SQLiteMemoryBackend(str(tmp_path / "x.db"), vector_index="fast")  # type: ignore[arg-type]
+
+
+def test_auto_trusts_the_lists_only_where_their_recall_holds(tmp_path: Path) -> None:
+    def lists(recall: float, nprobe: int = 4) -> vi.Lists:
+        return vi.Lists(lists=20, nprobe=nprobe, trained=5000, added=0, recall=recall,
+                        centroids=b"")
+
+    backends = {ix: SQLiteMemoryBackend(str(tmp_path / f"{ix}.db"), vector_index=ix)
+                for ix in ("auto", "ivf", "exact")}
+    auto, ivf = backends["auto"], backends["ivf"]
+    assert auto._ivf_trusted(lists(vi.AUTO_RECALL), vi.BASE_K)
+    assert not auto._ivf_trusted(lists(vi.AUTO_RECALL - 0.001), vi.BASE_K)
+    assert ivf._ivf_trusted(lists(0.5), vi.BASE_K)
+    # probing every list is the exact scan: that one is run instead
+    assert not ivf._ivf_trusted(lists(1.0, nprobe=20), vi.BASE_K)
+    assert not ivf._ivf_trusted(lists(1.0, nprobe=5), 4 * vi.BASE_K)
+    assert not ivf._ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0, b""), vi.BASE_K)
