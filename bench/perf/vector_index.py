@@ -17,9 +17,9 @@ the output).
 One SQLite file is loaded through the library (``remember`` in batches of 1,000, so the
 commits train the lists as a user's would), then ``memory rebuild``'s training is timed
 on its own. Two services open the file: ``vector_index="exact"`` and ``"auto"``; the
-queries run interleaved (hybrid and vector, limit 10), timed as wall clock and as the process's CPU
-time (the search runs in the backend's worker thread; CPU time is the steadier figure on
-a shared machine). recall@10: the share of the exact 10 nearest
+queries run interleaved (hybrid, vector and fts, limit 10), timed as wall clock and as
+the process's CPU time (the search runs in the backend's worker thread; CPU time is the
+steadier figure on a shared machine). recall@10: the share of the exact 10 nearest
 (vec0 float KNN) that the channel's first query (k = 64) places in its first 10, counted
 by distance so that equal distances count alike. Prints one JSON object.
 """
@@ -142,7 +142,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     svcs = {ix: MemoryService(SQLiteMemoryBackend(str(path), profile=model.profile,
                                                   vector_index=ix), embedding_model=model)
             for ix in ("exact", "auto")}
-    cells = [f"{mode}/{ix}" for mode in ("hybrid", "vector") for ix in ("exact", "auto")]
+    modes = ("hybrid", "vector", "fts")  # fts: the other channel's share of hybrid
+    cells = [f"{mode}/{ix}" for mode in modes for ix in ("exact", "auto")]
     times: dict[str, list[float]] = {c: [] for c in cells}
     cpu: dict[str, list[float]] = {c: [] for c in cells}
     recalls: list[float] = []
@@ -153,7 +154,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for run_i in range(args.runs):
         for q, qv in zip(qs, qvecs, strict=True):
             order = ("exact", "auto") if run_i % 2 == 0 else ("auto", "exact")
-            for mode in ("hybrid", "vector"):
+            for mode in modes:
                 for ix in order:
                     t, c = time.perf_counter(), time.process_time()
                     await svcs[ix].search(q, (ref,), limit=10, mode=mode)

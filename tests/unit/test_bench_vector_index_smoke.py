@@ -29,5 +29,5 @@ def test_the_vector_index_benchmark_runs_and_reports(tmp_path: Path) -> None:
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["entries"] == 40 and report["queries"] == 3
     assert report["lists"] == 0 and report["recall_at_10_mean"] == 1.0
-    assert set(report["wall_ms"]) == {"hybrid/exact", "hybrid/auto", "vector/exact",
-                                      "vector/auto"}
+    assert set(report["wall_ms"]) == {f"{m}/{ix}" for m in ("hybrid", "vector", "fts")
+                                      for ix in ("exact", "auto")}
