@@ -10,11 +10,10 @@ __all__: list[str] = []
 
 if TYPE_CHECKING:
     from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
-    from powercontext.adapters.oceanbase.engine import OceanBaseEngine
     from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
     from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
     from powercontext.adapters.sqlite.backend import SQLiteMemoryBackend
-    from powercontext.adapters.sqlite.connection import SQLiteEngine
+    from powercontext.adapters.sqlite.engine import SQLiteEngine
     from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
     from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
     from powercontext.ports import MemoryBackend
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from powercontext.ports.topic import TopicMemoryBackend
 
     def _sqlite(memory: SQLiteMemoryBackend, topic: SQLiteTopicBackend) -> None:
-        engine: SQLEngine = SQLiteEngine(memory)
+        engine: SQLEngine = SQLiteEngine(memory.filename)
         leases: SupervisorLeases = SQLiteLeases(engine)
         backed: EngineBacked = memory
         projection: MemorySearchProjection = memory
@@ -38,8 +37,8 @@ if TYPE_CHECKING:
         del engine, leases, backed, projection, topic_projection, port, topic_port
 
     def _oceanbase(memory: OceanBaseMemoryBackend, topic: OceanBaseTopicBackend) -> None:
-        engine: SQLEngine = OceanBaseEngine(memory)
-        leases: SupervisorLeases = OceanBaseLeases(OceanBaseEngine(memory))
+        engine: SQLEngine = memory.engine
+        leases: SupervisorLeases = OceanBaseLeases(topic.ob_engine)
         backed: EngineBacked = topic
         projection: MemorySearchProjection = memory
         topic_projection: TopicSearchProjection = topic

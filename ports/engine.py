@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import datetime
 
     from powercontext.core.errors import PowerContextError
-    from powercontext.core.models import EmbeddingProfile, EmbeddingVector
+    from powercontext.core.models import EmbeddingProfile, EmbeddingVector, Source
     from powercontext.core.plan import ProjectionRow
     from powercontext.core.ranking import SearchCandidate
     from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
@@ -45,6 +45,8 @@ __all__ = [
     "SupervisorLeases",
     "TopicSearchProjection",
 ]
+
+T = TypeVar("T")
 
 
 class LockingPolicy(enum.Enum):
@@ -77,16 +79,24 @@ class EngineCapabilities:
 
 @runtime_checkable
 class SQLEngine(Protocol):
-    """One connection to a SQL database, run by one thread.
+    """One connection to a SQL database, run by one thread. The engine owns the
+    driver's connection; the engine-neutral storage
+    (:class:`powercontext.adapters.storage.sql_storage.SQLStorage`) composes it.
 
-    Lifecycle: :meth:`connect` (idempotent) before the first statement, :meth:`close`
-    (idempotent) at the end. Transactions: :meth:`begin` then :meth:`commit` or
-    :meth:`rollback`; a failure of ``begin`` leaves no transaction open, ``rollback``
-    never raises for a transaction that is not open. Errors: a statement raises the
-    driver's exception; :meth:`map_error` turns it into the typed error the caller
-    raises (a duplicate key of a Revision or head: RevisionConflictError; lock
-    contention: a retryable BackendError; anything else the driver raises: BackendError;
-    None for an exception that is not the driver's)."""
+    Lifecycle: :meth:`connect` (idempotent: the version gate and the session setup of a
+    new connection) before the first statement, :meth:`opening` around the family's
+    schema creation, :meth:`close` (idempotent) at the end. Transactions: :meth:`begin`
+    then :meth:`commit` or :meth:`rollback`; a failure of ``begin`` leaves no
+    transaction open, ``rollback`` never raises for a transaction that is not open.
+    Errors: a statement raises the driver's exception; :meth:`map_error` turns it into
+    the typed error the caller raises (a duplicate key of a Revision or head:
+    RevisionConflictError; lock contention: a retryable BackendError; anything else the
+    driver raises: BackendError; None for an exception that is not the driver's).
+
+    Beyond statements, an engine holds what differs between engines in the shared
+    tables: the deployment metadata table (:meth:`meta_get`, :meth:`meta_set`), how a
+    Source gets its journal position (:meth:`put_sources`) and how the positions of
+    one Scope are serialised (:meth:`scope_lock`)."""
 
     @property
     def engine_capabilities(self) -> EngineCapabilities:
@@ -94,24 +104,38 @@ class SQLEngine(Protocol):
         ...
 
     def connect(self) -> None:
-        """Open the connection (and the schema behind it) unless open already."""
+        """Open the connection unless open already: the engine's version gate, then its
+        session setup (SQLite: WAL, ``synchronous=FULL``, foreign keys, busy timeout;
+        OceanBase: the database, isolation and lock timeouts). BackendError for an old
+        or unreachable server; InvalidInputError for a path that is no database."""
+        ...
+
+    def opening(self, setup: Callable[[], T]) -> T:
+        """:meth:`connect`, then ``setup()`` (the family's schema creation and probes,
+        idempotent) under the engine's open policy: SQLite maps a file that is no
+        database, or cannot be written, to InvalidInputError; OceanBase reruns
+        ``setup`` while it loses a race with a concurrent opener and maps driver
+        errors. The connection is closed when it raises."""
         ...
 
     def close(self) -> None:
         """Close the connection; a later :meth:`connect` opens it again."""
         ...
 
-    def begin(self, write: bool) -> None:
+    def begin(self, write: bool, *, long_running: bool = False) -> None:
         """Start a transaction: a write one takes the engine's write locks as its
-        :class:`LockingPolicy` says; a read one reads one consistent snapshot."""
+        :class:`LockingPolicy` says; a read one reads one consistent snapshot.
+        ``long_running``: maintenance (a rebuild, a rehash) whose transactions may be
+        long; an engine that bounds a transaction's life gives it the long bound."""
         ...
 
     def commit(self) -> None:
         """COMMIT durably. CommitOutcomeUnknownError when the answer was lost."""
         ...
 
-    def rollback(self) -> None:
-        """ROLLBACK the open transaction, if any; never raises."""
+    def rollback(self) -> bool:
+        """ROLLBACK the open transaction, if any; never raises. True when a
+        transaction was open (the caller may re-read schema state it changed)."""
         ...
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> int:
@@ -141,9 +165,36 @@ class SQLEngine(Protocol):
         """The typed error to raise in place of the driver's ``exc``, or None."""
         ...
 
+    def relieve_contention(self) -> None:
+        """Between two attempts of a unit of work that met lock contention (outside any
+        transaction): end what holds the locks for a client that is gone (OceanBase:
+        abandoned sessions of this user). Never raises; may do nothing."""
+        ...
+
     def database_now(self) -> str:
         """The database's clock, UTC, as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (one clock for
         every process and host that writes the database)."""
+        ...
+
+    def meta_get(self, key: str) -> str | None:
+        """A value of the deployment metadata table (``powercontext_meta``), or None."""
+        ...
+
+    def meta_set(self, key: str, value: str | None) -> None:
+        """Set (with None: delete) a value of the metadata table."""
+        ...
+
+    def put_sources(self, sources: Sequence[Source]) -> list[int]:
+        """Inside the caller's write transaction: insert the Sources not stored yet
+        (each checked by the caller, identical ones kept once) and return each one's
+        journal position in input order (Memory RFC, "Sources"; SQLite: the rowid;
+        OceanBase: the next position under the journal lock row)."""
+        ...
+
+    def scope_lock(self, scope_id: str) -> None:
+        """Inside the caller's write transaction: serialise the allocation of the
+        Scope's journal positions until COMMIT (SQLite: nothing, ``BEGIN IMMEDIATE``
+        holds the write lock; OceanBase: the journal lock row ``FOR UPDATE``)."""
         ...
 
 

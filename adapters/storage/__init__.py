@@ -10,3 +10,6 @@ from powercontext.adapters.storage.rows import RevisionRow
 from powercontext.adapters.storage.sources import SourceStore
 
 __all__ = ["RetryableError", "RevisionRow", "SourceStore", "StorageBackend"]
+
+# SQLStorage (powercontext.adapters.storage.sql_storage), the engine-neutral storage
+# over a composed SQLEngine, is imported from its module: it needs the engine port.

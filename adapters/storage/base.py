@@ -10,7 +10,9 @@ typed :class:`~powercontext.core.errors.PowerContextError`. Lock contention the
 adapter maps to :class:`RetryableError` is rerun a bounded number of times.
 
 A concrete adapter implements the synchronous primitives marked ``abstract``
-(connection, transactions, error mapping, metadata). A family's backend adds its
+(connection, transactions, error mapping, metadata); on a SQL database
+:class:`~powercontext.adapters.storage.sql_storage.SQLStorage` implements them once,
+over the :class:`~powercontext.ports.engine.SQLEngine` it composes. A family's backend adds its
 checks at open (:meth:`StorageBackend._check_open_sync`) and before every call
 (:meth:`StorageBackend._check_ready_sync`), its own tables and its public API.
 

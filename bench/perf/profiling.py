@@ -47,9 +47,13 @@ async def _profiled(
     backend: Any = svc.backend
     main_prof, worker_prof = cProfile.Profile(), cProfile.Profile()
     sql: dict[str, list[float]] = {}
-    # Every statement of a backend goes through one method (SQLite ``_execute``,
-    # OceanBase ``_exec`` / ``_exec_many``): wrap it on the instance while profiling.
-    patched = [n for n in ("_execute", "_exec", "_exec_many") if hasattr(backend, n)]
+    # Every statement of a backend goes through one method of its engine (SQLite
+    # ``rows``, OceanBase ``_exec`` / ``_exec_many``): wrap it on the engine instance
+    # while profiling.
+    engine: Any = getattr(backend, "sqlite_engine", None)
+    patched = ["rows"] if engine is not None else []
+    if engine is None and hasattr(backend, "ob_engine"):
+        engine, patched = backend.ob_engine, ["_exec", "_exec_many"]
 
     def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(statement: str, *args: Any, **kwargs: Any) -> Any:
@@ -64,7 +68,7 @@ async def _profiled(
         return wrapper
 
     for name in patched:
-        setattr(backend, name, timed(getattr(backend, name)))
+        setattr(engine, name, timed(getattr(engine, name)))
     await backend._run(worker_prof.enable)
     t0 = time.perf_counter()
     main_prof.enable()
@@ -75,7 +79,7 @@ async def _profiled(
         wall = time.perf_counter() - t0
         await backend._run(worker_prof.disable)
         for name in patched:
-            delattr(backend, name)  # back to the class's method
+            delattr(engine, name)  # back to the class's method
     out: dict[str, Any] = {"ops": ops, "wall_ms_per_op_profiled": wall * 1e3 / max(1, ops)}
     n = max(1, ops)
     out["sql_top"] = [

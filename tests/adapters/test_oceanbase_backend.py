@@ -22,9 +22,10 @@ from urllib.parse import urlsplit
 
 import pytest
 from oceanbase_server import fresh_database, race_writer, seekdb_available
+from support.statement_faults import hook_statements
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
-from powercontext.adapters.oceanbase import connection as obbackend
+from powercontext.adapters.oceanbase import driver as obbackend
 from powercontext.core import analyzer, canonical, planning
 from powercontext.core.errors import (
     BackendError,
@@ -409,7 +410,7 @@ def test_a_short_ann_answer_is_rerun_exactly(db_url, monkeypatch):
 
     with opened(db_url, PROFILE) as b:
         ref = run(remember(b, None, texts, vectors))
-        monkeypatch.setattr(obbackend.obsql, "vector_search", lossy)
+        monkeypatch.setattr(obsql, "vector_search", lossy)
         cands = run(b._run(b._in_tx, False, b._vector_candidates_sync,
                            [ref.artifact_id], near(0, "q"), 32))
     assert seen == [True, False]
@@ -437,25 +438,26 @@ class _KillAt(OceanBaseMemoryBackend):
     seen: int = 0
     counting = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        hook_statements(self, self._hook)
+
+    def _hook(self, sql, params, send):
+        self._maybe_kill()
+        return send()
+
     def _maybe_kill(self):
         if not self.counting:
             return
         self.seen += 1
         if self.seen == self.fail_at:
-            self._cursor()  # connected
+            self.ob_engine._cursor()  # connected
             killer = _connect(self._killer_url)
             try:
                 killer.cursor().execute(f"KILL {int(self._conn.thread_id())}")
             finally:
                 killer.close()
 
-    def _exec(self, sql, params=None):
-        self._maybe_kill()
-        return super()._exec(sql, params)
-
-    def _exec_many(self, sql, rows):
-        self._maybe_kill()
-        return super()._exec_many(sql, rows)
 
 
 def _commit_counting(b: _KillAt, plan, vectors) -> None:
@@ -540,7 +542,7 @@ def test_lock_waits_are_retried_and_never_conflicts(db_url, monkeypatch):
         finally:
             release.join()
         assert r2.revision == 2
-        assert "_RetryableError" in retried and "RevisionConflictError" not in retried
+        assert "OceanBaseRetryableError" in retried and "RevisionConflictError" not in retried
         # a lock held past every retry: a BackendError, still not a conflict
         cur.execute("BEGIN")
         cur.execute("SELECT revision FROM artifact_heads WHERE artifact_id = %s FOR UPDATE",
@@ -629,6 +631,10 @@ class _LoseCommitReply(OceanBaseMemoryBackend):
     when = "after"
     armed = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        hook_statements(self, self._hook, many=False)
+
     def _kill_own_session(self) -> None:
         killer = _connect(self._killer_url)
         try:
@@ -636,16 +642,16 @@ class _LoseCommitReply(OceanBaseMemoryBackend):
         finally:
             killer.close()
 
-    def _exec(self, sql, params=None):
+    def _hook(self, sql, params, send):
         if not (self.armed and sql == "COMMIT"):
-            return super()._exec(sql, params)
+            return send()
         import MySQLdb
 
         self.armed = False
         if self.when == "before":
             self._kill_own_session()
-            return super()._exec(sql, params)
-        super()._exec(sql, params)
+            return send()
+        send()
         self._kill_own_session()
         raise MySQLdb.OperationalError(2013, "Lost connection to server during query "
                                              "(injected after the server ran COMMIT)")

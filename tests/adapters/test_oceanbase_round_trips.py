@@ -57,7 +57,8 @@ def _round_trips(b: OceanBaseMemoryBackend) -> Iterator[list[str]]:
     """Every query ``b`` sends meanwhile, whitespace folded: one per round trip, and a
     read's COMMIT, whose answer is read later, as ``COMMIT (answer read later)``."""
     seen: list[str] = []
-    real_cursor, real_send = b._cursor, b._send_read_commit
+    engine = b.ob_engine  # the engine owns the connection
+    real_cursor, real_send = engine._cursor, engine._send_read_commit
 
     def cursor():  # type: ignore[no-untyped-def]
         cur = real_cursor()
@@ -75,11 +76,11 @@ def _round_trips(b: OceanBaseMemoryBackend) -> Iterator[list[str]]:
         seen.append("COMMIT (answer read later)")
         real_send()
 
-    b._cursor, b._send_read_commit = cursor, send  # type: ignore[method-assign]
+    engine._cursor, engine._send_read_commit = cursor, send  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        del b._cursor, b._send_read_commit
+        del engine._cursor, engine._send_read_commit
 
 
 READ = "START TRANSACTION READ ONLY; "

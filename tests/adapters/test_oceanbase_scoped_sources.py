@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
+from support.statement_faults import hook_statements
 from support.topic_ob import sql
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
@@ -50,14 +51,18 @@ def _fail_at(base: type) -> type:
         seen = 0
         fail_at = 0
 
-        def _exec(self, sql, params=None):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            hook_statements(self, self._hook, many=False)
+
+        def _hook(self, sql, params, send):
             if self.counting:
                 self.seen += 1
                 if self.seen == self.fail_at:
                     import MySQLdb
 
                     raise MySQLdb.OperationalError(1105, f"injected fault at {self.seen}")
-            return super()._exec(sql, params)
+            return send()
 
     return FailAt
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
+from support.statement_faults import hook_statements
 from support.topic_ob import make_write, publish, run, search, sql
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
@@ -52,13 +53,13 @@ class _FailAt(OceanBaseTopicBackend):
 
             raise MySQLdb.OperationalError(1105, f"injected fault at statement {self.seen}")
 
-    def _exec(self, sql, params=None):
-        self._maybe_fail()
-        return super()._exec(sql, params)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        hook_statements(self, self._hook)
 
-    def _exec_many(self, sql, rows):
+    def _hook(self, sql, params, send):
         self._maybe_fail()
-        return super()._exec_many(sql, rows)
+        return send()
 
 
 def _state(url: str) -> dict[str, object]:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
+from support.statement_faults import hook_statements
 
 from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend, OceanBaseTopicBackend
@@ -181,9 +182,13 @@ def test_opening_an_existing_database_writes_no_meta_row(db_url):
     seen: list[str] = []
 
     class Recording(OceanBaseMemoryBackend):
-        def _exec(self, sql, params=None):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            hook_statements(self, self._hook, many=False)
+
+        def _hook(self, sql, params, send):
             seen.append(sql)
-            return super()._exec(sql, params)
+            return send()
 
     async def go() -> None:
         b = Recording(db_url)

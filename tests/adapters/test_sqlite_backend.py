@@ -12,7 +12,7 @@ import pytest
 
 from powercontext.adapters.database import RevisionRow, VectorRow
 from powercontext.adapters.sqlite import SQLiteMemoryBackend, parse_sqlite_url
-from powercontext.adapters.sqlite import connection as backend_mod
+from powercontext.adapters.sqlite import engine as backend_mod
 from powercontext.core import analyzer, canonical
 from powercontext.core.errors import (
     ArtifactNotFoundError,

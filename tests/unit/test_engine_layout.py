@@ -1,34 +1,40 @@
 """The storage's layout, read from the source: each shared statement is run by one
 method written once over the engine port (:mod:`powercontext.ports.engine`), not once
-per engine, and the engines implement that port.
+per engine; the engines implement that port and own their connection; the storage
+composes an engine instead of stacking classes (no class of the shared storage has more
+than three classes of ours among its ancestors).
 
 ``PER_ENGINE`` lists the storage primitives still written in both engine folders: each
-is either engine-specific by nature (connection lifecycle, transactions, the search
-projections of :class:`~powercontext.ports.engine.MemorySearchProjection` and
+is either engine-specific by nature (a family's open, the search projections of
+:class:`~powercontext.ports.engine.MemorySearchProjection` and
 :class:`~powercontext.ports.engine.TopicSearchProjection`) or not moved yet. The
 list only shrinks: a name that is no longer duplicated must leave it."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from pathlib import Path
 
 import pytest
 
-from powercontext.adapters.oceanbase.connection import OceanBaseEngine
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.sqlite.backend import SQLiteMemoryBackend
+from powercontext.adapters.sqlite.engine import SQLiteEngine
 from powercontext.ports.engine import LockingPolicy, SQLEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("sqlite", "oceanbase")
 
-#: The ``_..._sync`` primitives still defined in both engine folders (see above).
+#: The ``_..._sync`` primitives still defined in both engine folders (see above). The
+#: connection lifecycle, transactions, metadata and the Source positions are the
+#: engines' public methods (``connect``, ``begin`` ... ``put_sources``, ``scope_lock``)
+#: under the port's names, run by the one engine-neutral storage
+#: (:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`).
 PER_ENGINE = frozenset({
-    # connection lifecycle, transactions, metadata (the engine's own)
-    "_open_sync", "_close_sync", "_begin_sync", "_commit_sync", "_rollback_sync",
-    "_meta_get_sync", "_meta_set_sync",
-    # how a Source gets its position, how Scope positions are serialised
-    "_put_sources_sync", "_scope_lock_sync",
+    # each family's open: connect, then its schema and probes
+    "_open_sync",
     # the Memory search projection (MemorySearchProjection)
     "_reset_vectors_sync", "_delete_projections_sync", "_insert_projections_sync",
     "_clear_projection_sync", "_fts_candidates_sync", "_vector_candidates_sync",
@@ -104,3 +110,82 @@ def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> N
     assert isinstance(backend, EngineBacked)
     assert backend.engine.engine_capabilities.locking is LockingPolicy.SINGLE_WRITER
     assert not (tmp_path / "never-opened.db").exists()
+
+
+#: The most classes of ours a class of the shared storage may have among its ancestors.
+MAX_OUR_ANCESTORS = 3
+
+
+def our_ancestors(cls: type) -> list[str]:
+    """The classes of ours (``powercontext.*``) in ``cls``'s MRO, itself left out."""
+    return [c.__qualname__ for c in cls.__mro__[1:]
+            if c.__module__.startswith("powercontext.")]
+
+
+def classes_of(package: str, folder: Path) -> list[type]:
+    """Every class defined in the modules of ``folder`` (imported as ``package``)."""
+    out: list[type] = []
+    for path in sorted(folder.glob("*.py")):
+        name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+        module = importlib.import_module(name)
+        out.extend(c for _, c in inspect.getmembers(module, inspect.isclass)
+                   if c.__module__ == name)
+    return out
+
+
+def test_no_storage_class_has_more_than_three_ancestors_of_ours() -> None:
+    classes = classes_of("powercontext.adapters.storage", ROOT / "adapters" / "storage")
+    for engine in ENGINES:  # each engine's storage and the engine itself
+        for stem in ("connection", "engine"):
+            module = importlib.import_module(f"powercontext.adapters.{engine}.{stem}")
+            classes.extend(c for _, c in inspect.getmembers(module, inspect.isclass)
+                           if c.__module__ == module.__name__)
+    tall = {c.__qualname__: our_ancestors(c) for c in classes
+            if len(our_ancestors(c)) > MAX_OUR_ANCESTORS}
+    assert tall == {}
+    assert {"SQLStorage", "SQLiteStorage", "OceanBaseStorage", "SQLiteEngine",
+            "OceanBaseEngine"} <= {c.__qualname__ for c in classes}
+
+
+def test_the_ancestor_rule_counts_only_our_classes() -> None:
+    from powercontext.adapters.storage.sql_storage import SQLStorage
+
+    assert our_ancestors(SQLStorage) == ["SourceStore", "StorageBackend"]
+    assert our_ancestors(SQLiteMemoryBackend)[:3] == [
+        "SourceCitationsMixin", "_Rows", "SQLiteMemorySchema"]
+
+
+@pytest.mark.parametrize("engine", [SQLiteEngine, OceanBaseEngine])
+def test_an_engine_is_no_storage_and_owns_its_connection(engine: type) -> None:
+    assert our_ancestors(engine) == []
+    for name in ("connect", "opening", "close", "begin", "commit", "rollback",
+                 "map_error", "meta_get", "meta_set", "put_sources", "scope_lock",
+                 "relieve_contention", "database_now"):
+        assert name in vars(engine), name
+
+
+def test_the_sqlite_engine_runs_a_transaction_on_its_own_connection(tmp_path: Path) -> None:
+    engine = SQLiteEngine(str(tmp_path / "e.db"))
+    assert engine.connection is None and engine.rollback() is False
+    engine.connect()
+    try:
+        assert engine.rows("PRAGMA journal_mode")[0][0] == "wal"
+        engine.begin(True)
+        engine.rows("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        engine.rows("INSERT INTO t VALUES ('a')")
+        engine.commit()
+        engine.begin(True)
+        engine.rows("INSERT INTO t VALUES ('b')")
+        assert engine.rollback() is True and engine.rollback() is False
+        assert engine.rows("SELECT k FROM t") == [("a",)]
+        try:
+            engine.rows("INSERT INTO t VALUES ('a')")
+        except Exception as exc:  # the driver's error, mapped by the engine
+            assert type(engine.map_error(exc)).__name__ == "BackendError"
+        else:
+            raise AssertionError("a duplicate key was stored")
+        assert engine.map_error(KeyError("x")) is None
+    finally:
+        engine.close()
+        engine.close()
+    assert engine.connection is None
