@@ -91,12 +91,16 @@ class Lists:
 class VectorIndex:
     """The IVF index of one SQLite database, over the connection's ``run(sql, params)``
     (every call inside the caller's transaction). ``dimension``: the embedding
-    profile's. Public methods raise what the connection raises (apsw errors, mapped by
-    the backend)."""
+    profile's; ``train_at`` and ``list_size``: TRAIN_AT and LIST_SIZE unless a test
+    wants small Memories with lists. Public methods raise what the connection raises
+    (apsw errors, mapped by the backend)."""
 
-    def __init__(self, run: Run, dimension: int) -> None:
+    def __init__(self, run: Run, dimension: int, *, train_at: int = TRAIN_AT,
+                 list_size: int = LIST_SIZE) -> None:
         self._run = run
         self.dimension = dimension
+        self.train_at = train_at  # the library's are TRAIN_AT and LIST_SIZE
+        self.list_size = list_size
 
     # ------------------------------------------------------------------ tables
 
@@ -145,7 +149,7 @@ class VectorIndex:
             self._run(ivf_sql.statement("lists_added"), (len(rows), scope))
         size = (state.trained + state.added if state else 0) + len(rows)
         trained = state.trained if state and state.lists else 0
-        due = size >= TRAIN_AT and (
+        due = size >= self.train_at and (
             trained == 0 or (size >= GROWTH * trained and size <= AUTO_TRAIN_MAX))
         if due and (trained or size <= AUTO_TRAIN_MAX):
             self.train(scope)
@@ -178,7 +182,7 @@ class VectorIndex:
         self._run(ivf_sql.statement("ivf_delete_scope"), (scope,))
         self._run(ivf_sql.statement("centroids_delete_scope"), (scope,))
         n = len(found)
-        if n < TRAIN_AT:
+        if n < self.train_at:
             state = Lists(0, 0, n, 0, 0.0, b"")
             self._put(scope, state)
             return state
@@ -186,7 +190,7 @@ class VectorIndex:
         x = np.frombuffer(b"".join(r[1] for r in found), dtype="<f4").reshape(n, self.dimension)
         rng = np.random.default_rng(
             int.from_bytes(hashlib.sha256(f"{scope}:{n}".encode()).digest()[:8], "big"))
-        centroids = _kmeans(x, max(2, round(n / LIST_SIZE)), rng)
+        centroids = _kmeans(x, max(2, round(n / self.list_size)), rng)
         assigned = _nearest(x, centroids)
         nprobe, recall = _calibrate(x, centroids, assigned, rng)
         insert = ivf_sql.statement("ivf_insert")
