@@ -6,62 +6,88 @@ its FTS projection was built with (AnalyzerMismatchError for another explicit ch
 an unknown version, unless a rebuild migrates it) and the hash format (a legacy
 database opens with UpgradeRequiredError until ``rehash``).
 
-:class:`MemoryDeploymentMixin` implements the storage base's open hooks
-(``_check_open_sync``, ``_check_ready_sync``) for the Memory family.
+:class:`MemoryDeployment` holds that state (the deployment's profile and the
+database's analyzer) and runs the checks the Memory backend's open hooks
+(``_check_open_sync``, ``_check_ready_sync``) call.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 
-from powercontext.adapters.memory_rehash import (
-    HASH_FORMAT_KEY,
-    REHASH_COMMAND,
-    MemoryRehashMixin,
-)
 from powercontext.adapters.storage.rows import embedding_profile
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     AnalyzerMismatchError,
+    CapabilityNotSupportedError,
     ProfileMismatchError,
     UpgradeRequiredError,
 )
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
+from powercontext.ports.engine import MemoryRows
 
-__all__ = ["MemoryDeploymentMixin"]
+__all__ = ["HASH_FORMAT_KEY", "REHASH_COMMAND", "MemoryDeployment", "resolve_analyzer"]
+
+#: Deployment metadata key recording the formula of the stored Artifact content hashes
+#: (``canonical.HASH_FORMAT`` or ``canonical.LEGACY_HASH_FORMAT``).
+HASH_FORMAT_KEY = "hash_format"
+REHASH_COMMAND = "powercontext memory rebuild --rehash"
 
 
-class MemoryDeploymentMixin(MemoryRehashMixin):
-    """The Memory family's checks at open and before every call, and the database's
-    analyzer. The host class (DatabaseMemoryBackend) sets the state listed under
-    ``TYPE_CHECKING`` in its ``__init__``."""
+def resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
+    """An explicit analyzer choice as a registered Analyzer (InvalidInputError when
+    unknown), or None for no choice."""
+    if choice is None or isinstance(choice, Analyzer):
+        return choice
+    return analyzers.get(choice)
 
-    if TYPE_CHECKING:  # set by DatabaseMemoryBackend.__init__
-        _profile: EmbeddingProfile | None
-        _analyzer_choice: Analyzer | None
-        _analyzer: Analyzer | None
-        _analyzer_migration: bool
-        #: (stored, target) analyzer versions while a rebuild migrates, else None
-        _analyzer_target: tuple[str | None, str] | None
 
-    def _check_open_sync(self) -> None:
+class MemoryDeployment:
+    """What a Memory database records about its deployment, and the checks at open.
+
+    ``host``: the backend's storage (``_in_tx``, ``_meta_get_sync``,
+    ``_meta_set_sync``, ``_db_caps``); ``rows``: the Memory rows (``all_heads``).
+    ``profile``: the deployment's fixed embedding profile (None: the stored one once
+    open, if any); ``analyzer``: the explicit analyzer choice (None: no choice).
+
+    State: ``profile``; ``analyzer`` (the database's, known once open);
+    ``analyzer_migration`` (the next open accepts another analyzer: a rebuild
+    migrates); ``analyzer_target`` (the (stored, target) versions while a rebuild
+    migrates); ``legacy_hashes`` (the stored Revisions use the pre-spec hash formula);
+    ``allow_legacy`` (rehash or resume_writes runs on a legacy database)."""
+
+    def __init__(self, host: Any, rows: MemoryRows, *, profile: EmbeddingProfile | None = None,
+                 analyzer: str | Analyzer | None = None) -> None:
+        self._host = host
+        self._rows = rows
+        self.profile = profile
+        self.analyzer_choice = resolve_analyzer(analyzer)
+        self.analyzer: Analyzer | None = None
+        self.analyzer_migration = False
+        self.analyzer_target: tuple[str | None, str] | None = None
+        self.legacy_hashes = False
+        self.allow_legacy = False
+
+    def check_open(self) -> None:
         """The Memory family's checks at open: the stored embedding profile, the
-        analyzer version and the hash format (see :meth:`StorageBackend._check_open_sync`)."""
-        self._check_profile_sync()
+        analyzer version and the hash format (the storage's ``_check_open_sync``)."""
+        self._check_profile()
         # the hash format first: a database of an earlier release may need its analyzer
         # migrated too, and one command (the rehash's rebuild) does both
-        self._legacy_hashes = self._check_hash_format_sync()
-        self._check_analyzer_sync()
+        self.legacy_hashes = self._check_hash_format()
+        self._check_analyzer()
 
-    def _check_ready_sync(self) -> None:
-        if self._legacy_hashes and not self._allow_legacy:
-            raise self._upgrade_error(self._analyzer_target)
+    def check_ready(self) -> None:
+        """Refuse every call on a database with pre-spec hashes (UpgradeRequiredError),
+        unless rehash or resume_writes runs."""
+        if self.legacy_hashes and not self.allow_legacy:
+            raise self.upgrade_error(self.analyzer_target)
 
-    def _upgrade_error(self, migrate: tuple[str | None, str] | None) -> UpgradeRequiredError:
+    def upgrade_error(self, migrate: tuple[str | None, str] | None) -> UpgradeRequiredError:
         """The error of a database with pre-spec hashes, naming the one command that
         upgrades it: ``memory rebuild --rehash``, with ``--analyzer NAME`` when its
         full-text projection also needs another analyzer (``migrate``: the stored
@@ -81,98 +107,97 @@ class MemoryDeploymentMixin(MemoryRehashMixin):
             f"`{command}`, which verifies every Revision against the old formula and "
             "rewrites only the stored hash", command=command)
 
-    def _check_hash_format_sync(self) -> bool:
+    def _check_hash_format(self) -> bool:
         """True when the stored Revisions use the legacy hash format. A database without
         the marker is new (no Memory yet: marked with the spec's format) or was written
         before the marker existed (it has Memories: marked legacy)."""
+        host = self._host
         # a read first: an opened database never queues behind a writer for its marker
-        stored = self._in_tx(False, self._meta_get_sync, HASH_FORMAT_KEY)
+        stored = host._in_tx(False, host._meta_get_sync, HASH_FORMAT_KEY)
         if stored is None:
-            stored = self._in_tx(True, self._mark_hash_format_sync)
+            stored = host._in_tx(True, self._mark_hash_format)
         if stored not in (canonical.HASH_FORMAT, canonical.LEGACY_HASH_FORMAT):
             raise UpgradeRequiredError(
                 f"this database records hash format {stored!r}, which this version of "
                 "powercontext does not know (a newer version wrote it)"
             )
-        return stored == canonical.LEGACY_HASH_FORMAT
+        return bool(stored == canonical.LEGACY_HASH_FORMAT)
 
-    def _new_database_analyzer(self) -> Analyzer:
+    def _mark_hash_format(self) -> str:
+        host = self._host
+        stored: str | None = host._meta_get_sync(HASH_FORMAT_KEY)
+        if stored is None:
+            try:
+                existing = bool(self._rows.all_heads())
+            except CapabilityNotSupportedError:
+                existing = False  # an adapter without the listing has no old databases
+            stored = canonical.LEGACY_HASH_FORMAT if existing else canonical.HASH_FORMAT
+            host._meta_set_sync(HASH_FORMAT_KEY, stored)
+        return stored
+
+    def new_database_analyzer(self) -> Analyzer:
         """The analyzer a database created now records (the choice, else the default)."""
-        return self._analyzer_choice or analyzers.get()
+        return self.analyzer_choice or analyzers.get()
 
-    def _check_analyzer_sync(self) -> None:
-        stored = self._meta_get_sync("analyzer_version")
+    def _check_analyzer(self) -> None:
+        host = self._host
+        stored = host._meta_get_sync("analyzer_version")
         if stored is None:
             # nothing recorded (an adapter that records nothing at creation): a new
             # database, which gets the choice or the default
-            stored = self._new_database_analyzer().version
-            self._begin_sync(True)
-            try:
-                self._meta_set_sync("analyzer_version", stored)
-                self._commit_sync()
-            except BaseException:
-                self._rollback_sync()
-                raise
+            stored = self.new_database_analyzer().version
+            host._in_tx(True, host._meta_set_sync, "analyzer_version", stored)
         known = analyzers.ANALYZERS.get(stored) if stored is not None else None
-        wanted = self._analyzer_choice
-        self._analyzer_target = None
-        if self._analyzer_migration:
+        wanted = self.analyzer_choice
+        self.analyzer_target = None
+        if self.analyzer_migration:
             # opened for a rebuild, which migrates: full-text search waits for it
-            self._analyzer = wanted or known or analyzers.get()
-            if self._analyzer != known:
-                self._analyzer_target = (stored, self._analyzer.version)
-                self._fts_off_sync(stored)
+            self.analyzer = wanted or known or analyzers.get()
+            if self.analyzer != known:
+                self.analyzer_target = (stored, self.analyzer.version)
+                self.fts_off(stored)
             return
         if known is None or (wanted is not None and wanted != known):
             target = (wanted or analyzers.get()).version
-            if self._legacy_hashes and not self._allow_legacy:
-                raise self._upgrade_error((stored, target))
+            if self.legacy_hashes and not self.allow_legacy:
+                raise self.upgrade_error((stored, target))
             raise AnalyzerMismatchError(stored, target)
-        self._analyzer = known
+        self.analyzer = known
 
-    def _fts_off_sync(self, stored: str | None) -> None:
-        assert self._analyzer is not None
-        caps = self._db_caps or MemoryCapabilities(True, False, False, None)
+    def fts_off(self, stored: str | None) -> None:
+        """Turn full-text search off until a rebuild has migrated the FTS projection
+        built by analyzer ``stored`` (the reason goes to the capabilities)."""
+        assert self.analyzer is not None
+        host = self._host
+        caps = host._db_caps or MemoryCapabilities(True, False, False, None)
         reason = (f"the FTS projection was built by analyzer {stored!r}, not "
-                  f"{self._analyzer.version!r}: `powercontext memory rebuild` migrates it")
-        self._db_caps = attrs.evolve(caps, fts=False, hybrid=False,
+                  f"{self.analyzer.version!r}: `powercontext memory rebuild` migrates it")
+        host._db_caps = attrs.evolve(caps, fts=False, hybrid=False,
                                      reasons=(*caps.reasons, reason))
 
     @property
-    def _db_analyzer(self) -> Analyzer:
-        assert self._analyzer is not None, "the database is not open"
-        return self._analyzer
+    def db_analyzer(self) -> Analyzer:
+        """The database's analyzer (the database is open)."""
+        assert self.analyzer is not None, "the database is not open"
+        return self.analyzer
 
-    async def analyzer(self) -> Analyzer:
-        """The database's analyzer (recorded at creation; Memory RFC, "Normalization,
-        hashing, and the search analyzer"). Opens the database: AnalyzerMismatchError
-        when it records another version than the one asked for, or an unknown one."""
-        await self._run(lambda: None)
-        assert self._analyzer is not None
-        return self._analyzer
-
-    def _check_profile_sync(self) -> None:
-        stored = self._meta_get_sync("embedding_profile")
-        if self._profile is None:
+    def _check_profile(self) -> None:
+        host = self._host
+        stored = host._meta_get_sync("embedding_profile")
+        if self.profile is None:
             if stored is not None:
                 # Opening without a profile still works for fts and authoritative reads.
-                self._profile = embedding_profile(stored)
-                self._db_caps = attrs.evolve(
-                    self._db_caps or MemoryCapabilities(True, False, False, None),
-                    embedding_profile=self._profile,
+                self.profile = embedding_profile(stored)
+                host._db_caps = attrs.evolve(
+                    host._db_caps or MemoryCapabilities(True, False, False, None),
+                    embedding_profile=self.profile,
                 )
             return
-        wanted = canonical.canonical_dumps(self._profile).decode()
-        if stored is None and not (self._db_caps and self._db_caps.vector):
+        wanted = canonical.canonical_dumps(self.profile).decode()
+        if stored is None and not (host._db_caps and host._db_caps.vector):
             return  # no vector projection here: nothing to fix the profile to
         if stored is None:
-            self._begin_sync(True)
-            try:
-                self._meta_set_sync("embedding_profile", wanted)
-                self._commit_sync()
-            except BaseException:
-                self._rollback_sync()
-                raise
+            host._in_tx(True, host._meta_set_sync, "embedding_profile", wanted)
         elif stored != wanted:
             raise ProfileMismatchError(
                 f"this database was created with embedding profile {stored}; "

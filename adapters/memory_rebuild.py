@@ -1,10 +1,9 @@
 """The offline rebuild of a Memory backend's projections and its inventory (Memory
 RFC, "Vector integrity and offline rebuilds"; "Normalization, hashing, and the search
-analyzer"): :class:`MemoryRebuildMixin`, which
-:class:`~powercontext.adapters.database.DatabaseMemoryBackend` inherits, so every SQL
-backend is a :class:`powercontext.ports.MemoryRebuild` and a
-:class:`powercontext.ports.MemoryInventory` (the hash upgrade ``rehash`` comes from its
-base, :class:`~powercontext.adapters.memory_rehash.MemoryRehashMixin`).
+analyzer"): :class:`MemoryRebuild`, one of the Memory backend's upkeep collaborators, through which
+every SQL backend is a :class:`powercontext.ports.MemoryRebuild` and a
+:class:`powercontext.ports.MemoryInventory` (the hash upgrade ``rehash`` is
+:class:`~powercontext.adapters.memory_rehash.MemoryRehash`).
 
 Everything here runs from the authoritative tables (Revisions, entry versions) and
 rewrites only projections (head rows, FTS, vectors) and deployment metadata.
@@ -12,15 +11,16 @@ rewrites only projections (head rows, FTS, vectors) and deployment metadata.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from powercontext.adapters.memory_deployment import MemoryDeploymentMixin
+from powercontext.adapters.memory_completeness import VectorCompleteness
+from powercontext.adapters.memory_deployment import MemoryDeployment, resolve_analyzer
+from powercontext.adapters.memory_rehash import MemoryRehash
 from powercontext.adapters.memory_rows import VectorRow
-from powercontext.adapters.revision_cache import ParsedRevision
-from powercontext.core import analyzer as analyzers
+from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
@@ -30,57 +30,43 @@ from powercontext.core.errors import (
     ProfileMismatchError,
     RevisionConflictError,
 )
-from powercontext.core.models import (
-    ArtifactRef,
-    EmbeddingProfile,
-    MemoryEntryVersion,
-    MemoryManifestEntry,
-    RebuildReport,
-)
+from powercontext.core.models import ArtifactRef, EmbeddingProfile, RebuildReport
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.vectors import check_vector, prepare_vector
+from powercontext.ports.engine import MemorySearchProjection
 
-__all__ = ["MemoryRebuildMixin", "resolve_analyzer"]
+if TYPE_CHECKING:
+    from powercontext.adapters.memory_reads import MemoryStore
 
-
-def resolve_analyzer(choice: str | Analyzer | None) -> Analyzer | None:
-    """An explicit analyzer choice as a registered Analyzer (InvalidInputError when
-    unknown), or None for no choice."""
-    if choice is None or isinstance(choice, Analyzer):
-        return choice
-    return analyzers.get(choice)
+__all__ = ["MemoryRebuild", "resolve_analyzer"]
 
 
-class MemoryRebuildMixin(MemoryDeploymentMixin):
-    """``rebuild``, ``inventory`` and ``allow_analyzer_migration`` of a Memory backend
-    (``rehash`` and ``resume_writes`` come from :class:`MemoryRehashMixin`). The host class
-    (DatabaseMemoryBackend) provides the state and primitives listed under
-    ``TYPE_CHECKING`` below; the offline primitives (``_all_heads_sync``,
-    ``_clear_projection_sync``, ...) refuse with CapabilityNotSupportedError by default
-    there, so a backend without them still passes the rest of the contract."""
+class MemoryRebuild:
+    """``rebuild``, ``inventory`` and ``allow_analyzer_migration`` of a Memory backend.
+    ``host``: the storage (``_run``, ``_in_tx``, the metadata table, the Source
+    journal, ``_db_caps``, ``long_transactions``); ``tables``: the Memory tables;
+    ``projection``: the engine's search projection, which it rewrites; ``store``: the
+    Memory store (checked entry versions); ``deployment``, ``completeness``,
+    ``rehash``: the analyzer and profile, the vector-completeness cache, the write
+    pause."""
 
-    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend (and its memory_reads and
-        # memory_commit bases: _versions_checked_sync, _complete_sync, _invalidate)
-        def _parsed_sync(self, artifact_id: str, revision: int) -> ParsedRevision: ...
-        def _versions_checked_sync(
-            self, manifest: Mapping[str, MemoryManifestEntry], entry_ids: Sequence[str]
-        ) -> dict[str, MemoryEntryVersion]: ...
-        def _complete_sync(self, artifact_id: str, revision: int,
-                           generation: str | None = None) -> bool: ...
-        def _invalidate(self, artifact_id: str) -> None: ...
-        def _head_sync(self, artifact_id: str) -> int | None: ...
-        def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]: ...
-        def _clear_projection_sync(self, artifact_id: str) -> None: ...
-        def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None: ...
-        def _insert_projections_sync(
-            self, artifact_id: str, head_revision: int, rows: Sequence[ProjectionRow],
-            vectors: Sequence[VectorRow | None]) -> None: ...
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
+                 store: MemoryStore, deployment: MemoryDeployment,
+                 completeness: VectorCompleteness,
+                 rehash: MemoryRehash) -> None:
+        self._host = host
+        self._tables = tables
+        self._projection = projection
+        self._store = store
+        self._deployment = deployment
+        self._completeness = completeness
+        self._rehash = rehash
 
     def allow_analyzer_migration(self) -> None:
         """Let the next open accept a database built by another or an unknown analyzer
         (full-text search stays off until :meth:`rebuild` has migrated it). Only for the
         rebuild command, which must open such a database to migrate it."""
-        self._analyzer_migration = True
+        self._deployment.analyzer_migration = True
 
     async def rebuild(
         self,
@@ -123,27 +109,29 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
                 "(it refills every vector)"
             )
         target = resolve_analyzer(analyzer)
-        if not self._opened:
-            self._analyzer_migration = True
-        await self._run(self._in_tx, True, self._pause_sync)
-        self.long_transactions = True  # whole-database transactions follow
+        host, deployment = self._host, self._deployment
+        run, in_tx = host._run, host._in_tx
+        if not host._opened:
+            deployment.analyzer_migration = True
+        await run(in_tx, True, self._rehash.pause_sync)
+        host.long_transactions = True  # whole-database transactions follow
         try:
-            await self._run(self._in_tx, True, self._migrate_analyzer_sync, target)
+            await run(in_tx, True, self._migrate_analyzer_sync, target)
             if new_profile is not None:
                 await self._probe_model(model, new_profile)  # before any vector is dropped
-                await self._run(self._in_tx, True, self._migrate_sync, new_profile)
-            profile = self._profile
+                await run(in_tx, True, self._migrate_sync, new_profile)
+            profile = deployment.profile
             if model is not None and (profile is None or model.profile != profile):
                 raise ProfileMismatchError(
                     "the embedding model's profile differs from the database's; "
                     "migrate with a new profile first"
                 )
-            heads = await self._run(self._in_tx, False, self._all_heads_sync)
+            heads = await run(in_tx, False, self._tables.rows.all_heads)
             report = RebuildReport()
             for done, (artifact_id, revision) in enumerate(heads, start=1):
                 try:
-                    rows = await self._run(
-                        self._in_tx, False, self._rebuild_rows_sync,
+                    rows = await run(
+                        in_tx, False, self._rebuild_rows_sync,
                         ArtifactRef(artifact_id, revision),
                     )
                 except IntegrityError as exc:
@@ -155,13 +143,13 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
                     continue
 
                 vectors: list[VectorRow | None] = [None] * len(rows)
-                if profile is not None and self._db_caps and self._db_caps.vector:
+                if profile is not None and host._db_caps and host._db_caps.vector:
                     vectors = await self._rebuild_vectors(
                         ArtifactRef(artifact_id, revision), rows, model, profile, batch_size,
                         report,
                     )
-                await self._run(
-                    self._in_tx,
+                await run(
+                    in_tx,
                     True,
                     self._write_rebuild_sync,
                     ArtifactRef(artifact_id, revision),
@@ -173,19 +161,19 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
                 report.vectors += sum(1 for v in vectors if v is not None)
                 if progress is not None:
                     progress(done, len(heads), artifact_id)
-            if profile is not None and self._db_caps and self._db_caps.vector:
+            if profile is not None and host._db_caps and host._db_caps.vector:
                 for artifact_id, revision in heads:
-                    ok = await self._run(
-                        self._in_tx, False, self._complete_sync, artifact_id, revision
+                    ok = await run(
+                        in_tx, False, self._completeness.complete, artifact_id, revision
                     )
                     if not ok:
                         report.incomplete.append(artifact_id)
-            await self._run(self._in_tx, True, self._mark_rebuilt_sync)
-            report.analyzer = self._db_analyzer.version
+            await run(in_tx, True, self._mark_rebuilt_sync)
+            report.analyzer = deployment.db_analyzer.version
             return report
         finally:
-            self._analyzer_migration = self.long_transactions = False
-            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+            deployment.analyzer_migration = host.long_transactions = False
+            await run(in_tx, True, host._meta_set_sync, "writes_paused", None)
 
     @staticmethod
     async def _probe_model(model: Any, profile: EmbeddingProfile) -> None:
@@ -237,8 +225,8 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
                     canonical.embedding_content_hash(profile, r.entry_content_hash), good
                 )
         if why:
-            stored = await self._run(self._in_tx, False, self._head_vectors_sync,
-                                     ref.artifact_id)
+            stored = await self._host._run(self._host._in_tx, False,
+                                           self._projection.head_vectors, ref.artifact_id)
             for i, reason in sorted(why.items()):
                 r = rows[i]
                 kept = stored.get(r.entry_version_id)
@@ -257,23 +245,28 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
 
     def _migrate_analyzer_sync(self, target: Analyzer | None) -> None:
         """Start moving the FTS projection to ``target`` (None: the analyzer chosen at
-        open): until :meth:`_mark_rebuilt_sync` the database records no known version."""
-        target = target or self._db_analyzer
-        stored = self._meta_get_sync("analyzer_version")
+        open): until the rebuild ends (``_mark_rebuilt_sync``) the database records no
+        known version."""
+        host, deployment = self._host, self._deployment
+        target = target or deployment.db_analyzer
+        stored = host._meta_get_sync("analyzer_version")
         if stored == target.version:
             return
-        self._meta_set_sync("analyzer_version", f"incomplete-migration-to-{target.version}")
-        self._analyzer = target
-        if self._db_caps is not None and self._db_caps.fts:
-            self._fts_off_sync(stored)
+        host._meta_set_sync("analyzer_version", f"incomplete-migration-to-{target.version}")
+        deployment.analyzer = target
+        if host._db_caps is not None and host._db_caps.fts:
+            deployment.fts_off(stored)
 
     def _mark_rebuilt_sync(self) -> None:
-        """Every FTS projection now comes from the backend's analyzer: record it."""
-        self._meta_set_sync("analyzer_version", self._db_analyzer.version)
-        if self._db_caps is not None and not self._db_caps.fts:
-            reasons = tuple(r for r in self._db_caps.reasons if "FTS projection" not in r)
-            self._db_caps = attrs.evolve(self._db_caps, fts=True,
-                                         hybrid=self._db_caps.vector, reasons=reasons)
+        """Every FTS projection now comes from the backend's analyzer: record it, and let
+        the projection finish (:meth:`MemorySearchProjection.after_rebuild`)."""
+        host = self._host
+        host._meta_set_sync("analyzer_version", self._deployment.db_analyzer.version)
+        caps = host._db_caps
+        if caps is not None and not caps.fts:
+            reasons = tuple(r for r in caps.reasons if "FTS projection" not in r)
+            host._db_caps = attrs.evolve(caps, fts=True, hybrid=caps.vector, reasons=reasons)
+        self._projection.after_rebuild()
 
     async def inventory(self) -> dict[str, Any]:
         """What the database holds, read in one snapshot: ``heads`` (every Memory's
@@ -281,45 +274,43 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
         are stored), ``analyzer_version`` (the Analyzer version its FTS projection was
         built with; None when unrecorded) and ``writes_paused``.
         CapabilityNotSupportedError when the adapter cannot list its heads."""
-        return await self._run(self._in_tx, False, self._inventory_sync)
+        return await self._host._run(self._host._in_tx, False, self._inventory_sync)
 
     def _inventory_sync(self) -> dict[str, Any]:
-        heads = tuple(ArtifactRef(a, r) for a, r in self._all_heads_sync())
+        host = self._host
+        heads = tuple(ArtifactRef(a, r) for a, r in self._tables.rows.all_heads())
         sources, after = 0, 0
-        while page := self._journal_sync(after, 1000):
+        while page := host._journal_sync(after, 1000):
             sources += len(page)
             after = page[-1][0]
         return {"heads": heads, "sources": sources,
-                "analyzer_version": self._meta_get_sync("analyzer_version"),
-                "writes_paused": bool(self._meta_get_sync("writes_paused"))}
+                "analyzer_version": host._meta_get_sync("analyzer_version"),
+                "writes_paused": bool(host._meta_get_sync("writes_paused"))}
 
     def _migrate_sync(self, profile: EmbeddingProfile) -> None:
-        self._reset_vectors_sync(profile)
-        self._bump_generation_sync()
-        self._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
-        self._profile = profile
-        if self._db_caps is not None:
-            self._db_caps = attrs.evolve(
-                self._db_caps,
-                embedding_profile=profile,
-                vector=self._db_caps.fts,
-                hybrid=self._db_caps.fts,
-            )
-        with self._cache_lock:
-            self._complete_cache.clear()
+        host = self._host
+        self._projection.reset_vectors(profile)
+        self._completeness.bump_generation()
+        host._meta_set_sync("embedding_profile", canonical.canonical_dumps(profile).decode())
+        self._deployment.profile = profile
+        caps = host._db_caps
+        if caps is not None:
+            host._db_caps = attrs.evolve(caps, embedding_profile=profile, vector=caps.fts,
+                                         hybrid=caps.fts)
+        self._completeness.clear()
 
     def _rebuild_rows_sync(self, ref: ArtifactRef) -> list[ProjectionRow]:
-        parsed = self._parsed_sync(ref.artifact_id, ref.revision)
+        parsed = self._tables.parsed(ref.artifact_id, ref.revision)
         active = [
             e.entry_id for e in parsed.revision.content.manifest.entries if e.state == "active"
         ]
-        versions = self._versions_checked_sync(parsed.by_entry, active)
+        versions = self._store.versions_checked_sync(parsed.by_entry, active)
         return [
             ProjectionRow(
                 v.entry_id,
                 v.entry_version_id,
                 v.entry_content_hash,
-                self._db_analyzer.searchable_text(v.text),
+                self._deployment.db_analyzer.searchable_text(v.text),
                 v.text,
             )
             for v in (versions[e] for e in active)
@@ -328,10 +319,10 @@ class MemoryRebuildMixin(MemoryDeploymentMixin):
     def _write_rebuild_sync(
         self, ref: ArtifactRef, rows: list[ProjectionRow], vectors: list[VectorRow | None]
     ) -> None:
-        if self._head_sync(ref.artifact_id) != ref.revision:
+        if self._tables.rows.head(ref.artifact_id) != ref.revision:
             raise RevisionConflictError(f"Memory {ref.artifact_id!r} moved during the rebuild")
-        self._clear_projection_sync(ref.artifact_id)
+        self._projection.clear_projection(ref.artifact_id)
         if rows:
-            self._insert_projections_sync(ref.artifact_id, ref.revision, rows, vectors)
-        self._bump_generation_sync()
-        self._invalidate(ref.artifact_id)
+            self._projection.insert_projections(ref.artifact_id, ref.revision, rows, vectors)
+        self._completeness.bump_generation()
+        self._completeness.invalidate(ref.artifact_id)

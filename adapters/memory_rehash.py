@@ -1,7 +1,6 @@
 """The hash upgrade of a Memory database and the write pause every offline operation
 takes (Memory RFC, "Normalization, hashing, and the search analyzer"; "Vector integrity
-and offline rebuilds"): :class:`MemoryRehashMixin`, a base of
-:class:`~powercontext.adapters.memory_rebuild.MemoryRebuildMixin`.
+and offline rebuilds"): :class:`MemoryRehash`, one of the Memory backend's upkeep collaborators.
 
 A database written before the spec's Artifact content hash records
 ``hash_format = LEGACY_HASH_FORMAT`` (marked at its first open by this version) and
@@ -11,15 +10,19 @@ one update a Revision row ever gets.
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING
+from typing import Any
 
 from powercontext.adapters import manifest_log, revision_codec
-from powercontext.adapters.revision_cache import RevisionCache
-from powercontext.adapters.storage import RevisionRow, SourceStore
+from powercontext.adapters.memory_completeness import VectorCompleteness
+from powercontext.adapters.memory_deployment import (
+    HASH_FORMAT_KEY,
+    REHASH_COMMAND,
+    MemoryDeployment,
+)
+from powercontext.adapters.memory_tables import MemoryTables
+from powercontext.adapters.storage import RevisionRow
 from powercontext.core import canonical
 from powercontext.core.errors import (
-    CapabilityNotSupportedError,
     IntegrityError,
     RevisionConflictError,
     WritesPausedError,
@@ -27,45 +30,24 @@ from powercontext.core.errors import (
 from powercontext.core.manifest import ManifestView, splice
 from powercontext.core.manifest import content_bytes as manifest_content_bytes
 from powercontext.core.manifest import view as manifest_view
-from powercontext.core.models import MemoryCapabilities, MemoryContent, RehashReport
+from powercontext.core.models import MemoryContent, RehashReport
 
-__all__ = ["HASH_FORMAT_KEY", "REHASH_COMMAND", "MemoryRehashMixin"]
-
-#: Deployment metadata key recording the formula of the stored Artifact content hashes
-#: (``canonical.HASH_FORMAT`` or ``canonical.LEGACY_HASH_FORMAT``).
-HASH_FORMAT_KEY = "hash_format"
-REHASH_COMMAND = "powercontext memory rebuild --rehash"
+__all__ = ["HASH_FORMAT_KEY", "REHASH_COMMAND", "MemoryRehash"]
 
 
-class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
-    """``rehash`` and ``resume_writes``, the write pause and the projection generation
-    of a Memory backend. The host class (DatabaseMemoryBackend) provides what is listed
-    under ``TYPE_CHECKING``."""
+class MemoryRehash:
+    """``rehash`` and ``resume_writes``, and the write pause every offline operation
+    takes. ``host``: the storage (``_run``, ``_in_tx``, the metadata table,
+    ``long_transactions``); ``tables``: the Memory tables; ``deployment``: its
+    legacy-hash state; ``completeness``: the vector-completeness cache and the
+    projection generation."""
 
-    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
-        _legacy_hashes: bool
-        _allow_legacy: bool
-        _revisions: RevisionCache
-        _complete_cache: dict[tuple[str, int, str], bool]
-        _cache_lock: threading.Lock
-        _manifest_log: manifest_log.ManifestLog | None
-
-        def _revision_rows_sync(
-            self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]: ...
-        def _set_revision_hash_sync(
-            self, artifact_id: str, revision: int, old_hash: str, new_hash: str) -> bool: ...
-        def _all_heads_sync(self) -> list[tuple[str, int]]: ...
-
-    def _mark_hash_format_sync(self) -> str:
-        stored = self._meta_get_sync(HASH_FORMAT_KEY)
-        if stored is None:
-            try:
-                existing = bool(self._all_heads_sync())
-            except CapabilityNotSupportedError:
-                existing = False  # an adapter without the listing has no old databases
-            stored = canonical.LEGACY_HASH_FORMAT if existing else canonical.HASH_FORMAT
-            self._meta_set_sync(HASH_FORMAT_KEY, stored)
-        return stored
+    def __init__(self, host: Any, tables: MemoryTables, deployment: MemoryDeployment,
+                 completeness: VectorCompleteness) -> None:
+        self._host = host
+        self._tables = tables
+        self._deployment = deployment
+        self._completeness = completeness
 
     async def rehash(self) -> RehashReport:
         """Upgrade a database written with the pre-spec Artifact content hash (Memory RFC,
@@ -85,29 +67,30 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
         reports the projection incomplete until ``rebuild`` with the model refills it.
         Idempotent: on a database already in the spec's format it returns
         ``RehashReport(already=True)``."""
-        self._allow_legacy = self.long_transactions = True
+        host, deployment = self._host, self._deployment
+        deployment.allow_legacy = host.long_transactions = True
         try:
-            await self._run(self._in_tx, True, self._pause_sync)
+            await host._run(host._in_tx, True, self.pause_sync)
             try:
-                report = await self._run(self._in_tx, True, self._rehash_sync)
+                report = await host._run(host._in_tx, True, self._rehash_sync)
             finally:
-                await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+                await host._run(host._in_tx, True, host._meta_set_sync, "writes_paused", None)
         finally:
-            self._allow_legacy = self.long_transactions = False
-        self._legacy_hashes = False
-        self._revisions.clear()
-        with self._cache_lock:
-            self._complete_cache.clear()
+            deployment.allow_legacy = host.long_transactions = False
+        deployment.legacy_hashes = False
+        self._tables.revisions.clear()
+        self._completeness.clear()
         return report
 
     def _rehash_sync(self) -> RehashReport:
+        host, rows = self._host, self._tables.rows
         report = RehashReport()
-        if self._meta_get_sync(HASH_FORMAT_KEY) == canonical.HASH_FORMAT:
+        if host._meta_get_sync(HASH_FORMAT_KEY) == canonical.HASH_FORMAT:
             report.already = True
             return report
-        for artifact_id, head in self._all_heads_sync():
+        for artifact_id, head in rows.all_heads():
             base: ManifestView | None = None
-            for row in self._revision_rows_sync(artifact_id, 0, head):
+            for row in rows.revision_rows(artifact_id, 0, head):
                 try:
                     body, base = self._canonical_body(row, base)
                 except (IntegrityError, ValueError, KeyError, TypeError) as exc:
@@ -118,7 +101,7 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
                 if row.content_hash == new:
                     report.current += 1
                 elif row.content_hash == canonical.legacy_artifact_content_hash(body):
-                    if not self._set_revision_hash_sync(
+                    if not rows.set_revision_hash(
                         artifact_id, row.revision, row.content_hash, new
                     ):
                         raise RevisionConflictError(
@@ -130,8 +113,8 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
                         artifact_id, row.revision,
                         "stored content matches its content hash under neither formula",
                     ))
-        self._meta_set_sync(HASH_FORMAT_KEY, canonical.HASH_FORMAT)
-        self._bump_generation_sync()
+        host._meta_set_sync(HASH_FORMAT_KEY, canonical.HASH_FORMAT)
+        self._completeness.bump_generation()
         return report
 
     def _canonical_body(
@@ -157,7 +140,7 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
                   ) -> tuple[bytes, ManifestView]:
         """:meth:`_canonical_body` of a manifest-log row: the base's manifest with the
         items set at this Revision, or, without a base, the log from its baseline."""
-        log = self._manifest_log
+        log = self._tables.log
         if log is None:
             raise IntegrityError("a manifest-log Revision on a backend without the log")
         changes = revision_codec.decode_changes(row.content)
@@ -171,23 +154,24 @@ class MemoryRehashMixin(SourceStore[MemoryCapabilities]):
             view = manifest_log.decode_view(log.range(aid, low, r))
         return manifest_content_bytes(MemoryContent(view.manifest, changes), view), view
 
-    def _pause_sync(self) -> None:
-        if self._meta_get_sync("writes_paused"):
+    def pause_sync(self) -> None:
+        """Pause writers (``writes_paused``), in the caller's write transaction;
+        WritesPausedError when they are paused already (another rebuild runs, or one
+        crashed)."""
+        host = self._host
+        if host._meta_get_sync("writes_paused"):
             raise WritesPausedError(
                 "writes are already paused: another rebuild is running "
                 "(or one crashed; `powercontext memory rebuild --resume`)"
             )
-        self._meta_set_sync("writes_paused", "rebuild")
+        host._meta_set_sync("writes_paused", "rebuild")
 
     async def resume_writes(self) -> None:
         """Clear a pause left by a rebuild (or rehash) that crashed; works on a database
         that still needs ``rehash()`` (it reads no Revision)."""
-        self._allow_legacy = True
+        host = self._host
+        self._deployment.allow_legacy = True
         try:
-            await self._run(self._in_tx, True, self._meta_set_sync, "writes_paused", None)
+            await host._run(host._in_tx, True, host._meta_set_sync, "writes_paused", None)
         finally:
-            self._allow_legacy = False
-
-    def _bump_generation_sync(self) -> None:
-        current = int(self._meta_get_sync("projection_generation") or "0")
-        self._meta_set_sync("projection_generation", str(current + 1))
+            self._deployment.allow_legacy = False

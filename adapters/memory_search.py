@@ -1,11 +1,12 @@
 """The Memory family's search over a database backend (Memory RFC, "Search and reads";
-"Latest-head, full-text, and vector projection"): :class:`MemorySearchMixin`, a base of
-:class:`~powercontext.adapters.database.DatabaseMemoryBackend`.
+"Latest-head, full-text, and vector projection"): :class:`MemorySearch`, the Memory
+backend's search collaborator.
 
 One search is one read transaction on the worker thread. This module owns the I/O
 half: the mode decision (auto's fallback, vector readiness), reading the current heads,
-streaming each channel's candidates from the adapter's dialect primitives
-(:meth:`~MemorySearchMixin._fts_stream_sync`, :meth:`~MemorySearchMixin._vector_stream_sync`)
+streaming each channel's candidates from the engine's search projection
+(:class:`~powercontext.ports.engine.MemorySearchProjection`: its ``fts_stream``, and
+:meth:`MemorySearch.vector_stream` over its ``vector_candidates``)
 and reading the stored versions they name. The rules are one descent into
 :mod:`powercontext.core.ranking` per search: manifest trust, channel admission, version
 confirmation, the candidate budget and RRF fusion.
@@ -13,12 +14,13 @@ confirmation, the candidate budget and RRF fusion.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from powercontext.adapters.manifest_log import LazyManifest
-from powercontext.adapters.memory_commit import MemoryCommitMixin
-from powercontext.adapters.revision_cache import ParsedRevision
+from powercontext.adapters.memory_completeness import VectorCompleteness
+from powercontext.adapters.memory_deployment import MemoryDeployment
+from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.core import query as query_bounds
 from powercontext.core import ranking
 from powercontext.core.errors import ArtifactNotFoundError, CapabilityNotSupportedError
@@ -33,8 +35,33 @@ from powercontext.core.models import (
 )
 from powercontext.core.ranking import SearchCandidate, SearchHead
 from powercontext.core.vectors import check_vector
+from powercontext.ports.engine import MemorySearchProjection
 
-__all__ = ["MemorySearchMixin"]
+__all__ = ["MemorySearch", "paged_fts_stream"]
+
+
+def paged_fts_stream(
+    candidates: Callable[..., list[SearchCandidate]], artifact_ids: Sequence[str],
+    terms: Sequence[str], first: int,
+) -> Iterator[SearchCandidate]:
+    """Every head row of these Memories matching any of ``terms``, lazily, in the
+    projection's total order (best first, a stable tie-break): pages of
+    ``candidates(artifact_ids, terms, size, offset=offset)`` (a projection's
+    ``fts_candidates``), the first of ``first`` rows, each next one twice as large.
+
+    The pages are not pre-filtered by the admission minimum: the channel applies
+    admission to every row, and on SQLite counting the minimum in FTS5 (a ``rowid
+    IN`` of per-term rowid lists) measured slower than paging (10k LoCoMo turns, 50
+    questions, fts limit 10: p50 19.1 ms / p95 135 ms pre-filtered against 5.6 /
+    18.2 ms paged, same hits)."""
+    offset, size = 0, first
+    while True:
+        page = candidates(artifact_ids, terms, size, offset=offset)
+        yield from page
+        if len(page) < size:
+            return
+        offset += size
+        size *= 2
 
 
 def _prefetch(heads: dict[str, SearchHead], rows: Sequence[SearchCandidate]) -> None:
@@ -49,23 +76,20 @@ def _prefetch(heads: dict[str, SearchHead], rows: Sequence[SearchCandidate]) -> 
             head.manifest.prefetch(entry_ids)
 
 
-class MemorySearchMixin(MemoryCommitMixin):
-    """``search`` and ``candidate_budget`` of a Memory backend. The host class
-    (DatabaseMemoryBackend) provides the attribute and the dialect primitives listed
-    under ``TYPE_CHECKING``."""
+class MemorySearch:
+    """``search`` and ``candidate_budget`` of a Memory backend. ``host``: the storage
+    (``_run``, ``_in_tx``, ``_db_caps``); ``tables``: the Memory tables (heads, entry
+    versions, the Revision cache and manifest log); ``projection``: the engine's
+    :class:`~powercontext.ports.engine.MemorySearchProjection`; ``deployment``: the
+    profile and analyzer; ``completeness``: whether a Memory's vectors are complete."""
 
-    if TYPE_CHECKING:  # provided by DatabaseMemoryBackend
-        vector_k_cap: int | None
-
-        def _cached(self, key: tuple[str, int]) -> ParsedRevision | None: ...
-
-        def _heads_many_sync(self, artifact_ids: Sequence[str]) -> dict[str, int]: ...
-        def _fts_candidates_sync(
-            self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
-            offset: int = 0) -> list[SearchCandidate]: ...
-        def _vector_candidates_sync(
-            self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
-        ) -> list[SearchCandidate]: ...
+    def __init__(self, host: Any, tables: MemoryTables, projection: MemorySearchProjection,
+                 deployment: MemoryDeployment, completeness: VectorCompleteness) -> None:
+        self._host = host
+        self._tables = tables
+        self._projection = projection
+        self._deployment = deployment
+        self._completeness = completeness
 
     #: Candidate budget per channel (Memory RFC: max(limit * 4, 32)), counted in
     #: admitted candidates (see :meth:`search`).
@@ -75,11 +99,13 @@ class MemorySearchMixin(MemoryCommitMixin):
 
     def _vector_ready_sync(self, memories: Sequence[ArtifactRef]) -> str | None:
         """None when vector search can run on every Memory, else the reason it cannot."""
-        if self._profile is None or not (self._db_caps and self._db_caps.vector):
+        caps = self._host._db_caps
+        if self._deployment.profile is None or not (caps and caps.vector):
             return "the database has no vector projection"
-        generation = self._projection_generation_sync()  # once for all of them
+        completeness = self._completeness
+        generation = completeness.generation()  # once for all of them
         for m in memories:
-            if not self._complete_sync(m.artifact_id, m.revision, generation):
+            if not completeness.complete(m.artifact_id, m.revision, generation):
                 return (
                     f"the vector projection of Memory {m.artifact_id!r} is incomplete "
                     "(fill it offline: `powercontext memory rebuild` with the model)"
@@ -90,7 +116,7 @@ class MemorySearchMixin(MemoryCommitMixin):
         self, memories: Sequence[ArtifactRef | CurrentHead]
     ) -> dict[str, SearchHead]:
         """The head of every Memory the search names, read in its transaction (one
-        :meth:`_heads_many_sync` read for all of them).
+        read of the rows' ``heads`` for all of them).
         A :class:`CurrentHead` takes whatever the head is now; an ArtifactRef must be it
         (CapabilityNotSupportedError otherwise). ArtifactNotFoundError for no Memory.
 
@@ -100,10 +126,11 @@ class MemorySearchMixin(MemoryCommitMixin):
         items of the candidates (nothing proportional to the Memory in a new process or
         after another process's write); else the Revision, decoded whole."""
         manifests: dict[str, SearchHead] = {}
-        found = self._heads_many_sync([m.artifact_id for m in memories])
-        log = self._manifest_log
+        tables = self._tables
+        found = tables.rows.heads([m.artifact_id for m in memories])
+        log = tables.log
         cold = [m.artifact_id for m in memories if m.artifact_id in found
-                and self._cached((m.artifact_id, found[m.artifact_id])) is None]
+                and tables.cached(m.artifact_id, found[m.artifact_id]) is None]
         first = log.first_baselines(cold) if log is not None and cold else {}
         for m in memories:
             head = found.get(m.artifact_id)
@@ -114,18 +141,19 @@ class MemorySearchMixin(MemoryCommitMixin):
                     f"search needs current heads: Memory {m.artifact_id!r} is at Revision "
                     f"{head}, not {m.revision}"
                 )
-            cached = self._cached((m.artifact_id, head))
+            cached = tables.cached(m.artifact_id, head)
             if cached is not None:
                 manifests[m.artifact_id] = SearchHead(cached.revision.ref, cached.by_entry)
             elif log is not None and first.get(m.artifact_id, head + 1) <= head:
                 manifests[m.artifact_id] = SearchHead(
                     ArtifactRef(m.artifact_id, head), LazyManifest(log, m.artifact_id, head))
             else:
-                parsed = self._parsed_sync(m.artifact_id, head)
+                parsed = tables.parsed(m.artifact_id, head)
                 manifests[m.artifact_id] = SearchHead(parsed.revision.ref, parsed.by_entry)
         return manifests
 
-    def _search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
+    def search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
+        """:meth:`search` inside the caller's read transaction."""
         manifests = self._heads_sync(request.memories)
         heads = [head.ref for head in manifests.values()]
         mode = request.mode
@@ -144,9 +172,10 @@ class MemorySearchMixin(MemoryCommitMixin):
             reason = self._vector_ready_sync(heads)
             if reason is not None:
                 raise CapabilityNotSupportedError(f"{mode} search is unavailable: {reason}")
-        if mode in ("fts", "hybrid") and self._db_caps is not None and not self._db_caps.fts:
+        caps = self._host._db_caps
+        if mode in ("fts", "hybrid") and caps is not None and not caps.fts:
             raise CapabilityNotSupportedError(
-                "full-text search is unavailable: " + "; ".join(self._db_caps.reasons)
+                "full-text search is unavailable: " + "; ".join(caps.reasons)
             )
         if blank and request.query_vector is None:  # nothing to search with: no hits
             return MemorySearchResult((), mode, fallback)
@@ -155,16 +184,17 @@ class MemorySearchMixin(MemoryCommitMixin):
         versions: dict[str, MemoryEntryVersion] = {}
         channels: dict[Channel, list[SearchCandidate]] = {}
         if mode in ("fts", "hybrid"):
-            terms = query_bounds.search_terms(request.query, self._db_analyzer)
+            terms = query_bounds.search_terms(request.query, self._deployment.db_analyzer)
             channels["fts"] = []
             if terms:
-                stream = self._fts_stream_sync(ids, terms, budget)
+                stream = self._projection.fts_stream(ids, terms, budget)
                 channels["fts"] = self._channel_sync(
                     "fts", stream, budget, manifests, versions, terms)
         if mode in ("vector", "hybrid"):
-            assert request.query_vector is not None and self._profile is not None
-            check_vector(request.query_vector, self._profile)
-            stream = self._vector_stream_sync(ids, request.query_vector, budget)
+            profile = self._deployment.profile
+            assert request.query_vector is not None and profile is not None
+            check_vector(request.query_vector, profile)
+            stream = self.vector_stream(ids, request.query_vector, budget)
             channels["vector"] = self._channel_sync(
                 "vector", stream, budget, manifests, versions)
         hits = ranking.rank(channels, manifests, versions, request.limit)
@@ -219,7 +249,8 @@ class MemorySearchMixin(MemoryCommitMixin):
                           if c.entry_version_id not in versions]
                 if wanted:
                     versions.update(
-                        (v.entry_version_id, v) for v in self._entry_versions_sync(wanted))
+                        (v.entry_version_id, v)
+                        for v in self._tables.rows.entry_versions(wanted))
                 out.extend(c for c in pending
                            if ranking.confirmed(c, versions.get(c.entry_version_id), heads))
         finally:
@@ -228,48 +259,20 @@ class MemorySearchMixin(MemoryCommitMixin):
                 close()  # an adapter's open cursor ends with the channel
         return out
 
-    def _fts_stream_sync(
-        self, artifact_ids: Sequence[str], terms: Sequence[str], first: int
-    ) -> Iterator[SearchCandidate]:
-        """Every head row of these Memories matching any of ``terms``, lazily, in the
-        backend's total order (best first, a stable tie-break): pages of
-        :meth:`_fts_candidates_sync`, the first of ``first`` rows, each next one twice
-        as large. An adapter may override it with a cheaper exact walk.
-
-        The pages are not pre-filtered by the admission minimum: the channel applies
-        admission to every row, and on SQLite counting the minimum in FTS5 (a ``rowid
-        IN`` of per-term rowid lists) measured slower than paging (10k LoCoMo turns, 50
-        questions, fts limit 10: p50 19.1 ms / p95 135 ms pre-filtered against 5.6 /
-        18.2 ms paged, same hits)."""
-        offset, size = 0, first
-        while True:
-            page = self._fts_candidates_sync(artifact_ids, terms, size, offset=offset)
-            yield from page
-            if len(page) < size:
-                return
-            offset += size
-            size *= 2
-
-    def _vector_first_k_sync(self, first: int) -> int:
-        """The ``k`` of the stream's first nearest-neighbour query when the channel wants
-        ``first`` rows: ``first + 1``. An approximate (ANN) backend returns a constant
-        instead, so that its stream, and with it the channel's order, does not depend on
-        the limit (a smaller limit still gets a prefix)."""
-        return first + 1
-
-    def _vector_stream_sync(
+    def vector_stream(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, first: int
     ) -> Iterator[SearchCandidate]:
         """Head rows of these Memories by ascending L2 distance (the adapter's tie-break
         within equal distances), lazily, from nearest-neighbour queries of growing ``k``
-        (:meth:`_vector_first_k_sync`, then doubling). A row is yielded only once its
+        (the projection's ``vector_first_k``, then doubling). A row is yielded only once its
         place is certain: either the answer was shorter than ``k`` (every row seen) or
         its distance is below the ``k``-th one (rows at that distance may be missing
-        from the answer). Past :attr:`vector_k_cap` the rows of the largest answer are
+        from the answer). Past the projection's ``vector_k_cap`` the rows of the largest answer are
         yielded as given. An ANN answer (SQLite's sign-bit first pass) is yielded the
         same way, each row once."""
-        cap = self.vector_k_cap
-        start = self._vector_first_k_sync(first)
+        projection = self._projection
+        cap = projection.vector_k_cap
+        start = projection.vector_first_k(first)
         k = start if cap is None else min(start, cap)
         seen: set[tuple[str, str, str]] = set()
 
@@ -283,7 +286,7 @@ class MemorySearchMixin(MemoryCommitMixin):
                     yield c
 
         while True:
-            page = self._vector_candidates_sync(artifact_ids, vector, k)
+            page = projection.vector_candidates(artifact_ids, vector, k)
             if len(page) < k or (cap is not None and k >= cap):
                 yield from fresh(page)
                 return
@@ -308,4 +311,4 @@ class MemorySearchMixin(MemoryCommitMixin):
         there are (hybrid, auto). ArtifactNotFoundError for an unknown Memory;
         InvalidInputError for a query over the bounds of :mod:`powercontext.core.query`;
         CapabilityNotSupportedError for an unservable mode."""
-        return await self._run(self._in_tx, False, self._search_sync, request)
+        return await self._host._run(self._host._in_tx, False, self.search_sync, request)

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from powercontext.adapters.sqlite.engine import SQLiteEngine
     from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
     from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
-    from powercontext.ports import MemoryBackend
+    from powercontext.ports import (
+        EntryKinds,
+        MemoryBackend,
+        MemoryInventory,
+        MemoryRebuild,
+        SourceCitations,
+    )
     from powercontext.ports.engine import (
         EngineBacked,
         MemorySearchProjection,
@@ -30,18 +36,26 @@ if TYPE_CHECKING:
         engine: SQLEngine = SQLiteEngine(memory.filename)
         leases: SupervisorLeases = SQLiteLeases(engine)
         backed: EngineBacked = memory
-        projection: MemorySearchProjection = memory
+        projection: MemorySearchProjection = memory.projection
         topic_projection: TopicSearchProjection = topic
         port: MemoryBackend = memory
+        rebuild: MemoryRebuild = memory
+        inventory: MemoryInventory = memory
+        citations: SourceCitations = memory
+        kinds: EntryKinds = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, leases, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port
+        del rebuild, inventory, citations, kinds, topic_port
 
     def _oceanbase(memory: OceanBaseMemoryBackend, topic: OceanBaseTopicBackend) -> None:
         engine: SQLEngine = memory.engine
         leases: SupervisorLeases = OceanBaseLeases(topic.ob_engine)
         backed: EngineBacked = topic
-        projection: MemorySearchProjection = memory
+        projection: MemorySearchProjection = memory.projection
         topic_projection: TopicSearchProjection = topic
         port: MemoryBackend = memory
+        rebuild: MemoryRebuild = memory
+        citations: SourceCitations = memory
         topic_port: TopicMemoryBackend = topic
-        del engine, leases, backed, projection, topic_projection, port, topic_port
+        del engine, leases, backed, projection, topic_projection, port, rebuild, citations
+        del topic_port

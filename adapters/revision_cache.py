@@ -71,7 +71,7 @@ MAX_BYTES = 64 * 2**20
 MAX_CHANGES = 50_000
 
 #: ``(artifact_id, after, upto)`` -> the Revision rows with ``after < revision <= upto``,
-#: ascending (the backend's ``_revision_rows_sync``).
+#: ascending (the Memory rows' ``revision_rows``).
 RowReader = Callable[[str, int, int], list[RevisionRow]]
 #: ``(artifact_id, revision, base)`` -> the validated Revision read from the manifest log
 #: (:mod:`powercontext.adapters.manifest_log`; from ``base``, an earlier validated

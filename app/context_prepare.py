@@ -106,7 +106,7 @@ def _interleave(first: list[ContextItem], second: list[ContextItem]) -> list[Con
 
 def _check_request(scope_id: object, query: object, max_bytes: object) -> tuple[str, str, int]:
     scope = topic_content.check_scope_id(scope_id)
-    text = canonical._check_str("query", query)
+    text = canonical.check_str("query", query)
     if not text.strip():
         raise InvalidInputError("query", "must hold some text (1..8,192 characters, "
                                          "not only white space)")

@@ -42,7 +42,7 @@ class MemorySearch:
         mode: SearchMode = "auto",
     ) -> MemorySearchResult:
         """Memory RFC, "Search and reads" (see ``MemoryService.search``)."""
-        canonical._check_str("query", query)
+        canonical.check_str("query", query)
         query_bounds.search_terms(query)
         if mode not in _SEARCH_MODES:
             raise InvalidInputError("mode", f"must be one of {', '.join(_SEARCH_MODES)}")
@@ -57,7 +57,7 @@ class MemorySearch:
             if not isinstance(m, ArtifactRef | CurrentHead):
                 raise InvalidInputError(f"memories[{i}]", "must be an ArtifactRef or CurrentHead")
             if isinstance(m, CurrentHead):
-                canonical._check_str(f"memories[{i}].artifact_id", m.artifact_id)
+                canonical.check_str(f"memories[{i}].artifact_id", m.artifact_id)
             if m not in refs:
                 refs.append(m)
         if not refs:

@@ -27,7 +27,7 @@ def evidence_source(kind: str, content: str, uri: str | None = None,
     uri and metadata, so the same evidence twice is one Source and different metadata
     another). Metadata is kept, never dropped. InvalidInputError naming the field
     (``source.kind``, ``source.content``, ``source.metadata``) for a bad value."""
-    content = unicodedata.normalize("NFC", canonical._check_str("source.content", content))
+    content = unicodedata.normalize("NFC", canonical.check_str("source.content", content))
     probe = canonical.make_source("src_pending", kind, content, uri, metadata or {})
     return canonical.make_source(f"src_{probe.content_hash[:40]}", probe.kind,
                                  probe.content, probe.uri, probe.metadata)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV_DB", "ENV_HOME", "data_dir", "default_db_url"]
+__all__ = ["ENV_DB", "ENV_HOME", "data_dir", "db_url", "default_db_url"]
 
 ENV_DB = "POWERCONTEXT_DB"
 ENV_HOME = "POWERCONTEXT_HOME"
@@ -28,3 +28,8 @@ def data_dir() -> Path:
 def default_db_url() -> str:
     """``$POWERCONTEXT_DB``, else ``<data dir>/memory.db`` (SQLite)."""
     return os.environ.get(ENV_DB) or str(data_dir() / "memory.db")
+
+
+def db_url(db: str | os.PathLike[str] | None) -> str:
+    """``db`` (a path or URL) as text; None: :func:`default_db_url`."""
+    return str(db) if db is not None else default_db_url()

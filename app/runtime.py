@@ -5,10 +5,10 @@ embedding model: :mod:`powercontext.embedding_config`; the runtime manifest besi
 database: :mod:`powercontext.runtime_manifest`; the Topic configuration:
 :mod:`powercontext.configuration`).
 
-This module also re-exports, as the CLI and earlier releases import them, those
-modules' names, the file locks of :mod:`powercontext.file_locks`, and the names of
-Memories (business keys in their one form, ``ID@REV``, ``key:NAME``) and the shared
-explicit-entries write of :mod:`powercontext.memory_names`.
+The names this module re-exported before they had homes of their own (the data
+directory and database path, the embedding choice, the file locks, the runtime
+manifest, the names of Memories) are deprecated here: reading one warns and points at
+its home (:mod:`powercontext.moved_names`).
 
 Nothing here runs at import time; adapters are chosen through the plugin registry.
 """
@@ -20,27 +20,10 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from powercontext import database_path, embedding_config, paths, runtime_manifest
 from powercontext.core import analyzer as analyzers
-from powercontext.database_path import check_sqlite_path, sqlite_path
-from powercontext.embedding_config import remember_embedding, resolve_embedding
-from powercontext.file_locks import (
-    SupervisorLock,
-    acquire_supervisor_lock,
-    topic_processing_lock,
-)
-from powercontext.memory_names import (
-    identity_root,
-    memory_key,
-    memory_selector,
-    remember_entries,
-    repo_key,
-    repo_root,
-    resolve_memory,
-    retire_memory,
-)
-from powercontext.paths import ENV_DB, ENV_HOME, data_dir, default_db_url
+from powercontext.moved_names import moved_names
 from powercontext.plugins.registry import Registry
-from powercontext.runtime_manifest import RuntimeManifest, import_manifest_keys
 from powercontext.service import MemoryService
 
 if TYPE_CHECKING:
@@ -48,32 +31,27 @@ if TYPE_CHECKING:
     from powercontext.topic_service import TopicMemoryService
 
 __all__ = [
-    "ENV_DB",
-    "ENV_HOME",
-    "RuntimeManifest",
-    "SupervisorLock",
-    "acquire_supervisor_lock",
-    "check_sqlite_path",
-    "data_dir",
-    "default_db_url",
-    "identity_root",
-    "import_manifest_keys",
-    "memory_key",
-    "memory_selector",
     "open_service",
     "open_topic_processor",
     "open_topic_service",
     "refuse_profile_change_over_topics",
-    "remember_embedding",
-    "remember_entries",
-    "repo_key",
-    "repo_root",
-    "resolve_embedding",
-    "resolve_memory",
-    "retire_memory",
-    "sqlite_path",
-    "topic_processing_lock",
 ]
+
+#: Deprecated names, read from their homes with a DeprecationWarning.
+_MOVED = {
+    **dict.fromkeys(("ENV_DB", "ENV_HOME", "data_dir", "default_db_url"), "powercontext.paths"),
+    **dict.fromkeys(("check_sqlite_path", "sqlite_path"), "powercontext.database_path"),
+    **dict.fromkeys(("remember_embedding", "resolve_embedding"),
+                    "powercontext.embedding_config"),
+    **dict.fromkeys(("SupervisorLock", "acquire_supervisor_lock", "topic_processing_lock"),
+                    "powercontext.file_locks"),
+    **dict.fromkeys(("identity_root", "memory_key", "memory_selector", "remember_entries",
+                     "repo_key", "repo_root", "resolve_memory", "retire_memory"),
+                    "powercontext.memory_names"),
+    **dict.fromkeys(("RuntimeManifest", "import_manifest_keys"),
+                    "powercontext.runtime_manifest"),
+}
+__getattr__ = moved_names(__name__, _MOVED)
 
 ENV_ANALYZER = "POWERCONTEXT_ANALYZER"
 
@@ -107,9 +85,9 @@ def open_service(
     on the first call (docs/analyzers.md). InvalidInputError for an unknown name.
     """
     registry = registry or Registry()
-    url = str(db) if db is not None else default_db_url()
-    check_sqlite_path(url)
-    _name, _options, model = resolve_embedding(
+    url = paths.db_url(db)
+    database_path.check_sqlite_path(url)
+    _name, _options, model = embedding_config.resolve_embedding(
         url, embedding, embedding_options, registry=registry
     )
     chosen = analyzer if analyzer is not None else os.environ.get(ENV_ANALYZER) or None
@@ -119,7 +97,7 @@ def open_service(
         url, profile=model.profile if model else None, analyzer=chosen
     )
     return MemoryService(backend, embedding_model=model,
-                         key_importer=functools.partial(import_manifest_keys, url))
+                         key_importer=functools.partial(runtime_manifest.import_manifest_keys, url))
 
 
 def open_topic_service(
@@ -146,9 +124,9 @@ def open_topic_service(
     name; UnknownPluginError for a scheme without a Topic backend.
     """
     registry = registry or Registry()
-    url = str(db) if db is not None else default_db_url()
-    check_sqlite_path(url)
-    _name, _options, model = resolve_embedding(
+    url = paths.db_url(db)
+    database_path.check_sqlite_path(url)
+    _name, _options, model = embedding_config.resolve_embedding(
         url, embedding, embedding_options, registry=registry
     )
     chosen = analyzer if analyzer is not None else os.environ.get(ENV_ANALYZER) or None

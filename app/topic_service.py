@@ -305,7 +305,7 @@ class TopicMemoryService:
     @staticmethod
     def _check_request(scope_id: object, query: object, limit: object) -> TopicSearchRequest:
         scope = topic_content.check_scope_id(scope_id)
-        text = canonical._check_str("query", query)
+        text = canonical.check_str("query", query)
         query_bounds.search_terms(text)
         return TopicSearchRequest(scope, text, topic_search.check_limit(limit))
 

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from powercontext.adapters.secret_scanner import _MAX_LINE, _slug, default_scanner
+from powercontext.core import secret_assignments as A
 from powercontext.core import secrets as S
 from powercontext.core.models import Source
 from powercontext.core.secret_context import context_findings
@@ -41,8 +42,8 @@ def reference_find_secrets(text: str) -> tuple[SecretFinding, ...]:
         if not S.is_placeholder(m.group(1)):
             found.append(SecretFinding("authorization-header", "Authorization header",
                                        S.line_of(text, m.start(1)), m.start(1), m.end(1)))
-    for m in S._ASSIGNMENT.finditer(text):
-        hit = S._assignment_value(m)  # uses recounted with a regex per name
+    for m in A.ASSIGNMENT.finditer(text):
+        hit = A.assignment_value(m)  # uses recounted with a regex per name
         if hit is None:
             continue
         _, start, end = hit

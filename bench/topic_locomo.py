@@ -19,7 +19,7 @@ Every (granularity, Window limit) pair with Window limits 1, 10 and 32
 (``runtime.topic_memory_source_window_limit``) gets its own database and one
 ``TopicProcessor(...).process(scope)`` with the configured generation model, built
 through the registry exactly as ``topic process`` builds it
-(:func:`powercontext.topic_config.topic_generation_model`; ``deterministic`` by default;
+(:func:`powercontext.topic_provider.topic_generation_model`; ``deterministic`` by default;
 ``openai`` / ``anthropic`` need ``inference.generation_model`` and a key in the
 environment: what is missing is printed and the exit status is 2). The model is wrapped
 to count calls and sum ``StageResponse.usage``.
@@ -241,7 +241,7 @@ class MissingConfiguration(Exception):
 def build_config(name: str, env: dict[str, str] | None = None) -> Any:
     """The effective configuration of provider ``name`` from the environment's
     ``POWERCONTEXT_INFERENCE_*`` keys and the provider's API key variable, no file."""
-    from powercontext import topic_config
+    from powercontext import configuration
 
     base = os.environ if env is None else env
     keep = {k: v for k, v in base.items()
@@ -250,14 +250,14 @@ def build_config(name: str, env: dict[str, str] | None = None) -> Any:
     keep["POWERCONTEXT_INFERENCE_GENERATION_PROVIDER"] = name
     with tempfile.TemporaryDirectory(prefix="topic-locomo-home-") as home:
         keep["POWERCONTEXT_HOME"] = home  # never the user's config.toml
-        return topic_config.load_config(None, env=keep), keep
+        return configuration.load_config(None, env=keep), keep
 
 
 def build_model(name: str, env: dict[str, str] | None = None) -> tuple[Any, Any]:
     """(the TopicGenerationModel built through the registry as ``topic process`` does,
     the ProcessingSettings). MissingConfiguration listing every problem (a key, the
     model name) when the provider cannot run."""
-    from powercontext import topic_config
+    from powercontext import topic_provider
     from powercontext.core.errors import TopicProcessingUnavailableError
     from powercontext.plugins.registry import Registry
 
@@ -265,11 +265,11 @@ def build_model(name: str, env: dict[str, str] | None = None) -> tuple[Any, Any]
         raise MissingConfiguration([f"--model: {name!r} is not one of {', '.join(MODELS)}"])
     config, keep = build_config(name, env)
     registry = Registry()
-    problems = topic_config.generation_problems(config, registry, keep)
+    problems = topic_provider.generation_problems(config, registry, keep)
     if problems:
         raise MissingConfiguration(problems)
     try:
-        model = topic_config.topic_generation_model(config, registry, keep)
+        model = topic_provider.topic_generation_model(config, registry, keep)
     except TopicProcessingUnavailableError as exc:
         raise MissingConfiguration(exc.problems or (str(exc),)) from None
     return model, config.processing_settings()

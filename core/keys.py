@@ -2,7 +2,7 @@
 Memory RFC, "Memory identity": a key such as ``repo:/abs/path`` names one Memory).
 
 Pure: the key's form only. What a ``repo:`` key's path means on a file system is the
-runtime's (``powercontext.runtime.memory_key``).
+application's (``powercontext.memory_names.memory_key``).
 """
 
 from __future__ import annotations

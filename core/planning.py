@@ -4,36 +4,39 @@ Each planner takes the exact base (its Revision, content and the entry versions 
 needs), the caller's input and an id factory, and returns a :class:`MemoryPlan` or
 :data:`NO_CHANGE`. No I/O, no clock: ``new_id(prefix)`` supplies fresh ids. Every
 rule of the spec that can be decided from these values is decided here; the unit of
-work re-validates the plan against the database inside the transaction.
+work re-validates the plan against the database inside the transaction. The base they
+start from (:class:`MemoryBase`, kept here by name), its checks and the builder of the
+plan are :mod:`powercontext.core.plan_base`.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple
 
 import attrs
 
-from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import InvalidInputError
-from powercontext.core.manifest import ManifestView, splice
-from powercontext.core.manifest import view as manifest_view
 from powercontext.core.models import (
     Artifact,
-    ArtifactRef,
     MemoryChange,
-    MemoryContent,
     MemoryEntryInput,
     MemoryEntryVersion,
     MemoryManifestEntry,
     RevisionLineage,
     Source,
-    SourceRef,
 )
-from powercontext.core.plan import NO_CHANGE, MemoryPlan, NoChange, ProjectionRow
+from powercontext.core.plan import MemoryPlan, NoChange, ProjectionRow
+from powercontext.core.plan_base import (
+    MemoryBase,
+    build_plan,
+    check_current,
+    check_evidence,
+    projection_row,
+    utf8_key,
+)
 
 __all__ = [
     "ARTIFACT_PREFIX",
@@ -54,123 +57,6 @@ ENTRY_PREFIX = "mem_ent_"
 VERSION_PREFIX = "mem_ver_"
 NewId = Callable[[str], str]
 OrganizeStep = Literal["dedupe", "normalize", "default"]
-
-
-@attrs.frozen(eq=False)
-class MemoryBase:
-    """The exact current head a write starts from.
-
-    ``versions`` maps entry_id to the version its manifest item points to; it must hold
-    every entry the operation names (remember: revised entries; reactivate: the
-    reactivated ones; organize: every active entry).
-    """
-
-    ref: ArtifactRef
-    content: MemoryContent
-    versions: Mapping[str, MemoryEntryVersion] = attrs.field(factory=dict)
-
-    @functools.cached_property
-    def view(self) -> ManifestView:
-        """The manifest's view (held by this base while it lives)."""
-        return manifest_view(self.content.manifest)
-
-    @property
-    def manifest(self) -> Mapping[str, MemoryManifestEntry]:
-        """entry_id -> manifest item (a read-only mapping, memoized per manifest)."""
-        return self.view.as_dict
-
-
-def _utf8_key(entry_id: str) -> bytes:
-    return entry_id.encode("utf-8")
-
-
-def _evidence(
-    sources: Sequence[Source], artifacts: Sequence[Artifact], field: str
-) -> tuple[tuple[SourceRef, ...], tuple[ArtifactRef, ...]]:
-    for i, s in enumerate(sources):
-        if not isinstance(s, Source):
-            raise InvalidInputError(f"{field}sources[{i}]", "must be a persisted Source")
-        canonical.check_id(s.source_id, f"{field}sources[{i}].source_id")
-        if canonical.source_content_hash(s.kind, s.content, s.uri, s.metadata) != s.content_hash:
-            raise InvalidInputError(
-                f"{field}sources[{i}].content_hash", "does not match the Source content"
-            )
-    for i, a in enumerate(artifacts):
-        if not isinstance(a, Artifact):
-            raise InvalidInputError(f"{field}artifacts[{i}]", "must be an Artifact")
-        canonical.check_id(a.ref.artifact_id, f"{field}artifacts[{i}].artifact_id")
-        # 1..2**53-1: the revision is written into canonical JSON (I-JSON integers)
-        canonical.check_json_int(a.ref.revision, f"{field}artifacts[{i}].revision", 1)
-    return (
-        canonical.sort_source_refs(s.ref for s in sources),
-        canonical.sort_artifact_refs(a.ref for a in artifacts),
-    )
-
-
-def _check_current(
-    base: MemoryBase, entry: MemoryEntryVersion, field: str, want_state: str | None
-) -> MemoryManifestEntry:
-    """The manifest item for ``entry``; ValueError when the object is stale, unrelated,
-    altered, or (with ``want_state``) in another state."""
-    if not isinstance(entry, MemoryEntryVersion):
-        raise InvalidInputError(field, "must be a MemoryEntryVersion")
-    item = base.view.get(entry.entry_id)
-    if entry.memory_artifact_id != base.ref.artifact_id or item is None:
-        raise InvalidInputError(field, f"entry {entry.entry_id!r} is not in this Memory")
-    if item.entry_version_id != entry.entry_version_id:
-        raise InvalidInputError(
-            field, f"entry {entry.entry_id!r} is stale: the head holds {item.entry_version_id!r}"
-        )
-    if item.entry_content_hash != entry.entry_content_hash or not canonical.version_hash_ok(entry):
-        raise InvalidInputError(
-            field, f"entry {entry.entry_id!r} does not match its stored content"
-        )
-    stored = base.versions.get(entry.entry_id)
-    if stored is not None and stored != entry:
-        raise InvalidInputError(field, f"entry {entry.entry_id!r} differs from the stored version")
-    if want_state is not None and item.state != want_state:
-        raise InvalidInputError(field, f"entry {entry.entry_id!r} is {item.state}")
-    return item
-
-
-def _projection(v: MemoryEntryVersion, analyzer: Analyzer | None) -> ProjectionRow:
-    return ProjectionRow(
-        v.entry_id,
-        v.entry_version_id,
-        v.entry_content_hash,
-        (analyzer or analyzers.get()).searchable_text(v.text),
-        v.text,
-    )
-
-
-def _build(
-    base: MemoryBase | None,
-    artifact_id: str,
-    items: dict[str, MemoryManifestEntry],
-    changes: list[MemoryChange],
-    new_versions: list[MemoryEntryVersion],
-    upserts: list[ProjectionRow],
-    lineage: RevisionLineage,
-    evidence_artifacts: tuple[Artifact, ...] = (),
-) -> MemoryPlan | NoChange:
-    if not changes:
-        return NO_CHANGE
-    new_view = splice(base.view if base is not None else None, items)
-    content = MemoryContent(
-        manifest=new_view.manifest,
-        changes=tuple(sorted(changes, key=lambda c: _utf8_key(c.entry_id))),
-    )
-    return MemoryPlan.hashed(
-        artifact_id=artifact_id,
-        base=base.ref if base is not None else None,
-        revision=base.ref.revision + 1 if base is not None else 1,
-        content=content,
-        lineage=lineage,
-        new_versions=tuple(sorted(new_versions, key=lambda v: _utf8_key(v.entry_id))),
-        upserts=tuple(sorted(upserts, key=lambda r: _utf8_key(r.entry_id))),
-        deletes=tuple(sorted((c.entry_id for c in changes if c.op == "deactivate"), key=_utf8_key)),
-        evidence_artifacts=evidence_artifacts,
-    )
 
 
 def plan_remember(
@@ -197,7 +83,7 @@ def plan_remember(
     """
     if not entries:
         raise InvalidInputError("entries", "append needs at least one entry")
-    return _build(base, *_remember_changes(base, entries, sources, artifacts, new_id,
+    return build_plan(base, *_remember_changes(base, entries, sources, artifacts, new_id,
                                            analyzer))
 
 
@@ -223,7 +109,7 @@ def _remember_changes(
     :func:`plan_remember` (its rules), before the Revision is built."""
     from powercontext.core.secrets import stored_text_secret  # writes only
 
-    op_sources, op_artifacts = _evidence(sources, artifacts, "")
+    op_sources, op_artifacts = check_evidence(sources, artifacts, "")
     op_s, op_a = set(op_sources), set(op_artifacts)
     artifact_id = (
         base.ref.artifact_id
@@ -250,7 +136,7 @@ def _remember_changes(
                 f"{field}.text", f"looks like a secret ({secret}); secrets are never saved"
             )
         reason = canonical.normalize_reason(candidate.reason, f"{field}.reason")
-        c_sources, c_artifacts = _evidence(candidate.sources, candidate.artifacts, f"{field}.")
+        c_sources, c_artifacts = check_evidence(candidate.sources, candidate.artifacts, f"{field}.")
         prev = candidate.entry
         if prev is None:
             if not set(c_sources) <= op_s or not set(c_artifacts) <= op_a:
@@ -279,7 +165,7 @@ def _remember_changes(
         else:
             if base is None:
                 raise InvalidInputError(f"{field}.entry", "a new Memory has no entry to revise")
-            _check_current(base, prev, f"{field}.entry", "active")
+            check_current(base, prev, f"{field}.entry", "active")
             if prev.entry_id in touched:
                 raise InvalidInputError(
                     f"{field}.entry", f"entry {prev.entry_id!r} appears twice in one batch"
@@ -321,7 +207,7 @@ def _remember_changes(
         )
         changes.append(change)
         versions.append(version)
-        upserts.append(_projection(version, analyzer))
+        upserts.append(projection_row(version, analyzer))
     unique = {a.ref: a for a in artifacts}
     return _Changes(artifact_id, items, changes, versions, upserts,
                     RevisionLineage(op_sources, op_artifacts),
@@ -343,7 +229,7 @@ def _plan_state(
     changes: list[MemoryChange] = []
     upserts: list[ProjectionRow] = []
     for i, entry in enumerate(entries):
-        item = _check_current(base, entry, f"entries[{i}]", None)
+        item = check_current(base, entry, f"entries[{i}]", None)
         if entry.entry_id in seen:
             raise InvalidInputError(f"entries[{i}]", f"entry {entry.entry_id!r} appears twice")
         seen.add(entry.entry_id)
@@ -358,8 +244,8 @@ def _plan_state(
             changes.append(
                 MemoryChange("reactivate", item.entry_id, None, item.entry_version_id, why)
             )
-            upserts.append(_projection(entry, analyzer))
-    return _build(base, base.ref.artifact_id, items, changes, [], upserts, RevisionLineage())
+            upserts.append(projection_row(entry, analyzer))
+    return build_plan(base, base.ref.artifact_id, items, changes, [], upserts, RevisionLineage())
 
 
 def plan_forget(
@@ -414,7 +300,7 @@ def plan_edit(
                if isinstance(e, MemoryEntryInput) and e.entry is not None}
     seen: set[str] = set()
     for i, entry in enumerate(forget):
-        item = _check_current(base, entry, f"forget[{i}]", "active")
+        item = check_current(base, entry, f"forget[{i}]", "active")
         if entry.entry_id in revised or entry.entry_id in seen:
             raise InvalidInputError(f"forget[{i}]",
                                     f"entry {entry.entry_id!r} is named twice in one edit")
@@ -422,7 +308,7 @@ def plan_edit(
         parts.items[item.entry_id] = attrs.evolve(item, state="inactive")
         parts.changes.append(
             MemoryChange("deactivate", item.entry_id, item.entry_version_id, None, why))
-    return _build(base, *parts)
+    return build_plan(base, *parts)
 
 
 def plan_organize(
@@ -458,7 +344,7 @@ def plan_organize(
     do_normalize = bool(wanted & {"normalize", "default"})
     manifest = base.manifest
     active = sorted(
-        (e for e in manifest.values() if e.state == "active"), key=lambda e: _utf8_key(e.entry_id)
+        (e for e in manifest.values() if e.state == "active"), key=lambda e: utf8_key(e.entry_id)
     )
     for e in active:
         v = base.versions.get(e.entry_id)
@@ -516,5 +402,6 @@ def plan_organize(
                 )
             )
             versions.append(nv)
-            upserts.append(_projection(nv, analyzer))
-    return _build(base, base.ref.artifact_id, items, changes, versions, upserts, RevisionLineage())
+            upserts.append(projection_row(nv, analyzer))
+    return build_plan(base, base.ref.artifact_id, items, changes, versions, upserts,
+                      RevisionLineage())

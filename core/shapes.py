@@ -19,6 +19,8 @@ value (``untrusted``, ``state``, ``rank``) but never renames or drops one. The s
 - ``MemoryChange``: ``{"op", "entry_id", "from_entry_version_id", "to_entry_version_id",
   "reason"}``
 - ``MemoryRevisionChanges``: ``{"memory_ref", "changes"}``
+- ``RevisionLineage`` (a Revision's operation evidence): ``{"sources" (SourceRefs),
+  "artifacts" (ArtifactRefs)}``
 - ``MemoryHit``: ``{"memory_ref", "entry_id", "entry_version_id", "kind", "text",
   "score", "matched_by"}``
 - ``MemorySearchResult``: ``{"mode", "fallback_reason", "hits"}``
@@ -66,6 +68,7 @@ from powercontext.core.models import (
     MemorySearchResult,
     RebuildReport,
     RehashReport,
+    RevisionLineage,
     Source,
     SourceRef,
 )
@@ -91,7 +94,8 @@ SHAPED_TYPES: tuple[type, ...]  # computed on first use (module ``__getattr__``)
 _REGISTERED: tuple[type, ...] = (
     ArtifactRef, SourceRef, Source, MemoryEntryVersion, MemoryChange, MemoryRevisionChanges,
     MemoryHit, MemorySearchResult, HandoffCitation, EmbeddingProfile, RebuildReport,
-    RehashReport, MemoryEntryRef, ContextItem, PreparedContext, *TOPIC_SHAPED_TYPES)
+    RehashReport, RevisionLineage, MemoryEntryRef, ContextItem, PreparedContext,
+    *TOPIC_SHAPED_TYPES)
 
 
 def __getattr__(name: str) -> Any:
@@ -142,7 +146,8 @@ def _make_converter() -> cattrs.Converter:
     # Field names are the shape's keys, except where a field says what it holds. Each
     # generated hook is compiled the first time its type is shaped (lazy_hook).
     for cls in (ArtifactRef, SourceRef, EmbeddingProfile, MemoryChange, MemoryRevisionChanges,
-                MemoryHit, MemorySearchResult, HandoffCitation, PreparedContext):
+                MemoryHit, MemorySearchResult, HandoffCitation, PreparedContext,
+                RevisionLineage):
         lazy_hook(conv, cls, partial(fields, cls))
     conv.register_unstructure_hook(Source, _source)
     conv.register_unstructure_hook(RebuildReport, _rebuild_report)

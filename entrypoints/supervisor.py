@@ -172,7 +172,7 @@ class ArtifactProcessingSupervisor:
         """Take the file lock (a ``file-lock`` backend) and the first term attempt and
         start the loop task; returns once started (``lease``: possibly as a candidate,
         not yet Leader)."""
-        from powercontext import topic_config
+        from powercontext import topic_provider
         from powercontext.entrypoints.topic_worker import config_state
         from powercontext.runtime import open_topic_service
 
@@ -187,7 +187,7 @@ class ArtifactProcessingSupervisor:
             # opening is lazy: the policy is read and the lock taken before any I/O
             self._service = open_topic_service(self.db_url, registry=self._registry)
             self._leadership.choose(self._service.backend)
-            model = topic_config.check_startup(
+            model = topic_provider.check_startup(
                 self.config, self._registry,
                 embedding_model=self._service.embedding_model, logger=_log)
             self._available = model is not None
@@ -415,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``file-lock`` policy such as SQLite (as ``serve --role background``: SQLite runs
     the Supervisor only inside ``serve --role all``), an unknown URL scheme, bad
     configuration, Topic processing unavailable with automatic scheduling."""
-    from powercontext import topic_config
+    from powercontext import configuration
     from powercontext.entrypoints.topic_worker import StructuredFormatter
     from powercontext.plugins.registry import UnknownPluginError
 
@@ -444,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     root.addHandler(handler)
     root.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
-        config = topic_config.load_config(args.config)
+        config = configuration.load_config(args.config)
     except InvalidInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

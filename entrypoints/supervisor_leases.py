@@ -5,7 +5,9 @@ TOPIC-MEMORY.md, "SQLite and other processes").
 The Topic backend declares how Supervisors on its database exclude each other
 (:mod:`powercontext.ports.topic_supervision`), read here by :func:`locking_policy`:
 
-- ``file-lock`` (SQLite): a whole-file lock on ``<database>-supervisor.lock`` first,
+- ``file-lock`` (SQLite): a whole-file lock first (the file the backend names, else
+  ``<database>-supervisor.lock`` beside a SQLite file, else one under the data
+  directory keyed by the URL: :func:`powercontext.file_locks.supervisor_lock_path`),
   without waiting (a second Supervisor refuses to start: SupervisorUnavailableError
   naming the holder's pid), then ``acquire_lease`` with no lease length: the term
   (generation + 1 on every start) lasts until the next start and is never renewed.
@@ -96,11 +98,11 @@ class Leadership:
     def choose(self, backend: object) -> None:
         """Read the backend's policy (no I/O) and, for ``file-lock``, take the file lock
         (SupervisorUnavailableError when another Supervisor holds it)."""
-        from powercontext.runtime import acquire_supervisor_lock
+        from powercontext.file_locks import acquire_supervisor_lock
 
         self.locking = locking_policy(backend)
         if self.locking == FILE_LOCK:
-            self._lock = acquire_supervisor_lock(self.db_url)
+            self._lock = acquire_supervisor_lock(self.db_url, backend)
 
     def release_lock(self) -> None:
         """Release the file lock, if held (idempotent)."""

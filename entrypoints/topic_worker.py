@@ -104,7 +104,7 @@ def config_state(config: Any) -> dict[str, Any]:
 
 def config_from_state(state: Mapping[str, Any]) -> Any:
     """The ``PowerContextConfig`` of a :func:`config_state` copy."""
-    from powercontext.topic_config import (
+    from powercontext.configuration import (
         InferenceConfig,
         PowerContextConfig,
         RuntimeConfig,

@@ -208,7 +208,7 @@ class Registry:
         """Build the Topic generation provider registered as ``name`` (Topic Memory RFC,
         "Cumulative work and evidence ceilings") with ``options`` (see
         :data:`~powercontext.plugins.hookspecs.TopicGenerationModelFactory`). It runs no
-        policy: ``powercontext.topic_config.topic_generation_model`` checks first.
+        policy: ``powercontext.topic_provider.topic_generation_model`` checks first.
         Raises :class:`UnknownPluginError` for an unknown name; the factory's errors
         (ImportError for a missing SDK, InvalidInputError) pass through."""
         factories = self.topic_generation_model_factories()

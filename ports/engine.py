@@ -22,14 +22,20 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import datetime
 
     from powercontext.core.errors import PowerContextError
-    from powercontext.core.models import EmbeddingProfile, EmbeddingVector, Source
+    from powercontext.core.models import (
+        EmbeddingProfile,
+        EmbeddingVector,
+        MemoryCapabilities,
+        MemoryEntryVersion,
+        Source,
+    )
     from powercontext.core.plan import ProjectionRow
     from powercontext.core.ranking import SearchCandidate
     from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
@@ -40,6 +46,8 @@ __all__ = [
     "EngineBacked",
     "EngineCapabilities",
     "LockingPolicy",
+    "MemoryRows",
+    "MemorySchema",
     "MemorySearchProjection",
     "SQLEngine",
     "SupervisorLeases",
@@ -214,45 +222,175 @@ class EngineBacked(Protocol):
 
 @runtime_checkable
 class MemorySearchProjection(Protocol):
-    """The Memory family's search projection on one engine (Memory RFC, "Search"): the
-    engine's own tables beside the head rows (SQLite: FTS5 and vec0 tables; OceanBase:
-    the FULLTEXT and HNSW indexes of ``memory_entry_heads`` itself). Every method runs
-    inside the caller's transaction on the engine's thread; the caller checks every
-    candidate against the head manifest (a projection is never trusted).
+    """The Memory family's search projection on one engine (Memory RFC, "Search",
+    "Latest-head, full-text, and vector projection"): the head rows of every Memory
+    with the engine's own full-text and vector rows beside them (SQLite: FTS5 and vec0
+    tables; OceanBase: the FULLTEXT and HNSW indexes of ``memory_entry_heads`` itself).
+    Every method runs inside the caller's transaction on the engine's thread; the
+    caller checks every candidate against the head manifest (a projection is never
+    trusted). The engine-neutral Memory backend
+    (``powercontext.adapters.database.DatabaseMemoryBackend``) is given one; each
+    engine writes one class (``SQLiteMemoryProjection``, ``OceanBaseMemoryProjection``).
 
-    The names are the storage primitives the engine-neutral Memory storage
-    (``powercontext.adapters.database``) calls; each engine writes them once."""
+    ``vectors`` and :meth:`head_vectors` carry ``VectorRow`` values
+    (``powercontext.adapters.memory_rows``: the embedding content hash and the
+    vector). The vector reads raise CapabilityNotSupportedError where the database has
+    no vector projection (:meth:`head_vectors` answers none)."""
 
-    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
-        """DDL: drop and recreate the vector projection for ``profile`` (None: none)."""
+    #: The largest ``k`` :meth:`vector_candidates` answers (None: no cap).
+    vector_k_cap: int | None
+
+    def reset_vectors(self, profile: EmbeddingProfile | None) -> None:
+        """DDL: drop the vector projection of every Memory and recreate it for
+        ``profile`` (None: none). The caller stores the new profile."""
         ...
 
-    def _delete_projections_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
+    def delete_projections(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
         """Row replacement: delete the head rows of these entries with their full-text
         and vector rows."""
         ...
 
-    def _insert_projections_sync(self, artifact_id: str, head_revision: int,
-                                 rows: Sequence[ProjectionRow],
-                                 vectors: Sequence[Any]) -> None:
-        """Row replacement: insert head rows (with their full-text rows and, where
-        ``vectors[i]`` is not None, their vector)."""
+    def insert_projections(self, artifact_id: str, head_revision: int,
+                           rows: Sequence[ProjectionRow], vectors: Sequence[Any]) -> None:
+        """Row replacement: insert head rows (the entries have none at this point) with
+        their full-text rows and, where ``vectors[i]`` is not None, their vector."""
         ...
 
-    def _clear_projection_sync(self, artifact_id: str) -> None:
-        """Row replacement: delete every projection row of one Memory (rebuild)."""
+    def clear_projection(self, artifact_id: str) -> None:
+        """Row replacement: delete every projection row of one Memory (a rebuild)."""
         ...
 
-    def _fts_candidates_sync(self, artifact_ids: Sequence[str], terms: Sequence[str],
-                             limit: int, *, offset: int = 0) -> list[SearchCandidate]:
-        """Full-text candidates: one page of the head rows of these Memories matching
-        any of ``terms`` (analyzer tokens), best first in one total order."""
+    def after_rebuild(self) -> None:
+        """The end of an offline rebuild, in its last write transaction: whatever the
+        engine keeps beside the rows is made whole again."""
         ...
 
-    def _vector_candidates_sync(self, artifact_ids: Sequence[str],
-                                vector: EmbeddingVector, limit: int) -> list[SearchCandidate]:
-        """Vector candidates: the ``limit`` nearest head rows by L2, filtered by Memory
-        inside the scan, ascending, a stable tie-break among equal distances."""
+    def fts_candidates(self, artifact_ids: Sequence[str], terms: Sequence[str],
+                       limit: int, *, offset: int = 0) -> list[SearchCandidate]:
+        """Full-text candidates: positions ``offset .. offset + limit - 1`` of one total
+        order, best first (the engine's relevance over the OR of ``terms``, analyzer
+        tokens, every one counted; then a stable tie-break), of the head rows of these
+        Memories matching any term, filtered by Memory inside the index. Fewer than
+        ``limit`` only at the end."""
+        ...
+
+    def fts_stream(self, artifact_ids: Sequence[str], terms: Sequence[str],
+                   first: int) -> Iterator[SearchCandidate]:
+        """Every row of :meth:`fts_candidates`' order, lazily; ``first``: how many the
+        caller wants at least (the first page's size)."""
+        ...
+
+    def vector_candidates(self, artifact_ids: Sequence[str], vector: EmbeddingVector,
+                          limit: int) -> list[SearchCandidate]:
+        """Vector candidates: the ``limit`` nearest head rows by L2 with ``distance``
+        set, filtered by Memory inside the scan, ascending, a stable tie-break among
+        equal distances."""
+        ...
+
+    def vector_first_k(self, first: int) -> int:
+        """The ``k`` of the first :meth:`vector_candidates` call of a stream that wants
+        ``first`` rows (an approximate index answers a constant, so that a smaller
+        limit reads a prefix of the same stream)."""
+        ...
+
+    def vector_projection(self, artifact_id: str) -> list[tuple[str, str | None]]:
+        """``(entry_content_hash, embedding_content_hash or None)`` of every head row of
+        the Memory (None: the vector or its hash is missing)."""
+        ...
+
+    def vector_projection_of(self, artifact_id: str, entry_ids: Sequence[str]
+                             ) -> list[tuple[str, str | None]]:
+        """:meth:`vector_projection` of the head rows of these entries only."""
+        ...
+
+    def head_vectors(self, artifact_id: str) -> dict[str, Any]:
+        """The stored vectors of one Memory's head rows by entry_version_id, only those
+        whose stored hash names the row's entry (a rebuild keeps them when it cannot
+        make new ones)."""
+        ...
+
+
+@runtime_checkable
+class MemoryRows(Protocol):
+    """The Memory family's authoritative rows as the engine-neutral Memory backend
+    reads and writes them (Memory RFC, "Storage model"; ARCHITECTURE.md, Decisions:
+    "Keys live in the database"): heads, Revision rows, entry versions, business keys
+    and the reverse evidence of Sources. On a SQL engine each is one shared template
+    run through :class:`SQLEngine` (``powercontext.adapters.memory_sql_rows``); the
+    contract kit's in-memory backend answers them over dicts. Every method runs inside
+    the caller's transaction; a write that breaks a unique key raises the store's
+    error (mapped by the storage to RevisionConflictError).
+
+    ``revision_rows`` gives ``RevisionRow`` values
+    (``powercontext.adapters.storage.rows``)."""
+
+    def head(self, artifact_id: str) -> int | None:
+        """The current head revision of an Artifact (any family), or None."""
+        ...
+
+    def heads(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        """The head revision of each of these Artifacts that exists, by id."""
+        ...
+
+    def all_heads(self) -> list[tuple[str, int]]:
+        """Every Memory Artifact's ``(artifact_id, head revision)``, sorted by id."""
+        ...
+
+    def revision_rows(self, artifact_id: str, after: int, upto: int) -> list[Any]:
+        """Revision rows with ``after < revision <= upto``, ascending."""
+        ...
+
+    def set_revision_hash(self, artifact_id: str, revision: int, old_hash: str,
+                          new_hash: str) -> bool:
+        """Rewrite one Revision's content hash when it is ``old_hash`` (rehash only)."""
+        ...
+
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
+        """The stored entry versions with these ids (missing ids left out)."""
+        ...
+
+    def entry_ids_elsewhere(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+        """Those of ``entry_ids`` another Memory already uses."""
+        ...
+
+    def insert_entry_versions(self, versions: Sequence[MemoryEntryVersion]) -> None:
+        """Insert immutable entry versions."""
+        ...
+
+    def key_owner(self, key: str) -> str | None:
+        """The Memory Artifact id stored for a business key, or None."""
+        ...
+
+    def all_keys(self) -> list[tuple[str, str]]:
+        """Every stored ``(key, artifact_id)``, sorted by key."""
+        ...
+
+    def insert_key(self, key: str, artifact_id: str) -> None:
+        """Store a business key (a stored key raises the unique-key error)."""
+        ...
+
+    def delete_key(self, key: str, artifact_id: str) -> bool:
+        """Delete a key when it names ``artifact_id``; True when it did."""
+        ...
+
+    def citing_versions(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        """The first ``limit`` entry versions, by entry_version_id, citing a Source."""
+        ...
+
+    def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        """``{entry_version_id: kind}`` of every stored version of one Memory."""
+        ...
+
+
+class MemorySchema(Protocol):
+    """An engine's Memory schema and startup probes (Memory RFC, "SQLite adapter",
+    "OceanBase adapter"): run once per open, on the open connection."""
+
+    def open(self, profile: EmbeddingProfile | None,
+             analyzer_version: str) -> MemoryCapabilities:
+        """Create (or check) the Memory tables and the engine's projection, run the
+        probes, and report the capabilities. ``profile``: the deployment's (None: the
+        stored one, if any); ``analyzer_version``: what a new database records."""
         ...
 
 

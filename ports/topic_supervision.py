@@ -19,13 +19,19 @@ typing.Protocols only (and the policy's two values).
 
 A backend that does not implement :class:`SupervisorLockingPolicy` is driven with
 ``"lease"``, the spec's general case.
+
+Where a ``file-lock`` database's lock files live is the backend's to say too
+(:class:`LockFileBase`); a backend that does not say gets
+:func:`powercontext.file_locks.lock_file_base`'s default: beside a SQLite database
+file, else under the data directory, keyed by a hash of the database URL.
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal, Protocol, runtime_checkable
 
-__all__ = ["FILE_LOCK", "LEASE", "SupervisorLocking", "SupervisorLockingPolicy"]
+__all__ = ["FILE_LOCK", "LEASE", "LockFileBase", "SupervisorLocking",
+           "SupervisorLockingPolicy"]
 
 #: The two Supervisor locking policies (module docstring).
 SupervisorLocking = Literal["lease", "file-lock"]
@@ -42,4 +48,21 @@ class SupervisorLockingPolicy(Protocol):
     def supervisor_locking(self) -> SupervisorLocking:
         """``"lease"`` or ``"file-lock"``; a constant of the backend (no I/O, readable
         before the database is opened)."""
+        ...
+
+
+@runtime_checkable
+class LockFileBase(Protocol):
+    """Capability port of a ``file-lock`` Topic backend: where the file locks of its
+    database live. Callers ask with ``isinstance``."""
+
+    @property
+    def lock_file_base(self) -> str | None:
+        """The absolute path the lock files are named from by a suffix
+        (``<base>-supervisor.lock``: the Supervisor's; ``<base>-topic.lock``: the
+        per-Scope lock of ``topic process``), one base per database: every process that
+        opens the same database must name the same one; its folder is created on first
+        use. None: the database is private to this process (in memory) and needs no
+        lock. A constant of the backend (no I/O, readable before the database is
+        opened)."""
         ...

@@ -1,12 +1,16 @@
 """An in-memory DatabaseMemoryBackend: the smallest backend that implements the SPI.
 
-The worked example for third-party adapters: every ``_*_sync`` primitive of
-:class:`powercontext.adapters.database.DatabaseMemoryBackend` over plain dicts, and it
-passes the same contract kit as SQLite and OceanBase (so it declares the
-``ports.MemoryRebuild`` and ``ports.MemoryInventory`` capabilities the base class
-implements) and the kit's ``FaultInjection`` hook. It also serves unit tests of the
-core and the service. It is not durable and not meant for real data: each transaction
-deep-copies the whole state.
+The worked example for third-party adapters: the storage primitives of
+:class:`powercontext.adapters.database.DatabaseMemoryBackend`'s base (transactions,
+metadata, Sources, the shared Artifact rows), a rows object (:class:`InMemoryRows`:
+the methods of :class:`~powercontext.adapters.memory_sql_rows.SQLMemoryRows`) and a
+search projection (:class:`InMemoryProjection`:
+:class:`~powercontext.ports.engine.MemorySearchProjection`), all over plain dicts, and
+it passes the same contract kit as SQLite and OceanBase (so it declares the
+``ports.MemoryRebuild``, ``ports.MemoryInventory`` and ``ports.SourceCitations``
+capabilities the base class implements) and the kit's ``FaultInjection`` hook. It also
+serves unit tests of the core and the service. It is not durable and not meant for
+real data: each transaction deep-copies the whole state.
 
 Usage in a test module::
 
@@ -22,12 +26,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
 
 from powercontext.adapters.database import DatabaseMemoryBackend, RevisionRow, VectorRow
+from powercontext.adapters.memory_search import paged_fts_stream
 from powercontext.core.errors import PowerContextError, RevisionConflictError
 from powercontext.core.models import (
     EmbeddingProfile,
@@ -39,7 +44,7 @@ from powercontext.core.plan import ProjectionRow
 from powercontext.core.ranking import SearchCandidate
 from powercontext.testing.memory_sources import InMemorySources
 
-__all__ = ["InMemoryBackend"]
+__all__ = ["InMemoryBackend", "InMemoryProjection", "InMemoryRows"]
 
 
 class _DuplicateKey(Exception):
@@ -55,7 +60,8 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
 
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None) -> None:
-        super().__init__(profile=profile, analyzer=analyzer)
+        super().__init__(rows=InMemoryRows(self), projection=InMemoryProjection(self),
+                         profile=profile, analyzer=analyzer)
         self._state: dict[str, Any] = {
             "meta": {},
             "revisions": {},
@@ -99,8 +105,8 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
         self.fail_at = point
 
     def _open_sync(self) -> MemoryCapabilities:
-        vector = self._profile is not None
-        return MemoryCapabilities(True, vector, vector, self._profile)
+        vector = self.profile is not None
+        return MemoryCapabilities(True, vector, vector, self.profile)
 
     def _close_sync(self) -> None:
         pass
@@ -131,20 +137,6 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
         else:
             self._state["meta"][key] = value
 
-    def _head_sync(self, artifact_id: str) -> int | None:
-        return self._state["heads"].get(artifact_id)
-
-    def _revision_rows_sync(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
-        revs = self._state["revisions"]
-        return [
-            revs[(artifact_id, r)] for r in range(after + 1, upto + 1) if (artifact_id, r) in revs
-        ]
-
-    def _entry_versions_sync(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
-        return [
-            self._state["versions"][i] for i in entry_version_ids if i in self._state["versions"]
-        ]
-
     def _insert_revision_sync(self, row: RevisionRow) -> None:
         self._maybe_fail("_insert_revision_sync")
         key = (row.artifact_id, row.revision)
@@ -165,7 +157,49 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
         self._state["heads"][artifact_id] = revision
         return True
 
-    def _set_revision_hash_sync(self, artifact_id: str, revision: int, old_hash: str,
+
+    # test helpers -------------------------------------------------------------------
+
+    def table_sizes(self) -> dict[str, int]:
+        """Row counts of every table (for all-or-nothing checks)."""
+        return {k: len(v) for k, v in self._state.items() if isinstance(v, dict | list)}
+
+
+class _OverState:
+    """Reads the backend's current state (a rolled-back transaction replaces it)."""
+
+    def __init__(self, backend: InMemoryBackend) -> None:
+        self._backend = backend
+
+    @property
+    def _state(self) -> dict[str, Any]:
+        return self._backend._state
+
+
+class InMemoryRows(_OverState):
+    """The Memory rows (heads, Revisions, entry versions, business keys) over the
+    backend's dicts: the methods of
+    :class:`~powercontext.adapters.memory_sql_rows.SQLMemoryRows`."""
+
+    def head(self, artifact_id: str) -> int | None:
+        return self._state["heads"].get(artifact_id)
+
+    def heads(self, artifact_ids: Sequence[str]) -> dict[str, int]:
+        heads = self._state["heads"]
+        return {a: heads[a] for a in dict.fromkeys(artifact_ids) if a in heads}
+
+    def revision_rows(self, artifact_id: str, after: int, upto: int) -> list[RevisionRow]:
+        revs = self._state["revisions"]
+        return [
+            revs[(artifact_id, r)] for r in range(after + 1, upto + 1) if (artifact_id, r) in revs
+        ]
+
+    def entry_versions(self, entry_version_ids: Sequence[str]) -> list[MemoryEntryVersion]:
+        return [
+            self._state["versions"][i] for i in entry_version_ids if i in self._state["versions"]
+        ]
+
+    def set_revision_hash(self, artifact_id: str, revision: int, old_hash: str,
                                 new_hash: str) -> bool:
         row = self._state["revisions"].get((artifact_id, revision))
         if row is None or row.content_hash != old_hash:
@@ -174,33 +208,73 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
             row, content_hash=new_hash)
         return True
 
-    def _entry_ids_elsewhere_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
+    def entry_ids_elsewhere(self, artifact_id: str, entry_ids: Sequence[str]) -> set[str]:
         wanted = set(entry_ids)
         return {v.entry_id for v in self._state["versions"].values()
                 if v.entry_id in wanted and v.memory_artifact_id != artifact_id}
 
-    def _insert_entry_versions_sync(self, versions: Sequence[MemoryEntryVersion]) -> None:
-        self._maybe_fail("_insert_entry_versions_sync")
+    def insert_entry_versions(self, versions: Sequence[MemoryEntryVersion]) -> None:
+        self._backend._maybe_fail("_insert_entry_versions_sync")
         for v in versions:
             if v.entry_version_id in self._state["versions"]:
                 raise _DuplicateKey(f"entry version {v.entry_version_id} exists")
             self._state["versions"][v.entry_version_id] = v
 
-    def _delete_projections_sync(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
-        self._maybe_fail("_delete_projections_sync")
+    def key_owner(self, key: str) -> str | None:
+        return self._state["keys"].get(key)
+
+    def all_keys(self) -> list[tuple[str, str]]:
+        return sorted(self._state["keys"].items())
+
+    def insert_key(self, key: str, artifact_id: str) -> None:
+        self._backend._maybe_fail("_insert_memory_key_sync")
+        if key in self._state["keys"]:
+            raise _DuplicateKey(f"memory_keys {key!r}")
+        if artifact_id not in self._state["heads"]:
+            raise RuntimeError(f"foreign key: no head {artifact_id!r}")
+        self._state["keys"][key] = artifact_id
+
+    def delete_key(self, key: str, artifact_id: str) -> bool:
+        if self._state["keys"].get(key) != artifact_id:
+            return False
+        del self._state["keys"][key]
+        return True
+
+    def all_heads(self) -> list[tuple[str, int]]:
+        return sorted(self._state["heads"].items())
+
+    def citing_versions(self, source_id: str, limit: int) -> list[MemoryEntryVersion]:
+        found = [v for _, v in sorted(self._state["versions"].items())
+                 if any(s.source_id == source_id for s in v.sources)]
+        return found[:limit]
+
+    def entry_kinds(self, artifact_id: str) -> dict[str, str]:
+        return {i: v.kind for i, v in self._state["versions"].items()
+                if v.memory_artifact_id == artifact_id}
+
+
+class InMemoryProjection(_OverState):
+    """The search projection (:class:`~powercontext.ports.engine.MemorySearchProjection`)
+    over the backend's dicts: head rows by (Memory, entry), vectors by projection id;
+    full-text relevance is the share of a row's tokens that are query terms."""
+
+    vector_k_cap: int | None = None
+
+    def delete_projections(self, artifact_id: str, entry_ids: Sequence[str]) -> None:
+        self._backend._maybe_fail("_delete_projections_sync")
         for entry_id in entry_ids:
             row = self._state["projection"].pop((artifact_id, entry_id), None)
             if row is not None:
                 self._state["vectors"].pop(row["projection_id"], None)
 
-    def _insert_projections_sync(
+    def insert_projections(
         self,
         artifact_id: str,
         head_revision: int,
         rows: Sequence[ProjectionRow],
         vectors: Sequence[VectorRow | None],
     ) -> None:
-        self._maybe_fail("_insert_projections_sync")
+        self._backend._maybe_fail("_insert_projections_sync")
         for row, vec in zip(rows, vectors, strict=True):
             pid = self._state["next_projection"]
             self._state["next_projection"] += 1
@@ -212,7 +286,7 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
             if vec is not None:
                 self._state["vectors"][pid] = vec
 
-    def _fts_candidates_sync(
+    def fts_candidates(
         self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int, *,
         offset: int = 0,
     ) -> list[SearchCandidate]:
@@ -234,7 +308,11 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
             for _, _, aid, r in scored[offset:offset + limit]
         ]
 
-    def _vector_candidates_sync(
+    def fts_stream(self, artifact_ids: Sequence[str], terms: Sequence[str], first: int
+                   ) -> Iterator[SearchCandidate]:
+        return paged_fts_stream(self.fts_candidates, artifact_ids, terms, first)
+
+    def vector_candidates(
         self, artifact_ids: Sequence[str], vector: EmbeddingVector, limit: int
     ) -> list[SearchCandidate]:
         scored = []
@@ -261,7 +339,10 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
         scored.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in scored[:limit]]
 
-    def _vector_projection_sync(self, artifact_id: str) -> list[tuple[str, str | None]]:
+    def vector_first_k(self, first: int) -> int:
+        return first + 1
+
+    def vector_projection(self, artifact_id: str) -> list[tuple[str, str | None]]:
         out = []
         for (aid, _), p in self._state["projection"].items():
             if aid == artifact_id:
@@ -271,7 +352,16 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
                 )
         return out
 
-    def _head_vectors_sync(self, artifact_id: str) -> dict[str, VectorRow]:
+    def vector_projection_of(self, artifact_id: str, entry_ids: Sequence[str]
+                             ) -> list[tuple[str, str | None]]:
+        wanted = set(entry_ids)
+        return [(p["row"].entry_content_hash,
+                 vec.embedding_content_hash if (vec := self._state["vectors"].get(
+                     p["projection_id"])) else None)
+                for (aid, eid), p in self._state["projection"].items()
+                if aid == artifact_id and eid in wanted]
+
+    def head_vectors(self, artifact_id: str) -> dict[str, VectorRow]:
         out = {}
         for (aid, _), p in self._state["projection"].items():
             vec = self._state["vectors"].get(p["projection_id"])
@@ -279,40 +369,13 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
                 out[p["row"].entry_version_id] = vec
         return out
 
-
-    def _memory_key_sync(self, key: str) -> str | None:
-        return self._state["keys"].get(key)
-
-    def _memory_keys_sync(self) -> list[tuple[str, str]]:
-        return sorted(self._state["keys"].items())
-
-    def _insert_memory_key_sync(self, key: str, artifact_id: str) -> None:
-        self._maybe_fail("_insert_memory_key_sync")
-        if key in self._state["keys"]:
-            raise _DuplicateKey(f"memory_keys {key!r}")
-        if artifact_id not in self._state["heads"]:
-            raise RuntimeError(f"foreign key: no head {artifact_id!r}")
-        self._state["keys"][key] = artifact_id
-
-    def _delete_memory_key_sync(self, key: str, artifact_id: str) -> bool:
-        if self._state["keys"].get(key) != artifact_id:
-            return False
-        del self._state["keys"][key]
-        return True
-
-    def _all_heads_sync(self) -> list[tuple[str, int]]:
-        return sorted(self._state["heads"].items())
-
-    def _clear_projection_sync(self, artifact_id: str) -> None:
+    def clear_projection(self, artifact_id: str) -> None:
         for key in [k for k in self._state["projection"] if k[0] == artifact_id]:
             row = self._state["projection"].pop(key)
             self._state["vectors"].pop(row["projection_id"], None)
 
-    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
+    def reset_vectors(self, profile: EmbeddingProfile | None) -> None:
         self._state["vectors"].clear()
 
-    # test helpers -------------------------------------------------------------------
-
-    def table_sizes(self) -> dict[str, int]:
-        """Row counts of every table (for all-or-nothing checks)."""
-        return {k: len(v) for k, v in self._state.items() if isinstance(v, dict | list)}
+    def after_rebuild(self) -> None:
+        pass

@@ -9,20 +9,18 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from typing import TYPE_CHECKING, Any
 
-from powercontext.adapters.memory_sql_rows import SQLMemoryRows
-from powercontext.adapters.oceanbase.connection import (
-    CONNECTION_LOST,
-    DDL_TIMEOUT_US,
-    OceanBaseStorage,
-    errno,
-)
+from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, errno
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.core import analyzer as analyzers
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import templates
+
+if TYPE_CHECKING:
+    from powercontext.adapters.oceanbase.memory_projection import OceanBaseMemoryProjection
 
 __all__ = ["SCHEMA_VERSION", "OceanBaseMemorySchema"]
 
@@ -35,67 +33,81 @@ _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact
                             *templates.MEMORY_LOG_TABLES})
 
 
-class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows):
-    """Schema, probes and vector-column migration of the Memory family on OceanBase."""
+class OceanBaseMemorySchema:
+    """Schema and probes of the Memory family on OceanBase, run once per open on the
+    worker thread: ``storage`` is the backend's OceanBase storage (its connection,
+    server check, metadata), ``projection`` the search projection whose table it
+    creates or finds. ``short_tokens``: the FULLTEXT index keeps tokens under 3
+    characters."""
 
-    _vector_column: int | None = None  # dimension of memory_entry_heads.embedding
-    _short_tokens = True
+    def __init__(self, storage: Any, projection: OceanBaseMemoryProjection) -> None:
+        self._storage = storage
+        self._projection = projection
+        self._profile: EmbeddingProfile | None = None
+        self.short_tokens = True
 
-    def _open_checked_sync(self) -> MemoryCapabilities:
+    def open(self, profile: EmbeddingProfile | None,
+             analyzer_version: str) -> MemoryCapabilities:
+        """Check the server, create or check the schema, run the probes and report the
+        capabilities (driver errors are mapped by the caller). ``profile``: the
+        deployment's (None: the stored one, if any); ``analyzer_version``: what a new
+        database records."""
+        self._profile = profile
         reasons: list[str] = []
-        self._check_server_sync()
-        self._create_schema_sync(reasons)
-        fts = self._probe_tokenizer_sync(reasons)
-        vector = self._probe_vector_sync(reasons)
-        profile = self._effective_profile_sync()
-        return MemoryCapabilities(fts, vector, fts and vector, profile, tuple(reasons))
+        self._storage._check_server_sync()
+        self._create_schema(reasons, analyzer_version)
+        fts = self._probe_tokenizer(reasons)
+        vector = self._probe_vector(reasons)
+        return MemoryCapabilities(fts, vector, fts and vector, self._effective_profile(),
+                                  tuple(reasons))
 
-    def _create_schema_sync(self, reasons: list[str]) -> None:
-        existing = self._tables()
+    def _create_schema(self, reasons: list[str], analyzer_version: str) -> None:
+        st = self._storage
+        existing = st._tables()
         if not existing >= _SHARED_TABLES:
             for name in templates.SCHEMA:
                 if name == "create_memory_entry_heads":
                     continue  # OceanBase's own, below
-                self._exec_ddl(templates.render(name, DIALECT))
+                st._exec_ddl(templates.render(name, DIALECT))
         if not existing >= set(templates.PROCESSING_TABLES):
             for name in templates.PROCESSING_SCHEMA:
-                self._exec_ddl(templates.render(name, DIALECT))
-        stored_profile = self._stored_profile_sync()
+                st._exec_ddl(templates.render(name, DIALECT))
+        stored_profile = self._stored_profile()
         profile = self._profile or stored_profile
         dimension = profile.dimension if profile is not None else None
         if obsql.HEADS_TABLE not in existing:
             try:
-                self._exec_ddl(obsql.heads_ddl(dimension, short_tokens=True))
+                st._exec_ddl(obsql.heads_ddl(dimension, short_tokens=True))
             except Exception as exc:
                 if errno(exc) in CONNECTION_LOST:
                     raise
                 # An older server without PARSER_PROPERTIES: keep the default parser.
-                self._exec_ddl(obsql.heads_ddl(dimension, short_tokens=False))
+                st._exec_ddl(obsql.heads_ddl(dimension, short_tokens=False))
                 reasons.append(f"FULLTEXT PARSER_PROPERTIES rejected ({exc}); tokens "
                                "under 3 characters are not indexed on this server")
-        ddl = _text(self._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
-        self._probe_facts["heads_ddl"] = ddl
+        ddl = _text(st._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
+        st._probe_facts["heads_ddl"] = ddl
         m = _VECTOR_COL_RE.search(ddl)
-        self._vector_column = int(m.group(1)) if m else None
-        self._short_tokens = "min_token_size=1" in ddl.replace(" ", "").lower()
+        self._projection.vector_column = int(m.group(1)) if m else None
+        self.short_tokens = "min_token_size=1" in ddl.replace(" ", "").lower()
         # a database of an earlier release records its analyzer under "analyzer" (the
         # ambiguous "analyzer-v1"): keep that, so the open refuses it until a rebuild
-        legacy = self._meta_get_sync("analyzer")
-        version = legacy if legacy is not None else self._new_database_analyzer().version
-        self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
+        legacy = st._meta_get_sync("analyzer")
+        version = legacy if legacy is not None else analyzer_version
+        st._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
                               ("analyzer_version", version)))
-        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
+        st._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
 
-    def _stored_profile_sync(self) -> EmbeddingProfile | None:
-        raw = self._meta_get_sync("embedding_profile")
+    def _stored_profile(self) -> EmbeddingProfile | None:
+        raw = self._storage._meta_get_sync("embedding_profile")
         return None if raw is None else shared_rows.embedding_profile(raw)
 
-    def _effective_profile_sync(self) -> EmbeddingProfile | None:
-        return self._profile or self._stored_profile_sync()
+    def _effective_profile(self) -> EmbeddingProfile | None:
+        return self._profile or self._stored_profile()
 
-    def _probe_tokenizer_sync(self, reasons: list[str]) -> bool:
+    def _probe_tokenizer(self, reasons: list[str]) -> bool:
         try:
-            raw = self._all(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
+            raw = self._storage._all(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -104,7 +116,7 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows)
         kept = set(json.loads(_text(raw)))
         words = set(obsql.TOKENIZE_PROBE_TEXT.split())
         dropped = words - kept
-        self._probe_facts["space_parser_drops"] = sorted(dropped)
+        self._storage._probe_facts["space_parser_drops"] = sorted(dropped)
         must_keep = set(obsql.TOKENIZE_MUST_KEEP)
         if not must_keep <= kept:
             reasons.append(
@@ -117,31 +129,33 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows)
             reasons.append(
                 f"the SPACE parser drops the words {leaks} that an analyzer keeps; queries "
                 "for them find nothing on OceanBase (add them to analyzer.ENGINE_STOPWORDS)")
-        if not self._short_tokens:
+        if not self.short_tokens:
             reasons.append("the FULLTEXT index drops tokens under 3 characters (no "
                            "PARSER_PROPERTIES=(min_token_size=1)); rebuild memory_entry_heads")
         return True
 
-    def _probe_vector_sync(self, reasons: list[str]) -> bool:
-        profile = self._effective_profile_sync()
+    def _probe_vector(self, reasons: list[str]) -> bool:
+        profile = self._effective_profile()
         if profile is None:
             return False
         if profile.distance != "l2" or profile.normalization != "unit":
             reasons.append(f"embedding profile {profile.profile_id!r} uses {profile.distance}/"
                            f"{profile.normalization}; the HNSW index is L2 over unit vectors")
             return False
-        if self._vector_column is None:
+        column = self._projection.vector_column
+        if column is None:
             reasons.append(
                 "memory_entry_heads has no embedding column (the database was created "
                 "without an embedding profile); rebuild it with `powercontext memory rebuild`")
             return False
-        if self._vector_column != profile.dimension:
+        if column != profile.dimension:
             reasons.append(
-                f"memory_entry_heads.embedding is VECTOR({self._vector_column}) but profile "
+                f"memory_entry_heads.embedding is VECTOR({column}) but profile "
                 f"{profile.profile_id!r} has {profile.dimension} dimensions; rebuild the "
                 "vector projection for the new profile")
             return False
-        ddl = self._probe_facts.get("heads_ddl", "").upper().replace(" ", "")
+        st = self._storage
+        ddl = st._probe_facts.get("heads_ddl", "").upper().replace(" ", "")
         if "DISTANCE=L2" not in ddl or "TYPE=HNSW" not in ddl:
             reasons.append("the vector index of memory_entry_heads is not an HNSW L2 index")
             return False
@@ -151,13 +165,13 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows)
         far = [0.0] * profile.dimension
         near[0], far[-1 if profile.dimension > 1 else 0] = 1.0, -1.0
         try:
-            self._exec(create)
+            st._exec(create)
             try:
-                self._exec(insert, (1, obsql.vector_literal(near), 2, obsql.vector_literal(far)))
+                st._exec(insert, (1, obsql.vector_literal(near), 2, obsql.vector_literal(far)))
                 lit = obsql.vector_literal(near)
-                rows = self._all(search, (lit, lit))
+                rows = st._all(search, (lit, lit))
             finally:
-                self._exec(drop)
+                st._exec(drop)
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -170,20 +184,3 @@ class OceanBaseMemorySchema(OceanBaseStorage[MemoryCapabilities], SQLMemoryRows)
             reasons.append(f"the vector probe returned {rows!r} instead of the nearest row")
             return False
         return True
-
-    def _reset_vectors_sync(self, profile: EmbeddingProfile | None) -> None:
-        """Drop and recreate the embedding column and HNSW index for ``profile`` (DDL:
-        OceanBase commits each statement implicitly; writes are paused meanwhile)."""
-        dimension = profile.dimension if profile is not None else None
-        # Building an HNSW index over many rows outlasts the default 10 s statement limit.
-        self._exec("SET SESSION ob_query_timeout = %s", (DDL_TIMEOUT_US,))
-        try:
-            for sql in obsql.vector_reset_statements(self._vector_column is not None,
-                                                     dimension):
-                self._exec(sql)
-        finally:
-            if self._conn is not None:
-                self._exec("SET SESSION ob_query_timeout = DEFAULT")
-        self._vector_column = dimension
-        ddl = _text(self._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
-        self._probe_facts["heads_ddl"] = ddl

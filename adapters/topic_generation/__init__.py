@@ -10,7 +10,7 @@ ceilings"; TOPIC-MEMORY.md, "Providers"): each implements
   reproducible; only when configured by name.
 
 They are registered by name through ``powercontext_register_topic_generation_models``
-(:mod:`.plugin`) and built by ``powercontext.topic_config.topic_generation_model``
+(:mod:`.plugin`) and built by ``powercontext.topic_provider.topic_generation_model``
 after the provider policy accepted the configuration. Importing this package imports
 no SDK.
 """

@@ -22,8 +22,8 @@ Figures (times in milliseconds, sizes in bytes):
 
 * search p50/p95 for fts, vector and hybrid (limit 10) over every dataset, three ways
   per query: *ours* = ``MemoryService.search`` end to end (query embedding included);
-  *spi* = the backend's candidate streams alone (``_fts_stream_sync`` /
-  ``_vector_stream_sync`` read until ``max(limit*4, 32)`` candidates pass admission, in
+  *spi* = the backend's candidate streams alone (its projection's ``fts_stream`` /
+  ``MemorySearch.vector_stream`` read until ``max(limit*4, 32)`` candidates pass admission, in
   one read transaction on the backend's worker thread); *raw* = the same-semantics
   plain query straight to the engine on the same data, returning the same hits: each
   channel's first ``max(limit*4, 32)`` candidates, in the engine's order, that pass the

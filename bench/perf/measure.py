@@ -239,12 +239,12 @@ async def bench_search(
         # candidates pass admission (no manifest or version checks)
         if mode in ("fts", "hybrid") and terms:
             _first_admitted(
-                backend._fts_stream_sync(ids, list(terms), budget),
+                backend.projection.fts_stream(ids, list(terms), budget),
                 lambda c: admission.fts_admits(tuple(terms), c.searchable_text.split()),
                 budget, stop_at_first_refusal=False)
         if mode in ("vector", "hybrid"):
             _first_admitted(
-                backend._vector_stream_sync(ids, tuple(vec), budget),
+                backend._search.vector_stream(ids, tuple(vec), budget),
                 lambda c: c.distance is not None and admission.vector_admits(c.distance),
                 budget, stop_at_first_refusal=True)
 

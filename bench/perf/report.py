@@ -221,7 +221,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "ours = `MemoryService.search` end to end (query embedding, manifest checks, "
         "admission, RRF, version loads, thread hop); spi = the backend's candidate "
-        "streams alone (`_fts_stream_sync` / `_vector_stream_sync` read until "
+        "streams alone (the projection's `fts_stream` / `MemorySearch.vector_stream` read until "
         f"{max(LIMIT * 4, 32)} candidates pass admission, in one read transaction "
         "through the backend's worker thread); raw = the same-semantics plain query "
         "straight to the engine, returning the same admitted candidates in the same "

@@ -135,7 +135,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     backend: Any = loader.backend
     scope = frag.scope_token(ref.artifact_id)
     t0 = time.perf_counter()
-    state = await backend._run(backend._in_tx, True, lambda: backend._ivf_index().train(scope))
+    index = backend.projection
+    state = await backend._run(backend._in_tx, True, lambda: index.ivf_index().train(scope))
     train_s = time.perf_counter() - t0
     await loader.close()
 
@@ -164,7 +165,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 got = {}
                 for ix, svc in svcs.items():
                     b: Any = svc.backend
-                    got[ix] = await b._run(b._in_tx, False, b._vector_candidates_sync,
+                    got[ix] = await b._run(b._in_tx, False, b.projection.vector_candidates,
                                            [ref.artifact_id], qv, frag.ANN_FIRST_K)
                 bound = got["exact"][K - 1].distance + 1e-6
                 recalls.append(sum(1 for c in got["auto"][:K] if c.distance <= bound) / K)

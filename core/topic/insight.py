@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import attrs
 
-from powercontext.core.topic.models import TopicRef
+from powercontext.core.topic.models import TopicRef, TopicRevision
 from powercontext.core.topic.scope import SourceScope
 
 __all__ = ["CitingRevision", "DayCount", "ScopeSummary", "SourceScope", "SupervisionView",
-           "WaveProgress"]
+           "TopicListing", "WaveProgress"]
 
 
 @attrs.frozen
@@ -37,6 +37,27 @@ class ScopeSummary:
     source_head: int
     topics: int
     revisions: int
+
+
+@attrs.frozen
+class TopicListing:
+    """One Topic in a Scope's list: its ``artifact_id``, ``revisions`` (its head's
+    revision number, so its count of Revisions), the head's ``title`` and ``summary``,
+    ``sources`` (how many Sources the head cites) and its database-UTC
+    ``published_at``."""
+
+    artifact_id: str
+    revisions: int
+    title: str
+    summary: str
+    sources: int
+    published_at: str
+
+    @classmethod
+    def of(cls, head: TopicRevision) -> TopicListing:
+        """The listing of a Topic whose head Revision is ``head``."""
+        return cls(head.ref.artifact_id, head.ref.revision, head.content.title,
+                   head.content.summary, len(head.sources), head.published_at)
 
 
 @attrs.frozen

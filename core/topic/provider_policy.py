@@ -6,7 +6,7 @@ and unsupported providers are rejected before provider I/O"; TOPIC-MEMORY.md,
 "Providers").
 
 Pure: the same check runs when the configuration is assembled
-(``powercontext.topic_config.topic_generation_model``) and when a Worker starts
+(``powercontext.topic_provider.topic_generation_model``) and when a Worker starts
 (:func:`check_generation_model`), so both refuse exactly the same things.
 
 Generation settings (``[inference.generation_settings]``), each a bounded scalar:

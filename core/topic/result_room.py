@@ -15,7 +15,8 @@ configuration whose stages can never hold a result is refused at start-up
 from __future__ import annotations
 
 from powercontext.core.errors import TopicProcessingError
-from powercontext.core.topic.accumulate import (
+from powercontext.core.topic.processing import ProcessingSettings
+from powercontext.core.topic.reduce_stage import (
     _KINDS,
     _RESULT_OVERHEAD_BYTES,
     _WIDEST_ASCII_ESCAPE,
@@ -24,7 +25,6 @@ from powercontext.core.topic.accumulate import (
     _check_kind,
     reduce_budget,
 )
-from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.core.topic.window import MESSAGE_OVERHEAD_TOKENS
 
 __all__ = ["CODE_RESULT_BUDGET", "MIN_RESULT_CHARS", "check_result_room", "result_room",

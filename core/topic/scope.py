@@ -13,6 +13,7 @@ import unicodedata
 import attrs
 
 from powercontext.core.errors import InvalidInputError
+from powercontext.core.normalize import check_str
 
 __all__ = ["MAX_SCOPE_CHARS", "SourceScope", "check_scope_id", "nfc_text"]
 
@@ -21,15 +22,10 @@ MAX_SCOPE_CHARS = 256
 
 def nfc_text(value: object, field: str) -> str:
     """NFC of a str without lone surrogates or NUL; InvalidInputError naming ``field``."""
-    if not isinstance(value, str):
-        raise InvalidInputError(field, f"must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(field, "contains a lone surrogate (not valid Unicode)") from None
-    if "\x00" in value:
+    text = check_str(field, value)
+    if "\x00" in text:
         raise InvalidInputError(field, "contains a NUL character")
-    return unicodedata.normalize("NFC", value)
+    return unicodedata.normalize("NFC", text)
 
 
 def check_scope_id(value: object, field: str = "scope_id") -> str:

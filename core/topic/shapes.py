@@ -32,6 +32,15 @@ renames or drops one.
   "action", "position", "source_id" (null for a grant), "failure_code",
   "attempt_count", "reserved_requests", "reserved_tokens", "decided_by", "reason",
   "decided_at"}``
+- the dashboard's read-only views (:mod:`powercontext.core.topic.insight`):
+  ``CitingRevision``: ``{"scope_id", "artifact_id", "revision", "published_at"}`` (its
+  ref's two fields inline, as the Evidence page has always listed them);
+  ``ScopeSummary``: ``{"scope_id", "source_head", "topics", "revisions"}``;
+  ``SourceScope``: ``{"scope_id", "position", "lineage_only"}``; ``TopicListing``:
+  ``{"artifact_id", "revisions", "title", "summary", "sources", "published_at"}``;
+  ``SupervisionView``: ``{"holder_id", "generation", "lease_expires_at",
+  "last_auto_wave_completed_at", "waves": [WaveProgress ``{"wave_id", "targets",
+  "completed"}``]}``
 """
 
 from __future__ import annotations
@@ -47,6 +56,14 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.content import check_ref
+from powercontext.core.topic.insight import (
+    CitingRevision,
+    ScopeSummary,
+    SourceScope,
+    SupervisionView,
+    TopicListing,
+    WaveProgress,
+)
 from powercontext.core.topic.models import (
     TopicHit,
     TopicMemoryContent,
@@ -70,7 +87,8 @@ REF_KEY = "artifact"
 #: The Topic values :func:`register_topic_shapes` gives a shape.
 TOPIC_SHAPED_TYPES: tuple[type, ...] = (
     TopicRef, TopicHit, TopicSearchResult, TopicRevision, PendingRow, BudgetRow,
-    ScopeStatus, LeftOut, WindowOutcome, ProcessReport, BlockedFrontier, OperatorDecision)
+    ScopeStatus, LeftOut, WindowOutcome, ProcessReport, BlockedFrontier, OperatorDecision,
+    CitingRevision, ScopeSummary, SourceScope, SupervisionView, TopicListing, WaveProgress)
 
 
 def _ref(r: TopicRef) -> dict[str, Any]:
@@ -87,6 +105,11 @@ def _budget(b: BudgetRow) -> dict[str, Any]:
             "attempt_count": b.attempt_count, "reserved_requests": b.reserved_requests,
             "reserved_tokens": b.reserved_tokens, "failure_code": b.failure_code,
             "terminal": b.terminal}
+
+
+def _citing(c: CitingRevision) -> dict[str, Any]:
+    return {"scope_id": c.scope_id, "artifact_id": c.ref.artifact_id,
+            "revision": c.ref.revision, "published_at": c.published_at}
 
 
 def lazy_hook(conv: cattrs.Converter, cls: type, make: Callable[[], Any]) -> None:
@@ -113,8 +136,10 @@ def register_topic_shapes(conv: cattrs.Converter) -> None:
         attrs.resolve_types(cls)
         return make_dict_unstructure_fn(cls, conv, **kw)
 
-    for cls in (LeftOut, BlockedFrontier, OperatorDecision, TopicSearchResult, WindowOutcome):
+    for cls in (LeftOut, BlockedFrontier, OperatorDecision, TopicSearchResult, WindowOutcome,
+                ScopeSummary, SourceScope, SupervisionView, TopicListing, WaveProgress):
         lazy_hook(conv, cls, partial(fields, cls))
+    conv.register_unstructure_hook(CitingRevision, _citing)
     lazy_hook(conv, TopicHit, lambda: fields(TopicHit, ref=override(rename=REF_KEY)))
 
     def revision(v: TopicRevision) -> dict[str, Any]:

@@ -214,7 +214,7 @@ class Ctx:
 
     @property
     def db_url(self) -> str:
-        from powercontext.runtime import default_db_url
+        from powercontext.paths import default_db_url
 
         return self.db or default_db_url()
 
@@ -239,7 +239,7 @@ class Ctx:
         return self._service
 
     def manifest(self) -> Any:
-        from powercontext.runtime import RuntimeManifest
+        from powercontext.runtime_manifest import RuntimeManifest
 
         return RuntimeManifest.for_db(self.db_url)
 
@@ -302,7 +302,7 @@ class LazyGroup(click.Group):
 async def resolve(svc: Any, name: str | None) -> Any:
     """A Memory name to an ArtifactRef: ``ID`` -> its head, ``ID@REV`` -> that Revision,
     ``key:NAME`` (``@REV``) -> the Memory the database's key names
-    (:func:`powercontext.runtime.resolve_memory`; ArtifactNotFoundError otherwise)."""
-    from powercontext.runtime import resolve_memory
+    (:func:`powercontext.memory_names.resolve_memory`; ArtifactNotFoundError otherwise)."""
+    from powercontext.memory_names import resolve_memory
 
     return await resolve_memory(svc, name)

@@ -79,7 +79,7 @@ def doctor(c: Ctx, project: str | None) -> None:
     the command that fixes each gap (for Claude Code, Codex and the agents found here)."""
 
     def body() -> None:
-        from powercontext.runtime import sqlite_path
+        from powercontext.database_path import sqlite_path
 
         missing: list[dict[str, str]] = []
         extras = {}

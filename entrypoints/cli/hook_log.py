@@ -24,7 +24,7 @@ _LOGGER = "powercontext.hooks"
 
 def log_path() -> Path:
     """``<data dir>/logs/hooks.log`` (``$POWERCONTEXT_HOME/logs/hooks.log`` when set)."""
-    from powercontext.runtime import data_dir
+    from powercontext.paths import data_dir
 
     return data_dir() / "logs" / "hooks.log"
 

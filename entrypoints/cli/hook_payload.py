@@ -49,16 +49,16 @@ TRANSCRIPT_TAIL_BYTES = 2 * 1024 * 1024
 
 
 def repo_root(cwd: str | os.PathLike[str]) -> Path:
-    """The Git top level around ``cwd`` (:func:`powercontext.runtime.repo_root`)."""
-    from powercontext.runtime import repo_root as root
+    """The Git top level around ``cwd`` (:func:`powercontext.memory_names.repo_root`)."""
+    from powercontext.memory_names import repo_root as root
 
     return root(cwd)
 
 
 def repo_key(cwd: str | os.PathLike[str]) -> str:
-    """The business key of the repository around ``cwd`` (:func:`powercontext.runtime.
+    """The business key of the repository around ``cwd`` (:func:`powercontext.memory_names.
     repo_key`): ``repo:<real path of the Git top level>``."""
-    from powercontext.runtime import repo_key as key
+    from powercontext.memory_names import repo_key as key
 
     return key(cwd)
 

@@ -244,7 +244,7 @@ async def _key_memory(c: Any, key: str) -> str | None:
     """The Memory the database's business ``key`` names, or None. A SQLite database that
     does not exist yet is not created (and not opened); the service is closed when None
     is returned."""
-    from powercontext.runtime import sqlite_path
+    from powercontext.database_path import sqlite_path
 
     path = sqlite_path(c.db_url)
     if path is not None and not path.exists():
@@ -343,7 +343,7 @@ async def prompt_topics(c: Any, scope_id: str, prompt: str, limit: int, mode: st
     the deployment is hybrid and the embedding model does not :func:`vectors_fit`
     (``fts`` mode never embeds). Never raises: a failure is logged to ``hooks.log`` and
     the Memory hits are injected without Topics."""
-    from powercontext.runtime import sqlite_path
+    from powercontext.database_path import sqlite_path
 
     path = sqlite_path(c.db_url)
     if path is not None and not path.exists():

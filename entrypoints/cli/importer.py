@@ -45,7 +45,8 @@ class _Ledger:
 
     def __init__(self, db_url: str, scope: str, agent: str, explicit: bool) -> None:
         from powercontext.core import canonical
-        from powercontext.runtime import data_dir, sqlite_path
+        from powercontext.database_path import sqlite_path
+        from powercontext.paths import data_dir
 
         sqlite = sqlite_path(db_url)
         name = os.path.realpath(sqlite) if sqlite is not None else db_url
@@ -107,7 +108,7 @@ class _Inside:
         if not cwd:  # the file does not say: trust where it was found
             return self.explicit or agent == "claude-code"
         if cwd not in self.seen:
-            from powercontext.runtime import repo_key
+            from powercontext.memory_names import repo_key
 
             try:
                 self.seen[cwd] = repo_key(cwd) == self.key
@@ -194,7 +195,7 @@ class _Run:
 def _run_import(c: Ctx, agent: str, project: str | None, paths: tuple[str, ...],
                 max_turns: int | None, max_line_bytes: int) -> None:
     from powercontext.entrypoints.cli.transcripts import claude_turns, codex_turns
-    from powercontext.runtime import repo_key, repo_root
+    from powercontext.memory_names import repo_key, repo_root
 
     root = repo_root(project or os.getcwd())
     key = repo_key(root)

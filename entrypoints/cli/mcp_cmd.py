@@ -100,7 +100,7 @@ def _http_settings(obj: Any, transport: str, host: str, config_file: str | None,
         return None
     import logging
 
-    from powercontext import topic_config
+    from powercontext import configuration
     from powercontext.entrypoints.cli.context import fail_with
     from powercontext.entrypoints.cli.serve import ENV_API_TOKEN, check_token, host_policy
 
@@ -108,7 +108,7 @@ def _http_settings(obj: Any, transport: str, host: str, config_file: str | None,
     if not logger.handlers:
         logger.addHandler(logging.StreamHandler())
     try:
-        config = topic_config.load_config(config_file, env=os.environ)
+        config = configuration.load_config(config_file, env=os.environ)
         token = config.server.api_token or os.environ.get(ENV_API_TOKEN) or None
         check_token(token, host, logger)
         return host_policy(host, (*config.server.allowed_hosts, *allow_hosts)), token

@@ -108,7 +108,7 @@ def remember(
 
         from powercontext.core.errors import SecretDetectedError
         from powercontext.core.secrets import source_findings
-        from powercontext.runtime import remember_entries
+        from powercontext.memory_names import remember_entries
 
         for f, src in zip(source_files, srcs, strict=True):
             # refused before anything is stored, naming the file and line (exit 2)
@@ -223,7 +223,7 @@ def retire(c: Ctx, memory_name: str, reason: str | None) -> None:
 
     async def body(svc: Any) -> None:
         from powercontext.core.shapes import to_json
-        from powercontext.runtime import retire_memory
+        from powercontext.memory_names import retire_memory
 
         done = await retire_memory(svc, memory_name, reason=reason,
                                    settle=lambda write: settled(svc, write))

@@ -22,7 +22,7 @@ __all__ = ["apply", "export"]
 
 
 def _default_name() -> str:
-    from powercontext.runtime import repo_key
+    from powercontext.memory_names import repo_key
 
     return "key:" + repo_key(os.getcwd())
 

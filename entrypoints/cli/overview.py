@@ -121,7 +121,7 @@ def info(c: Ctx) -> None:
     needs an upgrade (an earlier release wrote it) or another analyzer is reported with
     the one command that fixes it, and info still exits 0."""
     from powercontext.core import analyzer
-    from powercontext.runtime import sqlite_path
+    from powercontext.database_path import sqlite_path
 
     path = sqlite_path(c.db_url)
     base = {"database": c.db_url, "analyzer_default": analyzer.DEFAULT_VERSION,

@@ -65,14 +65,11 @@ def rebuild(
     from rich.console import Console
     from rich.progress import Progress
 
+    from powercontext.database_path import check_sqlite_path
+    from powercontext.embedding_config import remember_embedding, resolve_embedding
     from powercontext.plugins.registry import Registry
     from powercontext.ports import MemoryRebuild
-    from powercontext.runtime import (
-        check_sqlite_path,
-        refuse_profile_change_over_topics,
-        remember_embedding,
-        resolve_embedding,
-    )
+    from powercontext.runtime import refuse_profile_change_over_topics
 
     check_sqlite_path(c.db_url)
     registry = Registry()

@@ -10,7 +10,7 @@ skipped naming the line, a link out of the repository is skipped and named, a fi
 reached twice through a link is read once), runs the candidate pipeline and creates or
 updates the repository's Memory, stored with the business key ``repo:<repository>`` in
 the same transaction (a sub-directory, a symlinked checkout or a linked ``git
-worktree`` names the same key: :func:`powercontext.runtime.identity_root`); the
+worktree`` names the same key: :func:`powercontext.memory_names.identity_root`); the
 runtime manifest keeps ``last_processed_commit`` under that key. The report lists the
 sentences of the contract documents that were not kept, with their reasons.
 
@@ -169,7 +169,7 @@ def bootstrap(c: Any, path: str, providers: tuple[str, ...]) -> None:
         from powercontext.adapters.candidates.repository import contract_sources
         from powercontext.core.errors import InvalidInputError
         from powercontext.core.extraction import BOOTSTRAP_FILES
-        from powercontext.runtime import identity_root, repo_key, repo_root
+        from powercontext.memory_names import identity_root, repo_key, repo_root
 
         root = repo_root(path)  # a sub-directory or a symlinked checkout: its top level
         key = repo_key(root)  # a linked worktree: its repository's key
@@ -214,7 +214,7 @@ def sync(c: Any, path: str, providers: tuple[str, ...]) -> None:
         from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
         from powercontext.core.extraction import BOOTSTRAP_FILES
         from powercontext.core.repo_docs import script_mentions
-        from powercontext.runtime import identity_root, repo_key, repo_root
+        from powercontext.memory_names import identity_root, repo_key, repo_root
 
         root = repo_root(path)
         key = repo_key(root)

@@ -47,7 +47,7 @@ def search(c: Ctx, query: str, names: tuple[str, ...], limit: int, mode: str) ->
 
     async def body(svc: Any) -> None:
         from powercontext.core.shapes import to_json
-        from powercontext.runtime import memory_selector
+        from powercontext.memory_names import memory_selector
 
         # ID and key:NAME stay "the current head", read inside the search's transaction
         refs = [await memory_selector(svc, n) for n in names]

@@ -186,11 +186,11 @@ def _http_url(sock: socket.socket) -> str:
 def _unavailable_reason(config: Any, registry: Any, embedding_model: Any) -> str:
     """Why Topic processing is unavailable, naming only the refused settings (their
     values stay in the log, masked there too)."""
-    from powercontext import topic_config
+    from powercontext import topic_provider
 
     try:
-        topic_config.topic_generation_model(config, registry)
-        topic_config.check_topic_embedding(config, embedding_model)
+        topic_provider.topic_generation_model(config, registry)
+        topic_provider.check_topic_embedding(config, embedding_model)
     except TopicProcessingUnavailableError as exc:
         keys = [p.partition(":")[0] for p in exc.problems] or ["inference"]
         return ("Topic processing is unavailable on this server: the Topic generation "
@@ -251,7 +251,7 @@ async def _start_supervisor(db_url: str, config: Any, registry: Any) -> Any:
 
 async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int,
                token: str | None, verbose: bool, hosts: Any) -> None:
-    from powercontext import topic_config
+    from powercontext import topic_provider
     from powercontext.entrypoints.http.app import create_app
     from powercontext.entrypoints.http.deps import Services
     from powercontext.plugins.registry import Registry
@@ -270,8 +270,8 @@ async def _run(c: Ctx, db_url: str, config: Any, role: str, host: str, port: int
             embedding_model = topic.embedding_model
         else:
             embedding_model = None
-        model = topic_config.check_startup(config, registry, embedding_model=embedding_model,
-                                           logger=log)
+        model = topic_provider.check_startup(config, registry, embedding_model=embedding_model,
+                                             logger=log)
         services = Services(memory=memory, topic=topic,
                             processing_available=model is not None)
         if model is None:
@@ -388,17 +388,17 @@ chosen). SIGTERM / Ctrl-C: stop cleanly (Supervisor and Workers stopped), exit 0
 def serve(c: Ctx, db: str | None, config_file: str | None, role: str | None,
           host: str | None, port: int | None, allow_hosts: tuple[str, ...],
           verbose: bool) -> None:
-    from powercontext import topic_config
+    from powercontext import configuration
 
     _configure_logging(verbose)
     try:
-        config = topic_config.load_config(config_file, env=os.environ)
+        config = configuration.load_config(config_file, env=os.environ)
         db_url = db or c.db_url
         role = role or config.runtime.artifact_processing_role
         host = host or config.server.host
         port = config.server.port if port is None else port
         token = config.server.api_token or os.environ.get(ENV_API_TOKEN) or None
-        topic_config.log_effective_config(config, log)
+        configuration.log_effective_config(config, log)
         log.info("serve db=%s role=%s host=%s port=%s token=%s", _shown_url(db_url), role,
                  host, port, "********" if token else "<unset>")
         if role != "all" and _one_process_only(c, db_url):

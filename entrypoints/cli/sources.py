@@ -60,7 +60,7 @@ def build_source(kind: str, content: str, uri: str | None = None,
     from powercontext.core.errors import InvalidInputError
 
     try:
-        content = unicodedata.normalize("NFC", canonical._check_str("content", content))
+        content = unicodedata.normalize("NFC", canonical.check_str("content", content))
         return canonical.make_source(source_id or new_source_id(), kind, content, uri,
                                      metadata or {})
     except InvalidInputError as exc:

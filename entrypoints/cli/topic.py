@@ -316,7 +316,8 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
     async def body() -> Any:
         import logging
 
-        from powercontext.runtime import open_topic_processor, topic_processing_lock
+        from powercontext.file_locks import topic_processing_lock
+        from powercontext.runtime import open_topic_processor
 
         logger = logging.getLogger("powercontext.topic")
         handler = _progress_handler(verbose)
@@ -330,7 +331,8 @@ def process(c: Ctx, scope_id: str, once: bool, config_path: str | None,
             try:
                 # one process per Scope at a time: a racing one would spend the
                 # Window's attempts; the second waits, then finds the Scope covered
-                with topic_processing_lock(c.db_url, scope, on_wait=_waiting):
+                with topic_processing_lock(c.db_url, scope, on_wait=_waiting,
+                                           backend=processor.service.backend):
                     return await processor.process(scope, on_window=_progress)
             finally:
                 await processor.service.close()

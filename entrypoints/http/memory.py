@@ -67,7 +67,7 @@ def etag(ref: ArtifactRef) -> str:
 
 
 async def _resolve(svc: Services, name: str) -> ArtifactRef:
-    from powercontext.runtime import resolve_memory
+    from powercontext.memory_names import resolve_memory
 
     return await resolve_memory(svc.memory, name)
 
@@ -124,8 +124,8 @@ async def search(body: SearchRequest, svc: ServicesDep) -> JSONResponse:
     ``capability_not_supported`` when it cannot run). Each hit's receipt: ``rank``,
     ``matched_by``, ``score`` (RRF) and ``matched_terms``. Results are untrusted data."""
     from powercontext.core.query import search_terms
+    from powercontext.memory_names import memory_selector
     from powercontext.memory_views import search_view
-    from powercontext.runtime import memory_selector
 
     if not body.query.strip():
         raise InvalidInputError("query", "is empty: give the words to search for")

@@ -1,7 +1,7 @@
 """The Memory writes over HTTP, under ``/v1/memory/`` (Memory RFC, "remember()",
 "forget()", "reactivate()", "organize()"): the same operations as ``powercontext memory
 remember|forget|reactivate|organize|retire`` (and ``remember --revise``), through the same
-service calls (:func:`powercontext.runtime.remember_entries`, ``MemoryService.forget``
+service calls (:func:`powercontext.memory_names.remember_entries`, ``MemoryService.forget``
 ...), so the same limits, secret refusals and typed errors apply.
 
 * ``POST /remember`` ``{"entries": [{"text", "kind"?, "reason"?, "revise"?}], "memory"?
@@ -95,7 +95,7 @@ async def _base(svc: Services, name: str, if_match: str | None) -> ArtifactRef:
     """The Revision a write goes on top of: the named Memory's head (or the exact
     ``ID@REV`` named), checked against ``If-Match``; the service then refuses it when
     it is not the head at commit."""
-    from powercontext.runtime import resolve_memory
+    from powercontext.memory_names import resolve_memory
 
     tags = parse_if_match(if_match)
     ref = await resolve_memory(svc.memory, name)
@@ -144,7 +144,7 @@ async def remember(body: RememberRequest, svc: ServicesDep,
     kept). A text, reason or Source holding a secret is refused (422 naming the field)
     and nothing is stored."""
     from powercontext.core.errors import InvalidInputError
-    from powercontext.runtime import memory_key, remember_entries
+    from powercontext.memory_names import memory_key, remember_entries
 
     if body.memory is not None and body.key is not None:
         raise InvalidInputError("key", "name the Memory by memory or by key, not both")
@@ -174,7 +174,7 @@ async def revise(body: ReviseRequest, svc: ServicesDep,
     """The entry's current version is revised to ``text`` (its kind kept unless
     ``kind`` is given), citing ``sources``; history keeps the old version (``changes``
     shows the revise with its reason). 404 for an entry the Memory does not hold."""
-    from powercontext.runtime import remember_entries
+    from powercontext.memory_names import remember_entries
 
     sources = _sources(body.sources)
     base = await _base(svc, body.memory, if_match)
@@ -240,7 +240,7 @@ async def retire(body: RetireRequest, svc: ServicesDep,
     Revision that is not the head (by ``ID@REV`` or ``If-Match``) is 409, nothing
     written. ``ETag``: the head after."""
     from powercontext.core.shapes import to_json
-    from powercontext.runtime import retire_memory
+    from powercontext.memory_names import retire_memory
 
     base = await _base(svc, body.memory, if_match)
     head = await svc.memory.head(base.artifact_id)

@@ -29,7 +29,7 @@ Only with ``allow_writes`` (``powercontext mcp --allow-writes``), the write tool
   (``destructiveHint=True``: they leave search; ``reactivate_memory`` undoes it);
 - ``reactivate_memory(memory, entry_ids, reason)``.
 
-They go through the same service calls as the CLI (:func:`powercontext.runtime.
+They go through the same service calls as the CLI (:func:`powercontext.memory_names.
 remember_entries`, ``MemoryService.forget``/``reactivate``): the same limits, the same
 refusal of secrets, the same typed errors.
 

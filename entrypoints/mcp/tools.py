@@ -147,7 +147,7 @@ class MemoryTools(_LazyService):
 
     async def resolve(self, name: str) -> ArtifactRef:
         """``ID`` -> head, ``ID@REV`` -> that Revision, ``key:NAME`` -> the mapped head."""
-        from powercontext.runtime import resolve_memory
+        from powercontext.memory_names import resolve_memory
 
         return await resolve_memory(await self.service(), name)
 
@@ -159,7 +159,7 @@ class MemoryTools(_LazyService):
                                               "shows them)")
         if not query.strip():
             raise InvalidInputError("query", "is empty: give the words to search for")
-        from powercontext.runtime import memory_selector
+        from powercontext.memory_names import memory_selector
 
         svc = await self.service()
         # ID and key:NAME stay "the current head", read inside the search's transaction
@@ -206,8 +206,8 @@ class MemoryTools(_LazyService):
 
     async def remember(self, entries: list[EntryIn], memory: str | None, key: str | None,
                        sources: list[SourceIn] | None) -> dict[str, Any]:
+        from powercontext.memory_names import remember_entries
         from powercontext.memory_views import evidence_source
-        from powercontext.runtime import remember_entries
 
         svc = await self.service()
         if not entries:

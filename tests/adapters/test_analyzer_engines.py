@@ -263,7 +263,7 @@ def test_an_interrupted_migration_leaves_a_database_that_refuses_to_open(engine)
     def boom(*_: Any) -> None:
         raise RuntimeError("crash in the middle of the rebuild")
 
-    backend._rebuild_rows_sync = boom  # type: ignore[method-assign]
+    backend._rebuild._rebuild_rows_sync = boom  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
         run(backend.rebuild(analyzer="v1-porter"))
     _close(backend)
@@ -290,9 +290,9 @@ def _projection_rows(backend: Any) -> list[tuple[str, str]]:
         stored = {str(e): str(t) for e, t in query(
             "SELECT entry_id, searchable_text FROM memory_entry_heads")}
         texts = {}
-        for artifact_id, revision in backend._all_heads_sync():
-            parsed = backend._parsed_sync(artifact_id, revision)
-            versions = backend._entry_versions_sync(
+        for artifact_id, revision in backend._memory_tables.rows.all_heads():
+            parsed = backend._memory_tables.parsed(artifact_id, revision)
+            versions = backend._memory_tables.rows.entry_versions(
                 [e.entry_version_id for e in parsed.revision.content.manifest.entries
                  if e.state == "active"])
             texts.update({v.entry_id: v.text for v in versions})

@@ -94,10 +94,10 @@ def _stored_rows(backend: Any, artifact_id: str) -> dict[str, str]:
         stored = {str(e): str(t) for e, t in query(
             "SELECT entry_id, searchable_text FROM memory_entry_heads "
             f"WHERE memory_artifact_id = {mark}", (artifact_id,))}
-        revision = backend._head_sync(artifact_id)
-        parsed = backend._parsed_sync(artifact_id, revision)
+        revision = backend._memory_tables.rows.head(artifact_id)
+        parsed = backend._memory_tables.parsed(artifact_id, revision)
         ids = [e.entry_version_id for e in parsed.revision.content.manifest.entries]
-        texts = {v.entry_id: v.text for v in backend._entry_versions_sync(ids)}
+        texts = {v.entry_id: v.text for v in backend._memory_tables.rows.entry_versions(ids)}
         return {texts[e]: s for e, s in stored.items()}
 
     return run(backend._run(backend._in_tx, False, read))

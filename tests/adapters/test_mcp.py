@@ -17,7 +17,8 @@ from mcp import Client
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
 from powercontext.entrypoints.mcp.server import UNTRUSTED_NOTICE, build_server
-from powercontext.runtime import RuntimeManifest, open_service
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest
 
 TOOLS = {"search_memory", "expand_memory", "memory_changes", "validate_citation",
          "list_memories"}

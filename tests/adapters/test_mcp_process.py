@@ -19,7 +19,8 @@ from support.cli import cli_argv
 
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
-from powercontext.runtime import RuntimeManifest, open_service
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest
 
 pytestmark = pytest.mark.subprocess
 

@@ -278,7 +278,8 @@ def test_duplicate_revision_and_stale_base_are_conflicts(db_url):
 
     with opened(db_url) as b:
         ref = run(remember(b, None, ["one fact"]))
-        rows = run(b._run(b._in_tx, False, b._revision_rows_sync, ref.artifact_id, 0, 1))
+        rows = run(b._run(b._in_tx, False, b._memory_tables.rows.revision_rows,
+                          ref.artifact_id, 0, 1))
         row = rows[0]
         with pytest.raises(RevisionConflictError):
             run(b._run(b._in_tx, True, b._insert_revision_sync,
@@ -366,12 +367,12 @@ def test_vector_search_is_filtered_per_memory_inside_the_index(db_url):
         query = near(0, "query")
         # The query sits in the crowd; the filtered search must still return every
         # entry of the small Memory (no over-fetch-then-filter loss).
-        cands = run(b._run(b._in_tx, False, b._vector_candidates_sync,
+        cands = run(b._run(b._in_tx, False, b.projection.vector_candidates,
                            [few.artifact_id], query, 32))
         assert sorted(c.entry_id for c in cands) == sorted(
             run(b.load_entry_versions(few)).keys())
         assert all(c.artifact_id == few.artifact_id for c in cands)
-        cands = run(b._run(b._in_tx, False, b._vector_candidates_sync,
+        cands = run(b._run(b._in_tx, False, b.projection.vector_candidates,
                            [crowd.artifact_id], query, 5))
         dists = [c.distance for c in cands]
         assert len(cands) == 5 and dists == sorted(dists)
@@ -411,7 +412,7 @@ def test_a_short_ann_answer_is_rerun_exactly(db_url, monkeypatch):
     with opened(db_url, PROFILE) as b:
         ref = run(remember(b, None, texts, vectors))
         monkeypatch.setattr(obsql, "vector_search", lossy)
-        cands = run(b._run(b._in_tx, False, b._vector_candidates_sync,
+        cands = run(b._run(b._in_tx, False, b.projection.vector_candidates,
                            [ref.artifact_id], near(0, "q"), 32))
     assert seen == [True, False]
     assert len(cands) == 6

@@ -1,8 +1,9 @@
 """The facts a real database hands to :func:`powercontext.core.verify.verify`: what
-``DatabaseMemoryBackend._plan_facts_sync`` reads inside the write transaction on the
-in-memory fake, SQLite and seekdb (Memory RFC, "Concurrency and transactions": "reload
-and validate Source/Artifact evidence"). The rules themselves are property-tested
-without a database in tests/properties/test_verify_props.py."""
+``MemoryCommit.plan_facts_sync`` (the Memory backend's unit of work) reads inside the
+write transaction on the in-memory fake, SQLite and seekdb (Memory RFC, "Concurrency
+and transactions": "reload and validate Source/Artifact evidence"). The rules
+themselves are property-tested without a database in
+tests/properties/test_verify_props.py."""
 
 from __future__ import annotations
 
@@ -97,8 +98,8 @@ def test_the_adapter_reads_every_fact_verify_needs_in_the_write_transaction(back
             )
 
             async def facts(plan: MemoryPlan) -> verify.PlanFacts:
-                return await backend._run(backend._in_tx, True, backend._plan_facts_sync,
-                                          plan)
+                return await backend._run(backend._in_tx, True,
+                                          backend._commit.plan_facts_sync, plan)
 
             got = await facts(forged)
             prev = by_text["use uv"]

@@ -220,7 +220,7 @@ def test_changes_walk_validates_without_caching_revisions_or_pinning_views(tmp_p
             assert [(c.memory_ref.revision, c.changes) for c in again] == expected
             assert decoded == []  # the changes cache answered
         # a stored row that fails its hash is refused by the walk, delta or full
-        rows = cold._revision_rows_sync
+        rows = cold._memory_tables.rows.revision_rows
         for bad in (33, 32):
             def tampered(aid, lo, hi, bad=bad):
                 return [attrs.evolve(r, content_hash="0" * 64) if r.revision == bad else r
@@ -263,13 +263,13 @@ def test_the_head_of_a_cached_memory_reads_no_revision_row(tmp_path):
         try:
             ref = await svc.remember(None, entries=(MemoryEntryInput("fact", "alpha note"),))
             reads = []
-            original = backend._revision_rows_sync
+            original = backend._memory_tables.rows.revision_rows
 
             def counting(artifact_id, after, upto):
                 reads.append((artifact_id, after, upto))
                 return original(artifact_id, after, upto)
 
-            backend._revision_rows_sync = counting
+            backend._memory_tables.rows.revision_rows = counting
             assert await svc.head(ref.artifact_id) == ref
             assert reads == []
             backend._revisions.clear()
@@ -299,7 +299,8 @@ def test_the_changes_walk_starts_from_a_cached_revision_of_an_earlier_release(tm
         svc2 = MemoryService(cold)
         try:
             await svc2.revision(type(ref)(ref.artifact_id, 30))  # cached: the walk's base
-            got = revision_walk.walk_changes(ref.artifact_id, 30, 40, cold._revision_rows_sync,
+            got = revision_walk.walk_changes(ref.artifact_id, 30, 40,
+                                             cold._memory_tables.rows.revision_rows,
                                              cold._revisions.get)
             assert got is not None
             want = [(r, (await svc2.revision(type(ref)(ref.artifact_id, r))).content.changes)

@@ -175,10 +175,10 @@ def test_ann_candidates_are_in_exact_distance_order(big):
     backend = big.svcs["ann"].backend
     model = _DenseVectors()
     q = model.vector("kiwi plum")
-    found = backend._vector_candidates_sync([big.refs["ann"].artifact_id], q, 40)
+    found = backend.projection.vector_candidates([big.refs["ann"].artifact_id], q, 40)
     assert len(found) == 40
     exact = {c.entry_version_id: c.distance for c in
-             big.svcs["exact"].backend._vector_candidates_sync(
+             big.svcs["exact"].backend.projection.vector_candidates(
                  [big.refs["exact"].artifact_id], q, 2000)}
     for c in found:  # the rescored distance is the exact one
         assert c.distance == pytest.approx(exact[c.entry_version_id], abs=1e-6)

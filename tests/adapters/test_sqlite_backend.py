@@ -13,6 +13,7 @@ import pytest
 from powercontext.adapters.database import RevisionRow, VectorRow
 from powercontext.adapters.sqlite import SQLiteMemoryBackend, parse_sqlite_url
 from powercontext.adapters.sqlite import engine as backend_mod
+from powercontext.adapters.sqlite.schema import SQLiteMemorySchema
 from powercontext.core import analyzer, canonical
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -108,7 +109,7 @@ def test_open_without_profile_has_no_vector_tables(fts_backend: SQLiteMemoryBack
     names = {n for _, n, _ in _tables(db_path)}
     assert frag.VECTOR_TABLE not in names and "memory_entry_vector_metadata" not in names
     with pytest.raises(CapabilityNotSupportedError):
-        _sync(fts_backend, fts_backend._vector_projection_sync, "x")
+        _sync(fts_backend, fts_backend.projection.vector_projection, "x")
 
 
 def test_schema_creation_is_idempotent(db_path: Path) -> None:
@@ -168,7 +169,7 @@ def test_unknown_schema_version_is_refused(fts_backend: SQLiteMemoryBackend,
 def test_probes_fail_honestly_when_vec0_is_broken(db_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # A vec0 probe that finds the wrong rows must not claim vector capability.
-    monkeypatch.setattr(SQLiteMemoryBackend, "_probe_vec_sync",
+    monkeypatch.setattr(SQLiteMemorySchema, "_probe_vec",
                         lambda self, reasons: reasons.append("vec0 probe failed: test") or False)
     b = SQLiteMemoryBackend(str(db_path), profile=PROFILE)
     caps = run(b.capabilities())
@@ -264,12 +265,12 @@ def test_revision_head_and_cas_primitives(vec_backend: SQLiteMemoryBackend) -> N
         return ok1, ok2
 
     assert _sync(b, write, write=True) == (True, False)
-    assert _sync(b, b._head_sync, "art_p") == 2
-    assert _sync(b, b._head_sync, "nope") is None
-    rows = _sync(b, b._revision_rows_sync, "art_p", 0, 2)
+    assert _sync(b, b._memory_tables.rows.head, "art_p") == 2
+    assert _sync(b, b._memory_tables.rows.head, "nope") is None
+    rows = _sync(b, b._memory_tables.rows.revision_rows, "art_p", 0, 2)
     assert [(r.revision, r.content) for r in rows] == [(1, b'{"x":1}'), (2, b'{"x":2}')]
     assert rows[0] == row  # byte-identical content and lineage
-    assert _sync(b, b._revision_rows_sync, "art_p", 1, 2)[0].revision == 2
+    assert _sync(b, b._memory_tables.rows.revision_rows, "art_p", 1, 2)[0].revision == 2
     with pytest.raises(RevisionConflictError):
         _sync(b, b._insert_revision_sync, row, write=True)
     with pytest.raises(RevisionConflictError):
@@ -287,7 +288,7 @@ def test_zlib_content_encoding_reads_back(vec_backend: SQLiteMemoryBackend) -> N
                                              zlib.compress(body), "d" * 64, "{}"])
 
     _sync(b, write, write=True)
-    (row,) = _sync(b, b._revision_rows_sync, "art_z", 0, 1)
+    (row,) = _sync(b, b._memory_tables.rows.revision_rows, "art_z", 0, 1)
     # the adapter returns the stored encoding; the SPI's revision codec decodes it
     assert (row.encoding, zlib.decompress(row.content)) == ("zlib", body)
 
@@ -300,14 +301,14 @@ def test_entry_versions_round_trip_with_jcs_refs(vec_backend: SQLiteMemoryBacken
     ref = run(add(b, None, ["entry with evidence", "plain entry"], nid, sources=[src]))
     versions = run(b.load_entry_versions(ref))
     ids = [v.entry_version_id for v in versions.values()]
-    got = _sync(b, b._entry_versions_sync, [*ids, "missing_id", ids[0]])
+    got = _sync(b, b._memory_tables.rows.entry_versions, [*ids, "missing_id", ids[0]])
     assert {v.entry_version_id: v for v in got} == {v.entry_version_id: v
                                                      for v in versions.values()}
     assert all(v.sources == (src.ref,) for v in got)
     raw = _sync(b, lambda: b._execute(
         'SELECT source_refs, artifact_refs FROM memory_entry_versions LIMIT 1'))
     assert raw[0] == (canonical.source_refs_bytes((src.ref,)).decode(), "[]")
-    many = _sync(b, b._entry_versions_sync, [f"x{i}" for i in range(600)] + ids)
+    many = _sync(b, b._memory_tables.rows.entry_versions, [f"x{i}" for i in range(600)] + ids)
     assert len(many) == 2  # chunked IN lists find them among 600 misses
 
 
@@ -319,19 +320,19 @@ def test_projection_primitives_write_and_delete_heads_fts_and_vectors(
     assert _counts(b) == (2, 2, 2, 2)
     versions = run(b.load_entry_versions(ref))
     first = min(versions)
-    _sync(b, b._delete_projections_sync, ref.artifact_id, [first], write=True)
+    _sync(b, b.projection.delete_projections, ref.artifact_id, [first], write=True)
     assert _counts(b) == (1, 1, 1, 1)
     v = versions[first]
     pr = ProjectionRow(v.entry_id, v.entry_version_id, v.entry_content_hash,
                        analyzer.searchable_text(v.text), v.text)
     vr = VectorRow(canonical.embedding_content_hash(PROFILE, v.entry_content_hash),
                    embed(v.text))
-    _sync(b, b._insert_projections_sync, ref.artifact_id, 1, [pr], [vr], write=True)
+    _sync(b, b.projection.insert_projections, ref.artifact_id, 1, [pr], [vr], write=True)
     assert _counts(b) == (2, 2, 2, 2)
-    proj = dict(_sync(b, b._vector_projection_sync, ref.artifact_id))
+    proj = dict(_sync(b, b.projection.vector_projection, ref.artifact_id))
     assert proj[v.entry_content_hash] == vr.embedding_content_hash
-    _sync(b, b._insert_projections_sync, "art_none", 1, [], [], write=True)
-    _sync(b, b._delete_projections_sync, ref.artifact_id, ["not_there"], write=True)
+    _sync(b, b.projection.insert_projections, "art_none", 1, [], [], write=True)
+    _sync(b, b.projection.delete_projections, ref.artifact_id, ["not_there"], write=True)
     assert _counts(b) == (2, 2, 2, 2)
 
 
@@ -351,16 +352,16 @@ def test_fts_candidates_filter_by_memory_inside_the_index(fts_backend: SQLiteMem
     b = fts_backend
     r1 = run(add(b, None, ["sqlite wal mode", "redis cache"], nid))
     r2 = run(add(b, None, ["sqlite wal checkpoint", "sqlite vacuum"], nid))
-    c1 = _sync(b, b._fts_candidates_sync, [r1.artifact_id], ["sqlite", "wal"], 10)
+    c1 = _sync(b, b.projection.fts_candidates, [r1.artifact_id], ["sqlite", "wal"], 10)
     assert [c.searchable_text for c in c1] == ["sqlite wal mode"]
-    both = _sync(b, b._fts_candidates_sync, [r1.artifact_id, r2.artifact_id], ["sqlite"], 10)
+    both = _sync(b, b.projection.fts_candidates, [r1.artifact_id, r2.artifact_id], ["sqlite"], 10)
     assert sorted(c.artifact_id for c in both) == sorted([r1.artifact_id] + [r2.artifact_id] * 2)
-    assert _sync(b, b._fts_candidates_sync, [r2.artifact_id], ["sqlite"], 1)[0].artifact_id == \
-        r2.artifact_id
+    first = _sync(b, b.projection.fts_candidates, [r2.artifact_id], ["sqlite"], 1)
+    assert first[0].artifact_id == r2.artifact_id
     # best first: two matched terms outrank one
-    ranked = _sync(b, b._fts_candidates_sync, [r2.artifact_id], ["wal", "checkpoint"], 10)
+    ranked = _sync(b, b.projection.fts_candidates, [r2.artifact_id], ["wal", "checkpoint"], 10)
     assert ranked[0].searchable_text == "sqlite wal checkpoint"
-    assert _sync(b, b._fts_candidates_sync, [r1.artifact_id], ["x_c3a9"], 10) == []
+    assert _sync(b, b.projection.fts_candidates, [r1.artifact_id], ["x_c3a9"], 10) == []
 
 
 def test_fts_limit_is_not_consumed_by_other_memories(fts_backend: SQLiteMemoryBackend) -> None:
@@ -370,7 +371,7 @@ def test_fts_limit_is_not_consumed_by_other_memories(fts_backend: SQLiteMemoryBa
     b = fts_backend
     ra = run(add(b, None, ["sqlite is one of many long words in this entry here"], nid))
     run(add(b, None, [f"sqlite {i}" for i in range(30)], nid))
-    got = _sync(b, b._fts_candidates_sync, [ra.artifact_id], ["sqlite"], 3)
+    got = _sync(b, b.projection.fts_candidates, [ra.artifact_id], ["sqlite"], 3)
     assert [c.artifact_id for c in got] == [ra.artifact_id]
 
 
@@ -380,10 +381,10 @@ def test_underscore_tokens_stay_whole_in_fts(fts_backend: SQLiteMemoryBackend) -
     ref = run(add(b, None, ["中文 café", "plain words"], nid))
     terms = analyzer.query_terms("中文")
     assert "b_4e2d_6587" in terms
-    hits = _sync(b, b._fts_candidates_sync, [ref.artifact_id], ["b_4e2d_6587"], 5)
+    hits = _sync(b, b.projection.fts_candidates, [ref.artifact_id], ["b_4e2d_6587"], 5)
     assert len(hits) == 1
     # "b" alone is not a token of the entry: no partial match inside b_4e2d_6587
-    assert _sync(b, b._fts_candidates_sync, [ref.artifact_id], ["b"], 5) == []
+    assert _sync(b, b.projection.fts_candidates, [ref.artifact_id], ["b"], 5) == []
     res = run(b.search(MemorySearchRequest("café", (ref,), 5, "fts")))
     assert [h.text for h in res.hits] == ["中文 café"]
 
@@ -517,6 +518,6 @@ def test_fts_index_stays_in_few_segments_over_many_small_commits(
         f"SELECT count(DISTINCT segid) FROM {frag.FTS_TABLE}_idx")[0][0])
     assert segments <= 6
     assert ref is not None
-    hits = _sync(b, b._fts_candidates_sync, [ref.artifact_id], ["note"], 50)
+    hits = _sync(b, b.projection.fts_candidates, [ref.artifact_id], ["note"], 50)
     assert len(hits) == 40
     _sync(b, lambda: b._execute(frag.statement("fts_integrity_check")), write=True)

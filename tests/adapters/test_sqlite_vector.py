@@ -42,12 +42,12 @@ def test_knn_is_filtered_by_memory_inside_the_scan(vec_backend: SQLiteMemoryBack
                "far entry three": unit(0, 0, 0, 1, 0, 0, 0, 0)}
     rb = _memory(b, b_texts, "b")
     ra = _memory(b, a_texts, "a")
-    got = run(b._run(b._in_tx, False, b._vector_candidates_sync, [ra.artifact_id], QUERY, 2))
+    got = run(b._run(b._in_tx, False, b.projection.vector_candidates, [ra.artifact_id], QUERY, 2))
     assert [c.searchable_text for c in got] == ["far entri one", "far entri two"]
     assert all(c.artifact_id == ra.artifact_id for c in got)
     assert got[0].distance == pytest.approx(0.765367, abs=1e-5)  # |(1,0)-(1,1)/sqrt2|
     # both Memories: merged by distance, B's exact matches first, limit respected
-    both = run(b._run(b._in_tx, False, b._vector_candidates_sync,
+    both = run(b._run(b._in_tx, False, b.projection.vector_candidates,
                       [ra.artifact_id, rb.artifact_id], QUERY, 42))
     assert [c.artifact_id for c in both[:40]] == [rb.artifact_id] * 40
     assert [c.searchable_text for c in both[40:]] == ["far entri one", "far entri two"]
@@ -70,7 +70,7 @@ def test_vector_rows_are_deleted_explicitly_on_forget(vec_backend: SQLiteMemoryB
     res = run(b.search(MemorySearchRequest("x", (ra2,), 5, "vector",
                                            unit(0, 1, 0, 0, 0, 0, 0, 0))))
     assert [h.text for h in res.hits] == []  # "keep me" is orthogonal: not admitted
-    proj = run(b._run(b._in_tx, False, b._vector_projection_sync, ra2.artifact_id))
+    proj = run(b._run(b._in_tx, False, b.projection.vector_projection, ra2.artifact_id))
     assert len(proj) == 1 and proj[0][1] is not None
 
 
@@ -82,16 +82,16 @@ def test_vector_with_stale_metadata_is_not_a_candidate(vec_backend: SQLiteMemory
         b._execute("UPDATE memory_entry_vector_metadata SET entry_content_hash = ?", ["0" * 64])
 
     run(b._run(b._in_tx, True, corrupt))
-    got = run(b._run(b._in_tx, False, b._vector_candidates_sync, [ra.artifact_id], QUERY, 5))
+    got = run(b._run(b._in_tx, False, b.projection.vector_candidates, [ra.artifact_id], QUERY, 5))
     assert got == []
-    proj = run(b._run(b._in_tx, False, b._vector_projection_sync, ra.artifact_id))
+    proj = run(b._run(b._in_tx, False, b.projection.vector_projection, ra.artifact_id))
     assert [p[1] for p in proj] == [None]
 
 
 def test_k_is_capped_at_vec0_maximum(vec_backend: SQLiteMemoryBackend) -> None:
     b = vec_backend
     ra = _memory(b, {"only entry": NEAR}, "k")
-    got = run(b._run(b._in_tx, False, b._vector_candidates_sync, [ra.artifact_id], QUERY,
+    got = run(b._run(b._in_tx, False, b.projection.vector_candidates, [ra.artifact_id], QUERY,
                      frag.MAX_KNN_K + 100))
     assert len(got) == 1
 

@@ -45,7 +45,7 @@ def _sync(backend: Any, fn: Any, write: bool = False) -> Any:
 def _state(backend: Any, ref: ArtifactRef) -> tuple[Any, list[tuple[int, str, int]]]:
     """(the Memory's lists row, every IVF row) in one read transaction."""
     def read() -> Any:
-        index = backend._ivf_index()
+        index = backend.projection.ivf_index()
         return index.lists(frag.scope_token(ref.artifact_id)), index.rows()
     return _sync(backend, read)
 
@@ -54,7 +54,7 @@ def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
     """Every float vector of a Memory with lists is in exactly one list of it, the
     nearest; no IVF row without its float row; a Memory without lists has no rows."""
     def read() -> Any:
-        index = backend._ivf_index()
+        index = backend.projection.ivf_index()
         floats = {pid: (scope, blob) for pid, scope, blob in backend._execute(
             f"SELECT rowid, scope, embedding FROM {frag.VECTOR_TABLE}")}
         centroids = backend._execute(
@@ -113,9 +113,9 @@ def test_ivf_hits_keep_the_channel_rules_and_exact_distances(grown):
     backend, exact = svcs["ivf"].backend, svcs["exact"].backend
     q = model.vector("kiwi plum")
     aid = refs["ivf"].artifact_id
-    found = _sync(backend, lambda: backend._vector_candidates_sync([aid], q, 40))
+    found = _sync(backend, lambda: backend.projection.vector_candidates([aid], q, 40))
     truth = {c.entry_version_id: c.distance for c in
-             _sync(exact, lambda: exact._vector_candidates_sync([aid], q, SIZE))}
+             _sync(exact, lambda: exact.projection.vector_candidates([aid], q, SIZE))}
     assert len(found) == 40
     for c in found:
         assert c.distance == pytest.approx(truth[c.entry_version_id], abs=1e-6)
@@ -154,7 +154,7 @@ def test_a_rolled_back_transaction_leaves_the_lists_as_they_were(grown):
     scope = frag.scope_token(refs["ivf"].artifact_id)
 
     def write_then_fail() -> None:
-        index = backend._ivf_index()
+        index = backend.projection.ivf_index()
         index.add(scope, [(10**9, pack(model.vector("boom")))])
         index.delete([pid for pid, _, _ in index.rows()[:50]])
         index.train(scope)
@@ -199,7 +199,7 @@ def test_the_memory_filter_runs_inside_the_index(twins, seed, limit, which):
     backend = svc.backend
     aid = refs[which].artifact_id
     assert all(_state(backend, r)[0].lists > 0 for r in refs)
-    found = _sync(backend, lambda: backend._vector_candidates_sync(
+    found = _sync(backend, lambda: backend.projection.vector_candidates(
         [aid], model.vector(seed), limit))
     assert len(found) == limit
     assert {c.artifact_id for c in found} == {aid}
@@ -214,7 +214,7 @@ def test_probing_every_list_answers_as_the_exact_scan(grown):
         blob = pack(model.vector(text))
 
         def both(blob: bytes = blob) -> Any:
-            index = backend._ivf_index()
+            index = backend.projection.ivf_index()
             every = attrs.evolve(index.lists(scope), nprobe=10**6)  # every list
             return (index.search(scope, blob, 50, every),
                     backend._execute(frag.statement("vector_search"), [blob, 50, scope]))
@@ -238,11 +238,11 @@ def test_an_older_database_searches_exactly_until_a_rebuild(tmp_path: Path) -> N
     backend: Any = reopened.backend
     try:
         hits = asyncio.run(reopened.search("kiwi", (ref,), limit=5, mode="vector"))
-        assert len(hits.hits) == 5 and backend._ivf_index() is None
+        assert len(hits.hits) == 5 and backend.projection.ivf_index() is None
         ref = asyncio.run(reopened.remember(ref, mode="append", entries=(
             MemoryEntryInput("fact", "kiwi after"),)))  # writes need no index
         asyncio.run(backend.rebuild(model))
-        assert backend._ivf_index() is not None
+        assert backend.projection.ivf_index() is not None
         _check_lists(backend, [ref])
         assert _state(backend, ref)[0].lists > 0
     finally:
@@ -270,10 +270,10 @@ def test_auto_trusts_the_lists_only_where_their_recall_holds(tmp_path: Path) -> 
     backends = {ix: SQLiteMemoryBackend(str(tmp_path / f"{ix}.db"), vector_index=ix)
                 for ix in ("auto", "ivf", "exact")}
     auto, ivf = backends["auto"], backends["ivf"]
-    assert auto._ivf_trusted(lists(vi.AUTO_RECALL), vi.BASE_K)
-    assert not auto._ivf_trusted(lists(vi.AUTO_RECALL - 0.001), vi.BASE_K)
-    assert ivf._ivf_trusted(lists(0.5), vi.BASE_K)
+    assert auto.projection.ivf_trusted(lists(vi.AUTO_RECALL), vi.BASE_K)
+    assert not auto.projection.ivf_trusted(lists(vi.AUTO_RECALL - 0.001), vi.BASE_K)
+    assert ivf.projection.ivf_trusted(lists(0.5), vi.BASE_K)
     # probing every list is the exact scan: that one is run instead
-    assert not ivf._ivf_trusted(lists(1.0, nprobe=20), vi.BASE_K)
-    assert not ivf._ivf_trusted(lists(1.0, nprobe=5), 4 * vi.BASE_K)
-    assert not ivf._ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0, b""), vi.BASE_K)
+    assert not ivf.projection.ivf_trusted(lists(1.0, nprobe=20), vi.BASE_K)
+    assert not ivf.projection.ivf_trusted(lists(1.0, nprobe=5), 4 * vi.BASE_K)
+    assert not ivf.projection.ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0, b""), vi.BASE_K)

@@ -1,13 +1,12 @@
 """The family-neutral storage base (adapters/storage) on a real SQLite database: the
 bounded rerun of lock contention, one transaction per attempt, and the capability ports
-the SQL backends keep declaring now that the rebuild lives in its own mixin."""
+the SQL backends keep declaring now that the rebuild is a collaborator of its own."""
 
 from __future__ import annotations
 
 import pytest
 
 from powercontext.adapters.database import DatabaseMemoryBackend
-from powercontext.adapters.memory_rebuild import MemoryRebuildMixin
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.adapters.storage import RetryableError, SourceStore, StorageBackend
@@ -89,14 +88,14 @@ def test_the_engine_may_end_what_holds_the_locks_between_attempts_only(tmp_path)
 def test_maintenance_marks_its_transactions_long_while_it_runs(tmp_path):
     b = SQLiteMemoryBackend(str(tmp_path / "m.db"))
     seen: list[bool] = []
-    for name in ("_migrate_analyzer_sync", "_rehash_sync"):
-        real = getattr(b, name)
+    for part, name in ((b._rebuild, "_migrate_analyzer_sync"), (b._rehash, "_rehash_sync")):
+        real = getattr(part, name)
 
         def spy(*args, _real=real):
             seen.append(b.long_transactions)
             return _real(*args)
 
-        setattr(b, name, spy)
+        setattr(part, name, spy)
     try:
         assert b.long_transactions is False
         run(b.rebuild())
@@ -109,7 +108,6 @@ def test_maintenance_marks_its_transactions_long_while_it_runs(tmp_path):
 def test_the_sql_backends_build_on_the_storage_base_and_keep_their_capability_ports(tmp_path):
     for cls in (SQLiteMemoryBackend, OceanBaseMemoryBackend):
         assert issubclass(cls, DatabaseMemoryBackend)
-        assert issubclass(cls, MemoryRebuildMixin)
         assert issubclass(cls, SourceStore) and issubclass(cls, StorageBackend)
     b = SQLiteMemoryBackend(str(tmp_path / "m.db"))
     assert isinstance(b, MemoryRebuild) and isinstance(b, MemoryInventory)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from support.supervisor_runs import isolated_env, write_config
 
+from powercontext.configuration import load_config
 from powercontext.core.errors import SupervisorUnavailableError, TopicProcessingUnavailableError
 from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
-from powercontext.runtime import acquire_supervisor_lock
-from powercontext.topic_config import load_config
+from powercontext.file_locks import acquire_supervisor_lock
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from support.llm_servers import LLMServer, Reply, llm_server, messages_body, tool_use_block
 
+from powercontext.configuration import load_config
 from powercontext.core.errors import (
     BackendError,
     TopicProcessingError,
@@ -22,7 +23,7 @@ from powercontext.core.errors import (
 from powercontext.core.topic.generation import StageUsage
 from powercontext.plugins import Registry
 from powercontext.ports.topic import TopicGenerationModel
-from powercontext.topic_config import load_config, topic_generation_model
+from powercontext.topic_provider import topic_generation_model
 
 from .topic_generation_helpers import REFUSED, REQUEST, SCHEMA, config_text
 

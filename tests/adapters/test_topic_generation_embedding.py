@@ -12,14 +12,10 @@ import json
 import pytest
 from support.llm_servers import Reply, llm_server
 
+from powercontext.configuration import load_config
 from powercontext.core.errors import TopicProcessingUnavailableError
 from powercontext.plugins import Registry
-from powercontext.topic_config import (
-    check_startup,
-    check_topic_embedding,
-    load_config,
-    topic_generation_model,
-)
+from powercontext.topic_provider import check_startup, check_topic_embedding, topic_generation_model
 
 from .topic_generation_helpers import toml_value
 

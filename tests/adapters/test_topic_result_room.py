@@ -22,11 +22,12 @@ import pytest
 
 from powercontext import make_source, open_topic_service
 from powercontext.adapters.topic_generation.deterministic import DeterministicTopicModel
+from powercontext.configuration import load_config
 from powercontext.core.errors import TopicProcessingError
 from powercontext.core.topic import accumulate, result_room
 from powercontext.core.topic.processing import ProcessingSettings
-from powercontext.topic_config import generation_problems, load_config
 from powercontext.topic_processing import TopicProcessor
+from powercontext.topic_provider import generation_problems
 
 SMALL = ProcessingSettings(context_window_tokens=3_000, max_output_tokens=400)
 

@@ -108,7 +108,7 @@ async def _verified(path: Path) -> str:
     h = hashlib.sha256()
     try:
         ((artifact_id, head),) = await backend._run(backend._in_tx, False,
-                                                    backend._all_heads_sync)
+                                                    backend._memory_tables.rows.all_heads)
         for r in range(1, head + 1):
             rev = await backend.load_revision(ArtifactRef(artifact_id, r))
             body = canonical.content_bytes(rev.content)

@@ -70,8 +70,8 @@ def _supervisor_written(engine: str) -> bool:
     import importlib
     import os
 
+    from powercontext.configuration import PowerContextConfig
     from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
-    from powercontext.topic_config import PowerContextConfig
 
     class_name = {"sqlite": "SQLiteTopicBackend", "oceanbase": "OceanBaseTopicBackend"}[engine]
     try:

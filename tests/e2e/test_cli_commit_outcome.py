@@ -29,10 +29,19 @@ class _LostReply(SQLiteMemoryBackend):
         self._armed = True
         self._in_plan = False
         self._fail_reads = False
+        rows = self._memory_tables.rows
+        real_head = rows.head
 
-    def _apply_plan_sync(self, plan, vectors):  # type: ignore[no-untyped-def]
+        def head(artifact_id: str) -> int | None:
+            if self._fail_reads:
+                raise BackendError("injected: the server does not answer")
+            return real_head(artifact_id)
+
+        rows.head = head
+
+    def _commit_plan_sync(self, plan, vectors, key=None):  # type: ignore[no-untyped-def]
         self._in_plan = True
-        return super()._apply_plan_sync(plan, vectors)
+        return super()._commit_plan_sync(plan, vectors, key)
 
     def _commit_sync(self) -> None:
         if not (self._armed and self._in_plan):
@@ -44,11 +53,6 @@ class _LostReply(SQLiteMemoryBackend):
             super()._commit_sync()
             self._fail_reads = self.mode == "unreadable"
         raise CommitOutcomeUnknownError("injected: the connection failed during COMMIT")
-
-    def _head_sync(self, artifact_id: str) -> int | None:
-        if self._fail_reads:
-            raise BackendError("injected: the server does not answer")
-        return super()._head_sync(artifact_id)
 
 
 @pytest.fixture

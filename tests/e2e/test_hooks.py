@@ -17,7 +17,8 @@ from support.keys import stored_key, stored_keys
 
 from powercontext.core.models import ArtifactRef, MemoryEntryInput, MemoryHit
 from powercontext.entrypoints.cli import hook as hook_mod
-from powercontext.runtime import RuntimeManifest, open_service
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest
 
 
 @pytest.fixture
@@ -509,7 +510,7 @@ def test_stop_in_a_folder_without_a_memory_creates_none(env, tmp_path):
 
 @pytest.mark.subprocess
 def test_prompt_hook_on_a_local_model_database_never_imports_torch(env, tmp_path, repo):
-    from powercontext.runtime import remember_embedding
+    from powercontext.embedding_config import remember_embedding
 
     db = tmp_path / "memory.db"
     seed(db, repo)

@@ -20,13 +20,9 @@ from support.cli import cli_argv
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.models import MemoryEntryInput
 from powercontext.entrypoints.cli.main import cli
-from powercontext.runtime import (
-    RuntimeManifest,
-    import_manifest_keys,
-    memory_key,
-    open_service,
-    repo_key,
-)
+from powercontext.memory_names import memory_key, repo_key
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest, import_manifest_keys
 
 
 @pytest.fixture
@@ -346,7 +342,7 @@ def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
     common directory), so bootstrap, hooks and --key repo:$PWD name one Memory."""
     from powercontext.entrypoints.cli import hook
     from powercontext.entrypoints.cli.repo import repo
-    from powercontext.runtime import identity_root, repo_root
+    from powercontext.memory_names import identity_root, repo_root
 
     cli.add_command(repo)
     main = _repo(tmp_path / "proj", {
@@ -376,7 +372,7 @@ def test_a_linked_git_worktree_shares_the_repositorys_memory(tmp_path):
 def test_a_submodule_is_its_own_repository(tmp_path):
     """A path inside a submodule names the submodule (its own contract files), never the
     superproject; a linked worktree of the submodule names the submodule's checkout."""
-    from powercontext.runtime import identity_root
+    from powercontext.memory_names import identity_root
 
     lib = _repo(tmp_path / "lib", {"AGENTS.md": "- Run `make lint` first.\n"})
     app = _repo(tmp_path / "app", {"README.md": "# app\n"})

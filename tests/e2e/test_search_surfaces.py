@@ -27,7 +27,9 @@ from powercontext.core.errors import CapabilityNotSupportedError
 from powercontext.core.models import MemoryEntryInput
 from powercontext.core.query import MAX_QUERY_TERMS
 from powercontext.entrypoints.cli import hook as hook_mod
-from powercontext.runtime import RuntimeManifest, memory_selector, open_service
+from powercontext.memory_names import memory_selector
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest
 
 LONG_QUERY = " ".join(f"w{i}" for i in range(10_000))  # 58,889 characters
 TOO_MANY_TERMS = " ".join(f"kiwi{i}" for i in range(MAX_QUERY_TERMS + 1))

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 
 from powercontext.core.topic.processing import BINDING
 from powercontext.entrypoints.cli.main import cli
-from powercontext.runtime import open_topic_service, repo_key
+from powercontext.memory_names import repo_key
+from powercontext.runtime import open_topic_service
 
 SCOPE = "project:x"
 

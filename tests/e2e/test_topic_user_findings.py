@@ -4,7 +4,7 @@
   racing processes each admitted an attempt of the same Window, the durable allowance
   counted all of them, and the Scope could end at a terminal ``window_attempt_limit``
   although no provider failed. ``topic process`` now holds a per-Scope lock
-  (:func:`powercontext.runtime.topic_processing_lock`): the others wait, then find the
+  (:func:`powercontext.file_locks.topic_processing_lock`): the others wait, then find the
   Scope covered; every process exits 0, the Topics are those of one run, no budget row
   is left, and another Scope is not held up (Topic Memory RFC, "In-memory queue and
   Workers": at most one Worker per key).
@@ -74,7 +74,7 @@ def test_a_second_process_waits_for_the_lock_then_goes_on(tmp_path: Path) -> Non
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
-            from powercontext.runtime import topic_processing_lock
+            from powercontext.file_locks import topic_processing_lock
             with topic_processing_lock({str(db)!r}, "docs"):
                 print("held", flush=True)
                 sys.stdin.readline()
@@ -83,7 +83,7 @@ def test_a_second_process_waits_for_the_lock_then_goes_on(tmp_path: Path) -> Non
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         waiter = subprocess.Popen(
             [sys.executable, "-c", textwrap.dedent(f"""
-                from powercontext.runtime import topic_processing_lock
+                from powercontext.file_locks import topic_processing_lock
                 with topic_processing_lock({str(db)!r}, "other"):
                     print("other scope: no wait", flush=True)
                 with topic_processing_lock({str(db)!r}, "docs",

@@ -120,7 +120,8 @@ def resolver_db(tmp_path_factory):
     import asyncio
 
     from powercontext.core.models import MemoryEntryInput
-    from powercontext.runtime import RuntimeManifest, open_service
+    from powercontext.runtime import open_service
+    from powercontext.runtime_manifest import RuntimeManifest
 
     db = tmp_path_factory.mktemp("resolve") / "m.db"
 
@@ -149,7 +150,8 @@ def test_any_memory_name_resolves_or_is_a_typed_error(resolver_db, parts):
 
     from powercontext.core.errors import ArtifactNotFoundError
     from powercontext.core.models import ArtifactRef
-    from powercontext.runtime import open_service, resolve_memory
+    from powercontext.memory_names import resolve_memory
+    from powercontext.runtime import open_service
 
     db, head, other = resolver_db
     name = "".join(parts).replace("MEM", head.artifact_id)
@@ -176,7 +178,8 @@ def test_key_at_revision_names_the_exact_revision(resolver_db):
     import asyncio
 
     from powercontext.core.models import ArtifactRef
-    from powercontext.runtime import open_service, resolve_memory
+    from powercontext.memory_names import resolve_memory
+    from powercontext.runtime import open_service
 
     db, head, other = resolver_db
 

@@ -114,7 +114,7 @@ async def _check(plan: list[tuple[bool, list[str]]], down_at_query: bool) -> Non
 async def _with_vectors(svc: MemoryService, ref: Any) -> set[str]:
     backend = svc.backend
     assert isinstance(backend, InMemoryBackend)
-    stored = await backend._run(backend._in_tx, False, backend._head_vectors_sync,
+    stored = await backend._run(backend._in_tx, False, backend.projection.head_vectors,
                                 ref.artifact_id)
     versions = await svc.entries(ref)
     return {v.text for v in versions.values() if v.entry_version_id in stored}

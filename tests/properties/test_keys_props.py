@@ -1,4 +1,4 @@
-"""Properties of business keys (core.keys.normalize_key; runtime.memory_key)."""
+"""Properties of business keys (core.keys.normalize_key; memory_names.memory_key)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from powercontext.core.errors import InvalidInputError
 from powercontext.core.keys import MAX_KEY_CHARS, normalize_key
-from powercontext.runtime import memory_key
+from powercontext.memory_names import memory_key
 
 #: Controls, format characters (bidirectional overrides, zero-width, the soft hyphen),
 #: line/paragraph separators and lone surrogates (core/characters.py).

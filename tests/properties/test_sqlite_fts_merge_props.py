@@ -36,8 +36,9 @@ def _merged(b: SQLiteMemoryBackend, ids: list[str], terms: list[str], first: int
             ) -> list[tuple[float, int, str, str]]:
     out = []
     for a in ids:
-        out.extend(b._fts_memory_stream(a, terms, first))
-    streamed = [(c.artifact_id, c.entry_version_id) for c in b._fts_stream_sync(ids, terms, first)]
+        out.extend(b.projection._fts_memory_stream(a, terms, first))
+    streamed = [(c.artifact_id, c.entry_version_id)
+                for c in b.projection.fts_stream(ids, terms, first)]
     merged = sorted((s, pid, c.artifact_id, c.entry_version_id) for s, pid, c in out)
     assert [(a, v) for _s, _p, a, v in merged] == streamed
     return merged
@@ -81,7 +82,8 @@ def test_merged_per_memory_matches_equal_the_single_match(
                 assert new == old  # same rows, same order, bit-identical bm25 scores
                 page = await backend._run(
                     backend._in_tx, False,
-                    lambda terms=terms: backend._fts_candidates_sync(ids, terms, 3, offset=first))
+                    lambda terms=terms: backend.projection.fts_candidates(
+                        ids, terms, 3, offset=first))
                 assert [c.entry_version_id for c in page] == [v for *_r, v in old][first:first + 3]
             await svc.close()
 

@@ -29,10 +29,10 @@ def _counts(b: SQLiteMemoryBackend, ref: ArtifactRef) -> tuple[int | None, int]:
     """(the stored count as of ``ref``, a recount over the head rows), read in one
     transaction."""
     def read() -> tuple[int | None, int]:
-        assert b._vector_gaps is not None
-        stored = b._vector_gaps.read(ref.artifact_id, ref.revision,
-                                     b._projection_generation_sync())
-        return stored, vector_gaps.missing(b._vector_projection_sync(ref.artifact_id),
+        gaps = b._memory_tables.gaps
+        assert gaps is not None
+        stored = gaps.read(ref.artifact_id, ref.revision, b._completeness.generation())
+        return stored, vector_gaps.missing(b.projection.vector_projection(ref.artifact_id),
                                            MODEL.profile)
     return asyncio.run(b._run(b._in_tx, False, read))
 
@@ -83,7 +83,8 @@ def test_the_kept_count_equals_a_recount_after_every_commit(ops) -> None:
             caps = asyncio.run(fresh.capabilities())
             assert caps.vector
             complete = asyncio.run(fresh._run(
-                fresh._in_tx, False, fresh._complete_sync, ref.artifact_id, ref.revision))
+                fresh._in_tx, False, fresh._completeness.complete, ref.artifact_id,
+                ref.revision))
             assert complete is want_complete
         finally:
             asyncio.run(fresh.close())

@@ -52,7 +52,7 @@ class Db:
             import apsw
             import sqlite_vec
 
-            from powercontext.runtime import sqlite_path
+            from powercontext.database_path import sqlite_path
 
             path = sqlite_path(url)
             assert path is not None, url
@@ -295,7 +295,7 @@ class CursorRecorder:
 
 
 def sqlite_file(url: str) -> Path:
-    from powercontext.runtime import sqlite_path
+    from powercontext.database_path import sqlite_path
 
     path = sqlite_path(url)
     assert path is not None

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from powercontext.core import canonical
 from powercontext.core.models import MemoryEntryInput
-from powercontext.runtime import RuntimeManifest, open_service
+from powercontext.runtime import open_service
+from powercontext.runtime_manifest import RuntimeManifest
 
 __all__ = ["journal", "seed"]
 

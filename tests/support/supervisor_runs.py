@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from powercontext import make_source
+from powercontext.configuration import load_config
 from powercontext.entrypoints.supervisor import ArtifactProcessingSupervisor
-from powercontext.topic_config import load_config
 
 PLUGIN = "support.supervisor_models:plugin"
 

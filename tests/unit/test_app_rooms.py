@@ -10,9 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
-#: Modules another change is splitting, and the circle it removes (the Topic processor
-#: publishing through a public port of the Topic service).
-BEING_SPLIT = frozenset({"topic_processing.py", "supervisor.py"})
+#: The circle another change removes (the Topic processor publishing through a public
+#: port of the Topic service).
 KNOWN_CIRCLES = frozenset({frozenset({"powercontext.topic_processing",
                                       "powercontext.topic_report",
                                       "powercontext.topic_service"})})
@@ -90,4 +89,4 @@ def test_the_memory_service_collaborators_never_import_the_service():
 def test_application_modules_are_short():
     long = {p.name: n for p in (ROOT / "app").glob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert set(long) <= BEING_SPLIT, f"split these modules: {long}"
+    assert long == {}, f"split these modules: {long}"

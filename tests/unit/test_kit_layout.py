@@ -56,6 +56,8 @@ def test_the_shipped_in_memory_backend_declares_every_capability():
     assert isinstance(backend, DatabaseMemoryBackend)
     assert isinstance(backend, ports.MemoryRebuild)
     assert isinstance(backend, ports.MemoryInventory)
+    assert isinstance(backend, ports.SourceCitations)
+    assert isinstance(backend, ports.EntryKinds)
     assert isinstance(backend, kit.FaultInjection)
     assert backend.fault_points() == kit.InMemoryBackend.FAULT_POINTS
 

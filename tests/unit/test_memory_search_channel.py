@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from powercontext.adapters.memory_search import MemorySearchMixin
+from powercontext.adapters.memory_search import MemorySearch
 from powercontext.core import ranking
 from powercontext.core.ranking import SearchCandidate, SearchHead
 
@@ -28,10 +28,13 @@ def _heads(entries: str) -> dict[str, SearchHead]:
     return {"mem": SearchHead(NS(artifact_id="mem"), manifest)}  # type: ignore[arg-type]
 
 
-def _backend(pages: Any) -> Any:
-    return NS(vector_k_cap=None, _vector_first_k_sync=lambda first: 3,
-              _vector_candidates_sync=lambda ids, vector, k: pages(k),
-              _entry_versions_sync=lambda wanted: [NS(entry_version_id=w) for w in wanted])
+def _backend(pages: Any) -> MemorySearch:
+    """A MemorySearch over a projection answering ``pages(k)`` and rows that hold every
+    version asked for (nothing else is called)."""
+    projection = NS(vector_k_cap=None, vector_first_k=lambda first: 3,
+                    vector_candidates=lambda ids, vector, k: pages(k))
+    rows = NS(entry_versions=lambda wanted: [NS(entry_version_id=w) for w in wanted])
+    return MemorySearch(NS(), NS(rows=rows), projection, NS(), NS())  # type: ignore[arg-type]
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +51,8 @@ def test_an_ann_stream_keeps_a_nearer_row_found_after_a_stale_refused_one() -> N
         return [a, stale, x][:k] if k <= 3 else [a, t, stale, x][:k]
 
     b = _backend(pages)
-    stream = MemorySearchMixin._vector_stream_sync(b, ["mem"], None, 32)  # type: ignore[arg-type]
-    got = MemorySearchMixin._channel_sync(b, "vector", stream, 32, _heads("atxu"), {})  # type: ignore[arg-type]
+    stream = b.vector_stream(["mem"], None, 32)  # type: ignore[arg-type]
+    got = b._channel_sync("vector", stream, 32, _heads("atxu"), {})
     assert [c.entry_id for c in got] == ["a", "t"]
 
 
@@ -57,6 +60,5 @@ def test_fts_keeps_the_trusted_admitted_rows_in_stream_order() -> None:
     rows = [_cand("a", "a1", text="alpha beta"), _cand("b", "b-old", text="alpha beta"),
             _cand("c", "c1", text="gamma"), _cand("d", "d1", text="beta alpha")]
     b = _backend(lambda k: [])
-    got = MemorySearchMixin._channel_sync(  # type: ignore[arg-type]
-        b, "fts", iter(rows), 32, _heads("abcd"), {}, ("alpha", "beta"))
+    got = b._channel_sync("fts", iter(rows), 32, _heads("abcd"), {}, ("alpha", "beta"))
     assert [c.entry_id for c in got] == ["a", "d"]  # b untrusted, c not admitted

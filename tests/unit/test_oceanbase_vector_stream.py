@@ -1,5 +1,5 @@
 """The OceanBase Memory backend's vector stream (adapters/memory_search.py over
-adapters/oceanbase/backend.py), without a server: the HNSW scans it asks for. An HNSW
+adapters/oceanbase/memory_projection.py), without a server: the HNSW scans it asks for. An HNSW
 answer depends on the scan's ``k``, so the first ``k`` is one constant at every limit
 (a smaller limit then reads a prefix of the same stream), and ``k`` never passes the
 largest one seekdb accepts (``APPROXIMATE LIMIT`` above 16,384 answers 1235)."""
@@ -9,21 +9,38 @@ from __future__ import annotations
 import pytest
 
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
+from powercontext.adapters.oceanbase.memory_projection import OceanBaseMemoryProjection
 from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import oceanbase as obsql
 
 
-class Scans(OceanBaseMemoryBackend):
+class ScansProjection(OceanBaseMemoryProjection):
     """Answers every scan with ``rows`` candidates at distances ``distance(i)``."""
 
-    def __init__(self, rows: int, distance) -> None:
-        super().__init__("oceanbase://root:@127.0.0.1:1/unused")
+    def __init__(self, storage, rows: int, distance) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(storage)
         self.rows, self.distance, self.ks = rows, distance, []
 
-    def _vector_candidates_sync(self, artifact_ids, vector, limit):
+    def vector_candidates(self, artifact_ids, vector, limit):  # type: ignore[no-untyped-def]
         self.ks.append(limit)
         return [SearchCandidate("m", f"e{i:06d}", f"v{i:06d}", "h", "t", self.distance(i))
                 for i in range(min(limit, self.rows))]
+
+
+class Scans(OceanBaseMemoryBackend):
+    """The backend with :class:`ScansProjection` (never connected)."""
+
+    def __init__(self, rows: int, distance) -> None:  # type: ignore[no-untyped-def]
+        super().__init__("oceanbase://root:@127.0.0.1:1/unused")
+        self.scans = ScansProjection(self, rows, distance)
+        self._search._projection = self.scans
+
+    @property
+    def ks(self) -> list[int]:
+        return self.scans.ks  # type: ignore[no-any-return]
+
+    def _vector_stream_sync(self, ids, vector, first):  # type: ignore[no-untyped-def]
+        return self._search.vector_stream(ids, vector, first)
 
 
 @pytest.mark.parametrize("first", [1, 5, 40, 63, 161])

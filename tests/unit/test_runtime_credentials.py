@@ -3,7 +3,8 @@ stored"): the API key comes from the environment on every command."""
 
 from __future__ import annotations
 
-from powercontext.runtime import RuntimeManifest, remember_embedding, resolve_embedding
+from powercontext.embedding_config import remember_embedding, resolve_embedding
+from powercontext.runtime_manifest import RuntimeManifest
 
 
 class _Registry:

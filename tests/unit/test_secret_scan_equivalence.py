@@ -35,6 +35,7 @@ from powercontext.adapters.secret_scanner import (  # noqa: E402
     default_scanner,
     redact_all,
 )
+from powercontext.core import secret_assignments as A  # noqa: E402
 from powercontext.core import secrets as S  # noqa: E402
 from powercontext.core.models import Source  # noqa: E402
 
@@ -204,13 +205,13 @@ def test_a_names_uses_are_counted_once_per_text(monkeypatch):
     text = "".join(f"t{i}_token = shared_name\n" for i in range(300)) + "shared_name\n"
     expected = reference_find_secrets(text)
     counted = {"n": 0}
-    uses_of = S._uses_of
+    uses_of = A.uses_of
 
     def counting(t, name):
         counted["n"] += 1
         return uses_of(t, name)
 
-    monkeypatch.setattr(S, "_uses_of", counting)
+    monkeypatch.setattr(A, "uses_of", counting)
     assert S.find_secrets(text) == expected == ()
     assert counted["n"] == 0  # was one whole-text regex scan per assignment
 
@@ -225,17 +226,17 @@ _dense = st.lists(st.one_of(st.sampled_from(_KEYISH), st.sampled_from(_PUNCT),
 @given(st.one_of(_texts, _dense))
 def test_assignments_are_the_patterns_own_matches(text):
     """The assignment search tries the pattern only at the key before each operator;
-    it yields exactly ``_ASSIGNMENT.finditer`` over the whole text (the 8 KB write
+    it yields exactly ``ASSIGNMENT.finditer`` over the whole text (the 8 KB write
     profile: 1.9 ms per one-line LoCoMo text by finditer, 0.24 ms this way)."""
-    ours = [(m.span(), m.groupdict()) for m in S._assignments(text)]
-    assert ours == [(m.span(), m.groupdict()) for m in S._ASSIGNMENT.finditer(text)]
+    ours = [(m.span(), m.groupdict()) for m in A.assignments(text)]
+    assert ours == [(m.span(), m.groupdict()) for m in A.ASSIGNMENT.finditer(text)]
 
 
 def test_assignments_on_one_long_line_of_prose_with_colons():
     text = " ".join(f"Caroline: I went to the park {i}. Mel: token = x{i}y password: p{i}q"
                     for i in range(200))
-    ours = [(m.span(), m.groupdict()) for m in S._assignments(text)]
-    assert ours == [(m.span(), m.groupdict()) for m in S._ASSIGNMENT.finditer(text)]
+    ours = [(m.span(), m.groupdict()) for m in A.assignments(text)]
+    assert ours == [(m.span(), m.groupdict()) for m in A.ASSIGNMENT.finditer(text)]
     assert len(ours) == 1  # rest runs to the end of the line
 
 

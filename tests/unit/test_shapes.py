@@ -25,6 +25,7 @@ from powercontext.core.models import (
     MemorySearchResult,
     RebuildReport,
     RehashReport,
+    RevisionLineage,
     Source,
     SourceRef,
 )
@@ -72,6 +73,9 @@ CITATION_JSON = {"memory_ref": REF_JSON, "entry_id": "mem_ent_1",
     (MemorySearchResult((HIT,), "hybrid", "no model"),
      {"mode": "hybrid", "fallback_reason": "no model", "hits": [HIT_JSON]}),
     (CITATION, CITATION_JSON),
+    (RevisionLineage((SourceRef("src_1", H),), (REF,)),
+     {"sources": [{"source_id": "src_1", "content_hash": H}], "artifacts": [REF_JSON]}),
+    (RevisionLineage(), {"sources": [], "artifacts": []}),
     (Source("src_1", "file", "all: test", H, "file:///r/Makefile", (("path", "Makefile"),)),
      {"source_id": "src_1", "kind": "file", "uri": "file:///r/Makefile", "content_hash": H,
       "metadata": {"path": "Makefile"}, "content": "all: test"}),
@@ -101,7 +105,7 @@ def test_each_domain_value_has_its_pinned_json_shape(value, shape):
 def test_every_shaped_type_is_pinned_above():
     pinned = {type(v) for v in (REF, VERSION, CHANGE, HIT, CITATION)} | {
         SourceRef, MemoryRevisionChanges, MemorySearchResult, Source, EmbeddingProfile,
-        RebuildReport, RehashReport, Refusal}
+        RebuildReport, RehashReport, Refusal, RevisionLineage}
     # the Topic values and prepared context are pinned in test_topic_shapes_golden.py
     pinned |= {*TOPIC_SHAPED_TYPES, MemoryEntryRef, ContextItem, PreparedContext}
     assert set(SHAPED_TYPES) == pinned

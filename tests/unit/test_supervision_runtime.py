@@ -12,6 +12,7 @@ import pickle
 
 import pytest
 
+from powercontext.configuration import load_config
 from powercontext.core.errors import SupervisorUnavailableError
 from powercontext.core.topic.supervision import SupervisorTerm, WorkAssignment
 from powercontext.entrypoints.topic_worker import (
@@ -20,9 +21,8 @@ from powercontext.entrypoints.topic_worker import (
     config_state,
     result,
 )
-from powercontext.runtime import acquire_supervisor_lock
+from powercontext.file_locks import acquire_supervisor_lock
 from powercontext.testing import InMemoryTopicBackend
-from powercontext.topic_config import load_config
 from powercontext.topic_processing import TopicProcessor
 from powercontext.topic_service import TopicMemoryService
 
@@ -40,8 +40,17 @@ def test_a_second_supervisor_lock_on_one_sqlite_file_is_refused_naming_the_pid(t
     again.release()
 
 
-def test_only_sqlite_files_take_the_supervisor_lock():
-    assert acquire_supervisor_lock("oceanbase://u:p@127.0.0.1:2881/db") is None
+def test_a_lease_backend_and_an_in_memory_sqlite_take_no_supervisor_lock(tmp_path,
+                                                                          monkeypatch):
+    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+    from powercontext.entrypoints.supervisor_leases import Leadership
+
+    monkeypatch.setenv("POWERCONTEXT_HOME", str(tmp_path))
+    url = "oceanbase://u:p@127.0.0.1:2881/db"
+    leadership = Leadership(url, 30.0, lambda: 0.0)
+    leadership.choose(OceanBaseTopicBackend(url))  # declared, never opened
+    assert leadership.locking == "lease"
+    assert not (tmp_path / "locks").exists()
     assert acquire_supervisor_lock(":memory:") is None
 
 

@@ -10,17 +10,16 @@ import logging
 import pytest
 
 from powercontext.adapters.topic_generation import plugin as topic_generation_plugin
+from powercontext.configuration import load_config, log_effective_config
 from powercontext.core.errors import InvalidInputError, TopicProcessingUnavailableError
 from powercontext.core.models import EmbeddingProfile
 from powercontext.core.topic.processing import ProcessingSettings
 from powercontext.plugins import Registry, UnknownPluginError, hookimpl
-from powercontext.topic_config import (
+from powercontext.topic_provider import (
     check_startup,
     check_topic_embedding,
     check_worker_model,
     generation_problems,
-    load_config,
-    log_effective_config,
     topic_generation_model,
 )
 

@@ -14,6 +14,13 @@ import pytest
 
 from powercontext.core.models import SourceRef
 from powercontext.core.prepared import ContextItem, MemoryEntryRef, PreparedContext
+from powercontext.core.topic.insight import (
+    CitingRevision,
+    ScopeSummary,
+    SupervisionView,
+    TopicListing,
+    WaveProgress,
+)
 from powercontext.core.topic.models import (
     TopicHit,
     TopicMemoryContent,
@@ -24,6 +31,7 @@ from powercontext.core.topic.models import (
 from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
 from powercontext.core.topic.processing import BudgetRow, PendingRow, ScopeStatus
 from powercontext.core.topic.report import LeftOut, ProcessReport, WindowOutcome
+from powercontext.core.topic.scope import SourceScope
 
 A = TopicRef("topic_art_01jb0000000000000000000000", 3)
 B = TopicRef("topic_art_01jb0000000000000000000001", 1)
@@ -62,6 +70,17 @@ MEMORY_ITEM = ContextItem("memory", 1, "fact", "make release", None,
 TOPIC_ITEM = ContextItem("topic-memory", 1, "Release", "How \u00e9", "snip", A)
 PREPARED = PreparedContext("repo:/w", "release", (MEMORY_ITEM, TOPIC_ITEM), 2, 400)
 PREPARED_EMPTY = PreparedContext("repo:/w", "q", (), 0, 70)
+# the dashboard's read-only views (their golden lines were written by the rows the
+# dashboard built by hand before they went through the converter)
+CITING = CitingRevision("repo:/w", A, "2026-12-07T17:00:00.123Z")
+SCOPE_SUMMARY = ScopeSummary("repo:/w", 7, 2, 5)
+SOURCE_SCOPE = SourceScope("repo:/w", 4, True)
+SUPERVISION = SupervisionView("3f2b", 4, "2026-12-07T17:00:30Z", "2026-12-07T16:59:00Z",
+                              (WaveProgress("wave_1", 3, 1), WaveProgress("wave_2", 0, 0)))
+SUPERVISION_BARE = SupervisionView(None, None, None, None, ())
+LISTING = TopicListing.of(TopicRevision("repo:/w", A, TopicMemoryContent("T", "S", "D"),
+                                        "cd" * 32, (S, SourceRef("src_2", "ef" * 32)), B,
+                                        "2026-12-07T17:00:00.123Z"))
 
 GOLDEN = Path(__file__).parent / "golden" / "topic_shapes.txt"
 #: name -> the exact ``json.dumps(shape, ensure_ascii=False)`` (one ``NAME<TAB>JSON`` a line)
@@ -71,6 +90,7 @@ EXPECTED = dict(line.split("\t", 1) for line in
 
 def shaped(name: str) -> Any:
     from powercontext.context_prepare import context_json
+    from powercontext.core.shapes import to_json
     from powercontext.topic_shapes import left_out_json, processing_json, topic_json
 
     if name == "SEARCH":
@@ -78,6 +98,9 @@ def shaped(name: str) -> Any:
     if name == "LEFT":
         return left_out_json(LEFT)
     value = globals()[name]
+    if isinstance(value, CitingRevision | ScopeSummary | SourceScope | SupervisionView
+                  | TopicListing):
+        return to_json(value)
     if isinstance(value, PreparedContext):
         return context_json(value)
     if isinstance(value, TopicRef | TopicHit | TopicRevision):

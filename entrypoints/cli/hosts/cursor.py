@@ -62,7 +62,7 @@ STALE_SECONDS = 7 * 24 * 3600
 def _stash_path(conversation: str) -> Path:
     import hashlib
 
-    from powercontext.runtime import data_dir
+    from powercontext.paths import data_dir
 
     digest = hashlib.sha256(conversation.encode("utf-8", "replace")).hexdigest()[:32]
     return data_dir() / "hooks" / "cursor" / f"{digest}.json"

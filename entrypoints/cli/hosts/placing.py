@@ -76,7 +76,7 @@ class Placement:
 def db_args(c: Ctx) -> list[str]:
     if not c.db:
         return []
-    from powercontext.runtime import sqlite_path
+    from powercontext.database_path import sqlite_path
 
     path = sqlite_path(c.db)
     return ["--db", str(path.resolve()) if path is not None and "://" not in c.db else c.db]

@@ -38,15 +38,9 @@ async def source_page(request: Request, source_id: str, svc: ServicesDep) -> Res
                             "topic_revisions": [], "limit": LIMIT}
     reads = citations(svc)
     if reads is not None:
-        scope = await reads.source_scope(source_id)
-        if scope is not None:
-            data["scope"] = {"scope_id": scope.scope_id, "position": scope.position,
-                             "lineage_only": scope.lineage_only}
+        data["scope"] = to_json(await reads.source_scope(source_id))
         data["entry_versions"] = to_json(await reads.citing_entry_versions(source_id, LIMIT))
     topics = insight(svc)
     if topics is not None:
-        data["topic_revisions"] = [
-            {"scope_id": c.scope_id, "artifact_id": c.ref.artifact_id,
-             "revision": c.ref.revision, "published_at": c.published_at}
-            for c in await topics.citing_topic_revisions(source_id, LIMIT)]
+        data["topic_revisions"] = to_json(await topics.citing_topic_revisions(source_id, LIMIT))
     return page(request, "source.html", data, title=f"Source {source_id}")

@@ -164,8 +164,7 @@ async def timeline(svc: Any, head: ArtifactRef, page: int) -> dict[str, Any]:
             changes=[to_json(c) for c in rc.changes[:MAX_CHANGES_SHOWN]],
             content_hash=rev.content_hash,
             entries=len(rev.content.manifest.entries),
-            lineage={"sources": [to_json(s) for s in rev.lineage.sources],
-                     "artifacts": [to_json(a) for a in rev.lineage.artifacts]})
+            lineage=to_json(rev.lineage))
         rows.append(row)
     return {"page": pg, "revisions": rows}
 

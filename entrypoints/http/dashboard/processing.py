@@ -16,13 +16,14 @@ observability", "Leader, term, and fencing", "Automatic scheduling").
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from powercontext.core.errors import TopicProcessingUnavailableError
+from powercontext.core.shapes import to_json
 from powercontext.core.topic.content import check_scope_id
 from powercontext.entrypoints.http.dashboard._services import ServicesDep, insight, topic_service
 from powercontext.entrypoints.http.dashboard.web import page, same_origin, viewer, wants_json
@@ -49,15 +50,7 @@ async def processing_page(request: Request, svc: ServicesDep,
     scopes = [processing_json(s) for s in await topic.status()]
     blocked = [processing_json(b) for b in await topic.blocked()]
     reads = insight(svc)
-    supervision: dict[str, Any] | None = None
-    if reads is not None:
-        view = await reads.supervision_view()
-        supervision = {
-            "holder_id": view.holder_id, "generation": view.generation,
-            "lease_expires_at": view.lease_expires_at,
-            "last_auto_wave_completed_at": view.last_auto_wave_completed_at,
-            "waves": [{"wave_id": w.wave_id, "targets": w.targets, "completed": w.completed}
-                      for w in view.waves]}
+    supervision = to_json(await reads.supervision_view()) if reads is not None else None
     data = {"scopes": scopes, "blocked": blocked, "supervision": supervision,
             "processing_available": svc.processing_available,
             "unavailable_reason": svc.unavailable_reason,

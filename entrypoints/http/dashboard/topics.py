@@ -22,7 +22,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from powercontext.core.errors import ArtifactNotFoundError, InvalidInputError
+from powercontext.core.shapes import to_json
 from powercontext.core.topic.content import check_scope_id
+from powercontext.core.topic.insight import TopicListing
 from powercontext.core.topic.models import TopicRef
 from powercontext.entrypoints.http.dashboard._services import (
     ServicesDep,
@@ -55,8 +57,7 @@ async def scopes_page(request: Request, svc: ServicesDep) -> Response:
     topic_service(svc)
     reads = insight(svc)
     found = await reads.scopes() if reads is not None else ()
-    data = {"scopes": [{"scope_id": s.scope_id, "source_head": s.source_head,
-                        "topics": s.topics, "revisions": s.revisions} for s in found]}
+    data = {"scopes": to_json(found)}
     return page(request, "scopes.html", data, title="Scopes")
 
 
@@ -81,11 +82,7 @@ async def topics_page(request: Request, svc: ServicesDep, scope: ScopeQuery,
         data["total"] = len(heads)
         start = (page_no - 1) * PAGE_SIZE
         for ref in heads[start:start + PAGE_SIZE]:
-            rev = await topic.get(scope_id, ref)
-            data["topics"].append({"artifact_id": ref.artifact_id, "revisions": ref.revision,
-                                   "title": rev.content.title, "summary": rev.content.summary,
-                                   "sources": len(rev.sources),
-                                   "published_at": rev.published_at})
+            data["topics"].append(to_json(TopicListing.of(await topic.get(scope_id, ref))))
     reads = insight(svc)
     if reads is not None:
         data["publications_per_day"] = _day_points(await reads.publications_per_day(scope_id))
