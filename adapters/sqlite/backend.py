@@ -52,13 +52,16 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
     ``busy_timeout_ms``: how long a writer waits for the write lock before
     :class:`BackendError` ("database is locked").
     ``vector_index``: the vector channel's retrieval (Memory RFC, "Search and reads":
-    ANN). ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by Hamming
-    distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a Memory of
-    up to 512 vectors is searched exactly); ``"exact"``
-    and ``"auto"`` (default): vec0's float KNN (the first pass's recall falls below 0.95
-    at 100k vectors: docs/search.md, "Vector and hybrid search"). A database made before the first
-    pass existed searches exactly until ``memory rebuild`` makes it. ValueError for
-    another value.
+    ANN). ``"auto"`` (default): a Memory that has IVF lists
+    (:mod:`powercontext.adapters.sqlite.vector_index`: from 4,096 vectors) whose
+    calibrated recall@10 is at least 0.97 is searched through its nearest lists, any
+    other exactly; ``"ivf"``: through its lists whenever it has them; ``"exact"``:
+    vec0's float KNN; ``"ann"``: per Memory, the ``k * 8`` nearest sign-bit vectors by
+    Hamming distance (vec0 ``bit[dim]``), rescored by exact L2 on the float vectors (a
+    Memory of up to 512 vectors is searched exactly; recall below 0.95 at 100k
+    vectors: docs/search.md, "Vector and hybrid search"). A database made before the
+    sign-bit table or the IVF index existed searches exactly until ``memory rebuild``
+    makes them. ValueError for another value.
     """
 
     conflict_tables: ClassVar[tuple[str, ...]] = (
@@ -69,9 +72,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-                 vector_index: Literal["auto", "ann", "exact"] = "auto") -> None:
-        if vector_index not in ("auto", "ann", "exact"):
-            raise ValueError(f"vector_index must be 'auto', 'ann' or 'exact', not "
+                 vector_index: Literal["auto", "ivf", "ann", "exact"] = "auto") -> None:
+        if vector_index not in ("auto", "ivf", "ann", "exact"):
+            raise ValueError(f"vector_index must be 'auto', 'ivf', 'ann' or 'exact', not "
                              f"{vector_index!r}")
         self._init_connection(path_or_url, busy_timeout_ms)
         projection = SQLiteMemoryProjection(self, vector_index)

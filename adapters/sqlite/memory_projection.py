@@ -22,11 +22,13 @@ from typing import Any, Literal
 from powercontext.adapters import memory_rows
 from powercontext.adapters.memory_rows import VectorRow
 from powercontext.adapters.sqlite.schema import pack, unpack
+from powercontext.adapters.sqlite.vector_index import AUTO_RECALL, Lists, VectorIndex
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector
 from powercontext.core.plan import ProjectionRow
 from powercontext.core.ranking import SearchCandidate
 from powercontext.sql import sqlite as frag
+from powercontext.sql import sqlite_vector_index as ivf_sql
 from powercontext.sql import templates
 
 __all__ = ["SQLiteMemoryProjection"]
@@ -55,11 +57,12 @@ class SQLiteMemoryProjection:
     vector_k_cap: int | None = frag.MAX_KNN_K
 
     def __init__(self, storage: Any,
-                 vector_index: Literal["auto", "ann", "exact"] = "auto") -> None:
+                 vector_index: Literal["auto", "ivf", "ann", "exact"] = "auto") -> None:
         self._storage = storage
         self.vector_index = vector_index
         self.vec_tables = False
         self.bits = False
+        self.ivf = False  # the IVF index's tables exist (adapters/sqlite/vector_index.py)
         self.vec_usable = False
         self.profile: EmbeddingProfile | None = None
 
@@ -80,8 +83,26 @@ class SQLiteMemoryProjection:
     def refresh(self) -> None:
         """Re-read which vector tables exist (after a ROLLBACK: a rolled-back migration
         may have dropped or created them)."""
-        self.vec_tables = self._storage._exists_sync(frag.VECTOR_TABLE)
-        self.bits = self.vec_tables and self._storage._exists_sync(frag.BITS_TABLE)
+        exists = self._storage._exists_sync
+        self.vec_tables = exists(frag.VECTOR_TABLE)
+        self.bits = self.vec_tables and exists(frag.BITS_TABLE)
+        self.ivf = self.vec_tables and all(exists(t) for t in (
+            ivf_sql.IVF_TABLE, ivf_sql.CENTROIDS_TABLE, ivf_sql.LISTS_TABLE))
+
+    # ------------------------------------------------------------------ the IVF index
+
+    def ivf_index(self) -> VectorIndex | None:
+        """The IVF index (adapters/sqlite/vector_index.py) when its tables exist."""
+        if not self.ivf or not self.profile:
+            return None
+        return VectorIndex(self._execute, self.profile.dimension)
+
+    def ivf_trusted(self, lists: Lists, k: int) -> bool:
+        """Search this Memory through its lists: it has them, they leave some out at this
+        ``k``, and ``vector_index`` is ``"ivf"``, or ``"auto"`` with a calibrated recall
+        of at least AUTO_RECALL."""
+        return (lists.lists > 0 and lists.probes(k) < lists.lists
+                and (self.vector_index == "ivf" or lists.recall >= AUTO_RECALL))
 
     # ------------------------------------------------------------------ row replacement
 
@@ -102,6 +123,8 @@ class SQLiteMemoryProjection:
                 if bits_delete is not None:
                     self._execute(bits_delete, [pid])
             self._select_in("vector_metadata_delete", pids)
+            if (index := self.ivf_index()) is not None:
+                index.delete(pids)
         self._select_in("head_rows_delete", pids)
 
     def insert_projections(self, artifact_id: str, head_revision: int,
@@ -115,6 +138,7 @@ class SQLiteMemoryProjection:
         head_insert = templates.render("head_row_insert", _DIALECT)
         fts_insert = frag.statement("fts_insert")
         fts_delete = frag.statement("fts_delete")
+        indexed: list[tuple[int, bytes]] = []
         for row, vec in zip(rows, vectors, strict=True):
             self._execute(head_insert, [artifact_id, head_revision, row.entry_id,
                                         row.entry_version_id, row.entry_content_hash,
@@ -139,6 +163,9 @@ class SQLiteMemoryProjection:
             if self.bits:  # its sign bits, in the same transaction
                 self._execute(frag.statement("bits_delete"), [pid])
                 self._execute(frag.statement("bits_insert"), [pid, scope, blob])
+            indexed.append((pid, blob))
+        if indexed and (index := self.ivf_index()) is not None:
+            index.add(scope, indexed)  # into the nearest lists, in this transaction
         if rows:
             self._merge_fts()
 
@@ -167,6 +194,8 @@ class SQLiteMemoryProjection:
             if self.bits:
                 self._execute(frag.statement("bits_delete_scope"), [scope])
             self._select_in("vector_metadata_delete", pids)
+            if (index := self.ivf_index()) is not None:
+                index.clear(scope)
         self._select_in("head_rows_delete", pids)
 
     def after_rebuild(self) -> None:
@@ -176,6 +205,12 @@ class SQLiteMemoryProjection:
         database made before it existed)."""
         self._execute(frag.statement("fts_delete_orphans"))
         self.refill_bits()
+        # and the IVF lists of every Memory, trained on its vectors (created if missing)
+        if self.vec_tables and self.profile:
+            index = VectorIndex(self._execute, self.profile.dimension)
+            index.create()
+            self.ivf = True
+            index.train_all()
 
     def refill_bits(self) -> None:
         """Make the ANN first pass again from the float vectors: every float row gets
@@ -210,13 +245,16 @@ class SQLiteMemoryProjection:
         if self.bits or self._storage._exists_sync(frag.BITS_TABLE):
             self._execute(frag.statement("drop_bits"))
         self._execute(templates.render("drop_memory_entry_vector_metadata", _DIALECT))
-        self.vec_tables = self.bits = False
+        VectorIndex(self._execute, 1).drop()
+        self.vec_tables = self.bits = self.ivf = False
         self.profile = profile
         if profile is not None:
             for name in templates.VECTOR_SCHEMA:
                 self._execute(templates.render(name, _DIALECT))
             self._execute(frag.vector_ddl(profile.dimension))
             self.vec_tables = True
+            VectorIndex(self._execute, profile.dimension).create()
+            self.ivf = True
             bits = frag.vector_bits_ddl(profile.dimension)
             if bits is not None:
                 self._execute(bits)
@@ -294,10 +332,16 @@ class SQLiteMemoryProjection:
             params = [blob, min(k * frag.ANN_OVERFETCH, frag.MAX_KNN_K), None, k]
         else:
             sql, params = frag.statement("vector_search"), [blob, k, None]
+        index = self.ivf_index() if self.vector_index in ("auto", "ivf") else None
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
-            params[2] = frag.scope_token(a)
-            for pid, aid, e, v, h, text, dist in self._execute(sql, params):
+            params[2] = scope = frag.scope_token(a)
+            lists = index.lists(scope, centroids=False) if index is not None else None
+            if index is not None and lists is not None and self.ivf_trusted(lists, k):
+                rows = index.search(scope, blob, k, lists)  # its nearest lists only
+            else:
+                rows = self._execute(sql, params)
+            for pid, aid, e, v, h, text, dist in rows:
                 if aid == a:
                     found.append(
                         (float(dist), pid, SearchCandidate(aid, e, v, h, text, float(dist))))
@@ -308,7 +352,8 @@ class SQLiteMemoryProjection:
         """The ``k`` of the vector stream's first query when the channel wants ``first``
         rows: a constant on the ANN path (its answer must not depend on the limit),
         else ``first + 1``."""
-        return frag.ANN_FIRST_K if self.ann else first + 1
+        approximate = self.ann or (self.ivf and self.vector_index in ("auto", "ivf"))
+        return frag.ANN_FIRST_K if approximate else first + 1
 
     def vector_projection(self, artifact_id: str) -> list[tuple[str, str | None]]:
         """``(entry_content_hash, embedding_content_hash or None)`` of every head row of

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from powercontext.adapters.sqlite.vector_index import VectorIndex
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.core import canonical
 from powercontext.core.errors import BackendError, ProfileMismatchError
@@ -137,6 +138,8 @@ class SQLiteMemorySchema:
                     # only with a new float table: an older one keeps the exact KNN
                     # until `memory rebuild` fills the first pass from it
                     execute(bits)
+                if new:  # likewise the IVF index
+                    VectorIndex(execute, profile.dimension).create()
         projection = self._projection
         projection.refresh()
         projection.profile = profile
