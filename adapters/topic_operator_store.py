@@ -1,6 +1,6 @@
 """Operator decisions at a terminal frontier, engine-neutral (Topic Memory RFC, "Retry
 and observability": deliberate operator remediation; the rules and values are
-:mod:`powercontext.core.topic.operator`): :class:`TopicOperatorFront` gives the
+:mod:`powercontext.core.topic.operator`): :class:`TopicOperator` gives the
 Topic backends ``unblock``, ``operator_decisions`` and ``blocked_frontiers``.
 
 ``unblock`` is one short write transaction: the journal lock of the Scope, the
@@ -12,23 +12,23 @@ budget row deleted, the Scope flushed when Sources remain after the Cursor (so
 processing resumes) and the audit row inserted with the database's UTC time. All or
 nothing.
 
-Over the primitives the Topic backends already have (``_scope_lock_sync``,
-``_scope_head_sync``, ``_scope_journal_sync``, ``_budget_row_sync``,
-``_budget_delete_sync``, ``_cursor_sync``, ``_cursor_insert_sync``,
-``_cursor_cas_sync``, ``_pending_row_sync``, ``_pending_handled_sync``,
-``_pending_delete_sync``, ``_pending_flush_sync``, ``_database_utc_now_sync``) and two
-of its own: ``_decision_insert_sync(decision)`` and ``_decisions_sync(scope_id,
-limit)`` (newest first).
+Over the host's Scope journal (``_scope_lock_sync``, ``_scope_head_sync``,
+``_scope_journal_sync``, ``_pending_flush_sync``) and the ledger's rows
+(:class:`~powercontext.adapters.topic_ledger_rows.LedgerRows`: budget, Cursor, Pending,
+the audit rows and the database's clock).
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 
-from powercontext.adapters.topic_processing_store import TopicProcessingStoreMixin
+from powercontext.adapters.topic_host import TopicHost
+from powercontext.adapters.topic_ledger_rows import LedgerRows
+from powercontext.adapters.topic_processing_store import TopicProcessingStatus
 from powercontext.core.errors import InvalidInputError, RevisionConflictError
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import check_position, pending_after
@@ -47,7 +47,9 @@ from powercontext.core.topic.processing import (
     ScopeStatus,
 )
 
-__all__ = ["MAX_DECISIONS", "TopicOperatorFront"]
+__all__ = ["MAX_DECISIONS", "TopicOperator"]
+
+T = TypeVar("T")
 
 #: The most audit rows one ``operator_decisions`` call returns.
 MAX_DECISIONS = 200
@@ -55,23 +57,19 @@ MAX_DECISIONS = 200
 _MAX_SKIP_DISTANCE = 1000
 
 
-class TopicOperatorFront(TopicProcessingStoreMixin):
+class TopicOperator:
     """``unblock``, ``operator_decisions`` and ``blocked_frontiers`` of
-    :class:`powercontext.ports.topic.TopicMemoryBackend`, beside the flush and status
-    of :class:`~powercontext.adapters.topic_processing_store.TopicProcessingStoreMixin`,
-    over the primitives in the module docstring."""
+    :class:`powercontext.ports.topic.TopicMemoryBackend`, over the host's Scope journal,
+    the ledger's rows and the processing status of ``status``."""
 
-    _budget_row_sync: Any
-    _budget_delete_sync: Any
-    _cursor_sync: Any
-    _cursor_insert_sync: Any
-    _cursor_cas_sync: Any
-    _pending_row_sync: Any
-    _pending_handled_sync: Any
-    _pending_delete_sync: Any
-    _database_utc_now_sync: Any
-    _decision_insert_sync: Any
-    _decisions_sync: Any
+    def __init__(self, host: TopicHost, ledger: LedgerRows,
+                 status: TopicProcessingStatus) -> None:
+        self._host = host
+        self._ledger = ledger
+        self._status = status
+
+    async def _tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        return await self._host._run(self._host._in_tx, write, fn, *args)
 
     async def unblock(self, scope_id: str, action: str, *, frontier: int,
                       position: int | None = None, decided_by: str,
@@ -110,45 +108,45 @@ class TopicOperatorFront(TopicProcessingStoreMixin):
         for field, value in (("decided_by", decided_by), ("reason", reason)):
             if isinstance(value, str):
                 check_text(field, value, default_scanner().scan)
-        decision: OperatorDecision = await self._run(
-            self._in_tx, True, self._unblock_sync, scope, action, frontier, position,
+        decision: OperatorDecision = await self._tx(
+            True, self._unblock_sync, scope, action, frontier, position,
             str(uuid.uuid4()), decided_by, reason)
         return decision
 
     def _unblock_sync(self, scope: str, action: str, frontier: int, position: int | None,
                       decision_id: str, who: object, why: object) -> OperatorDecision:
-        self._scope_lock_sync(scope)  # no Source write or flush in between
-        row = self._budget_row_sync(scope, BINDING, frontier, lock=True)
-        stored = self._cursor_sync(BINDING, scope, lock=True)
+        self._host._scope_lock_sync(scope)  # no Source write or flush in between
+        row = self._ledger.budget_row(scope, BINDING, frontier, lock=True)
+        stored = self._ledger.cursor(BINDING, scope, lock=True)
         cursor = stored or 0
-        head = self._scope_head_sync(scope)
-        pending = self._pending_row_sync(BINDING, scope, lock=True)
-        at_cursor = row if frontier == cursor else self._budget_row_sync(
+        head = self._host._scope_head_sync(scope)
+        pending = self._ledger.pending_row(BINDING, scope, lock=True)
+        at_cursor = row if frontier == cursor else self._ledger.budget_row(
             scope, BINDING, cursor, lock=False)
         status = ScopeStatus(scope, BINDING, head, cursor, pending, at_cursor)
         entries: list[JournalEntry] = []
         if action == "skip" and position is not None and frontier == cursor:
-            entries = list(self._scope_journal_sync(scope, cursor, position - cursor))
+            entries = list(self._host._scope_journal_sync(scope, cursor, position - cursor))
         decision, through = plan_decision(
             status, action, frontier, entries, position, decision_id=decision_id,
             decided_by=who, reason=why)
         assert row is not None  # plan_decision refused a Scope without a terminal row
-        decision = attrs.evolve(decision, decided_at=self._database_utc_now_sync())
+        decision = attrs.evolve(decision, decided_at=self._ledger.now())
         if through != cursor:  # skip: the Cursor passes the Source, as a NOOP Window
             if stored is None:
-                self._cursor_insert_sync(BINDING, scope, through)
-            elif not self._cursor_cas_sync(BINDING, scope, cursor, through):
+                self._ledger.cursor_insert(BINDING, scope, through)
+            elif not self._ledger.cursor_cas(BINDING, scope, cursor, through):
                 raise RevisionConflictError(f"cursor moved: Scope {scope!r} left {cursor}")
             if pending is not None:
                 after = pending_after(pending, through, PendingUpdate(None))
                 if after is None:
-                    self._pending_delete_sync(BINDING, scope)
-        if not self._budget_delete_sync(scope, BINDING, frontier, row.attempt_id):
+                    self._ledger.pending_delete(BINDING, scope)
+        if not self._ledger.budget_delete(scope, BINDING, frontier, row.attempt_id):
             raise RevisionConflictError(f"the budget row after Cursor {frontier} of Scope "
                                         f"{scope!r} moved")
         if head > through:  # processing resumes: the Scope is flushed
-            self._pending_flush_sync(BINDING, scope, head)
-        self._decision_insert_sync(decision)
+            self._host._pending_flush_sync(BINDING, scope, head)
+        self._ledger.decision_insert(decision)
         return decision
 
     async def operator_decisions(self, scope_id: str, limit: int = 20
@@ -159,7 +157,7 @@ class TopicOperatorFront(TopicProcessingStoreMixin):
         if isinstance(limit, bool) or not isinstance(limit, int) \
                 or not 1 <= limit <= MAX_DECISIONS:
             raise InvalidInputError("limit", f"must be an integer in 1..{MAX_DECISIONS}")
-        rows = await self._run(self._in_tx, False, self._decisions_sync, scope, limit)
+        rows = await self._tx(False, self._ledger.decisions, scope, limit)
         return tuple(rows)
 
     async def blocked_frontiers(self, scope_id: str | None = None
@@ -170,11 +168,11 @@ class TopicOperatorFront(TopicProcessingStoreMixin):
         that unblock it (:class:`~powercontext.core.topic.operator.BlockedFrontier`).
         Scopes that are not stopped are left out."""
         out = []
-        for status in await self.processing_status(scope_id):
+        for status in await self._status.processing_status(scope_id):
             budget = status.budget
             if budget is None or not budget.terminal or budget.source_after != status.cursor:
                 continue
-            stop = await self._run(self._in_tx, False, self._stop_sync, status)
+            stop = await self._tx(False, self._stop_sync, status)
             reason = None
             if stop is not None and budget.failure_code == CODE_COMPLEXITY:
                 from powercontext.core.topic.window import check_complexity
@@ -192,12 +190,12 @@ class TopicOperatorFront(TopicProcessingStoreMixin):
         budget = status.budget
         assert budget is not None
         if budget.failure_code == CODE_COMPLEXITY and budget.furthest_through > status.cursor:
-            rows = self._scope_journal_sync(status.scope_id, budget.furthest_through - 1, 1)
+            rows = self._host._scope_journal_sync(status.scope_id, budget.furthest_through - 1, 1)
             if rows:
                 return rows[0]  # type: ignore[no-any-return]
         after = status.cursor
         for _ in range(100):
-            rows = self._scope_journal_sync(status.scope_id, after, 1)
+            rows = self._host._scope_journal_sync(status.scope_id, after, 1)
             if not rows:
                 return None
             if not rows[0].lineage_only:

@@ -1,5 +1,5 @@
 """The Topic Memory publication unit of work over a database backend (Topic Memory RFC,
-"Storage, Head, and atomic activation"): :class:`TopicPublicationMixin`.
+"Storage, Head, and atomic activation"): :class:`TopicUnitOfWork`.
 
 One publication is one short write transaction in the spec's order::
 
@@ -24,12 +24,15 @@ budget row. Without guards, zero writes stay refused.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import attrs
 
 from powercontext.adapters.storage import RevisionRow
-from powercontext.adapters.topic_budget_spi import TopicBudgetPrimitives
+from powercontext.adapters.topic_deployment import TopicDeployment
+from powercontext.adapters.topic_host import TopicArtifactHost
+from powercontext.adapters.topic_ledger_rows import LedgerRows
+from powercontext.adapters.topic_rows import TopicRows
 from powercontext.core.errors import (
     InvalidInputError,
     RetrievalShapeError,
@@ -48,15 +51,27 @@ from powercontext.core.topic.models import (
 from powercontext.core.topic.processing import BudgetRelease, CursorAdvance, PendingUpdate
 from powercontext.core.topic.publication import verify_publication
 from powercontext.core.topic.supervision import SupervisorTerm
+from powercontext.ports.engine import TopicSearchProjection
 
-__all__ = ["TopicPublicationMixin"]
+__all__ = ["TopicUnitOfWork"]
 
 
-class TopicPublicationMixin(TopicBudgetPrimitives):
-    """``publish`` of a Topic backend (``_fence_sync`` is the host's
-    :class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront`)."""
+class TopicUnitOfWork:
+    """``publish`` of a Topic backend: the order of one publication's I/O over the
+    host's Artifact rows and transaction, the Topic rows, the ledger rows of the guards,
+    the engine's search projection and the deployment's shape. ``fence(term)`` is the
+    Supervisor's term fence
+    (:meth:`~powercontext.adapters.topic_supervision_store.TopicSupervision.fence`)."""
 
-    _fence_sync: Any
+    def __init__(self, host: TopicArtifactHost, rows: TopicRows, ledger: LedgerRows,
+                 projection: TopicSearchProjection, deployment: TopicDeployment,
+                 fence: Callable[[SupervisorTerm], None]) -> None:
+        self._host = host
+        self._rows = rows
+        self._ledger = ledger
+        self._projection = projection
+        self._deployment = deployment
+        self._fence = fence
 
     async def publish(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
         """Publish every write of ``publication`` in one transaction, or nothing (Topic
@@ -90,16 +105,17 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         if isinstance(publication.writes, tuple):
             check_guards(publication.guards, publication.writes)
             _refuse_secrets(publication.writes)
-        return await self._run(self._publish_checked, publication)
+        return await self._host._run(self._publish_checked, publication)
 
     def _publish_checked(self, publication: TopicPublication) -> tuple[TopicRevision, ...]:
-        shape = self._wanted_shape()
-        verify_publication(publication, self._db_topic_analyzer, shape.kind,
+        shape = self._deployment.wanted_shape()
+        verify_publication(publication, self._deployment.db_analyzer, shape.kind,
                            shape.embedding_profile)
-        published = self._in_tx(True, self._publish_sync, publication, shape)
+        published = self._host._in_tx(True, self._publish_sync, publication, shape)
+        host = self._host
         if publication.writes:  # a guarded publication without writes fixes no shape
-            assert self._db_caps is not None
-            self._db_caps = attrs.evolve(self._db_caps, shape=shape, channels=shape.channels)
+            assert host._db_caps is not None
+            host._db_caps = attrs.evolve(host._db_caps, shape=shape, channels=shape.channels)
         return published
 
     # ------------------------------------------------------------------ the transaction
@@ -109,7 +125,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         writes = publication.writes
         term = publication.guards.supervisor
         if isinstance(term, SupervisorTerm):
-            self._fence_sync(term)  # the lease row before any other row
+            self._fence(term)  # the lease row before any other row
         if writes:
             self._fix_shape_sync(shape)
         self._check_guards_sync(publication.guards)
@@ -118,12 +134,12 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         self._check_sources_sync(writes)
         for w in writes:
             self._write_revision_sync(w)
-        published_at = self._database_utc_now_sync()
+        published_at = self._rows.now()
         for w in writes:
-            self._insert_publication_sync(w.ref, w.scope_id, published_at)
+            self._rows.insert_publication(w.ref, w.scope_id, published_at)
         for w in writes:
-            self._delete_active_sync(w.ref.artifact_id)
-            self._insert_active_sync(w, shape.profile_fingerprint)
+            self._projection.delete_active(w.ref.artifact_id)
+            self._projection.insert_active(w, shape.profile_fingerprint)
         self._advance_guards_sync(publication.guards)
         return tuple(
             TopicRevision(w.scope_id, w.ref, w.content, topic_content.content_hash(w.content),
@@ -133,15 +149,15 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
     def _fix_shape_sync(self, shape: RetrievalShape) -> None:
         """Store ``shape`` when none is stored or no Head exists yet; refuse a stored
         shape that differs while Heads exist (another process fixed it)."""
-        stored = self._shape_sync()
+        stored = self._rows.shape()
         if stored == shape:
             return
-        if stored is not None and self._topic_head_count_sync():
+        if stored is not None and self._rows.head_count():
             raise RetrievalShapeError(
                 f"the retrieval shape is fixed as {stored.kind!r} "
                 f"(profile fingerprint {stored.profile_fingerprint}); this backend would "
                 f"publish {shape.kind!r} (fingerprint {shape.profile_fingerprint}): reopen it")
-        self._set_shape_sync(shape)
+        self._rows.set_shape(shape)
 
     def _check_guards_sync(self, guards: PublicationGuards) -> None:
         """The Cursor CAS and the budget-row fence, before any Head compare (the guard
@@ -152,11 +168,11 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         if not isinstance(cursor, CursorAdvance):
             return
         budget = guards.budget
-        row = (self._budget_row_sync(cursor.scope_id, cursor.binding_name,
+        row = (self._ledger.budget_row(cursor.scope_id, cursor.binding_name,
                                      budget.source_after, lock=True)
                if isinstance(budget, BudgetRelease) else None)
-        stored = self._cursor_sync(cursor.binding_name, cursor.scope_id, lock=True) or 0
-        check_cursor_at(cursor, stored, self._scope_head_sync(cursor.scope_id))
+        stored = self._ledger.cursor(cursor.binding_name, cursor.scope_id, lock=True) or 0
+        check_cursor_at(cursor, stored, self._host._scope_head_sync(cursor.scope_id))
         if isinstance(budget, BudgetRelease) and (row is None
                                                   or row.attempt_id != budget.attempt_id):
             raise RevisionConflictError(
@@ -172,26 +188,26 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
             return
         binding, scope = cursor.binding_name, cursor.scope_id
         if cursor.expected == 0:
-            self._cursor_insert_sync(binding, scope, cursor.through)
-        elif not self._cursor_cas_sync(binding, scope, cursor.expected, cursor.through):
+            self._ledger.cursor_insert(binding, scope, cursor.through)
+        elif not self._ledger.cursor_cas(binding, scope, cursor.expected, cursor.through):
             raise RevisionConflictError(f"cursor moved: Scope {scope!r} left {cursor.expected}")
         if isinstance(guards.pending, PendingUpdate):
-            row = self._pending_row_sync(binding, scope, lock=True)
+            row = self._ledger.pending_row(binding, scope, lock=True)
             if row is not None:
                 after = pending_after(row, cursor.through, guards.pending)
                 if after is None:
-                    self._pending_delete_sync(binding, scope)
+                    self._ledger.pending_delete(binding, scope)
                 elif after != row:
-                    self._pending_handled_sync(binding, scope, after.handled_flush_generation)
+                    self._ledger.pending_handled(binding, scope, after.handled_flush_generation)
         budget = guards.budget
-        if isinstance(budget, BudgetRelease) and not self._budget_delete_sync(
+        if isinstance(budget, BudgetRelease) and not self._ledger.budget_delete(
                 scope, binding, budget.source_after, budget.attempt_id):
             raise RevisionConflictError(
                 f"attempt superseded: the budget row after Cursor {budget.source_after} moved")
 
     def _compare_head_sync(self, w: TopicWrite) -> None:
         aid = w.ref.artifact_id
-        head = self._head_for_update_sync(aid)
+        head = self._rows.head_for_update(aid)
         if w.op == "create":
             if head is not None:
                 raise RevisionConflictError(f"an Artifact {aid!r} exists already")
@@ -199,7 +215,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
         assert w.base is not None  # verify_publication
         if head is None or head[1] != TOPIC_FAMILY:
             raise InvalidInputError("base", f"no Topic {aid!r} is stored")
-        if self._topic_scope_sync(aid) != w.scope_id:
+        if self._rows.scope_of(aid) != w.scope_id:
             raise InvalidInputError(
                 "base", f"Topic {aid!r} belongs to another Scope than {w.scope_id!r}")
         if head[0] != w.base.revision:
@@ -208,7 +224,7 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
 
     def _check_sources_sync(self, writes: tuple[TopicWrite, ...]) -> None:
         wanted = list(dict.fromkeys(s.source_id for w in writes for s in w.sources))
-        stored = self._source_hashes_sync(wanted) if wanted else {}
+        stored = self._rows.source_hashes(wanted) if wanted else {}
         for w in writes:
             for s in w.sources:
                 found = stored.get(s.source_id)
@@ -220,15 +236,15 @@ class TopicPublicationMixin(TopicBudgetPrimitives):
 
     def _write_revision_sync(self, w: TopicWrite) -> None:
         aid, rev = w.ref.artifact_id, w.ref.revision
-        self._insert_revision_sync(RevisionRow(
+        self._host._insert_revision_sync(RevisionRow(
             aid, rev, TOPIC_FAMILY, topic_content.content_bytes(w.content),
             topic_content.content_hash(w.content),
             topic_content.lineage_bytes(w.sources, w.base)))
         if w.base is None:
-            self._insert_head_sync(aid, rev)
-        elif not self._cas_head_sync(aid, w.base.revision, rev):
+            self._host._insert_head_sync(aid, rev)
+        elif not self._host._cas_head_sync(aid, w.base.revision, rev):
             raise RevisionConflictError(f"Topic {aid!r} moved past Revision {w.base.revision}")
-        self._insert_lineage_sync(w.ref, w.sources, w.base)
+        self._rows.insert_lineage(w.ref, w.sources, w.base)
 
 
 def _refuse_secrets(writes: tuple[object, ...]) -> None:

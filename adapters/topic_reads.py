@@ -1,6 +1,6 @@
 """Topic Memory reads over a database backend (Topic Memory RFC, "Detail chunks and
 deployment-enabled retrieval channels", "HTTP API"; TOPIC-MEMORY.md, "Topic search",
-"get"): :class:`TopicReadsMixin` -- ``search``, ``get`` and ``heads``.
+"get"): :class:`TopicReads` -- ``search``, ``get`` and ``heads``.
 
 Each read is one read transaction (one snapshot), so a search never joins two Revisions
 of one Topic: the channel rows, the hit cards and the snippets come from the same
@@ -14,9 +14,12 @@ covers the budget, since a Topic has at most MAX_CHUNKS chunks).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from powercontext.adapters.topic_publication import TopicPublicationMixin
+from powercontext.adapters.topic_deployment import TopicDeployment
+from powercontext.adapters.topic_host import TopicHost
+from powercontext.adapters.topic_rows import TopicRows
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.errors import (
     ArtifactNotFoundError,
@@ -38,12 +41,27 @@ from powercontext.core.topic.models import (
 )
 from powercontext.core.topic.search import ChannelRow, FusedTopic
 from powercontext.core.vectors import check_vector
+from powercontext.ports.engine import TopicSearchProjection
 
-__all__ = ["TopicReadsMixin"]
+__all__ = ["TopicReads"]
+
+T = TypeVar("T")
 
 
-class TopicReadsMixin(TopicPublicationMixin):
-    """``search``, ``get`` and ``heads`` of a Topic backend."""
+class TopicReads:
+    """``search``, ``get`` and ``heads`` of a Topic backend: each read one snapshot of
+    the host, over the Topic rows, the engine's search projection (channels, cards,
+    snippet texts) and the deployment's analyzer and profile."""
+
+    def __init__(self, host: TopicHost, rows: TopicRows, projection: TopicSearchProjection,
+                 deployment: TopicDeployment) -> None:
+        self._host = host
+        self._rows = rows
+        self._projection = projection
+        self._deployment = deployment
+
+    async def _tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        return await self._host._run(self._host._in_tx, write, fn, *args)
 
     # ------------------------------------------------------------------ search
 
@@ -61,27 +79,29 @@ class TopicReadsMixin(TopicPublicationMixin):
         string, a lone surrogate, over 8,192 characters or 64 distinct terms, no
         searchable term) or ``query_vector``
         (:func:`powercontext.core.topic.search.check_request`)."""
-        return await self._run(self._search_checked, request, query_vector)
+        return await self._host._run(self._search_checked, request, query_vector)
 
     def _search_checked(self, request: TopicSearchRequest,
                         query_vector: EmbeddingVector | None) -> TopicSearchResult:
-        scope_id, terms, limit = topic_search.check_request(request, self._db_topic_analyzer)
-        assert self._db_caps is not None
-        channels = self._db_caps.channels
+        scope_id, terms, limit = topic_search.check_request(request, self._deployment.db_analyzer)
+        caps = self._host._db_caps
+        assert caps is not None
+        channels = caps.channels
         if "topic_vector" in channels:
             if query_vector is None:
                 raise InvalidInputError(
                     "query_vector", "is required: this Topic Memory deployment is hybrid")
-            assert self._profile is not None
+            profile = self._deployment.profile
+            assert profile is not None
             try:
-                check_vector(query_vector, self._profile)
+                check_vector(query_vector, profile)
             except InvalidInputError as exc:
                 raise InvalidInputError("query_vector", str(exc).removeprefix("vector: ")) \
                     from None
         elif query_vector is not None:
             raise InvalidInputError(
                 "query_vector", "is refused: this Topic Memory deployment is FTS-only")
-        return self._in_tx(False, self._search_sync, scope_id, terms, limit, query_vector,
+        return self._host._in_tx(False, self._search_sync, scope_id, terms, limit, query_vector,
                            channels)
 
     def _search_sync(self, scope_id: str, terms: tuple[str, ...], limit: int,
@@ -96,9 +116,10 @@ class TopicReadsMixin(TopicPublicationMixin):
             assert query_vector is not None
             # one KNN covers the budget: a Topic has at most MAX_CHUNKS chunk rows
             k = topic_search.vector_k(limit) if channel == "detail_vector" else budget
-            if self.vector_k_cap is not None:
-                k = min(k, self.vector_k_cap)
-            found = self._vector_rows_sync(channel, scope_id, query_vector, k)
+            cap = self._projection.vector_k_cap
+            if cap is not None:
+                k = min(k, cap)
+            found = self._projection.vector_rows(channel, scope_id, query_vector, k)
             rows[channel] = topic_search.collapse(channel, found, terms, budget)
         fused = topic_search.fuse_channels(rows, limit)
         return TopicSearchResult(self._hits_sync(scope_id, fused, terms), channels)
@@ -112,7 +133,7 @@ class TopicReadsMixin(TopicPublicationMixin):
         collector = topic_search.ChannelCollector(channel, terms, budget)
         offset, size = 0, budget
         while True:
-            page = self._fts_rows_sync(channel, scope_id, terms, size, offset)
+            page = self._projection.fts_rows(channel, scope_id, terms, size, offset)
             if collector.add(page) or len(page) < size:
                 return collector.rows
             offset += size
@@ -120,7 +141,7 @@ class TopicReadsMixin(TopicPublicationMixin):
 
     def _hits_sync(self, scope_id: str, fused: Sequence[FusedTopic],
                    terms: tuple[str, ...]) -> tuple[TopicHit, ...]:
-        cards = self._cards_sync(scope_id, [f.ref.artifact_id for f in fused])
+        cards = self._projection.cards(scope_id, [f.ref.artifact_id for f in fused])
         hits = []
         for f in fused:
             card = cards.get(f.ref.artifact_id)
@@ -129,10 +150,10 @@ class TopicReadsMixin(TopicPublicationMixin):
             pick = topic_search.snippet_chunk(f)
             texts: dict[int, str] = {}
             if pick is not None:
-                text = self._chunk_text_sync(f.ref, pick[1])
+                text = self._projection.chunk_text(f.ref, pick[1])
                 if text is not None:
                     texts[pick[1]] = text
-            snippet = topic_search.topic_snippet(f, texts, terms, self._db_topic_analyzer)
+            snippet = topic_search.topic_snippet(f, texts, terms, self._deployment.db_analyzer)
             hits.append(TopicHit(f.ref, card[1], card[2], snippet, f.score, f.matched_by))
         return tuple(hits)
 
@@ -148,12 +169,14 @@ class TopicReadsMixin(TopicPublicationMixin):
         disagree (damage)."""
         scope = topic_content.check_scope_id(scope_id)
         checked = topic_content.check_ref(ref)
-        return await self._run(self._in_tx, False, self._get_sync, scope, checked)
+        return await self._tx(False, self.get_sync, scope, checked)
 
-    def _get_sync(self, scope_id: str, ref: TopicRef) -> TopicRevision:
+    def get_sync(self, scope_id: str, ref: TopicRef) -> TopicRevision:
+        """:meth:`get` inside the caller's transaction (the analyzer migration and the
+        dashboard's history read Revisions with the same checks)."""
         aid, rev = ref.artifact_id, ref.revision
-        publication = self._publication_sync(aid, rev)
-        row = self._topic_revision_sync(aid, rev)
+        publication = self._rows.publication(aid, rev)
+        row = self._rows.revision(aid, rev)
         if publication is None or row is None or publication[0] != scope_id:
             raise ArtifactNotFoundError(f"no Topic Revision {aid!r}@{rev} in this Scope")
         where = f"Topic Revision {aid!r}@{rev}"
@@ -162,7 +185,7 @@ class TopicReadsMixin(TopicPublicationMixin):
         content = _parse_content(row.content, where)
         if topic_content.content_hash(content) != row.content_hash:
             raise IntegrityError(f"{where}: stored content does not match its content hash")
-        sources, based = self._lineage_sync(aid, rev)
+        sources, based = self._rows.lineage(aid, rev)
         if len(based) > 1 or (rev == 1) != (not based):
             raise IntegrityError(f"{where}: its lineage rows name {len(based)} base Revisions")
         based_on = based[0] if based else None
@@ -175,20 +198,21 @@ class TopicReadsMixin(TopicPublicationMixin):
         """The current Head of every Topic of the Scope, by artifact_id (binary order).
         InvalidInputError for a bad Scope id."""
         scope = topic_content.check_scope_id(scope_id)
-        return tuple(await self._run(self._in_tx, False, self._topic_heads_sync, scope))
+        return tuple(await self._tx(False, self._rows.heads, scope))
 
     async def analyzer(self) -> Analyzer:
         """The Analyzer the database's Topic projections are built with (its recorded
         ``analyzer_version``). Opens the database: AnalyzerMismatchError for another
         explicit choice or an unknown recorded version."""
-        await self._run(lambda: None)
-        return self._db_topic_analyzer
+        await self._host._run(lambda: None)
+        return self._deployment.db_analyzer
 
     async def topic_capabilities(self) -> TopicCapabilities:
         """The stored retrieval shape (None before the first publication), the shape a
         first publication would fix, the channels searched and the reasons anything is
-        off. Opens the database (RetrievalShapeError, see ``_check_open_sync``)."""
-        return await self.capabilities()
+        off. Opens the database (RetrievalShapeError, see
+        :meth:`~powercontext.adapters.topic_deployment.TopicDeployment.check_open`)."""
+        return await self._host.capabilities()
 
 
 def _parse_content(body: bytes, where: str) -> TopicMemoryContent:

@@ -1,43 +1,26 @@
 """The Supervisor substrate of a Topic backend (Topic Memory RFC, "Leader, term, and
 fencing", "Supervisor failover and recovery", "Automatic scheduling"; TOPIC-MEMORY.md,
-"SQLite and other processes"): :class:`TopicSupervisionFront` gives the port's
+"SQLite and other processes"): :class:`TopicSupervision` gives the port's
 ``acquire_lease``, ``renew_lease``, ``release_lease``, ``pending_page``,
 ``scheduling_state``, ``clear_wave_targets``, ``freeze_wave``, ``wave_targets``,
 ``complete_target``, ``complete_wave`` and ``handle_flush``, and the term fence
-(:meth:`_fence_sync`) that the allowance (:mod:`powercontext.adapters.topic_budget`) and
-the publication (:mod:`powercontext.adapters.topic_publication`) run first in their
-transactions.
+(:meth:`TopicSupervision.fence`) that the allowance
+(:mod:`powercontext.adapters.topic_allowance`) and the publication
+(:mod:`powercontext.adapters.topic_publication`) run first in their transactions.
 
-Engine-neutral: the order of the I/O over synchronous primitives the Topic backend
-implements (the SQL engines once, in
-:class:`~powercontext.adapters.topic_supervision_sql_rows.SQLSupervisionRows`, the leases
-and binding states through each engine's
-:class:`~powercontext.ports.engine.SupervisorLeases`: ``SQLiteLeases``,
-``OceanBaseLeases``; the in-memory backend over dicts), each inside the transaction
-opened here:
+Engine-neutral: the order of the I/O over the Supervisor's rows
+(:class:`~powercontext.adapters.topic_supervision_rows.SupervisionRows`: the SQL
+engines' :class:`~powercontext.adapters.topic_supervision_rows.SQLSupervisionRows`, whose
+leases and binding states are each engine's
+:class:`~powercontext.ports.engine.SupervisorLeases`, ``SQLiteLeases`` or
+``OceanBaseLeases``; the in-memory backend's over dicts) and the ledger's Cursor and
+Pending rows (:class:`~powercontext.adapters.topic_ledger_rows.LedgerRows`), each inside
+a transaction of the host opened here.
 
-* ``_lease_sync(group, lock=)`` -> ``(holder_id, generation, unexpired)`` or None
-  (OceanBase: ``FOR UPDATE`` and ``lease_expires_at > UTC_TIMESTAMP(6)``; SQLite and
-  in-memory: unexpired is always True);
-* ``_lease_acquire_sync(holder_id, lease_seconds)`` -> SupervisorTerm | None,
-  ``_lease_renew_sync(term, lease_seconds)`` -> bool, ``_lease_release_sync(term)``;
-* ``_pending_page_sync(binding, after, limit, flushed_only, outside_wave)``,
-  ``_binding_state_sync(binding)`` -> (completed_at | None, database_now) (aware UTC),
-  ``_binding_state_touch_sync(binding)`` (the database's time, row created if absent);
-* ``_targets_clear_sync(binding)``, ``_targets_freeze_sync(binding, wave_id)`` (rows
-  inserted), ``_targets_page_sync(wave_id, binding, after, limit)``,
-  ``_target_get_sync(wave_id, binding, scope)``, ``_target_complete_sync(...)``,
-  ``_targets_count_sync(wave_id, binding)`` -> (targets, uncovered),
-  ``_wave_cleanup_sync(wave_id, binding)`` (qualifying Pending and the targets
-  deleted);
-* ``_pending_row_sync(binding, scope, lock=)``, ``_pending_handled_sync(binding, scope,
-  handled)``, ``_pending_delete_sync(binding, scope)`` (the allowance's primitives,
-  shared with the publication guards).
-
-Class attribute ``lease_expires``: True for an engine whose leases expire by database
-time (OceanBase: ``lease_seconds`` > 0 required), False for one whose term lasts until
-the next start (SQLite, in-memory: ``lease_seconds`` must be None). From it the front
-declares the Supervisor locking policy (``supervisor_locking``, the capability port
+``lease_expires``: True for an engine whose leases expire by database time (OceanBase:
+``lease_seconds`` > 0 required), False for one whose term lasts until the next start
+(SQLite, in-memory: ``lease_seconds`` must be None). From it the Supervisor locking
+policy (``supervisor_locking``, the capability port
 :class:`powercontext.ports.topic_supervision.SupervisorLockingPolicy`): ``"lease"``
 when leases expire, else ``"file-lock"`` (one Supervisor per database, excluded by a
 whole-file lock).
@@ -48,9 +31,13 @@ from __future__ import annotations
 import datetime
 import math
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from powercontext.adapters.storage.rows import utc_text
+from powercontext.adapters.topic_host import TopicHost
+from powercontext.adapters.topic_ledger_rows import LedgerRows
+from powercontext.adapters.topic_supervision_rows import SupervisionRows
 from powercontext.core.errors import InvalidInputError, RevisionConflictError
 from powercontext.core.topic.content import check_scope_id
 from powercontext.core.topic.guards import (
@@ -68,8 +55,10 @@ from powercontext.core.topic.supervision import (
 )
 from powercontext.ports.topic_supervision import FILE_LOCK, LEASE, SupervisorLocking
 
-__all__ = ["MAX_LEASE_SECONDS", "MAX_PAGE", "TopicSupervisionFront", "check_wave_id",
+__all__ = ["MAX_LEASE_SECONDS", "MAX_PAGE", "TopicSupervision", "check_wave_id",
            "utc_datetime"]
+
+T = TypeVar("T")
 
 #: The largest ``limit`` of ``pending_page`` and ``wave_targets``.
 MAX_PAGE = 1000
@@ -103,11 +92,20 @@ def _check_after(after_scope: object) -> str:
     return check_scope_id(after_scope, "after_scope")
 
 
-class TopicSupervisionFront:
+class TopicSupervision:
     """The Supervisor calls of :class:`powercontext.ports.topic.TopicMemoryBackend` over
-    the primitives in the module docstring (plus ``_run`` and ``_in_tx``)."""
+    the host's transactions, the Supervisor's ``rows`` and the ledger's rows (see the
+    module docstring)."""
 
-    lease_expires: bool = False
+    def __init__(self, host: TopicHost, rows: SupervisionRows, ledger: LedgerRows, *,
+                 lease_expires: bool) -> None:
+        self._host = host
+        self._rows = rows
+        self._ledger = ledger
+        self.lease_expires = lease_expires
+
+    async def _tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        return await self._host._run(self._host._in_tx, write, fn, *args)
 
     @property
     def supervisor_locking(self) -> SupervisorLocking:
@@ -117,34 +115,13 @@ class TopicSupervisionFront:
         ``"file-lock"``."""
         return LEASE if self.lease_expires else FILE_LOCK
 
-    _run: Any
-    _in_tx: Any
-    _lease_sync: Any
-    _lease_acquire_sync: Any
-    _lease_renew_sync: Any
-    _lease_release_sync: Any
-    _pending_page_sync: Any
-    _binding_state_sync: Any
-    _binding_state_touch_sync: Any
-    _targets_clear_sync: Any
-    _targets_freeze_sync: Any
-    _targets_page_sync: Any
-    _target_get_sync: Any
-    _target_complete_sync: Any
-    _targets_count_sync: Any
-    _wave_cleanup_sync: Any
-    _cursor_sync: Any
-    _pending_row_sync: Any
-    _pending_handled_sync: Any
-    _pending_delete_sync: Any
-
     # ------------------------------------------------------------------ the fence
 
-    def _fence_sync(self, term: SupervisorTerm) -> None:
+    def fence(self, term: SupervisorTerm) -> None:
         """The first read of every fenced transaction: the lease row of ``term.group``
         (locked where the engine locks rows) must hold ``term`` unexpired, else
         SupervisorTermError (the caller's transaction rolls back)."""
-        fence_term(term, self._lease_sync(term.group, lock=True))
+        fence_term(term, self._rows.lease(term.group, lock=True))
 
     def _check_lease_seconds(self, lease_seconds: object) -> float | None:
         if not self.lease_expires:
@@ -168,22 +145,22 @@ class TopicSupervisionFront:
         InvalidInputError for a bad holder id or lease length."""
         check_holder_id(holder_id)
         seconds = self._check_lease_seconds(lease_seconds)
-        term: SupervisorTerm | None = await self._run(
-            self._in_tx, True, self._lease_acquire_sync, holder_id, seconds)
+        term: SupervisorTerm | None = await self._tx(
+            True, self._rows.lease_acquire, holder_id, seconds)
         return term
 
     async def renew_lease(self, term: SupervisorTerm, lease_seconds: float | None) -> bool:
         """Keep ``term`` (same generation); False when it is lost."""
         check_term(term)
         seconds = self._check_lease_seconds(lease_seconds)
-        kept: bool = await self._run(self._in_tx, True, self._lease_renew_sync, term, seconds)
+        kept: bool = await self._tx(True, self._rows.lease_renew, term, seconds)
         return kept
 
     async def release_lease(self, term: SupervisorTerm) -> None:
         """Best effort: expire ``term``'s lease now (OceanBase); never raises for a lost
         term."""
         check_term(term)
-        await self._run(self._in_tx, True, self._lease_release_sync, term)
+        await self._tx(True, self._rows.lease_release, term)
 
     # ------------------------------------------------------------------ discovery
 
@@ -199,14 +176,14 @@ class TopicSupervisionFront:
         if not isinstance(flushed_only, bool):
             raise InvalidInputError("flushed_only", "must be a bool")
         wave = None if outside_wave is None else check_wave_id(outside_wave)
-        rows = await self._run(self._in_tx, False, self._pending_page_sync, BINDING, after,
+        rows = await self._tx(False, self._rows.pending_page, BINDING, after,
                                limit, flushed_only, wave)
         return tuple(rows)
 
     async def scheduling_state(self) -> SchedulingState:
         """Read only: the binding's ``last_auto_wave_completed_at`` and the database's
         current UTC time (both timezone-aware)."""
-        completed, now = await self._run(self._in_tx, False, self._binding_state_sync,
+        completed, now = await self._tx(False, self._rows.binding_state,
                                          BINDING)
         return SchedulingState(BINDING, completed, now)
 
@@ -216,8 +193,8 @@ class TopicSupervisionFront:
         """Fenced by ``term``: delete every frozen target of the binding; the rows
         deleted. SupervisorTermError for a lost term (nothing deleted)."""
         check_term(term)
-        deleted: int = await self._run(self._in_tx, True, self._fenced_sync, term,
-                                       self._targets_clear_sync, BINDING)
+        deleted: int = await self._tx(True, self._fenced_sync, term,
+                                       self._rows.targets_clear, BINDING)
         return deleted
 
     async def freeze_wave(self, term: SupervisorTerm, wave_id: str) -> int:
@@ -227,14 +204,14 @@ class TopicSupervisionFront:
         RevisionConflictError when ``wave_id`` was frozen already."""
         check_term(term)
         wave = check_wave_id(wave_id)
-        frozen: int = await self._run(self._in_tx, True, self._fenced_sync, term,
+        frozen: int = await self._tx(True, self._fenced_sync, term,
                                       self._freeze_sync, wave)
         return frozen
 
     def _freeze_sync(self, wave_id: str) -> int:
-        if self._targets_count_sync(wave_id, BINDING)[0]:
+        if self._rows.targets_count(wave_id, BINDING)[0]:
             raise RevisionConflictError(f"wave {wave_id!r} was frozen already")
-        frozen: int = self._targets_freeze_sync(BINDING, wave_id)
+        frozen: int = self._rows.targets_freeze(BINDING, wave_id)
         return frozen
 
     async def wave_targets(self, wave_id: str, after_scope: str | None, limit: int
@@ -244,7 +221,7 @@ class TopicSupervisionFront:
         wave = check_wave_id(wave_id)
         after = _check_after(after_scope)
         _check_limit(limit)
-        rows = await self._run(self._in_tx, False, self._targets_page_sync, wave, BINDING,
+        rows = await self._tx(False, self._rows.targets_page, wave, BINDING,
                                after, limit)
         return tuple(rows)
 
@@ -255,20 +232,20 @@ class TopicSupervisionFront:
         check_term(term)
         wave = check_wave_id(wave_id)
         scope = check_scope_id(scope_id)
-        done: bool = await self._run(self._in_tx, True, self._fenced_sync, term,
+        done: bool = await self._tx(True, self._fenced_sync, term,
                                      self._complete_target_sync, wave, scope)
         return done
 
     def _complete_target_sync(self, wave_id: str, scope_id: str) -> bool:
-        target: WaveTarget | None = self._target_get_sync(wave_id, BINDING, scope_id)
+        target: WaveTarget | None = self._rows.target_get(wave_id, BINDING, scope_id)
         if target is None:
             return False
         if target.completed:
             return True
-        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        cursor = self._ledger.cursor(BINDING, scope_id, lock=False) or 0
         if cursor < target.source_through:
             return False
-        self._target_complete_sync(wave_id, BINDING, scope_id)
+        self._rows.target_complete(wave_id, BINDING, scope_id)
         return True
 
     async def complete_wave(self, term: SupervisorTerm, wave_id: str) -> bool:
@@ -280,16 +257,16 @@ class TopicSupervisionFront:
         flush_generation``) and the wave's targets are deleted, and True."""
         check_term(term)
         wave = check_wave_id(wave_id)
-        done: bool = await self._run(self._in_tx, True, self._fenced_sync, term,
+        done: bool = await self._tx(True, self._fenced_sync, term,
                                      self._complete_wave_sync, wave)
         return done
 
     def _complete_wave_sync(self, wave_id: str) -> bool:
-        targets, uncovered = self._targets_count_sync(wave_id, BINDING)
+        targets, uncovered = self._rows.targets_count(wave_id, BINDING)
         if targets == 0 or uncovered:
             return False
-        self._binding_state_touch_sync(BINDING)
-        self._wave_cleanup_sync(wave_id, BINDING)
+        self._rows.binding_state_touch(BINDING)
+        self._rows.wave_cleanup(wave_id, BINDING)
         return True
 
     # ------------------------------------------------------------------ flushes
@@ -315,31 +292,31 @@ class TopicSupervisionFront:
         check_position(target, "target", 1)
         check_position(claimed_flush_generation, "claimed_flush_generation", 1)
         if supervisor is None:
-            done: bool = await self._run(self._in_tx, True, self._handle_flush_sync, scope,
+            done: bool = await self._tx(True, self._handle_flush_sync, scope,
                                          target, claimed_flush_generation)
             return done
         check_term(supervisor, "supervisor")
-        done = await self._run(self._in_tx, True, self._fenced_sync, supervisor,
+        done = await self._tx(True, self._fenced_sync, supervisor,
                                self._handle_flush_sync, scope, target,
                                claimed_flush_generation)
         return done
 
     def _handle_flush_sync(self, scope_id: str, target: int, claimed: int) -> bool:
-        row = self._pending_row_sync(BINDING, scope_id, lock=True)
-        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        row = self._ledger.pending_row(BINDING, scope_id, lock=True)
+        cursor = self._ledger.cursor(BINDING, scope_id, lock=False) or 0
         if cursor < target:
             return False
         if row is None:
             return True
         after = pending_after(row, cursor, PendingUpdate(claimed))
         if after is None:
-            self._pending_delete_sync(BINDING, scope_id)
+            self._ledger.pending_delete(BINDING, scope_id)
         elif after != row:
-            self._pending_handled_sync(BINDING, scope_id, after.handled_flush_generation)
+            self._ledger.pending_handled(BINDING, scope_id, after.handled_flush_generation)
         return True
 
     def _fenced_sync(self, term: SupervisorTerm, fn: Any, *args: Any) -> Any:
-        self._fence_sync(term)
+        self.fence(term)
         return fn(*args)
 
 

@@ -397,38 +397,60 @@ class MemorySchema(Protocol):
 @runtime_checkable
 class TopicSearchProjection(Protocol):
     """The Topic Memory family's search projection on one engine (Topic Memory RFC,
-    "Retrieval"): the active topic and chunk rows of each Topic head with their
-    full-text and vector indexes. Every method runs inside the caller's transaction.
-    The names are the storage primitives the engine-neutral Topic storage
-    (``powercontext.adapters.topic_database``) calls; each engine writes them once."""
+    "Retrieval"): the active rows of each Topic head with their full-text and vector
+    indexes, and the reads of those rows. Every method runs inside the caller's
+    transaction; the engine-neutral Topic backend (``adapters/topic_database.py``)
+    calls them."""
 
-    def _missing_vectors_sync(self, fingerprint: str) -> int:
-        """DDL check: active rows lacking their vector, or embedded by another model."""
+    #: The largest ``k`` :meth:`vector_rows` answers (None: no cap).
+    vector_k_cap: int | None
+
+    def missing_vectors(self, fingerprint: str) -> int:
+        """DDL check: one set-based count of the active rows lacking their vector, or
+        embedded by another model (0 in a complete hybrid deployment)."""
         ...
 
-    def _delete_active_sync(self, artifact_id: str) -> None:
+    def delete_active(self, artifact_id: str) -> None:
         """Row replacement: delete the Topic's active rows with their index rows."""
         ...
 
-    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
-        """Row replacement: insert the active rows of ``write.ref`` (and their vectors
-        when ``fingerprint`` is not None)."""
+    def insert_active(self, write: TopicWrite, fingerprint: str | None) -> None:
+        """Row replacement: insert the active rows of ``write.ref`` (the topic row with
+        ``topic_text`` as its full-text field, one chunk row per chunk) with their
+        full-text rows and, when ``fingerprint`` is not None, their vectors."""
         ...
 
-    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
-                            chunk_texts: Sequence[tuple[int, str]]) -> None:
-        """Row replacement: the full-text field of ``ref``'s active rows (re-analysis)."""
+    def set_fts_texts(self, ref: TopicRef, topic_text: str,
+                      chunk_texts: Sequence[tuple[int, str]]) -> None:
+        """Row replacement: the full-text field of ``ref``'s active rows (re-analysis;
+        IntegrityError when ``ref`` is not active or its chunks differ)."""
         ...
 
-    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
-                       limit: int, offset: int) -> list[ChannelRow]:
-        """Full-text candidates: one page of the Scope's active rows matching any of
-        ``terms``, best first in one total order."""
+    def fts_rows(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
+                 limit: int, offset: int) -> list[ChannelRow]:
+        """Full-text candidates: one page (``offset``, ``limit``) of the Scope's active
+        rows matching any of ``terms`` (Analyzer tokens), best first in one total
+        order, each with its Analyzer text."""
         ...
 
-    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
-                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
-        """Vector candidates: the ``k`` nearest active rows of the Scope by L2."""
+    def vector_rows(self, channel: TopicChannel, scope_id: str,
+                    vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+        """Vector candidates: the ``k`` nearest active rows of the Scope by L2, filtered
+        by Scope inside the scan, ascending, a stable tie-break."""
+        ...
+
+    def cards(self, scope_id: str, artifact_ids: Sequence[str]
+              ) -> dict[str, tuple[TopicRef, str, str]]:
+        """``artifact_id -> (active ref, title, summary)`` of these active Topics of the
+        Scope (ids of another Scope are left out)."""
+        ...
+
+    def chunk_text(self, ref: TopicRef, ordinal: int) -> str | None:
+        """The snippet text of one active chunk of exactly ``ref``, or None."""
+        ...
+
+    def active_refs(self) -> list[tuple[TopicRef, str]]:
+        """``(ref, scope_id)`` of every active Topic of every Scope, by artifact_id."""
         ...
 
 

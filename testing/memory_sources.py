@@ -1,7 +1,7 @@
 """The Source store of the in-memory backends (Memory and Topic): the synchronous
 primitives of :class:`powercontext.adapters.storage.sources.SourceStore` (and the
 Pending / Cursor / budget reads of
-:class:`powercontext.adapters.topic_processing_store.TopicProcessingStoreMixin`) over
+:class:`powercontext.adapters.topic_processing_store.TopicProcessingStatus`) over
 a plain dict state:
 
 * ``sources`` (source_id -> (position, Source)) and ``journal`` (Sources in store

@@ -30,10 +30,10 @@ from __future__ import annotations
 import copy
 import datetime
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from powercontext.adapters.storage.sources import SourceStore
-from powercontext.adapters.topic_operator_store import TopicOperatorFront
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -44,7 +44,7 @@ from powercontext.core.errors import (
     RetrievalShapeError,
     RevisionConflictError,
 )
-from powercontext.core.models import EmbeddingProfile
+from powercontext.core.models import EmbeddingProfile, Source
 from powercontext.core.topic import content as topic_content
 from powercontext.core.topic.chunks import CHUNK_POLICY_VERSION
 from powercontext.core.topic.guards import check_guards
@@ -65,6 +65,7 @@ from powercontext.testing.topic_backend_budget import (
     GUARD_FAULT_POINTS,
     InMemoryTopicBudget,
 )
+from powercontext.testing.topic_backend_fronts import InMemoryTopicFronts
 from powercontext.testing.topic_backend_reads import InMemoryTopicReads
 from powercontext.testing.topic_backend_supervision import InMemoryTopicSupervision
 
@@ -120,7 +121,7 @@ class TopicDatabase:
 
 
 class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
-                           InMemoryTopicSupervision, TopicOperatorFront,
+                           InMemoryTopicSupervision, InMemoryTopicFronts,
                            SourceStore[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
@@ -169,6 +170,13 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
     def _maybe_fail(self, name: str) -> None:
         if self.fail_at == name:
             raise RuntimeError(f"injected failure at {name}")
+
+    async def put_server_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 lineage_only: bool) -> tuple[int, ...]:
+        """Server-only: ``put_scoped_sources`` with the ``lineage_only`` flag of the new
+        journal rows (a client cannot set it; the processing pipeline and the kit's
+        state machines do)."""
+        return await self._put_scoped_sources(scope_id, sources, lineage_only=lineage_only)
 
     # -- StorageBackend primitives ----------------------------------------------------
 

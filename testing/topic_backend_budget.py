@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from powercontext.adapters.topic_budget import TopicBudgetFront
 from powercontext.core.errors import (
     RevisionConflictError,
 )
@@ -39,12 +38,13 @@ GUARD_FAULT_POINTS = (
 )
 
 
-class InMemoryTopicBudget(TopicBudgetFront):
+class InMemoryTopicBudget:
     """Mixin of :class:`~powercontext.testing.InMemoryTopicBackend`:
-    ``begin_attempt``, ``reserve`` and ``record_failure`` (the shared
-    :class:`~powercontext.adapters.topic_budget.TopicBudgetFront` over the dict rows
-    below) and the guard steps its publish runs (``self._state``, ``self._run``,
-    ``self._in_tx`` and ``self._maybe_fail`` come from the backend)."""
+    the dict rows of the shared allowance
+    (:class:`~powercontext.adapters.topic_allowance.TopicAllowance`, composed in
+    :mod:`powercontext.testing.topic_backend_fronts`) and the guard steps its publish
+    runs (``self._state``, ``self._run``, ``self._in_tx`` and ``self._maybe_fail`` come
+    from the backend)."""
 
     _state: Any
     _run: Any
@@ -55,7 +55,7 @@ class InMemoryTopicBudget(TopicBudgetFront):
     def _table(self, name: str) -> dict[Any, Any]:
         return self._state.setdefault(name, {})  # type: ignore[no-any-return]
 
-    # -- the row primitives of the shared allowance front (TopicBudgetFront) ----------------
+    # -- the rows of the shared allowance (TopicAllowance) --------------------------------
 
     def _budget_row_sync(self, scope_id: str, binding_name: str, source_after: int, *,
                          lock: bool) -> BudgetRow | None:
@@ -71,7 +71,7 @@ class InMemoryTopicBudget(TopicBudgetFront):
         del lock
         return self._table("cursors").get((binding_name, scope_id))  # type: ignore[no-any-return]
 
-    # -- the primitives of operator decisions (TopicOperatorFront) --------------------------
+    # -- the rows of operator decisions (TopicOperator) ----------------------------------
 
     def _budget_delete_sync(self, scope_id: str, binding_name: str, source_after: int,
                             attempt_id: str) -> bool:
@@ -104,7 +104,7 @@ class InMemoryTopicBudget(TopicBudgetFront):
         rows.sort(key=lambda d: (d.decided_at, d.decision_id), reverse=True)
         return rows[:limit]
 
-    # -- the Pending primitives of ``handle_flush`` (TopicSupervisionFront) ---------------
+    # -- the Pending rows of ``handle_flush`` (TopicSupervision) ---------------------------
 
     def _pending_row_sync(self, binding_name: str, scope_id: str, *,
                           lock: bool) -> PendingRow | None:

@@ -1,6 +1,6 @@
 """The Supervisor substrate of the in-memory Topic backend (Topic Memory RFC, "Leader,
 term, and fencing", "Automatic scheduling"): the primitives of
-:class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront` over
+:class:`~powercontext.adapters.topic_supervision_store.TopicSupervision` over
 three dict tables of the state, ``leases`` (group -> (holder_id, generation)),
 ``binding_states`` (binding_name -> aware UTC datetime | None) and ``wave_targets``
 ((wave_id, binding_name, scope_id) -> WaveTarget). Like SQLite: no expiry, a term lasts
@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 
-from powercontext.adapters.topic_supervision_store import TopicSupervisionFront
 from powercontext.core.errors import RevisionConflictError
 from powercontext.core.topic.processing import PendingRow
 from powercontext.core.topic.supervision import SUPERVISOR_GROUP, SupervisorTerm, WaveTarget
@@ -26,11 +25,9 @@ def _utf8(scope_id: str) -> bytes:
     return scope_id.encode("utf-8", "surrogatepass")
 
 
-class InMemoryTopicSupervision(TopicSupervisionFront):
+class InMemoryTopicSupervision:
     """Mixin of :class:`~powercontext.testing.InMemoryTopicBackend` (``_table``
     and ``_cursor_sync`` come from its allowance mixin)."""
-
-    lease_expires = False
 
     _table: Any
     _state: Any

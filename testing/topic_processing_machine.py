@@ -140,7 +140,7 @@ class TopicProcessingStateMachine(RuleBasedStateMachine):
         if not batch:
             return
         sources = [canonical.make_source(i, "user_note", f"evidence {i}") for i in batch]
-        put = self.backend._put_scoped_sources(scope, sources, lineage_only=lineage)
+        put = self.backend.put_server_sources(scope, sources, lineage_only=lineage)
         if kind == "foreign":
             err = self._refused(InvalidInputError, put)
             assert err.field == "scope_id"  # type: ignore[attr-defined]

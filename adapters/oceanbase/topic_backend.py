@@ -3,14 +3,15 @@ seekdb, over mysqlclient (Topic Memory RFC, "Storage, Head, and atomic activatio
 TOPIC-MEMORY.md; ARCHITECTURE.md, "Decisions").
 
 The rules and the order of the I/O are the engine-neutral
-:class:`~powercontext.adapters.topic_database.DatabaseTopicBackend`'s; this module is
-the OceanBase half, three layers, one concept each: the family-neutral connection,
-transactions and Sources (:class:`~powercontext.adapters.oceanbase.connection.OceanBaseStorage`:
-a publication is one READ COMMITTED transaction, a read one REPEATABLE READ read-only
-snapshot, a duplicate key a RevisionConflictError), the active projections with their
-FULLTEXT and HNSW indexes (:mod:`powercontext.adapters.oceanbase.topic_rows`), and here
-the schema, the probes at open and the shared-table primitives (shape, Heads, Revisions,
-lineage, publications).
+:class:`~powercontext.adapters.topic_database.SQLTopicBackend`'s, on the connection,
+transactions and Sources of an
+:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine` (a publication is one
+READ COMMITTED transaction, a read one REPEATABLE READ read-only snapshot, a duplicate
+key a RevisionConflictError). OceanBase adds its engine, its search projection (the active
+tables with their FULLTEXT and HNSW indexes,
+:class:`~powercontext.adapters.oceanbase.topic_projection.OceanBaseTopicProjection`),
+its leases (:class:`~powercontext.adapters.oceanbase.topic_supervision.OceanBaseLeases`)
+and, here, the schema and the probes at open.
 
 One database holds both families: this backend creates the shared base tables
 (``templates.SCHEMA`` without the Memory family's own ``memory_entry_heads``, which the
@@ -23,13 +24,18 @@ from __future__ import annotations
 
 import json
 
-from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, OceanBaseStorage, errno
+from powercontext.adapters.oceanbase.driver import (
+    CONNECTION_LOST,
+    RETRY_ATTEMPTS,
+    RETRY_BACKOFF,
+    errno,
+)
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION
-from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
+from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
 from powercontext.adapters.oceanbase.topic_supervision import OceanBaseLeases
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.topic_insight import TopicInsightMixin
-from powercontext.adapters.topic_sql_rows import SQLTopicRows
+from powercontext.adapters.topic_database import SQLTopicBackend
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile
 from powercontext.core.topic.models import (
@@ -58,8 +64,7 @@ def _q(name: str, n: int | None = None) -> str:
     return templates.render(name, _DIALECT, n)
 
 
-class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
-                            OceanBaseStorage[TopicCapabilities], SQLTopicRows):
+class OceanBaseTopicBackend(SQLTopicBackend):
     """Topic Memory on OceanBase MySQL mode or seekdb (Topic Memory RFC, "Storage, Head,
     and atomic activation").
 
@@ -70,49 +75,59 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
     unless OceanBase >= 4.3.5 BP3 in MySQL mode; BackendError when unreachable), creates
     the tables, probes the SPACE parser and the vector index, then runs the family's
     shape checks (RetrievalShapeError, see
-    :meth:`~powercontext.adapters.topic_deployment.TopicDeploymentMixin._check_open_sync`).
-    Search channels ask at most :attr:`vector_k_cap` (16,384) neighbours per scan.
+    :meth:`~powercontext.adapters.topic_deployment.TopicDeployment.check_open`).
+    Search channels ask at most ``projection.vector_k_cap`` (16,384) neighbours per scan.
     """
 
-    lease_expires = True  # OceanBaseLeases: by database time
+    projection: OceanBaseTopicProjection
+
+    retry_attempts = RETRY_ATTEMPTS
+    retry_backoff = RETRY_BACKOFF
 
     def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
-        self._init_connection(url)
-        self.leases = OceanBaseLeases(self.ob_engine)
-        self._topic_vector_column = None
+        #: the engine with its OceanBase-only calls (``self.engine`` is the same object)
+        self.ob_engine = OceanBaseEngine(url)
+        self._use_engine(self.ob_engine)
+        self.projection = OceanBaseTopicProjection(self.ob_engine)
+        self._compose(self.projection, OceanBaseLeases(self.ob_engine))
 
     def __repr__(self) -> str:
-        return f"OceanBaseTopicBackend({self._url!r})"
+        return f"OceanBaseTopicBackend({self.ob_engine.url!r})"
+
+    def _open_sync(self) -> TopicCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._open_checked_sync)
 
     # ------------------------------------------------------------------ open
 
     def _open_checked_sync(self) -> TopicCapabilities:
         reasons: list[str] = []
-        self._check_server_sync()
-        existing = self._tables()
+        engine = self.ob_engine
+        engine.connect()  # the version gate runs once per new connection
+        existing = engine.tables()
         if not existing >= _SHARED_TABLES:
             for name in templates.SCHEMA:
                 if name not in _OWN_DDL:
-                    self._exec_ddl(_q(name))
+                    engine.run_ddl(_q(name))
         if not existing >= set(templates.PROCESSING_TABLES):
             for name in templates.PROCESSING_SCHEMA:
-                self._exec_ddl(_q(name))
+                engine.run_ddl(_q(name))
         if not existing >= _TOPIC_SHARED_TABLES:
             for name in templates.TOPIC_SCHEMA:
                 if name not in _OWN_DDL:
-                    self._exec_ddl(_q(name))
-        self._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
+                    engine.run_ddl(_q(name))
+        engine.seed_meta((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
         self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
         wanted = self._wanted_dimension(reasons)
-        self._create_active_tables_sync(existing, wanted)
-        if self._topic_vector_column != wanted and not self._topic_head_count_sync():
+        self.projection.create_tables(existing, wanted)
+        if self.projection.vector_column != wanted and not self.topic_rows.head_count():
             # no Topic Head: the active tables are empty and the shape may still change
-            self._reshape_active_tables_sync(wanted)
+            self.projection.reshape_tables(wanted)
         fts_ok = self._probe_tokenizer_sync(reasons)
         vectors_ok = self._probe_vectors_sync(wanted, reasons)
-        return self._infrastructure_caps(fts_ok, vectors_ok, reasons)
+        return self.deployment.infrastructure_caps(fts_ok, vectors_ok, reasons)
 
     def _wanted_dimension(self, reasons: list[str]) -> int | None:
         profile = self._profile
@@ -127,7 +142,7 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
     def _probe_tokenizer_sync(self, reasons: list[str]) -> bool:
         """The SPACE parser keeps every token kind the analyzers emit."""
         try:
-            raw = self._all(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
+            raw = self.ob_engine.rows(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -146,14 +161,14 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
         Scope-filtered APPROXIMATE scan of each answers."""
         if wanted is None:
             return False
-        if self._topic_vector_column != wanted:
-            reasons.append(f"the active Topic tables have VECTOR({self._topic_vector_column}), "
+        if self.projection.vector_column != wanted:
+            reasons.append(f"the active Topic tables have VECTOR({self.projection.vector_column}), "
                            f"the embedding profile has {wanted} dimensions")
             return False
         zero = obsql.vector_literal([0.0] * wanted)
         try:
             for search in (tsql.topic_vector_search, tsql.chunk_vector_search):
-                self._all(search(True), (zero, "", zero, 1))
+                self.ob_engine.rows(search(True), (zero, "", zero, 1))
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -161,15 +176,3 @@ class OceanBaseTopicBackend(TopicInsightMixin, OceanBaseTopicRows,
                            "ob_vector_memory_limit_percentage")
             return False
         return True
-
-    # ------------------------------------------------------------------ shape
-
-    # ------------------------------------------------------------------ publication
-
-    # ------------------------------------------------------------------ allowance, guards
-    # (READ COMMITTED: ``lock`` reads take the row lock FOR UPDATE until COMMIT)
-
-    # ------------------------------------------------------------------ operator decisions
-
-    # ------------------------------------------------------------------ reads
-

@@ -1,51 +1,34 @@
 """SQLiteTopicBackend: the Topic Memory family on APSW + sqlite-vec (Topic Memory RFC,
 "Storage, Head, and atomic activation"; ARCHITECTURE.md, "Decisions").
 
-:class:`~powercontext.adapters.sqlite.connection.SQLiteStorage` (connection, WAL,
-transactions, metadata, Sources) + the engine-neutral
-:class:`~powercontext.adapters.topic_database.DatabaseTopicBackend`; here only the
-schema, the probes and the SQLite primitives. Projections:
-
-* ``pc_topic_memory_topic_fts`` / ``pc_topic_memory_chunk_fts`` -- contentless-delete
-  FTS5 tables with ``rowid`` = the active row's ``topic_rowid`` / ``chunk_rowid``; every
-  Analyzer token carries the Scope's token (:func:`~powercontext.sql.sqlite.topic_scope_token`);
-* ``pc_topic_memory_topic_vector`` / ``pc_topic_memory_chunk_vector`` -- vec0 tables
-  (same rowids, partition key = the Scope token, L2), created only when the shape is
-  or will be hybrid (an embedding profile and a passing vec0 probe).
-
-Virtual tables are outside every foreign key: their rows are deleted explicitly with
-the active rows they index.
+The engine-neutral :class:`~powercontext.adapters.topic_database.SQLTopicBackend` on a
+:class:`~powercontext.adapters.sqlite.engine.SQLiteEngine` (connection, WAL,
+transactions, metadata, Sources); here only what SQLite adds: its engine, its search projection
+(:class:`~powercontext.adapters.sqlite.topic_projection.SQLiteTopicProjection`), its
+leases (:class:`~powercontext.adapters.sqlite.topic_supervision.SQLiteLeases`), and the
+schema and probes at open (the Topic vec0 tables only when the shape is or will be
+hybrid: an embedding profile and a passing vec0 probe).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-import apsw
-
-from powercontext.adapters.sqlite.connection import BUSY_TIMEOUT_MS, SQLiteStorage
-from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, pack
+from powercontext.adapters.sqlite.engine import BUSY_TIMEOUT_MS, CONFLICT_TABLES, SQLiteEngine
+from powercontext.adapters.sqlite.schema import SCHEMA_VERSION
+from powercontext.adapters.sqlite.topic_projection import KINDS, SQLiteTopicProjection
 from powercontext.adapters.sqlite.topic_supervision import SQLiteLeases
-from powercontext.adapters.topic_insight import TopicInsightMixin
-from powercontext.adapters.topic_spi import TopicCard
-from powercontext.adapters.topic_sql_rows import SQLTopicRows
+from powercontext.adapters.topic_database import SQLTopicBackend
 from powercontext.core.analyzer import Analyzer
-from powercontext.core.errors import BackendError, IntegrityError
-from powercontext.core.models import EmbeddingProfile, EmbeddingVector
-from powercontext.core.topic.models import (
-    TopicCapabilities,
-    TopicChannel,
-    TopicRef,
-    TopicWrite,
-)
-from powercontext.core.topic.search import ChannelRow
+from powercontext.core.errors import BackendError
+from powercontext.core.models import EmbeddingProfile
+from powercontext.core.topic.models import TopicCapabilities
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
 __all__ = ["SQLiteTopicBackend"]
 
-_KINDS = ("topic", "chunk")
 _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  "pc_artifact_lineage_sources", "pc_artifact_lineage_artifacts",
                  "pc_topic_memory_retrieval_shape", "pc_topic_memory_revision_publications",
@@ -53,34 +36,54 @@ _TOPIC_TABLES = (*templates.PROCESSING_TABLES,
                  frag.TOPIC_FTS_TABLE, frag.CHUNK_FTS_TABLE)
 
 
-class SQLiteTopicBackend(TopicInsightMixin, SQLiteStorage[TopicCapabilities], SQLTopicRows):
+class SQLiteTopicBackend(SQLTopicBackend):
     """The Topic Memory family on one SQLite file (shared with the Memory family).
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
     ``profile``: the deployment's embedding profile (None: FTS-only); with it and a
     passing vec0 probe the vec0 tables exist and the first publication fixes a hybrid
-    shape. ``analyzer``: the version a new database records (see DatabaseTopicBackend).
+    shape. ``analyzer``: the version a new database records (see SQLTopicBackend).
     Opening raises BackendError for an old SQLite or an unknown schema version,
-    AnalyzerMismatchError, or RetrievalShapeError (see ``_check_open_sync``)."""
+    AnalyzerMismatchError, or RetrievalShapeError (see
+    :meth:`~powercontext.adapters.topic_deployment.TopicDeployment.check_open`)."""
 
-    conflict_tables: ClassVar[tuple[str, ...]] = (
-        *SQLiteStorage.conflict_tables, "pc_topic_memory_revision_publications.")
-    vector_k_cap = frag.MAX_KNN_K
+    projection: SQLiteTopicProjection
+
+    #: the tables whose unique-key violation is a concurrent writer's
+    conflict_tables = (*CONFLICT_TABLES, "pc_topic_memory_revision_publications.")
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
                  busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         super().__init__(profile=profile, analyzer=analyzer)
-        self._init_connection(path_or_url, busy_timeout_ms)
-        self.leases = SQLiteLeases(self.engine)
-        self._vec_tables = False  # the Topic vec0 tables exist and sqlite-vec is loaded
+        #: the engine with its SQLite-only calls (``self.engine`` is the same object)
+        self.sqlite_engine = SQLiteEngine(path_or_url, busy_timeout_ms=busy_timeout_ms,
+                                          conflict_tables=self.conflict_tables)
+        self._use_engine(self.sqlite_engine)
+        self.projection = SQLiteTopicProjection(self.sqlite_engine)
+        self._compose(self.projection, SQLiteLeases(self.engine))
+
+    @property
+    def filename(self) -> str:
+        """The database file APSW opens (``:memory:`` for an in-memory database)."""
+        return self.sqlite_engine.filename
+
+    def _open_sync(self) -> TopicCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._setup_sync)
+
+    def _sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.sqlite_engine.rows(sql, params)
+
+    def _exists(self, table: str) -> bool:
+        return self.sqlite_engine.table_exists(table)
 
     # ------------------------------------------------------------------ schema
 
-    def _setup_sync(self, conn: apsw.Connection) -> TopicCapabilities:
+    def _setup_sync(self) -> TopicCapabilities:
         reasons: list[str] = []
-        vec_loaded = self._load_vec_sync(reasons)
-        fts_ok = self._probe_fts_sync(reasons)
+        vec_loaded = self.sqlite_engine.load_vec(reasons)
+        fts_ok = self.sqlite_engine.probe_fts(reasons)
         profile = self._profile
         vectors = vec_loaded and profile is not None
         if profile is not None and profile.distance != "l2":
@@ -97,26 +100,27 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteStorage[TopicCapabilities], SQ
                 raise
             if done:
                 break
-        self._vec_tables = vec_loaded and all(
-            self._exists_sync(t) for t in (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE))
-        return self._infrastructure_caps(fts_ok, vectors and self._vec_tables, reasons)
+        self.projection.vec_tables = vec_tables = vec_loaded and all(
+            self._exists(t) for t in (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE))
+        return self.deployment.infrastructure_caps(fts_ok, vectors and vec_tables, reasons)
 
     def _schema_sync(self, create: bool, vectors: bool) -> bool:
         """Check (with ``create``: create) the shared and Topic tables; False when
         something is missing and ``create`` is False."""
         if create:
             for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
-                self._execute(self._t(name))
+                self._sql(templates.render(name, "sqlite"))
             for name in templates.TOPIC_SCHEMA:
-                self._execute(self._t(name))
-            for kind in _KINDS:
-                self._execute(frag.statement(f"topic_create_{kind}_fts"))
+                self._sql(templates.render(name, "sqlite"))
+            for kind in KINDS:
+                self._sql(frag.statement(f"topic_create_{kind}_fts"))
             if self._meta_get_sync("schema_version") is None:
                 self._meta_set_sync("schema_version", SCHEMA_VERSION)
             if self._meta_get_sync("analyzer_version") is None:
-                self._meta_set_sync("analyzer_version", self._new_database_analyzer().version)
-        elif not (self._exists_sync("powercontext_meta")
-                  and all(self._exists_sync(t) for t in _TOPIC_TABLES)
+                self._meta_set_sync("analyzer_version",
+                                   self.deployment.new_database_analyzer().version)
+        elif not (self._exists("powercontext_meta")
+                  and all(self._exists(t) for t in _TOPIC_TABLES)
                   and self._scope_uris_ready_sync()):
             return False
         if create:
@@ -129,165 +133,26 @@ class SQLiteTopicBackend(TopicInsightMixin, SQLiteStorage[TopicCapabilities], SQ
                 f"database schema version {schema} is not supported (expected {SCHEMA_VERSION})")
         if vectors:
             assert self._profile is not None
-            stored = self._shape_sync()
-            if stored is not None and stored.kind == "fts" and self._topic_head_count_sync():
+            stored = self.topic_rows.shape()
+            if stored is not None and stored.kind == "fts" and self.topic_rows.head_count():
                 return True  # an FTS-only deployment: the shape check refuses this open
             dim = self._profile.dimension
-            for kind, table in zip(_KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
+            for kind, table in zip(KINDS, (frag.TOPIC_VECTOR_TABLE, frag.CHUNK_VECTOR_TABLE),
                                    strict=True):
-                found = self._execute(frag.statement("table_sql"), [table])
+                found = self._sql(frag.statement("table_sql"), [table])
                 if found and f"float[{dim}]" in str(found[0][0]):
                     continue
                 if not create:
                     return False
-                if found and not self._topic_head_count_sync():
+                if found and not self.topic_rows.head_count():
                     # a vector table of an earlier profile and no Topic yet: replace it
-                    self._execute(frag.statement(f"topic_drop_{kind}_vector"))
+                    self._sql(frag.statement(f"topic_drop_{kind}_vector"))
                     found = []
                 if not found:
-                    self._execute(frag.topic_vector_ddl(kind, dim))
+                    self._sql(frag.topic_vector_ddl(kind, dim))
         return True
 
     def _rolled_back_sync(self) -> None:
-        self._vec_tables = self._vec_tables and self._exists_sync(frag.TOPIC_VECTOR_TABLE)
-
-    # ------------------------------------------------------------------ shape
-
-    def _one(self, name: str, params: Sequence[Any] = ()) -> Any:
-        rows = self._execute(self._t(name), params)
-        return rows[0][0] if rows else None
-
-    def _missing_vectors_sync(self, fingerprint: str) -> int:
-        if not self._vec_tables:
-            return int(self._one("topic_stale_fingerprints", [fingerprint, fingerprint]))
-        return int(self._execute(frag.statement("topic_missing_vectors"),
-                                 [fingerprint, fingerprint])[0][0])
-
-    # ------------------------------------------------------------------ publication
-
-    def _delete_active_sync(self, artifact_id: str) -> None:
-        for (cid,) in self._execute(self._t("topic_chunk_rowids"), [artifact_id]):
-            self._execute(frag.statement("topic_chunk_fts_delete"), [cid])
-            if self._vec_tables:
-                self._execute(frag.statement("topic_chunk_vector_delete"), [cid])
-        self._execute(self._t("topic_chunks_delete"), [artifact_id])
-        for (rid,) in self._execute(self._t("topic_active_rowid"), [artifact_id]):
-            self._execute(frag.statement("topic_topic_fts_delete"), [rid])
-            if self._vec_tables:
-                self._execute(frag.statement("topic_topic_vector_delete"), [rid])
-        self._execute(self._t("topic_active_delete"), [artifact_id])
-
-    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
-        assert self._conn is not None
-        if fingerprint is not None and not self._vec_tables:
-            raise BackendError("a hybrid publication but the database has no vec0 tables")
-        ref, p = write.ref, write.projection
-        scope = frag.topic_scope_token(write.scope_id)
-        self._execute(self._t("topic_active_insert"), [
-            ref.artifact_id, ref.revision, write.scope_id, write.content.title,
-            write.content.summary, p.topic_text, len(write.sources), fingerprint])
-        self._index_sync("topic", self._conn.last_insert_rowid(), scope, p.topic_text,
-                         p.topic_vector if fingerprint is not None else None)
-        insert = self._t("topic_chunk_insert")
-        for c in p.chunks:
-            self._execute(insert, [
-                ref.artifact_id, ref.revision, c.chunk.ordinal, write.scope_id, c.chunk.start,
-                c.chunk.end, c.chunk.text, c.fts_text, fingerprint])
-            self._index_sync("chunk", self._conn.last_insert_rowid(), scope, c.fts_text,
-                             c.vector if fingerprint is not None else None)
-
-    def _index_sync(self, kind: str, rowid: int, scope: str, fts_text: str,
-                    vector: EmbeddingVector | None) -> None:
-        # a stray FTS row under a fresh rowid (damage) must not block the write
-        self._execute(frag.statement(f"topic_{kind}_fts_delete"), [rowid])
-        self._execute(frag.statement(f"topic_{kind}_fts_insert"),
-                      [rowid, frag.fts_document(scope, fts_text)])
-        if vector is not None:
-            self._execute(frag.statement(f"topic_{kind}_vector_delete"), [rowid])
-            self._execute(frag.statement(f"topic_{kind}_vector_insert"),
-                          [rowid, scope, pack(vector)])
-
-    # ------------------------------------------------------------------ allowance, guards
-    # (BEGIN IMMEDIATE excludes every other writer: ``lock`` needs nothing more here)
-
-    # ------------------------------------------------------------------ operator decisions
-
-    # ------------------------------------------------------------------ reads
-
-    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
-                       limit: int, offset: int) -> list[ChannelRow]:
-        if not terms or limit <= 0:
-            return []
-        kind = "topic" if channel == "topic_fts" else "chunk"
-        match = frag.fts_match_tokens(
-            frag.scoped_terms(frag.topic_scope_token(scope_id), list(dict.fromkeys(terms))))
-        rows = self._execute(frag.statement(f"topic_{kind}_fts_search"),
-                             [match, limit, offset, scope_id])
-        return [_channel_row(kind, r) for r in rows]
-
-    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
-                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
-        if not self._vec_tables or k <= 0:
-            return []
-        kind = "topic" if channel == "topic_vector" else "chunk"
-        rows = self._execute(frag.statement(f"topic_{kind}_vector_search"), [
-            pack(vector), min(k, frag.MAX_KNN_K), frag.topic_scope_token(scope_id), scope_id])
-        return [_channel_row(kind, r[:-1], float(r[-1])) for r in rows]
-
-    def _cards_sync(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
-        return {str(a): (TopicRef(str(a), int(r)), str(t), str(s))
-                for a, r, t, s in self._select_in("topic_cards", artifact_ids, [scope_id])}
-
-    def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
-        return self._one("topic_chunk_text", [ref.artifact_id, ref.revision, ordinal])
-
-
-    # ------------------------------------------------------------------ analyzer migration
-
-    def _active_refs_sync(self) -> list[tuple[TopicRef, str]]:
-        return [(TopicRef(str(a), int(r)), str(s))
-                for a, r, s in self._execute(self._t("topic_active_refs"))]
-
-    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
-                            chunk_texts: Sequence[tuple[int, str]]) -> None:
-        rows = self._execute(self._t("topic_active_fts_row"), [ref.artifact_id, ref.revision])
-        if not rows:
-            raise IntegrityError(f"Topic {ref.artifact_id!r}@{ref.revision} is not active")
-        chunks = self._execute(self._t("topic_chunk_fts_rows"), [ref.artifact_id, ref.revision])
-        if [int(o) for _, o in chunks] != [o for o, _ in chunk_texts]:
-            raise IntegrityError(f"Topic {ref.artifact_id!r}@{ref.revision}: its chunk rows "
-                                 "are not the chunks of its Revision")
-        scope = frag.topic_scope_token(str(rows[0][1]))
-        rowid = int(rows[0][0])
-        self._execute(self._t("topic_active_fts_update"), [topic_text, rowid])
-        self._index_sync("topic", rowid, scope, topic_text, None)
-        for (cid, _), (_, text) in zip(chunks, chunk_texts, strict=True):
-            self._execute(self._t("topic_chunk_fts_update"), [text, int(cid)])
-            self._index_sync("chunk", int(cid), scope, text, None)
-
-    # ------------------------------------------------------------------ integrity
-
-    def _integrity_sync(self) -> dict[str, Any]:
-        """Inside a read transaction: the FTS5 integrity-check of both Topic FTS tables
-        (raises apsw's error on damage) and the row counts ``topics`` / ``chunks`` of the
-        active tables and, with the vec0 tables, ``topic_vectors`` / ``chunk_vectors``
-        (the contract kit's fault checks read these)."""
-        for kind in _KINDS:
-            self._execute(frag.statement(f"topic_{kind}_fts_integrity_check"))
-        out: dict[str, Any] = {
-            "topics": int(self._one("topic_active_count")),
-            "chunks": int(self._one("topic_chunk_count")),
-        }
-        if self._vec_tables:
-            for kind in _KINDS:
-                out[f"{kind}_vectors"] = int(
-                    self._execute(frag.statement(f"topic_{kind}_vector_count"))[0][0])
-        return out
-
-
-def _channel_row(kind: str, row: Sequence[Any], distance: float | None = None) -> ChannelRow:
-    if kind == "topic":
-        aid, rev, text = row
-        return ChannelRow(TopicRef(str(aid), int(rev)), None, str(text), distance)
-    aid, rev, ordinal, text = row
-    return ChannelRow(TopicRef(str(aid), int(rev)), int(ordinal), str(text), distance)
+        projection = self.projection
+        projection.vec_tables = projection.vec_tables and self._exists(
+            frag.TOPIC_VECTOR_TABLE)

@@ -68,7 +68,8 @@ def _publish(backend: Any, *topics: tuple[str, str, str], model: Any = None) -> 
 def _fts_rows(backend: Any) -> tuple[dict[str, str], list[str]]:
     """(title -> the active topic row's fts_text, every chunk row's fts_text)."""
     def read() -> tuple[dict[str, str], list[str]]:
-        query = getattr(backend, "_execute", None) or backend._all
+        engine = getattr(backend, "sqlite_engine", None) or getattr(backend, "ob_engine", None)
+        query = engine.rows if engine is not None else backend._all
         topics = {str(t): str(f) for t, f in query(
             "SELECT title, fts_text FROM pc_topic_memory_active_topics")}
         chunks = [str(f) for (f,) in query(
@@ -166,7 +167,7 @@ def test_a_topic_migration_that_crashes_half_way_is_finished_by_running_it_again
     crashing = open_backend("crash", topic=True)
     crashing.allow_analyzer_migration()
     calls = 0
-    real = crashing._set_fts_texts_sync
+    real = crashing.projection.set_fts_texts
 
     def once_then_crash(*args: Any) -> None:
         nonlocal calls
@@ -175,7 +176,7 @@ def test_a_topic_migration_that_crashes_half_way_is_finished_by_running_it_again
             raise RuntimeError("crash in the middle of the migration")
         real(*args)
 
-    crashing._set_fts_texts_sync = once_then_crash  # type: ignore[method-assign]
+    crashing.projection.set_fts_texts = once_then_crash  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
         run(crashing.rebuild_fts())
     _close(crashing)

@@ -116,7 +116,7 @@ def test_a_takeover_waits_for_the_fenced_transaction_holding_the_lease_row(db_ur
         # a's lease is expired now, but a fenced read of the row by a's connection
         # would refuse; hold the row lock with a plain transaction instead
         a._begin_sync(True)
-        a._all("SELECT holder_id FROM pc_artifact_processing_leases "
+        a.ob_engine.rows("SELECT holder_id FROM pc_artifact_processing_leases "
                "WHERE supervisor_group = 'global' FOR UPDATE")
         order: list[str] = []
         done = threading.Event()

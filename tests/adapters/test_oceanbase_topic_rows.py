@@ -1,4 +1,5 @@
-"""The OceanBase Topic primitives (``adapters/oceanbase/topic_rows.py``) on a real seekdb:
+"""The OceanBase Topic search projection (``adapters/oceanbase/topic_projection.py``) on a
+real seekdb:
 active rows replaced whole, each channel within one Scope in its total order, the
 vector k cap, the exact rerun of a short ANN answer, the database-UTC clock."""
 
@@ -12,7 +13,7 @@ import pytest
 from oceanbase_server import fresh_database, seekdb_available
 
 from powercontext.adapters.oceanbase.connection import OceanBaseStorage
-from powercontext.adapters.oceanbase.topic_rows import OceanBaseTopicRows
+from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
 from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import SourceRef
@@ -35,20 +36,21 @@ pytestmark = [
 DIM = 4
 
 
-class _Rows(OceanBaseTopicRows, OceanBaseStorage[None]):
-    """The primitives over a bare connection (no family checks)."""
+class _Rows(OceanBaseStorage[None]):
+    """The projection (``p``) over a bare connection (no family checks)."""
 
     def __init__(self, url: str, dimension: int | None) -> None:
         super().__init__()
         self._init_connection(url)
         self._dimension = dimension
+        self.p = OceanBaseTopicProjection(self.ob_engine)
 
     def _open_checked_sync(self) -> None:
         existing = self._tables()
         for name in templates.SCHEMA:
             if name != "create_memory_entry_heads":
                 self._exec_ddl(templates.render(name, "oceanbase"))
-        self._create_active_tables_sync(existing, self._dimension)
+        self.p.create_tables(existing, self._dimension)
 
     def sync(self, fn, *args):
         self._ensure_open_sync()
@@ -91,39 +93,39 @@ def _publish(rows: _Rows, w: TopicWrite) -> None:
         rows._exec(templates.render("revision_insert", "oceanbase"),
                    (w.ref.artifact_id, w.ref.revision, "topic-memory", "identity", b"{}",
                     "0" * 64, "{}"))
-        rows._delete_active_sync(w.ref.artifact_id)
-        rows._insert_active_sync(w, w.projection.embedding_fingerprint)
+        rows.p.delete_active(w.ref.artifact_id)
+        rows.p.insert_active(w, w.projection.embedding_fingerprint)
     rows.sync(go)
 
 
 def test_replacing_a_topic_swaps_all_its_rows_and_channels_stay_in_scope(rows):
     _publish(rows, _write("topic_art_a", 1, "s1", "alpha go", ["alpha one", "beta two"]))
     _publish(rows, _write("topic_art_b", 1, "s2", "alpha go", ["alpha three"]))
-    page = rows.sync(rows._fts_rows_sync, "topic_fts", "s1", ["alpha", "go"], 10, 0)
+    page = rows.sync(rows.p.fts_rows, "topic_fts", "s1", ["alpha", "go"], 10, 0)
     assert [(c.ref, c.ordinal) for c in page] == [(TopicRef("topic_art_a", 1), None)]
     _publish(rows, _write("topic_art_a", 2, "s1", "gamma", ["gamma", "alpha x", "alpha y"]))
-    assert rows.sync(rows._fts_rows_sync, "topic_fts", "s1", ["alpha"], 10, 0) == []
-    detail = rows.sync(rows._fts_rows_sync, "detail_fts", "s1", ["alpha"], 10, 0)
+    assert rows.sync(rows.p.fts_rows, "topic_fts", "s1", ["alpha"], 10, 0) == []
+    detail = rows.sync(rows.p.fts_rows, "detail_fts", "s1", ["alpha"], 10, 0)
     assert [(c.ref.revision, c.ordinal) for c in detail] == [(2, 1), (2, 2)]
-    near = rows.sync(rows._vector_rows_sync, "detail_vector", "s1", _unit(1, 1, 0, .5), 3840)
+    near = rows.sync(rows.p.vector_rows, "detail_vector", "s1", _unit(1, 1, 0, .5), 3840)
     assert [(c.ref.revision, c.ordinal) for c in near] == [(2, 0), (2, 1), (2, 2)]
     assert near[0].distance == pytest.approx(0.0, abs=1e-5)
-    assert [c.ref for c in rows.sync(rows._vector_rows_sync, "topic_vector", "s2",
+    assert [c.ref for c in rows.sync(rows.p.vector_rows, "topic_vector", "s2",
                                      _unit(1, 0, 0, 1), 10)] == [TopicRef("topic_art_b", 1)]
-    assert rows.sync(rows._cards_sync, "s1", ["topic_art_a", "topic_art_b"]) == {
+    assert rows.sync(rows.p.cards, "s1", ["topic_art_a", "topic_art_b"]) == {
         "topic_art_a": (TopicRef("topic_art_a", 2), "T topic_art_a", "S")}
-    assert rows.sync(rows._chunk_text_sync, TopicRef("topic_art_a", 2), 2) == "alpha y"
-    assert rows.sync(rows._chunk_text_sync, TopicRef("topic_art_a", 1), 0) is None
-    assert rows.sync(rows._missing_vectors_sync, "f" * 64) == 0
-    assert rows.sync(rows._missing_vectors_sync, "e" * 64) == 6
+    assert rows.sync(rows.p.chunk_text, TopicRef("topic_art_a", 2), 2) == "alpha y"
+    assert rows.sync(rows.p.chunk_text, TopicRef("topic_art_a", 1), 0) is None
+    assert rows.sync(rows.p.missing_vectors, "f" * 64) == 0
+    assert rows.sync(rows.p.missing_vectors, "e" * 64) == 6
 
 
 def test_fts_pages_at_growing_offsets_are_the_whole_ordered_answer(rows):
     for i in range(7):
         _publish(rows, _write(f"topic_art_{i}", 1, "s", "alpha", ["alpha"] * 3))
-    whole = rows.sync(rows._fts_rows_sync, "detail_fts", "s", ["alpha"], 100, 0)
+    whole = rows.sync(rows.p.fts_rows, "detail_fts", "s", ["alpha"], 100, 0)
     pages = [c for off in range(0, 21, 4)
-             for c in rows.sync(rows._fts_rows_sync, "detail_fts", "s", ["alpha"], 4, off)]
+             for c in rows.sync(rows.p.fts_rows, "detail_fts", "s", ["alpha"], 4, off)]
     assert pages == whole and len(whole) == 21
     assert [(c.ref.artifact_id, c.ordinal) for c in whole] == sorted(
         (c.ref.artifact_id, c.ordinal) for c in whole)  # equal scores: keys decide
@@ -132,18 +134,18 @@ def test_fts_pages_at_growing_offsets_are_the_whole_ordered_answer(rows):
 def test_raw_text_never_reaches_match_and_k_is_capped(rows):
     for bad in (["alpha beta"], ['"x'], ["Alpha"], ["k" * 85]):
         with pytest.raises(InvalidInputError):
-            rows.sync(rows._fts_rows_sync, "topic_fts", "s", bad, 10, 0)
+            rows.sync(rows.p.fts_rows, "topic_fts", "s", bad, 10, 0)
     with pytest.raises(InvalidInputError):
-        rows.sync(rows._vector_rows_sync, "detail_vector", "s", _unit(1, 0, 0, 0),
+        rows.sync(rows.p.vector_rows, "detail_vector", "s", _unit(1, 0, 0, 0),
                   tsql.MAX_APPROXIMATE_K + 1)
     with pytest.raises(InvalidInputError):
-        rows.sync(rows._vector_rows_sync, "topic_vector", "s", (1.0, 0.0), 10)
+        rows.sync(rows.p.vector_rows, "topic_vector", "s", (1.0, 0.0), 10)
 
 
 def test_a_short_ann_answer_is_rerun_exactly(rows, monkeypatch):
     for i in range(5):
         _publish(rows, _write(f"topic_art_{i}", 1, "s", "alpha", ["alpha"]))
-    exact = rows.sync(rows._vector_rows_sync, "topic_vector", "s", _unit(1, 0, 0, 1), 10)
+    exact = rows.sync(rows.p.vector_rows, "topic_vector", "s", _unit(1, 0, 0, 1), 10)
     real = tsql.topic_vector_search
 
     def lossy(approximate=True):  # an ANN plan that loses rows
@@ -152,7 +154,7 @@ def test_a_short_ann_answer_is_rerun_exactly(rows, monkeypatch):
         return lost if approximate else sql
 
     monkeypatch.setattr(tsql, "topic_vector_search", lossy)
-    assert rows.sync(rows._vector_rows_sync, "topic_vector", "s", _unit(1, 0, 0, 1), 10) == exact
+    assert rows.sync(rows.p.vector_rows, "topic_vector", "s", _unit(1, 0, 0, 1), 10) == exact
     assert len(exact) == 5
 
 
@@ -162,10 +164,10 @@ def test_a_hybrid_write_needs_every_vector_of_the_right_dimension(rows):
     def go():
         rows._exec(templates.render("revision_insert", "oceanbase"),
                    ("topic_art_v", 1, "topic-memory", "identity", b"{}", "0" * 64, "{}"))
-        rows._insert_active_sync(w, "f" * 64)
+        rows.p.insert_active(w, "f" * 64)
     with pytest.raises(InvalidInputError):
         rows.sync(go)
-    assert rows.sync(rows._cards_sync, "s", ["topic_art_v"]) == {}
+    assert rows.sync(rows.p.cards, "s", ["topic_art_v"]) == {}
 
 
 def test_no_vector_column_refuses_vector_work(seekdb_url):
@@ -173,13 +175,13 @@ def test_no_vector_column_refuses_vector_work(seekdb_url):
         r = _Rows(url, None)
         try:
             r._ensure_open_sync()
-            assert r._topic_vector_column is None
+            assert r.p.vector_column is None
             with pytest.raises(CapabilityNotSupportedError):
-                r.sync(r._vector_rows_sync, "topic_vector", "s", _unit(1, 0, 0, 0), 5)
-            r._reshape_active_tables_sync(DIM)
-            assert r._topic_vector_column == DIM
-            r._reshape_active_tables_sync(None)
-            assert r._topic_vector_column is None
+                r.sync(r.p.vector_rows, "topic_vector", "s", _unit(1, 0, 0, 0), 5)
+            r.p.reshape_tables(DIM)
+            assert r.p.vector_column == DIM
+            r.p.reshape_tables(None)
+            assert r.p.vector_column is None
         finally:
             r._close_sync()
 

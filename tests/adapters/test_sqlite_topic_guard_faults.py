@@ -57,10 +57,11 @@ DETAIL = "\n\n".join(f"## Part {i}\n\nParagraph {i} about cursors and pending ro
 class FaultyTopicBackend(StatementFaults, SQLiteTopicBackend):
     """Counts the statements of one publication and fails statement ``fail_at``."""
 
-    def _publish_checked(self, publication: TopicPublication) -> Any:
+    async def publish(self, publication: TopicPublication) -> Any:
+        await self.open()  # the statements of the publication only
         self.armed, self.count = True, 0
         try:
-            return super()._publish_checked(publication)
+            return await super().publish(publication)
         finally:
             self.armed = False
 

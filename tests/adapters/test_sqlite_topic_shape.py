@@ -294,7 +294,7 @@ def test_the_integrity_report_counts_active_and_vector_rows(tmp_path: Path) -> N
     _publish_one(path, PROFILE)
     b = SQLiteTopicBackend(str(path), profile=PROFILE)
     run(b.open())
-    report = b._executor.submit(b._in_tx, False, b._integrity_sync).result()  # type: ignore[union-attr]
+    report = b._executor.submit(b._in_tx, False, b.projection.integrity).result()  # type: ignore[union-attr]
     b.close_sync()
     assert report["topics"] == report["topic_vectors"] == 1
     assert report["chunks"] == report["chunk_vectors"] >= 1

@@ -111,7 +111,7 @@ async def _leave_flush_unhandled(db: str, scope: str) -> None:
             backend._pending_raise_sync(BINDING, scope, 20)
             backend._pending_flush_sync(BINDING, scope, 20)
             backend._pending_flush_sync(BINDING, scope, 20)
-            backend._pending_handled_sync(BINDING, scope, 1)
+            backend.ledger_rows.pending_handled(BINDING, scope, 1)
 
         await backend._run(backend._in_tx, True, stuck)
         (st,) = await svc.status(scope)

@@ -167,7 +167,7 @@ def test_a_window_of_only_lineage_only_sources_makes_no_model_call(every_service
     async def go() -> None:
         svc = every_service()
         # lineage_only is server-owned: no public path sets it
-        await svc.backend._put_scoped_sources(  # type: ignore[attr-defined]
+        await svc.backend.put_server_sources(  # type: ignore[attr-defined]
             SCOPE, batch_one()[:2], lineage_only=True)
         model = ScriptedTopicModel()
         report = await TopicProcessor(svc, model).process(SCOPE)

@@ -32,7 +32,7 @@ _PATHS: dict[int, str] = {}
 def _integrity(backend) -> list[str]:
     """FTS5 integrity-check of both FTS tables (raises on damage) and, in a hybrid
     database, vector rows equal to active rows."""
-    report = backend._in_tx(False, backend._integrity_sync)
+    report = backend._in_tx(False, backend.projection.integrity)
     problems = []
     for kind, active in (("topic", "topics"), ("chunk", "chunks")):
         vectors = report.get(f"{kind}_vectors")

@@ -37,11 +37,6 @@ ENGINES = ("sqlite", "oceanbase")
 PER_ENGINE = frozenset({
     # each family's open: connect, then its schema and probes
     "_open_sync",
-    # the Topic search projection (TopicSearchProjection)
-    "_missing_vectors_sync", "_delete_active_sync", "_insert_active_sync",
-    "_set_fts_texts_sync", "_fts_rows_sync", "_vector_rows_sync",
-    # not moved yet: reads of the projections written as engine fragments on OceanBase
-    "_active_refs_sync", "_cards_sync", "_chunk_text_sync",
 })
 
 
@@ -107,6 +102,74 @@ def test_a_backend_names_its_locking_policy_without_opening(tmp_path: Path) -> N
     assert isinstance(backend, EngineBacked)
     assert backend.engine.engine_capabilities.locking is LockingPolicy.SINGLE_WRITER
     assert not (tmp_path / "never-opened.db").exists()
+
+
+# ---------------------------------------------------------------------- the Topic family
+
+#: The modules of the family-neutral storage chain (engine-owned, not the Topic family's).
+STORAGE_CHAIN = ("powercontext.adapters.storage.", "powercontext.adapters.sqlite.connection",
+                 "powercontext.adapters.oceanbase.connection")
+
+
+def _ours(cls: type) -> list[type]:
+    return [c for c in cls.__mro__[1:] if c.__module__.startswith("powercontext.")]
+
+
+def adapter_classes() -> dict[str, type]:
+    """Every class defined in a module of ``powercontext.adapters`` (imported; a module
+    whose optional dependency is missing is left out)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import powercontext.adapters as adapters
+
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(adapters.__path__, "powercontext.adapters."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and obj.__module__ == module.__name__:
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return found
+
+
+def test_the_topic_family_is_one_facade_over_the_storage() -> None:
+    """Each engine's Topic backend has one ancestor of the Topic family (the
+    engine-neutral facade) beside the storage chain, and the facade's collaborators
+    have no base of ours: the Topic classes are composed, not stacked."""
+    from powercontext.adapters.oceanbase.topic_backend import OceanBaseTopicBackend
+    from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
+    from powercontext.adapters.topic_database import SQLTopicBackend
+
+    for backend in (SQLiteTopicBackend, OceanBaseTopicBackend):
+        family = [c for c in _ours(backend) if not c.__module__.startswith(STORAGE_CHAIN)]
+        assert family == [SQLTopicBackend], (backend, family)
+    collaborators = [cls for name, cls in adapter_classes().items()
+                     if name.startswith(("powercontext.adapters.topic_",
+                                         "powercontext.adapters.sqlite.topic_",
+                                         "powercontext.adapters.oceanbase.topic_"))
+                     and not name.startswith("powercontext.adapters.topic_generation")
+                     and cls.__name__ not in ("SQLTopicBackend", "SQLiteTopicBackend",
+                                              "OceanBaseTopicBackend")]
+    assert len(collaborators) >= 12
+    stacked = {c.__qualname__: [b.__qualname__ for b in _ours(c)] for c in collaborators
+               if any(not getattr(b, "_is_protocol", False) for b in _ours(c))}
+    assert stacked == {}
+
+
+def test_each_engine_topic_projection_implements_the_port() -> None:
+    from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
+    from powercontext.adapters.sqlite.topic_backend import SQLiteTopicBackend
+    from powercontext.ports.engine import TopicSearchProjection
+
+    lite = SQLiteTopicBackend(":memory:")
+    assert isinstance(lite.projection, TopicSearchProjection)
+    ob = OceanBaseTopicProjection.__new__(OceanBaseTopicProjection)
+    ob.vector_column = None
+    assert isinstance(ob, TopicSearchProjection)
 
 
 #: The most classes of ours a class of the shared storage may have among its ancestors.
@@ -188,6 +251,53 @@ def test_the_sqlite_engine_runs_a_transaction_on_its_own_connection(tmp_path: Pa
     assert engine.connection is None
 
 
+def self_calls_defined_elsewhere(path: Path) -> dict[str, list[str]]:
+    """``{class: [name, ...]}``: the ``self.NAME(...)`` calls of each class in ``path``
+    whose NAME the class neither defines nor assigns (``self.NAME = ...``): a call to a
+    method only a subclass (or a sibling mixin) defines."""
+    out: dict[str, list[str]] = {}
+    for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        defined = {n.name for n in cls.body
+                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        defined |= {t.id for n in cls.body if isinstance(n, ast.AnnAssign | ast.Assign)
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Name)}
+        calls = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "self" and isinstance(node.ctx, ast.Store):
+                defined.add(node.attr)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                calls.add(node.func.attr)
+        missing = sorted(calls - defined)
+        if missing:
+            out[cls.name] = missing
+    return out
+
+
+def test_no_topic_collaborator_calls_a_method_it_does_not_define() -> None:
+    """The engine-neutral Topic classes call only their own methods on ``self``; what
+    they need of the storage, the rows or the projection goes through a collaborator
+    they were given (``self._host``, ``self._rows``, ...)."""
+    modules = [p for p in sorted((ROOT / "adapters").glob("topic_*.py"))
+               if p.name not in ("topic_database.py", "topic_host.py")]
+    assert len(modules) >= 12
+    found = {p.name: m for p in modules if (m := self_calls_defined_elsewhere(p))}
+    assert found == {}
+
+
+def test_the_self_call_rule_finds_a_template_method(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("class Base:\n    def run(self):\n        return self._step_sync()\n"
+                    "class Own:\n    def __init__(self, f):\n        self._f = f\n"
+                    "    def run(self):\n        return self._f() + self._g()\n"
+                    "    def _g(self):\n        return 1\n")
+    assert self_calls_defined_elsewhere(path) == {"Base": ["_step_sync"]}
+
+
 #: The Memory family's collaborators (adapters/*.py): plain classes, none a base of
 #: another, each given its collaborators in ``__init__``.
 MEMORY_PARTS = (
@@ -235,20 +345,14 @@ def test_each_engine_has_a_memory_search_projection() -> None:
 
 #: Classes of ours in adapters/ with more than three classes of ours among their
 #: ancestors, and how many they have now: the Memory backends (the facade, the engine's
-#: storage class, SQLStorage, SourceStore, StorageBackend) and the Topic tower, not
-#: moved yet. A class may only lose ancestors; one at three or fewer leaves the list.
+#: storage class, SQLStorage, SourceStore, StorageBackend) and the Topic backends (the
+#: facade, SQLStorage, SourceStore, StorageBackend). A class may only lose ancestors;
+#: one at three or fewer leaves the list.
 TOWERS = {
     "oceanbase.backend.OceanBaseMemoryBackend": 5,
-    "oceanbase.topic_backend.OceanBaseTopicBackend": 21,
+    "oceanbase.topic_backend.OceanBaseTopicBackend": 4,
     "sqlite.backend.SQLiteMemoryBackend": 5,
-    "sqlite.topic_backend.SQLiteTopicBackend": 20,
-    "topic_budget.TopicBudgetMixin": 8,
-    "topic_budget_spi.TopicBudgetPrimitives": 4,
-    "topic_database.DatabaseTopicBackend": 13,
-    "topic_publication.TopicPublicationMixin": 5,
-    "topic_reads.TopicReadsMixin": 6,
-    "topic_rebuild.TopicRebuildMixin": 7,
-    "topic_sql_rows.SQLTopicRows": 15,
+    "sqlite.topic_backend.SQLiteTopicBackend": 4,
 }
 
 

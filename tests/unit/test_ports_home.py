@@ -19,6 +19,13 @@ NOT_PORTS = {
     ("core/ranking.py", "ManifestItems"): "a manifest's items as a search reads them",
     # adapter-private: what the manifest log needs of an engine's shared templates.
     ("adapters/manifest_log.py", "LogEngine"): "the engine's template runner, inside adapters",
+    # adapter-private: what the Topic family's collaborators use of the storage they are
+    # composed on, and of the ledger's and the Supervisor's rows (the SQL rows and the
+    # in-memory kit backend's dict rows give them); the application never sees them.
+    ("adapters/topic_host.py", "TopicHost"): "the storage as the Topic collaborators use it",
+    ("adapters/topic_host.py", "TopicArtifactHost"): "the same, with the Artifact rows",
+    ("adapters/topic_ledger_rows.py", "LedgerRows"): "the processing ledger's rows",
+    ("adapters/topic_supervision_rows.py", "SupervisionRows"): "the Supervisor's rows",
     # the contract kit's own fixture hook, not something the application drives.
     ("testing/contract_faults.py", "FaultInjection"): "a test hook of the kit",
     # inside one entry point: the Supervisor's own structured-log callback.

@@ -1,10 +1,12 @@
-"""The OceanBase primitives of the Topic Memory active projections (Topic Memory RFC,
+"""The OceanBase search projection of Topic Memory (Topic Memory RFC,
 "Storage, Head, and atomic activation", "Detail chunks and deployment-enabled
-retrieval channels"): the two active tables with their FULLTEXT and HNSW indexes, the
-replacement of a Topic's active rows, the four channels within one Scope and the reads
-of active rows. :class:`OceanBaseTopicRows` is a base of
-:class:`~powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend`; the host
-provides ``_exec``/``_all`` (:class:`~powercontext.adapters.oceanbase.connection.OceanBaseStorage`).
+retrieval channels"): the two active tables with their FULLTEXT and HNSW indexes (their
+DDL), the replacement of a Topic's active rows, the four channels within one Scope and
+the reads of active rows. :class:`OceanBaseTopicProjection` is the
+:class:`~powercontext.ports.engine.TopicSearchProjection` of
+:class:`~powercontext.adapters.oceanbase.topic_backend.OceanBaseTopicBackend`, over the
+statements of its engine
+(:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from powercontext.adapters.storage.rows import text as _text
-from powercontext.adapters.topic_spi import TopicCard
+from powercontext.adapters.topic_rows import TopicCard
 from powercontext.core.errors import (
     CapabilityNotSupportedError,
     IntegrityError,
@@ -27,7 +29,10 @@ from powercontext.sql import oceanbase as obsql
 from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
 
-__all__ = ["OceanBaseTopicRows"]
+if TYPE_CHECKING:
+    from powercontext.adapters.oceanbase.engine import OceanBaseEngine
+
+__all__ = ["OceanBaseTopicProjection"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 _VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
@@ -46,60 +51,63 @@ def _fts_query(terms: Sequence[str]) -> str:
     return " ".join(dict.fromkeys(terms))
 
 
-class OceanBaseTopicRows:
-    """Active Topic and chunk rows on OceanBase: schema, replacement, channels, reads."""
+class OceanBaseTopicProjection:
+    """Active Topic and chunk rows on OceanBase: schema, replacement, channels, reads,
+    over the statements of ``engine`` (``run``, ``run_ddl``, ``rows``, ``run_many``)."""
 
     #: The largest k a vector channel can ask (seekdb's ``APPROXIMATE LIMIT`` bound).
     vector_k_cap: int | None = tsql.MAX_APPROXIMATE_K
 
-    if TYPE_CHECKING:  # provided by OceanBaseStorage
-        def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
-        def _exec_ddl(self, sql: str) -> None: ...
-        def _all(self, sql: str, params: Sequence[Any] | None = None
-                 ) -> list[tuple[Any, ...]]: ...
-        def _exec_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+    def __init__(self, engine: OceanBaseEngine) -> None:
+        self._engine = engine
+        #: VECTOR(dim) of the active tables, or None (read at open)
+        self.vector_column: int | None = None
 
-    _topic_vector_column: int | None = None  # VECTOR(dim) of the active tables, or None
+    def _exec(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        return self._engine.run(sql, params)
+
+    def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return self._engine.rows(sql, params)
 
     # ------------------------------------------------------------------ schema
 
-    def _active_vector_column_sync(self, table: str) -> int | None:
+    def _vector_column_of(self, table: str) -> int | None:
         ddl = _text(self._all(f"SHOW CREATE TABLE {table}")[0][1])
         m = _VECTOR_COL_RE.search(ddl)
         return int(m.group(1)) if m else None
 
-    def _create_active_tables_sync(self, existing: set[str], dimension: int | None) -> None:
+    def create_tables(self, existing: set[str], dimension: int | None) -> None:
         """Create the two active tables when missing (``VECTOR(dimension)`` + HNSW when
         ``dimension``), then read back which vector column they have."""
         for table, ddl in ((tsql.ACTIVE_TOPICS_TABLE, tsql.active_topics_ddl),
                            (tsql.ACTIVE_CHUNKS_TABLE, tsql.active_chunks_ddl)):
             if table not in existing:
-                self._exec_ddl(ddl(dimension))
-        self._read_active_columns_sync()
+                self._engine.run_ddl(ddl(dimension))
+        self._read_vector_column()
 
-    def _read_active_columns_sync(self) -> None:
-        dims = {self._active_vector_column_sync(t) for t in tsql.TOPIC_TABLES}
+    def _read_vector_column(self) -> None:
+        dims = {self._vector_column_of(t) for t in tsql.TOPIC_TABLES}
         # both tables are created together; a mismatch (a crash between the two DDLs of
         # a reshape) counts as "no vector column" so the shape checks refuse hybrid
-        self._topic_vector_column = dims.pop() if len(dims) == 1 else None
+        self.vector_column = dims.pop() if len(dims) == 1 else None
 
-    def _reshape_active_tables_sync(self, dimension: int | None) -> None:
+    def reshape_tables(self, dimension: int | None) -> None:
         """Drop and recreate the (empty: no Topic Heads) active tables for another
         vector dimension or none. DDL: each statement commits implicitly."""
         for table in reversed(tsql.TOPIC_TABLES):
             self._exec(f"DROP TABLE IF EXISTS {table}")
-        self._create_active_tables_sync(set(), dimension)
+        self.create_tables(set(), dimension)
 
-    def _missing_vectors_sync(self, fingerprint: str) -> int:
+    def missing_vectors(self, fingerprint: str) -> int:
         """Active Topic and chunk rows lacking a vector of ``fingerprint`` (every row,
         when the tables have no vector column)."""
-        if self._topic_vector_column is None:
+        if self.vector_column is None:
             return int(self._all(tsql.active_row_count())[0][0])
         return int(self._all(tsql.missing_vectors(), (fingerprint, fingerprint))[0][0])
 
     # ------------------------------------------------------------------ writes
 
-    def _delete_active_sync(self, artifact_id: str) -> None:
+    def delete_active(self, artifact_id: str) -> None:
         """Delete the Topic's active rows; their FULLTEXT and HNSW entries go with them
         (they are indexes of the same table)."""
         self._exec(tsql.chunks_delete(1), (artifact_id,))
@@ -108,23 +116,23 @@ class OceanBaseTopicRows:
     def _vector_param(self, vector: EmbeddingVector | None, field: str) -> str:
         if vector is None:
             raise InvalidInputError(field, "a hybrid deployment needs every vector")
-        if len(vector) != self._topic_vector_column:
+        if len(vector) != self.vector_column:
             raise InvalidInputError(field, f"has {len(vector)} dimensions; the column has "
-                                    f"{self._topic_vector_column}")
+                                    f"{self.vector_column}")
         return obsql.vector_literal(vector)
 
-    def _insert_active_sync(self, write: TopicWrite, fingerprint: str | None) -> None:
+    def insert_active(self, write: TopicWrite, fingerprint: str | None) -> None:
         """Insert the active Topic row and every chunk row of ``write``'s Revision
         (with their vectors and ``fingerprint`` when it is not None: hybrid)."""
         hybrid = fingerprint is not None
-        if hybrid and self._topic_vector_column is None:
+        if hybrid and self.vector_column is None:
             raise CapabilityNotSupportedError("the active tables have no vector column")
         p = write.projection
         ref = write.ref
         topic: list[Any] = [ref.artifact_id, ref.revision, write.scope_id, write.content.title,
                             write.content.summary, p.topic_text, len(write.sources),
                             fingerprint]
-        with_vector = self._topic_vector_column is not None
+        with_vector = self.vector_column is not None
         if with_vector:
             topic.append(self._vector_param(p.topic_vector, "topic_vector") if hybrid else None)
         self._exec(tsql.topic_insert(with_vector), topic)
@@ -136,11 +144,11 @@ class OceanBaseTopicRows:
             if with_vector:
                 row.append(self._vector_param(c.vector, "chunks.vector") if hybrid else None)
             rows.append(row)
-        self._exec_many(tsql.chunk_insert(with_vector), rows)
+        self._engine.run_many(tsql.chunk_insert(with_vector), rows)
 
     # ------------------------------------------------------------------ channels
 
-    def _fts_rows_sync(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
+    def fts_rows(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
                        limit: int, offset: int) -> list[ChannelRow]:
         """One page of ``topic_fts`` or ``detail_fts`` in one Scope, in the engine's
         total order (relevance, then artifact_id, then ordinal)."""
@@ -157,14 +165,14 @@ class OceanBaseTopicRows:
                     for r in rows]
         raise ValueError(f"not a full-text channel: {channel!r}")
 
-    def _vector_rows_sync(self, channel: TopicChannel, scope_id: str,
+    def vector_rows(self, channel: TopicChannel, scope_id: str,
                           vector: EmbeddingVector, k: int) -> list[ChannelRow]:
         """The ``k`` nearest rows of ``topic_vector`` or ``detail_vector`` in one Scope,
         by L2 distance (ties by artifact_id, then ordinal). The HNSW scan filters by
         Scope inside the index (``PRE-FILTER``); should it answer short while the Scope
         holds more vectors, the scan is rerun exactly (never over-fetch-then-filter).
         ``k`` above :attr:`vector_k_cap` is refused."""
-        if self._topic_vector_column is None:
+        if self.vector_column is None:
             raise CapabilityNotSupportedError("this database has no Topic vector column")
         if self.vector_k_cap is not None and k > self.vector_k_cap:
             raise InvalidInputError("k", f"at most {self.vector_k_cap} neighbours per scan")
@@ -194,12 +202,12 @@ class OceanBaseTopicRows:
 
     # ------------------------------------------------------------------ analyzer migration
 
-    def _active_refs_sync(self) -> list[tuple[TopicRef, str]]:
+    def active_refs(self) -> list[tuple[TopicRef, str]]:
         """``(ref, scope_id)`` of every active Topic, by artifact_id."""
         return [(TopicRef(_text(a), int(r)), _text(s))
                 for a, r, s in self._all(tsql.active_refs())]
 
-    def _set_fts_texts_sync(self, ref: TopicRef, topic_text: str,
+    def set_fts_texts(self, ref: TopicRef, topic_text: str,
                             chunk_texts: Sequence[tuple[int, str]]) -> None:
         """Replace the full-text fields of ``ref``'s active rows (the FULLTEXT indexes
         follow the rows); IntegrityError when ``ref`` is not active or its chunk rows
@@ -218,7 +226,7 @@ class OceanBaseTopicRows:
 
     # ------------------------------------------------------------------ reads
 
-    def _cards_sync(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
+    def cards(self, scope_id: str, artifact_ids: Sequence[str]) -> dict[str, TopicCard]:
         """``artifact_id -> (active ref, title, summary)`` of these Topics' active rows
         in this Scope (others are left out)."""
         ids = list(dict.fromkeys(artifact_ids))
@@ -232,7 +240,7 @@ class OceanBaseTopicRows:
                 out[_text(aid)] = (TopicRef(_text(aid), int(rev)), _text(title), _text(summary))
         return out
 
-    def _chunk_text_sync(self, ref: TopicRef, ordinal: int) -> str | None:
+    def chunk_text(self, ref: TopicRef, ordinal: int) -> str | None:
         """The text of one active chunk of exactly ``ref``, or None."""
         rows = self._all(tsql.chunk_texts(), (ref.artifact_id, ref.revision, ordinal))
         return _text(rows[0][0]) if rows else None

@@ -1,6 +1,6 @@
 """The durable allowance of a SQL Topic backend (Topic Memory RFC, "Cumulative work and
 evidence ceilings", "Retry and observability"; TOPIC-MEMORY.md, "The Worker's
-transactions"): :class:`TopicBudgetMixin` gives ``begin_attempt``, ``reserve`` and
+transactions"): :class:`TopicAllowance` gives ``begin_attempt``, ``reserve`` and
 ``record_failure``.
 
 Each call is its own short write transaction, committed before the caller goes on:
@@ -9,18 +9,20 @@ provider call. A refusal that must be remembered (``window_attempt_limit``,
 ``window_provider_budget_exceeded``) is committed first and raised after the COMMIT.
 Nothing is ever refunded; only a successful publication deletes the row
 (:mod:`powercontext.adapters.topic_publication`). The rules are
-:mod:`powercontext.core.topic.guards`; the engine primitives
-:class:`~powercontext.adapters.topic_budget_spi.TopicBudgetPrimitives`.
+:mod:`powercontext.core.topic.guards`; the rows
+:class:`~powercontext.adapters.topic_ledger_rows.LedgerRows`.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 
-from powercontext.adapters.topic_reads import TopicReadsMixin
+from powercontext.adapters.topic_host import TopicHost
+from powercontext.adapters.topic_ledger_rows import LedgerRows
 from powercontext.core.errors import (
     RevisionConflictError,
     SupervisorTermError,
@@ -42,38 +44,38 @@ from powercontext.core.topic.guards import (
 from powercontext.core.topic.processing import BINDING, AttemptGrant
 from powercontext.core.topic.supervision import SupervisorTerm
 
-__all__ = ["TopicBudgetFront", "TopicBudgetMixin"]
+__all__ = ["TopicAllowance"]
+
+T = TypeVar("T")
 
 #: How often begin_attempt reruns after a concurrent attempt created the row first.
 _INSERT_RACES = 3
 
 
-class TopicBudgetFront:
+class TopicAllowance:
     """``begin_attempt``, ``reserve`` and ``record_failure`` of a Topic backend (see
-    :class:`powercontext.ports.topic.TopicMemoryBackend` for the contract), over four
-    row primitives the backend provides (the SQL ones in
-    :class:`~powercontext.adapters.topic_budget_spi.TopicBudgetPrimitives`, the
-    in-memory backend's over dicts): ``_budget_row_sync(scope_id, binding_name,
-    source_after, lock=)``, ``_budget_insert_sync(row)``, ``_budget_update_sync(row)``
-    and ``_cursor_sync(binding_name, scope_id, lock=)``; plus ``_run``, ``_in_tx`` and
-    the term fence ``_fence_sync(term)``
-    (:class:`~powercontext.adapters.topic_supervision_store.TopicSupervisionFront`).
+    :class:`powercontext.ports.topic.TopicMemoryBackend` for the contract), over the
+    host's transactions, the ledger's rows (SQL:
+    :class:`~powercontext.adapters.topic_ledger_rows.SQLLedgerRows`; the in-memory
+    backend's over dicts) and the Supervisor's term fence ``fence(term)``
+    (:meth:`~powercontext.adapters.topic_supervision_store.TopicSupervision.fence`).
     With a Supervisor term every transaction reads the lease row first: a lost term is
     TopicProcessingError ``supervisor_term_lost`` (not terminal) and nothing is
     written."""
 
-    _run: Any
-    _in_tx: Any
-    _fence_sync: Any
-    _budget_row_sync: Any
-    _budget_insert_sync: Any
-    _budget_update_sync: Any
-    _cursor_sync: Any
+    def __init__(self, host: TopicHost, ledger: LedgerRows,
+                 fence: Callable[[SupervisorTerm], None]) -> None:
+        self._host = host
+        self._ledger = ledger
+        self._fence = fence
+
+    async def _tx(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        return await self._host._run(self._host._in_tx, write, fn, *args)
 
     def _fenced_attempt_sync(self, term: SupervisorTerm | None) -> None:
         if term is not None:
             try:
-                self._fence_sync(term)
+                self._fence(term)
             except SupervisorTermError as exc:
                 raise term_lost(exc, "attempt") from exc
 
@@ -98,8 +100,8 @@ class TopicBudgetFront:
             check_term(supervisor, "supervisor")
         for race in range(_INSERT_RACES):
             try:
-                decision: AttemptDecision = await self._run(
-                    self._in_tx, True, self._begin_attempt_sync, scope_id, source_after,
+                decision: AttemptDecision = await self._tx(
+                    True, self._begin_attempt_sync, scope_id, source_after,
                     str(uuid.uuid4()), supervisor)
                 break
             except RevisionConflictError:  # a concurrent attempt inserted the row first
@@ -118,8 +120,8 @@ class TopicBudgetFront:
         # the row first: a publication of this key holds it until its COMMIT, so the
         # Cursor read after it sees that publication's advance (no row is then made
         # for a frontier that has just been passed)
-        row = self._budget_row_sync(scope_id, BINDING, source_after, lock=True)
-        cursor = self._cursor_sync(BINDING, scope_id, lock=False) or 0
+        row = self._ledger.budget_row(scope_id, BINDING, source_after, lock=True)
+        cursor = self._ledger.cursor(BINDING, scope_id, lock=False) or 0
         if cursor != source_after:
             raise TopicProcessingError(
                 CODE_CURSOR_CONFLICT, f"the Cursor of Scope {scope_id!r} is at {cursor}, not "
@@ -127,9 +129,9 @@ class TopicBudgetFront:
         decision = admit_attempt(row, scope_id, source_after, attempt_id)
         if decision.row is not None:
             if decision.insert:
-                self._budget_insert_sync(decision.row)
+                self._ledger.budget_insert(decision.row)
             else:
-                self._budget_update_sync(decision.row)
+                self._ledger.budget_update(decision.row)
         return decision
 
     async def reserve(self, grant: AttemptGrant, requests: int, tokens: int, *,
@@ -148,19 +150,19 @@ class TopicBudgetFront:
         check_position(requests, "requests")
         check_position(tokens, "tokens")
         check_position(through, "through", grant.source_after + 1)
-        decision: ReservationDecision = await self._run(
-            self._in_tx, True, self._reserve_sync, grant, requests, tokens, through)
+        decision: ReservationDecision = await self._tx(
+            True, self._reserve_sync, grant, requests, tokens, through)
         if decision.error is not None:
             raise decision.error
 
     def _reserve_sync(self, grant: AttemptGrant, requests: int, tokens: int,
                       through: int) -> ReservationDecision:
         self._fenced_attempt_sync(grant.supervisor)  # type: ignore[arg-type]
-        row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
+        row = self._ledger.budget_row(grant.scope_id, grant.binding_name, grant.source_after,
                                     lock=True)
         decision = add_reservation(row, grant, requests, tokens, through)
         if decision.row is not None:
-            self._budget_update_sync(decision.row)
+            self._ledger.budget_update(decision.row)
         return decision
 
     async def record_failure(self, grant: AttemptGrant, code: str, *,
@@ -178,21 +180,17 @@ class TopicBudgetFront:
         check_failure_code(code)
         if through is not None:
             check_position(through, "through", grant.source_after + 1)
-        await self._run(self._in_tx, True, self._record_failure_sync, grant, code, through)
+        await self._tx(True, self._record_failure_sync, grant, code, through)
 
     def _record_failure_sync(self, grant: AttemptGrant, code: str,
                              through: int | None = None) -> None:
         self._fenced_attempt_sync(grant.supervisor)  # type: ignore[arg-type]
-        row = self._budget_row_sync(grant.scope_id, grant.binding_name, grant.source_after,
+        row = self._ledger.budget_row(grant.scope_id, grant.binding_name, grant.source_after,
                                     lock=True)
         if row is None or row.attempt_id != grant.attempt_id or row.terminal:
             return
         furthest = max(row.furthest_through, through or 0)
         if row.failure_code != code or row.furthest_through != furthest:
-            self._budget_update_sync(attrs.evolve(row, failure_code=code,
+            self._ledger.budget_update(attrs.evolve(row, failure_code=code,
                                                   furthest_through=furthest))
 
-
-class TopicBudgetMixin(TopicBudgetFront, TopicReadsMixin):
-    """The allowance of the SQL Topic backends: :class:`TopicBudgetFront` over the
-    engine primitives of :class:`TopicReadsMixin`."""
