@@ -14,7 +14,6 @@ driver). The schema that creates the table is
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from powercontext.adapters import memory_rows
 from powercontext.adapters.memory_rows import VectorRow
 from powercontext.adapters.memory_search import paged_fts_stream
 from powercontext.adapters.oceanbase.connection import DDL_TIMEOUT_US
+from powercontext.adapters.oceanbase.match_terms import match_terms
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import EmbeddingProfile, EmbeddingVector
@@ -32,7 +32,6 @@ from powercontext.sql import templates
 
 __all__ = ["OceanBaseMemoryProjection"]
 
-_TOKEN_RE = re.compile(r"[a-z0-9_]+")
 
 
 def _no_column() -> CapabilityNotSupportedError:
@@ -133,14 +132,7 @@ class OceanBaseMemoryProjection:
         makes one) is refused, not silently dropped (the caller's admission check
         filters the pages)."""
         ids = list(dict.fromkeys(artifact_ids))
-        for t in terms:
-            if not isinstance(t, str) or not _TOKEN_RE.fullmatch(t):
-                raise InvalidInputError("terms", "only Analyzer v1 tokens ([a-z0-9_]) reach MATCH")
-            if len(t) > obsql.MAX_TOKEN_CHARS:
-                raise InvalidInputError(
-                    "terms", f"a term longer than {obsql.MAX_TOKEN_CHARS} characters is "
-                    "never indexed by the SPACE parser")
-        tokens = list(dict.fromkeys(terms))
+        tokens = match_terms(terms)
         if not ids or not tokens or limit < 1:
             return []
         query = " ".join(tokens)

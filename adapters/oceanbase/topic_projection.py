@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from powercontext.adapters.oceanbase.match_terms import match_terms
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.topic_rows import TopicCard
 from powercontext.core.errors import (
@@ -34,21 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = ["OceanBaseTopicProjection"]
 
-_TOKEN_RE = re.compile(r"[a-z0-9_]+")
 _VECTOR_COL_RE = re.compile(r"`embedding`\s+VECTOR\((\d+)\)", re.IGNORECASE)
 
 
 def _fts_query(terms: Sequence[str]) -> str:
     """The MATCH text of Analyzer v1 ``terms`` (each checked: raw text never reaches
     MATCH)."""
-    for t in terms:
-        if not isinstance(t, str) or not _TOKEN_RE.fullmatch(t):
-            raise InvalidInputError("terms", "only Analyzer v1 tokens ([a-z0-9_]) reach MATCH")
-        if len(t) > obsql.MAX_TOKEN_CHARS:
-            raise InvalidInputError(
-                "terms", f"a term longer than {obsql.MAX_TOKEN_CHARS} characters is never "
-                "indexed by the SPACE parser")
-    return " ".join(dict.fromkeys(terms))
+    return " ".join(match_terms(terms))
 
 
 class OceanBaseTopicProjection:
