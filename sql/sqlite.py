@@ -39,6 +39,7 @@ __all__ = [
     "ANN_FIRST_K",
     "ANN_OVERFETCH",
     "BITS_TABLE",
+    "CANDIDATE_COLUMNS",
     "FTS_MERGE_PAGES",
     "FTS_TABLE",
     "FTS_TOKENIZE",
@@ -95,6 +96,10 @@ MAX_KNN_K = 4096
 #:   1 Memory x 10000 vectors, k=32 KNN: chunk 8 -> 4.5 ms, 64 -> 4.2 ms, 256 -> 3.7 ms.
 #: 8 wastes least for Memories of a few entries and costs little on big ones.
 VECTOR_CHUNK_SIZE = 8
+#: The head columns a search candidate carries (``h`` is memory_entry_heads), in the
+#: order every candidate statement selects them (the exact channels and the IVF index).
+CANDIDATE_COLUMNS = ("projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
+                     "entry_content_hash", "searchable_text")
 
 
 def _q(name: str) -> str:
@@ -205,9 +210,7 @@ def _render_fragments(_q: Callable[[str], str]) -> dict[str, str]:
     fts, vec, bits = _q(FTS_TABLE), _q(VECTOR_TABLE), _q(BITS_TABLE)
     fts_idx, fts_data = _q(f"{FTS_TABLE}_idx"), _q(f"{FTS_TABLE}_data")
     heads, meta = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
-    cols = ", ".join(f"h.{_q(c)}" for c in (
-        "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
-        "entry_content_hash", "searchable_text"))
+    cols = ", ".join(f"h.{_q(c)}" for c in CANDIDATE_COLUMNS)
     fragments = {
         # Contentless: the text lives in memory_entry_heads (searches join it), so FTS5
         # keeps only its index; contentless_delete=1 (SQLite 3.43+) allows deletes by

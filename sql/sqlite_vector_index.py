@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 
-from powercontext.sql.sqlite import VECTOR_TABLE
+from powercontext.sql.sqlite import CANDIDATE_COLUMNS, VECTOR_TABLE
 
 __all__ = ["CENTROIDS_TABLE", "IVF_CHUNK_SIZE", "IVF_TABLE", "LISTS_TABLE", "centroids_ddl",
            "ivf_ddl", "statement"]
@@ -47,9 +47,7 @@ def _q(name: str) -> str:
 _IVF, _LISTS, _VEC = _q(IVF_TABLE), _q(LISTS_TABLE), _q(VECTOR_TABLE)
 _CENT = _q(CENTROIDS_TABLE)
 _HEADS, _META = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
-_COLS = ", ".join(f"h.{_q(c)}" for c in (
-    "projection_id", "memory_artifact_id", "entry_id", "entry_version_id",
-    "entry_content_hash", "searchable_text"))
+_COLS = ", ".join(f"h.{_q(c)}" for c in CANDIDATE_COLUMNS)
 
 _STATEMENTS = {
     "create_lists": (f"CREATE TABLE IF NOT EXISTS {_LISTS} (scope TEXT PRIMARY KEY, "
