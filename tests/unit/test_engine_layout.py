@@ -193,7 +193,7 @@ def classes_of(package: str, folder: Path) -> list[type]:
     return out
 
 
-def test_no_storage_class_has_more_than_three_ancestors_ofour_ancestors() -> None:
+def test_no_storage_class_has_more_than_three_ancestors_of_ours() -> None:
     classes = classes_of("powercontext.adapters.storage", ROOT / "adapters" / "storage")
     for engine in ENGINES:  # each engine's storage and the engine itself
         for stem in ("connection", "engine"):
@@ -356,7 +356,7 @@ TOWERS = {
 }
 
 
-def ancestors_ofour_ancestors() -> dict[str, int]:
+def towers() -> dict[str, int]:
     """``{module.Class: n}`` of every class defined in ``powercontext.adapters`` with
     more than three classes of ours among its ancestors (its MRO minus itself)."""
     import pkgutil
@@ -376,7 +376,7 @@ def ancestors_ofour_ancestors() -> dict[str, int]:
 
 
 def test_no_class_of_ours_has_more_than_three_ancestors_of_ours_but_the_listed_towers() -> None:
-    found = ancestors_ofour_ancestors()
+    found = towers()
     assert sorted(set(found) - set(TOWERS)) == [], found
     grown = {k: (TOWERS[k], n) for k, n in found.items() if k in TOWERS and n > TOWERS[k]}
     assert grown == {}, f"(listed, now): {grown}"
