@@ -78,7 +78,7 @@ def _supervisor_written(engine: str) -> bool:
         backend = getattr(importlib.import_module(f"powercontext.adapters.{engine}"), class_name)
     except ImportError:
         return False
-    if not callable(getattr(backend, "_lease_acquire_sync", None)):
+    if not callable(getattr(backend, "acquire_lease", None)):
         return False  # this engine's storage of leases and waves is not in this tree yet
     try:
         ArtifactProcessingSupervisor(os.devnull, PowerContextConfig())
