@@ -1,5 +1,6 @@
 """The Source store of the in-memory backends (Memory and Topic): the synchronous
-primitives of :class:`powercontext.adapters.storage.sources.SourceStore` (and the
+primitives a :class:`powercontext.adapters.storage.SourceJournal` runs (its
+:class:`~powercontext.adapters.storage.SourceHost`; and the
 Pending / Cursor / budget reads of
 :class:`powercontext.adapters.topic_processing_store.TopicProcessingStatus`) over
 a plain dict state:
@@ -96,6 +97,9 @@ class InMemorySources:
 
     def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
         return []  # every journal row of this backend got its uri row when it was added
+
+    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
+        """Nothing: these dicts keep no recording times."""
 
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
         pending = processing_state(self._state)["pending"]

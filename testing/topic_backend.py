@@ -2,11 +2,13 @@
 
 The worked example for third-party Topic adapters (Topic Memory RFC, "Storage, Head,
 and atomic activation"; TOPIC-MEMORY.md): a :class:`~powercontext.adapters.storage.
-sources.SourceStore` over dicts, with the same write-boundary checks as the SQL
-backends (``core.topic.publication.verify_publication``, which re-checks every
-projection), the same ranking (``core.topic.search``: collapse by Topic, admission
-floors, RRF), Analyzer token matching as its "full-text engine" and brute-force L2
-as its "vector engine". It passes :class:`~powercontext.testing.
+StorageBackend` over dicts with its Source store composed (a
+:class:`~powercontext.adapters.storage.SourceJournal` over
+:class:`~powercontext.testing.memory_sources.InMemorySources`), with the same
+write-boundary checks as the SQL backends (``core.topic.publication.verify_publication``,
+which re-checks every projection), the same ranking (``core.topic.search``: collapse
+by Topic, admission floors, RRF), Analyzer token matching as its "full-text engine"
+and brute-force L2 as its "vector engine". It passes :class:`~powercontext.testing.
 TopicBackendContract` and declares the kit's ``FaultInjection`` hook. It is not
 durable: a :class:`TopicDatabase` lives as long as the Python object.
 
@@ -33,7 +35,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.storage import SourceJournal, StorageBackend
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -57,6 +59,7 @@ from powercontext.core.topic.models import (
     TopicRevision,
     TopicWrite,
 )
+from powercontext.core.topic.processing import JournalEntry
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
 from powercontext.core.topic.supervision import SupervisorTerm
@@ -122,7 +125,7 @@ class TopicDatabase:
 
 class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
                            InMemoryTopicSupervision, InMemoryTopicFronts,
-                           SourceStore[TopicCapabilities]):
+                           StorageBackend[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
     ``profile``: the deployment's EmbeddingProfile (None: an FTS-only deployment; set:
@@ -139,6 +142,8 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None, database: TopicDatabase | None = None) -> None:
         super().__init__()
+        #: the Source store (:class:`powercontext.ports.SourceStore`), over these dicts
+        self.source_journal = SourceJournal(self)
         self._profile = profile
         self._analyzer_choice = analyzer
         self.database = database if database is not None else TopicDatabase()
@@ -176,7 +181,45 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         """Server-only: ``put_scoped_sources`` with the ``lineage_only`` flag of the new
         journal rows (a client cannot set it; the processing pipeline and the kit's
         state machines do)."""
-        return await self._put_scoped_sources(scope_id, sources, lineage_only=lineage_only)
+        return await self.source_journal.put_server_sources(scope_id, sources,
+                                                            lineage_only=lineage_only)
+
+    # -- the Source store (ports.SourceStore), through the journal ------------------
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_sources`."""
+        return await self.source_journal.put_sources(sources)
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.get_sources`."""
+        return await self.source_journal.get_sources(source_ids)
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.journal`."""
+        return await self.source_journal.journal(after, limit)
+
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_scoped_sources`."""
+        return await self.source_journal.put_scoped_sources(scope_id, sources,
+                                                     once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_position_of_uri`."""
+        return await self.source_journal.scope_position_of_uri(scope_id, uri)
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_journal`."""
+        return await self.source_journal.scope_journal(scope_id, after, limit)
+
+    async def source_head(self, scope_id: str) -> int:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.source_head`."""
+        return await self.source_journal.source_head(scope_id)
+
+    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.processing_cursor`."""
+        return await self.source_journal.processing_cursor(binding_name, scope_id)
 
     # -- StorageBackend primitives ----------------------------------------------------
 
@@ -265,7 +308,7 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         else:
             self._state["meta"][key] = value
 
-    # -- Source store: InMemorySources ---------------------------------------------------
+    # -- Source primitives: InMemorySources ------------------------------------------------
 
     # -- capabilities ------------------------------------------------------------------
 

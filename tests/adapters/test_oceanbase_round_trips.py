@@ -159,7 +159,7 @@ def test_a_connection_killed_after_a_read_is_replaced_by_the_next_one(db_url):
         first = await svc.search("painting go", [head], limit=5, mode="hybrid")
         killer = _connect(db_url)
         try:
-            killer.cursor().execute(f"KILL {int(b._conn.thread_id())}")
+            killer.cursor().execute(f"KILL {int(b.ob_engine.connection.thread_id())}")
         finally:
             killer.close()
         assert await svc.search("painting go", [head], limit=5, mode="hybrid") == first

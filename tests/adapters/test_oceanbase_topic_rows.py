@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
 
-from powercontext.adapters.oceanbase.connection import OceanBaseStorage
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
+from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
 from powercontext.adapters.storage.rows import utc_text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
@@ -36,20 +37,25 @@ pytestmark = [
 DIM = 4
 
 
-class _Rows(OceanBaseStorage[None]):
+class _Rows(SQLStorage[None]):
     """The projection (``p``) over a bare connection (no family checks)."""
 
     def __init__(self, url: str, dimension: int | None) -> None:
         super().__init__()
-        self._init_connection(url)
+        self.ob_engine = OceanBaseEngine(url)
+        self._use_engine(self.ob_engine)
         self._dimension = dimension
         self.p = OceanBaseTopicProjection(self.ob_engine)
 
+    def _open_sync(self) -> None:
+        self._connect_sync()
+        self.engine.opening(self._open_checked_sync)
+
     def _open_checked_sync(self) -> None:
-        existing = self._tables()
+        existing = self.ob_engine.tables()
         for name in templates.SCHEMA:
             if name != "create_memory_entry_heads":
-                self._exec_ddl(templates.render(name, "oceanbase"))
+                self.ob_engine.run_ddl(templates.render(name, "oceanbase"))
         self.p.create_tables(existing, self._dimension)
 
     def sync(self, fn, *args):
