@@ -160,7 +160,7 @@ def test_every_session_bounds_its_transactions_and_keeps_tcp_alive(db_url: str) 
     b = OceanBaseMemoryBackend(db_url)
     try:
         def timeout() -> int:
-            return int(asyncio.run(b._run(b._in_tx, False, lambda: b._all(
+            return int(asyncio.run(b._run(b._in_tx, False, lambda: b.ob_engine.rows(
                 "SELECT @@ob_trx_timeout")))[0][0])
 
         assert timeout() == lost_sessions.TRX_TIMEOUT_US == 300_000_000
