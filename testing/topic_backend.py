@@ -59,11 +59,10 @@ from powercontext.core.topic.models import (
     TopicRevision,
     TopicWrite,
 )
-from powercontext.core.topic.processing import JournalEntry
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
 from powercontext.core.topic.supervision import SupervisorTerm
-from powercontext.testing.memory_sources import InMemorySources
+from powercontext.testing.memory_sources import InMemorySources, SourceFront
 from powercontext.testing.topic_backend_budget import (
     GUARD_FAULT_POINTS,
     InMemoryTopicBudget,
@@ -123,8 +122,8 @@ class TopicDatabase:
         self.lock = threading.RLock()
 
 
-class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
-                           InMemoryTopicSupervision, InMemoryTopicFronts,
+class InMemoryTopicBackend(InMemorySources, SourceFront, InMemoryTopicReads,
+                           InMemoryTopicBudget, InMemoryTopicSupervision, InMemoryTopicFronts,
                            StorageBackend[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
@@ -183,43 +182,6 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         state machines do)."""
         return await self.source_journal.put_server_sources(scope_id, sources,
                                                             lineage_only=lineage_only)
-
-    # -- the Source store (ports.SourceStore), through the journal ------------------
-
-    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_sources`."""
-        return await self.source_journal.put_sources(sources)
-
-    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.get_sources`."""
-        return await self.source_journal.get_sources(source_ids)
-
-    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.journal`."""
-        return await self.source_journal.journal(after, limit)
-
-    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
-                                 once_per_uri: bool = False) -> tuple[int, ...]:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_scoped_sources`."""
-        return await self.source_journal.put_scoped_sources(scope_id, sources,
-                                                     once_per_uri=once_per_uri)
-
-    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_position_of_uri`."""
-        return await self.source_journal.scope_position_of_uri(scope_id, uri)
-
-    async def scope_journal(self, scope_id: str, after: int = 0,
-                            limit: int = 100) -> tuple[JournalEntry, ...]:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_journal`."""
-        return await self.source_journal.scope_journal(scope_id, after, limit)
-
-    async def source_head(self, scope_id: str) -> int:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.source_head`."""
-        return await self.source_journal.source_head(scope_id)
-
-    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
-        """See :meth:`~powercontext.adapters.storage.SourceJournal.processing_cursor`."""
-        return await self.source_journal.processing_cursor(binding_name, scope_id)
 
     # -- StorageBackend primitives ----------------------------------------------------
 
