@@ -218,7 +218,9 @@ def db_size(built: building.Built, engine: Any) -> dict[str, Any]:
         svc = open_service(built.db)
         engine._urls[id(svc)] = built.db
         total, _tables = engine.size(svc)
-        return {"bytes": total, "note": "seekdb: table sizes after its merge, if any"}
+        note = "" if total else ("seekdb keeps fresh rows in memtables until a compaction: "
+                                 "no table size yet")
+        return {"bytes": total, "note": note}
     except Exception as exc:
         return {"bytes": 0, "note": f"not measured: {exc}"}
 

@@ -38,6 +38,12 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     return out
 
 
+def _size(size: dict[str, Any]) -> str:
+    if size.get("bytes"):
+        return f"{size['bytes'] / 1e6:.1f} MB"
+    return f"size not measured ({size.get('note', 'no figure')})"
+
+
 def _check(r: dict[str, Any]) -> str:
     c = r.get("check") or {}
     if "queries" in c:
@@ -61,10 +67,10 @@ def markdown(result: dict[str, Any]) -> str:
     lines += ["", f"{len(b['repos'])} Memories ({min(b['entries']):,} to {max(b['entries']):,} "
               f"entries), {b['sources_per_scope'] * len(b['repos']):,} turns in "
               f"{len(b['repos'])} Scopes, {b['topics']:,} Topics ({b['revisions']:,} "
-              f"Revisions, {b['windows']:,} Windows); database "
-              f"{result['size']['bytes'] / 1e6:.1f} MB; peak RSS build {b['maxrss_mb']:.0f} MB, "
-              f"measure {result['maxrss_mb']:.0f} MB, hook process "
-              f"{result['hook_maxrss_mb']:.0f} MB",
+              f"Revisions, {b['windows']:,} Windows); database {_size(result['size'])}; "
+              f"peak RSS build {b['maxrss_mb']:.0f} MB, "
+              f"measure {result['maxrss_mb']:.0f} MB, largest child process (a hook; on seekdb "
+              f"the server) {result['hook_maxrss_mb']:.0f} MB",
               "", "| figure | ours p50 ms | ours p95 ms | raw p50 ms | raw p95 ms | note |",
               "|---|---:|---:|---:|---:|---|"]
     lines += [f"| {' | '.join(r)} |" for r in rows(result)]
