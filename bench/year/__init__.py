@@ -1,6 +1,6 @@
 """A year of a team, measured: ``python -m bench year``.
 
-``python -m bench year [--scale 1.0] [--data DIR] [--backend sqlite|seekdb|both]
+``python -m bench year [--scale 1.0] [--memory-scale S] [--data DIR] [--backend sqlite|seekdb|both]
 [--seed 39] [--queries 40] [--runs 2] [--hook-runs 20] [--no-daemon] [--build-only]
 [--rebuild] [--out bench/results]``
 
@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                                 epilog="\n\n".join(__doc__.split("\n\n")[2:]))
     p.add_argument("--scale", type=float, default=1.0,
                    help="1.0 = 20 Memories of 2,000-5,000 entries and 500,000 turns")
+    p.add_argument("--memory-scale", type=float, default=None,
+                   help="the Memories' own scale (default --scale): Memories are cheap to "
+                        "build, so a small year can keep full-size Memories")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA,
                    help=f"where the built databases are kept and reused (default {DEFAULT_DATA})")
     p.add_argument("--backend", choices=("sqlite", "seekdb", "both"), default="sqlite")
@@ -68,10 +71,12 @@ async def _run_backend(backend: str, args: argparse.Namespace, material: Any,
     from bench.year import build as building
     from bench.year import measure
 
-    data = args.data / f"{backend}-scale{args.scale:g}-seed{args.seed}"
+    mscale = args.scale if args.memory_scale is None else args.memory_scale
+    data = args.data / (f"{backend}-scale{args.scale:g}"
+                        + (f"-m{mscale:g}" if mscale != args.scale else "") + f"-seed{args.seed}")
     data.mkdir(parents=True, exist_ok=True)
     built = None if args.rebuild else building.load_manifest(data, backend, args.scale,
-                                                             args.seed)
+                                                             args.seed, mscale)
     engine: Any
     from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
 
@@ -106,7 +111,8 @@ async def _run_backend(backend: str, args: argparse.Namespace, material: Any,
         engine, tengine = SeekdbEngine(model, url=server), SeekdbTopicEngine(server)
     if built is None:
         log(f"{backend}: building the year at scale {args.scale} into {db}")
-        built = await building.build(db, backend, data, args.scale, args.seed, material)
+        built = await building.build(db, backend, data, args.scale, args.seed, material,
+                                     memory_scale=mscale)
         building.save_manifest(data, built)
     else:
         log(f"{backend}: reusing the year built at {built.built_at} (commit {built.commit})")

@@ -79,6 +79,7 @@ class Built:
     scale: float
     seed: int
     commit: str = ""
+    memory_scale: float | None = None
     repos: list[str] = field(default_factory=list)
     entries: list[int] = field(default_factory=list)
     sources_per_scope: int = 0
@@ -116,17 +117,19 @@ class _Clock:
 
 
 async def build(db: str, backend: str, data: Path, scale: float, seed: int,
-                material: corpus.Material) -> Built:
-    """Build the year into ``db`` (a path or URL); returns what was built."""
+                material: corpus.Material, memory_scale: float | None = None) -> Built:
+    """Build the year into ``db`` (a path or URL), the Memories at ``memory_scale``
+    (default ``scale``); returns what was built."""
     from powercontext import MemoryEntryInput, open_service, open_topic_processor
     from powercontext.entrypoints.cli.hook_turn import conversation_source
     from powercontext.memory_names import repo_key
 
     os.environ.update(environment(data))
-    built = Built(backend, db, scale, seed, commit())
+    mscale = scale if memory_scale is None else memory_scale
+    built = Built(backend, db, scale, seed, commit(), mscale)
     dirs = repo_dirs(data)
     built.repos = [repo_key(d) for d in dirs]
-    built.entries = corpus.repo_entries(scale)
+    built.entries = corpus.repo_entries(mscale)
     built.sources_per_scope = corpus.scope_sources(scale)
     mem, src, proc = Stage(), Stage(), Stage()
     async with open_service(db, embedding="deterministic") as svc:
@@ -188,14 +191,17 @@ def manifest_path(data: Path, backend: str) -> Path:
     return data / f"manifest-{backend}.json"
 
 
-def load_manifest(data: Path, backend: str, scale: float, seed: int) -> Built | None:
+def load_manifest(data: Path, backend: str, scale: float, seed: int,
+                  memory_scale: float | None = None) -> Built | None:
     """The manifest of a finished build of ``backend`` at ``scale`` and ``seed`` whose
     database is still there, else None."""
     path = manifest_path(data, backend)
     if not path.exists():
         return None
     body = json.loads(path.read_text(encoding="utf-8"))
-    if body.get("scale") != scale or body.get("seed") != seed:
+    mscale = scale if memory_scale is None else memory_scale
+    if (body.get("scale"), body.get("seed"), body.get("memory_scale", scale)) != (
+            scale, seed, mscale):
         return None
     if backend == "sqlite" and not Path(body["db"]).exists():
         return None

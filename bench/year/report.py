@@ -55,15 +55,18 @@ def markdown(result: dict[str, Any]) -> str:
     b = result["built"]
     st = b["stages"]
     lines = [f"`{result['command']}`", "",
-             f"{result['date']}, backend {b['backend']}, scale {b['scale']}, seed {b['seed']}, "
+             f"{result['date']}, backend {b['backend']}, scale {b['scale']} (Memories "
+             f"{b.get('memory_scale') or b['scale']}), seed {b['seed']}, "
              f"built at commit {b['commit']}; load average {result['load']}", "",
-             "| built | count | wall s | CPU s | per second (wall) |", "|---|---:|---:|---:|---:|"]
+             "| built | count | wall s | CPU s | per wall second | per CPU second |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name, unit in (("memories", "entries"), ("sources", "turns"),
                        ("processing", "turns processed")):
         s = st[name]
         rate = s["count"] / s["wall_s"] if s["wall_s"] else 0
+        cpu_rate = s["count"] / s["cpu_s"] if s["cpu_s"] else 0
         lines.append(f"| {name} ({unit}) | {s['count']:,} | {s['wall_s']:.1f} | "
-                     f"{s['cpu_s']:.1f} | {rate:.1f} |")
+                     f"{s['cpu_s']:.1f} | {rate:.1f} | {cpu_rate:.1f} |")
     lines += ["", f"{len(b['repos'])} Memories ({min(b['entries']):,} to {max(b['entries']):,} "
               f"entries), {b['sources_per_scope'] * len(b['repos']):,} turns in "
               f"{len(b['repos'])} Scopes, {b['topics']:,} Topics ({b['revisions']:,} "
