@@ -157,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             result = asyncio.run(_run_backend(backend, args, material, None))
         result.update(command=command, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                       load=f"{load0:.1f} to {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)",
-                      maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      hook_maxrss_mb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+                      maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         result.setdefault("size", {"bytes": 0})
         stamp = time.strftime("%Y%m%d-%H%M%S")
         prefix = args.out / f"year-{backend}-{stamp}"

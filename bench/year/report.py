@@ -72,8 +72,7 @@ def markdown(result: dict[str, Any]) -> str:
               f"{len(b['repos'])} Scopes, {b['topics']:,} Topics ({b['revisions']:,} "
               f"Revisions, {b['windows']:,} Windows); database {_size(result['size'])}; "
               f"peak RSS build {b['maxrss_mb']:.0f} MB, "
-              f"measure {result['maxrss_mb']:.0f} MB, largest child process (a hook; on seekdb "
-              f"the server) {result['hook_maxrss_mb']:.0f} MB",
+              f"measure {result['maxrss_mb']:.0f} MB",
               "", "| figure | ours p50 ms | ours p95 ms | raw p50 ms | raw p95 ms | note |",
               "|---|---:|---:|---:|---:|---|"]
     lines += [f"| {' | '.join(r)} |" for r in rows(result)]
