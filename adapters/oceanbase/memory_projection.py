@@ -165,7 +165,7 @@ class OceanBaseMemoryProjection:
             lit = self._vector_literal(vector)
             k = min(obsql.ANN_FIRST_K, obsql.MAX_APPROXIMATE_K)
             ahead.append((obsql.vector_search(len(ids), True), (lit, *ids, lit, k)))
-        self._storage.ob_engine.read_ahead(ahead)
+        self._engine.read_ahead(ahead)
 
     # ------------------------------------------------------------------ full-text
 

@@ -257,15 +257,15 @@ def test_rows_read_ahead_never_answer_another_transaction(db_url):
 
         def name_then_other() -> int:
             engine.read_ahead([(asked, (1,))])
-            return int(b._all("SELECT 2")[0][0])  # sends both; the named rows wait
+            return int(engine.rows("SELECT 2")[0][0])  # sends both; the named rows wait
 
         assert b._in_tx(False, name_then_other) == 2
         cur.execute("UPDATE rt_ahead SET v = 7 WHERE id = 1")
-        assert b._in_tx(False, lambda: int(b._all(asked, (1,))[0][0])) == 7
+        assert b._in_tx(False, lambda: int(engine.rows(asked, (1,))[0][0])) == 7
         # outside a read transaction nothing is named (a write reads the newest rows)
         engine.read_ahead([(asked, (1,))])
         cur.execute("UPDATE rt_ahead SET v = 8 WHERE id = 1")
-        assert b._in_tx(True, lambda: int(b._all(asked, (1,))[0][0])) == 8
+        assert b._in_tx(True, lambda: int(engine.rows(asked, (1,))[0][0])) == 8
 
 
 def test_a_query_read_ahead_that_fails_runs_again_when_asked(db_url):
@@ -277,12 +277,12 @@ def test_a_query_read_ahead_that_fails_runs_again_when_asked(db_url):
         def body() -> tuple[int, str]:
             engine.read_ahead([("SELECT v FROM rt_ahead_missing", ()),
                                ("SELECT v FROM rt_ahead_fail WHERE id = %s", (1,))])
-            first = int(b._all("SELECT v FROM rt_ahead_fail WHERE id = %s", (1,))[0][0])
+            first = int(engine.rows("SELECT v FROM rt_ahead_fail WHERE id = %s", (1,))[0][0])
             try:
-                b._all("SELECT v FROM rt_ahead_missing")
+                engine.rows("SELECT v FROM rt_ahead_missing")
             except MySQLdb.Error as exc:
                 return first, type(exc).__name__
             return first, "no error"
 
         assert b._in_tx(False, body) == (0, "ProgrammingError")
-        assert b._in_tx(False, lambda: int(b._all("SELECT 3")[0][0])) == 3
+        assert b._in_tx(False, lambda: int(engine.rows("SELECT 3")[0][0])) == 3
