@@ -18,12 +18,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from powercontext.adapters.manifest_log import LazyManifest
-from powercontext.adapters.memory_completeness import VectorCompleteness
+from powercontext.adapters.memory_completeness import GENERATION_KEY, VectorCompleteness
 from powercontext.adapters.memory_deployment import MemoryDeployment
 from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.core import query as query_bounds
 from powercontext.core import ranking
-from powercontext.core.errors import ArtifactNotFoundError, CapabilityNotSupportedError
+from powercontext.core.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    InvalidInputError,
+)
 from powercontext.core.models import (
     ArtifactRef,
     Channel,
@@ -152,8 +156,29 @@ class MemorySearch:
                 manifests[m.artifact_id] = SearchHead(parsed.revision.ref, parsed.by_entry)
         return manifests
 
+    def _ahead_sync(self, request: MemorySearchRequest
+                    ) -> tuple[str, ...] | InvalidInputError:
+        """The query's search terms (or the error they raise, raised where the search
+        needs them), and, on a projection with ``search_ahead`` (a server a round trip
+        away), the search's first queries named to it, to travel in one round trip."""
+        terms: tuple[str, ...] | InvalidInputError = ()
+        if request.mode != "vector":
+            try:
+                terms = query_bounds.search_terms(request.query, self._deployment.db_analyzer)
+            except InvalidInputError as exc:  # raised where the search needs the terms
+                terms = exc
+        ahead = getattr(self._projection, "search_ahead", None)
+        if ahead is not None:
+            vector = request.query_vector if request.mode != "fts" else None
+            fts = None if isinstance(terms, InvalidInputError) else terms
+            ready = vector is not None and self._deployment.profile is not None
+            ahead([m.artifact_id for m in request.memories], fts, vector,
+                  self.candidate_budget(request.limit), GENERATION_KEY if ready else None)
+        return terms
+
     def search_sync(self, request: MemorySearchRequest) -> MemorySearchResult:
         """:meth:`search` inside the caller's read transaction."""
+        searched = self._ahead_sync(request)
         manifests = self._heads_sync(request.memories)
         heads = [head.ref for head in manifests.values()]
         mode = request.mode
@@ -184,7 +209,9 @@ class MemorySearch:
         versions: dict[str, MemoryEntryVersion] = {}
         channels: dict[Channel, list[SearchCandidate]] = {}
         if mode in ("fts", "hybrid"):
-            terms = query_bounds.search_terms(request.query, self._deployment.db_analyzer)
+            if isinstance(searched, InvalidInputError):
+                raise searched
+            terms = searched
             channels["fts"] = []
             if terms:
                 stream = self._projection.fts_stream(ids, terms, budget)

@@ -256,7 +256,11 @@ def entry_content_bytes(
 ) -> bytes:
     """Canonical bytes of an entry's content: kind, text and references only.
     InvalidInputError (field ``entry``) for a value RFC 8785 cannot carry, e.g. an
-    Artifact revision of 2**53 or more."""
+    Artifact revision of 2**53 or more. Plain strings and safe integers are written
+    directly (``rfc8785.dumps``'s bytes: a property test holds it), the rest by it."""
+    fast = _entry_content_direct(kind, text, sources, artifacts)
+    if fast is not None:
+        return fast
     return _jcs(
         {
             "artifact_refs": [
@@ -270,6 +274,36 @@ def entry_content_bytes(
         },
         "entry",
     )
+
+
+_STR = json.encoder.encode_basestring  # RFC 8785's string escapes (3.2.2.2) exactly
+
+
+def _entry_content_direct(
+    kind: str, text: str, sources: tuple[SourceRef, ...], artifacts: tuple[ArtifactRef, ...]
+) -> bytes | None:
+    """:func:`entry_content_bytes` written directly; None for a value not a plain
+    ``str`` or ``int`` in RFC 8785's safe range, or not UTF-8."""
+    if type(kind) is not str or type(text) is not str:
+        return None
+    refs = []
+    for a in artifacts:
+        i, r = a.artifact_id, a.revision
+        if type(i) is not str or type(r) is not int or not -(2**53) < r < 2**53:
+            return None
+        refs.append(f'{{"artifact_id":{_STR(i)},"revision":{r}}}')
+    cited = []
+    for c in sources:
+        h, i = c.content_hash, c.source_id
+        if type(h) is not str or type(i) is not str:
+            return None
+        cited.append(f'{{"content_hash":{_STR(h)},"source_id":{_STR(i)}}}')
+    out = (f'{{"artifact_refs":[{",".join(refs)}],"kind":{_STR(kind)},'
+           f'"source_refs":[{",".join(cited)}],"text":{_STR(text)}}}')
+    try:
+        return out.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def entry_content_hash(

@@ -15,8 +15,9 @@ isolation (set on connect). Round trips: the statements that open a transaction 
 with its first statement in one multi-statement query (``CLIENT.MULTI_STATEMENTS``); a
 transaction that runs no statement sends nothing; a read's COMMIT is sent without
 waiting and its answer read before the next statement. A write's COMMIT is always
-waited for. The connection sets ``CLIENT.FOUND_ROWS``, so an UPDATE's rowcount counts
-*matched* rows.
+waited for. Queries a read names ahead (:meth:`OceanBaseEngine.read_ahead`) travel with
+its next statement (:mod:`.read_ahead`). The connection sets ``CLIENT.FOUND_ROWS``, so
+an UPDATE's rowcount counts *matched* rows.
 
 A lost connection (:mod:`powercontext.adapters.oceanbase.lost_sessions`): every session
 sets ``ob_trx_timeout`` (5 minutes; maintenance: 1 hour) and TCP keepalive; a session
@@ -50,6 +51,7 @@ from powercontext.adapters.oceanbase.driver import (
     errno,
     parse_url,
 )
+from powercontext.adapters.oceanbase.read_ahead import ReadAhead
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.adapters.storage.rows import utc_text
@@ -96,6 +98,7 @@ class OceanBaseEngine:
         self._lost: list[int] = []  # our sessions lost with a write open: to kill
         self._trx_timeout = lost.TRX_TIMEOUT_US  # the session's ob_trx_timeout
         self._checked: Any = None  # the connection check_server passed on
+        self._ahead = ReadAhead()  # of the open read transaction only
 
     @property
     def engine_capabilities(self) -> EngineCapabilities:
@@ -137,6 +140,10 @@ class OceanBaseEngine:
     def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         """The rows of one OceanBase-only query."""
         return self._all(sql, params)
+
+    def read_ahead(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """In a read: queries ``(sql, params)`` soon run by :meth:`rows` (:mod:`.read_ahead`)."""
+        self._ahead.name(statements)
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one OceanBase-only statement once per parameter row."""
@@ -204,6 +211,7 @@ class OceanBaseEngine:
         next connection kills that session (:mod:`.lost_sessions`)."""
         # a transaction not yet opened on the server dies with the connection too
         self._commit_unread, self._tx_start = False, ()
+        self._ahead.clear()
         if lost_session and self._write_open and self._session_id is not None:
             self._lost.append(self._session_id)
         self._write_open, self._session_id = False, None
@@ -232,9 +240,8 @@ class OceanBaseEngine:
     def _exec_opening(self, start: tuple[str, ...], sql: str,
                       params: Sequence[Any] | None) -> Any:
         """``start`` (the statements that open the transaction) and ``sql`` in one round
-        trip (a multi-statement query); the cursor is left at ``sql``'s result. A
-        connection that died while idle is replaced once: the server ends a lost
-        session's transaction, and none of it was committed."""
+        trip; the cursor is left at ``sql``'s. A connection that died while idle is
+        replaced once (the server ends a lost session's transaction; none committed)."""
         bundled = "; ".join((*start, sql))
         for attempt in (1, 2):
             cur = self._cursor()
@@ -267,6 +274,8 @@ class OceanBaseEngine:
             raise
 
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        if self._ahead:
+            return self._ahead.rows(sql, params, self._cursor, self._exec, self._drop_connection)
         return list(self._exec(sql, params).fetchall())
 
     def _in_chunks(self, name: str, values: list[Any],
@@ -342,6 +351,7 @@ class OceanBaseEngine:
     def begin(self, write: bool, *, long_running: bool = False) -> None:
         # Nothing is sent yet: the statements that open the transaction go out with its
         # first statement (see _exec), so a failure to begin is that statement's.
+        self._ahead.begin(read=not write)
         self._tx_read = not write
         self._tx_start = WRITE_START if write else READ_START
         bound = lost.LONG_TRX_TIMEOUT_US if long_running else lost.TRX_TIMEOUT_US
@@ -350,6 +360,7 @@ class OceanBaseEngine:
             self._trx_timeout = bound
 
     def commit(self) -> None:
+        self._ahead.clear()
         if self._tx_start:  # no statement ran: the server never opened a transaction
             self._tx_start = ()
             return
@@ -369,10 +380,8 @@ class OceanBaseEngine:
             raise
 
     def _send_read_commit(self) -> None:
-        """End a read-only transaction without waiting for the server: COMMIT is sent
-        and its answer read before the connection's next statement (:meth:`_cursor`).
-        The server ends the snapshot when the COMMIT arrives; the read's rows were all
-        read in it, so nothing the caller got depends on the answer."""
+        """End a read without waiting: COMMIT's answer is read before the next statement
+        (:meth:`_cursor`); the read's rows were all read, none depends on it."""
         if self._conn is None:
             return
         try:
@@ -382,9 +391,7 @@ class OceanBaseEngine:
             self._drop_connection()  # the server ends a closed session's transaction
 
     def _read_commit_answer(self) -> None:
-        """Read the answer of a read's COMMIT sent by :meth:`_send_read_commit`, if one is
-        outstanding. A failure (a connection lost meanwhile) drops the connection: the
-        next statement connects again."""
+        """Read the answer of an outstanding read's COMMIT; a failure drops the connection."""
         if not self._commit_unread:
             return
         self._commit_unread = False
@@ -394,6 +401,7 @@ class OceanBaseEngine:
             self._drop_connection()
 
     def rollback(self) -> bool:
+        self._ahead.clear()
         if self._tx_start:  # nothing of the transaction was sent
             self._tx_start = ()
             return False

@@ -40,6 +40,9 @@ def _no_column() -> CapabilityNotSupportedError:
 
 
 def _candidates(rows: list[tuple[Any, ...]], with_distance: bool) -> list[SearchCandidate]:
+    if rows and all(type(x) is str for x in rows[0][:5]):  # the driver's type per column
+        return [SearchCandidate(r[0], r[1], r[2], r[3], r[4],
+                                float(r[5]) if with_distance else None) for r in rows]
     return [SearchCandidate(_text(r[0]), _text(r[1]), _text(r[2]), _text(r[3]), _text(r[4]),
                             float(r[5]) if with_distance else None) for r in rows]
 
@@ -59,6 +62,14 @@ class OceanBaseMemoryProjection:
     def __init__(self, engine: OceanBaseEngine) -> None:
         self._engine = engine
         self.vector_column: int | None = None
+        self._literal: tuple[EmbeddingVector, str] | None = None  # the last query's
+
+    def _vector_literal(self, vector: EmbeddingVector) -> str:
+        """:func:`~powercontext.sql.oceanbase.vector_literal`, once per query vector."""
+        last = self._literal
+        if last is None or last[0] is not vector:
+            last = self._literal = (vector, obsql.vector_literal(vector))
+        return last[1]
 
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         return self._engine.rows(sql, params)
@@ -123,6 +134,39 @@ class OceanBaseMemoryProjection:
         ddl = _text(self._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
         st.probe_facts["heads_ddl"] = ddl
 
+    # ------------------------------------------------------------------ one round trip
+
+    def search_ahead(self, artifact_ids: Sequence[str], terms: Sequence[str] | None,
+                     vector: EmbeddingVector | None, first: int,
+                     generation_key: str | None) -> None:
+        """Name the queries a search of these Memories runs first (its read transaction's
+        heads, the projection generation under ``generation_key`` when not None, the
+        first full-text page of ``first`` rows over ``terms``, the first vector scan for
+        ``vector``) to the engine, which sends them with the first one in one round trip
+        (:meth:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine.read_ahead`).
+        Each is the exact query the search then runs, so it gets the same rows; one the
+        search does not run costs the server that query only. Bad terms or a vector of
+        another dimension are left out here (the search raises on them as before)."""
+        named = list(dict.fromkeys(artifact_ids))  # the heads' order; the channels' sorted
+        ids = sorted(named)
+        if not ids or len(ids) > templates.IN_BUCKETS[-1]:
+            return
+        ahead: list[tuple[str, Sequence[Any]]] = [(obsql.heads_by_id(len(named)), named)]
+        if generation_key is not None:
+            ahead.append((templates.render("meta_get", "oceanbase"), (generation_key,)))
+        if terms:
+            try:
+                query = " ".join(match_terms(terms))
+            except InvalidInputError:
+                query = ""
+            if query:
+                ahead.append((obsql.fts_search(len(ids)), (query, *ids, query, first, 0)))
+        if vector is not None and self.vector_column == len(vector):
+            lit = self._vector_literal(vector)
+            k = min(obsql.ANN_FIRST_K, obsql.MAX_APPROXIMATE_K)
+            ahead.append((obsql.vector_search(len(ids), True), (lit, *ids, lit, k)))
+        self._engine.read_ahead(ahead)
+
     # ------------------------------------------------------------------ full-text
 
     def fts_candidates(self, artifact_ids: Sequence[str], terms: Sequence[str], limit: int,
@@ -174,7 +218,7 @@ class OceanBaseMemoryProjection:
         ids = list(dict.fromkeys(artifact_ids))
         if not ids or limit < 1:
             return []
-        lit = obsql.vector_literal(vector)
+        lit = self._vector_literal(vector)
         rows: list[tuple[Any, ...]] = []
         size = templates.IN_BUCKETS[-1]
         for start in range(0, len(ids), size):

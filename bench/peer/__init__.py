@@ -20,9 +20,10 @@ counted. Each side works on fresh SQLite files:
   Artifact per entry) through its public runtime API.
 
 Data: the perf benchmark's LoCoMo entries and questions (:mod:`bench.perf.common`:
-``make_entries``, ``fresh_entries``, ``pick_queries``). Figures per size (default 1k
-and 10k entries): remember +1 and +100 p50/p95, fts search p50/p95 (limit 10) and hits
-per query, database bytes (file + WAL after a checkpoint), load rate. LoCoMo dev fts
+``make_entries``, ``fresh_entries``, ``pick_queries``). Figures per size (default 1k,
+10k and 50k entries): remember +1 and +100 p50/p95, fts search p50/p95 (limit 10) and hits
+per query, forget of one entry p50/p95, database bytes (file + WAL after a checkpoint),
+load rate. LoCoMo dev fts
 recall@5/10/25: each conversation's turns (``bench.locomo.entry_text``, with the
 session date and image captions, as ``bench locomo`` writes them; identical texts
 collapsed) in a store of its own, every question searched with limit 25 on both
@@ -241,8 +242,10 @@ def _notes(report: dict[str, Any]) -> list[str]:
     out = []
     for side in ("ours", "peer"):
         for row in report["perf"][side]:
-            for fig in ("search_fts", "remember_1", "remember_100"):
-                cell = row[fig]
+            for fig in ("search_fts", "remember_1", "remember_100", "forget_1"):
+                cell = row.get(fig)
+                if cell is None:
+                    continue
                 if cell["n"] < cell["wanted"]:
                     out.append(f"{side} {fig} at {row['entries']}: {cell['n']} of "
                                f"{cell['wanted']} samples (cell budget "
@@ -268,13 +271,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="1k entries, 30 queries x 1 pass, 10 + 2 writes, first LoCoMo "
                    "conversation (60 questions)")
-    p.add_argument("--sizes", type=_sizes, default=None, help="entries (default 1000,10000)")
+    p.add_argument("--sizes", type=_sizes, default=None,
+                   help="entries (default 1000,10000,50000)")
     p.add_argument("--queries", type=int, default=None, help="LoCoMo questions (default 100)")
     p.add_argument("--search-runs", type=int, default=None, help="passes (default 3)")
     p.add_argument("--write-runs", type=int, default=None, help="remember +1 (default 20)")
     p.add_argument("--batch-runs", type=int, default=None, help="remember +100 (default 3)")
-    p.add_argument("--cell-budget", type=float, default=120.0,
-                   help="seconds per timed step and side (default 120)")
+    p.add_argument("--cell-budget", type=float, default=60.0,
+                   help="seconds per timed step and side (default 60: the whole run in "
+                   "about 15 minutes on two cores)")
     p.add_argument("--peer-python", type=Path, default=DEFAULT_PEER_PYTHON)
     p.add_argument("--ours-embed", action="store_true",
                    help="ours with the deterministic embedder (vectors written too)")
@@ -297,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {png}" if plot(rep, png) else "no plot: matplotlib is not installed")
         return 0
     quick = args.quick
-    for name, full, small in (("sizes", [1_000, 10_000], [1_000]), ("queries", 100, 30),
+    for name, full, small in (("sizes", [1_000, 10_000, 50_000], [1_000]),
+                              ("queries", 100, 30),
                               ("search_runs", 3, 1), ("write_runs", 20, 10),
                               ("batch_runs", 3, 2)):
         if getattr(args, name) is None:

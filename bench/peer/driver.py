@@ -8,7 +8,8 @@ It drives the peer as a black box through its documented public Python API, as f
 from its ``help()``/docstrings: ``open_builtin_runtime(BuiltinConfig(database=
 SQLiteConfig(url=...)))``, ``runtime.scopes.create(ScopeDraft(...))``, and the Scope's
 Atomic Memory application: ``create([AtomicMemoryContent(kind, text), ...])`` (one
-all-or-nothing batch) and ``search(query, mode="text", limit=...)``. The peer has no
+all-or-nothing batch), ``search(query, mode="text", limit=...)``, ``state(artifact_id)``
+and ``forget(artifact_id, expected_revision=..., expected_state_version=...)``. The peer has no
 manifest-based Memory application: its Memory is Atomic Memory (one Artifact per
 entry), which is what "remember" means on its side.
 
@@ -48,6 +49,8 @@ class PeerStore:
         self.path = path
         self._stack = contextlib.AsyncExitStack()
         self.memory: Any = None
+        self.keys: list[str] = []  # every Artifact created, in order
+        self._forget: list[tuple[str, int, int]] = []
 
     async def open(self) -> PeerStore:
         from powercontext.builtin.persistence.sqlite.profile import SQLiteConfig
@@ -78,11 +81,26 @@ class PeerStore:
         if len(keys) != len(texts):  # not seen; keep the protocol's one key per text
             by_text = {r.artifact.content.text: r.artifact.artifact_id for r in result.records}
             keys = [by_text.get(t, "") for t in texts]
+        self.keys.extend(k for k in keys if k)
         return keys
 
     async def search(self, query: str, limit: int) -> list[str]:
         page = await self.memory.search(query, mode="text", limit=limit)
         return [h.hit.artifact_ref.artifact_id for h in page.hits]
+
+    async def pick_forget(self, n: int) -> None:
+        """``n`` created Artifacts spread over the load, with the revision and state
+        version a forget names (read here, untimed)."""
+        step = max(1, len(self.keys) // max(1, n))
+        self._forget = []
+        for key in self.keys[::step][:n]:
+            read = await self.memory.state(key)
+            self._forget.append((key, read.ref.revision, read.state_version))
+
+    async def forget_next(self) -> None:
+        key, revision, state_version = self._forget.pop(0)
+        await self.memory.forget(key, expected_revision=revision,
+                                 expected_state_version=state_version)
 
     def size_bytes(self) -> int:
         return protocol.file_bytes(str(self.path))
@@ -95,7 +113,8 @@ async def serve(out: Any) -> None:
     """Answer one JSON request per stdin line with one JSON line on ``out`` until EOF or
     ``{"op": "quit"}``. Requests: ``info``; ``open`` (``path``) -> a store id; ``add``
     (``id``, ``texts``) -> keys; ``search`` (``id``, ``query``, ``limit``) -> keys;
-    ``size`` (``id``) -> bytes; ``close`` (``id``). A reply is ``{"result", "ms"}`` (``ms``:
+    ``pick_forget`` (``id``, ``n``); ``forget_next`` (``id``); ``size`` (``id``) -> bytes;
+    ``close`` (``id``). A reply is ``{"result", "ms"}`` (``ms``:
     ``perf_counter`` around the awaited call, here, so the pipe is not timed) or
     ``{"error"}``."""
     from importlib.metadata import version
@@ -125,6 +144,10 @@ async def serve(out: Any) -> None:
                 result = await stores[req["id"]].add(req["texts"])
             elif op == "search":
                 result = await stores[req["id"]].search(req["query"], req["limit"])
+            elif op == "pick_forget":
+                result = await stores[req["id"]].pick_forget(req["n"])
+            elif op == "forget_next":
+                result = await stores[req["id"]].forget_next()
             elif op == "size":
                 result = stores[req["id"]].size_bytes()
             elif op == "close":

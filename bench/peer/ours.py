@@ -43,6 +43,7 @@ class OurStore:
             embedding_model=model,
         )
         self.ref: ArtifactRef | None = None
+        self._forget: list[str] = []
 
     async def add(self, texts: Sequence[str]) -> list[str]:
         self.ref = await self.svc.remember(
@@ -58,6 +59,20 @@ class OurStore:
             return []
         result = await self.svc.search(query, [self.ref], limit=limit, mode="fts")
         return [h.entry_id for h in result.hits]
+
+    async def pick_forget(self, n: int) -> None:
+        """``n`` active entries spread over the head (entry id order), to forget."""
+        if self.ref is None:
+            return
+        rev = await self.svc.revision(self.ref)
+        active = [e.entry_id for e in rev.content.manifest.entries if e.state == "active"]
+        step = max(1, len(active) // max(1, n))
+        self._forget = active[::step][:n]
+
+    async def forget_next(self) -> None:
+        """``forget`` of one chosen entry: one Revision."""
+        assert self.ref is not None
+        self.ref = await self.svc.forget(self.ref, [self._forget.pop(0)], reason="bench")
 
     def size_bytes(self) -> int:
         return protocol.file_bytes(str(self.path))

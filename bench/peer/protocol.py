@@ -16,7 +16,11 @@ interleaved (ours, peer, then peer, ours, ...), so both see the same machine loa
 3. database size: the bytes of the database file and its WAL (so the size is that of
    exactly N entries);
 4. remember +1: ``write_runs`` writes of one fresh entry, each timed;
-5. remember +100: ``batch_runs`` writes of 100 fresh entries, each timed.
+5. remember +100: ``batch_runs`` writes of 100 fresh entries, each timed;
+6. forget 1: ``write_runs`` forgets of one loaded entry each (the store picks them,
+   untimed, spread over the load: :meth:`Store.pick_forget`), each timed. Only forget:
+   the peer's public API has no revise of an entry (its Atomic Memory's content is
+   fixed per Artifact; ``merge`` and ``restore`` are other operations).
 
 Every timed step is bounded by ``cell_budget_s`` (the slower side's summed time): a cut
 step reports fewer samples (``n``, the same on both sides), never a missing size. A time
@@ -47,6 +51,13 @@ class Store(Protocol):
     async def add(self, texts: Sequence[str]) -> list[str]: ...
 
     async def search(self, query: str, limit: int) -> list[str]: ...
+
+    async def pick_forget(self, n: int) -> None:
+        """Choose ``n`` distinct loaded entries, spread over the load, for the next
+        ``forget_next`` calls (untimed: whatever a caller holds to name an entry)."""
+
+    async def forget_next(self) -> None:
+        """Forget the next chosen entry (one write)."""
 
     def size_bytes(self) -> int: ...
 
@@ -156,7 +167,7 @@ async def run_perf(
     """The protocol at each size in ``sizes`` on every side at once (``opens[j]`` opens
     side ``j``'s fresh store of a size), call by call interleaved, so the sides see the
     same machine load: per side, one row per size with ``load``, ``search_fts``,
-    ``remember_1``, ``remember_100`` and ``db_bytes`` (see the module docstring).
+    ``remember_1``, ``remember_100``, ``forget_1`` and ``db_bytes`` (see the module docstring).
     ``texts`` holds at least ``max(sizes)`` distinct entry texts, ``fresh`` at least
     ``write_runs + 100 * batch_runs`` texts distinct from them."""
     need = write_runs + WRITE_BATCH * batch_runs
@@ -202,15 +213,21 @@ async def _one_size(
     rest = fresh[write_runs:]
     hundreds = [(rest[b * WRITE_BATCH : (b + 1) * WRITE_BATCH],) for b in range(batch_runs)]
     hundreds_ms, _ = await interleaved(stores, "add", hundreds, cell_budget_s)
+    for store in stores:
+        await store.pick_forget(write_runs)
+    forgets_ms, _ = await interleaved(stores, "forget_next", [() for _ in range(write_runs)],
+                                      cell_budget_s)
     rows = []
     for j, label in enumerate(labels):
         search = summary(search_ms[j], len(calls))
         search["mean_hits_warm"] = round(sum(map(len, warm[j])) / max(1, len(warm[j])), 2)
         r1, r100 = summary(ones_ms[j], write_runs), summary(hundreds_ms[j], batch_runs)
+        f1 = summary(forgets_ms[j], write_runs)
         load_s = sum(load_ms[j]) / 1e3
         log(f"  {label} at {size}: fts p50 {search['p50_ms']} p95 {search['p95_ms']} ms "
             f"(n={search['n']}); remember +1 p50 {r1['p50_ms']} ms (n={r1['n']}), +100 p50 "
-            f"{r100['p50_ms']} ms (n={r100['n']}); {db_bytes[j] / 1e6:.1f} MB")
+            f"{r100['p50_ms']} ms (n={r100['n']}); forget 1 p50 {f1['p50_ms']} ms "
+            f"(n={f1['n']}); {db_bytes[j] / 1e6:.1f} MB")
         rows.append({
             "entries": size,
             "load_s": round(load_s, 3),
@@ -218,6 +235,7 @@ async def _one_size(
             "search_fts": search,
             "remember_1": r1,
             "remember_100": r100,
+            "forget_1": f1,
             "db_bytes": db_bytes[j],
             "bytes_per_entry": round(db_bytes[j] / size, 1),
         })

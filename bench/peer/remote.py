@@ -75,6 +75,8 @@ class RemoteStore:
             return self.peer.request("add", id=self.id, texts=list(args[0]))
         if op == "search":
             return self.peer.request("search", id=self.id, query=args[0], limit=args[1])
+        if op == "forget_next":
+            return self.peer.request("forget_next", id=self.id)
         raise ValueError(f"unknown store op {op!r}")
 
     async def add(self, texts: Sequence[str]) -> list[str]:
@@ -82,6 +84,12 @@ class RemoteStore:
 
     async def search(self, query: str, limit: int) -> list[str]:
         return list((await self.timed_call("search", query, limit))[0])
+
+    async def pick_forget(self, n: int) -> None:
+        self.peer.request("pick_forget", id=self.id, n=n)
+
+    async def forget_next(self) -> None:
+        await self.timed_call("forget_next")
 
     def size_bytes(self) -> int:
         return int(self.peer.request("size", id=self.id)[0])

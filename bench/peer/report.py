@@ -23,6 +23,8 @@ PERF_FIGURES: tuple[tuple[str, tuple[str, str | None], str, bool], ...] = (
     ("remember +1 p95", ("remember_1", "p95_ms"), "ms", True),
     ("remember +100 p50", ("remember_100", "p50_ms"), "ms", True),
     ("remember +100 p95", ("remember_100", "p95_ms"), "ms", True),
+    ("forget 1 p50", ("forget_1", "p50_ms"), "ms", True),
+    ("forget 1 p95", ("forget_1", "p95_ms"), "ms", True),
     ("fts search p50", ("search_fts", "p50_ms"), "ms", True),
     ("fts search p95", ("search_fts", "p95_ms"), "ms", True),
     ("fts hits per query", ("search_fts", "mean_hits_warm"), "hits", False),
@@ -161,6 +163,7 @@ def plot(report: dict[str, Any], path: Path) -> bool:
     perf = report.get("perf", {})
     curves = (("remember +1 p50", ("remember_1", "p50_ms")),
               ("remember +100 p50", ("remember_100", "p50_ms")),
+              ("forget 1 p50", ("forget_1", "p50_ms")),
               ("fts p50", ("search_fts", "p50_ms")), ("fts p95", ("search_fts", "p95_ms")))
     for i, (label, fpath) in enumerate(curves):
         for side, style in (("ours", "-"), ("peer", "--")):

@@ -222,3 +222,67 @@ def test_a_transaction_begun_and_never_ended_dies_with_the_connection(db_url):
         asyncio.run(b.capabilities())  # opens again
     assert seen and not any("TRANSACTION" in s for s in seen[:1]), seen[:2]
     asyncio.run(b.close())
+
+
+def test_a_search_sends_its_heads_generation_and_first_pages_in_one_round_trip(db_url):
+    async def body():
+        b, svc = _service(db_url)
+        heads = [await svc.remember(None, entries=[
+            MemoryEntryInput("fact", f"{t} m{m}") for t in TEXTS]) for m in range(2)]
+        for mode in ("fts", "vector", "hybrid"):
+            first = await svc.search("painting go db", heads, limit=10, mode=mode)
+            with _round_trips(b) as seen:
+                res = await svc.search("painting go db", heads, limit=10, mode=mode)
+            assert res == first and res.hits
+            opening = seen[0]
+            assert opening.startswith(READ + "SELECT artifact_id, revision FROM "
+                                      "artifact_heads WHERE artifact_id IN"), seen
+            assert ("powercontext_meta" in opening) == (mode != "fts"), seen
+            assert ("MATCH (searchable_text)" in opening) == (mode != "vector"), seen
+            assert ("l2_distance" in opening) == (mode != "fts"), seen
+            # nothing of the opening is sent twice: heads, generation, first pages
+            later = seen[1:]
+            assert not any("artifact_heads" in s or "powercontext_meta" in s
+                           for s in later), seen
+            assert not any("OFFSET 0" in s and "MATCH" in s for s in later), seen
+        await svc.close()
+
+    asyncio.run(body())
+
+
+def test_rows_read_ahead_never_answer_another_transaction(db_url):
+    with _probe(db_url, "rt_ahead") as (b, cur):
+        engine = b.ob_engine
+        asked = "SELECT v FROM rt_ahead WHERE id = %s"
+
+        def name_then_other() -> int:
+            engine.read_ahead([(asked, (1,))])
+            return int(engine.rows("SELECT 2")[0][0])  # sends both; the named rows wait
+
+        assert b._in_tx(False, name_then_other) == 2
+        cur.execute("UPDATE rt_ahead SET v = 7 WHERE id = 1")
+        assert b._in_tx(False, lambda: int(engine.rows(asked, (1,))[0][0])) == 7
+        # outside a read transaction nothing is named (a write reads the newest rows)
+        engine.read_ahead([(asked, (1,))])
+        cur.execute("UPDATE rt_ahead SET v = 8 WHERE id = 1")
+        assert b._in_tx(True, lambda: int(engine.rows(asked, (1,))[0][0])) == 8
+
+
+def test_a_query_read_ahead_that_fails_runs_again_when_asked(db_url):
+    import MySQLdb
+
+    with _probe(db_url, "rt_ahead_fail") as (b, _cur):
+        engine = b.ob_engine
+
+        def body() -> tuple[int, str]:
+            engine.read_ahead([("SELECT v FROM rt_ahead_missing", ()),
+                               ("SELECT v FROM rt_ahead_fail WHERE id = %s", (1,))])
+            first = int(engine.rows("SELECT v FROM rt_ahead_fail WHERE id = %s", (1,))[0][0])
+            try:
+                engine.rows("SELECT v FROM rt_ahead_missing")
+            except MySQLdb.Error as exc:
+                return first, type(exc).__name__
+            return first, "no error"
+
+        assert b._in_tx(False, body) == (0, "ProgrammingError")
+        assert b._in_tx(False, lambda: int(engine.rows("SELECT 3")[0][0])) == 3

@@ -399,3 +399,32 @@ def test_source_content_hash_refuses_a_lone_surrogate_as_before() -> None:
 
     with pytest.raises(InvalidInputError, match="source"):
         source_content_hash("note", "a\ud800b", None, ())
+
+
+@given(kind=any_text, text=st.text(max_size=60),
+       sources=st.lists(st.builds(SourceRef, any_text, any_text), max_size=3),
+       artifacts=st.lists(st.builds(ArtifactRef, any_text, st.integers(-(2**54), 2**54)),
+                          max_size=3))
+def test_entry_content_bytes_are_rfc8785_for_any_values(
+    kind: str, text: str, sources: list[SourceRef], artifacts: list[ArtifactRef]
+) -> None:
+    """The direct writer of an entry's content gives exactly rfc8785's bytes of the
+    content object, and refuses exactly what rfc8785 refuses (a lone surrogate, an
+    integer past 2**53 - 1), with InvalidInputError."""
+    from powercontext.core.canonical import entry_content_bytes
+
+    value = {
+        "artifact_refs": [{"artifact_id": a.artifact_id, "revision": a.revision}
+                          for a in artifacts],
+        "kind": kind,
+        "source_refs": [{"content_hash": s.content_hash, "source_id": s.source_id}
+                        for s in sources],
+        "text": text,
+    }
+    try:
+        want = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(InvalidInputError):
+            entry_content_bytes(kind, text, tuple(sources), tuple(artifacts))
+    else:
+        assert entry_content_bytes(kind, text, tuple(sources), tuple(artifacts)) == want

@@ -42,6 +42,8 @@ class FakeStore:
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.closed = False
+        self.chosen: list[str] = []
+        self.forgotten: list[str] = []
 
     async def add(self, texts: Sequence[str]) -> list[str]:
         self.texts += texts
@@ -50,6 +52,12 @@ class FakeStore:
     async def search(self, query: str, limit: int) -> list[str]:
         words = set(query.lower().split())
         return [t for t in self.texts if words & set(t.lower().split())][:limit]
+
+    async def pick_forget(self, n: int) -> None:
+        self.chosen = self.texts[::max(1, len(self.texts) // n)][:n]
+
+    async def forget_next(self) -> None:
+        self.forgotten.append(self.chosen.pop(0))
 
     def size_bytes(self) -> int:
         return 10 * len(self.texts)
@@ -130,7 +138,9 @@ def test_protocol_rows_have_the_documented_shape() -> None:
     assert all(s.closed for s in stores) and len(stores) == 2
     for r, store in zip(rows, stores, strict=True):
         assert set(r) == {"entries", "load_s", "load_entries_per_s", "search_fts",
-                          "remember_1", "remember_100", "db_bytes", "bytes_per_entry"}
+                          "remember_1", "remember_100", "forget_1", "db_bytes",
+                          "bytes_per_entry"}
+        assert r["forget_1"]["n"] == 2 and len(set(store.forgotten)) == 2
         assert r["search_fts"]["n"] == r["search_fts"]["wanted"] == 4
         assert r["search_fts"]["mean_hits_warm"] == 5.0  # 10 hits, then none
         assert (r["remember_1"]["n"], r["remember_100"]["n"]) == (2, 2)
@@ -266,6 +276,7 @@ def test_the_peer_runs_the_same_protocol_on_a_tiny_size(tmp_path: Path) -> None:
     (row,) = rep["perf"]["peer"]
     assert row["entries"] == 30 and row["db_bytes"] > 0
     assert row["search_fts"]["n"] == 3 and row["remember_1"]["n"] == 2
+    assert row["forget_1"]["n"] == 2
     assert rep["locomo"]["peer"]["overall"]["n"] == 3
     assert all(r["ratio"] is not None for r in rep["ratios"] if r["unit"] == "ms")
 
