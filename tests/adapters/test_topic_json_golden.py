@@ -14,7 +14,9 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,8 +71,12 @@ def normalized(text: str, repo: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("golden")
+def fixture() -> Iterator[dict[str, Any]]:
+    # The prepared context counts the bytes of its items, and an item holds the
+    # Scope id, so the directory's length must not depend on pytest's numbered
+    # base directory (pytest-99 and pytest-100, or an xdist worker's popen-gw1/):
+    # a fresh directory whose name always has the same length, directly in /tmp.
+    tmp = Path(tempfile.mkdtemp(prefix="pc-golden-", dir="/tmp"))
     repo = tmp / "project"
     (repo / ".git").mkdir(parents=True)
     scope = f"repo:{repo.resolve()}"
@@ -105,6 +111,7 @@ def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         os.environ.pop("POWERCONTEXT_HOME", None)
     else:
         os.environ["POWERCONTEXT_HOME"] = old_home
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def check(name: str, text: str, fx: dict[str, Any]) -> None:
