@@ -26,6 +26,7 @@ surrounding whitespace. Deterministic: the same text and terms give the same sni
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -99,31 +100,8 @@ def _all_spans(text: str, analyzer: Analyzer) -> list[Span]:
     return out
 
 
-class _SpanMemo:
-    """Span text -> tokens under one Analyzer, and the reverse (token -> the span texts
-    that give it), for the spans seen so far: the invisible memo of :func:`_fast_spans`
-    (a chunk's words recur across chunks and searches). Replaced by an empty one when it
-    holds :data:`_MEMO_SPANS` spans."""
-
-    __slots__ = ("spans", "texts")
-
-    def __init__(self) -> None:
-        self.spans: dict[str, list[str]] = {}
-        self.texts: dict[str, set[str]] = {}
-
-    def learn(self, spans: set[str], analyzer: Analyzer) -> None:
-        """Analyze the spans not seen yet."""
-        for span in spans.difference(self.spans):
-            tokens = self.spans[span] = analyzer.analyze(span)
-            for token in tokens:
-                self.texts.setdefault(token, set()).add(span)
-
-    def holding(self, terms: frozenset[str]) -> set[str]:
-        """The spans seen that give one of ``terms``."""
-        return set().union(*(self.texts.get(t, ()) for t in terms))
-
-
-_SPAN_MEMO: dict[Analyzer, _SpanMemo] = {}
+#: Distinct spans whose tokens :func:`_span_tokens` keeps (a chunk's words recur across
+#: chunks and searches).
 _MEMO_SPANS = 1 << 16
 #: An ASCII W span (rules 4-5: ASCII letters and digits, single joiners between them).
 _ASCII_SPAN_SPLIT = re.compile(r"([A-Za-z0-9]+(?:[-./_][A-Za-z0-9]+)*)")
@@ -131,11 +109,11 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _NON_SPACE_RUN = re.compile(r"[^\x00-\x20\x7f]*")
 
 
-def _memo(analyzer: Analyzer) -> _SpanMemo:
-    memo = _SPAN_MEMO.get(analyzer)
-    if memo is None or len(memo.spans) >= _MEMO_SPANS:
-        memo = _SPAN_MEMO[analyzer] = _SpanMemo()
-    return memo
+@functools.lru_cache(maxsize=_MEMO_SPANS)
+def _span_tokens(analyzer: Analyzer, span: str) -> list[str]:
+    """``analyzer.analyze(span)``, memoised (a pure function of its arguments; the list
+    is shared and never mutated)."""
+    return analyzer.analyze(span)
 
 
 def _fast_spans(text: str, analyzer: Analyzer,
@@ -143,11 +121,10 @@ def _fast_spans(text: str, analyzer: Analyzer,
     """The spans :func:`_spans` gives for the whole ``text`` (only those whose tokens
     hold one of ``terms``, when given), faster: each ASCII stretch by one regex split
     (an ASCII W run is an :data:`_ASCII_SPAN_SPLIT` match; each distinct one is analyzed
-    once per memo, and those holding a term are found by set operations), each run of
-    characters that are not ASCII spaces or controls around a non-ASCII character by
-    :func:`_spans` (an ASCII space or control is in no span, so the loop restarts after
-    one exactly as it does over the whole text)."""
-    memo = _memo(analyzer)
+    once, through the memo), each run of characters that are not ASCII spaces or
+    controls around a non-ASCII character by :func:`_spans` (an ASCII space or control
+    is in no span, so the loop restarts after one exactly as it does over the whole
+    text)."""
     seen: dict[str, list[str]] = {}  # the spans around non-ASCII characters, this call
     out: list[Span] = []
     pos = 0
@@ -156,15 +133,15 @@ def _fast_spans(text: str, analyzer: Analyzer,
         stop = len(text) if m is None else max(
             pos, text.rfind(" ", pos, m.start()) + 1, text.rfind("\n", pos, m.start()) + 1)
         parts = _ASCII_SPAN_SPLIT.split(text[pos:stop])  # gap, span, gap, span, ..., gap
-        distinct = set(parts[1::2])
-        memo.learn(distinct, analyzer)
-        found = distinct if terms is None else distinct.intersection(memo.holding(terms))
+        found: dict[str, list[str]] = {}
+        for span in set(parts[1::2]):
+            tokens = _span_tokens(analyzer, span)
+            if tokens and (terms is None or not terms.isdisjoint(tokens)):
+                found[span] = tokens
         if found:
             at = list(accumulate(map(len, parts), initial=pos))
-            tokens = memo.spans
-            out.extend((at[k], at[k + 1], "W", tokens[parts[k]])
-                       for k in range(1, len(parts), 2)
-                       if parts[k] in found and tokens[parts[k]])
+            out.extend((at[k], at[k + 1], "W", found[parts[k]])
+                       for k in range(1, len(parts), 2) if parts[k] in found)
         if m is None:
             return out
         end = _NON_SPACE_RUN.match(text, m.end()).end()  # type: ignore[union-attr]
