@@ -16,7 +16,11 @@ around it, ``㈱`` becomes ``(株)``, ``．`` a joiner) may see other runs than 
 characters show: where the spans of a whitespace-separated piece do not give that
 piece's tokens, the piece is one span (ASCII spaces and controls end every rule).
 Inside a CJK or unspaced run, a term is placed on its character or cluster (pair);
-inside a long word run, on its word between joiners.
+inside a long word run, on its word between joiners. The spans are found fast (an ASCII
+stretch by one regex split, each distinct span's tokens from a bounded memo; the
+character loop only around a non-ASCII character) and only the spans holding a query
+term are placed; tests/support/snippet_reference.py keeps the plain definition they
+equal.
 
 The window: at most :data:`SNIPPET_CHARS` code points holding the most distinct query
 terms (ties: the earliest), centred on them, its ends moved to whitespace when that is
