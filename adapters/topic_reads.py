@@ -203,8 +203,10 @@ class TopicReads:
     async def analyzer(self) -> Analyzer:
         """The Analyzer the database's Topic projections are built with (its recorded
         ``analyzer_version``). Opens the database: AnalyzerMismatchError for another
-        explicit choice or an unknown recorded version."""
-        await self._host._run(lambda: None)
+        explicit choice or an unknown recorded version. Once the database is open it is
+        answered on the caller's thread, like the capability report (a search asks for
+        both before its one hop to the worker thread)."""
+        await self._host.capabilities()
         return self._deployment.db_analyzer
 
     async def topic_capabilities(self) -> TopicCapabilities:

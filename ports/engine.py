@@ -427,14 +427,14 @@ class TopicSearchProjection(Protocol):
         ...
 
     def fts_rows(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
-                 limit: int, offset: int) -> list[ChannelRow]:
+                 limit: int, offset: int) -> Sequence[ChannelRow]:
         """Full-text candidates: one page (``offset``, ``limit``) of the Scope's active
         rows matching any of ``terms`` (Analyzer tokens), best first in one total
         order, each with its Analyzer text."""
         ...
 
     def vector_rows(self, channel: TopicChannel, scope_id: str,
-                    vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+                    vector: EmbeddingVector, k: int) -> Sequence[ChannelRow]:
         """Vector candidates: the ``k`` nearest active rows of the Scope by L2, filtered
         by Scope inside the scan, ascending, a stable tie-break."""
         ...

@@ -25,7 +25,7 @@ from powercontext.core.errors import (
 )
 from powercontext.core.models import EmbeddingVector
 from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
-from powercontext.core.topic.search import ChannelRow
+from powercontext.core.topic.search import ChannelRow, ChannelRows
 from powercontext.sql import oceanbase as obsql
 from powercontext.sql import oceanbase_topic as tsql
 from powercontext.sql import templates
@@ -142,24 +142,23 @@ class OceanBaseTopicProjection:
     # ------------------------------------------------------------------ channels
 
     def fts_rows(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
-                       limit: int, offset: int) -> list[ChannelRow]:
+                       limit: int, offset: int) -> Sequence[ChannelRow]:
         """One page of ``topic_fts`` or ``detail_fts`` in one Scope, in the engine's
-        total order (relevance, then artifact_id, then ordinal)."""
+        total order (relevance, then artifact_id, then ordinal), each row made a
+        ChannelRow when read."""
         query = _fts_query(terms)
         if not query or limit < 1:
             return []
         if channel == "topic_fts":
             rows = self._all(tsql.topic_fts_search(), (query, scope_id, query, limit, offset))
-            return [ChannelRow(TopicRef(_text(r[0]), int(r[1])), None, _text(r[2]))
-                    for r in rows]
+            return ChannelRows(rows, _topic_row)
         if channel == "detail_fts":
             rows = self._all(tsql.chunk_fts_search(), (query, scope_id, query, limit, offset))
-            return [ChannelRow(TopicRef(_text(r[0]), int(r[1])), int(r[2]), _text(r[3]))
-                    for r in rows]
+            return ChannelRows(rows, _chunk_row)
         raise ValueError(f"not a full-text channel: {channel!r}")
 
     def vector_rows(self, channel: TopicChannel, scope_id: str,
-                          vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+                          vector: EmbeddingVector, k: int) -> Sequence[ChannelRow]:
         """The ``k`` nearest rows of ``topic_vector`` or ``detail_vector`` in one Scope,
         by L2 distance (ties by artifact_id, then ordinal). The HNSW scan filters by
         Scope inside the index (``PRE-FILTER``); should it answer short while the Scope
@@ -183,15 +182,12 @@ class OceanBaseTopicProjection:
             have = int(self._all(tsql.scope_vector_count(table), (scope_id,))[0][0])
             if have > len(got):
                 got = self._all(search(False), (lit, scope_id, lit, k))
-        out = []
-        for r in got:
-            if r[-1] is None:
-                continue
-            ordinal = int(r[2]) if detail else None
-            out.append(ChannelRow(TopicRef(_text(r[0]), int(r[1])), ordinal,
-                                  _text(r[3] if detail else r[2]), float(r[-1])))
-        out.sort(key=lambda c: (c.distance, c.ref.artifact_id.encode(), c.ordinal or 0))
-        return out
+        # sorted as raw rows (distance, UTF-8 artifact_id, ordinal), each made a
+        # ChannelRow only when the collapse reads it
+        near = [r for r in got if r[-1] is not None]
+        near.sort(key=lambda r: (float(r[-1]), _text(r[0]).encode(),
+                                 int(r[2]) if detail else 0))
+        return ChannelRows(near, _near_chunk_row if detail else _near_topic_row)
 
     # ------------------------------------------------------------------ analyzer migration
 
@@ -237,3 +233,20 @@ class OceanBaseTopicProjection:
         """The text of one active chunk of exactly ``ref``, or None."""
         rows = self._all(tsql.chunk_texts(), (ref.artifact_id, ref.revision, ordinal))
         return _text(rows[0][0]) if rows else None
+
+
+def _topic_row(r: Sequence[Any]) -> ChannelRow:
+    return ChannelRow(TopicRef(_text(r[0]), int(r[1])), None, _text(r[2]))
+
+
+def _chunk_row(r: Sequence[Any]) -> ChannelRow:
+    return ChannelRow(TopicRef(_text(r[0]), int(r[1])), int(r[2]), _text(r[3]))
+
+
+def _near_topic_row(r: Sequence[Any]) -> ChannelRow:
+    return ChannelRow(TopicRef(_text(r[0]), int(r[1])), None, _text(r[2]), float(r[-1]))
+
+
+def _near_chunk_row(r: Sequence[Any]) -> ChannelRow:
+    return ChannelRow(TopicRef(_text(r[0]), int(r[1])), int(r[2]), _text(r[3]),
+                      float(r[-1]))

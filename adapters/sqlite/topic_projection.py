@@ -26,7 +26,7 @@ from powercontext.adapters.topic_rows import TopicCard
 from powercontext.core.errors import BackendError, IntegrityError
 from powercontext.core.models import EmbeddingVector
 from powercontext.core.topic.models import TopicChannel, TopicRef, TopicWrite
-from powercontext.core.topic.search import ChannelRow
+from powercontext.core.topic.search import ChannelRow, ChannelRows
 from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
@@ -143,27 +143,28 @@ class SQLiteTopicProjection:
     # ------------------------------------------------------------------ channels
 
     def fts_rows(self, channel: TopicChannel, scope_id: str, terms: Sequence[str],
-                 limit: int, offset: int) -> list[ChannelRow]:
-        """One page of ``topic_fts`` or ``detail_fts`` in one Scope (bm25, then rowid)."""
+                 limit: int, offset: int) -> ChannelRows:
+        """One page of ``topic_fts`` or ``detail_fts`` in one Scope (bm25, then rowid),
+        each row made a ChannelRow when read."""
         if not terms or limit <= 0:
-            return []
+            return ChannelRows((), _topic_row)
         kind = "topic" if channel == "topic_fts" else "chunk"
         match = frag.fts_match_tokens(
             frag.scoped_terms(frag.topic_scope_token(scope_id), list(dict.fromkeys(terms))))
         rows = self._sql(frag.statement(f"topic_{kind}_fts_search"),
                          [match, limit, offset, scope_id])
-        return [_channel_row(kind, r) for r in rows]
+        return ChannelRows(rows, _topic_row if kind == "topic" else _chunk_row)
 
     def vector_rows(self, channel: TopicChannel, scope_id: str,
-                    vector: EmbeddingVector, k: int) -> list[ChannelRow]:
+                    vector: EmbeddingVector, k: int) -> ChannelRows:
         """The ``k`` nearest rows of ``topic_vector`` or ``detail_vector`` in one Scope
-        (the vec0 partition key), by L2."""
+        (the vec0 partition key), by L2, each made a ChannelRow when read."""
         if not self.vec_tables or k <= 0:
-            return []
+            return ChannelRows((), _topic_row)
         kind = "topic" if channel == "topic_vector" else "chunk"
         rows = self._sql(frag.statement(f"topic_{kind}_vector_search"), [
             pack(vector), min(k, frag.MAX_KNN_K), frag.topic_scope_token(scope_id), scope_id])
-        return [_channel_row(kind, r[:-1], float(r[-1])) for r in rows]
+        return ChannelRows(rows, _near_topic_row if kind == "topic" else _near_chunk_row)
 
     # ------------------------------------------------------------------ reads of active rows
 
@@ -202,9 +203,21 @@ class SQLiteTopicProjection:
         return out
 
 
-def _channel_row(kind: str, row: Sequence[Any], distance: float | None = None) -> ChannelRow:
-    if kind == "topic":
-        aid, rev, text = row
-        return ChannelRow(TopicRef(str(aid), int(rev)), None, str(text), distance)
+def _topic_row(row: Sequence[Any]) -> ChannelRow:
+    aid, rev, text = row
+    return ChannelRow(TopicRef(str(aid), int(rev)), None, str(text))
+
+
+def _chunk_row(row: Sequence[Any]) -> ChannelRow:
     aid, rev, ordinal, text = row
-    return ChannelRow(TopicRef(str(aid), int(rev)), int(ordinal), str(text), distance)
+    return ChannelRow(TopicRef(str(aid), int(rev)), int(ordinal), str(text))
+
+
+def _near_topic_row(row: Sequence[Any]) -> ChannelRow:
+    aid, rev, text, distance = row
+    return ChannelRow(TopicRef(str(aid), int(rev)), None, str(text), float(distance))
+
+
+def _near_chunk_row(row: Sequence[Any]) -> ChannelRow:
+    aid, rev, ordinal, text, distance = row
+    return ChannelRow(TopicRef(str(aid), int(rev)), int(ordinal), str(text), float(distance))

@@ -143,15 +143,18 @@ def topic_markdown(result: dict[str, Any]) -> list[str]:
         "the engine's own queries on the same projection tables)",
         "",
         "| engine | Topics | shape | embedder | ours p50 | ours p95 | raw p50 | raw p95 "
-        "| ours/raw p50 | ours/raw p95 | mean hits | same hits |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ours/raw p50 | ours/raw p95 | CPU ours p50 | CPU raw p50 | CPU ours/raw "
+        "| mean hits | same hits |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['engine']} | {r['topics']} | {r['shape']}{' (cut)' if r.get('cut') else ''}"
             f" | {r['embedder']} | {_f(r['ours_p50_ms'])} | {_f(r['ours_p95_ms'])} | "
             f"{_f(r['raw_p50_ms'])} | {_f(r['raw_p95_ms'])} | {_f(r['ratio_p50'])} | "
-            f"{_f(r['ratio_p95'])} | {_f(r['mean_hits'], 1)} | {_checked(r.get('check'))} |"
+            f"{_f(r['ratio_p95'])} | {_f(r.get('ours_cpu_p50_ms'))} | "
+            f"{_f(r.get('raw_cpu_p50_ms'))} | {_f(r.get('cpu_ratio_p50'))} | "
+            f"{_f(r['mean_hits'], 1)} | {_checked(r.get('check'))} |"
         )
     lines += [
         "",

@@ -15,7 +15,9 @@ embedding included in hybrid), *raw* = :func:`bench.perf.topic_engines.raw_searc
 engine's own FTS5 / vec0 (SQLite) or MATCH / l2_distance (seekdb) queries on the same
 projection tables, with the same admission, collapse, budget and RRF, written plainly.
 Each figure is the median over passes of the pass p50 / p95 (ms); ours and raw alternate
-query by query. Untimed, the first 20 queries check that ours and raw return the same
+query by query. Beside the wall times, the process's CPU time per search (ours includes
+its worker thread; robust to a shared machine's load, which stretches wall time and
+every hop between threads). Untimed, the first 20 queries check that ours and raw return the same
 hits (refs and ``matched_by``, at limit 10 and at limit 20).
 """
 
@@ -225,24 +227,31 @@ async def bench_topic_search(
             log("  " + cut)
         ours_passes: list[list[float]] = []
         raw_passes: list[list[float]] = []
+        cpu_passes: tuple[list[list[float]], list[list[float]]] = ([], [])
         hits = 0
         for _ in range(cell_runs):
             ours: list[float] = []
             raw: list[float] = []
+            cpu: tuple[list[float], list[float]] = ([], [])
             for q, terms, blob in cell:
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 res = await _ours(ds, q, LIMIT)
                 ours.append((time.perf_counter() - t0) * 1000.0)
+                cpu[0].append((time.process_time() - c0) * 1000.0)
                 hits += len(res.hits)
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 raw_search(engine, ds.scope_id, terms, blob, ds.kind, LIMIT, MAX_CHUNKS)
                 raw.append((time.perf_counter() - t0) * 1000.0)
+                cpu[1].append((time.process_time() - c0) * 1000.0)
             ours_passes.append(ours)
             raw_passes.append(raw)
+            cpu_passes[0].append(cpu[0])
+            cpu_passes[1].append(cpu[1])
         check = await topic_same_hits(engine, ds, cell[:CHECK_QUERIES], MAX_CHUNKS)
     finally:
         engine.close_raw()
     o, r = _summary(ours_passes), _summary(raw_passes)
+    oc, rc = _summary(cpu_passes[0]), _summary(cpu_passes[1])
     row = {
         "engine": engine.name, "topics": ds.topics, "shape": ds.kind, "embedder": ds.embedder,
         "channels": 4 if ds.kind == "hybrid" else 2,
@@ -251,11 +260,14 @@ async def bench_topic_search(
         "raw_p50_ms": r["p50_ms"], "raw_p95_ms": r["p95_ms"],
         "ratio_p50": o["p50_ms"] / r["p50_ms"] if r["p50_ms"] else None,
         "ratio_p95": o["p95_ms"] / r["p95_ms"] if r["p95_ms"] else None,
+        "ours_cpu_p50_ms": oc["p50_ms"], "raw_cpu_p50_ms": rc["p50_ms"],
+        "cpu_ratio_p50": oc["p50_ms"] / rc["p50_ms"] if rc["p50_ms"] else None,
         "queries": len(cell), "runs": cell_runs,
         "mean_hits": hits / max(1, cell_runs * len(cell)), "cut": cut, "check": check,
     }
     log(f"  topic search {ds.label}: ours p50 {o['p50_ms']:.2f} p95 {o['p95_ms']:.2f} | raw "
-        f"p50 {r['p50_ms']:.2f} p95 {r['p95_ms']:.2f} ms | same hits "
+        f"p50 {r['p50_ms']:.2f} p95 {r['p95_ms']:.2f} ms | CPU p50 ours {oc['p50_ms']:.2f} "
+        f"raw {rc['p50_ms']:.2f} ms | same hits "
         f"{check['queries'] - check['mismatches']}/{check['queries']}")
     return row
 

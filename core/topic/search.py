@@ -18,9 +18,9 @@ the best ``detail_fts`` chunk's :func:`~.snippets.match_snippet`, else the best
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal, overload
 
 import attrs
 
@@ -44,6 +44,7 @@ __all__ = [
     "MAX_LIMIT",
     "ChannelCollector",
     "ChannelRow",
+    "ChannelRows",
     "FusedTopic",
     "channel_budget",
     "check_limit",
@@ -70,6 +71,44 @@ class ChannelRow:
     ordinal: int | None
     fts_text: str
     distance: float | None = None
+
+
+class ChannelRows(Sequence[ChannelRow]):
+    """One channel's rows as the engine returned them (``raw``, in its order), each made
+    a :class:`ChannelRow` by ``make`` only when it is read: a collapse stops at its
+    budget of Topics, often long before a KNN's ``k`` rows or a page end. Equal to any
+    sequence of the same ChannelRows (a list included)."""
+
+    __slots__ = ("_make", "_raw")
+
+    def __init__(self, raw: Sequence[Any], make: Callable[[Any], ChannelRow]) -> None:
+        self._raw = raw
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> ChannelRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ChannelRow]: ...
+    def __getitem__(self, index: int | slice) -> ChannelRow | list[ChannelRow]:
+        if isinstance(index, slice):
+            return [self._make(r) for r in self._raw[index]]
+        return self._make(self._raw[index])
+
+    def __iter__(self) -> Iterator[ChannelRow]:
+        return map(self._make, self._raw)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChannelRows | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ChannelRows({list(self)!r})"
 
 
 @attrs.frozen
@@ -157,10 +196,11 @@ class ChannelCollector:
         return len(self.rows) >= self._budget
 
     def add(self, rows: Iterable[ChannelRow]) -> bool:
-        """Take ``rows`` (the next page, in the engine's order); True once full."""
+        """Take ``rows`` (the next page, in the engine's order; none is read once full);
+        True once full."""
+        if self.full:
+            return True
         for row in rows:
-            if self.full:
-                break
             if row.ref.artifact_id in self._seen or not _admits(self.channel, row,
                                                                 self._terms):
                 continue
@@ -169,6 +209,8 @@ class ChannelCollector:
                                      "without a chunk ordinal")
             self._seen.add(row.ref.artifact_id)
             self.rows.append(row)
+            if self.full:
+                break
         return self.full
 
 

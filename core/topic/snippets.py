@@ -16,7 +16,11 @@ around it, ``㈱`` becomes ``(株)``, ``．`` a joiner) may see other runs than 
 characters show: where the spans of a whitespace-separated piece do not give that
 piece's tokens, the piece is one span (ASCII spaces and controls end every rule).
 Inside a CJK or unspaced run, a term is placed on its character or cluster (pair);
-inside a long word run, on its word between joiners.
+inside a long word run, on its word between joiners. The spans are found fast (an ASCII
+stretch by one regex split, each distinct span's tokens from a bounded memo; the
+character loop only around a non-ASCII character) and only the spans holding a query
+term are placed; tests/support/snippet_reference.py keeps the plain definition they
+equal.
 
 The window: at most :data:`SNIPPET_CHARS` code points holding the most distinct query
 terms (ties: the earliest), centred on them, its ends moved to whitespace when that is
@@ -26,10 +30,12 @@ surrounding whitespace. Deterministic: the same text and terms give the same sni
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 from powercontext.core.analyzer import Analyzer, is_cjk, is_unspaced
 
@@ -76,11 +82,17 @@ Span = tuple[int, int, str, list[str]]
 def token_spans(text: str, analyzer: Analyzer) -> list[Span]:
     """``(start, end, kind, tokens)`` of each span of ``text`` that has tokens, in order
     (module docstring); kind is ``C``, ``U`` or ``W``. Concatenated, the tokens are
-    ``analyzer.analyze(text)``."""
-    seen: dict[str, list[str]] = {}  # a span's tokens depend on its text alone
-    spans = list(_spans(text, 0, len(text), analyzer, seen))
-    if not analyzer.fold or _tokens(spans) == analyzer.analyze(text):
+    ``analyzer.analyze(text)``. Each span's ``tokens`` is a new list."""
+    return [(s, e, k, list(t)) for s, e, k, t in _all_spans(text, analyzer)]
+
+
+def _all_spans(text: str, analyzer: Analyzer) -> list[Span]:
+    """:func:`token_spans`, its token lists shared with the memo (never mutated)."""
+    spans = _fast_spans(text, analyzer)
+    # an ASCII text folds to its lower case, whose runs are the raw ones
+    if not analyzer.fold or text.isascii() or _tokens(spans) == analyzer.analyze(text):
         return spans
+    seen: dict[str, list[str]] = {}
     out: list[Span] = []
     for m in _PIECE.finditer(text):
         piece = list(_spans(text, m.start(), m.end(), analyzer, seen))
@@ -90,6 +102,56 @@ def token_spans(text: str, analyzer: Analyzer) -> list[Span]:
         elif whole:
             out.append((m.start(), m.end(), "W", whole))
     return out
+
+
+#: Distinct spans whose tokens :func:`_span_tokens` keeps (a chunk's words recur across
+#: chunks and searches).
+_MEMO_SPANS = 1 << 16
+#: An ASCII W span (rules 4-5: ASCII letters and digits, single joiners between them).
+_ASCII_SPAN_SPLIT = re.compile(r"([A-Za-z0-9]+(?:[-./_][A-Za-z0-9]+)*)")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_SPACE_RUN = re.compile(r"[^\x00-\x20\x7f]*")
+
+
+@functools.lru_cache(maxsize=_MEMO_SPANS)
+def _span_tokens(analyzer: Analyzer, span: str) -> list[str]:
+    """``analyzer.analyze(span)``, memoised (a pure function of its arguments; the list
+    is shared and never mutated)."""
+    return analyzer.analyze(span)
+
+
+def _fast_spans(text: str, analyzer: Analyzer,
+                terms: frozenset[str] | None = None) -> list[Span]:
+    """The spans :func:`_spans` gives for the whole ``text`` (only those whose tokens
+    hold one of ``terms``, when given), faster: each ASCII stretch by one regex split
+    (an ASCII W run is an :data:`_ASCII_SPAN_SPLIT` match; each distinct one is analyzed
+    once, through the memo), each run of characters that are not ASCII spaces or
+    controls around a non-ASCII character by :func:`_spans` (an ASCII space or control
+    is in no span, so the loop restarts after one exactly as it does over the whole
+    text)."""
+    seen: dict[str, list[str]] = {}  # the spans around non-ASCII characters, this call
+    out: list[Span] = []
+    pos = 0
+    while True:
+        m = _NON_ASCII.search(text, pos)
+        stop = len(text) if m is None else max(
+            pos, text.rfind(" ", pos, m.start()) + 1, text.rfind("\n", pos, m.start()) + 1)
+        parts = _ASCII_SPAN_SPLIT.split(text[pos:stop])  # gap, span, gap, span, ..., gap
+        found: dict[str, list[str]] = {}
+        for span in set(parts[1::2]):
+            tokens = _span_tokens(analyzer, span)
+            if tokens and (terms is None or not terms.isdisjoint(tokens)):
+                found[span] = tokens
+        if found:
+            at = list(accumulate(map(len, parts), initial=pos))
+            out.extend((at[k], at[k + 1], "W", found[parts[k]])
+                       for k in range(1, len(parts), 2) if parts[k] in found)
+        if m is None:
+            return out
+        end = _NON_SPACE_RUN.match(text, m.end()).end()  # type: ignore[union-attr]
+        out.extend(span for span in _spans(text, stop, end, analyzer, seen)
+                   if terms is None or not terms.isdisjoint(span[3]))
+        pos = end
 
 
 def _tokens(spans: list[Span]) -> list[str]:
@@ -153,7 +215,10 @@ def _matches(text: str, terms: frozenset[str], analyzer: Analyzer
              ) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every placed match, ascending."""
     out: list[tuple[int, int, str]] = []
-    for start, end, kind, tokens in token_spans(text, analyzer):
+    # a folded text with other characters than ASCII is checked against its whole tokens
+    spans = _all_spans(text, analyzer) if analyzer.fold and not text.isascii() \
+        else _fast_spans(text, analyzer, terms)
+    for start, end, kind, tokens in spans:
         found = terms.intersection(tokens)
         if not found:
             continue

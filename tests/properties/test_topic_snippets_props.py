@@ -15,6 +15,7 @@ from powercontext.core.topic.snippets import (
     stable_snippet,
     token_spans,
 )
+from tests.support import snippet_reference
 
 ANALYZERS = st.sampled_from(list(analyzer.ANALYZERS.values()))
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "deploy", "deployment", "中文", "服务器",
@@ -67,3 +68,24 @@ def test_stable_snippet_is_a_bounded_prefix_window(text: str) -> None:
     assert snip in text[:SNIPPET_CHARS] and len(snip) <= SNIPPET_CHARS
     end = text.index(snip) + len(snip)
     assert text[end - 1:end + 1] != "\r\n" or end == len(text)
+
+
+@given(st.one_of(chunk_texts(), st.text(max_size=600)), st.lists(WORDS, min_size=1, max_size=4),
+       st.text(max_size=40), ANALYZERS)
+@example("micro\u00adservice and ㈱日本 ｖ１．２．３ a\u2024b café " * 9, ["microservice"], "日本",
+         analyzer.V2)
+@example("x\tcafé-bar.baz\u0301 ok\x7fmain.py\r\n中文 " * 20, ["café", "main.py"], "bar baz",
+         analyzer.V2)
+def test_the_fast_path_equals_the_reference_definition(text: str, words: list[str],
+                                                       extra: str, a: analyzer.Analyzer
+                                                       ) -> None:
+    """The search path's snippets and spans are those of the definition kept in
+    tests/support/snippet_reference.py, on random chunks and queries (twice: the second
+    call reads the span memo)."""
+    for query in (" ".join(words), extra, " ".join(words) + " " + extra):
+        terms = a.query_terms(query)
+        want = snippet_reference.match_snippet(text, terms, a)
+        assert match_snippet(text, terms, a) == want
+        assert match_snippet(text, terms, a) == want
+    assert token_spans(text, a) == snippet_reference.token_spans(text, a)
+    assert stable_snippet(text) == snippet_reference.stable_snippet(text)

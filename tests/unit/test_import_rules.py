@@ -31,7 +31,7 @@ third-party backend's tests import. An arrow runs down only:
 - core has no import cycle (an import inside a function counts), holds no
   process-global state (no threads or locks, no ``lru_cache``/``cache``, no ``global``,
   no module-level empty or stateful container: memos live on the values; the one
-  exception, :data:`_PURE_MEMOS`, is two bounded memos of the analyzer's pure functions
+  exception, :data:`_PURE_MEMOS`, is a few bounded memos of the analyzer's pure functions
   of a string, docs/decisions.md "The analyzer memoises its own output"), and no
   module longer than about 500 lines.
 """
@@ -399,7 +399,9 @@ _CACHE_DECORATORS = frozenset({"lru_cache", "cache"})
 _PURE_MEMOS = frozenset({("core/analyzer.py", "_memo_tokens"),
                          ("core/analyzer_porter.py", "stem"),
                          # texts the secret rules pass only (core/secrets.py stored_text_secret)
-                         ("core/secrets.py", "_memo_clean")})
+                         ("core/secrets.py", "_memo_clean"),
+                         # a span's tokens, for the snippet windows (core/topic/snippets.py)
+                         ("core/topic/snippets.py", "_span_tokens")})
 _STATEFUL_CONTAINERS = frozenset({
     "OrderedDict", "defaultdict", "deque", "Counter", "ChainMap",
     "WeakValueDictionary", "WeakKeyDictionary", "WeakSet",
