@@ -18,7 +18,7 @@
 # Variables: PYTHON (interpreter that creates .venv, default python3.11), EXTRAS (the
 # extras `make install`/test/lint/types/bench install, default dev,local: local is the
 # real embedding model that a test uses), PYTEST_ARGS, HYPOTHESIS_PROFILE (default: ci
-# when CI=true, else dev), FAST_MARKERS, DASHBOARD_DB, DASHBOARD_PORT.
+# when CI=true, else dev), FAST_MARKERS, FAST_WORKERS, DASHBOARD_DB, DASHBOARD_PORT.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -155,10 +155,13 @@ test: install browser-packages
 
 # The fast lane: every test that starts no process, listens on no socket and is not slow
 # (the markers are enforced: tests/support/process_markers.py; docs/testing.md). It
-# installs like `make test` but needs no Debian browser and starts no seekdb.
+# installs like `make test` but needs no Debian browser and starts no seekdb. Its tests
+# share no process, socket or fixed path, so pytest-xdist runs them on FAST_WORKERS
+# processes (default 2, one per core; FAST_WORKERS=0 runs them in this process).
 FAST_MARKERS ?= not (oceanbase or browser or subprocess or server or slow)
+FAST_WORKERS ?= 2
 test-fast: install
-	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(BIN)/pytest -m "$(FAST_MARKERS)" -q $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(BIN)/pytest -m "$(FAST_MARKERS)" -n $(FAST_WORKERS) -q $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check $(SOURCES) tests bench
