@@ -222,8 +222,9 @@ class ManifestView:
 
 
 #: How many content hashes the views of one line of splices look up in their bytes
-#: before :attr:`ManifestView.active` is computed once and carried on.
-PROBES = 8
+#: before :attr:`ManifestView.active` is computed once and carried on (a new process's
+#: one write asks one; a process that writes on pays for the counts once).
+PROBES = 4
 _PROBED = "_powercontext_probes"
 _HASH_KEY = b'{"entry_content_hash":'
 _ACTIVE_TAIL = b',"state":"active"}'
@@ -247,15 +248,18 @@ class _ActiveProbe(Mapping[str, int]):
         if probes > PROBES or not isinstance(h, str):
             return h in v.active
         try:
-            key = _HASH_KEY + json.dumps(h, ensure_ascii=False).encode() + b","
+            key = json.dumps(h, ensure_ascii=False).encode()
         except UnicodeEncodeError:
             return h in v.active
+        lead = len(_HASH_KEY)
         for piece in v.pieces():
             at = piece.find(key)
             while at >= 0:
-                state = piece.find(b',"state":', at)
-                if piece.startswith(_ACTIVE_TAIL, state):
-                    return True
+                if (piece.startswith(_HASH_KEY, at - lead)
+                        and piece.startswith(b",", at + len(key))):
+                    state = piece.find(b',"state":', at)
+                    if piece.startswith(_ACTIVE_TAIL, state):
+                        return True
                 at = piece.find(key, at + 1)
         return False
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import re
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -165,8 +166,12 @@ class ManifestChunk:
         return self._entries
 
     def hash_states(self) -> Iterator[tuple[str, str]]:
-        """(entry_content_hash, state) of each item (no item made for it)."""
+        """(entry_content_hash, state) of each item (no item made for it; a packed
+        chunk not parsed yet is read by a pattern when it matches every item)."""
         if self._ids is None:
+            found = _hash_states(self.joined)
+            if found is not None and len(found) == self.count:
+                return iter(found)
             self._parse()
         strings = self._strings
         if strings is not None:
@@ -181,6 +186,22 @@ class ManifestChunk:
 
 
 _STATES = {"active": sys.intern("active"), "inactive": sys.intern("inactive")}
+#: An item's content hash and state when its strings need no escape and hold no ``{``
+#: (RFC 8785 sorts the keys; ``{"`` and ``"state":"`` cannot occur inside a string).
+_HASH_STATE = re.compile(
+    r'\{"entry_content_hash":"([^"\\]*)",[^{]*"state":"(active|inactive)"\}')
+_ITEM_START = b'{"entry_content_hash":'
+
+
+def _hash_states(joined: bytes) -> list[tuple[str, str]] | None:
+    """(entry_content_hash, state) of every item of canonical item bytes, by a pattern,
+    or None when some item does not match it (the caller parses them)."""
+    try:
+        text = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _HASH_STATE.findall(text)
+    return found if len(found) == joined.count(_ITEM_START) else None
 
 
 class ManifestEntries(Sequence[MemoryManifestEntry]):
