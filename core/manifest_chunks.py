@@ -337,9 +337,10 @@ _ENTRY_ID_KEY = b',"entry_id":'
 def from_packs(packs: Iterable[tuple[str, int, bytes]]) -> ManifestEntries:
     """The chunked sequence of stored packs ``(first entry id, item count, canonical
     bytes joined by commas)``, in entry order, each parsed only when an item of it is
-    asked for. Each pack's bytes must begin with the item of its first entry id
-    (checked here, so that a lookup goes to the right pack; the rest of a pack is
-    checked when it is parsed): else IntegrityError. The bytes as a whole are the
+    asked for. Each pack's bytes must begin with the item of its first entry id and
+    hold as many items as it says (checked here, so that a lookup goes to the right
+    pack and a length is right; the rest of a pack is checked when it is parsed):
+    else IntegrityError. The bytes as a whole are the
     caller's to check (the Revision's content hash covers them)."""
     chunks = []
     for first, count, joined in sorted(packs, key=lambda p: p[0]):
@@ -352,6 +353,8 @@ def from_packs(packs: Iterable[tuple[str, int, bytes]]) -> ManifestEntries:
             raise IntegrityError(f"a stored manifest pack names {first!r}") from exc
         if count < 1 or at < 0 or not joined.startswith(want, at):
             raise IntegrityError(f"a stored manifest pack does not begin with {first!r}")
+        if joined.count(_ITEM_START) != count:  # an item begins only there
+            raise IntegrityError(f"the stored manifest pack of {first!r} miscounts its items")
         chunks.append(ManifestChunk.packed(first, count, joined))
     return ManifestEntries(chunks)
 
