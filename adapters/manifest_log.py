@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, cast
 
 from powercontext.adapters import revision_codec
+from powercontext.adapters.manifest_packs import ManifestPacks
 from powercontext.adapters.revision_cache import MEMORY_FAMILY, ParsedRevision, RowReader
 from powercontext.adapters.storage.rows import RevisionRow
 from powercontext.core import canonical, manifest, manifest_chunks
@@ -91,6 +92,8 @@ class ManifestLog:
 
     def __init__(self, engine: LogEngine) -> None:
         self._engine = engine
+        #: the head manifest's items in packs (:mod:`powercontext.adapters.manifest_packs`)
+        self.packs = ManifestPacks(engine)
         #: artifact id -> its first baseline (a baseline is never removed, so a known one
         #: stays true; only answers read from committed rows are kept)
         self._first: dict[str, int] = {}
@@ -238,7 +241,26 @@ def read(log: ManifestLog, read_rows: RowReader, artifact_id: str, revision: int
     low = log.baseline_upto(artifact_id, revision)
     if low is None:  # pragma: no cover - covered means a baseline at or before
         return None
+    packed = log.packs.head(artifact_id)
+    if packed is not None and low <= packed <= revision:
+        try:
+            return from_packs(row, log, packed)
+        except IntegrityError:
+            pass  # packs that do not check: the log is authoritative
     return decode(row, log.range(artifact_id, low, revision))
+
+
+def from_packs(row: RevisionRow, log: ManifestLog, packed: int) -> ParsedRevision:
+    """Revision ``row`` from the Memory's manifest packs (which hold Revision
+    ``packed``, at or before it) and the log rows after them, checked as
+    :func:`decode`. IntegrityError when they do not check."""
+    changes = _changes_of(row)
+    entries = log.packs.read(row.artifact_id)
+    view = manifest.view(MemoryManifest(entries=entries, format=MANIFEST_FORMAT))
+    if packed < row.revision:
+        view = manifest.splice(view, latest(log.changed(row.artifact_id, packed, row.revision)),
+                               memoize=False)
+    return _checked(row, view, changes)
 
 
 class LazyManifest:

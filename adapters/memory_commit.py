@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from powercontext.adapters import revision_codec, vector_gaps
+from powercontext.adapters.manifest_packs import PackLayout
 from powercontext.adapters.memory_completeness import Key, VectorCompleteness
 from powercontext.adapters.memory_deployment import MemoryDeployment
 from powercontext.adapters.memory_rows import MEMORY_FAMILY, VectorRow
@@ -66,6 +67,7 @@ class MemoryCommit:
         #: what a commit computed, kept once it has committed
         self._pending_cache: tuple[ArtifactRef, ParsedRevision] | None = None
         self._pending_complete: tuple[Key, bool] | None = None
+        self._pending_layout: PackLayout | None = None
 
     def commit_plan_sync(
         self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector] | None,
@@ -92,12 +94,17 @@ class MemoryCommit:
         complete, self._pending_complete = self._pending_complete, None
         if complete is not None and complete[0][:2] == (ref.artifact_id, ref.revision):
             self._completeness.remember(*complete)
+        layout, self._pending_layout = self._pending_layout, None
+        log = self._tables.log
+        if layout is not None and log is not None and layout[0] == ref.revision:
+            log.packs.committed(ref.artifact_id, layout)
         return ref
 
     def _apply_sync(self, plan: MemoryPlan, vectors: dict[str, EmbeddingVector],
                     key: str | None) -> ArtifactRef:
         self._pending_cache = None
         self._pending_complete = None
+        self._pending_layout = None
         if self._host._meta_get_sync("writes_paused"):
             raise WritesPausedError("writes are paused by an offline rebuild; retry later")
         ref = self.apply_plan_sync(plan, vectors)
@@ -169,6 +176,10 @@ class MemoryCommit:
                     log.insert_baseline(plan.artifact_id, plan.base.revision,
                                         base_view.entries)
                 log.insert(plan.artifact_id, plan.revision, verified.items.values())
+            # the head's items as packs, for the next process's first read
+            self._pending_layout = log.packs.write(
+                plan.artifact_id, plan.base.revision if plan.base is not None else None,
+                plan.revision, verified.view, list(verified.items))
         # 4. projections: only what changed, and the count of rows without a vector
         profile = self._completeness.gaps_profile()
         lost = 0

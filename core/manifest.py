@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import weakref
 from collections.abc import Iterator, Mapping
 
@@ -206,13 +207,70 @@ class ManifestView:
 
     @property
     def active_hashes(self) -> Mapping[str, int]:
-        """Content hashes of the active entries (a mapping; use ``in``)."""
-        return self.active
+        """Content hashes of the active entries (a mapping; use ``in``). Before
+        :attr:`active` is computed, the first few questions of a view and the views
+        spliced from it are answered by a search of the canonical bytes (a view read
+        from packs is not parsed whole for one write's check); then :attr:`active`."""
+        if "active" in self.__dict__:
+            return self.active
+        return _ActiveProbe(self)
 
     @property
     def active_total(self) -> int:
         """Number of active entries."""
         return self.active.total
+
+
+#: How many content hashes the views of one line of splices look up in their bytes
+#: before :attr:`ManifestView.active` is computed once and carried on (a new process's
+#: one write asks one; a process that writes on pays for the counts once).
+PROBES = 4
+_PROBED = "_powercontext_probes"
+_HASH_KEY = b'{"entry_content_hash":'
+_ACTIVE_TAIL = b',"state":"active"}'
+
+
+class _ActiveProbe(Mapping[str, int]):
+    """:attr:`ManifestView.active_hashes` answered from the canonical bytes: an item is
+    ``{"entry_content_hash":H,"entry_id":...,"state":S}`` (RFC 8785 sorts the keys;
+    ``{"`` and ``,"`` cannot occur inside a JSON string), so ``H`` is active when some
+    item that begins with it ends with ``"state":"active"``."""
+
+    __slots__ = ("_view",)
+
+    def __init__(self, view: ManifestView) -> None:
+        self._view = view
+
+    def __contains__(self, h: object) -> bool:
+        v = self._view
+        probes = v.__dict__.get(_PROBED, 0) + 1
+        v.__dict__[_PROBED] = probes
+        if probes > PROBES or not isinstance(h, str):
+            return h in v.active
+        try:
+            key = json.dumps(h, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return h in v.active
+        lead = len(_HASH_KEY)
+        for piece in v.pieces():
+            at = piece.find(key)
+            while at >= 0:
+                if (piece.startswith(_HASH_KEY, at - lead)
+                        and piece.startswith(b",", at + len(key))):
+                    state = piece.find(b',"state":', at)
+                    if piece.startswith(_ACTIVE_TAIL, state):
+                        return True
+                at = piece.find(key, at + 1)
+        return False
+
+    def __getitem__(self, h: str) -> int:
+        return self._view.active[h]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view.active)
+
+    def __len__(self) -> int:
+        return len(self._view.active)
 
 
 _VIEW = "powercontext.core.manifest.view"
@@ -282,6 +340,8 @@ def _splice(base: ManifestView, items: Mapping[str, MemoryManifestEntry]) -> Man
     out = ManifestView(MemoryManifest(entries=entries, format=base.manifest.format), entries)
     if "active" in base.__dict__:  # carried over in time proportional to the change
         out.__dict__["active"] = base.active.changed(base, items)
+    elif _PROBED in base.__dict__:
+        out.__dict__[_PROBED] = base.__dict__[_PROBED]
     return _remember(out)
 
 

@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
+import re
+import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from powercontext.core.canonical import JSON_ESCAPED, manifest_entry_bytes
+from powercontext.core.errors import IntegrityError
 from powercontext.core.models import MemoryManifestEntry
 
 __all__ = ["CHUNK_ITEMS", "ItemStrings", "ManifestChunk", "ManifestEntries", "build",
-           "from_strings", "manifest_items_text", "spliced"]
+           "from_packs", "from_strings", "manifest_items_text", "packs_of", "spliced"]
 
 #: Items per chunk when a manifest is built whole; a chunk that grows past twice this
 #: is split. 256 items of ~210 bytes: a change re-joins ~54 kB, and a manifest of 1M
@@ -66,19 +70,34 @@ def _starts(sizes: Iterable[int]) -> array[int]:
 class ManifestChunk:
     """Consecutive manifest items (sorted, at least one): their entry ids, their
     canonical bytes joined by commas, and the items themselves (made on first use
-    from their strings when the chunk was read from storage). Immutable."""
+    from their strings when the chunk was read from storage). A chunk read as a pack
+    (:meth:`packed`: its first entry id, its count and its bytes) parses its bytes
+    into ids and items only when first asked for them. Immutable."""
 
-    __slots__ = ("_entries", "_strings", "ids", "joined", "starts")
+    __slots__ = ("_entries", "_ids", "_starts", "_strings", "count", "first", "joined")
 
     def __init__(self, ids: tuple[str, ...], joined: bytes, starts: array[int], *,
                  entries: tuple[MemoryManifestEntry, ...] | None = None,
                  strings: Sequence[ItemStrings] | None = None) -> None:
-        self.ids = ids
+        self._ids: tuple[str, ...] | None = ids
         self.joined = joined
-        #: the offset of each item's bytes inside ``joined``
-        self.starts = starts
+        self._starts: array[int] | None = starts
         self._entries = entries
         self._strings = strings
+        #: the number of items and the first one's entry id
+        self.count = len(ids)
+        self.first = ids[0] if ids else ""
+
+    @classmethod
+    def packed(cls, first: str, count: int, joined: bytes) -> ManifestChunk:
+        """A chunk of ``count`` items whose canonical bytes joined by commas are
+        ``joined`` and whose first entry id is ``first``, parsed when first needed (a
+        parse that does not give back exactly these bytes, this count and this first
+        id is an IntegrityError)."""
+        chunk = cls((), joined, array("q"))
+        chunk._ids = chunk._starts = None
+        chunk.count, chunk.first = count, first
+        return chunk
 
     @classmethod
     def of(cls, entries: tuple[MemoryManifestEntry, ...],
@@ -101,18 +120,59 @@ class ManifestChunk:
         entries = tuple(MemoryManifestEntry(*i) for i in items)  # type: ignore[arg-type]
         return cls.of(entries, [manifest_entry_bytes(e) for e in entries])
 
+    def _parse(self) -> None:
+        """A packed chunk's ids, offsets and item strings from its bytes, checked."""
+        try:
+            parsed = json.loads(b"[" + self.joined + b"]")
+            states = _STATES
+            strings: list[ItemStrings] = [
+                (d["entry_id"], d["entry_version_id"], d["entry_content_hash"],
+                 states.get(d["state"], d["state"])) for d in parsed]
+            made = ManifestChunk.of_strings(strings)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise IntegrityError(f"a stored manifest pack does not parse: {exc}") from exc
+        if made.joined != self.joined or made.count != self.count or made.first != self.first:
+            raise IntegrityError("a stored manifest pack is not the items it names")
+        self._ids, self._starts = made.ids, made.starts
+        self._strings, self._entries = made._strings, made._entries
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The items' entry ids, in order."""
+        if self._ids is None:
+            self._parse()
+        assert self._ids is not None
+        return self._ids
+
+    @property
+    def starts(self) -> array[int]:
+        """The offset of each item's bytes inside ``joined``."""
+        if self._starts is None:
+            self._parse()
+        assert self._starts is not None
+        return self._starts
+
     @property
     def entries(self) -> tuple[MemoryManifestEntry, ...]:
         """The items (made from their strings on first use)."""
         if self._entries is None:
-            assert self._strings is not None
-            self._entries = tuple(MemoryManifestEntry(*s)  # type: ignore[arg-type]
-                                  for s in self._strings)
-            self._strings = None
+            if self._ids is None:
+                self._parse()
+            if self._entries is None:
+                assert self._strings is not None
+                self._entries = tuple(MemoryManifestEntry(*s)  # type: ignore[arg-type]
+                                      for s in self._strings)
+                self._strings = None
         return self._entries
 
     def hash_states(self) -> Iterator[tuple[str, str]]:
-        """(entry_content_hash, state) of each item (no item made for it)."""
+        """(entry_content_hash, state) of each item (no item made for it; a packed
+        chunk not parsed yet is read by a pattern when it matches every item)."""
+        if self._ids is None:
+            found = _hash_states(self.joined)
+            if found is not None and len(found) == self.count:
+                return iter(found)
+            self._parse()
         strings = self._strings
         if strings is not None:
             return ((s[2], s[3]) for s in strings)
@@ -120,8 +180,28 @@ class ManifestChunk:
 
     def item_bytes(self, i: int) -> bytes:
         """The canonical bytes of item ``i``."""
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.joined)
-        return self.joined[self.starts[i]:end]
+        starts = self.starts
+        end = starts[i + 1] - 1 if i + 1 < len(starts) else len(self.joined)
+        return self.joined[starts[i]:end]
+
+
+_STATES = {"active": sys.intern("active"), "inactive": sys.intern("inactive")}
+#: An item's content hash and state when its strings need no escape and hold no ``{``
+#: (RFC 8785 sorts the keys; ``{"`` and ``"state":"`` cannot occur inside a string).
+_HASH_STATE = re.compile(
+    r'\{"entry_content_hash":"([^"\\]*)",[^{]*"state":"(active|inactive)"\}')
+_ITEM_START = b'{"entry_content_hash":'
+
+
+def _hash_states(joined: bytes) -> list[tuple[str, str]] | None:
+    """(entry_content_hash, state) of every item of canonical item bytes, by a pattern,
+    or None when some item does not match it (the caller parses them)."""
+    try:
+        text = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _HASH_STATE.findall(text)
+    return found if len(found) == joined.count(_ITEM_START) else None
 
 
 class ManifestEntries(Sequence[MemoryManifestEntry]):
@@ -134,9 +214,9 @@ class ManifestEntries(Sequence[MemoryManifestEntry]):
     __slots__ = ("_firsts", "_len", "_nbytes", "_starts", "chunks")
 
     def __init__(self, chunks: Iterable[ManifestChunk] = ()) -> None:
-        self.chunks: tuple[ManifestChunk, ...] = tuple(c for c in chunks if c.ids)
-        self._firsts = [c.ids[0] for c in self.chunks]
-        self._starts = list(itertools.accumulate((len(c.ids) for c in self.chunks),
+        self.chunks: tuple[ManifestChunk, ...] = tuple(c for c in chunks if c.count)
+        self._firsts = [c.first for c in self.chunks]
+        self._starts = list(itertools.accumulate((c.count for c in self.chunks),
                                                  initial=0))
         self._len = self._starts[-1]
         self._nbytes = sum(len(c.joined) for c in self.chunks) + max(0, len(self.chunks) - 1)
@@ -208,6 +288,24 @@ class ManifestEntries(Sequence[MemoryManifestEntry]):
         """The length of the items' bytes joined by commas."""
         return self._nbytes
 
+    def between(self, low: str | None, high: str | None) -> tuple[list[str], list[bytes]]:
+        """The entry ids and canonical bytes of the items with ``low <= entry_id <
+        high`` (None: no bound), in order; only the chunks that hold them are read."""
+        ids: list[str] = []
+        out: list[bytes] = []
+        chunks = self.chunks
+        c = 0 if low is None else max(0, bisect.bisect_right(self._firsts, low) - 1)
+        while c < len(chunks) and (high is None or chunks[c].first < high):
+            chunk = chunks[c]
+            cids = chunk.ids
+            i = 0 if low is None else bisect.bisect_left(cids, low)
+            j = len(cids) if high is None else bisect.bisect_left(cids, high)
+            for k in range(i, j):
+                ids.append(cids[k])
+                out.append(chunk.item_bytes(k))
+            c += 1
+        return ids, out
+
 
 def _chunks(entries: Sequence[MemoryManifestEntry],
             item_bytes: Sequence[bytes]) -> list[ManifestChunk]:
@@ -231,6 +329,47 @@ def from_strings(items: Sequence[ItemStrings]) -> ManifestEntries:
     """The chunked sequence of items given as strings (sorted by entry_id, unique)."""
     return ManifestEntries(ManifestChunk.of_strings(items[i:i + CHUNK_ITEMS])
                            for i in range(0, len(items), CHUNK_ITEMS))
+
+
+_ENTRY_ID_KEY = b',"entry_id":'
+
+
+def from_packs(packs: Iterable[tuple[str, int, bytes]]) -> ManifestEntries:
+    """The chunked sequence of stored packs ``(first entry id, item count, canonical
+    bytes joined by commas)``, in entry order, each parsed only when an item of it is
+    asked for. Each pack's bytes must begin with the item of its first entry id and
+    hold as many items as it says (checked here, so that a lookup goes to the right
+    pack and a length is right; the rest of a pack is checked when it is parsed):
+    else IntegrityError. The bytes as a whole are the
+    caller's to check (the Revision's content hash covers them)."""
+    chunks = []
+    for first, count, joined in sorted(packs, key=lambda p: p[0]):
+        if not isinstance(joined, bytes):
+            joined = bytes(joined)
+        at = joined.find(_ENTRY_ID_KEY)
+        try:
+            want = _ENTRY_ID_KEY + json.dumps(first, ensure_ascii=False).encode() + b","
+        except (TypeError, UnicodeEncodeError) as exc:
+            raise IntegrityError(f"a stored manifest pack names {first!r}") from exc
+        if count < 1 or at < 0 or not joined.startswith(want, at):
+            raise IntegrityError(f"a stored manifest pack does not begin with {first!r}")
+        if joined.count(_ITEM_START) != count:  # an item begins only there
+            raise IntegrityError(f"the stored manifest pack of {first!r} miscounts its items")
+        chunks.append(ManifestChunk.packed(first, count, joined))
+    return ManifestEntries(chunks)
+
+
+def packs_of(ids: Sequence[str], item_bytes: Sequence[bytes],
+             size: int) -> list[tuple[str, int, bytes]]:
+    """Consecutive items cut into packs ``(first entry id, count, joined bytes)`` of
+    about ``size`` items each (the same number, give or take one, in every pack)."""
+    n = len(ids)
+    if not n:
+        return []
+    parts = -(-n // size)
+    bounds = [n * k // parts for k in range(parts + 1)]
+    return [(ids[a], b - a, b",".join(item_bytes[a:b]))
+            for a, b in itertools.pairwise(bounds)]
 
 
 def spliced(base: ManifestEntries,

@@ -77,6 +77,15 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'FOREIGN KEY ("memory_artifact_id", "revision") REFERENCES "artifact_revisions" '
         '("artifact_id", "revision"))'
     ),
+    ('create_memory_manifest_packs', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_packs" ("memory_artifact_id" TEXT NOT NULL, '
+        '"first_entry_id" TEXT NOT NULL, "item_count" INTEGER NOT NULL, "items" BLOB NOT NULL, '
+        'PRIMARY KEY ("memory_artifact_id", "first_entry_id"))'
+    ),
+    ('create_memory_manifest_pack_heads', 'sqlite', None): (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_pack_heads" ("memory_artifact_id" TEXT NOT '
+        'NULL PRIMARY KEY, "revision" INTEGER NOT NULL)'
+    ),
     ('create_memory_vector_gaps', 'sqlite', None): (
         'CREATE TABLE IF NOT EXISTS "memory_vector_gaps" ("memory_artifact_id" TEXT NOT NULL '
         'PRIMARY KEY, "head_revision" INTEGER NOT NULL, "projection_generation" TEXT NOT NULL, '
@@ -421,6 +430,33 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
         '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) GROUP BY '
         '"memory_artifact_id"'
+    ),
+    ('manifest_pack_head_get', 'sqlite', None): (
+        'SELECT "revision" FROM "memory_manifest_pack_heads" WHERE "memory_artifact_id" = ?'
+    ),
+    ('manifest_pack_head_delete', 'sqlite', None): (
+        'DELETE FROM "memory_manifest_pack_heads" WHERE "memory_artifact_id" = ?'
+    ),
+    ('manifest_pack_head_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_pack_heads" ("memory_artifact_id", "revision") VALUES (?, ?)'
+    ),
+    ('manifest_packs_get', 'sqlite', None): (
+        'SELECT "first_entry_id", "item_count", "items" FROM "memory_manifest_packs" WHERE '
+        '"memory_artifact_id" = ?'
+    ),
+    ('manifest_pack_firsts', 'sqlite', None): (
+        'SELECT "first_entry_id" FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ?'
+    ),
+    ('manifest_pack_insert', 'sqlite', None): (
+        'INSERT INTO "memory_manifest_packs" ("memory_artifact_id", "first_entry_id", '
+        '"item_count", "items") VALUES (?, ?, ?, ?)'
+    ),
+    ('manifest_pack_delete', 'sqlite', None): (
+        'DELETE FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ? AND "first_entry_id" = '
+        '?'
+    ),
+    ('manifest_packs_delete', 'sqlite', None): (
+        'DELETE FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ?'
     ),
     ('vector_gaps_get', 'sqlite', None): (
         'SELECT "head_revision", "projection_generation", "missing" FROM "memory_vector_gaps" '
@@ -1107,6 +1143,17 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         'FOREIGN KEY (`memory_artifact_id`, `revision`) REFERENCES `artifact_revisions` '
         '(`artifact_id`, `revision`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
     ),
+    ('create_memory_manifest_packs', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_packs` (`memory_artifact_id` VARCHAR(128) NOT '
+        'NULL, `first_entry_id` VARCHAR(128) NOT NULL, `item_count` BIGINT NOT NULL, `items` '
+        'LONGBLOB NOT NULL, PRIMARY KEY (`memory_artifact_id`, `first_entry_id`)) DEFAULT '
+        'CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    ('create_memory_manifest_pack_heads', 'oceanbase', None): (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_pack_heads` (`memory_artifact_id` '
+        'VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, PRIMARY KEY (`memory_artifact_id`)) '
+        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
     ('create_memory_vector_gaps', 'oceanbase', None): (
         'CREATE TABLE IF NOT EXISTS `memory_vector_gaps` (`memory_artifact_id` VARCHAR(128) NOT '
         'NULL, `head_revision` BIGINT NOT NULL, `projection_generation` VARCHAR(64) NOT NULL, '
@@ -1489,6 +1536,34 @@ TEMPLATES: dict[tuple[str, str, int | None], str] = {
         '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
         '%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) GROUP BY '
         '`memory_artifact_id`'
+    ),
+    ('manifest_pack_head_get', 'oceanbase', None): (
+        'SELECT `revision` FROM `memory_manifest_pack_heads` WHERE `memory_artifact_id` = %s'
+    ),
+    ('manifest_pack_head_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_manifest_pack_heads` WHERE `memory_artifact_id` = %s'
+    ),
+    ('manifest_pack_head_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_pack_heads` (`memory_artifact_id`, `revision`) VALUES (%s, '
+        '%s)'
+    ),
+    ('manifest_packs_get', 'oceanbase', None): (
+        'SELECT `first_entry_id`, `item_count`, `items` FROM `memory_manifest_packs` WHERE '
+        '`memory_artifact_id` = %s'
+    ),
+    ('manifest_pack_firsts', 'oceanbase', None): (
+        'SELECT `first_entry_id` FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s'
+    ),
+    ('manifest_pack_insert', 'oceanbase', None): (
+        'INSERT INTO `memory_manifest_packs` (`memory_artifact_id`, `first_entry_id`, '
+        '`item_count`, `items`) VALUES (%s, %s, %s, %s)'
+    ),
+    ('manifest_pack_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s AND `first_entry_id` '
+        '= %s'
+    ),
+    ('manifest_packs_delete', 'oceanbase', None): (
+        'DELETE FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s'
     ),
     ('vector_gaps_get', 'oceanbase', None): (
         'SELECT `head_revision`, `projection_generation`, `missing` FROM `memory_vector_gaps` '

@@ -173,6 +173,23 @@ SCHEMA: dict[str, str] = {
             FOREIGN KEY (memory_artifact_id, revision)
                 REFERENCES artifact_revisions (artifact_id, revision)
         )""",
+    # The head's manifest items as packs of canonical bytes (docs/storage.md, "How a
+    # Revision is stored"): derived from the log, kept by every commit, never
+    # authoritative; the Revision the packs hold is the pack head's.
+    "create_memory_manifest_packs": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_packs (
+            memory_artifact_id {_ID} NOT NULL,
+            first_entry_id {_ID} NOT NULL,
+            item_count BIGINT NOT NULL,
+            items LONGBLOB NOT NULL,
+            PRIMARY KEY (memory_artifact_id, first_entry_id)
+        )""",
+    "create_memory_manifest_pack_heads": f"""
+        CREATE TABLE IF NOT EXISTS memory_manifest_pack_heads (
+            memory_artifact_id {_ID} NOT NULL,
+            revision BIGINT NOT NULL,
+            PRIMARY KEY (memory_artifact_id)
+        )""",
     # Per Memory, how many head rows have no valid vector, as of a head Revision and a
     # projection generation (written by every commit; a row of another head or
     # generation is not read).
@@ -196,7 +213,8 @@ SCHEMA: dict[str, str] = {
 #: The tables of :data:`SCHEMA` an earlier release did not create: a backend opening its
 #: database creates them (every statement of :data:`SCHEMA` is IF NOT EXISTS).
 MEMORY_LOG_TABLES = ("memory_manifest_items", "memory_manifest_baselines",
-                     "memory_vector_gaps")
+                     "memory_vector_gaps", "memory_manifest_packs",
+                     "memory_manifest_pack_heads")
 
 #: DDL created only when the deployment has an embedding profile.
 VECTOR_SCHEMA: dict[str, str] = {
@@ -288,6 +306,22 @@ QUERIES: dict[str, str] = {
                                  "FROM memory_manifest_baselines "
                                  "WHERE memory_artifact_id IN (:ids) "
                                  "GROUP BY memory_artifact_id"),
+    # the manifest packs
+    "manifest_pack_head_get": ("SELECT revision FROM memory_manifest_pack_heads "
+                               "WHERE memory_artifact_id = ?"),
+    "manifest_pack_head_delete": ("DELETE FROM memory_manifest_pack_heads "
+                                  "WHERE memory_artifact_id = ?"),
+    "manifest_pack_head_insert": ("INSERT INTO memory_manifest_pack_heads "
+                                  "(memory_artifact_id, revision) VALUES (?, ?)"),
+    "manifest_packs_get": ("SELECT first_entry_id, item_count, items FROM memory_manifest_packs "
+                           "WHERE memory_artifact_id = ?"),
+    "manifest_pack_firsts": ("SELECT first_entry_id FROM memory_manifest_packs "
+                             "WHERE memory_artifact_id = ?"),
+    "manifest_pack_insert": ("INSERT INTO memory_manifest_packs (memory_artifact_id, "
+                             "first_entry_id, item_count, items) VALUES (?, ?, ?, ?)"),
+    "manifest_pack_delete": ("DELETE FROM memory_manifest_packs "
+                             "WHERE memory_artifact_id = ? AND first_entry_id = ?"),
+    "manifest_packs_delete": "DELETE FROM memory_manifest_packs WHERE memory_artifact_id = ?",
     # the vector projection's gaps
     "vector_gaps_get": ("SELECT head_revision, projection_generation, missing "
                         "FROM memory_vector_gaps WHERE memory_artifact_id = ?"),

@@ -1,6 +1,12 @@
 """The first calls, as figures of their own: the first search of a new process (a new
 service on the same database, nothing cached), a second one (warm), the first search
-after this process's own write and the first after another process's write.
+after this process's own write and the first after another process's write; and the
+same four for a remember of one short entry (mode ``remember``: the first write of a
+new process reads the head's manifest, from its packs).
+
+A new process is a new service in this process: the imports a real new process pays
+once (the secret scanner's detectors, numpy for the IVF index) are not in these
+figures, which measure what scales with the Memory.
 
 Each call is timed by CPU time (``time.process_time``: this process only, so on seekdb
 the server's share is not in it) and by wall time; the machine may be shared, so CPU
@@ -59,4 +65,29 @@ async def bench_first_calls(engine: Engine, ds: Dataset, turns: Sequence[str],
                 ("new_process", "warm", "after_own_write", "after_other_write")))
         finally:
             await fresh.close()
+    rows.append(await _first_writes(engine, ds, iter(fresh_entries(turns, 5, f"fw{salt}"))))
     return rows
+
+
+async def _first_writes(engine: Engine, ds: Dataset, texts: Any) -> dict[str, Any]:
+    """The ``remember`` row: a new service's first remember of one short entry, its
+    second (warm), a third, and its first after another service's write."""
+    svc: MemoryService = ds.svc
+    fresh = engine.reopen(svc)
+    row: dict[str, Any] = {"engine": engine.name, "entries": ds.entries, "mode": "remember"}
+    try:
+        async def write(s: MemoryService = fresh) -> None:
+            ds.heads[0] = await s.remember(
+                ds.heads[0], entries=[MemoryEntryInput("turn", next(texts))], mode="append")
+
+        row["new_process"] = await _timed(write)
+        row["warm"] = await _timed(write)
+        row["after_own_write"] = await _timed(write)
+        await write(svc)
+        row["after_other_write"] = await _timed(write)
+        log(f"  {engine.name} remember first calls at {ds.entries} (CPU ms): " + ", ".join(
+            f"{k} {row[k][0]:.1f}" for k in
+            ("new_process", "warm", "after_own_write", "after_other_write")))
+    finally:
+        await fresh.close()
+    return row

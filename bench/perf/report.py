@@ -267,7 +267,9 @@ def markdown(result: dict[str, Any]) -> str:
             "## First calls (CPU ms of this process, wall ms in brackets)",
             "",
             "A new process is a new service on the same database (nothing cached); the "
-            "writes are one short entry, by the same service or by another one.",
+            "writes are one short entry, by the same service or by another one. Mode "
+            "remember: the call timed is a remember of one short entry (new process: the "
+            "first write of the new service).",
             "",
             "| engine | entries | mode | new process | warm | after own write | "
             "after another's write |",

@@ -187,6 +187,36 @@ def test_schema_is_idempotent_and_probes_report_the_server(db_url):
     assert json.loads(meta["embedding_profile"])["dimension"] == 8
 
 
+def test_a_new_process_does_not_run_the_vector_probe_its_server_passed(db_url):
+    """The vector probe's throw-away table (CREATE, INSERT, DROP: 0.2-1.8 s of wall time
+    per open on seekdb) runs once per database and server: a later open reads that it
+    passed; a changed record probes again."""
+    def opens(setup=None):
+        sent: list[str] = []
+        b = backend(db_url, PROFILE)
+        try:
+            if setup is not None:
+                setup(b)
+            hook_statements(b, lambda sql, params, go: (sent.append(sql), go())[1])
+            caps = run(b.capabilities())
+        finally:
+            b.close_sync()
+        return caps, [q for q in sent if "powercontext_probe_" in q]
+
+    caps, probed = opens()
+    assert caps.vector and caps.reasons == ()
+    caps, probed = opens()
+    assert caps.vector and caps.reasons == () and probed == []
+
+    def forget(b):
+        b.engine.connect()
+        b.engine.meta_set("vector_probe_passed", "another server")
+
+    caps, probed = opens(forget)
+    assert caps.vector and [q.split()[0] for q in probed] == ["CREATE", "INSERT", "SELECT",
+                                                               "DROP"]
+
+
 def test_dimension_mismatch_turns_vectors_off_with_a_reason(db_url):
     with opened(db_url, None) as b:  # created without an embedding column
         caps = run(b.capabilities())

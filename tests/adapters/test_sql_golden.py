@@ -236,6 +236,43 @@ GOLDEN_SQLITE = {
         'SELECT "memory_artifact_id", MIN("revision") FROM "memory_manifest_baselines" WHERE '
         '"memory_artifact_id" IN (?, ?, ?, ?) GROUP BY "memory_artifact_id"'
     ),
+    'create_memory_manifest_packs': (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_packs" ("memory_artifact_id" TEXT NOT '
+        'NULL, "first_entry_id" TEXT NOT NULL, "item_count" INTEGER NOT NULL, "items" BLOB NOT '
+        'NULL, PRIMARY KEY ("memory_artifact_id", "first_entry_id"))'
+    ),
+    'create_memory_manifest_pack_heads': (
+        'CREATE TABLE IF NOT EXISTS "memory_manifest_pack_heads" ("memory_artifact_id" TEXT '
+        'NOT NULL PRIMARY KEY, "revision" INTEGER NOT NULL)'
+    ),
+    'manifest_pack_head_get': (
+        'SELECT "revision" FROM "memory_manifest_pack_heads" WHERE "memory_artifact_id" = ?'
+    ),
+    'manifest_pack_head_delete': (
+        'DELETE FROM "memory_manifest_pack_heads" WHERE "memory_artifact_id" = ?'
+    ),
+    'manifest_pack_head_insert': (
+        'INSERT INTO "memory_manifest_pack_heads" ("memory_artifact_id", "revision") VALUES '
+        '(?, ?)'
+    ),
+    'manifest_packs_get': (
+        'SELECT "first_entry_id", "item_count", "items" FROM "memory_manifest_packs" WHERE '
+        '"memory_artifact_id" = ?'
+    ),
+    'manifest_pack_firsts': (
+        'SELECT "first_entry_id" FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ?'
+    ),
+    'manifest_pack_insert': (
+        'INSERT INTO "memory_manifest_packs" ("memory_artifact_id", "first_entry_id", '
+        '"item_count", "items") VALUES (?, ?, ?, ?)'
+    ),
+    'manifest_pack_delete': (
+        'DELETE FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ? AND '
+        '"first_entry_id" = ?'
+    ),
+    'manifest_packs_delete': (
+        'DELETE FROM "memory_manifest_packs" WHERE "memory_artifact_id" = ?'
+    ),
     'vector_gaps_get': (
         'SELECT "head_revision", "projection_generation", "missing" FROM "memory_vector_gaps" '
         'WHERE "memory_artifact_id" = ?'
@@ -483,6 +520,45 @@ GOLDEN_OCEANBASE = {
     'manifest_baselines_first': (
         'SELECT `memory_artifact_id`, MIN(`revision`) FROM `memory_manifest_baselines` WHERE '
         '`memory_artifact_id` IN (%s, %s, %s, %s) GROUP BY `memory_artifact_id`'
+    ),
+    'create_memory_manifest_packs': (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_packs` (`memory_artifact_id` VARCHAR(128) '
+        'NOT NULL, `first_entry_id` VARCHAR(128) NOT NULL, `item_count` BIGINT NOT NULL, '
+        '`items` LONGBLOB NOT NULL, PRIMARY KEY (`memory_artifact_id`, `first_entry_id`)) '
+        'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'create_memory_manifest_pack_heads': (
+        'CREATE TABLE IF NOT EXISTS `memory_manifest_pack_heads` (`memory_artifact_id` '
+        'VARCHAR(128) NOT NULL, `revision` BIGINT NOT NULL, PRIMARY KEY '
+        '(`memory_artifact_id`)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
+    ),
+    'manifest_pack_head_get': (
+        'SELECT `revision` FROM `memory_manifest_pack_heads` WHERE `memory_artifact_id` = %s'
+    ),
+    'manifest_pack_head_delete': (
+        'DELETE FROM `memory_manifest_pack_heads` WHERE `memory_artifact_id` = %s'
+    ),
+    'manifest_pack_head_insert': (
+        'INSERT INTO `memory_manifest_pack_heads` (`memory_artifact_id`, `revision`) VALUES '
+        '(%s, %s)'
+    ),
+    'manifest_packs_get': (
+        'SELECT `first_entry_id`, `item_count`, `items` FROM `memory_manifest_packs` WHERE '
+        '`memory_artifact_id` = %s'
+    ),
+    'manifest_pack_firsts': (
+        'SELECT `first_entry_id` FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s'
+    ),
+    'manifest_pack_insert': (
+        'INSERT INTO `memory_manifest_packs` (`memory_artifact_id`, `first_entry_id`, '
+        '`item_count`, `items`) VALUES (%s, %s, %s, %s)'
+    ),
+    'manifest_pack_delete': (
+        'DELETE FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s AND '
+        '`first_entry_id` = %s'
+    ),
+    'manifest_packs_delete': (
+        'DELETE FROM `memory_manifest_packs` WHERE `memory_artifact_id` = %s'
     ),
     'vector_gaps_get': (
         'SELECT `head_revision`, `projection_generation`, `missing` FROM `memory_vector_gaps` '
@@ -793,6 +869,16 @@ def test_every_sqlite_statement_executes_on_apsw_with_sqlite_vec(tmp_path: Path)
         ("e1", 1, "v1", H, "active")]
     assert t("manifest_baselines_upto", ("art", 2)) == [(1,)]
     assert t("manifest_baselines_first", ("art", None, None, None), 4) == [("art", 1)]
+    t("manifest_pack_insert", ("art", "e1", 1, b"{}"))
+    t("manifest_pack_insert", ("art", "e2", 1, b"{}"))
+    t("manifest_pack_head_insert", ("art", 2))
+    assert t("manifest_pack_head_get", ("art",)) == [(2,)]
+    assert sorted(t("manifest_pack_firsts", ("art",))) == [("e1",), ("e2",)]
+    t("manifest_pack_delete", ("art", "e2"))
+    assert t("manifest_packs_get", ("art",)) == [("e1", 1, b"{}")]
+    t("manifest_packs_delete", ("art",))
+    t("manifest_pack_head_delete", ("art",))
+    assert t("manifest_packs_get", ("art",)) == t("manifest_pack_head_get", ("art",)) == []
     t("vector_gaps_insert", ("art", 2, "g", 0))
     assert t("vector_gaps_get", ("art",)) == [(2, "g", 0)]
     t("vector_gaps_delete", ("art",))

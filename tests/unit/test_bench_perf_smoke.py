@@ -102,9 +102,10 @@ def test_quick_profile_runs_on_a_tiny_size(
         assert r["check"] == {"queries": 3, "mismatches": 0, "examples": []}
     # the puppy question finds Biscuit's turn on every channel
     assert all(r["mean_hits"] > 0 for r in result["search"])
-    # the first calls of a new process and after writes are figures of their own
+    # the first calls of a new process and after writes are figures of their own (the
+    # first remember of a new process too)
     assert [(f["entries"], f["mode"]) for f in result["first_calls"]] == [
-        (50, "fts"), (50, "hybrid")]
+        (50, "fts"), (50, "hybrid"), (50, "remember")]
     for f in result["first_calls"]:
         for k in ("new_process", "warm", "after_own_write", "after_other_write"):
             assert f[k][0] >= 0 and f[k][1] > 0
