@@ -186,6 +186,55 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def grow(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--grow`` figure (module docstring)."""
+    from powercontext.adapters.embedding.local import LocalEmbedding
+    from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.service import MemoryService
+
+    turns, _ = load_corpus(Path(args.data))
+    texts = make_entries(turns, args.grow)
+    inner: Any = LocalEmbedding()
+    if args.model == "deterministic":
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+
+        inner = DeterministicEmbedding(384)
+    cached = DiskCachedModel(inner, Path(args.cache))
+    real_n = min(args.real or args.grow, args.grow)
+    vectors = dict(zip(texts[:real_n], await _embed(cached, texts[:real_n]), strict=True))
+    made = _extend(texts, vectors, turns, 7)
+    model = _Vectors(cached.profile, vectors)
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / f"grow-{args.grow}.db"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.remove(f"{path}{suffix}")
+    svc = MemoryService(SQLiteMemoryBackend(str(path), profile=model.profile),
+                        embedding_model=model)
+    wall: list[float] = []
+    cpu: list[float] = []
+    ref = None
+    for text in texts:
+        t, c = time.perf_counter(), time.process_time()
+        ref = await svc.remember(ref, mode="append", entries=[MemoryEntryInput("turn", text)])
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    await svc.close()
+    slowest = sorted(range(len(cpu)), key=lambda i: -cpu[i])[:5]
+    return {
+        "benchmark": "sqlite-vector-index-growth", "date": time.strftime("%Y-%m-%d %H:%M"),
+        "entries": args.grow, "vectors": made,
+        "wall_ms": {"p50": round(_pct(wall, 50), 1), "p99": round(_pct(wall, 99), 1),
+                    "max": round(max(wall) * 1000, 1)},
+        "cpu_ms": {"p50": round(_pct(cpu, 50), 1), "p99": round(_pct(cpu, 99), 1),
+                   "max": round(max(cpu) * 1000, 1)},
+        "slowest_cpu": [{"size": i + 1, "cpu_ms": round(cpu[i] * 1000, 1),
+                         "wall_ms": round(wall[i] * 1000, 1)} for i in slowest],
+        "loadavg": os.getloadavg()[0],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.perf.vector_index",
                                 description=(__doc__ or "").split("\n")[0])
@@ -197,9 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=str(DEFAULT_DATA))
     p.add_argument("--cache", default=".benchcache", help="the vector cache directory")
     p.add_argument("--workdir", default=".benchcache/work")
+    p.add_argument("--grow", type=int, metavar="N",
+                   help="time one-entry writes growing a Memory from 0 to N instead")
     p.add_argument("--out", help="also write the JSON report to this file")
     args = p.parse_args(argv)
-    report = asyncio.run(run(args))
+    report = asyncio.run(grow(args) if args.grow else run(args))
     print(json.dumps(report, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
