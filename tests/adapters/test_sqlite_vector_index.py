@@ -295,3 +295,35 @@ def test_auto_trusts_the_lists_only_where_their_recall_holds(tmp_path: Path) -> 
     assert not ivf.projection.ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0), vi.BASE_K)
     # lists not calibrated yet (below TRAIN_AT): exact, even when "ivf" is asked for
     assert not ivf.projection.ivf_trusted(vi.Lists(3, 0, 0, 700, 0.0), vi.BASE_K)
+
+
+def test_the_exact_choice_returns_the_exact_hits(grown):
+    """``vector_index="exact"`` through the registry (what ``--vector-index exact`` and
+    ``$POWERCONTEXT_VECTOR_INDEX`` reach) answers every query by the exact scan over a
+    Memory whose lists ``auto`` searches: the same rows and order as vec0's exact KNN."""
+    from powercontext.plugins.registry import Registry
+    from powercontext.service import MemoryService
+
+    svcs, refs, model = grown
+    aid = refs["ivf"].artifact_id
+    scope = frag.scope_token(aid)
+    backend: Any = svcs["ivf"].backend
+    state = _state(backend, refs["ivf"])[0]
+    ivf = SQLiteMemoryBackend(backend.filename, profile=model.profile, vector_index="ivf")
+    assert ivf.projection.ivf_trusted(state, vi.BASE_K)  # "ivf" would take the lists
+    exact: Any = Registry().backend_for_url(backend.filename, profile=model.profile,
+                                            vector_index="exact")
+    svc = MemoryService(exact, embedding_model=model)
+    try:
+        assert exact.projection.vector_index == "exact"
+        for text in ("kiwi", "plum fig", "sloe yuzu date", "lime"):
+            q = model.vector(text)
+            got = _sync(exact, lambda q=q: exact.projection.vector_candidates([aid], q, 30))
+            want = _sync(exact, lambda q=q: exact._execute(
+                frag.statement("vector_search"), [pack(q), 30, scope]))
+            want = sorted(want, key=lambda r: (r[-1], r[0]))
+            assert [(c.entry_version_id, c.distance) for c in got] == [
+                (r[3], pytest.approx(r[-1])) for r in want]
+    finally:
+        asyncio.run(svc.close())
+        asyncio.run(ivf.close())
