@@ -141,13 +141,16 @@ def centroids_ddl(dimension: int) -> str:
             f"chunk_size={IVF_CHUNK_SIZE:d})")
 
 
-# The ?5 nearest (projection id, distance) of one Memory (?3) among its ?4 lists whose
-# centroids are nearest the query (?1), ``k`` = ?2 per list (a split's recall check).
+# The ?5 nearest (list, distance) of one Memory (?3) among its ?4 lists whose centroids
+# are nearest the query (?1), ``k`` = ?2 per list (a split's recall check).
 _STATEMENTS["ivf_knn"] = (
-    f"WITH knn AS MATERIALIZED (SELECT rowid AS pid, distance FROM {_IVF} "
+    f"WITH knn AS MATERIALIZED (SELECT rowid AS pid, ivf_list, distance FROM {_IVF} "
     f"WHERE embedding MATCH ?1 AND k = ?2 AND scope = ?3 AND ivf_list IN "
     f"(SELECT ivf_list FROM {_CENT} WHERE embedding MATCH ?1 AND k = ?4 AND scope = ?3)) "
-    f"SELECT pid, distance FROM knn ORDER BY distance, pid LIMIT ?5")
+    f"SELECT ivf_list, distance FROM knn ORDER BY distance, pid LIMIT ?5")
+# The ?2 lists of one Memory (?3) whose centroids are nearest ?1.
+_STATEMENTS["centroids_knn"] = (
+    f"SELECT ivf_list FROM {_CENT} WHERE embedding MATCH ?1 AND k = ?2 AND scope = ?3")
 
 # The KNN over the ?4 lists of one Memory (?3) whose centroids are nearest the query
 # (?1), ``k`` = ?2 per list, then the ?5 nearest by (distance, projection id). Rows as

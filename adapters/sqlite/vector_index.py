@@ -316,14 +316,13 @@ class VectorIndex:
         return attrs.evolve(state, recall=recall, nprobe=nprobe)
 
     def _local_recall(self, scope: str, x: Any, state: Lists, rng: Any) -> float:
-        """The share of the 10 nearest among WIDE x the search's probes that the search's
-        probes find, for SPLIT_QUERIES midpoints of two of ``x`` (the split list's
-        vectors), counted by distance."""
+        """The share of the 10 nearest among WIDE x the search's probes whose list the
+        search probes (within its lists the search is exact), for SPLIT_QUERIES midpoints
+        of two of ``x`` (the split list's vectors)."""
         import numpy as np
 
         probes = state.probes(BASE_K)
         wide = min(state.lists, WIDE * probes)
-        knn = ivf_sql.statement("ivf_knn")
         found = 0
         for _ in range(SPLIT_QUERIES):
             i, j = rng.choice(len(x), 2)
@@ -331,12 +330,12 @@ class VectorIndex:
             q *= (np.linalg.norm(x[i]) + np.linalg.norm(x[j])) / 2 / max(
                 float(np.linalg.norm(q)), 1e-12)
             blob = q.astype("<f4").tobytes()
-            truth = self._run(knn, (blob, CALIBRATION_K, scope, wide, CALIBRATION_K))
-            got = self._run(knn, (blob, CALIBRATION_K, scope, probes, CALIBRATION_K))
-            if not truth:
-                return 1.0
-            bound = float(truth[-1][1]) + 1e-6
-            found += min(len(truth), sum(1 for _, d in got if float(d) <= bound))
+            truth = self._run(ivf_sql.statement("ivf_knn"),
+                              (blob, CALIBRATION_K, scope, wide, CALIBRATION_K))
+            probed = {int(r[0]) for r in self._run(ivf_sql.statement("centroids_knn"),
+                                                   (blob, probes, scope))}
+            found += sum(1 for lst, _ in truth if int(lst) in probed)
+            found += CALIBRATION_K - len(truth)  # fewer than 10 in the Memory: all found
         return found / (SPLIT_QUERIES * CALIBRATION_K)
 
     def _calibrated(self, scope: str, state: Lists, total: int) -> Lists:
@@ -425,8 +424,22 @@ def _bisect(x: Any, rng: Any) -> tuple[Any, Any]:
 
 
 def _split_large(x: Any, c: Any, assigned: Any, limit: int, rng: Any) -> tuple[Any, Any]:
-    """Split (:func:`_bisect`) every list of a training holding more than ``limit`` rows
-    until none does; the new lists are numbered after the others."""
+    """A training's lists with none above ``limit`` rows: lists above it are split
+    (:func:`_bisect`, new lists numbered after the others) and every row assigned to its
+    nearest centroid again, a few rounds; if some list is still above (rows 2-means
+    cannot separate), the last round's splits keep their halves."""
+    import numpy as np
+
+    for _ in range(4):
+        if not (np.bincount(assigned) > limit).any():
+            return c, assigned
+        c, _ = _split_lists(x, c, assigned, limit, rng)
+        assigned = _nearest(x, c)
+    return _split_lists(x, c, assigned, limit, rng)
+
+
+def _split_lists(x: Any, c: Any, assigned: Any, limit: int, rng: Any) -> tuple[Any, Any]:
+    """Split every list holding more than ``limit`` rows until none does."""
     import numpy as np
 
     c, assigned = c.copy(), assigned.copy()
