@@ -4,9 +4,12 @@ structure and abstraction boundaries"), the page a backend author reads.
 :class:`DatabaseMemoryBackend` implements :class:`powercontext.ports.MemoryBackend` and
 the capability ports :class:`~powercontext.ports.MemoryRebuild` and
 :class:`~powercontext.ports.MemoryInventory` for any store of rows. It is a facade: it
-*is* the storage (the worker thread, transactions, the metadata table, the Source
-store: :mod:`powercontext.adapters.storage`) and *has* one collaborator per concept,
-each given what it needs in its constructor:
+*is* the storage (the worker thread, transactions, the metadata table:
+:class:`~powercontext.adapters.storage.StorageBackend`) and *has* one collaborator per
+concept, each given what it needs in its constructor:
+
+- :class:`~powercontext.adapters.storage.sources.SourceJournal`: the Source store and
+  its journals (:class:`powercontext.ports.SourceStore`, answered through it);
 
 - :class:`~powercontext.adapters.memory_tables.MemoryTables`: the Memory rows (heads,
   Revisions, entry versions, business keys: for a SQL engine
@@ -59,8 +62,9 @@ from powercontext.adapters.memory_search import MemorySearch
 from powercontext.adapters.memory_tables import MemoryTables
 from powercontext.adapters.revision_cache import RevisionCache
 from powercontext.adapters.source_citations import SourceCitations
-from powercontext.adapters.storage import SourceStore
+from powercontext.adapters.storage import StorageBackend
 from powercontext.adapters.storage.rows import RevisionRow
+from powercontext.adapters.storage.sources import SourceJournal
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core import ranking
 from powercontext.core.analyzer import Analyzer
@@ -77,9 +81,11 @@ from powercontext.core.models import (
     MemorySearchResult,
     RebuildReport,
     RehashReport,
+    Source,
 )
 from powercontext.core.plan import MemoryPlan
 from powercontext.core.ranking import SearchCandidate
+from powercontext.core.topic.processing import JournalEntry
 from powercontext.core.topic.scope import SourceScope
 from powercontext.core.vectors import check_vector
 from powercontext.ports.engine import MemoryRows, MemorySchema, MemorySearchProjection
@@ -98,13 +104,16 @@ __all__ = [
 ]
 
 
-class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
+class DatabaseMemoryBackend(StorageBackend[MemoryCapabilities]):
     """The Memory family's backend over a storage; implements
     :class:`powercontext.ports.MemoryBackend`.
 
     ``rows``: the Memory rows (see :class:`~powercontext.adapters.memory_sql_rows.SQLMemoryRows`
     for the methods); ``projection``: the engine's
-    :class:`~powercontext.ports.engine.MemorySearchProjection`; ``log``: the manifest
+    :class:`~powercontext.ports.engine.MemorySearchProjection`; ``sources``: the Source
+    store, a :class:`~powercontext.adapters.storage.sources.SourceJournal` over this
+    storage's Source primitives (:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`'s
+    on a SQL engine); ``log``: the manifest
     log (None: Revision rows hold their manifests); ``gaps``: the vector-gap counts
     (None: completeness is counted over every head row); ``revision_encodings``: the
     rows store ``RevisionRow.encoding`` (deltas can be written); ``schema``: the
@@ -124,12 +133,14 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
 
     def __init__(
         self, *, rows: MemoryRows, projection: MemorySearchProjection,
-        profile: EmbeddingProfile | None = None,
+        sources: SourceJournal, profile: EmbeddingProfile | None = None,
         analyzer: str | Analyzer | None = None, log: ManifestLog | None = None,
         gaps: VectorGaps | None = None, revision_encodings: bool = False,
         schema: MemorySchema | None = None,
     ) -> None:
         super().__init__()
+        #: the Source store (:class:`powercontext.ports.SourceStore`), over this storage
+        self.source_journal = sources
         self.projection = projection
         self._schema = schema
         tables = self._memory_tables = MemoryTables(rows, log, gaps)
@@ -293,6 +304,43 @@ class DatabaseMemoryBackend(SourceStore[MemoryCapabilities]):
     async def resume_writes(self) -> None:
         """Clear a pause left by a rebuild or rehash that crashed."""
         await self._rehash.resume_writes()
+
+    # ------------------------------------------------------------------ Sources
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """See :meth:`SourceJournal.put_sources` (:class:`powercontext.ports.SourceStore`)."""
+        return await self.source_journal.put_sources(sources)
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        """See :meth:`SourceJournal.get_sources`."""
+        return await self.source_journal.get_sources(source_ids)
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        """See :meth:`SourceJournal.journal`."""
+        return await self.source_journal.journal(after, limit)
+
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
+        """See :meth:`SourceJournal.put_scoped_sources`."""
+        return await self.source_journal.put_scoped_sources(scope_id, sources,
+                                                     once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """See :meth:`SourceJournal.scope_position_of_uri`."""
+        return await self.source_journal.scope_position_of_uri(scope_id, uri)
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """See :meth:`SourceJournal.scope_journal`."""
+        return await self.source_journal.scope_journal(scope_id, after, limit)
+
+    async def source_head(self, scope_id: str) -> int:
+        """See :meth:`SourceJournal.source_head`."""
+        return await self.source_journal.source_head(scope_id)
+
+    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
+        """See :meth:`SourceJournal.processing_cursor`."""
+        return await self.source_journal.processing_cursor(binding_name, scope_id)
 
     # ------------------------------------------------------------------ reverse evidence
 

@@ -9,6 +9,8 @@ database by delegating each call to one collaborator of one concept, composed ov
 storage it is (the "host": worker thread, transactions, metadata, Sources, the Artifact
 rows):
 
+- :class:`~powercontext.adapters.storage.sources.SourceJournal`: the Source store and
+  its journals (:class:`powercontext.ports.SourceStore`, answered through it);
 - :class:`~powercontext.adapters.topic_rows.TopicRows`: the shared Topic rows (shape,
   Heads, Revisions, lineage, publications), one shared template each;
 - :class:`~powercontext.adapters.topic_ledger_rows.SQLLedgerRows`: the processing
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from powercontext.adapters.storage.sources import SourceJournal
 from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.adapters.topic_allowance import TopicAllowance
 from powercontext.adapters.topic_deployment import TopicDeployment
@@ -75,7 +78,13 @@ from powercontext.core.topic.models import (
     TopicSearchResult,
 )
 from powercontext.core.topic.operator import BlockedFrontier, OperatorDecision
-from powercontext.core.topic.processing import AttemptGrant, FlushStatus, PendingRow, ScopeStatus
+from powercontext.core.topic.processing import (
+    AttemptGrant,
+    FlushStatus,
+    JournalEntry,
+    PendingRow,
+    ScopeStatus,
+)
 from powercontext.core.topic.supervision import SchedulingState, SupervisorTerm, WaveTarget
 from powercontext.ports.engine import SupervisorLeases, TopicSearchProjection
 from powercontext.ports.topic_supervision import SupervisorLocking
@@ -100,6 +109,8 @@ class SQLTopicBackend(SQLStorage[TopicCapabilities]):
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
         super().__init__()
+        #: the Source store (:class:`powercontext.ports.SourceStore`), over this storage
+        self.source_journal = SourceJournal(self)
         self._profile = profile
         # an explicit choice as a registered Analyzer (InvalidInputError when unknown)
         self._analyzer_choice = (analyzer if analyzer is None or isinstance(analyzer, Analyzer)
@@ -157,7 +168,45 @@ class SQLTopicBackend(SQLStorage[TopicCapabilities]):
         lineage-only Source may be cited but is never read as new evidence). A client
         cannot set ``lineage_only``: no CLI, HTTP or MCP call reaches this; the
         processing pipeline and the contract kit's state machines do."""
-        return await self._put_scoped_sources(scope_id, sources, lineage_only=lineage_only)
+        return await self.source_journal.put_server_sources(scope_id, sources,
+                                                            lineage_only=lineage_only)
+
+    # ------------------------------------------------------------------ Sources
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """See :meth:`SourceJournal.put_sources` (:class:`powercontext.ports.SourceStore`)."""
+        return await self.source_journal.put_sources(sources)
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        """See :meth:`SourceJournal.get_sources`."""
+        return await self.source_journal.get_sources(source_ids)
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        """See :meth:`SourceJournal.journal`."""
+        return await self.source_journal.journal(after, limit)
+
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
+        """See :meth:`SourceJournal.put_scoped_sources`."""
+        return await self.source_journal.put_scoped_sources(scope_id, sources,
+                                                     once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """See :meth:`SourceJournal.scope_position_of_uri`."""
+        return await self.source_journal.scope_position_of_uri(scope_id, uri)
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """See :meth:`SourceJournal.scope_journal`."""
+        return await self.source_journal.scope_journal(scope_id, after, limit)
+
+    async def source_head(self, scope_id: str) -> int:
+        """See :meth:`SourceJournal.source_head`."""
+        return await self.source_journal.source_head(scope_id)
+
+    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
+        """See :meth:`SourceJournal.processing_cursor`."""
+        return await self.source_journal.processing_cursor(binding_name, scope_id)
 
     # ------------------------------------------------------------------ Topic store
 

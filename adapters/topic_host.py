@@ -1,7 +1,7 @@
 """TopicHost: what the Topic family's collaborators use of the storage they are composed
 on (the "host": the backend object itself, a
-:class:`~powercontext.adapters.storage.sources.SourceStore`): the worker thread, one
-retried transaction, the capability report, the metadata table, the Source store's
+:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`): the worker thread, one
+retried transaction, the capability report, the metadata table, the Source primitives'
 Scope-journal and processing rows, and the shared Artifact rows. Nothing else of the
 host is called from a collaborator."""
 

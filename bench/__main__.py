@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "dashboard": "bench.dashboard",
     "evidence": "bench.evidence",
     "source-add": "bench.source_add",
+    "year": "bench.year",
 }
 
 

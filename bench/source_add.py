@@ -66,7 +66,7 @@ def run(shape: str, scale: float, reference: bool, root: Path) -> dict[str, floa
     figures["parse"], items = _timed(lambda: read_jsonl(text, shape))
     sources = [s for _, s in items]
     backend = SQLiteTopicBackend(str(root / f"{shape}.db"))
-    figures["check"], _ = _timed(lambda: backend._check_new_sources(sources))
+    figures["check"], _ = _timed(lambda: backend.source_journal.check_new_sources(sources))
 
     async def store() -> None:
         await backend.put_scoped_sources("bench:source-add", sources)

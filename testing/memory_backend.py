@@ -33,6 +33,7 @@ import attrs
 
 from powercontext.adapters.database import DatabaseMemoryBackend, RevisionRow, VectorRow
 from powercontext.adapters.memory_search import paged_fts_stream
+from powercontext.adapters.storage import SourceJournal
 from powercontext.core.errors import PowerContextError, RevisionConflictError
 from powercontext.core.models import (
     EmbeddingProfile,
@@ -61,6 +62,7 @@ class InMemoryBackend(InMemorySources, DatabaseMemoryBackend):
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None) -> None:
         super().__init__(rows=InMemoryRows(self), projection=InMemoryProjection(self),
+                         sources=SourceJournal(self),
                          profile=profile, analyzer=analyzer)
         self._state: dict[str, Any] = {
             "meta": {},

@@ -1,5 +1,6 @@
 """The Source store of the in-memory backends (Memory and Topic): the synchronous
-primitives of :class:`powercontext.adapters.storage.sources.SourceStore` (and the
+primitives a :class:`powercontext.adapters.storage.SourceJournal` runs (its
+:class:`~powercontext.adapters.storage.SourceHost`; and the
 Pending / Cursor / budget reads of
 :class:`powercontext.adapters.topic_processing_store.TopicProcessingStatus`) over
 a plain dict state:
@@ -22,10 +23,11 @@ from typing import Any
 
 import attrs
 
+from powercontext.adapters.storage import SourceJournal
 from powercontext.core.models import Source
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
 
-__all__ = ["InMemorySources", "processing_state"]
+__all__ = ["InMemorySources", "SourceFront", "processing_state"]
 
 _PROCESSING_KEYS = ("scope_journal", "scope_of", "pending", "cursors", "budgets", "scope_uris")
 
@@ -97,6 +99,9 @@ class InMemorySources:
     def _scope_uris_backfill_rows_sync(self) -> list[tuple[str, int, str]]:
         return []  # every journal row of this backend got its uri row when it was added
 
+    def _scope_recorded_sync(self, scope_id: str, positions: Sequence[int]) -> None:
+        """Nothing: these dicts keep no recording times."""
+
     def _pending_raise_sync(self, binding_name: str, scope_id: str, through: int) -> None:
         pending = processing_state(self._state)["pending"]
         row = pending.get((binding_name, scope_id))
@@ -141,3 +146,47 @@ class InMemorySources:
         scopes |= {s for b, s in st["cursors"] if b == binding_name}
         scopes |= {s for s, b, _ in st["budgets"] if b == binding_name}
         return list(scopes)
+
+
+class SourceFront:
+    """Mixin: the coroutines of :class:`powercontext.ports.SourceStore` (and the scoped
+    ones), each answered by ``self.source_journal`` (a
+    :class:`~powercontext.adapters.storage.SourceJournal` the class it is mixed into
+    builds over itself)."""
+
+    source_journal: SourceJournal
+
+    async def put_sources(self, sources: Sequence[Source]) -> tuple[int, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_sources`."""
+        return await self.source_journal.put_sources(sources)
+
+    async def get_sources(self, source_ids: Sequence[str]) -> tuple[Source, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.get_sources`."""
+        return await self.source_journal.get_sources(source_ids)
+
+    async def journal(self, after: int = 0, limit: int = 100) -> tuple[tuple[int, Source], ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.journal`."""
+        return await self.source_journal.journal(after, limit)
+
+    async def put_scoped_sources(self, scope_id: str, sources: Sequence[Source], *,
+                                 once_per_uri: bool = False) -> tuple[int, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.put_scoped_sources`."""
+        return await self.source_journal.put_scoped_sources(scope_id, sources,
+                                                     once_per_uri=once_per_uri)
+
+    async def scope_position_of_uri(self, scope_id: str, uri: str) -> int | None:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_position_of_uri`."""
+        return await self.source_journal.scope_position_of_uri(scope_id, uri)
+
+    async def scope_journal(self, scope_id: str, after: int = 0,
+                            limit: int = 100) -> tuple[JournalEntry, ...]:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.scope_journal`."""
+        return await self.source_journal.scope_journal(scope_id, after, limit)
+
+    async def source_head(self, scope_id: str) -> int:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.source_head`."""
+        return await self.source_journal.source_head(scope_id)
+
+    async def processing_cursor(self, binding_name: str, scope_id: str) -> int:
+        """See :meth:`~powercontext.adapters.storage.SourceJournal.processing_cursor`."""
+        return await self.source_journal.processing_cursor(binding_name, scope_id)

@@ -2,11 +2,13 @@
 
 The worked example for third-party Topic adapters (Topic Memory RFC, "Storage, Head,
 and atomic activation"; TOPIC-MEMORY.md): a :class:`~powercontext.adapters.storage.
-sources.SourceStore` over dicts, with the same write-boundary checks as the SQL
-backends (``core.topic.publication.verify_publication``, which re-checks every
-projection), the same ranking (``core.topic.search``: collapse by Topic, admission
-floors, RRF), Analyzer token matching as its "full-text engine" and brute-force L2
-as its "vector engine". It passes :class:`~powercontext.testing.
+StorageBackend` over dicts with its Source store composed (a
+:class:`~powercontext.adapters.storage.SourceJournal` over
+:class:`~powercontext.testing.memory_sources.InMemorySources`), with the same
+write-boundary checks as the SQL backends (``core.topic.publication.verify_publication``,
+which re-checks every projection), the same ranking (``core.topic.search``: collapse
+by Topic, admission floors, RRF), Analyzer token matching as its "full-text engine"
+and brute-force L2 as its "vector engine". It passes :class:`~powercontext.testing.
 TopicBackendContract` and declares the kit's ``FaultInjection`` hook. It is not
 durable: a :class:`TopicDatabase` lives as long as the Python object.
 
@@ -33,7 +35,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.storage import SourceJournal, StorageBackend
 from powercontext.core import analyzer as analyzers
 from powercontext.core import canonical
 from powercontext.core.analyzer import Analyzer
@@ -60,7 +62,7 @@ from powercontext.core.topic.models import (
 from powercontext.core.topic.projection import profile_fingerprint
 from powercontext.core.topic.publication import verify_publication
 from powercontext.core.topic.supervision import SupervisorTerm
-from powercontext.testing.memory_sources import InMemorySources
+from powercontext.testing.memory_sources import InMemorySources, SourceFront
 from powercontext.testing.topic_backend_budget import (
     GUARD_FAULT_POINTS,
     InMemoryTopicBudget,
@@ -120,9 +122,9 @@ class TopicDatabase:
         self.lock = threading.RLock()
 
 
-class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBudget,
-                           InMemoryTopicSupervision, InMemoryTopicFronts,
-                           SourceStore[TopicCapabilities]):
+class InMemoryTopicBackend(InMemorySources, SourceFront, InMemoryTopicReads,
+                           InMemoryTopicBudget, InMemoryTopicSupervision, InMemoryTopicFronts,
+                           StorageBackend[TopicCapabilities]):
     """Dict tables behind :class:`powercontext.ports.topic.TopicMemoryBackend`.
 
     ``profile``: the deployment's EmbeddingProfile (None: an FTS-only deployment; set:
@@ -139,6 +141,8 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
     def __init__(self, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | None = None, database: TopicDatabase | None = None) -> None:
         super().__init__()
+        #: the Source store (:class:`powercontext.ports.SourceStore`), over these dicts
+        self.source_journal = SourceJournal(self)
         self._profile = profile
         self._analyzer_choice = analyzer
         self.database = database if database is not None else TopicDatabase()
@@ -176,7 +180,8 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         """Server-only: ``put_scoped_sources`` with the ``lineage_only`` flag of the new
         journal rows (a client cannot set it; the processing pipeline and the kit's
         state machines do)."""
-        return await self._put_scoped_sources(scope_id, sources, lineage_only=lineage_only)
+        return await self.source_journal.put_server_sources(scope_id, sources,
+                                                            lineage_only=lineage_only)
 
     # -- StorageBackend primitives ----------------------------------------------------
 
@@ -265,7 +270,7 @@ class InMemoryTopicBackend(InMemorySources, InMemoryTopicReads, InMemoryTopicBud
         else:
             self._state["meta"][key] = value
 
-    # -- Source store: InMemorySources ---------------------------------------------------
+    # -- Source primitives: InMemorySources ------------------------------------------------
 
     # -- capabilities ------------------------------------------------------------------
 

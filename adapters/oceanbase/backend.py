@@ -3,10 +3,11 @@ seekdb, over mysqlclient (Memory RFC, "OceanBase adapter", "Concurrency and
 transactions"; ARCHITECTURE.md, "Decisions").
 
 The engine-neutral Memory backend (:class:`~powercontext.adapters.database.DatabaseMemoryBackend`)
-over OceanBase's storage (:mod:`powercontext.adapters.oceanbase.connection`: the
-connection, transactions with bounded retries of lock contention, metadata; the
-Sources' rows in :mod:`powercontext.adapters.oceanbase.source_rows`) with OceanBase's
-own Memory search projection
+over the engine-neutral SQL storage
+(:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`: transactions with
+bounded retries of lock contention, metadata, the Source primitives) on an
+:class:`~powercontext.adapters.oceanbase.engine.OceanBaseEngine` (the connection), with
+OceanBase's own Memory search projection
 (:class:`~powercontext.adapters.oceanbase.memory_projection.OceanBaseMemoryProjection`)
 and its schema and startup probes (:mod:`powercontext.adapters.oceanbase.schema`). The
 head compare-and-swap counts *matched* rows (``CLIENT.FOUND_ROWS``). This module builds
@@ -21,19 +22,20 @@ from typing import Any
 from powercontext.adapters.database import DatabaseMemoryBackend
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_sql_rows import SQLMemoryRows
-from powercontext.adapters.oceanbase.connection import (
+from powercontext.adapters.oceanbase.driver import (
     DDL_TIMEOUT_US,
     LOCK_TIMEOUT_US,
     RETRY_ATTEMPTS,
     RETRY_BACKOFF,
-    OceanBaseEngine,
-    OceanBaseStorage,
     OceanBaseURL,
     parse_url,
 )
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.memory_projection import OceanBaseMemoryProjection
 from powercontext.adapters.oceanbase.schema import SCHEMA_VERSION, OceanBaseMemorySchema
 from powercontext.adapters.storage.rows import text as _text
+from powercontext.adapters.storage.sources import SourceJournal
+from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
@@ -42,8 +44,6 @@ from powercontext.sql import templates
 
 __all__ = ["DDL_TIMEOUT_US", "LOCK_TIMEOUT_US", "RETRY_ATTEMPTS", "RETRY_BACKOFF",
            "SCHEMA_VERSION", "OceanBaseMemoryBackend", "OceanBaseURL", "parse_url"]
-
-_DIALECT = "oceanbase"
 
 
 class OceanBaseMemoryRows(SQLMemoryRows):
@@ -65,7 +65,7 @@ class OceanBaseMemoryRows(SQLMemoryRows):
         return out
 
 
-class OceanBaseMemoryBackend(DatabaseMemoryBackend, OceanBaseStorage[MemoryCapabilities]):
+class OceanBaseMemoryBackend(DatabaseMemoryBackend, SQLStorage[MemoryCapabilities]):
     """Memory on OceanBase MySQL mode or seekdb (Memory RFC, "OceanBase adapter").
 
     ``url`` is ``oceanbase://user:password@host:port/database`` (the database is created
@@ -80,29 +80,31 @@ class OceanBaseMemoryBackend(DatabaseMemoryBackend, OceanBaseStorage[MemoryCapab
 
     projection: OceanBaseMemoryProjection
 
+    retry_attempts = RETRY_ATTEMPTS
+    retry_backoff = RETRY_BACKOFF
+
     def __init__(self, url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None) -> None:
-        self._init_connection(url)
-        projection = OceanBaseMemoryProjection(self)
-        super().__init__(rows=OceanBaseMemoryRows(self.ob_engine), projection=projection,
+        #: the engine with its OceanBase-only calls (``self.engine`` is the same object,
+        #: typed as the port)
+        engine = self.ob_engine = OceanBaseEngine(url)
+        self._use_engine(engine)
+        projection = OceanBaseMemoryProjection(engine)
+        super().__init__(rows=OceanBaseMemoryRows(engine), projection=projection,
+                         sources=SourceJournal(self),
                          profile=profile, analyzer=analyzer, log=ManifestLog(self),
                          gaps=VectorGaps(self), revision_encodings=True,
-                         schema=OceanBaseMemorySchema(self, projection))
+                         schema=OceanBaseMemorySchema(self, engine, projection))
 
     def __repr__(self) -> str:
-        return f"OceanBaseMemoryBackend({self._url!r})"
+        return f"OceanBaseMemoryBackend({self.ob_engine.url!r})"
 
-    def _open_checked_sync(self) -> MemoryCapabilities:
-        return self._open_schema_sync()
+    @property
+    def probe_facts(self) -> dict[str, Any]:
+        """What the startup probes saw (version, mode, words the SPACE parser drops, the
+        heads DDL); empty before the backend opens."""
+        return dict(self.ob_engine.probe_facts)
 
-    # the shared templates, one method each (powercontext.adapters.manifest_log.LogEngine)
-
-    def _template_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        return self._all(templates.render(name, _DIALECT), params)
-
-    def _template_rows_in(self, name: str, values: Sequence[Any],
-                          before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._in_chunks(name, list(dict.fromkeys(values)), before)
-
-    def _template_many(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._exec_many(templates.render(name, _DIALECT), rows)
+    def _open_sync(self) -> MemoryCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._open_schema_sync)

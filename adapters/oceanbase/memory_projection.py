@@ -6,7 +6,7 @@ projection"): the head rows of OceanBase's own ``memory_entry_heads``, whose FUL
 :class:`powercontext.ports.engine.MemorySearchProjection`.
 
 Every method runs inside the caller's transaction on the backend's worker thread, and
-every statement goes through the storage's ``_exec`` (the one place SQL reaches the
+every statement goes through the engine's ``run`` / ``rows`` (its one funnel to the
 driver). The schema that creates the table is
 :mod:`powercontext.adapters.oceanbase.schema`.
 """
@@ -20,7 +20,8 @@ from typing import Any
 from powercontext.adapters import memory_rows
 from powercontext.adapters.memory_rows import VectorRow
 from powercontext.adapters.memory_search import paged_fts_stream
-from powercontext.adapters.oceanbase.connection import DDL_TIMEOUT_US
+from powercontext.adapters.oceanbase.driver import DDL_TIMEOUT_US
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.match_terms import match_terms
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
@@ -44,8 +45,8 @@ def _candidates(rows: list[tuple[Any, ...]], with_distance: bool) -> list[Search
 
 
 class OceanBaseMemoryProjection:
-    """``memory_entry_heads`` and its FULLTEXT and HNSW indexes, over ``storage`` (the
-    backend's OceanBase storage: ``_exec``, ``_exec_many``, ``_all``).
+    """``memory_entry_heads`` and its FULLTEXT and HNSW indexes, over ``engine`` (the
+    backend's OceanBase engine: ``run``, ``run_many``, ``rows``).
 
     State known once the schema is open (:mod:`powercontext.adapters.oceanbase.schema`
     sets it): ``vector_column``, the dimension of ``memory_entry_heads.embedding``
@@ -55,12 +56,12 @@ class OceanBaseMemoryProjection:
     #: doubling ``k`` (rows tied at the last distance) stops here
     vector_k_cap: int | None = obsql.MAX_APPROXIMATE_K
 
-    def __init__(self, storage: Any) -> None:
-        self._storage = storage
+    def __init__(self, engine: OceanBaseEngine) -> None:
+        self._engine = engine
         self.vector_column: int | None = None
 
     def _all(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self._storage._all(sql, params)  # type: ignore[no-any-return]
+        return self._engine.rows(sql, params)
 
     # ------------------------------------------------------------------ row replacement
 
@@ -70,7 +71,7 @@ class OceanBaseMemoryProjection:
         size = templates.IN_BUCKETS[-1]
         for start in range(0, len(ids), size):
             chunk = ids[start:start + size]
-            self._storage._exec(obsql.heads_delete(len(chunk)), (artifact_id, *chunk))
+            self._engine.run(obsql.heads_delete(len(chunk)), (artifact_id, *chunk))
 
     def insert_projections(self, artifact_id: str, head_revision: int,
                            rows: Sequence[ProjectionRow],
@@ -93,11 +94,11 @@ class OceanBaseMemoryProjection:
             elif vec is not None:
                 raise _no_column()
             params.append(p)
-        self._storage._exec_many(obsql.heads_insert(with_vector), params)
+        self._engine.run_many(obsql.heads_insert(with_vector), params)
 
     def clear_projection(self, artifact_id: str) -> None:
         """Delete every head row of one Memory (a rebuild)."""
-        self._storage._exec(obsql.clear_projection(), (artifact_id,))
+        self._engine.run(obsql.clear_projection(), (artifact_id,))
 
     def after_rebuild(self) -> None:
         """Nothing: the indexes follow the head rows."""
@@ -107,20 +108,20 @@ class OceanBaseMemoryProjection:
     def reset_vectors(self, profile: EmbeddingProfile | None) -> None:
         """Drop and recreate the embedding column and HNSW index for ``profile`` (DDL:
         OceanBase commits each statement implicitly; writes are paused meanwhile)."""
-        st = self._storage
+        st = self._engine
         dimension = profile.dimension if profile is not None else None
         # Building an HNSW index over many rows outlasts the default 10 s statement limit.
-        st._exec("SET SESSION ob_query_timeout = %s", (DDL_TIMEOUT_US,))
+        st.run("SET SESSION ob_query_timeout = %s", (DDL_TIMEOUT_US,))
         try:
             for sql in obsql.vector_reset_statements(self.vector_column is not None,
                                                      dimension):
-                st._exec(sql)
+                st.run(sql)
         finally:
-            if st._conn is not None:
-                st._exec("SET SESSION ob_query_timeout = DEFAULT")
+            if st.connection is not None:
+                st.run("SET SESSION ob_query_timeout = DEFAULT")
         self.vector_column = dimension
         ddl = _text(self._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
-        st._probe_facts["heads_ddl"] = ddl
+        st.probe_facts["heads_ddl"] = ddl
 
     # ------------------------------------------------------------------ full-text
 

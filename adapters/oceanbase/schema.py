@@ -11,7 +11,7 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from powercontext.adapters.oceanbase.connection import CONNECTION_LOST, errno
+from powercontext.adapters.oceanbase.driver import CONNECTION_LOST, errno
 from powercontext.adapters.storage import rows as shared_rows
 from powercontext.adapters.storage.rows import text as _text
 from powercontext.core import analyzer as analyzers
@@ -20,6 +20,7 @@ from powercontext.sql import oceanbase as obsql
 from powercontext.sql import templates
 
 if TYPE_CHECKING:
+    from powercontext.adapters.oceanbase.engine import OceanBaseEngine
     from powercontext.adapters.oceanbase.memory_projection import OceanBaseMemoryProjection
 
 __all__ = ["SCHEMA_VERSION", "OceanBaseMemorySchema"]
@@ -35,13 +36,16 @@ _SHARED_TABLES = frozenset({"powercontext_meta", "artifact_revisions", "artifact
 
 class OceanBaseMemorySchema:
     """Schema and probes of the Memory family on OceanBase, run once per open on the
-    worker thread: ``storage`` is the backend's OceanBase storage (its connection,
-    server check, metadata), ``projection`` the search projection whose table it
-    creates or finds. ``short_tokens``: the FULLTEXT index keeps tokens under 3
+    worker thread: ``storage`` is the backend's storage (its metadata and Source
+    journal, ``source_journal``), ``engine`` its OceanBase engine (the server check,
+    statements, DDL, tables and probe facts), ``projection`` the search projection
+    whose table it creates or finds. ``short_tokens``: the FULLTEXT index keeps tokens under 3
     characters."""
 
-    def __init__(self, storage: Any, projection: OceanBaseMemoryProjection) -> None:
+    def __init__(self, storage: Any, engine: OceanBaseEngine,
+                 projection: OceanBaseMemoryProjection) -> None:
         self._storage = storage
+        self._engine = engine
         self._projection = projection
         self._profile: EmbeddingProfile | None = None
         self.short_tokens = True
@@ -54,7 +58,7 @@ class OceanBaseMemorySchema:
         database records."""
         self._profile = profile
         reasons: list[str] = []
-        self._storage._check_server_sync()
+        self._engine.connect()  # the version gate runs once per new connection
         self._create_schema(reasons, analyzer_version)
         fts = self._probe_tokenizer(reasons)
         vector = self._probe_vector(reasons)
@@ -63,30 +67,30 @@ class OceanBaseMemorySchema:
 
     def _create_schema(self, reasons: list[str], analyzer_version: str) -> None:
         st = self._storage
-        existing = st._tables()
+        existing = self._engine.tables()
         if not existing >= _SHARED_TABLES:
             for name in templates.SCHEMA:
                 if name == "create_memory_entry_heads":
                     continue  # OceanBase's own, below
-                st._exec_ddl(templates.render(name, DIALECT))
+                self._engine.run_ddl(templates.render(name, DIALECT))
         if not existing >= set(templates.PROCESSING_TABLES):
             for name in templates.PROCESSING_SCHEMA:
-                st._exec_ddl(templates.render(name, DIALECT))
+                self._engine.run_ddl(templates.render(name, DIALECT))
         stored_profile = self._stored_profile()
         profile = self._profile or stored_profile
         dimension = profile.dimension if profile is not None else None
         if obsql.HEADS_TABLE not in existing:
             try:
-                st._exec_ddl(obsql.heads_ddl(dimension, short_tokens=True))
+                self._engine.run_ddl(obsql.heads_ddl(dimension, short_tokens=True))
             except Exception as exc:
                 if errno(exc) in CONNECTION_LOST:
                     raise
                 # An older server without PARSER_PROPERTIES: keep the default parser.
-                st._exec_ddl(obsql.heads_ddl(dimension, short_tokens=False))
+                self._engine.run_ddl(obsql.heads_ddl(dimension, short_tokens=False))
                 reasons.append(f"FULLTEXT PARSER_PROPERTIES rejected ({exc}); tokens "
                                "under 3 characters are not indexed on this server")
-        ddl = _text(st._all(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
-        st._probe_facts["heads_ddl"] = ddl
+        ddl = _text(self._engine.rows(f"SHOW CREATE TABLE {obsql.HEADS_TABLE}")[0][1])
+        self._engine.probe_facts["heads_ddl"] = ddl
         m = _VECTOR_COL_RE.search(ddl)
         self._projection.vector_column = int(m.group(1)) if m else None
         self.short_tokens = "min_token_size=1" in ddl.replace(" ", "").lower()
@@ -94,9 +98,10 @@ class OceanBaseMemorySchema:
         # ambiguous "analyzer-v1"): keep that, so the open refuses it until a rebuild
         legacy = st._meta_get_sync("analyzer")
         version = legacy if legacy is not None else analyzer_version
-        st._seed_meta_sync((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
+        self._engine.seed_meta((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION),
                               ("analyzer_version", version)))
-        st._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
+        # a journal of an earlier release: its uris
+        st.source_journal.migrate_scope_uris_in_tx_sync()
 
     def _stored_profile(self) -> EmbeddingProfile | None:
         raw = self._storage._meta_get_sync("embedding_profile")
@@ -107,7 +112,7 @@ class OceanBaseMemorySchema:
 
     def _probe_tokenizer(self, reasons: list[str]) -> bool:
         try:
-            raw = self._storage._all(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
+            raw = self._engine.rows(obsql.tokenize(), (obsql.TOKENIZE_PROBE_TEXT,))[0][0]
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise
@@ -116,7 +121,7 @@ class OceanBaseMemorySchema:
         kept = set(json.loads(_text(raw)))
         words = set(obsql.TOKENIZE_PROBE_TEXT.split())
         dropped = words - kept
-        self._storage._probe_facts["space_parser_drops"] = sorted(dropped)
+        self._engine.probe_facts["space_parser_drops"] = sorted(dropped)
         must_keep = set(obsql.TOKENIZE_MUST_KEEP)
         if not must_keep <= kept:
             reasons.append(
@@ -154,8 +159,7 @@ class OceanBaseMemorySchema:
                 f"{profile.profile_id!r} has {profile.dimension} dimensions; rebuild the "
                 "vector projection for the new profile")
             return False
-        st = self._storage
-        ddl = st._probe_facts.get("heads_ddl", "").upper().replace(" ", "")
+        ddl = self._engine.probe_facts.get("heads_ddl", "").upper().replace(" ", "")
         if "DISTANCE=L2" not in ddl or "TYPE=HNSW" not in ddl:
             reasons.append("the vector index of memory_entry_heads is not an HNSW L2 index")
             return False
@@ -165,13 +169,14 @@ class OceanBaseMemorySchema:
         far = [0.0] * profile.dimension
         near[0], far[-1 if profile.dimension > 1 else 0] = 1.0, -1.0
         try:
-            st._exec(create)
+            self._engine.run(create)
             try:
-                st._exec(insert, (1, obsql.vector_literal(near), 2, obsql.vector_literal(far)))
+                self._engine.run(insert, (1, obsql.vector_literal(near), 2,
+                                          obsql.vector_literal(far)))
                 lit = obsql.vector_literal(near)
-                rows = st._all(search, (lit, lit))
+                rows = self._engine.rows(search, (lit, lit))
             finally:
-                st._exec(drop)
+                self._engine.run(drop)
         except Exception as exc:
             if errno(exc) in CONNECTION_LOST:
                 raise

@@ -119,7 +119,8 @@ class OceanBaseTopicBackend(SQLTopicBackend):
                 if name not in _OWN_DDL:
                     engine.run_ddl(_q(name))
         engine.seed_meta((("journal_lock", "0"), ("schema_version", SCHEMA_VERSION)))
-        self._migrate_scope_uris_in_tx_sync()  # a journal of an earlier release: its uris
+        # a journal of an earlier release: its uris
+        self.source_journal.migrate_scope_uris_in_tx_sync()
         wanted = self._wanted_dimension(reasons)
         self.projection.create_tables(existing, wanted)
         if self.projection.vector_column != wanted and not self.topic_rows.head_count():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 
-from powercontext.adapters.oceanbase.connection import errno
+from powercontext.adapters.oceanbase.driver import errno
 from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.storage.rows import text
 from powercontext.adapters.topic_supervision_store import utc_datetime

@@ -2,8 +2,11 @@
 adapter"; ARCHITECTURE.md, "Decisions").
 
 The engine-neutral Memory backend (:class:`~powercontext.adapters.database.DatabaseMemoryBackend`)
-over SQLite's storage (:mod:`powercontext.adapters.sqlite.connection`: connection,
-transactions, metadata, Sources) with SQLite's own Memory search projection
+over the engine-neutral SQL storage
+(:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`: transactions,
+metadata, the Source primitives) on a
+:class:`~powercontext.adapters.sqlite.engine.SQLiteEngine` (the connection), with
+SQLite's own Memory search projection
 (:class:`~powercontext.adapters.sqlite.memory_projection.SQLiteMemoryProjection`) and
 its schema and startup probes (:mod:`powercontext.adapters.sqlite.schema`). This module
 builds them and holds nothing else of the Memory family.
@@ -11,25 +14,25 @@ builds them and holds nothing else of the Memory family.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
-
-import apsw
+from typing import ClassVar, Literal
 
 from powercontext.adapters.database import DatabaseMemoryBackend
 from powercontext.adapters.manifest_log import ManifestLog
 from powercontext.adapters.memory_sql_rows import SQLMemoryRows
-from powercontext.adapters.sqlite.connection import (
+from powercontext.adapters.sqlite.engine import (
     BUSY_TIMEOUT_MS,
+    CONFLICT_TABLES,
     MIN_SQLITE_VERSION,
     SQLITE_FEATURES,
-    SQLiteStorage,
+    SQLiteEngine,
     check_sqlite_version,
     parse_sqlite_url,
     sqlite_version,
 )
 from powercontext.adapters.sqlite.memory_projection import SQLiteMemoryProjection
 from powercontext.adapters.sqlite.schema import SCHEMA_VERSION, SQLiteMemorySchema
+from powercontext.adapters.storage.sources import SourceJournal
+from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.adapters.vector_gaps import VectorGaps
 from powercontext.core.analyzer import Analyzer
 from powercontext.core.models import EmbeddingProfile, MemoryCapabilities
@@ -39,7 +42,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "MIN_SQLITE_VERSION", "SCHEMA_VERSION", "SQLITE_FE
            "sqlite_version"]
 
 
-class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilities]):
+class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLStorage[MemoryCapabilities]):
     """The Memory family on one SQLite file (Memory RFC, "SQLite adapter").
 
     ``path_or_url``: a file path, ``sqlite:///abs/path`` or ``sqlite:///:memory:``.
@@ -64,10 +67,14 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
     makes them. ValueError for another value.
     """
 
+    #: the tables whose unique-key violation is a concurrent writer's
     conflict_tables: ClassVar[tuple[str, ...]] = (
-        *SQLiteStorage.conflict_tables, "memory_entry_versions.", "memory_keys.")
+        *CONFLICT_TABLES, "memory_entry_versions.", "memory_keys.")
 
     projection: SQLiteMemoryProjection
+    #: the engine with its SQLite-only calls (``self.engine`` is the same object, typed
+    #: as the port)
+    sqlite_engine: SQLiteEngine
 
     def __init__(self, path_or_url: str, *, profile: EmbeddingProfile | None = None,
                  analyzer: str | Analyzer | None = None,
@@ -76,12 +83,20 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
         if vector_index not in ("auto", "ivf", "ann", "exact"):
             raise ValueError(f"vector_index must be 'auto', 'ivf', 'ann' or 'exact', not "
                              f"{vector_index!r}")
-        self._init_connection(path_or_url, busy_timeout_ms)
-        projection = SQLiteMemoryProjection(self, vector_index)
-        super().__init__(rows=SQLMemoryRows(self.engine), projection=projection,
+        engine = self.sqlite_engine = SQLiteEngine(
+            path_or_url, busy_timeout_ms=busy_timeout_ms, conflict_tables=self.conflict_tables)
+        self._use_engine(engine)
+        projection = SQLiteMemoryProjection(engine, vector_index)
+        super().__init__(rows=SQLMemoryRows(engine), projection=projection,
+                         sources=SourceJournal(self),
                          profile=profile, analyzer=analyzer, log=ManifestLog(self),
                          gaps=VectorGaps(self), revision_encodings=True,
-                         schema=SQLiteMemorySchema(self, projection))
+                         schema=SQLiteMemorySchema(self, engine, projection))
+
+    @property
+    def filename(self) -> str:
+        """The database file APSW opens (``:memory:`` for an in-memory database)."""
+        return self.sqlite_engine.filename
 
     @property
     def _ann(self) -> bool:
@@ -93,25 +108,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend, SQLiteStorage[MemoryCapabilitie
         """The ANN first pass (the sign-bit vec0 table) exists."""
         return self.projection.bits
 
-    def _setup_sync(self, conn: apsw.Connection) -> MemoryCapabilities:
-        return self._open_schema_sync()
+    def _open_sync(self) -> MemoryCapabilities:
+        self._connect_sync()
+        return self.engine.opening(self._open_schema_sync)
 
     def _rolled_back_sync(self) -> None:
         # a rolled-back migration may have dropped or created the vector tables
         self.projection.refresh()
-
-    # the shared templates, one method each (powercontext.adapters.manifest_log.LogEngine)
-
-    def _template_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        return self._execute(self._t(name), params)
-
-    def _template_rows_in(self, name: str, values: Sequence[Any],
-                          before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._select_in(name, values, before)
-
-    def _template_many(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Run the statement ``name`` once per row of parameters (one prepared
-        statement)."""
-        assert self._conn is not None, "the connection is not open"
-        if rows:
-            self._conn.executemany(self._t(name), [tuple(r) for r in rows])

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from powercontext.adapters import memory_rows
 from powercontext.adapters.memory_rows import VectorRow
+from powercontext.adapters.sqlite.engine import SQLiteEngine
 from powercontext.adapters.sqlite.schema import pack, unpack
 from powercontext.adapters.sqlite.vector_index import AUTO_RECALL, Lists, VectorIndex
 from powercontext.core.errors import BackendError, CapabilityNotSupportedError
@@ -43,8 +44,8 @@ def _no_vectors() -> CapabilityNotSupportedError:
 class SQLiteMemoryProjection:
     """FTS5 and vec0 rows beside the Memory head rows of one SQLite storage.
 
-    ``storage``: the backend's SQLite storage (its ``_execute``, ``_select_in``,
-    ``_exists_sync`` and connection). ``vector_index``: ``"ann"`` (the sign-bit first
+    ``engine``: the backend's SQLite engine (its ``rows``, ``query_in``,
+    ``table_exists`` and connection). ``vector_index``: ``"ann"`` (the sign-bit first
     pass, rescored exactly), ``"exact"`` or ``"auto"`` (exact: see
     :class:`~powercontext.adapters.sqlite.backend.SQLiteMemoryBackend`).
 
@@ -56,9 +57,9 @@ class SQLiteMemoryProjection:
     #: vec0 answers at most this many nearest neighbours per query.
     vector_k_cap: int | None = frag.MAX_KNN_K
 
-    def __init__(self, storage: Any,
+    def __init__(self, engine: SQLiteEngine,
                  vector_index: Literal["auto", "ivf", "ann", "exact"] = "auto") -> None:
-        self._storage = storage
+        self._engine = engine
         self.vector_index = vector_index
         self.vec_tables = False
         self.bits = False
@@ -67,11 +68,11 @@ class SQLiteMemoryProjection:
         self.profile: EmbeddingProfile | None = None
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._storage._execute(sql, params)  # type: ignore[no-any-return]
+        return self._engine.rows(sql, params)
 
     def _select_in(self, name: str, values: Sequence[Any],
                    before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._storage._select_in(name, values, before)  # type: ignore[no-any-return]
+        return self._engine.query_in(name, values, before)
 
     @property
     def ann(self) -> bool:
@@ -83,7 +84,7 @@ class SQLiteMemoryProjection:
     def refresh(self) -> None:
         """Re-read which vector tables exist (after a ROLLBACK: a rolled-back migration
         may have dropped or created them)."""
-        exists = self._storage._exists_sync
+        exists = self._engine.table_exists
         self.vec_tables = exists(frag.VECTOR_TABLE)
         self.bits = self.vec_tables and exists(frag.BITS_TABLE)
         self.ivf = self.vec_tables and all(exists(t) for t in (
@@ -133,7 +134,7 @@ class SQLiteMemoryProjection:
                            vectors: Sequence[VectorRow | None]) -> None:
         """Insert head rows (the entries have none) with their FTS rows and, where
         ``vectors[i]`` is not None, their vector (and its sign bits)."""
-        conn = self._storage._conn
+        conn = self._engine.connection
         assert conn is not None
         scope = frag.scope_token(artifact_id)
         head_insert = templates.render("head_row_insert", _DIALECT)
@@ -241,7 +242,7 @@ class SQLiteMemoryProjection:
                     f"vec0 is built for L2; the profile asks for {profile.distance!r}")
         if self.vec_tables:
             self._execute(frag.statement("drop_vector"))
-        if self.bits or self._storage._exists_sync(frag.BITS_TABLE):
+        if self.bits or self._engine.table_exists(frag.BITS_TABLE):
             self._execute(frag.statement("drop_bits"))
         self._execute(templates.render("drop_memory_entry_vector_metadata", _DIALECT))
         VectorIndex(self._execute, 1).drop()

@@ -21,6 +21,7 @@ from powercontext.sql import sqlite as frag
 from powercontext.sql import templates
 
 if TYPE_CHECKING:
+    from powercontext.adapters.sqlite.engine import SQLiteEngine
     from powercontext.adapters.sqlite.memory_projection import SQLiteMemoryProjection
 
 __all__ = ["SCHEMA_VERSION", "SQLiteMemorySchema", "pack", "unpack"]
@@ -42,12 +43,15 @@ def unpack(blob: object) -> tuple[float, ...] | None:
 
 class SQLiteMemorySchema:
     """Schema and probes of the Memory family on SQLite, run once per open on the
-    worker thread: ``storage`` is the backend's SQLite storage (its connection,
-    transactions, metadata and probes), ``projection`` the search projection whose
+    worker thread: ``storage`` is the backend's storage (its transactions, metadata and
+    Source journal, ``source_journal``), ``engine`` its SQLite engine (statements,
+    tables, the FTS5 and vec0 probes), ``projection`` the search projection whose
     tables it creates or finds."""
 
-    def __init__(self, storage: Any, projection: SQLiteMemoryProjection) -> None:
+    def __init__(self, storage: Any, engine: SQLiteEngine,
+                 projection: SQLiteMemoryProjection) -> None:
         self._storage = storage
+        self._engine = engine
         self._projection = projection
 
     def open(self, profile: EmbeddingProfile | None,
@@ -59,8 +63,8 @@ class SQLiteMemorySchema:
         another profile than the stored one."""
         st = self._storage
         reasons: list[str] = []
-        vec_loaded = st._load_vec_sync(reasons)
-        fts_ok = st._probe_fts_sync(reasons)
+        vec_loaded = self._engine.load_vec(reasons)
+        fts_ok = self._engine.probe_fts(reasons)
         vec_ok = vec_loaded and self._probe_vec(reasons)
         self._projection.vec_usable = vec_ok
         # A read transaction first: an existing, complete schema needs no write lock
@@ -84,7 +88,7 @@ class SQLiteMemorySchema:
         """Check (and with ``create``, create) the schema; None when something is missing
         and ``create`` is False."""
         st = self._storage
-        execute, exists = st._execute, st._exists_sync
+        execute, exists = self._engine.rows, self._engine.table_exists
         if create:
             for name in [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]:
                 execute(templates.render(name, "sqlite"))
@@ -96,10 +100,10 @@ class SQLiteMemorySchema:
                   and exists("memory_keys")
                   and all(exists(t) for t in templates.MEMORY_LOG_TABLES)
                   and all(exists(t) for t in templates.PROCESSING_TABLES)
-                  and st._scope_uris_ready_sync()):
+                  and st.source_journal.scope_uris_ready_sync()):
             return None  # a database of an earlier release
         if create:
-            st._migrate_scope_uris_sync()  # a journal of an earlier release: its uris
+            st.source_journal.migrate_scope_uris_sync()  # a journal of an earlier release: its uris
         schema = st._meta_get_sync("schema_version")
         if schema is None:
             if not create:
@@ -153,7 +157,7 @@ class SQLiteMemorySchema:
                                   embedding_profile=profile, reasons=tuple(reasons))
 
     def _probe_vec(self, reasons: list[str]) -> bool:
-        execute = self._storage._execute
+        execute = self._engine.rows
         try:
             execute(frag.statement("probe_vec_drop"))
             execute(frag.statement("probe_vec_create"))

@@ -121,10 +121,11 @@ class SQLiteTopicBackend(SQLTopicBackend):
                                    self.deployment.new_database_analyzer().version)
         elif not (self._exists("powercontext_meta")
                   and all(self._exists(t) for t in _TOPIC_TABLES)
-                  and self._scope_uris_ready_sync()):
+                  and self.source_journal.scope_uris_ready_sync()):
             return False
         if create:
-            self._migrate_scope_uris_sync()  # a journal of an earlier release: its uris
+            # a journal of an earlier release: its uris
+            self.source_journal.migrate_scope_uris_sync()
         schema = self._meta_get_sync("schema_version")
         if schema is None:
             return create  # an unfinished creation: create (again)

@@ -16,11 +16,12 @@ over the :class:`~powercontext.ports.engine.SQLEngine` it composes. A family's b
 checks at open (:meth:`StorageBackend._check_open_sync`) and before every call
 (:meth:`StorageBackend._check_ready_sync`), its own tables and its public API.
 
-For the writer of a new family's backend (Topic Memory): subclass
-:class:`~powercontext.adapters.storage.sources.SourceStore` (this class plus the shared
-Source store) with your capability report type as ``C``; implement ``_open_sync`` to
-connect, create your schema and return that report; call ``self._run(self._in_tx,
-write, fn, *args)`` from every public coroutine. Nothing here knows a family.
+For the writer of a new family's backend: subclass this class (on a SQL engine,
+:class:`~powercontext.adapters.storage.sql_storage.SQLStorage`) with your capability
+report type as ``C``; implement ``_open_sync`` to connect, create your schema and return
+that report; hold a :class:`~powercontext.adapters.storage.sources.SourceJournal` over
+the backend for the Source store; call ``self._run(self._in_tx, write, fn, *args)`` from
+every public coroutine. Nothing here knows a family.
 """
 
 from __future__ import annotations

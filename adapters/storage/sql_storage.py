@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 from powercontext.adapters.storage import processing_rows
 from powercontext.adapters.storage import rows as shared_rows
+from powercontext.adapters.storage.base import StorageBackend
 from powercontext.adapters.storage.rows import RevisionRow, text
-from powercontext.adapters.storage.sources import SourceStore
 from powercontext.core.errors import PowerContextError
 from powercontext.core.models import Source
 from powercontext.core.topic.processing import BudgetRow, JournalEntry, PendingRow
@@ -39,10 +39,14 @@ __all__ = ["SQLStorage"]
 C = TypeVar("C")
 
 
-class SQLStorage(SourceStore[C]):
-    """:class:`SourceStore` over the SQL engine in ``self.engine``: every primitive of
-    the storage base and the Source store, plus the shared Artifact rows
-    (``_insert_revision_sync``, ``_insert_head_sync``, ``_cas_head_sync``)."""
+class SQLStorage(StorageBackend[C]):
+    """:class:`StorageBackend` over the SQL engine in ``self.engine``: every primitive of
+    the storage base, the Source primitives a
+    :class:`~powercontext.adapters.storage.sources.SourceJournal` runs (a
+    :class:`~powercontext.adapters.storage.sources.SourceHost`), the shared Artifact rows
+    (``_insert_revision_sync``, ``_insert_head_sync``, ``_cas_head_sync``) and the
+    shared templates by name (``_template_rows`` ...: the manifest log's
+    :class:`~powercontext.adapters.manifest_log.LogEngine`)."""
 
     engine: SQLEngine
 
@@ -92,6 +96,22 @@ class SQLStorage(SourceStore[C]):
         :mod:`powercontext.adapters.source_citations`)."""
         return self.engine.query(name, params)
 
+    # ------------------------------------------------------------------ shared templates
+
+    def _template_rows(self, name: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of the shared statement ``name``."""
+        return self.engine.query(name, params)
+
+    def _template_rows_in(self, name: str, values: Sequence[Any],
+                          before: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of the shared ``IN`` statement ``name`` over ``values`` (deduplicated,
+        in chunks), ``before`` bound first."""
+        return self.engine.query_in(name, values, before)
+
+    def _template_many(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run the shared statement ``name`` once per row of parameters."""
+        self.engine.execute_many(name, rows)
+
     # ------------------------------------------------------------------ Artifact rows
 
     def _insert_revision_sync(self, row: RevisionRow) -> None:
@@ -120,20 +140,6 @@ class SQLStorage(SourceStore[C]):
 
     def _scope_lock_sync(self, scope_id: str) -> None:
         self.engine.scope_lock(scope_id)
-
-    def _migrate_scope_uris_in_tx_sync(self) -> None:
-        """At open: :meth:`_migrate_scope_uris_sync` in a write transaction of its own
-        (an engine whose schema is created outside transactions); nothing when done
-        already (a meta read)."""
-        if self._scope_uris_ready_sync():
-            return
-        self._begin_sync(True)
-        try:
-            self._migrate_scope_uris_sync()
-            self._commit_sync()
-        except BaseException:
-            self._rollback_sync()
-            raise
 
     def _scope_rows_sync(self, source_ids: Sequence[str]) -> list[tuple[str, str, int, bool]]:
         return [(text(sid), text(scope), int(pos), bool(int(lin))) for sid, scope, pos, lin

@@ -71,6 +71,8 @@ class TopicDataset:
     #: TopicMemoryService over ``backend`` (None on a tree without it: ours is then
     #: the backend's search with the query embedded here)
     svc: Any = None
+    #: the Scope its Topics live in (``bench year`` measures a Scope of its own)
+    scope_id: str = TOPIC_SCOPE
 
     @property
     def label(self) -> str:
@@ -158,11 +160,11 @@ async def _ours(ds: TopicDataset, q: str, limit: int) -> Any:
     from powercontext.core.topic.models import TopicSearchRequest
 
     if ds.svc is not None:
-        return await ds.svc.search(TOPIC_SCOPE, q, limit)
+        return await ds.svc.search(ds.scope_id, q, limit)
     vec = None
     if ds.model is not None:
         (vec,) = (await ds.model.embed((q,))).vectors
-    return await ds.backend.search(TopicSearchRequest(TOPIC_SCOPE, q, limit), vec)
+    return await ds.backend.search(TopicSearchRequest(ds.scope_id, q, limit), vec)
 
 
 async def topic_same_hits(
@@ -175,7 +177,7 @@ async def topic_same_hits(
     bad: list[dict[str, Any]] = []
     for q, terms, blob in sample:
         for limit in (LIMIT, CHECK_LIMIT):
-            want = _raw_key(raw_search(engine, TOPIC_SCOPE, terms, blob, ds.kind, limit,
+            want = _raw_key(raw_search(engine, ds.scope_id, terms, blob, ds.kind, limit,
                                        max_chunks))
             got = _ours_key(await _ours(ds, q, limit))
             if got != want:
@@ -212,7 +214,7 @@ async def bench_topic_search(
         warmed = 0
         for q, terms, blob in prepared[:10]:
             await _ours(ds, q, LIMIT)
-            raw_search(engine, TOPIC_SCOPE, terms, blob, ds.kind, LIMIT, MAX_CHUNKS)
+            raw_search(engine, ds.scope_id, terms, blob, ds.kind, LIMIT, MAX_CHUNKS)
             warmed += 1
             if time.perf_counter() - warm_t0 > WARM_BUDGET_S:
                 break
@@ -233,7 +235,7 @@ async def bench_topic_search(
                 ours.append((time.perf_counter() - t0) * 1000.0)
                 hits += len(res.hits)
                 t0 = time.perf_counter()
-                raw_search(engine, TOPIC_SCOPE, terms, blob, ds.kind, LIMIT, MAX_CHUNKS)
+                raw_search(engine, ds.scope_id, terms, blob, ds.kind, LIMIT, MAX_CHUNKS)
                 raw.append((time.perf_counter() - t0) * 1000.0)
             ours_passes.append(ours)
             raw_passes.append(raw)

@@ -286,7 +286,7 @@ def test_an_unknown_analyzer_name_is_refused_before_any_io(engine) -> None:
 def _projection_rows(backend: Any) -> list[tuple[str, str]]:
     """(stored searchable_text, entry text) of every head row."""
     def read() -> list[tuple[str, str]]:
-        query = getattr(backend, "_execute", None) or backend._all
+        query = (getattr(backend, "sqlite_engine", None) or backend.ob_engine).rows
         stored = {str(e): str(t) for e, t in query(
             "SELECT entry_id, searchable_text FROM memory_entry_heads")}
         texts = {}
@@ -306,8 +306,8 @@ def _fts_integrity_ok(backend: Any) -> bool:
     from powercontext.sql import sqlite as frag
 
     def check() -> bool:
-        backend._execute(f"INSERT INTO {frag.FTS_TABLE}({frag.FTS_TABLE}) "
-                         "VALUES('integrity-check')")
+        backend.sqlite_engine.rows(f"INSERT INTO {frag.FTS_TABLE}({frag.FTS_TABLE}) "
+                                   "VALUES('integrity-check')")
         return True
 
     try:

@@ -89,8 +89,8 @@ _TEXT = st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=3)), min_si
 def _stored_rows(backend: Any, artifact_id: str) -> dict[str, str]:
     """entry text -> stored searchable_text of every head row of one Memory."""
     def read() -> dict[str, str]:
-        query = getattr(backend, "_execute", None) or backend._all
-        mark = "?" if hasattr(backend, "_execute") else "%s"
+        query = (getattr(backend, "sqlite_engine", None) or backend.ob_engine).rows
+        mark = "?" if hasattr(backend, "sqlite_engine") else "%s"
         stored = {str(e): str(t) for e, t in query(
             "SELECT entry_id, searchable_text FROM memory_entry_heads "
             f"WHERE memory_artifact_id = {mark}", (artifact_id,))}
@@ -108,8 +108,8 @@ def _sqlite_tokens(backend: Any, text: str) -> list[str]:
 
     def tokenize() -> list[str]:
         # the tokenizer of memory_entry_search_fts (sql/sqlite.py)
-        tok = backend._conn.fts5_tokenizer("unicode61", ["remove_diacritics", "0",
-                                                         "tokenchars", "_"])
+        tok = backend.sqlite_engine.connection.fts5_tokenizer(
+            "unicode61", ["remove_diacritics", "0", "tokenchars", "_"])
         return list(tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
                         include_offsets=False, include_colocated=False))
 

@@ -455,7 +455,7 @@ class _KillAt(OceanBaseMemoryBackend):
             self.ob_engine._cursor()  # connected
             killer = _connect(self._killer_url)
             try:
-                killer.cursor().execute(f"KILL {int(self._conn.thread_id())}")
+                killer.cursor().execute(f"KILL {int(self.ob_engine.connection.thread_id())}")
             finally:
                 killer.close()
 
@@ -587,7 +587,7 @@ def test_an_idle_connection_killed_by_the_server_reconnects(db_url):
         ref = run(remember(b, None, ["survives a killed connection"]))
         killer = _connect(db_url)
         try:
-            killer.cursor().execute(f"KILL {int(b._conn.thread_id())}")
+            killer.cursor().execute(f"KILL {int(b.ob_engine.connection.thread_id())}")
         finally:
             killer.close()
         assert run(b.head(ref.artifact_id)) == ref  # BEGIN reconnected once
@@ -639,7 +639,7 @@ class _LoseCommitReply(OceanBaseMemoryBackend):
     def _kill_own_session(self) -> None:
         killer = _connect(self._killer_url)
         try:
-            killer.cursor().execute(f"KILL {int(self._conn.thread_id())}")
+            killer.cursor().execute(f"KILL {int(self.ob_engine.connection.thread_id())}")
         finally:
             killer.close()
 

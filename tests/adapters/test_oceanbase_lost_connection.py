@@ -160,7 +160,7 @@ def test_every_session_bounds_its_transactions_and_keeps_tcp_alive(db_url: str) 
     b = OceanBaseMemoryBackend(db_url)
     try:
         def timeout() -> int:
-            return int(asyncio.run(b._run(b._in_tx, False, lambda: b._all(
+            return int(asyncio.run(b._run(b._in_tx, False, lambda: b.ob_engine.rows(
                 "SELECT @@ob_trx_timeout")))[0][0])
 
         assert timeout() == lost_sessions.TRX_TIMEOUT_US == 300_000_000
@@ -168,7 +168,7 @@ def test_every_session_bounds_its_transactions_and_keeps_tcp_alive(db_url: str) 
         assert timeout() == lost_sessions.LONG_TRX_TIMEOUT_US
         b.long_transactions = False
         assert timeout() == lost_sessions.TRX_TIMEOUT_US
-        with socket.socket(fileno=os.dup(b._conn.fileno())) as sock:
+        with socket.socket(fileno=os.dup(b.ob_engine.connection.fileno())) as sock:
             assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
             if hasattr(socket, "TCP_KEEPIDLE"):
                 assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == \

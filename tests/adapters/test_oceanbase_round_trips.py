@@ -159,7 +159,7 @@ def test_a_connection_killed_after_a_read_is_replaced_by_the_next_one(db_url):
         first = await svc.search("painting go", [head], limit=5, mode="hybrid")
         killer = _connect(db_url)
         try:
-            killer.cursor().execute(f"KILL {int(b._conn.thread_id())}")
+            killer.cursor().execute(f"KILL {int(b.ob_engine.connection.thread_id())}")
         finally:
             killer.close()
         assert await svc.search("painting go", [head], limit=5, mode="hybrid") == first
@@ -190,11 +190,11 @@ def _probe(db_url: str, table: str) -> Iterator[tuple[OceanBaseMemoryBackend, An
 def test_a_failed_first_statement_leaves_no_transaction_open(db_url):
     with _probe(db_url, "rt_fail") as (b, cur):
         with pytest.raises(BackendError):
-            b._in_tx(False, lambda: b._all("SELECT v FROM rt_no_such_table"))
-        first = b._in_tx(False, lambda: int(b._all("SELECT v FROM rt_fail")[0][0]))
+            b._in_tx(False, lambda: b.ob_engine.rows("SELECT v FROM rt_no_such_table"))
+        first = b._in_tx(False, lambda: int(b.ob_engine.rows("SELECT v FROM rt_fail")[0][0]))
         cur.execute("UPDATE rt_fail SET v = 5 WHERE id = 1")
         # a new snapshot: the failed read's transaction did not stay open around this one
-        assert b._in_tx(False, lambda: int(b._all("SELECT v FROM rt_fail")[0][0])) == 5
+        assert b._in_tx(False, lambda: int(b.ob_engine.rows("SELECT v FROM rt_fail")[0][0])) == 5
         assert first == 0
 
 
@@ -202,9 +202,9 @@ def test_reads_are_repeatable_read_and_writes_read_committed(db_url):
     with _probe(db_url, "rt_probe") as (b, cur):
 
         def twice() -> tuple[int, int]:
-            first = int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
+            first = int(b.ob_engine.rows("SELECT v FROM rt_probe WHERE id = 1")[0][0])
             cur.execute("UPDATE rt_probe SET v = v + 1 WHERE id = 1")  # a concurrent commit
-            return first, int(b._all("SELECT v FROM rt_probe WHERE id = 1")[0][0])
+            return first, int(b.ob_engine.rows("SELECT v FROM rt_probe WHERE id = 1")[0][0])
 
         for write, sees_new in ((False, False), (True, True), (False, False), (True, True)):
             first, second = b._in_tx(write, twice)

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 import pytest
 from oceanbase_server import fresh_database, seekdb_available
 
-from powercontext.adapters.oceanbase.connection import OceanBaseStorage
+from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.oceanbase.topic_projection import OceanBaseTopicProjection
 from powercontext.adapters.storage.rows import utc_text
+from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.core.errors import CapabilityNotSupportedError, InvalidInputError
 from powercontext.core.models import SourceRef
 from powercontext.core.topic.models import (
@@ -36,20 +37,25 @@ pytestmark = [
 DIM = 4
 
 
-class _Rows(OceanBaseStorage[None]):
+class _Rows(SQLStorage[None]):
     """The projection (``p``) over a bare connection (no family checks)."""
 
     def __init__(self, url: str, dimension: int | None) -> None:
         super().__init__()
-        self._init_connection(url)
+        self.ob_engine = OceanBaseEngine(url)
+        self._use_engine(self.ob_engine)
         self._dimension = dimension
         self.p = OceanBaseTopicProjection(self.ob_engine)
 
+    def _open_sync(self) -> None:
+        self._connect_sync()
+        self.engine.opening(self._open_checked_sync)
+
     def _open_checked_sync(self) -> None:
-        existing = self._tables()
+        existing = self.ob_engine.tables()
         for name in templates.SCHEMA:
             if name != "create_memory_entry_heads":
-                self._exec_ddl(templates.render(name, "oceanbase"))
+                self.ob_engine.run_ddl(templates.render(name, "oceanbase"))
         self.p.create_tables(existing, self._dimension)
 
     def sync(self, fn, *args):
@@ -90,9 +96,9 @@ def _write(aid: str, rev: int, scope: str, topic_text: str, chunk_texts: list[st
 
 def _publish(rows: _Rows, w: TopicWrite) -> None:
     def go():
-        rows._exec(templates.render("revision_insert", "oceanbase"),
-                   (w.ref.artifact_id, w.ref.revision, "topic-memory", "identity", b"{}",
-                    "0" * 64, "{}"))
+        rows.ob_engine.run(templates.render("revision_insert", "oceanbase"),
+                           (w.ref.artifact_id, w.ref.revision, "topic-memory", "identity", b"{}",
+                            "0" * 64, "{}"))
         rows.p.delete_active(w.ref.artifact_id)
         rows.p.insert_active(w, w.projection.embedding_fingerprint)
     rows.sync(go)
@@ -162,8 +168,8 @@ def test_a_hybrid_write_needs_every_vector_of_the_right_dimension(rows):
     w = _write("topic_art_v", 1, "s", "alpha", ["alpha", "beta"], vectors=False)
 
     def go():
-        rows._exec(templates.render("revision_insert", "oceanbase"),
-                   ("topic_art_v", 1, "topic-memory", "identity", b"{}", "0" * 64, "{}"))
+        rows.ob_engine.run(templates.render("revision_insert", "oceanbase"),
+                           ("topic_art_v", 1, "topic-memory", "identity", b"{}", "0" * 64, "{}"))
         rows.p.insert_active(w, "f" * 64)
     with pytest.raises(InvalidInputError):
         rows.sync(go)

@@ -20,7 +20,7 @@ import apsw
 import pytest
 
 from powercontext import MemoryEntryInput, make_source, open_service, open_topic_service
-from powercontext.adapters.storage.sources import SourceStore
+from powercontext.adapters.storage.sources import SourceJournal
 
 DUMP = Path(__file__).resolve().parents[1] / "data" / "db_before_scope_uris.sql"
 SCOPE = "repo:/old/project"
@@ -72,7 +72,7 @@ def test_a_database_written_by_the_earlier_release_opens_and_keeps_working(tmp_p
             assert decision.source_id == "src_big"
         conn = apsw.Connection(db)
         assert conn.execute("SELECT value FROM powercontext_meta WHERE key = ?",
-                            (SourceStore.SCOPE_URIS_KEY,)).fetchall() == [("1",)]
+                            (SourceJournal.SCOPE_URIS_KEY,)).fetchall() == [("1",)]
         conn.close()
 
     asyncio.run(body())
@@ -122,7 +122,7 @@ def _to_earlier_schema(engine: str, db: str) -> None:
         conn = apsw.Connection(db)
         for table in NEW_TABLES:
             conn.execute(f'DROP TABLE "{table}"')
-        conn.execute("DELETE FROM powercontext_meta WHERE key = ?", (SourceStore.SCOPE_URIS_KEY,))
+        conn.execute("DELETE FROM powercontext_meta WHERE key = ?", (SourceJournal.SCOPE_URIS_KEY,))
         conn.close()
         return
     import MySQLdb
@@ -133,7 +133,7 @@ def _to_earlier_schema(engine: str, db: str) -> None:
     cur = conn.cursor()
     for table in NEW_TABLES:
         cur.execute(f"DROP TABLE `{table}`")
-    cur.execute("DELETE FROM powercontext_meta WHERE `key` = %s", (SourceStore.SCOPE_URIS_KEY,))
+    cur.execute("DELETE FROM powercontext_meta WHERE `key` = %s", (SourceJournal.SCOPE_URIS_KEY,))
     conn.close()
 
 

@@ -15,6 +15,7 @@ from oceanbase_server import fresh_database, seekdb_available
 
 from powercontext.adapters.oceanbase.engine import OceanBaseEngine
 from powercontext.adapters.sqlite.engine import SQLiteEngine
+from powercontext.adapters.storage.sources import SourceJournal
 from powercontext.adapters.storage.sql_storage import SQLStorage
 from powercontext.core import canonical
 from powercontext.core.errors import InvalidInputError
@@ -27,13 +28,14 @@ _DDL = [*templates.SCHEMA, *templates.PROCESSING_SCHEMA]
 
 
 class SharedTablesOnly(SQLStorage[str]):
-    """:class:`SQLStorage` over ``engine`` with the shared tables and no family;
-    ``create(engine)`` makes them."""
+    """:class:`SQLStorage` over ``engine`` with the shared tables and no family, and
+    its Source store (``source_journal``); ``create(engine)`` makes the tables."""
 
     def __init__(self, engine: Any, create: Callable[[Any], None]) -> None:
         super().__init__()
         self._use_engine(engine)
         self._create = create
+        self.source_journal = SourceJournal(self)
 
     def _open_sync(self) -> str:
         self._connect_sync()
@@ -77,23 +79,24 @@ def storage_of(request: pytest.FixtureRequest,
 
 def test_sources_and_their_scope_journal_through_any_engine(storage_of) -> None:
     s = storage_of()
+    j = s.source_journal
     try:
         assert run(s.capabilities()) == "opened"
-        assert run(s.put_sources([_src("a"), _src("b")])) == (1, 2)
-        assert run(s.put_sources([_src("b"), _src("a")])) == (2, 1)  # kept once
-        assert run(s.put_scoped_sources("repo:/x", [_src("c"), _src("a")])) == (1, 2)
-        assert run(s.source_head("repo:/x")) == 2
-        assert [e.source.source_id for e in run(s.scope_journal("repo:/x"))] == ["c", "a"]
-        assert run(s.scope_position_of_uri("repo:/x", "file:///c")) == 1
-        assert run(s.processing_cursor("topic-memory-source-window", "repo:/x")) == 0
+        assert run(j.put_sources([_src("a"), _src("b")])) == (1, 2)
+        assert run(j.put_sources([_src("b"), _src("a")])) == (2, 1)  # kept once
+        assert run(j.put_scoped_sources("repo:/x", [_src("c"), _src("a")])) == (1, 2)
+        assert run(j.source_head("repo:/x")) == 2
+        assert [e.source.source_id for e in run(j.scope_journal("repo:/x"))] == ["c", "a"]
+        assert run(j.scope_position_of_uri("repo:/x", "file:///c")) == 1
+        assert run(j.processing_cursor("topic-memory-source-window", "repo:/x")) == 0
         with pytest.raises(InvalidInputError):  # another content under a stored id
-            run(s.put_sources([_src("d"), _src("a", "other content")]))
+            run(j.put_sources([_src("d"), _src("a", "other content")]))
         run(s._run(s._in_tx, True, s._meta_set_sync, "k", "v"))
     finally:
         run(s.close())
     again = storage_of()  # a new storage and engine on the same database
     try:
-        assert [src.source_id for _, src in run(again.journal())] == ["a", "b", "c"]
+        assert [src.source_id for _, src in run(again.source_journal.journal())] == ["a", "b", "c"]
         assert run(again._run(again._in_tx, False, again._meta_get_sync, "k")) == "v"
     finally:
         run(again.close())
@@ -101,6 +104,7 @@ def test_sources_and_their_scope_journal_through_any_engine(storage_of) -> None:
 
 def test_a_failed_transaction_leaves_nothing_through_any_engine(storage_of) -> None:
     s = storage_of()
+    j = s.source_journal
 
     def put_then_fail() -> None:
         s._put_sources_sync([_src("lost")])
@@ -111,8 +115,8 @@ def test_a_failed_transaction_leaves_nothing_through_any_engine(storage_of) -> N
         run(s.open())
         with pytest.raises(RuntimeError):
             run(s._run(s._in_tx, True, put_then_fail))
-        assert run(s.journal()) == ()
+        assert run(j.journal()) == ()
         assert run(s._run(s._in_tx, False, s._meta_get_sync, "lost")) is None
-        assert run(s.put_sources([_src("kept")])) == (1,)  # no position was used up
+        assert run(j.put_sources([_src("kept")])) == (1,)  # no position was used up
     finally:
         run(s.close())

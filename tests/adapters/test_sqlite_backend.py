@@ -86,7 +86,7 @@ def test_open_with_profile_reports_fts_vector_hybrid_and_wal(vec_backend: SQLite
 
 
 def test_probes_leave_no_table_behind(vec_backend: SQLiteMemoryBackend) -> None:
-    temp = run(vec_backend._run(lambda: vec_backend._execute(
+    temp = run(vec_backend._run(lambda: vec_backend.sqlite_engine.rows(
         "SELECT name FROM sqlite_temp_master WHERE name LIKE 'pc_probe%'")))
     assert temp == []
 
@@ -94,7 +94,7 @@ def test_probes_leave_no_table_behind(vec_backend: SQLiteMemoryBackend) -> None:
 def test_connection_pragmas_are_durable_with_foreign_keys(vec_backend: SQLiteMemoryBackend
                                                           ) -> None:
     def pragmas() -> tuple:
-        return tuple(vec_backend._execute(f"PRAGMA {p}")[0][0]
+        return tuple(vec_backend.sqlite_engine.rows(f"PRAGMA {p}")[0][0]
                      for p in ("foreign_keys", "synchronous", "busy_timeout"))
 
     assert run(vec_backend._run(pragmas)) == (1, 2, 5000)  # synchronous FULL == 2
@@ -284,8 +284,8 @@ def test_zlib_content_encoding_reads_back(vec_backend: SQLiteMemoryBackend) -> N
     body = b'{"big":"' + b"a" * 1000 + b'"}'
 
     def write() -> None:
-        b._execute(b._t("revision_insert"), ["art_z", 1, "memory", "zlib",
-                                             zlib.compress(body), "d" * 64, "{}"])
+        b.sqlite_engine.execute("revision_insert", ["art_z", 1, "memory", "zlib",
+                                                    zlib.compress(body), "d" * 64, "{}"])
 
     _sync(b, write, write=True)
     (row,) = _sync(b, b._memory_tables.rows.revision_rows, "art_z", 0, 1)
@@ -305,7 +305,7 @@ def test_entry_versions_round_trip_with_jcs_refs(vec_backend: SQLiteMemoryBacken
     assert {v.entry_version_id: v for v in got} == {v.entry_version_id: v
                                                      for v in versions.values()}
     assert all(v.sources == (src.ref,) for v in got)
-    raw = _sync(b, lambda: b._execute(
+    raw = _sync(b, lambda: b.sqlite_engine.rows(
         'SELECT source_refs, artifact_refs FROM memory_entry_versions LIMIT 1'))
     assert raw[0] == (canonical.source_refs_bytes((src.ref,)).decode(), "[]")
     many = _sync(b, b._memory_tables.rows.entry_versions, [f"x{i}" for i in range(600)] + ids)
@@ -338,7 +338,7 @@ def test_projection_primitives_write_and_delete_heads_fts_and_vectors(
 
 def _counts(b: SQLiteMemoryBackend) -> tuple[int, int, int, int]:
     def q() -> tuple[int, int, int, int]:
-        one = lambda sql: b._execute(sql)[0][0]  # noqa: E731
+        one = lambda sql: b.sqlite_engine.rows(sql)[0][0]  # noqa: E731
         return (one("SELECT count(*) FROM memory_entry_heads"),
                 one(f"SELECT count(*) FROM {frag.FTS_TABLE}"),
                 one("SELECT count(*) FROM memory_entry_vector_metadata"),
@@ -514,10 +514,10 @@ def test_fts_index_stays_in_few_segments_over_many_small_commits(
     ref = None
     for i in range(40):
         ref = run(add(b, ref, [f"sqlite wal note {i}"], nid))
-    segments = _sync(b, lambda: b._execute(
+    segments = _sync(b, lambda: b.sqlite_engine.rows(
         f"SELECT count(DISTINCT segid) FROM {frag.FTS_TABLE}_idx")[0][0])
     assert segments <= 6
     assert ref is not None
     hits = _sync(b, b.projection.fts_candidates, [ref.artifact_id], ["note"], 50)
     assert len(hits) == 40
-    _sync(b, lambda: b._execute(frag.statement("fts_integrity_check")), write=True)
+    _sync(b, lambda: b.sqlite_engine.rows(frag.statement("fts_integrity_check")), write=True)

@@ -64,8 +64,9 @@ def test_vector_rows_are_deleted_explicitly_on_forget(vec_backend: SQLiteMemoryB
     versions = run(b.load_entry_versions(ra))
     drop = next(e for e, v in versions.items() if v.text == "drop me")
     ra2 = run(forget(b, ra, [drop]))
-    rows = run(b._run(lambda: b._execute(f'SELECT rowid FROM "{frag.VECTOR_TABLE}"')))
-    heads = run(b._run(lambda: b._execute("SELECT projection_id FROM memory_entry_heads")))
+    sql = b.sqlite_engine.rows
+    rows = run(b._run(lambda: sql(f'SELECT rowid FROM "{frag.VECTOR_TABLE}"')))
+    heads = run(b._run(lambda: sql("SELECT projection_id FROM memory_entry_heads")))
     assert rows == heads and len(rows) == 1
     res = run(b.search(MemorySearchRequest("x", (ra2,), 5, "vector",
                                            unit(0, 1, 0, 0, 0, 0, 0, 0))))
@@ -79,7 +80,8 @@ def test_vector_with_stale_metadata_is_not_a_candidate(vec_backend: SQLiteMemory
     ra = _memory(b, {"entry with a vector": NEAR}, "m")
 
     def corrupt() -> None:
-        b._execute("UPDATE memory_entry_vector_metadata SET entry_content_hash = ?", ["0" * 64])
+        b.sqlite_engine.rows("UPDATE memory_entry_vector_metadata SET entry_content_hash = ?",
+                             ["0" * 64])
 
     run(b._run(b._in_tx, True, corrupt))
     got = run(b._run(b._in_tx, False, b.projection.vector_candidates, [ra.artifact_id], QUERY, 5))
@@ -100,7 +102,7 @@ def test_vectors_round_trip_as_float32_little_endian(vec_backend: SQLiteMemoryBa
     b = vec_backend
     v = unit(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
     _memory(b, {"exact floats": v}, "e")
-    (blob,) = run(b._run(lambda: b._execute(
+    (blob,) = run(b._run(lambda: b.sqlite_engine.rows(
         f'SELECT embedding FROM "{frag.VECTOR_TABLE}"')[0]))
     assert struct.unpack("<8f", blob) == v
 

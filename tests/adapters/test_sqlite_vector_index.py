@@ -57,9 +57,9 @@ def _check_lists(backend: Any, refs: list[ArtifactRef], *, nearest: bool = False
     no IVF row without its float row; a Memory without lists has no rows."""
     def read() -> Any:
         index = backend.projection.ivf_index()
-        floats = {pid: (scope, blob) for pid, scope, blob in backend._execute(
+        floats = {pid: (scope, blob) for pid, scope, blob in backend.sqlite_engine.rows(
             f"SELECT rowid, scope, embedding FROM {frag.VECTOR_TABLE}")}
-        centroids = backend._execute(
+        centroids = backend.sqlite_engine.rows(
             f"SELECT scope, ivf_list, embedding FROM {ivf_sql.CENTROIDS_TABLE} "
             "ORDER BY scope, ivf_list")
         scopes = [frag.scope_token(r.artifact_id) for r in refs]
@@ -227,7 +227,7 @@ def test_probing_every_list_answers_as_the_exact_scan(grown):
             index = backend.projection.ivf_index()
             every = attrs.evolve(index.lists(scope), nprobe=10**6)  # every list
             return (index.search(scope, blob, 50, every),
-                    backend._execute(frag.statement("vector_search"), [blob, 50, scope]))
+                    backend.sqlite_engine.rows(frag.statement("vector_search"), [blob, 50, scope]))
 
         got, want = _sync(backend, both)
         assert got == sorted(want, key=lambda r: (r[-1], r[0]))

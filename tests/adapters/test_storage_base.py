@@ -9,7 +9,7 @@ import pytest
 from powercontext.adapters.database import DatabaseMemoryBackend
 from powercontext.adapters.oceanbase import OceanBaseMemoryBackend
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
-from powercontext.adapters.storage import RetryableError, SourceStore, StorageBackend
+from powercontext.adapters.storage import RetryableError, SourceJournal, StorageBackend
 from powercontext.core.errors import BackendError, RevisionConflictError
 from powercontext.ports import MemoryInventory, MemoryRebuild
 
@@ -108,7 +108,8 @@ def test_maintenance_marks_its_transactions_long_while_it_runs(tmp_path):
 def test_the_sql_backends_build_on_the_storage_base_and_keep_their_capability_ports(tmp_path):
     for cls in (SQLiteMemoryBackend, OceanBaseMemoryBackend):
         assert issubclass(cls, DatabaseMemoryBackend)
-        assert issubclass(cls, SourceStore) and issubclass(cls, StorageBackend)
+        assert issubclass(cls, StorageBackend)
     b = SQLiteMemoryBackend(str(tmp_path / "m.db"))
+    assert isinstance(b.source_journal, SourceJournal)  # the Source store, composed
     assert isinstance(b, MemoryRebuild) and isinstance(b, MemoryInventory)
     assert not (tmp_path / "m.db").exists()  # nothing opened by the checks

@@ -28,7 +28,7 @@ def _single_match(b: SQLiteMemoryBackend, ids: list[str], terms: list[str]
                   ) -> list[tuple[float, int, str, str]]:
     """The former query: one MATCH over every Memory's scoped terms, every row."""
     match = frag.fts_match_expression([frag.scope_token(a) for a in ids], terms)
-    rows = b._execute(frag.statement("fts_search"), [match, 1_000_000, 0])
+    rows = b.sqlite_engine.rows(frag.statement("fts_search"), [match, 1_000_000, 0])
     return [(float(s), int(pid), a, v) for pid, a, _e, v, _h, _t, s in rows]
 
 
@@ -111,7 +111,7 @@ def _all_matches(b: SQLiteMemoryBackend, artifact_id: str, terms: list[str]
                  ) -> list[tuple[float, str]]:
     """(bm25, searchable text) of every match, in (bm25, projection id) order."""
     match = frag.fts_match_expression([frag.scope_token(artifact_id)], terms)
-    rows = b._execute(frag.statement("fts_search"), [match, 1_000_000, 0])
+    rows = b.sqlite_engine.rows(frag.statement("fts_search"), [match, 1_000_000, 0])
     return [(float(s), t) for _p, _a, _e, _v, _h, t, s in rows]
 
 
@@ -148,7 +148,7 @@ def test_segment_upkeep_keeps_every_answer(
                     MemoryEntryInput("turn", t) for t in texts[i:i + n]], mode="append")
                 i += n
                 segments = (await piecewise._run(
-                    piecewise._execute, frag.statement("fts_segments")))[0][0]
+                    piecewise.sqlite_engine.rows, frag.statement("fts_segments")))[0][0]
                 assert segments < frag.FTS_SMALL_SEGMENTS
             one = await svc_w.remember(
                 None, entries=[MemoryEntryInput("turn", t) for t in texts], mode="append")
@@ -160,7 +160,8 @@ def test_segment_upkeep_keeps_every_answer(
                 want = await whole._run(_all_matches, whole, one.artifact_id, terms)
                 assert [s for s, _t in got] == [s for s, _t in want]  # bit-identical bm25
                 assert sorted(got) == sorted(want)
-            await piecewise._run(piecewise._execute, frag.statement("fts_integrity_check"))
+            await piecewise._run(piecewise.sqlite_engine.rows,
+                                 frag.statement("fts_integrity_check"))
             await svc_p.close()
             await svc_w.close()
 

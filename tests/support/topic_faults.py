@@ -4,16 +4,22 @@ publication steps (the statements of the publication transaction, in the spec's
 order, and its COMMIT) raise on demand, plus ``topic_integrity()`` when the adapter
 can report its index state. Used by tests/conformance/test_topic_*.py.
 
-A step is named as the primitive it was before the Topic backend was composed of
-collaborators (the kit only passes the names back); :data:`STEPS` says which
-collaborator's method each one is (None: the storage's own method)."""
+The faults wrap the backend's engine in place (every collaborator holds that one
+engine): a step that runs a shared statement fails at the engine's ``execute``,
+``execute_many`` or ``query`` by the statement's *name*, whichever collaborator runs
+it; the database clock and COMMIT fail at the engine's ``database_now`` and
+``commit``. Only the two steps of the engine's own search projection, whose statements
+are the engine's own and have no shared name, fail at the projection's port method
+(:class:`~powercontext.ports.engine.TopicSearchProjection`). A step keeps the name of
+the primitive it was before the Topic backend was composed of collaborators (the kit
+only passes the names back); :data:`STEPS` says where each one fails."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["GUARD_PRIMITIVES", "PUBLICATION_PRIMITIVES", "with_publication_faults"]
+__all__ = ["GUARD_PRIMITIVES", "PUBLICATION_PRIMITIVES", "STEPS", "with_publication_faults"]
 
 #: Every SPI primitive a publication runs inside its write transaction, then COMMIT.
 PUBLICATION_PRIMITIVES = (
@@ -42,48 +48,74 @@ GUARD_PRIMITIVES = (
     "_pending_delete_sync",
     "_budget_delete_sync",
 )
-_ONLY_PUBLISHING = frozenset({"_commit_sync", *GUARD_PRIMITIVES})
+#: Steps that fail only inside a publication: COMMIT and the database clock end every
+#: transaction and stamp other writes too; the guard statements run in begin_attempt
+#: and reserve.
+_ONLY_PUBLISHING = frozenset({"_commit_sync", "_database_utc_now_sync", *GUARD_PRIMITIVES})
 
-#: point -> (the backend's collaborator, its method), or None for the storage's method.
-STEPS: dict[str, tuple[str, str] | None] = {
-    "_set_shape_sync": ("topic_rows", "set_shape"),
-    "_cas_head_sync": None,
-    "_insert_head_sync": None,
-    "_insert_revision_sync": None,
-    "_insert_lineage_sync": ("topic_rows", "insert_lineage"),
-    "_database_utc_now_sync": ("topic_rows", "now"),
-    "_insert_publication_sync": ("topic_rows", "insert_publication"),
+#: point -> where it fails: ``("statement", name)`` the shared statement ``name`` at the
+#: engine, ``("engine", method)`` the engine's port method, ``("projection", method)``
+#: the engine's search projection.
+STEPS: dict[str, tuple[str, str]] = {
+    "_set_shape_sync": ("statement", "topic_shape_delete"),
+    "_cas_head_sync": ("statement", "head_cas"),
+    "_insert_head_sync": ("statement", "head_insert"),
+    "_insert_revision_sync": ("statement", "revision_insert"),
+    "_insert_lineage_sync": ("statement", "topic_lineage_source_insert"),
+    "_database_utc_now_sync": ("engine", "database_now"),
+    "_insert_publication_sync": ("statement", "topic_publication_insert"),
     "_delete_active_sync": ("projection", "delete_active"),
     "_insert_active_sync": ("projection", "insert_active"),
-    "_commit_sync": None,
-    "_cursor_sync": ("ledger_rows", "cursor"),
-    "_budget_row_sync": ("ledger_rows", "budget_row"),
-    "_cursor_insert_sync": ("ledger_rows", "cursor_insert"),
-    "_cursor_cas_sync": ("ledger_rows", "cursor_cas"),
-    "_pending_row_sync": ("ledger_rows", "pending_row"),
-    "_pending_handled_sync": ("ledger_rows", "pending_handled"),
-    "_pending_delete_sync": ("ledger_rows", "pending_delete"),
-    "_budget_delete_sync": ("ledger_rows", "budget_delete"),
+    "_commit_sync": ("engine", "commit"),
+    "_cursor_sync": ("statement", "guard_cursor_get"),
+    "_budget_row_sync": ("statement", "budget_get"),
+    "_cursor_insert_sync": ("statement", "guard_cursor_insert"),
+    "_cursor_cas_sync": ("statement", "guard_cursor_cas"),
+    "_pending_row_sync": ("statement", "guard_pending_get"),
+    "_pending_handled_sync": ("statement", "guard_pending_handled"),
+    "_pending_delete_sync": ("statement", "guard_pending_delete"),
+    "_budget_delete_sync": ("statement", "budget_delete"),
 }
+#: The engine's statement calls, each given the statement's name first.
+_STATEMENT_CALLS = ("execute", "execute_many", "query")
 
 
-def _wrap(backend: Any, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+def _fails(backend: Any, point: str) -> None:
+    if backend.fail_at == point and (point not in _ONLY_PUBLISHING or backend._publishing):
+        raise RuntimeError(f"injected failure at {point}")
+
+
+def _wrap(backend: Any, point: str, method: Callable[..., Any]) -> Callable[..., Any]:
     def step(*args: Any, **kw: Any) -> Any:
-        if backend.fail_at == name and (name not in _ONLY_PUBLISHING or backend._publishing):
-            raise RuntimeError(f"injected failure at {name}")
+        _fails(backend, point)
         return method(*args, **kw)
 
     return step
 
 
-def _faulty(name: str) -> Callable[..., Any]:
-    def primitive(self: Any, *args: Any, **kw: Any) -> Any:
-        if self.fail_at == name and (name not in _ONLY_PUBLISHING or self._publishing):
-            raise RuntimeError(f"injected failure at {name}")
-        return getattr(super(self._faulty_base, self), name)(*args, **kw)
+def _by_name(backend: Any, method: Callable[..., Any],
+             points: dict[str, str]) -> Callable[..., Any]:
+    def statement(name: str, *args: Any, **kw: Any) -> Any:
+        point = points.get(name)
+        if point is not None:
+            _fails(backend, point)
+        return method(name, *args, **kw)
 
-    primitive.__name__ = name
-    return primitive
+    return statement
+
+
+def install_faults(backend: Any) -> None:
+    """Wrap ``backend.engine`` (and its projection's two own steps) in place so that
+    the step ``backend.fail_at`` raises RuntimeError (see :data:`STEPS`)."""
+    engine = backend.engine
+    by_statement = {name: point for point, (kind, name) in STEPS.items()
+                    if kind == "statement"}
+    for call in _STATEMENT_CALLS:
+        setattr(engine, call, _by_name(backend, getattr(engine, call), by_statement))
+    for point, (kind, name) in STEPS.items():
+        if kind in ("engine", "projection"):
+            holder = engine if kind == "engine" else backend.projection
+            setattr(holder, name, _wrap(backend, point, getattr(holder, name)))
 
 
 def with_publication_faults(cls: type, integrity: Callable[[Any], list[str]] | None = None
@@ -111,21 +143,15 @@ def with_publication_faults(cls: type, integrity: Callable[[Any], list[str]] | N
 
     def __init__(self: Any, *args: Any, **kw: Any) -> None:
         super(sub, self).__init__(*args, **kw)
-        for name, where in STEPS.items():
-            if where is not None:  # the collaborator's own object: wrap its method there
-                part = getattr(self, where[0])
-                setattr(part, where[1], _wrap(self, name, getattr(part, where[1])))
+        install_faults(self)
 
-    ns: dict[str, Any] = {name: _faulty(name) for name, where in STEPS.items()
-                          if where is None}
-    ns.update(__init__=__init__, fail_at=None, _publishing=False, fault_points=fault_points,
-              guard_fault_points=guard_fault_points, inject_fault=inject_fault,
-              publish=publish)
+    ns: dict[str, Any] = dict(
+        __init__=__init__, fail_at=None, _publishing=False, fault_points=fault_points,
+        guard_fault_points=guard_fault_points, inject_fault=inject_fault, publish=publish)
     if integrity is not None:
         async def topic_integrity(self: Any) -> list[str]:
             return await self._run(integrity, self)
 
         ns["topic_integrity"] = topic_integrity
     sub = type(f"Faulty{cls.__name__}", (cls,), ns)
-    sub._faulty_base = sub  # type: ignore[attr-defined]
     return sub

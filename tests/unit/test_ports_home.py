@@ -24,6 +24,7 @@ NOT_PORTS = {
     # in-memory kit backend's dict rows give them); the application never sees them.
     ("adapters/topic_host.py", "TopicHost"): "the storage as the Topic collaborators use it",
     ("adapters/topic_host.py", "TopicArtifactHost"): "the same, with the Artifact rows",
+    ("adapters/storage/sources.py", "SourceHost"): "the storage as the Source journal uses it",
     ("adapters/topic_ledger_rows.py", "LedgerRows"): "the processing ledger's rows",
     ("adapters/topic_supervision_rows.py", "SupervisionRows"): "the Supervisor's rows",
     # the contract kit's own fixture hook, not something the application drives.

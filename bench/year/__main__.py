@@ -1,0 +1,5 @@
+import sys
+
+from bench.year import main
+
+sys.exit(main())
