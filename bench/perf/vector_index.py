@@ -131,7 +131,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     ref = None
     if reuse:  # the file a previous run loaded: its one Memory at its head
         b0: Any = loader.backend
-        (aid, rev), = await b0._run(b0._in_tx, False, lambda: b0._execute(
+        (aid, rev), = await b0._run(b0._in_tx, False, lambda: b0.sqlite_engine.rows(
             "SELECT memory_artifact_id, max(head_revision) FROM memory_entry_heads"))
         ref = ArtifactRef(str(aid), int(rev))
     for i in range(0, 0 if reuse else len(texts), 1000):

@@ -319,7 +319,7 @@ def test_the_exact_choice_returns_the_exact_hits(grown):
         for text in ("kiwi", "plum fig", "sloe yuzu date", "lime"):
             q = model.vector(text)
             got = _sync(exact, lambda q=q: exact.projection.vector_candidates([aid], q, 30))
-            want = _sync(exact, lambda q=q: exact._execute(
+            want = _sync(exact, lambda q=q: exact.sqlite_engine.rows(
                 frag.statement("vector_search"), [pack(q), 30, scope]))
             want = sorted(want, key=lambda r: (r[-1], r[0]))
             assert [(c.entry_version_id, c.distance) for c in got] == [
