@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from powercontext import database_path, embedding_config, paths, runtime_manifest
 from powercontext.core import analyzer as analyzers
+from powercontext.core.errors import InvalidInputError
 from powercontext.moved_names import moved_names
 from powercontext.plugins.registry import Registry
 from powercontext.service import MemoryService
@@ -54,6 +55,19 @@ _MOVED = {
 __getattr__ = moved_names(__name__, _MOVED)
 
 ENV_ANALYZER = "POWERCONTEXT_ANALYZER"
+ENV_VECTOR_INDEX = "POWERCONTEXT_VECTOR_INDEX"
+#: The vector channel's retrieval a SQLite backend is opened with (docs/search.md).
+VECTOR_INDEXES = ("auto", "ivf", "exact", "ann")
+
+
+def _vector_index(chosen: str | None) -> str | None:
+    """``chosen``, else ``$POWERCONTEXT_VECTOR_INDEX``, else None (the backend's
+    default); InvalidInputError for another name."""
+    value = chosen if chosen is not None else os.environ.get(ENV_VECTOR_INDEX) or None
+    if value is not None and value not in VECTOR_INDEXES:
+        raise InvalidInputError(
+            "vector_index", f"must be one of {', '.join(VECTOR_INDEXES)}, not {value!r}")
+    return value
 
 
 def open_service(
@@ -63,6 +77,7 @@ def open_service(
     embedding_options: dict[str, Any] | None = None,
     registry: Registry | None = None,
     analyzer: str | None = None,
+    vector_index: str | None = None,
 ) -> MemoryService:
     """A MemoryService on ``db`` (a path or URL; default :func:`default_db_url`), chosen
     through the plugin registry as the CLI does (``registry``: default a new
@@ -83,8 +98,13 @@ def open_service(
     ``$POWERCONTEXT_ANALYZER``, else no choice: ``v2``) a new database records; an existing
     database keeps its own, and a different explicit choice raises AnalyzerMismatchError
     on the first call (docs/analyzers.md). InvalidInputError for an unknown name.
+
+    ``vector_index`` chooses how SQLite answers the vector channel (``auto``, ``ivf``,
+    ``exact``, ``ann``; default ``$POWERCONTEXT_VECTOR_INDEX``, else ``auto``:
+    docs/search.md); other backends ignore it. InvalidInputError for another name.
     """
     registry = registry or Registry()
+    chosen_index = _vector_index(vector_index)
     url = paths.db_url(db)
     database_path.check_sqlite_path(url)
     _name, _options, model = embedding_config.resolve_embedding(
@@ -94,7 +114,8 @@ def open_service(
     if chosen is not None:
         analyzers.get(chosen)  # InvalidInputError for an unknown name, before any I/O
     backend = registry.backend_for_url(
-        url, profile=model.profile if model else None, analyzer=chosen
+        url, profile=model.profile if model else None, analyzer=chosen,
+        vector_index=chosen_index,
     )
     return MemoryService(backend, embedding_model=model,
                          key_importer=functools.partial(runtime_manifest.import_manifest_keys, url))

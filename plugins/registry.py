@@ -140,7 +140,7 @@ class Registry:
 
     def backend_for_url(
         self, url: str | Path, profile: EmbeddingProfile | None = None,
-        analyzer: str | None = None,
+        analyzer: str | None = None, vector_index: str | None = None,
     ) -> MemoryBackend:
         """Build the MemoryBackend for ``url`` (Memory RFC, "MemoryBackend").
 
@@ -148,12 +148,15 @@ class Registry:
         ``oceanbase://user:pass@host:port/db``) or a bare filesystem path, which means
         SQLite and becomes ``sqlite:///<absolute path>``. ``profile`` is the
         deployment's embedding profile or None; ``analyzer`` the search analyzer version a
-        new database records (None: no choice; passed to the factory only when given).
+        new database records (None: no choice; passed to the factory only when given);
+        ``vector_index`` how the vector channel is answered (SQLite's ``auto``, ``ivf``,
+        ``exact``, ``ann``; passed only when given, and a factory may ignore it).
         Raises :class:`UnknownPluginError` for a scheme no plugin registered; the
         factory's own errors (ImportError when an extra is missing, ValueError for a
         malformed URL, backend errors) pass through.
         """
-        backend: MemoryBackend = _build(self._backends, "backend", url, profile, analyzer)
+        backend: MemoryBackend = _build(self._backends, "backend", url, profile, analyzer,
+                                        vector_index)
         return backend
 
     def topic_backend_factories(self) -> Mapping[str, TopicBackendFactory]:
@@ -266,7 +269,8 @@ class Registry:
 
 
 def _build(factories: Mapping[str, Any], kind: str, url: str | Path,
-           profile: EmbeddingProfile | None, analyzer: str | None) -> Any:
+           profile: EmbeddingProfile | None, analyzer: str | None,
+           vector_index: str | None = None) -> Any:
     text = str(url)
     scheme = url_scheme(text)
     if scheme is None:
@@ -279,6 +283,9 @@ def _build(factories: Mapping[str, Any], kind: str, url: str | Path,
             f"no {kind} for URL scheme {scheme!r} (registered: {known}); "
             "install the plugin that provides it"
         ) from None
+    options: dict[str, Any] = {}
     if analyzer is not None:
-        return factory(text, profile=profile, analyzer=analyzer)
-    return factory(text, profile=profile)
+        options["analyzer"] = analyzer
+    if vector_index is not None:
+        options["vector_index"] = vector_index
+    return factory(text, profile=profile, **options)

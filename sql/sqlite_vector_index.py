@@ -14,11 +14,14 @@ Layout, in the same database file as the Revisions and written in their transact
 * ``memory_entry_vector_ivf_centroids`` -- vec0 partitioned by ``scope`` holding each
   list's centroid and its number (metadata column ``ivf_list``): a search finds the
   lists to probe with a KNN of its own, inside the same statement.
-* ``memory_entry_vector_ivf_lists`` -- one row per Memory with vectors: its centroids
-  (``lists`` x ``dimension`` float32, little-endian, one BLOB; ``lists`` = 0: no index
-  yet), the number of lists a search probes, the vector count it was trained on, the
-  vectors added since (an upper bound of the growth: deletes are not counted) and the
-  recall@10 its training measured.
+* ``memory_entry_vector_ivf_lists`` -- one row per Memory with vectors: its number of
+  lists, the number a search probes (0: not calibrated yet, searched exactly), the
+  vector count it was trained on, the vectors added since (an upper bound of the
+  growth: deletes are not counted) and its recall@10 (measured by the calibration, then
+  kept up by each split). Its ``centroids`` BLOB is written empty: the centroids live in
+  the centroids' vec0 table only (an index made before the splits kept a copy here).
+* ``memory_entry_vector_ivf_sizes`` -- the number of vectors in each list of each
+  Memory: a list that outgrows twice its size is split in two.
 
 Identifiers are fixed constants written quoted; every value is a bound parameter; the
 only numbers written into the text are the dimension and the chunk size, checked ints.
@@ -30,12 +33,14 @@ import functools
 
 from powercontext.sql.sqlite import CANDIDATE_COLUMNS, VECTOR_TABLE
 
-__all__ = ["CENTROIDS_TABLE", "IVF_CHUNK_SIZE", "IVF_TABLE", "LISTS_TABLE", "centroids_ddl",
+__all__ = ["CENTROIDS_TABLE", "IVF_CHUNK_SIZE", "IVF_TABLE", "LISTS_TABLE", "SIZES_TABLE",
+           "centroids_ddl",
            "ivf_ddl", "statement"]
 
 IVF_TABLE = "memory_entry_search_vector_ivf"
 LISTS_TABLE = "memory_entry_vector_ivf_lists"
 CENTROIDS_TABLE = "memory_entry_vector_ivf_centroids"
+SIZES_TABLE = "memory_entry_vector_ivf_sizes"
 #: Vectors per vec0 chunk of one list (lists hold about 256 vectors when trained).
 IVF_CHUNK_SIZE = 64
 
@@ -45,7 +50,7 @@ def _q(name: str) -> str:
 
 
 _IVF, _LISTS, _VEC = _q(IVF_TABLE), _q(LISTS_TABLE), _q(VECTOR_TABLE)
-_CENT = _q(CENTROIDS_TABLE)
+_CENT, _SIZES = _q(CENTROIDS_TABLE), _q(SIZES_TABLE)
 _HEADS, _META = _q("memory_entry_heads"), _q("memory_entry_vector_metadata")
 _COLS = ", ".join(f"h.{_q(c)}" for c in CANDIDATE_COLUMNS)
 
@@ -54,10 +59,31 @@ _STATEMENTS = {
                      "lists INTEGER NOT NULL, nprobe INTEGER NOT NULL, "
                      "trained INTEGER NOT NULL, added INTEGER NOT NULL, "
                      "recall REAL NOT NULL, centroids BLOB NOT NULL)"),
+    "create_sizes": (f"CREATE TABLE IF NOT EXISTS {_SIZES} (scope TEXT NOT NULL, "
+                     "ivf_list INTEGER NOT NULL, size INTEGER NOT NULL, "
+                     "PRIMARY KEY (scope, ivf_list)) WITHOUT ROWID"),
+    "drop_sizes": f"DROP TABLE IF EXISTS {_SIZES}",
+    # a list's size moved by ?3; the new size
+    "sizes_bump": (f"INSERT INTO {_SIZES} (scope, ivf_list, size) VALUES (?1, ?2, ?3) "
+                   "ON CONFLICT (scope, ivf_list) DO UPDATE SET size = size + ?3 "
+                   "RETURNING size"),
+    "sizes_set": (f"INSERT INTO {_SIZES} (scope, ivf_list, size) VALUES (?, ?, ?) "
+                  "ON CONFLICT (scope, ivf_list) DO UPDATE SET size = excluded.size"),
+    "sizes_total": f"SELECT coalesce(sum(size), 0) FROM {_SIZES} WHERE scope = ?",
+    "sizes_get": f"SELECT ivf_list, size FROM {_SIZES} WHERE scope = ? ORDER BY ivf_list",
+    "sizes_delete_scope": f"DELETE FROM {_SIZES} WHERE scope = ?",
     "drop_ivf": f"DROP TABLE IF EXISTS {_IVF}",
     "drop_lists": f"DROP TABLE IF EXISTS {_LISTS}",
     "drop_centroids": f"DROP TABLE IF EXISTS {_CENT}",
     "centroids_insert": f"INSERT INTO {_CENT} (scope, ivf_list, embedding) VALUES (?, ?, ?)",
+    "centroids_delete_list": (f"DELETE FROM {_CENT} WHERE rowid IN (SELECT rowid FROM {_CENT} "
+                              "WHERE scope = ? AND ivf_list = ?)"),
+    # the two lists whose centroids are nearest a vector (?1) in one Memory (?2)
+    "centroids_nearest": (f"SELECT ivf_list, distance, embedding FROM {_CENT} "
+                          "WHERE embedding MATCH ?1 AND k = 2 AND scope = ?2"),
+    # every centroid of one Memory, by list (checks and tests; a scan of the table)
+    "centroids_of": (f"SELECT ivf_list, embedding FROM {_CENT} WHERE scope = ? "
+                     "ORDER BY ivf_list"),
     "centroids_delete_scope": (f"DELETE FROM {_CENT} WHERE rowid IN "
                                f"(SELECT rowid FROM {_CENT} WHERE scope = ?)"),
     # the Memory's row without its centroids (what a search needs)
@@ -76,6 +102,11 @@ _STATEMENTS = {
     "ivf_insert": (f"INSERT INTO {_IVF} (rowid, scope, ivf_list, embedding) "
                    "VALUES (?, ?, ?, ?)"),
     "ivf_delete": f"DELETE FROM {_IVF} WHERE rowid = ?",
+    "ivf_where": f"SELECT scope, ivf_list FROM {_IVF} WHERE rowid = ?",
+    # the members of one list (?3, ?4), at most ?2, by a KNN constrained to that
+    # partition (a plain scan would read the whole table); ?1 any vector
+    "ivf_members": (f"SELECT rowid, embedding FROM {_IVF} WHERE embedding MATCH ?1 "
+                    "AND k = ?2 AND scope = ?3 AND ivf_list = ?4"),
     "ivf_delete_scope": (f"DELETE FROM {_IVF} WHERE rowid IN "
                          f"(SELECT rowid FROM {_IVF} WHERE scope = ?)"),
     # the float vectors of one Memory (training input; vec0 scans with the partition key)
@@ -109,6 +140,17 @@ def centroids_ddl(dimension: int) -> str:
             f"ivf_list integer, embedding float[{dimension:d}] distance_metric=l2, "
             f"chunk_size={IVF_CHUNK_SIZE:d})")
 
+
+# The ?5 nearest (list, distance) of one Memory (?3) among its ?4 lists whose centroids
+# are nearest the query (?1), ``k`` = ?2 per list (a split's recall check).
+_STATEMENTS["ivf_knn"] = (
+    f"WITH knn AS MATERIALIZED (SELECT rowid AS pid, ivf_list, distance FROM {_IVF} "
+    f"WHERE embedding MATCH ?1 AND k = ?2 AND scope = ?3 AND ivf_list IN "
+    f"(SELECT ivf_list FROM {_CENT} WHERE embedding MATCH ?1 AND k = ?4 AND scope = ?3)) "
+    f"SELECT ivf_list, distance FROM knn ORDER BY distance, pid LIMIT ?5")
+# The ?2 lists of one Memory (?3) whose centroids are nearest ?1.
+_STATEMENTS["centroids_knn"] = (
+    f"SELECT ivf_list FROM {_CENT} WHERE embedding MATCH ?1 AND k = ?2 AND scope = ?3")
 
 # The KNN over the ?4 lists of one Memory (?3) whose centroids are nearest the query
 # (?1), ``k`` = ?2 per list, then the ?5 nearest by (distance, projection id). Rows as

@@ -26,9 +26,11 @@ __all__ = [
 
 
 def memory_backend(url: str, *, profile: EmbeddingProfile | None,
-                   analyzer: str | None = None) -> OceanBaseMemoryBackend:
+                   analyzer: str | None = None,
+                   vector_index: str | None = None) -> OceanBaseMemoryBackend:
     """The :class:`OceanBaseMemoryBackend` of an ``oceanbase:`` URL; its errors (a
-    malformed URL, a missing mysqlclient) pass through."""
+    malformed URL, a missing mysqlclient) pass through. ``vector_index`` is SQLite's
+    choice and ignored: OceanBase answers the vector channel by its own vector index."""
     from powercontext.adapters.oceanbase.backend import OceanBaseMemoryBackend
 
     return OceanBaseMemoryBackend(url, profile=profile, analyzer=analyzer)

@@ -88,7 +88,8 @@ class SQLiteMemoryProjection:
         self.vec_tables = exists(frag.VECTOR_TABLE)
         self.bits = self.vec_tables and exists(frag.BITS_TABLE)
         self.ivf = self.vec_tables and all(exists(t) for t in (
-            ivf_sql.IVF_TABLE, ivf_sql.CENTROIDS_TABLE, ivf_sql.LISTS_TABLE))
+            ivf_sql.IVF_TABLE, ivf_sql.CENTROIDS_TABLE, ivf_sql.LISTS_TABLE,
+            ivf_sql.SIZES_TABLE))
 
     # ------------------------------------------------------------------ the IVF index
 
@@ -99,10 +100,10 @@ class SQLiteMemoryProjection:
         return VectorIndex(self._execute, self.profile.dimension)
 
     def ivf_trusted(self, lists: Lists, k: int) -> bool:
-        """Search this Memory through its lists: it has them, they leave some out at this
-        ``k``, and ``vector_index`` is ``"ivf"``, or ``"auto"`` with a calibrated recall
+        """Search this Memory through its lists: it has them, calibrated, they leave some
+        out at this ``k``, and ``vector_index`` is ``"ivf"``, or ``"auto"`` with a recall
         of at least AUTO_RECALL."""
-        return (lists.lists > 0 and lists.probes(k) < lists.lists
+        return (lists.lists > 0 and 0 < lists.probes(k) < lists.lists
                 and (self.vector_index == "ivf" or lists.recall >= AUTO_RECALL))
 
     # ------------------------------------------------------------------ row replacement
@@ -206,12 +207,10 @@ class SQLiteMemoryProjection:
         database made before it existed)."""
         self._execute(frag.statement("fts_delete_orphans"))
         self.refill_bits()
-        # and the IVF lists of every Memory, trained on its vectors (created if missing)
+        # and the IVF lists of every Memory, trained on its vectors (made again)
         if self.vec_tables and self.profile:
-            index = VectorIndex(self._execute, self.profile.dimension)
-            index.create()
+            VectorIndex(self._execute, self.profile.dimension).rebuild()
             self.ivf = True
-            index.train_all()
 
     def refill_bits(self) -> None:
         """Make the ANN first pass again from the float vectors: every float row gets
@@ -337,7 +336,7 @@ class SQLiteMemoryProjection:
         # One KNN per Memory (k applies per partition value anyway), merged by distance.
         for a in dict.fromkeys(artifact_ids):
             params[2] = scope = frag.scope_token(a)
-            lists = index.lists(scope, centroids=False) if index is not None else None
+            lists = index.lists(scope) if index is not None else None
             if index is not None and lists is not None and self.ivf_trusted(lists, k):
                 rows = index.search(scope, blob, k, lists)  # its nearest lists only
             else:

@@ -27,12 +27,15 @@ __all__ = [
 
 
 def memory_backend(url: str, *, profile: EmbeddingProfile | None,
-                   analyzer: str | None = None) -> SQLiteMemoryBackend:
-    """The :class:`SQLiteMemoryBackend` of the file a ``sqlite:`` URL names. Raises
+                   analyzer: str | None = None,
+                   vector_index: str | None = None) -> SQLiteMemoryBackend:
+    """The :class:`SQLiteMemoryBackend` of the file a ``sqlite:`` URL names
+    (``vector_index``: the backend's, None its default ``"auto"``). Raises
     InvalidInputError for a malformed URL; the backend's own errors pass through."""
     from powercontext.adapters.sqlite.backend import SQLiteMemoryBackend
 
-    return SQLiteMemoryBackend(sqlite_path_from_url(url), profile=profile, analyzer=analyzer)
+    return SQLiteMemoryBackend(sqlite_path_from_url(url), profile=profile, analyzer=analyzer,
+                               vector_index=vector_index or "auto")  # type: ignore[arg-type]
 
 
 def topic_backend(url: str, *, profile: EmbeddingProfile | None,

@@ -15,8 +15,9 @@ the median distance between two embedded repetitions of one turn, normalised (sa
 the output).
 
 One SQLite file is loaded through the library (``remember`` in batches of 1,000, so the
-commits train the lists as a user's would), then ``memory rebuild``'s training is timed
-on its own. Two services open the file: ``vector_index="exact"`` and ``"auto"``; the
+commits grow the lists by splits as a user's would), then ``memory rebuild``'s training
+is timed on its own (``--no-train``: the lists the writes grew are searched instead).
+Two services open the file: ``vector_index="exact"`` and ``"auto"``; the
 queries run interleaved (hybrid, vector and fts, limit 10), timed as wall clock and as
 the process's CPU time (the search runs in the backend's worker thread; CPU time is the
 steadier figure on a shared machine). recall@10: the share of the exact 10 nearest
@@ -38,7 +39,7 @@ from typing import Any
 
 from bench.perf.common import DEFAULT_DATA, load_corpus, make_entries
 from bench.vector_cache import DiskCachedModel
-from powercontext.core.models import EmbeddingResult, MemoryEntryInput
+from powercontext.core.models import ArtifactRef, EmbeddingResult, MemoryEntryInput
 
 K = 10
 
@@ -120,14 +121,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"ivf-{args.entries}.db"
+    reuse = args.reuse and path.exists()
     for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(f"{path}{suffix}"):
+        if not reuse and os.path.exists(f"{path}{suffix}"):
             os.remove(f"{path}{suffix}")
     loader = MemoryService(SQLiteMemoryBackend(str(path), profile=model.profile),
                            embedding_model=model)
     t0 = time.perf_counter()
     ref = None
-    for i in range(0, len(texts), 1000):
+    if reuse:  # the file a previous run loaded: its one Memory at its head
+        b0: Any = loader.backend
+        (aid, rev), = await b0._run(b0._in_tx, False, lambda: b0.sqlite_engine.rows(
+            "SELECT memory_artifact_id, max(head_revision) FROM memory_entry_heads"))
+        ref = ArtifactRef(str(aid), int(rev))
+    for i in range(0, 0 if reuse else len(texts), 1000):
         ref = await loader.remember(ref, mode="append", entries=[
             MemoryEntryInput("turn", t) for t in texts[i:i + 1000]])
     load_s = time.perf_counter() - t0
@@ -136,7 +143,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     scope = frag.scope_token(ref.artifact_id)
     t0 = time.perf_counter()
     index = backend.projection
-    state = await backend._run(backend._in_tx, True, lambda: index.ivf_index().train(scope))
+    if args.no_train:  # search the lists the writes grew
+        state = await backend._run(backend._in_tx, False, lambda: index.ivf_index().lists(scope))
+    else:
+        state = await backend._run(backend._in_tx, True,
+                                   lambda: index.ivf_index().train(scope))
     train_s = time.perf_counter() - t0
     await loader.close()
 
@@ -171,6 +182,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 recalls.append(sum(1 for c in got["auto"][:K] if c.distance <= bound) / K)
     for svc in svcs.values():
         await svc.close()
+    beyond = [h - f - v for h, f, v in zip(cpu["hybrid/auto"], cpu["fts/auto"],
+                                           cpu["vector/auto"], strict=True)]
     return {
         "benchmark": "sqlite-vector-index", "date": time.strftime("%Y-%m-%d"),
         "entries": args.entries, "queries": len(qs), "runs": args.runs, "vectors": made,
@@ -182,6 +195,59 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                       for ix, ts in times.items()},
         "cpu_ms": {ix: {"p50": round(_pct(ts, 50), 1), "p95": round(_pct(ts, 95), 1)}
                           for ix, ts in cpu.items()},
+        # per query, hybrid's CPU beyond its two channels run alone (fusion, version
+        # reads, confirmation: ours), IVF side
+        "hybrid_beyond_channels_cpu_ms": {
+            "p50": round(_pct(beyond, 50), 1), "p95": round(_pct(beyond, 95), 1)},
+        "loadavg": os.getloadavg()[0],
+    }
+
+
+async def grow(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--grow`` figure (module docstring)."""
+    from powercontext.adapters.embedding.local import LocalEmbedding
+    from powercontext.adapters.sqlite import SQLiteMemoryBackend
+    from powercontext.service import MemoryService
+
+    turns, _ = load_corpus(Path(args.data))
+    texts = make_entries(turns, args.grow)
+    inner: Any = LocalEmbedding()
+    if args.model == "deterministic":
+        from powercontext.adapters.embedding.deterministic import DeterministicEmbedding
+
+        inner = DeterministicEmbedding(384)
+    cached = DiskCachedModel(inner, Path(args.cache))
+    real_n = min(args.real or args.grow, args.grow)
+    vectors = dict(zip(texts[:real_n], await _embed(cached, texts[:real_n]), strict=True))
+    made = _extend(texts, vectors, turns, 7)
+    model = _Vectors(cached.profile, vectors)
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / f"grow-{args.grow}.db"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.remove(f"{path}{suffix}")
+    svc = MemoryService(SQLiteMemoryBackend(str(path), profile=model.profile),
+                        embedding_model=model)
+    wall: list[float] = []
+    cpu: list[float] = []
+    ref = None
+    for text in texts:
+        t, c = time.perf_counter(), time.process_time()
+        ref = await svc.remember(ref, mode="append", entries=[MemoryEntryInput("turn", text)])
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    await svc.close()
+    slowest = sorted(range(len(cpu)), key=lambda i: -cpu[i])[:5]
+    return {
+        "benchmark": "sqlite-vector-index-growth", "date": time.strftime("%Y-%m-%d %H:%M"),
+        "entries": args.grow, "vectors": made,
+        "wall_ms": {"p50": round(_pct(wall, 50), 1), "p99": round(_pct(wall, 99), 1),
+                    "max": round(max(wall) * 1000, 1)},
+        "cpu_ms": {"p50": round(_pct(cpu, 50), 1), "p99": round(_pct(cpu, 99), 1),
+                   "max": round(max(cpu) * 1000, 1)},
+        "slowest_cpu": [{"size": i + 1, "cpu_ms": round(cpu[i] * 1000, 1),
+                         "wall_ms": round(wall[i] * 1000, 1)} for i in slowest],
         "loadavg": os.getloadavg()[0],
     }
 
@@ -197,9 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=str(DEFAULT_DATA))
     p.add_argument("--cache", default=".benchcache", help="the vector cache directory")
     p.add_argument("--workdir", default=".benchcache/work")
+    p.add_argument("--reuse", action="store_true",
+                   help="search the file a previous run of this size loaded (no load)")
+    p.add_argument("--no-train", action="store_true",
+                   help="search the lists the writes grew (no memory rebuild's training)")
+    p.add_argument("--grow", type=int, metavar="N",
+                   help="time one-entry writes growing a Memory from 0 to N instead")
     p.add_argument("--out", help="also write the JSON report to this file")
     args = p.parse_args(argv)
-    report = asyncio.run(run(args))
+    report = asyncio.run(grow(args) if args.grow else run(args))
     print(json.dumps(report, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -200,15 +200,17 @@ def fail_with(exc: BaseException, as_json: bool) -> NoReturn:
 
 class Ctx:
     """The global options: ``db`` (path or URL, None for the default), ``as_json`` and
-    ``embedding`` (a model name or None) and ``analyzer`` (the search analyzer a new
-    database records, or None)."""
+    ``embedding`` (a model name or None), ``analyzer`` (the search analyzer a new
+    database records, or None) and ``vector_index`` (SQLite's vector channel, or None:
+    ``$POWERCONTEXT_VECTOR_INDEX``, else ``auto``)."""
 
     def __init__(self, db: str | None, as_json: bool, embedding: str | None,
-                 analyzer: str | None = None) -> None:
+                 analyzer: str | None = None, vector_index: str | None = None) -> None:
         self.db = db
         self.as_json = as_json
         self.embedding = embedding
         self.analyzer = analyzer
+        self.vector_index = vector_index
         self._service: Any = None
         self._registry: Any = None
 
@@ -234,7 +236,7 @@ class Ctx:
 
             self._service = open_service(
                 self.db_url, embedding=self.embedding, analyzer=self.analyzer,
-                registry=self.registry(),
+                registry=self.registry(), vector_index=self.vector_index,
             )
         return self._service
 

@@ -94,18 +94,26 @@ __all__ = [
     help="Search analyzer of a new database: v1, v1-porter or v2 (default). An existing "
     "database keeps its own; `memory rebuild --analyzer NAME` switches.",
 )
+@click.option(
+    "--vector-index",
+    envvar="POWERCONTEXT_VECTOR_INDEX",
+    type=click.Choice(["auto", "ivf", "exact", "ann"]),
+    help="SQLite's vector channel: auto (default: a Memory's IVF lists where their "
+    "measured recall holds, else the exact scan), ivf, exact (always the exact scan) or "
+    "ann (the sign-bit pass).",
+)
 @click.version_option(package_name="powercontext")
 @click.pass_context
 def cli(
     ctx: click.Context, db: str | None, as_json: bool, embedding: str | None,
-    analyzer: str | None,
+    analyzer: str | None, vector_index: str | None,
 ) -> None:
     """powercontext: versioned, citable, searchable memory for coding agents.
 
     Every memory is versioned, never overwritten and exactly citable. Start with
     `powercontext memory remember --help`.
     """
-    ctx.obj = Ctx(db, as_json, embedding, analyzer)
+    ctx.obj = Ctx(db, as_json, embedding, analyzer, vector_index)
 
 
 @cli.group(cls=LazyGroup, lazy={
@@ -135,7 +143,7 @@ def _command_word(args: Sequence[str]) -> str | None:
     """The first word after the root group's options (``hook``, ``memory``, ...)."""
     i = 0
     while i < len(args):
-        if args[i] in ("--db", "--embedding", "--analyzer"):
+        if args[i] in ("--db", "--embedding", "--analyzer", "--vector-index"):
             i += 2
         elif args[i].startswith("-"):
             i += 1

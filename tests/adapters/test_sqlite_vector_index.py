@@ -1,9 +1,10 @@
 """The SQLite vector channel's IVF index (adapters/sqlite/vector_index.py): its invariants
 on a real database, through the service.
 
-* Every head vector of a Memory with lists is in exactly one list of that Memory: the
-  one whose centroid is nearest (after growth, forget, reactivate and rebuild alike),
-  and no row outlives its head vector.
+* Every head vector of a Memory with lists is in exactly one list of that Memory (after
+  growth, forget, reactivate and rebuild alike), the stored list sizes are the lists'
+  sizes, no list outgrows SPLIT x LIST_SIZE, and no row outlives its head vector; after
+  a rebuild each vector is in the list whose centroid is nearest.
 * A rolled-back transaction leaves the lists as they were (they are written in the
   Revision's transaction).
 * The Memory filter runs inside the index: a search never returns another Memory's
@@ -50,9 +51,10 @@ def _state(backend: Any, ref: ArtifactRef) -> tuple[Any, list[tuple[int, str, in
     return _sync(backend, read)
 
 
-def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
-    """Every float vector of a Memory with lists is in exactly one list of it, the
-    nearest; no IVF row without its float row; a Memory without lists has no rows."""
+def _check_lists(backend: Any, refs: list[ArtifactRef], *, nearest: bool = False) -> None:
+    """Every float vector of a Memory with lists is in exactly one list of it (with
+    ``nearest``: the one whose centroid is nearest); the stored sizes are the lists';
+    no IVF row without its float row; a Memory without lists has no rows."""
     def read() -> Any:
         index = backend.projection.ivf_index()
         floats = {pid: (scope, blob) for pid, scope, blob in backend.sqlite_engine.rows(
@@ -60,10 +62,10 @@ def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
         centroids = backend.sqlite_engine.rows(
             f"SELECT scope, ivf_list, embedding FROM {ivf_sql.CENTROIDS_TABLE} "
             "ORDER BY scope, ivf_list")
-        return index, floats, index.rows(), {
-            frag.scope_token(r.artifact_id): index.lists(frag.scope_token(r.artifact_id))
-            for r in refs}, centroids
-    index, floats, rows, states, centroids = _sync(backend, read)
+        scopes = [frag.scope_token(r.artifact_id) for r in refs]
+        return index, floats, index.rows(), {s: index.lists(s) for s in scopes}, centroids, {
+            s: index.sizes(s) for s in scopes}
+    index, floats, rows, states, centroids, sizes = _sync(backend, read)
     pids = [pid for pid, _, _ in rows]
     assert len(pids) == len(set(pids))  # one list per vector
     for pid, scope, _ in rows:
@@ -73,14 +75,20 @@ def _check_lists(backend: Any, refs: list[ArtifactRef]) -> None:
         wanted = sorted(pid for pid, (s, _) in floats.items() if s == scope)
         theirs = [(lst, blob) for s, lst, blob in centroids if s == scope]
         if state is None or state.lists == 0:
-            assert mine == [] and theirs == []
+            assert mine == [] and theirs == [] and sizes[scope] == {}
             continue
-        # the searched centroids are the stored ones, one per list
+        # one searched centroid per list, and each list's stored size is its own
         assert [lst for lst, _ in theirs] == list(range(state.lists))
-        assert b"".join(blob for _, blob in theirs) == state.centroids
         assert [pid for pid, _ in mine] == wanted
-        nearest = index.nearest(state, [floats[pid][1] for pid, _ in mine])
-        assert [lst for _, lst in mine] == nearest
+        counts = {lst: 0 for lst in range(state.lists)}
+        for _, lst in mine:
+            counts[lst] += 1
+        assert sizes[scope] == counts
+        assert max(counts.values()) <= vi.SPLIT * vi.LIST_SIZE
+        if nearest:
+            blobs = [floats[pid][1] for pid, _ in mine]
+            got = _sync(backend, lambda s=scope, b=blobs: index.nearest(s, b))
+            assert [lst for _, lst in mine] == got
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +109,9 @@ def test_a_memory_past_train_at_gets_lists_holding_each_vector_once(grown):
     svcs, refs, _ = grown
     backend = svcs["ivf"].backend
     state, rows = _state(backend, refs["ivf"])
-    assert state.lists == round(state.trained / vi.LIST_SIZE) and state.trained >= vi.TRAIN_AT
+    # calibrated by the commit that crossed TRAIN_AT; the lists came from splits
+    assert vi.TRAIN_AT <= state.trained < vi.TRAIN_AT + 250
+    assert state.lists >= SIZE // (vi.SPLIT * vi.LIST_SIZE)
     assert 0 < state.nprobe <= max(1, int(state.lists * vi.MAX_PROBE_SHARE))
     assert 0.0 < state.recall <= 1.0
     assert len(rows) == SIZE
@@ -127,7 +137,7 @@ def test_ivf_hits_keep_the_channel_rules_and_exact_distances(grown):
     assert at_10 == at_30[:10]
 
 
-def test_writes_keep_every_vector_in_its_nearest_list(grown, tmp_path):
+def test_writes_keep_every_vector_in_one_list(grown, tmp_path):
     svcs, refs, _ = grown
     svc = svcs["ivf"]
 
@@ -173,7 +183,7 @@ def test_a_rebuild_trains_the_lists_again_with_the_same_invariant(grown):
     assert not report.missing
     state, rows = _state(backend, refs["ivf"])
     assert state.lists > 0 and state.added == 0 and state.trained == len(rows)
-    _check_lists(backend, [refs["ivf"]])
+    _check_lists(backend, [refs["ivf"]], nearest=True)
 
 
 _SETTINGS = settings(max_examples=20, deadline=None,
@@ -223,16 +233,19 @@ def test_probing_every_list_answers_as_the_exact_scan(grown):
         assert got == sorted(want, key=lambda r: (r[-1], r[0]))
 
 
-def test_an_older_database_searches_exactly_until_a_rebuild(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dropped", [("drop_ivf", "drop_lists", "drop_centroids", "drop_sizes"),
+                                     ("drop_sizes",)], ids=["no-index", "trained-by-commits"])
+def test_an_older_database_searches_exactly_until_a_rebuild(tmp_path: Path, dropped) -> None:
     model = _DenseVectors()
     path = tmp_path / "old.db"
     svc = _service(path, model, "ivf")
     ref = asyncio.run(_build(svc, _texts(SIZE, SIZE)))
     asyncio.run(svc.close())
-    conn = _raw(path)  # a database made before the index existed
-    conn.execute(ivf_sql.statement("drop_ivf"))
-    conn.execute(ivf_sql.statement("drop_lists"))
-    conn.execute(ivf_sql.statement("drop_centroids"))
+    # a database made before the index existed, or by the index that commits retrained
+    # (no list sizes)
+    conn = _raw(path)
+    for name in dropped:
+        conn.execute(ivf_sql.statement(name))
     conn.close()
     reopened = _service(path, model, "ivf")
     backend: Any = reopened.backend
@@ -243,19 +256,23 @@ def test_an_older_database_searches_exactly_until_a_rebuild(tmp_path: Path) -> N
             MemoryEntryInput("fact", "kiwi after"),)))  # writes need no index
         asyncio.run(backend.rebuild(model))
         assert backend.projection.ivf_index() is not None
-        _check_lists(backend, [ref])
+        _check_lists(backend, [ref], nearest=True)
         assert _state(backend, ref)[0].lists > 0
     finally:
         asyncio.run(reopened.close())
 
 
-def test_a_small_memory_has_no_lists_and_a_bad_setting_is_refused(tmp_path: Path) -> None:
+def test_a_small_memory_is_not_calibrated_and_a_bad_setting_is_refused(tmp_path: Path) -> None:
     model = _DenseVectors()
     svc = _service(tmp_path / "s.db", model, "ivf")
     try:
-        ref = asyncio.run(_build(svc, _texts(300, 300)))
+        ref = asyncio.run(_build(svc, _texts(700, 700)))
         state, rows = _state(svc.backend, ref)
-        assert state.lists == 0 and state.added == 300 and rows == []
+        # lists from the first vector (one split past 512), no calibration below TRAIN_AT
+        assert state.lists == 2 and state.nprobe == 0 and state.added == 700
+        assert len(rows) == 700
+        _check_lists(svc.backend, [ref])
+        assert not svc.backend.projection.ivf_trusted(state, vi.BASE_K)  # searched exactly
     finally:
         asyncio.run(svc.close())
     with pytest.raises(ValueError):
@@ -264,8 +281,7 @@ def test_a_small_memory_has_no_lists_and_a_bad_setting_is_refused(tmp_path: Path
 
 def test_auto_trusts_the_lists_only_where_their_recall_holds(tmp_path: Path) -> None:
     def lists(recall: float, nprobe: int = 4) -> vi.Lists:
-        return vi.Lists(lists=20, nprobe=nprobe, trained=5000, added=0, recall=recall,
-                        centroids=b"")
+        return vi.Lists(lists=20, nprobe=nprobe, trained=5000, added=0, recall=recall)
 
     backends = {ix: SQLiteMemoryBackend(str(tmp_path / f"{ix}.db"), vector_index=ix)
                 for ix in ("auto", "ivf", "exact")}
@@ -276,4 +292,38 @@ def test_auto_trusts_the_lists_only_where_their_recall_holds(tmp_path: Path) -> 
     # probing every list is the exact scan: that one is run instead
     assert not ivf.projection.ivf_trusted(lists(1.0, nprobe=20), vi.BASE_K)
     assert not ivf.projection.ivf_trusted(lists(1.0, nprobe=5), 4 * vi.BASE_K)
-    assert not ivf.projection.ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0, b""), vi.BASE_K)
+    assert not ivf.projection.ivf_trusted(vi.Lists(0, 0, 100, 0, 0.0), vi.BASE_K)
+    # lists not calibrated yet (below TRAIN_AT): exact, even when "ivf" is asked for
+    assert not ivf.projection.ivf_trusted(vi.Lists(3, 0, 0, 700, 0.0), vi.BASE_K)
+
+
+def test_the_exact_choice_returns_the_exact_hits(grown):
+    """``vector_index="exact"`` through the registry (what ``--vector-index exact`` and
+    ``$POWERCONTEXT_VECTOR_INDEX`` reach) answers every query by the exact scan over a
+    Memory whose lists ``auto`` searches: the same rows and order as vec0's exact KNN."""
+    from powercontext.plugins.registry import Registry
+    from powercontext.service import MemoryService
+
+    svcs, refs, model = grown
+    aid = refs["ivf"].artifact_id
+    scope = frag.scope_token(aid)
+    backend: Any = svcs["ivf"].backend
+    state = _state(backend, refs["ivf"])[0]
+    ivf = SQLiteMemoryBackend(backend.filename, profile=model.profile, vector_index="ivf")
+    assert ivf.projection.ivf_trusted(state, vi.BASE_K)  # "ivf" would take the lists
+    exact: Any = Registry().backend_for_url(backend.filename, profile=model.profile,
+                                            vector_index="exact")
+    svc = MemoryService(exact, embedding_model=model)
+    try:
+        assert exact.projection.vector_index == "exact"
+        for text in ("kiwi", "plum fig", "sloe yuzu date", "lime"):
+            q = model.vector(text)
+            got = _sync(exact, lambda q=q: exact.projection.vector_candidates([aid], q, 30))
+            want = _sync(exact, lambda q=q: exact.sqlite_engine.rows(
+                frag.statement("vector_search"), [pack(q), 30, scope]))
+            want = sorted(want, key=lambda r: (r[-1], r[0]))
+            assert [(c.entry_version_id, c.distance) for c in got] == [
+                (r[3], pytest.approx(r[-1])) for r in want]
+    finally:
+        asyncio.run(svc.close())
+        asyncio.run(ivf.close())

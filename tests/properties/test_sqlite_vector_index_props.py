@@ -1,10 +1,14 @@
 """The IVF index's invariants under any sequence of writes, trainings and rolled-back
 transactions (adapters/sqlite/vector_index.py), on a real SQLite file with sqlite-vec:
 the index driven directly over the float table, with small Memories given lists
-(``train_at`` 24, lists of about 6).
+(``train_at`` 24, lists of 6 to 12).
 
-* Every float vector of a Memory with lists is in exactly one list of that Memory, the
-  one whose centroid is nearest; the searched centroids are the stored ones.
+* Every float vector of a Memory with lists is in exactly one list of that Memory; one
+  centroid per list; the stored sizes are the lists' and none outgrows SPLIT x 6.
+* A write moves no vector of the Memory but those of the lists it splits (no
+  retraining by a write): at most one list per added vector; once calibrated, a
+  Memory's ``trained`` changes only by a training.
+* A training puts every vector in the list whose centroid is nearest.
 * A Memory without lists has no rows; no row outlives its float vector or changes Memory.
 * A rolled-back transaction leaves every table as it was.
 """
@@ -22,12 +26,13 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from powercontext.adapters.sqlite.vector_index import VectorIndex
+from powercontext.adapters.sqlite.vector_index import SPLIT, VectorIndex
 from powercontext.sql import sqlite as frag
 from powercontext.sql import sqlite_vector_index as ivf_sql
 
 DIM = 8
 SCOPES = ("m_a", "m_b")
+LIST_SIZE = 6
 
 
 def _blob(seed: int) -> bytes:
@@ -45,7 +50,7 @@ class IndexMachine(RuleBasedStateMachine):
         self.conn.enable_load_extension(True)
         self.conn.load_extension(sqlite_vec.loadable_path())
         self.conn.execute(frag.vector_ddl(DIM))
-        self.index = VectorIndex(self._run, DIM, train_at=24, list_size=6)
+        self.index = VectorIndex(self._run, DIM, train_at=24, list_size=LIST_SIZE)
         self.index.create()
         self.next_pid = 1
 
@@ -74,8 +79,15 @@ class IndexMachine(RuleBasedStateMachine):
     @rule(scope=st.sampled_from(SCOPES), seeds=st.lists(st.integers(0, 10**6), min_size=1,
                                                         max_size=12))
     def add(self, scope: str, seeds: list[int]) -> None:
+        before = {p: lst for p, _, lst in self.index.rows()}
+        state = self.index.lists(scope)
         with self.conn:
             self._add(scope, seeds)
+        moved = [p for p, _, lst in self.index.rows() if p in before and before[p] != lst]
+        assert len(moved) <= len(seeds) * (SPLIT * LIST_SIZE + 1)
+        after = self.index.lists(scope)
+        if state is not None and state.nprobe:
+            assert after is not None and after.trained == state.trained
 
     @rule(data=st.data())
     @precondition(lambda self: self.next_pid > 1)
@@ -90,6 +102,15 @@ class IndexMachine(RuleBasedStateMachine):
     def train(self, scope: str) -> None:
         with self.conn:
             self.index.train(scope)
+        floats = self._floats()
+        mine = sorted((p, lst) for p, s, lst in self.index.rows() if s == scope)
+        if mine:  # a nearest centroid (equal vectors may be cut in halves around one)
+            centroids = dict(self.index.centroids(scope))
+            for p, lst in mine:
+                v = struct.unpack(f"<{DIM}f", floats[p][1])
+                d = {k: sum((a - b) ** 2 for a, b in zip(
+                    v, struct.unpack(f"<{DIM}f", c), strict=True)) for k, c in centroids.items()}
+                assert d[lst] <= min(d.values()) + 1e-9
 
     @rule(scope=st.sampled_from(SCOPES), seeds=st.lists(st.integers(0, 10**6), min_size=1,
                                                         max_size=30))
@@ -119,14 +140,18 @@ class IndexMachine(RuleBasedStateMachine):
             state = self.index.lists(scope)
             mine = sorted((p, lst) for p, s, lst in rows if s == scope)
             theirs = [(lst, b) for s, lst, b in centroids if s == scope]
+            sizes = self.index.sizes(scope)
             if state is None or state.lists == 0:
-                assert mine == [] and theirs == []
+                assert mine == [] and theirs == [] and sizes == {}
                 continue
             assert [p for p, _ in mine] == sorted(p for p, (s, _) in floats.items()
                                                   if s == scope)
-            assert [lst for _, lst in mine] == self.index.nearest(
-                state, [floats[p][1] for p, _ in mine])
-            assert b"".join(b for _, b in theirs) == state.centroids
+            assert [lst for lst, _ in theirs] == list(range(state.lists))
+            counts = {lst: 0 for lst in range(state.lists)}
+            for _, lst in mine:
+                counts[lst] += 1
+            assert sizes == counts and max(counts.values()) <= SPLIT * LIST_SIZE
+            assert 0 <= state.nprobe <= state.lists and 0.0 <= state.recall <= 1.0
 
     def teardown(self) -> None:
         self.conn.close()

@@ -1,7 +1,8 @@
 """Smoke test of the IVF benchmark (bench/perf/vector_index.py) on a tiny size (40
 entries, the deterministic embedder, three questions, one pass) through the real library,
-so the benchmark cannot rot. No time or recall is asserted: a Memory this small has no
-lists, so it only shows the run completes and reports every figure."""
+so the benchmark cannot rot. No time or recall is asserted: a Memory this small has one
+list and no calibration (searched exactly), so it only shows the run completes and
+reports every figure; the same for the growth figure (``--grow``)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,20 @@ def test_the_vector_index_benchmark_runs_and_reports(tmp_path: Path) -> None:
         "--workdir", str(tmp_path / "work"), "--out", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["entries"] == 40 and report["queries"] == 3
-    assert report["lists"] == 0 and report["recall_at_10_mean"] == 1.0
+    assert report["lists"] == 1 and report["nprobe"] == 0
+    assert report["recall_at_10_mean"] == 1.0
     assert set(report["wall_ms"]) == {f"{m}/{ix}" for m in ("hybrid", "vector", "fts")
                                       for ix in ("exact", "auto")}
+
+
+def test_the_growth_figure_runs_and_reports(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    write_tiny_locomo(data)
+    out = tmp_path / "grow.json"
+    assert vector_index.main([
+        "--grow", "30", "--model", "deterministic", "--data", str(data),
+        "--cache", str(tmp_path / "cache"), "--workdir", str(tmp_path / "work"),
+        "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["entries"] == 30 and len(report["slowest_cpu"]) == 5
+    assert set(report["cpu_ms"]) == {"p50", "p99", "max"}
