@@ -90,6 +90,8 @@ NOT_FOUND: tuple[str, ...] = (
     "session id 123e4567-e89b-12d3-a456-426614174000 expired; the token was refreshed",
     "The cache key is 0d4c7a8e1f2b3c5d6e7f8091a2b3c4d5e6f70819 and never a secret.",
     "The password must come from the vault; never commit secrets.",
+    # an environment variable's name where a value would be: a reference, not a secret
+    "the database password is QA0_0A000",
     "Rotate the API token every 90 days and keep tokens out of logs.",
     "The session token expires after 3600s.",
     "The secret is stored in config.yaml, the password in the keychain.",
@@ -137,8 +139,11 @@ def passwords(draw: st.DrawFn) -> str:
     value = value[:40]
     if not _PASSWORD_SHAPE.search(value):  # a version-like shape (e6-73733): make it mixed
         value += "q7Z"
-    if is_placeholder(value):  # your..., test_..., example...: stands for a secret
-        value = "Q" + value
+    if is_placeholder(value):
+        # your..., test_..., example..., or an environment variable's name (QA0_0A000
+        # is one: upper case, digits and underscores): it stands for a secret, so the
+        # scanner rightly leaves it; a lower-case letter and digits make it a value
+        value = "Qz" + value + "7z"
     return value
 
 
