@@ -334,7 +334,7 @@ def test_seekdb_space_parser_drops_the_innodb_stopwords_and_cannot_be_told_to_ke
     run(backend.open())
 
     def sql(statement: str, params: tuple[Any, ...] = ()) -> Any:
-        return run(backend._run(backend._all, statement, params))
+        return run(backend._run(backend.ob_engine.rows, statement, params))
 
     def refused(statement: str) -> str:
         with pytest.raises(Exception) as info:  # the driver's own error

@@ -69,7 +69,7 @@ def _fts_rows(backend: Any) -> tuple[dict[str, str], list[str]]:
     """(title -> the active topic row's fts_text, every chunk row's fts_text)."""
     def read() -> tuple[dict[str, str], list[str]]:
         engine = getattr(backend, "sqlite_engine", None) or getattr(backend, "ob_engine", None)
-        query = engine.rows if engine is not None else backend._all
+        query = engine.rows
         topics = {str(t): str(f) for t, f in query(
             "SELECT title, fts_text FROM pc_topic_memory_active_topics")}
         chunks = [str(f) for (f,) in query(

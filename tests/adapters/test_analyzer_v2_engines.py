@@ -119,7 +119,7 @@ def _sqlite_tokens(backend: Any, text: str) -> list[str]:
 def _seekdb_tokens(backend: Any, text: str) -> list[str]:
     from powercontext.sql import oceanbase as obsql
 
-    raw = run(backend._run(backend._all, obsql.tokenize(), (text,)))[0][0]
+    raw = run(backend._run(backend.ob_engine.rows, obsql.tokenize(), (text,)))[0][0]
     return list(json.loads(raw.decode() if isinstance(raw, bytes) else raw))
 
 
