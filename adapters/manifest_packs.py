@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from powercontext.core import manifest_chunks
+from powercontext.core.errors import IntegrityError
 from powercontext.core.manifest import ManifestView
 from powercontext.core.manifest_chunks import ManifestEntries
 
@@ -44,6 +45,17 @@ PackLayout = tuple[int, list[str]]
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes | bytearray) else str(value)
+
+
+def _pack(artifact_id: str, row: Sequence[Any]) -> tuple[str, int, bytes]:
+    """``(first entry id, item count, bytes)`` of one stored pack row; IntegrityError
+    for a row of another shape (bytes stored as text, a count that is no integer), so
+    that the read gives way to the log as for any pack that does not check."""
+    first, count, joined = row
+    if not isinstance(joined, bytes | bytearray | memoryview) or type(count) is not int:
+        raise IntegrityError(f"a manifest pack of Memory {artifact_id!r} is malformed "
+                             f"(first entry {first!r})")
+    return _text(first), count, bytes(joined)
 
 
 class ManifestPacks:
@@ -66,8 +78,7 @@ class ManifestPacks:
         """The packs of the Memory as a manifest sequence (each parsed when first
         used). IntegrityError for a pack that does not begin with its first entry."""
         rows = self._engine._template_rows("manifest_packs_get", [artifact_id])
-        return manifest_chunks.from_packs(
-            (_text(f), int(n), bytes(b)) for f, n, b in rows)
+        return manifest_chunks.from_packs([_pack(artifact_id, row) for row in rows])
 
     def layout(self, artifact_id: str, revision: int) -> list[str] | None:
         """The packs' first entry ids when the pack head is ``revision``, else None."""

@@ -97,7 +97,9 @@ __all__ = [
 @click.option(
     "--vector-index",
     envvar="POWERCONTEXT_VECTOR_INDEX",
-    type=click.Choice(["auto", "ivf", "exact", "ann"]),
+    # checked where the database opens (runtime.open_service), like --analyzer: a name
+    # refused while the command line is parsed would make every hook exit 2
+    metavar="NAME",
     help="SQLite's vector channel: auto (default: a Memory's IVF lists where their "
     "measured recall holds, else the exact scan), ivf, exact (always the exact scan) or "
     "ann (the sign-bit pass).",

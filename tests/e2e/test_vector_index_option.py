@@ -57,3 +57,18 @@ def test_open_service_refuses_an_unknown_choice(tmp_path: Path,
     monkeypatch.setenv("POWERCONTEXT_VECTOR_INDEX", "exact")
     svc = open_service(tmp_path / "z.db")
     assert svc.backend.projection.vector_index == "exact"  # type: ignore[attr-defined]
+
+
+def test_an_unknown_choice_in_the_environment_never_fails_a_hook(tmp_path: Path) -> None:
+    # POWERCONTEXT_VECTOR_INDEX=bogus made every hook exit 2 (a usage error while the
+    # command line was parsed), which blocks the prompt of the agent that ran it
+    payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "prompt": "kiwi frost",
+                          "hook_event_name": "UserPromptSubmit",
+                          "transcript_path": str(tmp_path / "t.jsonl")})
+    environ = dict(os.environ, POWERCONTEXT_HOME=str(tmp_path / "home"),
+                   POWERCONTEXT_VECTOR_INDEX="bogus")
+    for args in (("hook", "claude-code"), ("mcp", "--help")):
+        done = subprocess.run([*cli_argv(), "--db", str(tmp_path / "m.db"), *args],
+                              input=payload, capture_output=True, text=True, env=environ,
+                              timeout=120)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)

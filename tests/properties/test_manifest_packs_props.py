@@ -135,6 +135,10 @@ def _flip(path: Path, sql: str) -> None:
     "UPDATE memory_manifest_packs SET first_entry_id = first_entry_id || 'x'",
     "DELETE FROM memory_manifest_packs WHERE rowid = (SELECT MAX(rowid) FROM "
     "memory_manifest_packs)",
+    # malformed rows (a pack's bytes stored as TEXT, a count that is no number) made
+    # every read and write of the Memory fail with TypeError / a bad-input error
+    "UPDATE memory_manifest_packs SET items = CAST(items AS TEXT)",
+    "UPDATE memory_manifest_packs SET item_count = 'abc'",
 ])
 def test_packs_that_do_not_check_give_way_to_the_log(tmp_path: Path, damage: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
