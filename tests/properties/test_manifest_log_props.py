@@ -14,11 +14,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.memory_ops import write_sequence
 
 from powercontext.adapters import manifest_log
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
 from powercontext.core import canonical
-from powercontext.core.models import ArtifactRef, MemoryEntryInput, MemoryRevision
+from powercontext.core.models import MemoryRevision
 from powercontext.service import MemoryService
 
 ops = st.lists(st.one_of(
@@ -27,32 +28,6 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("forget"), st.integers(0, 50)),
     st.tuples(st.just("reactivate"), st.integers(0, 50)),
 ), min_size=1, max_size=14)
-
-
-async def _write(svc: MemoryService, sequence: list[tuple[str, int]],
-                 head: ArtifactRef | None, tag: str) -> tuple[ArtifactRef | None,
-                                                              list[MemoryRevision]]:
-    revisions: list[MemoryRevision] = []
-    for n, (op, arg) in enumerate(sequence):
-        if head is None or op == "add":
-            head = await svc.remember(head, entries=[
-                MemoryEntryInput("fact", f"{tag} note {n}.{j}") for j in range(max(1, arg))],
-                mode="append")
-        else:
-            rev = await svc.revision(head)
-            entries = list(rev.content.manifest.entries)
-            e = entries[arg % len(entries)]
-            if op == "revise" and e.state == "active":
-                (v,) = (await svc.backend.load_entry_versions(head, [e.entry_id])).values()
-                head = await svc.remember(head, entries=[
-                    MemoryEntryInput("fact", f"{tag} revised {n}", entry=v)], mode="append")
-            elif op == "forget":
-                head = await svc.forget(head, [e.entry_id])
-            elif op == "reactivate":
-                head = await svc.reactivate(head, [e.entry_id])
-        assert head is not None
-        revisions.append(await svc.revision(head))
-    return head, revisions
 
 
 def _same(a: MemoryRevision, b: MemoryRevision) -> None:
@@ -100,7 +75,7 @@ def test_every_revision_reads_from_the_log_as_it_was_written(first, second, earl
             writer._manifest_log = None
         svc = MemoryService(writer)
         try:
-            head, revisions = await _write(svc, first, None, "a")
+            head, revisions = await write_sequence(svc, first, None, "a")
         finally:
             await svc.close()
         svc = MemoryService(SQLiteMemoryBackend(str(path)))
@@ -108,7 +83,7 @@ def test_every_revision_reads_from_the_log_as_it_was_written(first, second, earl
             before = [await svc.revision(r.ref) for r in revisions]
             for a, b in zip(before, revisions, strict=True):
                 _same(a, b)
-            head, more = await _write(svc, second, head, "b")
+            head, more = await write_sequence(svc, second, head, "b")
             revisions += more
         finally:
             await svc.close()

@@ -16,6 +16,7 @@ import apsw
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.memory_ops import write_sequence
 
 from powercontext.adapters import manifest_log, manifest_packs
 from powercontext.adapters.sqlite import SQLiteMemoryBackend
@@ -34,23 +35,7 @@ ops = st.lists(st.one_of(
 
 async def _write(svc: MemoryService, sequence: list[tuple[str, int]],
                  head: ArtifactRef | None, tag: str) -> ArtifactRef:
-    for n, (op, arg) in enumerate(sequence):
-        if head is None or op == "add":
-            head = await svc.remember(head, entries=[
-                MemoryEntryInput("fact", f"{tag} note {n}.{j}") for j in range(max(1, arg))],
-                mode="append")
-        else:
-            entries = list((await svc.revision(head)).content.manifest.entries)
-            e = entries[arg % len(entries)]
-            if op == "revise" and e.state == "active":
-                (v,) = (await svc.backend.load_entry_versions(head, [e.entry_id])).values()
-                head = await svc.remember(head, entries=[
-                    MemoryEntryInput("fact", f"{tag} revised {n}", entry=v)], mode="append")
-            elif op == "forget":
-                head = await svc.forget(head, [e.entry_id])
-            elif op == "reactivate":
-                head = await svc.reactivate(head, [e.entry_id])
-        assert head is not None
+    head, _ = await write_sequence(svc, sequence, head, tag)
     assert head is not None
     return head
 
